@@ -1,0 +1,69 @@
+/* The catalogue tables, expanded from catalogue.def, and name lookup.
+ * Immutable data; safe from any thread. */
+#include "catalogue.h"
+
+#include <string.h>
+
+/* Field tables: one static array of struct bmt_field per tracepoint. */
+#define FIELD_STR(fname, kind, doc) {#fname, BMT_FIELD_STRING, BMT_KIND_##kind, doc},
+#define FIELD_U32(fname, doc) {#fname, BMT_FIELD_U32, BMT_KIND_INT, doc},
+#define FIELD_U64(fname, doc) {#fname, BMT_FIELD_U64, BMT_KIND_INT, doc},
+#define TRACEPOINT(domain, name, flag, summary, fields) \
+    static const struct bmt_field fields_##name[] = {fields};
+#include "catalogue.def"
+#undef TRACEPOINT
+#undef FIELD_STR
+#undef FIELD_U32
+#undef FIELD_U64
+
+/* The tracepoint table, indexed by enum bmt_tracepoint_id. */
+#define TRACEPOINT(domain, name, flag, summary, fields)                          \
+    {#domain, #name, #domain ":" #name, flag, summary,                          \
+     sizeof(fields_##name) / sizeof(fields_##name[0]), fields_##name},
+const struct bmt_tracepoint bmt_catalogue[BMT_TP_COUNT] = {
+#include "catalogue.def"
+};
+#undef TRACEPOINT
+
+int bmt_catalogue_find(const char *full_name)
+{
+    for (int i = 0; i < BMT_TP_COUNT; i++)
+        if (strcmp(bmt_catalogue[i].full_name, full_name) == 0)
+            return i;
+    return -1;
+}
+
+int bmt_glob_match(const char *pattern, const char *text)
+{
+    /* Iterative glob with single backtrack point: linear enough for names. */
+    const char *star = NULL, *resume = NULL;
+    while (*text) {
+        if (*pattern == '*') {
+            star = pattern++;
+            resume = text;
+        } else if (*pattern == *text) {
+            pattern++;
+            text++;
+        } else if (star) {
+            pattern = star + 1;
+            text = ++resume;
+        } else {
+            return 0;
+        }
+    }
+    while (*pattern == '*')
+        pattern++;
+    return *pattern == '\0';
+}
+
+int bmt_catalogue_match(const char *pattern, uint64_t *mask)
+{
+    int matched = 0;
+    for (int i = 0; i < BMT_TP_COUNT; i++) {
+        if (bmt_glob_match(pattern, bmt_catalogue[i].full_name)) {
+            *mask |= UINT64_C(1) << i;
+            matched++;
+        }
+    }
+    return matched;
+}

@@ -1,0 +1,119 @@
+/* TSDL metadata for a beamtrace trace, derived from the catalogue.
+ *
+ * Shaped like LTTng-UST 2.13's own metadata (byte-packed integers, the same
+ * packet context names, env domain = "ust") so babeltrace2 and Trace Compass
+ * treat the trace as an LTTng UST trace. Field names get a leading '_' as
+ * LTTng writes them; CTF readers strip it. Reentrant.
+ */
+#include "ctf.h"
+#include "catalogue.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct out {
+    char *buf;
+    size_t size;
+    size_t len;
+    int overflow;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = o->len < o->size ? o->size - o->len : 0;
+    int n = vsnprintf(o->buf + o->len, room, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= room)
+        o->overflow = 1;
+    else
+        o->len += (size_t)n;
+}
+
+void bmt_ctf_uuid_text(const uint8_t u[BMT_CTF_UUID_BYTES], char out[37])
+{
+    snprintf(out, 37,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+             u[12], u[13], u[14], u[15]);
+}
+
+/* Escapes `s` for a TSDL string literal: only '"' and '\\' need it here. */
+static void put_escaped(struct out *o, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            put(o, "\\%c", *s);
+        else if ((unsigned char)*s >= 0x20)
+            put(o, "%c", *s);
+    }
+}
+
+static const char *field_type_tsdl(const struct bmt_field *f)
+{
+    switch (f->type) {
+    case BMT_FIELD_STRING: return "string";
+    case BMT_FIELD_U32: return "integer { size = 32; align = 8; signed = 0; encoding = none; base = 10; }";
+    case BMT_FIELD_U64: return "integer { size = 64; align = 8; signed = 0; encoding = none; base = 10; }";
+    }
+    return "string";
+}
+
+long bmt_ctf_metadata(const struct bmt_ctf_trace_info *info, char *buf, size_t size)
+{
+    struct out o = {buf, size, 0, 0};
+    char uuid[37];
+    bmt_ctf_uuid_text(info->uuid, uuid);
+
+    put(&o, "/* CTF 1.8 */\n\n");
+    put(&o, "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n");
+    put(&o, "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n");
+    put(&o, "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n");
+    put(&o, "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n");
+    put(&o, "typealias integer { size = 64; align = 8; signed = false; } := unsigned long;\n\n");
+    put(&o, "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n", uuid);
+    put(&o, "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t  uuid[16];\n"
+            "\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n\t};\n};\n\n");
+    put(&o, "env {\n\thostname = \"");
+    put_escaped(&o, info->hostname);
+    put(&o, "\";\n\tdomain = \"ust\";\n\ttracer_name = \"lttng-ust\";\n"
+            "\ttracer_major = 2;\n\ttracer_minor = 13;\n"
+            "\ttracer_buffering_scheme = \"uid\";\n\tarchitecture_bit_width = 64;\n"
+            "\ttrace_name = \"beamtrace\";\n\ttrace_creator = \"beamtrace\";\n"
+            "\tbeamtrace_format = 1;\n\tbeamtrace_vpid = %lld;\n\tbeamtrace_procname = \"",
+        (long long)info->vpid);
+    put_escaped(&o, info->procname);
+    put(&o, "\";\n};\n\n");
+    put(&o, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
+            "\tdescription = \"Monotonic Clock\";\n\tfreq = 1000000000; /* Frequency, in Hz */\n"
+            "\t/* clock value offset from Epoch is: offset * (1/freq) */\n"
+            "\toffset_s = %lld;\n\toffset = %lld;\n\tprecision = 0;\n\tabsolute = FALSE;\n};\n\n",
+        uuid, (long long)info->clock_offset_s, (long long)info->clock_offset_ns);
+    put(&o, "typealias integer {\n\tsize = 64; align = 8; signed = false;\n"
+            "\tmap = clock.monotonic.value;\n} := uint64_clock_monotonic_t;\n\n");
+    put(&o, "struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n"
+            "\tuint64_clock_monotonic_t timestamp_end;\n\tuint64_t content_size;\n"
+            "\tuint64_t packet_size;\n\tuint64_t packet_seq_num;\n"
+            "\tunsigned long events_discarded;\n\tuint32_t cpu_id;\n};\n\n");
+    put(&o, "struct event_header {\n\tuint16_t id;\n"
+            "\tuint64_clock_monotonic_t timestamp;\n} align(8);\n\n");
+    put(&o, "stream {\n\tid = 0;\n\tevent.header := struct event_header;\n"
+            "\tpacket.context := struct packet_context;\n};\n\n");
+
+    for (int i = 0; i < BMT_TP_COUNT; i++) {
+        const struct bmt_tracepoint *tp = &bmt_catalogue[i];
+        put(&o, "event {\n\tname = \"%s\";\n\tid = %d;\n\tstream_id = 0;\n"
+                "\tloglevel = 13;\n\tfields := struct {\n",
+            tp->full_name, i);
+        for (unsigned f = 0; f < tp->field_count; f++)
+            put(&o, "\t\t%s _%s;\n", field_type_tsdl(&tp->fields[f]), tp->fields[f].name);
+        put(&o, "\t};\n};\n\n");
+    }
+    if (o.overflow)
+        return -ENOSPC;
+    return (long)o.len;
+}

@@ -1,0 +1,45 @@
+/* Encoder from struct bmt_event to the CTF event layout the metadata
+ * (ctf_metadata.c) declares. Pure, reentrant. */
+#include "event.h"
+
+#include <string.h>
+
+size_t bmt_event_size(const struct bmt_event *ev)
+{
+    const struct bmt_tracepoint *tp = &bmt_catalogue[ev->id];
+    size_t bytes = BMT_EVENT_HEADER_BYTES;
+    for (unsigned i = 0; i < tp->field_count; i++) {
+        switch (tp->fields[i].type) {
+        case BMT_FIELD_STRING: bytes += ev->values[i].len + 1u; break;
+        case BMT_FIELD_U32: bytes += 4; break;
+        case BMT_FIELD_U64: bytes += 8; break;
+        }
+    }
+    return bytes;
+}
+
+void bmt_event_encode(const struct bmt_event *ev, uint8_t *dst)
+{
+    const struct bmt_tracepoint *tp = &bmt_catalogue[ev->id];
+    bmt_put_u16(dst, ev->id);
+    bmt_put_u64(dst + 2, ev->ts_ns);
+    dst += BMT_EVENT_HEADER_BYTES;
+    for (unsigned i = 0; i < tp->field_count; i++) {
+        const struct bmt_value *v = &ev->values[i];
+        switch (tp->fields[i].type) {
+        case BMT_FIELD_STRING:
+            memcpy(dst, v->str, v->len);
+            dst[v->len] = '\0';
+            dst += v->len + 1u;
+            break;
+        case BMT_FIELD_U32:
+            bmt_put_u32(dst, (uint32_t)v->integer);
+            dst += 4;
+            break;
+        case BMT_FIELD_U64:
+            bmt_put_u64(dst, v->integer);
+            dst += 8;
+            break;
+        }
+    }
+}

@@ -1,0 +1,128 @@
+/* Sub-buffer ring (contract in ring.h). */
+#include "ring.h"
+
+#include <errno.h>
+#include <string.h>
+
+int bmt_ring_init(struct bmt_ring *r, uint8_t *mem, uint32_t *packet_events,
+                  uint32_t *packet_bytes, size_t subbuf_bytes, uint32_t subbuf_count,
+                  enum bmt_ring_mode mode, uint64_t stream_instance,
+                  const uint8_t uuid[BMT_CTF_UUID_BYTES])
+{
+    if (!mem || !packet_events || !packet_bytes || subbuf_count < 2 ||
+        subbuf_bytes <= BMT_PKT_HEADER_BYTES)
+        return -EINVAL;
+    memset(r, 0, sizeof *r);
+    r->mem = mem;
+    r->packet_events = packet_events;
+    r->packet_bytes = packet_bytes;
+    r->subbuf_bytes = subbuf_bytes;
+    r->subbuf_count = subbuf_count;
+    r->mode = mode;
+    r->stream_instance = stream_instance;
+    memcpy(r->uuid, uuid, BMT_CTF_UUID_BYTES);
+    atomic_init(&r->committed, 0);
+    atomic_init(&r->consumed, 0);
+    atomic_init(&r->flush_requested, 0);
+    return 0;
+}
+
+static uint8_t *subbuf(const struct bmt_ring *r, uint64_t seq)
+{
+    return r->mem + (size_t)(seq % r->subbuf_count) * r->subbuf_bytes;
+}
+
+/* Opens packet next_seq if a sub-buffer is free (or, in overwrite mode,
+ * after dropping the oldest). Returns 1 when a packet is open. */
+static int open_packet(struct bmt_ring *r, uint64_t ts_ns)
+{
+    uint64_t consumed = atomic_load_explicit(&r->consumed, memory_order_acquire);
+    if (r->next_seq - consumed >= r->subbuf_count) {
+        if (r->mode == BMT_RING_DISCARD)
+            return 0;
+        /* Flight recorder: the writer owns `consumed` in this mode. */
+        uint32_t lost = r->packet_events[consumed % r->subbuf_count];
+        r->discarded_count += lost;
+        r->overwritten_count += lost;
+        atomic_store_explicit(&r->consumed, consumed + 1, memory_order_release);
+    }
+    r->open_seq = r->next_seq++;
+    r->is_open = 1;
+    r->offset_bytes = BMT_PKT_HEADER_BYTES;
+    r->open_events = 0;
+    r->last_ts_ns = ts_ns;
+    bmt_ctf_packet_open(subbuf(r, r->open_seq), r->uuid, r->stream_instance, ts_ns);
+    return 1;
+}
+
+static void close_packet(struct bmt_ring *r)
+{
+    uint32_t idx = (uint32_t)(r->open_seq % r->subbuf_count);
+    bmt_ctf_packet_close(subbuf(r, r->open_seq), r->last_ts_ns, r->offset_bytes, r->open_seq,
+                         r->discarded_count);
+    r->packet_events[idx] = r->open_events;
+    r->packet_bytes[idx] = (uint32_t)r->offset_bytes;
+    r->reported_discarded = r->discarded_count;
+    r->is_open = 0;
+    atomic_store_explicit(&r->committed, r->open_seq + 1, memory_order_release);
+}
+
+uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
+{
+    if (r->is_open && r->offset_bytes + bytes <= r->subbuf_bytes)
+        return subbuf(r, r->open_seq) + r->offset_bytes;
+    if (bytes > r->subbuf_bytes - BMT_PKT_HEADER_BYTES) {
+        r->discarded_count++;
+        return NULL;
+    }
+    if (r->is_open)
+        close_packet(r);
+    if (!open_packet(r, ts_ns)) {
+        r->discarded_count++;
+        return NULL;
+    }
+    return subbuf(r, r->open_seq) + r->offset_bytes;
+}
+
+void bmt_ring_flush(struct bmt_ring *r, uint64_t ts_ns)
+{
+    if (r->is_open) {
+        if (r->open_events == 0 && r->discarded_count == r->reported_discarded) {
+            /* Nothing worth publishing; give the sub-buffer back unused. */
+            r->is_open = 0;
+            r->next_seq = r->open_seq;
+            return;
+        }
+        if (ts_ns > r->last_ts_ns && r->open_events == 0)
+            r->last_ts_ns = ts_ns;
+        close_packet(r);
+    }
+    if (r->discarded_count != r->reported_discarded && open_packet(r, ts_ns)) {
+        if (ts_ns > r->last_ts_ns)
+            r->last_ts_ns = ts_ns;
+        close_packet(r);
+    }
+}
+
+void bmt_ring_request_flush(struct bmt_ring *r)
+{
+    atomic_store_explicit(&r->flush_requested, 1, memory_order_relaxed);
+}
+
+const uint8_t *bmt_ring_peek(struct bmt_ring *r, size_t *bytes, uint32_t *events)
+{
+    uint64_t consumed = atomic_load_explicit(&r->consumed, memory_order_relaxed);
+    uint64_t committed = atomic_load_explicit(&r->committed, memory_order_acquire);
+    if (consumed == committed)
+        return NULL;
+    uint32_t idx = (uint32_t)(consumed % r->subbuf_count);
+    *bytes = r->packet_bytes[idx];
+    *events = r->packet_events[idx];
+    return subbuf(r, consumed);
+}
+
+void bmt_ring_release(struct bmt_ring *r)
+{
+    uint64_t consumed = atomic_load_explicit(&r->consumed, memory_order_relaxed);
+    atomic_store_explicit(&r->consumed, consumed + 1, memory_order_release);
+}

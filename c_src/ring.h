@@ -1,0 +1,120 @@
+/* A single-writer, single-reader ring of sub-buffers; each sub-buffer is one
+ * CTF packet (layout in ctf.h).
+ *
+ * Workload: one ring per (session, recording thread). The writer is the one
+ * scheduler thread that owns the ring; it reserves space for one event at a
+ * time (tens to hundreds of bytes, at most a few KiB), fills it, commits it.
+ * The reader is the session's consumer thread, which drains committed
+ * packets every few tens of milliseconds and writes them to the stream file.
+ *
+ * Concurrency contract:
+ *  - bmt_ring_reserve/commit/flush_if_requested: writer thread only.
+ *  - bmt_ring_peek/release, bmt_ring_request_flush: reader thread only.
+ *  - bmt_ring_flush: writer thread, or any thread once the writer is known
+ *    to be quiescent (the session's stop protocol guarantees that).
+ *  - Packets [consumed, committed) belong to the reader; the writer publishes
+ *    a packet by a release store of `committed` after writing its bytes and
+ *    bookkeeping, the reader acquires it by loading `committed`, and hands the
+ *    sub-buffer back by a release store of `consumed`, which the writer
+ *    acquires before reusing it.
+ *  - Overwrite mode (flight recorder): the writer itself advances `consumed`
+ *    over the oldest packet when it needs space, so the reader must not run
+ *    while the writer can: the session drains overwrite rings only after stop.
+ *
+ * A full ring never blocks: discard mode drops the new event and counts it;
+ * overwrite mode drops the oldest packet and counts its events. The count is
+ * free-running and lands in each packet's events_discarded.
+ */
+#ifndef BMT_RING_H
+#define BMT_RING_H
+
+#include "ctf.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum bmt_ring_mode {
+    BMT_RING_DISCARD,   /* keep the oldest: drop new events when full */
+    BMT_RING_OVERWRITE, /* keep the newest: overwrite the oldest packet */
+};
+
+#define BMT_CACHE_LINE 64
+
+struct bmt_ring {
+    /* Fixed at init. */
+    uint8_t *mem;                 /* subbuf_count * subbuf_bytes */
+    uint32_t *packet_events;      /* events in each committed sub-buffer */
+    uint32_t *packet_bytes;       /* content bytes of each committed sub-buffer */
+    size_t subbuf_bytes;
+    uint32_t subbuf_count;
+    enum bmt_ring_mode mode;
+    uint64_t stream_instance;     /* stream number, also the packet's cpu_id */
+    uint8_t uuid[BMT_CTF_UUID_BYTES];
+
+    /* Writer-owned. */
+    _Alignas(BMT_CACHE_LINE) int is_open; /* a packet is open for writing */
+    uint64_t open_seq;            /* absolute index of the open packet */
+    size_t offset_bytes;          /* write position inside the open packet */
+    uint32_t open_events;         /* events in the open packet */
+    uint64_t last_ts_ns;          /* timestamp of the last event written */
+    uint64_t next_seq;            /* absolute index of the next packet to open */
+    uint64_t discarded_count;     /* free-running: events dropped or overwritten */
+    uint64_t overwritten_count;   /* part of discarded_count lost to overwrite */
+    uint64_t reported_discarded;  /* discarded_count stamped in the last packet */
+    uint64_t written_count;       /* events committed into packets */
+
+    /* Shared. */
+    _Alignas(BMT_CACHE_LINE) _Atomic uint64_t committed; /* packets published */
+    _Atomic uint64_t consumed;    /* packets handed back */
+    _Atomic int flush_requested;  /* reader asks the writer to close its packet */
+};
+
+/* Prepares `r` over caller-owned memory: `mem` of subbuf_count * subbuf_bytes
+ * bytes and two arrays of subbuf_count uint32_t. subbuf_bytes must exceed
+ * BMT_PKT_HEADER_BYTES; subbuf_count must be >= 2. Returns 0 or -EINVAL. */
+int bmt_ring_init(struct bmt_ring *r, uint8_t *mem, uint32_t *packet_events,
+                  uint32_t *packet_bytes, size_t subbuf_bytes, uint32_t subbuf_count,
+                  enum bmt_ring_mode mode, uint64_t stream_instance,
+                  const uint8_t uuid[BMT_CTF_UUID_BYTES]);
+
+/* Writer: returns a pointer to `bytes` writable bytes for an event stamped
+ * `ts_ns`, or NULL when the event is dropped (ring full in discard mode, or
+ * larger than a packet); drops are counted. */
+uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns);
+
+/* Writer: publishes the `bytes` just written at the pointer reserve gave. */
+static inline void bmt_ring_commit(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
+{
+    r->offset_bytes += bytes;
+    r->open_events++;
+    r->written_count++;
+    r->last_ts_ns = ts_ns;
+}
+
+/* Writer (or quiescent writer): closes and publishes the open packet if it
+ * holds events; then, if drops happened since the last published packet and
+ * a sub-buffer is free, publishes an empty packet stamped `ts_ns` so the
+ * drop count reaches the trace. */
+void bmt_ring_flush(struct bmt_ring *r, uint64_t ts_ns);
+
+/* Writer: honours a flush the reader asked for. One relaxed load when none. */
+static inline void bmt_ring_flush_if_requested(struct bmt_ring *r, uint64_t ts_ns)
+{
+    if (atomic_load_explicit(&r->flush_requested, memory_order_relaxed)) {
+        atomic_store_explicit(&r->flush_requested, 0, memory_order_relaxed);
+        bmt_ring_flush(r, ts_ns);
+    }
+}
+
+/* Reader: asks the writer to publish its partial packet at its next event. */
+void bmt_ring_request_flush(struct bmt_ring *r);
+
+/* Reader: returns the oldest published packet and its size in bytes and
+ * events, or NULL when there is none. */
+const uint8_t *bmt_ring_peek(struct bmt_ring *r, size_t *bytes, uint32_t *events);
+
+/* Reader: hands the packet peek returned back to the writer. */
+void bmt_ring_release(struct bmt_ring *r);
+
+#endif
