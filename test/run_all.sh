@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test group and prints the closing line "N passed, N failed".
+#
+# A group is an executable test/<group>/run.sh. It prints one line per test,
+# TAP style: "ok - name", "ok - name # SKIP reason" or "not ok - name", plus
+# any diagnostics on other lines, and exits non-zero if a test failed.
+# Groups run in the order below; set GROUPS="c erl" to run a subset.
+set -u
+cd "$(dirname "$0")/.."
+groups=${GROUPS:-"c cli erl e2e"}
+mkdir -p test/out
+passed=0 failed=0 skipped=0
+for g in $groups; do
+    script="test/$g/run.sh"
+    [ -x "$script" ] || { echo "not ok - group $g has no runnable $script"; failed=$((failed + 1)); continue; }
+    echo "# group $g"
+    log="test/out/$g.log"
+    "$script" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    p=$(grep -cE '^ok - ' "$log" | tr -d ' ')
+    s=$(grep -cE '^ok - .*# SKIP' "$log" | tr -d ' ')
+    f=$(grep -cE '^not ok - ' "$log" | tr -d ' ')
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "not ok - group $g exited with status $rc"
+        f=1
+    fi
+    passed=$((passed + p - s)); skipped=$((skipped + s)); failed=$((failed + f))
+done
+echo "${passed} passed, ${failed} failed, ${skipped} skipped"
+[ "$failed" -eq 0 ]
