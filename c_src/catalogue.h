@@ -23,7 +23,8 @@ enum bmt_field_type {
 enum bmt_field_kind {
     BMT_KIND_ID,   /* pid or port: never cut */
     BMT_KIND_MFA,  /* m:f/a or a callback atom */
-    BMT_KIND_TERM, /* printed term, bounded by the session's message length */
+    BMT_KIND_TERM, /* printed term, up to BMT_TERM_MAX_BYTES */
+    BMT_KIND_MSG,  /* printed message, bounded by the session's message_length */
     BMT_KIND_WORD, /* a short fixed word */
     BMT_KIND_INT,  /* integer fields */
 };
@@ -34,8 +35,11 @@ enum bmt_field_kind {
 #define BMT_ID_MAX_BYTES 47
 #define BMT_MFA_MAX_BYTES 511
 #define BMT_WORD_MAX_BYTES 15
-/* Upper bound accepted for the message length option, in bytes. */
-#define BMT_TERM_MAX_BYTES 16384
+/* Printed terms other than messages (reasons, names, drivers): OTP's
+ * LTTng buffers held 256 bytes with the NUL. */
+#define BMT_TERM_MAX_BYTES 255
+/* Upper bound accepted for the message_length option, in bytes. */
+#define BMT_MSG_MAX_BYTES 16384
 
 #define BMT_MAX_FIELDS 12
 
@@ -63,6 +67,9 @@ enum bmt_tracepoint_id {
 #undef TRACEPOINT
     BMT_TP_COUNT
 };
+
+/* Enable masks are one uint64_t: one bit per tracepoint. */
+_Static_assert(BMT_TP_COUNT <= 64, "enable masks hold 64 tracepoints");
 
 extern const struct bmt_tracepoint bmt_catalogue[BMT_TP_COUNT];
 
