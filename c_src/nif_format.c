@@ -1,0 +1,174 @@
+/* Field text for the tracer: pids, ports, MFAs and terms, as OTP's dyntrace
+ * printed them with enif_snprintf("%T").
+ *
+ * Pids and ports repeat on almost every event, so each thread keeps a
+ * direct-mapped cache keyed by the term word. Only local pids and ports are
+ * cached: they are immediates, so a word names one pid or port forever. MFAs
+ * are cached by (module atom, function atom, arity); atoms are immediates
+ * too. A thread_ctx is owned by one thread, so the caches need no locks.
+ */
+#include "nif_priv.h"
+
+#include <string.h>
+
+/* Per-thread slot of this library instance. The epoch tells apart a slot
+ * number left over from an earlier load of the same code. */
+static __thread unsigned tls_epoch;
+static __thread int tls_slot = -1;
+
+struct thread_ctx *bmt_thread_ctx(struct priv *p)
+{
+    if (tls_epoch != p->epoch) {
+        int slot = atomic_fetch_add(&p->next_thread, 1);
+        tls_epoch = p->epoch;
+        /* A thread past the table keeps slot -1: its events are counted
+         * as dropped, never written into another thread's ring. */
+        tls_slot = slot < BMT_MAX_THREADS ? slot : -1;
+    }
+    return tls_slot < 0 ? NULL : &p->threads[tls_slot];
+}
+
+static unsigned hash_word(ERL_NIF_TERM w)
+{
+    uint64_t x = (uint64_t)w;
+    x ^= x >> 29;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 32;
+    return (unsigned)x;
+}
+
+static int is_local_id(ErlNifEnv *env, ERL_NIF_TERM term)
+{
+    ErlNifPid pid;
+    ErlNifPort port;
+    return enif_get_local_pid(env, term, &pid) || enif_get_local_port(env, term, &port);
+}
+
+size_t bmt_format_term(ErlNifEnv *env, ERL_NIF_TERM term, char *out, size_t room)
+{
+    (void)env;
+    int n = enif_snprintf(out, room, "%T", term);
+    if (n < 0) {
+        out[0] = '\0';
+        return 0;
+    }
+    /* enif_snprintf returns the untruncated length, like snprintf. */
+    return (size_t)n < room ? (size_t)n : room - 1;
+}
+
+size_t bmt_format_id(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
+{
+    struct id_cache_entry *e = &t->ids[hash_word(term) % ID_CACHE_SIZE];
+    if (e->key == term && e->len) {
+        memcpy(out, e->text, e->len);
+        out[e->len] = '\0';
+        return e->len;
+    }
+    size_t len = bmt_format_term(env, term, out, BMT_ID_MAX_BYTES + 1);
+    if (len > 0 && is_local_id(env, term)) {
+        e->key = term;
+        e->len = (uint8_t)len;
+        memcpy(e->text, out, len + 1);
+    }
+    return len;
+}
+
+size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
+{
+    static const char undefined[] = "undefined";
+    const ERL_NIF_TERM *mfa;
+    int size;
+    unsigned long arity;
+    unsigned list_len;
+    if (!enif_get_tuple(env, term, &size, &mfa) || size != 3 || !enif_is_atom(env, mfa[0]) ||
+        !enif_is_atom(env, mfa[1]))
+        goto undef;
+    if (enif_get_list_length(env, mfa[2], &list_len))
+        arity = list_len;
+    else if (!enif_get_ulong(env, mfa[2], &arity))
+        goto undef;
+
+    struct mfa_cache_entry *e =
+        &t->mfas[(hash_word(mfa[0]) ^ hash_word(mfa[1] + arity)) % MFA_CACHE_SIZE];
+    if (e->len && e->module == mfa[0] && e->function == mfa[1] && e->arity == arity) {
+        memcpy(out, e->text, e->len);
+        out[e->len] = '\0';
+        return e->len;
+    }
+    int n = enif_snprintf(out, BMT_MFA_MAX_BYTES + 1, "%T:%T/%lu", mfa[0], mfa[1], arity);
+    if (n < 0)
+        goto undef;
+    size_t len = (size_t)n <= BMT_MFA_MAX_BYTES ? (size_t)n : BMT_MFA_MAX_BYTES;
+    if (len > 0 && len < MFA_CACHE_TEXT) {
+        e->module = mfa[0];
+        e->function = mfa[1];
+        e->arity = arity;
+        e->len = (uint8_t)len;
+        memcpy(e->text, out, len + 1);
+    }
+    return len;
+undef:
+    memcpy(out, undefined, sizeof undefined);
+    return sizeof undefined - 1;
+}
+
+/* Heap words of `term` as the VM would copy it into a message, without
+ * printing it. Approximate where the NIF API hides the layout (bignums,
+ * off-heap binaries, maps); exact for tuples, lists and immediates. Depth is
+ * bounded: past it a subterm counts one word. */
+static size_t term_words(ErlNifEnv *env, ERL_NIF_TERM term, int depth)
+{
+    if (depth > 64)
+        return 1;
+    const ERL_NIF_TERM *elems;
+    int arity;
+    ErlNifBinary bin;
+    ERL_NIF_TERM head, tail;
+    size_t words = 0;
+    switch (enif_term_type(env, term)) {
+    case ERL_NIF_TERM_TYPE_TUPLE:
+        enif_get_tuple(env, term, &arity, &elems);
+        words = 1 + (size_t)arity;
+        for (int i = 0; i < arity; i++)
+            words += term_words(env, elems[i], depth + 1);
+        return words;
+    case ERL_NIF_TERM_TYPE_LIST:
+        while (enif_get_list_cell(env, term, &head, &tail)) {
+            words += 2 + term_words(env, head, depth + 1);
+            term = tail;
+        }
+        return words + (enif_is_empty_list(env, term) ? 0 : term_words(env, term, depth + 1));
+    case ERL_NIF_TERM_TYPE_BITSTRING:
+        enif_inspect_binary(env, term, &bin);
+        /* Heap binaries up to 64 bytes live in the message; larger ones
+         * are reference-counted and cost a fixed header. */
+        return bin.size <= 64 ? 2 + (bin.size + 7) / 8 : 6;
+    case ERL_NIF_TERM_TYPE_FLOAT: return 2;
+    case ERL_NIF_TERM_TYPE_REFERENCE: return 4;
+    case ERL_NIF_TERM_TYPE_FUN: return 8;
+    case ERL_NIF_TERM_TYPE_MAP: {
+        size_t n = 0;
+        enif_get_map_size(env, term, &n);
+        return 3 + 3 * n;
+    }
+    case ERL_NIF_TERM_TYPE_INTEGER: {
+        ErlNifSInt64 i;
+        return enif_get_int64(env, term, &i) && i >= -(INT64_C(1) << 59) && i < (INT64_C(1) << 59)
+                   ? 0 : 3;
+    }
+    default: return 0; /* atoms, local pids and ports, small integers: immediates */
+    }
+}
+
+size_t bmt_format_message(ErlNifEnv *env, ERL_NIF_TERM term, int message_bytes, char *out)
+{
+    if (message_bytes == BMT_MESSAGE_SIZE_ONLY) {
+        int n = enif_snprintf(out, 48, "<%lu words>", (unsigned long)term_words(env, term, 0));
+        return n > 0 ? (size_t)n : 0;
+    }
+    if (message_bytes == 0) {
+        out[0] = '\0';
+        return 0;
+    }
+    return bmt_format_term(env, term, out, (size_t)message_bytes + 1);
+}

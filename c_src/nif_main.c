@@ -1,0 +1,95 @@
+/* The NIF library of module `beamtrace`: load, upgrade, unload, and the
+ * function table (erl_tracer callbacks plus session control).
+ *
+ * Loading creates priv_data (atoms, the session-handle resource type, the
+ * session table, the per-thread contexts). A code upgrade that loads this
+ * library again hands the same priv_data over (refs counts the holders), so
+ * sessions keep recording across `l(beamtrace)`; the last unload stops every
+ * session, draining it to disk, before freeing anything.
+ */
+#include "nif_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static void free_priv(struct priv *p)
+{
+    if (p->threads)
+        munmap(p->threads, sizeof(struct thread_ctx) * BMT_MAX_THREADS);
+    free(p->sessions);
+    if (p->control)
+        enif_mutex_destroy(p->control);
+    free(p);
+}
+
+static int open_types(ErlNifEnv *env, struct priv *p, ErlNifResourceFlags flags)
+{
+    p->session_type = enif_open_resource_type(env, NULL, "beamtrace_session", NULL, flags, NULL);
+    return p->session_type ? 0 : -1;
+}
+
+static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
+{
+    (void)load_info;
+    struct priv *p = calloc(1, sizeof *p);
+    if (!p)
+        return 1;
+#define X(name) p->atom.name = enif_make_atom(env, #name);
+#define Y(field, text) p->atom.field = enif_make_atom(env, text);
+    BMT_ATOMS(X, Y)
+#undef X
+#undef Y
+    p->refs = 1;
+    p->epoch = (unsigned)(bmt_clock_ns() ^ (uintptr_t)p) | 1u;
+    atomic_init(&p->default_session, -1);
+    atomic_init(&p->next_thread, 0);
+    p->control = enif_mutex_create("beamtrace_control");
+    p->sessions = calloc(BMT_MAX_SESSIONS, sizeof *p->sessions);
+    /* Thread contexts: address space for every possible thread; a page is
+     * only backed once its thread traces. */
+    p->threads = mmap(NULL, sizeof(struct thread_ctx) * BMT_MAX_THREADS, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p->threads == MAP_FAILED)
+        p->threads = NULL;
+    if (!p->control || !p->sessions || !p->threads ||
+        open_types(env, p, ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER) != 0) {
+        free_priv(p);
+        return 1;
+    }
+    *priv_data = p;
+    return 0;
+}
+
+static int upgrade(ErlNifEnv *env, void **priv_data, void **old_priv_data, ERL_NIF_TERM load_info)
+{
+    (void)load_info;
+    struct priv *p = *old_priv_data;
+    if (open_types(env, p, ERL_NIF_RT_TAKEOVER) != 0)
+        return 1;
+    p->refs++;
+    *priv_data = p;
+    return 0;
+}
+
+static void unload(ErlNifEnv *env, void *priv_data)
+{
+    (void)env;
+    struct priv *p = priv_data;
+    if (--p->refs > 0)
+        return;
+    bmt_sessions_stop_all(p);
+    free_priv(p);
+}
+
+static ErlNifFunc nif_funcs[] = {
+#define X(name, arity) {#name, arity, bmt_nif_##name, 0},
+    BMT_TRACER_NIFS(X)
+#undef X
+    {"start_nif", 7, bmt_nif_start, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"stop_nif", 1, bmt_nif_stop, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"info_nif", 1, bmt_nif_info, 0},
+    {"sessions_nif", 0, bmt_nif_sessions, 0},
+};
+
+ERL_NIF_INIT(beamtrace, nif_funcs, load, NULL, upgrade, unload)

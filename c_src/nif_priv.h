@@ -1,0 +1,185 @@
+/* State shared by the NIF's files: the atoms, the session table, and the
+ * per-thread contexts. Lives in the library's priv_data; never in globals.
+ *
+ * Threads: the tracer callbacks run on any scheduler thread (normal or
+ * dirty) at once; start/stop run on dirty I/O schedulers, serialised by
+ * `control`; each running session has one consumer thread.
+ *
+ * A session core (struct session) is never freed while the library is
+ * loaded: a stopped core is reused by a later start with a new generation.
+ * Handles given to Erlang name (index, generation), so a stale handle or a
+ * tracer state naming a stopped session is recognised without any lock.
+ */
+#ifndef BMT_NIF_PRIV_H
+#define BMT_NIF_PRIV_H
+
+#include "catalogue.h"
+#include "event.h"
+#include "ring.h"
+#include "trace_dir.h"
+
+#include <erl_nif.h>
+#include <stdatomic.h>
+
+#define BMT_MAX_SESSIONS 16
+#define BMT_MAX_THREADS BMT_MAX_STREAMS
+
+/* Atoms made once at load. Tag atoms are the erl_tracer trace tags.
+ * X(name) makes atom `name` in field `name`; Y(field, "text") where the text
+ * is a C keyword. */
+#define BMT_ATOMS(X, Y)                                                          \
+    X(ok) X(error) Y(true_, "true") Y(false_, "false") X(undefined) X(badopt)                       \
+    X(trace) X(discard) X(remove) X(trace_status) X(extra)                       \
+    X(spawn) X(spawned) X(link) X(unlink) X(getting_linked) X(getting_unlinked)  \
+    X(exit) Y(register_, "register") X(unregister) X(open) X(closed)             \
+    X(in) X(out) X(in_exiting) X(out_exiting) X(out_exited)                      \
+    X(call) X(return_from) X(return_to) X(exception_from)                        \
+    X(send) X(send_to_non_existing_process) X(receive)                           \
+    X(gc_minor_start) X(gc_minor_end) X(gc_major_start) X(gc_major_end)          \
+    X(wordsize) X(heap_block_size) X(old_heap_block_size)                        \
+    X(dir) X(events) X(mode) X(overwrite) X(buffer_size) X(subbuffers)           \
+    X(message_length) X(size_only) Y(default_, "default") X(not_running)         \
+    X(too_many_sessions) X(discarded) X(overwritten) X(written_bytes) X(state)   \
+    X(running) X(stopped) X(failed) X(stopping) X(reason)
+
+struct bmt_atoms {
+#define X(name) ERL_NIF_TERM name;
+#define Y(field, text) ERL_NIF_TERM field;
+    BMT_ATOMS(X, Y)
+#undef X
+#undef Y
+};
+
+enum session_state {
+    SESSION_STOPPED = 0, /* free core, or a stopped session */
+    SESSION_RUNNING,
+    SESSION_FAILED,      /* the consumer could not write; waiting for stop */
+    SESSION_STOPPING,
+};
+
+/* The session's message option: printed up to message_bytes, or only the
+ * message's size in heap words. */
+#define BMT_MESSAGE_SIZE_ONLY (-1)
+
+/* One recording thread's ring in one session. `busy` brackets every write so
+ * stop can wait for writers in flight (Dekker-style with `state`). */
+struct slot {
+    struct bmt_ring ring;
+    _Alignas(BMT_CACHE_LINE) _Atomic int busy;
+};
+
+struct session {
+    _Atomic int state;          /* enum session_state */
+    _Atomic uint64_t generation;/* bumped at each start of this core */
+    /* Fixed while running. */
+    uint64_t enable_mask;       /* bit per tracepoint id */
+    int message_bytes;          /* 0..BMT_MSG_MAX_BYTES, or BMT_MESSAGE_SIZE_ONLY */
+    enum bmt_ring_mode mode;
+    size_t subbuf_bytes;
+    uint32_t subbuf_count;
+    uint8_t *ring_mem;          /* BMT_MAX_THREADS rings, mmap'ed, pages touched lazily */
+    size_t ring_mem_bytes;
+    uint32_t *packet_meta;      /* per-ring packet_events and packet_bytes arrays */
+    struct bmt_trace_dir dir;
+    ErlNifTid consumer;
+    _Atomic int consumer_stop;
+    /* Counters. */
+    _Atomic uint64_t no_slot_drops;   /* events from threads past BMT_MAX_THREADS */
+    _Atomic uint64_t write_lost;      /* events in packets the disk refused */
+    _Atomic uint64_t written_events;  /* events in packets written to disk */
+    _Atomic int error;                /* errno of the first write failure */
+    struct slot slots[BMT_MAX_THREADS];
+};
+
+/* Per-thread scratch and caches; owned by exactly one thread. */
+#define ID_CACHE_SIZE 256
+#define MFA_CACHE_SIZE 256
+#define MFA_CACHE_TEXT 120
+
+struct id_cache_entry {
+    ERL_NIF_TERM key;
+    uint8_t len;
+    char text[BMT_ID_MAX_BYTES + 1];
+};
+
+struct mfa_cache_entry {
+    ERL_NIF_TERM module, function;
+    unsigned long arity;
+    uint8_t len; /* 0: empty entry */
+    char text[MFA_CACHE_TEXT];
+};
+
+struct thread_ctx {
+    int in_use;                 /* re-entry guard */
+    struct bmt_event event;
+    struct id_cache_entry ids[ID_CACHE_SIZE];
+    struct mfa_cache_entry mfas[MFA_CACHE_SIZE];
+    /* Field text: the bounds of catalogue.h for every string field. */
+    char scratch[4 * (BMT_MFA_MAX_BYTES + 1) + BMT_MSG_MAX_BYTES + 1];
+};
+
+struct priv {
+    struct bmt_atoms atom;
+    ErlNifResourceType *session_type;
+    int refs;                   /* load + upgrades not yet unloaded */
+    unsigned epoch;             /* tells this library instance's thread slots apart */
+    ErlNifMutex *control;       /* serialises start/stop */
+    _Atomic int default_session;/* index, or -1 */
+    _Atomic int next_thread;    /* next free thread slot */
+    struct thread_ctx *threads; /* BMT_MAX_THREADS, mmap'ed */
+    struct session *sessions;   /* BMT_MAX_SESSIONS */
+};
+
+/* The resource handed to Erlang as a session handle. */
+struct session_handle {
+    int index;
+    uint64_t generation;
+};
+
+/* nif_session.c */
+ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM bmt_nif_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM bmt_nif_sessions(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+/* Stops every running session, draining it to disk (unload path). */
+void bmt_sessions_stop_all(struct priv *p);
+
+/* Resolves a tracer state ([] = the default session, or a handle) to its
+ * session core and the generation it must still have. NULL when the state
+ * names no session. */
+struct session *bmt_resolve_session(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state,
+                                    uint64_t *generation);
+
+/* Returns 1 when `s` is running with `generation`. */
+static inline int bmt_session_live(struct session *s, uint64_t generation)
+{
+    return atomic_load(&s->state) == SESSION_RUNNING &&
+           atomic_load_explicit(&s->generation, memory_order_relaxed) == generation;
+}
+
+/* nif_tracer.c: the erl_tracer callbacks are listed in nif_main.c's table. */
+#define BMT_TRACER_NIFS(X)                                                       \
+    X(enabled, 3) X(trace, 5)                                                    \
+    X(enabled_procs, 3) X(trace_procs, 5)                                        \
+    X(enabled_ports, 3) X(trace_ports, 5)                                        \
+    X(enabled_running_procs, 3) X(trace_running_procs, 5)                        \
+    X(enabled_running_ports, 3) X(trace_running_ports, 5)                        \
+    X(enabled_call, 3) X(trace_call, 5)                                          \
+    X(enabled_send, 3) X(trace_send, 5)                                          \
+    X(enabled_receive, 3) X(trace_receive, 5)                                    \
+    X(enabled_garbage_collection, 3) X(trace_garbage_collection, 5)
+
+#define X(name, arity) ERL_NIF_TERM bmt_nif_##name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+BMT_TRACER_NIFS(X)
+#undef X
+
+/* nif_format.c */
+struct thread_ctx *bmt_thread_ctx(struct priv *p);
+/* Each writes text at `out` (room for its kind's bound plus NUL) and returns
+ * its length in bytes. */
+size_t bmt_format_id(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out);
+size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out);
+size_t bmt_format_term(ErlNifEnv *env, ERL_NIF_TERM term, char *out, size_t room);
+size_t bmt_format_message(ErlNifEnv *env, ERL_NIF_TERM term, int message_bytes, char *out);
+
+#endif

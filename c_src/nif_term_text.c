@@ -1,0 +1,581 @@
+/*
+ * Fast "%T" term text; see nif_term_text.h for the contract.
+ *
+ * The rules below restate what OTP 25's erts printer (erl_printf_term.c)
+ * does; every one is checked byte for byte against enif_snprintf by
+ * test/erl/term_text.sh:
+ *   - atoms: unquoted iff the first character is a Latin-1 lowercase letter
+ *     and the rest are Latin-1 alphanumerics or '_' (judged on the UTF-8
+ *     bytes: continuation bytes count as letters, 3- and 4-byte sequences
+ *     force quotes); inside, \' \\ \n \f \t \r \b \v, other C0 controls and
+ *     U+0080..U+009F as a backslash and 3 octal digits, the rest verbatim;
+ *   - lists: a proper non-empty list of integers 0..255 with no control
+ *     characters (C0, DEL, 128..159) other than \n \t \r and space is a
+ *     string: '"' + raw bytes (Latin-1, not UTF-8) with only '"' and \n
+ *     escaped; otherwise [a,b|c];
+ *   - binaries: non-empty and all bytes in 32..126 -> <<"...">> with only
+ *     '"' escaped; otherwise <<1,2,3>>;
+ *   - integers in decimal, floats as C "%.6e", tuples {a,b}, flat maps
+ *     #{k=>v} in their internal (sorted) order.
+ * Output is written through a cursor that clamps at size-1 bytes; once full,
+ * traversal stops, because the VM's later output could only be cut off.
+ */
+#include "nif_term_text.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A map with at most this many keys is a flatmap in OTP 25 and prints as
+ * #{...}; larger ones are HAMTs printed with their internal node layout,
+ * which only the VM knows, so they fall back. */
+#define FLATMAP_MAX_KEYS 32
+
+/* Longest Latin-1 atom text: 255 characters escaped as 4 bytes each,
+ * plus 2 quotes. */
+#define ATOM_TEXT_MAX_BYTES (255 * 4 + 2)
+#define ATOM_NAME_MAX_BYTES 255
+
+struct out {
+    char *p;    /* next byte to write */
+    char *end;  /* where the NUL goes: buf + size - 1 */
+};
+
+struct ctx {
+    ErlNifEnv *env;
+    struct bmt_text_cache *cache;  /* may be NULL */
+};
+
+static inline int out_full(const struct out *o)
+{
+    return o->p >= o->end;
+}
+
+static inline void put_c(struct out *o, char c)
+{
+    if (o->p < o->end)
+        *o->p++ = c;
+}
+
+static inline void put_s(struct out *o, const char *s, size_t n)
+{
+    size_t room = (size_t)(o->end - o->p);
+    if (n > room)
+        n = room;
+    memcpy(o->p, s, n);
+    o->p += n;
+}
+
+/* Hands `t` to the VM's printer at the cursor. The VM writes at most
+ * room bytes plus a NUL, which lands on o->end at worst: inside buf. */
+static void put_fallback(struct out *o, ERL_NIF_TERM t)
+{
+    size_t room = (size_t)(o->end - o->p);
+    int n;
+
+    if (room == 0)
+        return;
+    n = enif_snprintf(o->p, room + 1, "%T", t);
+    if (n < 0) {
+        /* Cannot happen for a valid term; keep whatever was written. */
+        o->p += strnlen(o->p, room);
+        return;
+    }
+    o->p += (size_t)n < room ? (size_t)n : room;
+}
+
+/* Writes the decimal digits of v ending at `end`; returns the start. */
+static char *u64_digits(uint64_t v, char *end)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
+static void put_i64(struct out *o, int64_t v)
+{
+    char tmp[24];
+    char *s;
+
+    if (v < 0) {
+        s = u64_digits(0 - (uint64_t)v, tmp + sizeof tmp);
+        *--s = '-';
+    } else {
+        s = u64_digits((uint64_t)v, tmp + sizeof tmp);
+    }
+    put_s(o, s, (size_t)(tmp + sizeof tmp - s));
+}
+
+/* Decimal text of every byte value, for <<1,2,3>>. */
+static const char byte_dec[256][4] = {
+#define D1(n) { (char)('0' + (n)), 0, 0, 0 }
+#define D2(n) { (char)('0' + (n) / 10), (char)('0' + (n) % 10), 0, 0 }
+#define D3(n) { (char)('0' + (n) / 100), (char)('0' + (n) / 10 % 10), \
+                (char)('0' + (n) % 10), 0 }
+#define R10(M, b) M(b), M(b + 1), M(b + 2), M(b + 3), M(b + 4), M(b + 5), \
+                  M(b + 6), M(b + 7), M(b + 8), M(b + 9)
+    R10(D1, 0),
+    R10(D2, 10), R10(D2, 20), R10(D2, 30), R10(D2, 40), R10(D2, 50),
+    R10(D2, 60), R10(D2, 70), R10(D2, 80), R10(D2, 90),
+    R10(D3, 100), R10(D3, 110), R10(D3, 120), R10(D3, 130), R10(D3, 140),
+    R10(D3, 150), R10(D3, 160), R10(D3, 170), R10(D3, 180), R10(D3, 190),
+    R10(D3, 200), R10(D3, 210), R10(D3, 220), R10(D3, 230), R10(D3, 240),
+    D3(250), D3(251), D3(252), D3(253), D3(254), D3(255),
+#undef R10
+#undef D3
+#undef D2
+#undef D1
+};
+
+static inline size_t byte_dec_len(unsigned b)
+{
+    return b < 10 ? 1 : b < 100 ? 2 : 3;
+}
+
+/* ---- atoms ---------------------------------------------------------- */
+
+static inline int latin1_lower(unsigned c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 223 && c <= 255 && c != 247);
+}
+
+static inline int latin1_alnum(unsigned c)
+{
+    return (c >= '0' && c <= '9') || latin1_lower(c)
+        || (c >= 'A' && c <= 'Z') || (c >= 192 && c <= 222 && c != 215);
+}
+
+/* OTP 25's enif_get_atom() yields Latin-1 only (UTF-8 came in OTP 26), so
+ * atoms are rendered from Latin-1 here and atoms with characters above 255
+ * go to the VM's printer. The VM judges quoting on the UTF-8 bytes with a
+ * partial decode that, for Latin-1 text, amounts to judging each character
+ * (a 2-byte sequence decodes to the character, its continuation byte is
+ * accepted as a letter). */
+static int atom_needs_quotes(const unsigned char *s, size_t n)
+{
+    size_t i;
+
+    if (!latin1_lower(s[0]))
+        return 1;
+    for (i = 1; i < n; i++)
+        if (!latin1_alnum(s[i]) && s[i] != '_')
+            return 1;
+    return 0;
+}
+
+static char *put_octal3(char *d, unsigned c)
+{
+    *d++ = '\\';
+    *d++ = (char)('0' + ((c >> 6) & 7));
+    *d++ = (char)('0' + ((c >> 3) & 7));
+    *d++ = (char)('0' + (c & 7));
+    return d;
+}
+
+/* Renders the atom named by Latin-1 bytes s[0..n) into d, which holds
+ * ATOM_TEXT_MAX_BYTES; returns the length. */
+static size_t atom_render(const unsigned char *s, size_t n, char *d0)
+{
+    char *d = d0;
+    int quote;
+    size_t i;
+
+    if (n == 0) {
+        d[0] = d[1] = '\'';
+        return 2;
+    }
+    quote = atom_needs_quotes(s, n);
+    if (quote)
+        *d++ = '\'';
+    for (i = 0; i < n; i++) {
+        unsigned c = s[i];
+        switch (c) {
+        case '\'': *d++ = '\\'; *d++ = '\''; break;
+        case '\\': *d++ = '\\'; *d++ = '\\'; break;
+        case '\n': *d++ = '\\'; *d++ = 'n'; break;
+        case '\f': *d++ = '\\'; *d++ = 'f'; break;
+        case '\t': *d++ = '\\'; *d++ = 't'; break;
+        case '\r': *d++ = '\\'; *d++ = 'r'; break;
+        case '\b': *d++ = '\\'; *d++ = 'b'; break;
+        case '\v': *d++ = '\\'; *d++ = 'v'; break;
+        default:
+            if (c < ' ' || (c >= 0x80 && c < 0xA0)) {
+                /* C0 and the Latin-1 control block as octal escapes. */
+                d = put_octal3(d, c);
+            } else if (c >= 0x80) {
+                /* The VM prints the UTF-8 it stores. */
+                *d++ = (char)(0xC0 | (c >> 6));
+                *d++ = (char)(0x80 | (c & 0x3F));
+            } else {
+                *d++ = (char)c;
+            }
+            break;
+        }
+    }
+    if (quote)
+        *d++ = '\'';
+    return (size_t)(d - d0);
+}
+
+/* Multiplicative hash of a term word into `bits` bits: term words differ
+ * mostly in their middle bits, above the tag. */
+static inline size_t slot_of(ERL_NIF_TERM t, unsigned bits)
+{
+    return (size_t)(((uint64_t)t * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+#define ATOM_CACHE_BITS 8
+#define ID_CACHE_BITS 7
+_Static_assert((1u << ATOM_CACHE_BITS) == BMT_ATOM_CACHE_ENTRIES,
+               "atom cache bits");
+_Static_assert((1u << ID_CACHE_BITS) == BMT_ID_CACHE_ENTRIES,
+               "id cache bits");
+_Static_assert(BMT_ATOM_CACHE_TEXT_BYTES <= 255 && BMT_ID_CACHE_TEXT_BYTES <= 255,
+               "len_bytes is a uint8_t");
+
+/* noinline: its 1.3 KiB of buffers must not land in put_term's recursive
+ * frame. */
+__attribute__((noinline))
+static void put_atom(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
+{
+    struct bmt_atom_cache_entry *e = NULL;
+    unsigned char name[ATOM_NAME_MAX_BYTES + 1];
+    char text[ATOM_TEXT_MAX_BYTES];
+    int got;
+    size_t len;
+
+    if (c->cache) {
+        e = &c->cache->atoms.slot[slot_of(t, ATOM_CACHE_BITS)];
+        if (e->key == t) {
+            put_s(o, e->text, e->len_bytes);
+            return;
+        }
+    }
+    got = enif_get_atom(c->env, t, (char *)name, sizeof name, ERL_NIF_LATIN1);
+    if (got > 0) {
+        len = atom_render(name, (size_t)got - 1, text);
+    } else {
+        /* Characters above 255: the VM's text, cached if it is short. */
+        int n = enif_snprintf(text, sizeof text, "%T", t);
+        if (n < 0 || (size_t)n >= sizeof text) {
+            put_fallback(o, t);
+            return;
+        }
+        len = (size_t)n;
+    }
+    if (e && len <= BMT_ATOM_CACHE_TEXT_BYTES) {
+        memcpy(e->text, text, len);
+        e->len_bytes = (uint8_t)len;
+        e->key = t;
+    }
+    put_s(o, text, len);
+}
+
+/* ---- pids and ports ------------------------------------------------- */
+
+/* Primary tag 3 marks an immediate in every OTP since R7; local pids and
+ * ports are immediates, remote ones are boxed (heap pointers). */
+static inline int is_immediate(ERL_NIF_TERM t)
+{
+    return (t & 3) == 3;
+}
+
+static void put_id(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TERM t)
+{
+    struct bmt_id_cache_entry *e;
+    char tmp[BMT_ID_CACHE_TEXT_BYTES + 1];
+    int n;
+
+    if (!ids || !is_immediate(t)) {
+        put_fallback(o, t);
+        return;
+    }
+    e = &ids->slot[slot_of(t, ID_CACHE_BITS)];
+    if (e->key == t) {
+        put_s(o, e->text, e->len_bytes);
+        return;
+    }
+    n = enif_snprintf(tmp, sizeof tmp, "%T", t);
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        put_fallback(o, t);
+        return;
+    }
+    memcpy(e->text, tmp, (size_t)n);
+    e->len_bytes = (uint8_t)n;
+    e->key = t;
+    put_s(o, tmp, (size_t)n);
+}
+
+/* ---- binaries ------------------------------------------------------- */
+
+static int bytes_printable(const unsigned char *b, size_t n)
+{
+    size_t i;
+    /* Unsigned wrap folds both bounds into one compare. */
+    for (i = 0; i < n; i++)
+        if ((unsigned char)(b[i] - 32) > 126 - 32)
+            return 0;
+    return n != 0;
+}
+
+static void put_binary(struct out *o, const unsigned char *b, size_t n)
+{
+    size_t i;
+
+    if (bytes_printable(b, n)) {
+        put_s(o, "<<\"", 3);
+        for (i = 0; i < n && !out_full(o); ) {
+            /* Copy the run up to the next '"', then escape it. */
+            const unsigned char *q = memchr(b + i, '"', n - i);
+            size_t run = q ? (size_t)(q - (b + i)) : n - i;
+            put_s(o, (const char *)b + i, run);
+            i += run;
+            if (q) {
+                put_c(o, '\\');
+                put_c(o, '"');
+                i++;
+            }
+        }
+        put_s(o, "\">>", 3);
+        return;
+    }
+    put_s(o, "<<", 2);
+    for (i = 0; i < n; i++) {
+        size_t room = (size_t)(o->end - o->p);
+        unsigned v = b[i];
+        if (room >= 4) {
+            /* Unchecked fast path: ',' plus up to 3 digits. */
+            if (i)
+                *o->p++ = ',';
+            memcpy(o->p, byte_dec[v], 4);
+            o->p += byte_dec_len(v);
+        } else {
+            if (i)
+                put_c(o, ',');
+            put_s(o, byte_dec[v], byte_dec_len(v));
+            if (out_full(o))
+                return;
+        }
+    }
+    put_s(o, ">>", 2);
+}
+
+/* ---- lists ---------------------------------------------------------- */
+
+static inline int string_char_ok(int c)
+{
+    if (c >= 32 && c < 127)
+        return 1;
+    if (c >= 160 && c <= 255)
+        return 1;
+    return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+/* 1 if `t` (a non-empty list) prints as "...": proper, all elements
+ * small integers 0..255 that are not control characters except space. */
+static int list_is_string(ErlNifEnv *env, ERL_NIF_TERM t)
+{
+    ERL_NIF_TERM hd;
+    int c;
+
+    while (enif_get_list_cell(env, t, &hd, &t)) {
+        if (!enif_get_int(env, hd, &c) || c < 0 || c > 255
+            || !string_char_ok(c))
+            return 0;
+    }
+    return enif_is_empty_list(env, t);
+}
+
+static void put_string(ErlNifEnv *env, struct out *o, ERL_NIF_TERM t)
+{
+    ERL_NIF_TERM hd;
+    int c;
+
+    put_c(o, '"');
+    while (!out_full(o) && enif_get_list_cell(env, t, &hd, &t)) {
+        enif_get_int(env, hd, &c);
+        if (c == '\n') {
+            put_c(o, '\\');
+            put_c(o, 'n');
+        } else {
+            if (c == '"')
+                put_c(o, '\\');
+            put_c(o, (char)c);
+        }
+    }
+    put_c(o, '"');
+}
+
+static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
+                     unsigned depth);
+
+static void put_list(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
+                     unsigned depth)
+{
+    ERL_NIF_TERM hd;
+    int first = 1;
+
+    if (list_is_string(c->env, t)) {
+        put_string(c->env, o, t);
+        return;
+    }
+    put_c(o, '[');
+    while (!out_full(o) && enif_get_list_cell(c->env, t, &hd, &t)) {
+        if (!first)
+            put_c(o, ',');
+        first = 0;
+        put_term(c, o, hd, depth + 1);
+    }
+    if (out_full(o))
+        return;
+    if (!enif_is_empty_list(c->env, t)) {
+        put_c(o, '|');
+        put_term(c, o, t, depth + 1);
+    }
+    put_c(o, ']');
+}
+
+/* ---- the dispatcher ------------------------------------------------- */
+
+static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
+                     unsigned depth)
+{
+    if (out_full(o))
+        return;
+    if (depth > BMT_TERM_TEXT_MAX_DEPTH) {
+        put_fallback(o, t);
+        return;
+    }
+    switch (enif_term_type(c->env, t)) {
+    case ERL_NIF_TERM_TYPE_ATOM:
+        put_atom(c, o, t);
+        return;
+    case ERL_NIF_TERM_TYPE_INTEGER: {
+        ErlNifSInt64 v;
+        if (enif_get_int64(c->env, t, &v)) {
+            put_i64(o, v);
+            return;
+        }
+        break;
+    }
+    case ERL_NIF_TERM_TYPE_FLOAT: {
+        double d;
+        char tmp[40];
+        int n;
+        if (enif_get_double(c->env, t, &d)) {
+            /* The VM formats floats with the same libc call. */
+            n = snprintf(tmp, sizeof tmp, "%.6e", d);
+            if (n > 0 && (size_t)n < sizeof tmp) {
+                put_s(o, tmp, (size_t)n);
+                return;
+            }
+        }
+        break;
+    }
+    case ERL_NIF_TERM_TYPE_PID:
+    case ERL_NIF_TERM_TYPE_PORT:
+        put_id(c->cache ? &c->cache->ids : NULL, o, t);
+        return;
+    case ERL_NIF_TERM_TYPE_BITSTRING: {
+        ErlNifBinary bin;
+        /* Fails for bitstrings whose size is not whole bytes. */
+        if (enif_inspect_binary(c->env, t, &bin)) {
+            put_binary(o, bin.data, bin.size);
+            return;
+        }
+        break;
+    }
+    case ERL_NIF_TERM_TYPE_TUPLE: {
+        const ERL_NIF_TERM *el;
+        int arity, i;
+        if (!enif_get_tuple(c->env, t, &arity, &el))
+            break;
+        put_c(o, '{');
+        for (i = 0; i < arity && !out_full(o); i++) {
+            if (i)
+                put_c(o, ',');
+            put_term(c, o, el[i], depth + 1);
+        }
+        put_c(o, '}');
+        return;
+    }
+    case ERL_NIF_TERM_TYPE_LIST:
+        if (enif_is_empty_list(c->env, t)) {
+            put_s(o, "[]", 2);
+            return;
+        }
+        put_list(c, o, t, depth);
+        return;
+    case ERL_NIF_TERM_TYPE_MAP: {
+        size_t n;
+        ErlNifMapIterator it;
+        ERL_NIF_TERM k, v;
+        int first = 1;
+        if (!enif_get_map_size(c->env, t, &n) || n > FLATMAP_MAX_KEYS)
+            break;
+        /* A flatmap iterator walks the key array in place: no allocation. */
+        if (!enif_map_iterator_create(c->env, t, &it,
+                                      ERL_NIF_MAP_ITERATOR_FIRST))
+            break;
+        put_s(o, "#{", 2);
+        while (!out_full(o) && enif_map_iterator_get_pair(c->env, &it, &k, &v)) {
+            if (!first)
+                put_c(o, ',');
+            first = 0;
+            put_term(c, o, k, depth + 1);
+            put_s(o, "=>", 2);
+            put_term(c, o, v, depth + 1);
+            enif_map_iterator_next(c->env, &it);
+        }
+        enif_map_iterator_destroy(c->env, &it);
+        put_c(o, '}');
+        return;
+    }
+    default:
+        break;
+    }
+    put_fallback(o, t);
+}
+
+/* ---- entry points --------------------------------------------------- */
+
+void bmt_text_cache_init(struct bmt_text_cache *cache)
+{
+    memset(cache, 0, sizeof *cache);
+}
+
+size_t bmt_term_text_cached(struct bmt_text_cache *cache, ErlNifEnv *env,
+                            ERL_NIF_TERM term, char *buf, size_t size)
+{
+    struct ctx c = { env, cache };
+    struct out o = { buf, buf + size - 1 };
+
+    if (size > BMT_TERM_TEXT_NATIVE_MAX_BYTES) {
+        put_fallback(&o, term);
+    } else {
+        put_term(&c, &o, term, 0);
+    }
+    *o.p = '\0';
+    return (size_t)(o.p - buf);
+}
+
+size_t bmt_term_text(ErlNifEnv *env, ERL_NIF_TERM term, char *buf,
+                     size_t size)
+{
+    return bmt_term_text_cached(NULL, env, term, buf, size);
+}
+
+size_t bmt_id_text(struct bmt_id_cache *ids, ErlNifEnv *env,
+                   ERL_NIF_TERM term, char *buf, size_t size)
+{
+    struct out o = { buf, buf + size - 1 };
+    int type = enif_term_type(env, term);
+
+    if ((type != ERL_NIF_TERM_TYPE_PID && type != ERL_NIF_TERM_TYPE_PORT)
+        || size > BMT_TERM_TEXT_NATIVE_MAX_BYTES)
+        return bmt_term_text(env, term, buf, size);
+    put_id(ids, &o, term);
+    *o.p = '\0';
+    return (size_t)(o.p - buf);
+}
