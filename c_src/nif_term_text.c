@@ -66,7 +66,8 @@ static inline void put_s(struct out *o, const char *s, size_t n)
 }
 
 /* Hands `t` to the VM's printer at the cursor. The VM writes at most
- * room bytes plus a NUL, which lands on o->end at worst: inside buf. */
+ * room bytes plus a NUL, which lands on o->end at worst: inside buf. Its
+ * return value is the bytes written (not the untruncated length). */
 static void put_fallback(struct out *o, ERL_NIF_TERM t)
 {
     size_t room = (size_t)(o->end - o->p);
@@ -241,7 +242,7 @@ static void put_atom(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
 {
     struct bmt_atom_cache_entry *e = NULL;
     unsigned char name[ATOM_NAME_MAX_BYTES + 1];
-    char text[ATOM_TEXT_MAX_BYTES];
+    char text[ATOM_TEXT_MAX_BYTES + 2];  /* +2: see the fallback below */
     int got;
     size_t len;
 
@@ -256,9 +257,11 @@ static void put_atom(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
     if (got > 0) {
         len = atom_render(name, (size_t)got - 1, text);
     } else {
-        /* Characters above 255: the VM's text, cached if it is short. */
+        /* Characters above 255: the VM's text, cached if it is short.
+         * enif_snprintf returns the bytes it wrote, not the length it
+         * wanted, so a full buffer means "maybe cut": print directly. */
         int n = enif_snprintf(text, sizeof text, "%T", t);
-        if (n < 0 || (size_t)n >= sizeof text) {
+        if (n < 0 || (size_t)n >= sizeof text - 1) {
             put_fallback(o, t);
             return;
         }
@@ -284,7 +287,7 @@ static inline int is_immediate(ERL_NIF_TERM t)
 static void put_id(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TERM t)
 {
     struct bmt_id_cache_entry *e;
-    char tmp[BMT_ID_CACHE_TEXT_BYTES + 1];
+    char tmp[BMT_ID_CACHE_TEXT_BYTES + 2];
     int n;
 
     if (!ids || !is_immediate(t)) {
@@ -296,8 +299,9 @@ static void put_id(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TERM t)
         put_s(o, e->text, e->len_bytes);
         return;
     }
+    /* A full tmp may be a cut text (see put_atom): not cached. */
     n = enif_snprintf(tmp, sizeof tmp, "%T", t);
-    if (n < 0 || (size_t)n >= sizeof tmp) {
+    if (n < 0 || (size_t)n >= sizeof tmp - 1) {
         put_fallback(o, t);
         return;
     }

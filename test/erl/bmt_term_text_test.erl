@@ -1,0 +1,304 @@
+%% Byte-for-byte comparison of bmt_term_text (c_src/nif_term_text.c) with
+%% the VM's own enif_snprintf("%T"), over fixed edge cases and thousands of
+%% random terms, at many truncation sizes. Prints TAP lines (see
+%% test/run_all.sh) and the speed of both printers on sample messages.
+%% Run by test/erl/term_text.sh.
+-module(bmt_term_text_test).
+
+-export([main/0, main/1]).
+-export([compare/2, theirs/2, bench/2, bench/3]).
+-on_load(init/0).
+
+-define(SIZES, [1, 2, 3, 4, 7, 16, 64, 256, 1024, 4096, 65536, 65537]).
+
+init() ->
+    Dir = filename:dirname(code:which(?MODULE)),
+    erlang:load_nif(filename:join(Dir, "term_text_test_nif"), 0).
+
+%% ok | {mismatch, {Which, Ours}, Theirs}
+compare(_Term, _Size) -> erlang:nif_error(not_loaded).
+%% The oracle's text, truncated to Size-1 bytes.
+theirs(_Term, _Size) -> erlang:nif_error(not_loaded).
+%% {OurNsPerCall, SnprintfNsPerCall} with a Size-byte buffer.
+bench(_Term, _N, _Size) -> erlang:nif_error(not_loaded).
+bench(Term, N) -> bench(Term, N, 1024).
+
+main() -> main([]).
+
+main(Args) ->
+    Seed = case Args of
+               [S | _] -> list_to_integer(atom_to_list(S));
+               [] -> erlang:phash2(os:timestamp())
+           end,
+    io:format("# seed ~p (rerun: term_text.sh ~p)~n", [Seed, Seed]),
+    rand:seed(exsss, {Seed, Seed bxor 16#5bd1e995, 17}),
+    Port = open_port({spawn, "true"}, []),
+    Groups = [{"fixed edge cases", fixed_terms(Port)},
+              {"random atoms", [gen_atom() || _ <- lists:seq(1, 1500)]},
+              {"random integers", [gen_int() || _ <- lists:seq(1, 1000)]},
+              {"random binaries and bitstrings",
+               [gen_bin() || _ <- lists:seq(1, 1500)]},
+              {"random strings and char lists",
+               [gen_string() || _ <- lists:seq(1, 1500)]},
+              {"random maps", [gen_map() || _ <- lists:seq(1, 300)]},
+              {"random nested terms",
+               [gen_term(4, Port) || _ <- lists:seq(1, 3000)]},
+              {"deep nesting", deep_terms()}],
+    Results = [run_group(Name, Terms) || {Name, Terms} <- Groups],
+    Total = lists:sum([N || {_, N} <- Results]),
+    Failed = [Name || {{fail, Name}, _} <- Results],
+    io:format("# ~p comparisons in all~n", [Total]),
+    catch port_close(Port),
+    speed(),
+    halt(case Failed of [] -> 0; _ -> 1 end).
+
+%% Compares every term at every size in ?SIZES and at sizes around its own
+%% text length and a random cut, so each truncation point gets exercised.
+run_group(Name, Terms) ->
+    {Count, Bad} =
+        lists:foldl(
+          fun(T, {C, B}) ->
+                  Full = byte_size(theirs(T, 1 bsl 20)),
+                  Sizes = lists:usort(?SIZES ++ [Full, Full + 1, Full + 2,
+                                                 max(1, Full - 1),
+                                                 rand:uniform(Full + 2)]),
+                  lists:foldl(
+                    fun(S, {C1, B1}) ->
+                            case compare(T, S) of
+                                ok -> {C1 + 1, B1};
+                                M -> {C1 + 1, [{T, S, M} | B1]}
+                            end
+                    end, {C, B}, Sizes)
+          end, {0, []}, Terms),
+    case Bad of
+        [] ->
+            io:format("ok - ~s (~p terms, ~p comparisons, all identical)~n",
+                      [Name, length(Terms), Count]),
+            {pass, Count};
+        _ ->
+            io:format("not ok - ~s (~p of ~p comparisons differ)~n",
+                      [Name, length(Bad), Count]),
+            [io:format("#   term ~w size ~p:~n#     ours   ~w~n#     theirs ~w~n",
+                       [T, S, Ours, Theirs])
+             || {T, S, {mismatch, Ours, Theirs}} <- lists:sublist(lists:reverse(Bad), 8)],
+            {{fail, Name}, Count}
+    end.
+
+%% ---- fixed cases -------------------------------------------------------
+
+fixed_terms(Port) ->
+    Big = lists:seq(1, 40),
+    LargeMap = maps:from_list([{K, K * 2} || K <- lists:seq(1, 100)]),
+    Shrunk = maps:without(lists:seq(1, 68), LargeMap),       % 32 keys left
+    Shrunk33 = maps:without(lists:seq(1, 67), LargeMap),     % 33 keys left
+    Bin = list_to_binary(lists:seq(0, 255)),
+    <<_:3, Unaligned:20/binary, _/bitstring>> = <<0:3, Bin/binary, 0:5>>,
+    <<_:5, UnalignedPrintable:10/binary, _/bitstring>> =
+        <<0:5, "hello\"quot", 0:3>>,
+    <<_:3, UnalignedBits:13/bitstring, _/bitstring>> = <<0:3, Bin/binary>>,
+    [[], {}, <<>>, #{}, "", '', a, 'A', '_', aB9_@, 'a@b', 'a b', 'a\'b',
+     'a\\b', 'a\nb', 'a\tb\rc\fd\be\vf', 'a\0b', 'a\1b', 'a\37b', 'a\177b',
+     list_to_atom([97, 128, 159, 160]), list_to_atom([223, 255, 247, 215]),
+     list_to_atom([233, 192]), list_to_atom([192]), list_to_atom([247]),
+     list_to_atom([16#3b1, 16#3b2]), list_to_atom([97, 16#3b1]),
+     list_to_atom([97, 16#4e2d, 16#6587]), list_to_atom([97, 16#1F600]),
+     list_to_atom([97, 16#7FF]), list_to_atom([97, 16#100]),
+     list_to_atom(lists:duplicate(255, $z)),
+     list_to_atom(lists:duplicate(255, 0)),
+     list_to_atom(lists:duplicate(255, 16#1F600)),
+     true, false, undefined, nil, ok, 'EXIT', '$gen_call',
+     0, 1, -1, 255, 256, 134217727, 134217728, -134217728,
+     576460752303423487, 576460752303423488, -576460752303423488,
+     -576460752303423489, 9223372036854775807, 9223372036854775808,
+     -9223372036854775808, -9223372036854775809, 18446744073709551615,
+     18446744073709551616, 1 bsl 200, -(1 bsl 200), 1 bsl 4000,
+     0.0, -0.0, 1.0, -1.5, 3.14159, 1.0e300, -1.0e-300, 5.0e-324,
+     1.7976931348623157e308, 123456789.0,
+     self(), list_to_pid("<0.0.0>"), list_to_pid("<0.32767.8191>"),
+     spawn(fun() -> ok end), Port, hd(erlang:ports()),
+     remote_pid(), remote_port(), remote_ref(),
+     make_ref(), erlang:monitor(process, self()),
+     fun() -> ok end, fun lists:map/2, fun erlang:'+'/2, closure(42),
+     <<"hello">>, <<"a\"b">>, <<"\\">>, <<"\n">>, <<" ">>, <<"~">>,
+     <<127>>, <<31>>, <<1, 2, 3>>, <<0>>, <<255>>, Bin,
+     binary:copy(<<"x">>, 1000), binary:copy(<<"\"">>, 300),
+     binary:copy(<<200>>, 1000), binary:part(Bin, 65, 26),
+     Unaligned, UnalignedPrintable, UnalignedBits,
+     <<1:1>>, <<5:3>>, <<1, 2, 3:4>>, <<"abc", 1:2>>, <<0:7>>,
+     "a", "hello world", "a\"b", "a\\b", "a\nb", "tab\there", "cr\r",
+     [0], [7], [31], [127], [128], [159], [160], [255], [256], [-1],
+     [$a | $b], [$a, $b | <<"c">>], [[]], [[], []], [a | b], [1, 2 | 3],
+     [$a, 1.0], [$a, a], [$a, self()], [16#3b1], [1 bsl 70],
+     lists:seq(32, 126), lists:seq(160, 255), lists:seq(0, 300),
+     lists:duplicate(5000, $x), lists:seq(1, 3000),
+     {a}, {a, b}, {{}}, {[], <<>>, #{}}, {self(), ping, 42},
+     {'$gen_call', {self(), make_ref()}, {get, key}},
+     list_to_tuple(Big), list_to_tuple(lists:seq(1, 2000)),
+     #{a => 1}, #{1 => a, b => 2, "s" => <<"v">>, {t} => [l]},
+     maps:from_list([{K, K} || K <- lists:seq(1, 32)]),
+     maps:from_list([{K, K} || K <- lists:seq(1, 33)]),
+     LargeMap, Shrunk, Shrunk33, maps:remove(100, LargeMap),
+     #{#{a => 1} => #{b => 2}}, #{1.0 => 1, 1 => 2},
+     [LargeMap], {Shrunk}].
+
+closure(X) -> fun(Y) -> X + Y end.
+
+%% Remote identifiers via the external term format: NEW_PID_EXT (88),
+%% V4_PORT_EXT (120) and NEWER_REFERENCE_EXT (90) on node 'n@h'.
+remote_pid() ->
+    binary_to_term(<<131, 88, 119, 3, "n@h", 7:32, 3:32, 1234:32>>).
+remote_port() ->
+    binary_to_term(<<131, 120, 119, 3, "n@h", 99:64, 1234:32>>).
+remote_ref() ->
+    binary_to_term(<<131, 90, 3:16, 119, 3, "n@h", 1234:32, 1:32, 2:32, 3:32>>).
+
+deep_terms() ->
+    Nest = fun Loop(_F, 0, Acc) -> Acc;
+               Loop(F, N, Acc) -> Loop(F, N - 1, F(Acc, N))
+           end,
+    Tup = Nest(fun(A, _) -> {A} end, 1000, x),
+    Lst = Nest(fun(A, _) -> [A] end, 1000, x),
+    Mix = Nest(fun(A, N) -> case N rem 3 of
+                                0 -> {N, A};
+                                1 -> [A, N];
+                                _ -> #{N => A}
+                            end end, 3000, <<"leaf">>),
+    Tail = Nest(fun(A, N) -> [N | A] end, 100000, tail),
+    [Tup, Lst, Mix, Tail, {Tup, Lst}, [Mix | Mix]].
+
+%% ---- random generators ------------------------------------------------
+
+pick(L) -> lists:nth(rand:uniform(length(L)), L).
+
+gen_atom() ->
+    Len = case rand:uniform(10) of
+              1 -> 0;
+              2 -> rand:uniform(255);
+              _ -> rand:uniform(12)
+          end,
+    Chars = [gen_atom_char() || _ <- lists:seq(1, Len)],
+    Cs = case rand:uniform(3) of
+             1 -> [pick(lists:seq($a, $z)) | tl_or_empty(Chars)];
+             _ -> Chars
+         end,
+    list_to_atom(lists:sublist(Cs, 255)).
+
+tl_or_empty([]) -> [];
+tl_or_empty([_ | T]) -> T.
+
+gen_atom_char() ->
+    case rand:uniform(20) of
+        N when N =< 8 -> pick(lists:seq($a, $z));
+        9 -> pick(lists:seq($A, $Z));
+        10 -> pick(lists:seq($0, $9));
+        11 -> pick("_@ .-'\\\"");
+        12 -> rand:uniform(32) - 1;
+        13 -> pick([127, 128, 140, 159]);
+        14 -> 159 + rand:uniform(97);
+        15 -> pick([192, 215, 222, 223, 247, 255]);
+        16 -> pick([16#3b1, 16#100, 16#7FF, 16#800, 16#4e2d, 16#FFFD,
+                    16#1F600, 16#10FFFF]);
+        _ -> pick(lists:seq($a, $z) ++ "_")
+    end.
+
+gen_int() ->
+    case rand:uniform(6) of
+        1 -> rand:uniform(256) - 1;
+        2 -> rand:uniform(1 bsl 30) - (1 bsl 29);
+        3 -> rand:uniform(1 bsl 62) - (1 bsl 61);
+        4 -> B = pick([27, 28, 59, 60, 63, 64, 65]),
+             (1 bsl B) + rand:uniform(5) - 3;
+        5 -> -(1 bsl pick([27, 28, 59, 60, 63, 64, 65])) + rand:uniform(5) - 3;
+        6 -> (rand:uniform(1 bsl 300)) * pick([1, -1])
+    end.
+
+gen_bytes(N, printable) -> [31 + rand:uniform(95) || _ <- lists:seq(1, N)];
+gen_bytes(N, any) -> [rand:uniform(256) - 1 || _ <- lists:seq(1, N)];
+gen_bytes(N, mostly) ->
+    [case rand:uniform(50) of 1 -> pick([0, 10, 31, 127, 128, 255]);
+         _ -> 31 + rand:uniform(95) end || _ <- lists:seq(1, N)].
+
+gen_bin() ->
+    N = case rand:uniform(4) of 1 -> 0; 2 -> rand:uniform(2000); _ -> rand:uniform(40) end,
+    Bin = list_to_binary(gen_bytes(N, pick([printable, printable, any, mostly]))),
+    case rand:uniform(5) of
+        1 when N > 2 -> % aligned sub-binary
+            S = rand:uniform(N - 1), binary:part(Bin, S, rand:uniform(N - S));
+        2 -> % unaligned sub-binary, whole bytes
+            Off = rand:uniform(7),
+            <<_:Off, B:N/binary, _/bitstring>> = <<0:Off, Bin/binary, 0:8>>, B;
+        3 -> % bitstring
+            Bits = rand:uniform(7),
+            <<Bin/binary, (rand:uniform(256) - 1):Bits>>;
+        4 -> % unaligned bitstring
+            Off = rand:uniform(7), Bits = rand:uniform(7) + N * 8,
+            <<_:Off, B:Bits/bitstring, _/bitstring>> = <<0:Off, Bin/binary, 255:8>>, B;
+        _ -> Bin
+    end.
+
+gen_string() ->
+    N = case rand:uniform(5) of 1 -> rand:uniform(1000); _ -> rand:uniform(30) end,
+    case rand:uniform(6) of
+        1 -> gen_bytes(N, printable);
+        2 -> gen_bytes(N, mostly);
+        3 -> [pick([$\n, $\t, $\r, $\s, $", $\\, $a, 160, 233, 255]) || _ <- lists:seq(1, N)];
+        4 -> gen_bytes(N, printable) ++ [pick([256, 16#3b1, -1, 1.0, a, <<>>, []])];
+        5 -> gen_bytes(N, printable) ++ pick([$x, <<"t">>, a]); % improper
+        6 -> [pick([0, 7, 8, 11, 12, 27, 31, 127, 128, 159]) | gen_bytes(N, printable)]
+    end.
+
+gen_map() ->
+    N = case rand:uniform(4) of 1 -> rand:uniform(100); _ -> rand:uniform(34) - 1 end,
+    M = maps:from_list([{gen_term(1, undefined), gen_term(2, undefined)}
+                        || _ <- lists:seq(1, N)]),
+    case rand:uniform(3) of
+        1 -> maps:without(lists:sublist(maps:keys(M), rand:uniform(N + 1) - 1), M);
+        _ -> M
+    end.
+
+gen_term(0, Port) -> gen_leaf(Port);
+gen_term(D, Port) ->
+    case rand:uniform(10) of
+        1 -> list_to_tuple([gen_term(D - 1, Port) || _ <- lists:seq(1, rand:uniform(5) - 1)]);
+        2 -> [gen_term(D - 1, Port) || _ <- lists:seq(1, rand:uniform(5) - 1)];
+        3 -> [gen_term(D - 1, Port) | gen_term(D - 1, Port)];
+        4 -> maps:from_list([{gen_term(D - 1, Port), gen_term(D - 1, Port)}
+                             || _ <- lists:seq(1, rand:uniform(4) - 1)]);
+        _ -> gen_leaf(Port)
+    end.
+
+gen_leaf(Port) ->
+    case rand:uniform(16) of
+        1 -> gen_atom();
+        2 -> gen_int();
+        3 -> gen_bin();
+        4 -> gen_string();
+        5 -> rand:uniform() * math:pow(10, rand:uniform(600) - 300) * pick([1, -1]);
+        6 -> pick([self(), list_to_pid("<0.1.0>"), remote_pid()]);
+        7 when Port =/= undefined -> pick([Port, remote_port()]);
+        8 -> pick([make_ref(), remote_ref()]);
+        9 -> pick([fun() -> ok end, fun lists:map/2, closure(rand:uniform(9))]);
+        10 -> pick([[], {}, <<>>, #{}, '', ok]);
+        _ -> pick([a, 'B', ok, 1, -7, "str", <<"bin">>])
+    end.
+
+%% ---- speed -----------------------------------------------------------
+
+speed() ->
+    N = 200000,
+    Samples = [{"{self(), ping, 42}", {self(), ping, 42}},
+               {"{'$gen_call', {self(), make_ref()}, {get, key}}",
+                {'$gen_call', {self(), make_ref()}, {get, key}}},
+               {"1 KiB printable binary", binary:copy(<<"abcdefgh">>, 128)},
+               {"1 KiB non-printable binary", list_to_binary([X rem 256 || X <- lists:seq(1, 1024)])},
+               {"self()", self()},
+               {"atom ok", ok}],
+    [begin
+         {Ours, Theirs} = bench(T, N, 256),
+         {Ours4, Theirs4} = bench(T, N div 10, 8192),
+         io:format("# speed ~s: ours ~.1f ns, enif_snprintf ~.1f ns (x~.1f) "
+                   "[256-byte buffer]; ~.1f vs ~.1f ns (x~.1f) [8 KiB]~n",
+                   [Name, Ours, Theirs, Theirs / Ours,
+                    Ours4, Theirs4, Theirs4 / Ours4])
+     end || {Name, T} <- Samples],
+    ok.
