@@ -54,7 +54,7 @@ test: all
 	$(Q)bash test/run_all.sh
 
 demo: all
-	$(Q)bash test/e2e/demo.sh
+	$(Q)bash examples/process_tracing.sh
 
 bench: all
 	$(Q)bash bench/run.sh
