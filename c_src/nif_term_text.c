@@ -313,14 +313,34 @@ static void put_id(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TERM t)
 
 /* ---- binaries ------------------------------------------------------- */
 
+/* 1 if some byte of w is below 32 or above 126 (word-at-a-time tests,
+ * exact for these bounds: the "below n" trick holds for n <= 128, the
+ * "above n" one for n <= 127). */
+static inline int word_has_unprintable(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t below = (w - ones * 32) & ~w & highs;
+    uint64_t above = ((w + ones * (127 - 126)) | w) & highs;
+    return (below | above) != 0;
+}
+
 static int bytes_printable(const unsigned char *b, size_t n)
 {
-    size_t i;
+    size_t i = 0;
+    uint64_t w;
+
+    if (n == 0)
+        return 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, b + i, 8);
+        if (word_has_unprintable(w))
+            return 0;
+    }
     /* Unsigned wrap folds both bounds into one compare. */
-    for (i = 0; i < n; i++)
+    for (; i < n; i++)
         if ((unsigned char)(b[i] - 32) > 126 - 32)
             return 0;
-    return n != 0;
+    return 1;
 }
 
 static void put_binary(struct out *o, const unsigned char *b, size_t n)
@@ -447,6 +467,23 @@ static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
 {
     if (out_full(o))
         return;
+    if (c->cache && is_immediate(t)) {
+        /* Warm atoms, pids and ports without asking the VM for the type:
+         * a slot holds only words of its own kind, so a key match is the
+         * same term. */
+        const struct bmt_atom_cache_entry *a =
+            &c->cache->atoms.slot[slot_of(t, ATOM_CACHE_BITS)];
+        const struct bmt_id_cache_entry *d =
+            &c->cache->ids.slot[slot_of(t, ID_CACHE_BITS)];
+        if (a->key == t) {
+            put_s(o, a->text, a->len_bytes);
+            return;
+        }
+        if (d->key == t) {
+            put_s(o, d->text, d->len_bytes);
+            return;
+        }
+    }
     if (depth > BMT_TERM_TEXT_MAX_DEPTH) {
         put_fallback(o, t);
         return;

@@ -139,7 +139,16 @@ fixed_terms(Port) ->
      maps:from_list([{K, K} || K <- lists:seq(1, 33)]),
      LargeMap, Shrunk, Shrunk33, maps:remove(100, LargeMap),
      #{#{a => 1} => #{b => 2}}, #{1.0 => 1, 1 => 2},
-     [LargeMap], {Shrunk}].
+     [LargeMap], {Shrunk}]
+    ++ one_bad_byte_binaries().
+
+%% Printable 40-byte binaries with one boundary byte at every position, so
+%% the word-at-a-time printable check is tested at every lane and tail.
+one_bad_byte_binaries() ->
+    Base = binary:copy(<<"abcdefgh">>, 5),
+    [<<(binary:part(Base, 0, P))/binary, V,
+       (binary:part(Base, P + 1, 40 - P - 1))/binary>>
+     || P <- lists:seq(0, 39), V <- [0, 31, 32, 34, 126, 127, 128, 160, 255]].
 
 closure(X) -> fun(Y) -> X + Y end.
 
