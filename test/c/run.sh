@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# C tests of the pure C core: builds each test with sanitizers into
+# test/out/c/, runs it, and prints TAP lines ("ok - name" / "not ok - name",
+# protocol in test/run_all.sh). Exits non-zero if anything failed.
+#
+#   test_ring    ring vs. a FIFO reference model            ASan+UBSan
+#   test_ctf     golden bytes, babeltrace2, catalogue        ASan+UBSan
+#   test_faults  failing malloc (--wrap), I/O errors         ASan+UBSan (leak check)
+#   stress_ring  N writers, one consumer                     TSan, and ASan+UBSan
+#
+# Each binary prints its own TAP lines; this script adds one line per build
+# and one per run (a sanitizer report makes the run exit non-zero).
+# Regenerate golden files: test/out/c/test_ctf test/c/golden --regen
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+out=test/out/c
+mkdir -p "$out"
+
+CC=${CC:-cc}
+CFLAGS="-std=gnu11 -g -O1 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror -Ic_src"
+ASAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+TSAN="-fsanitize=thread"
+CORE="c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c c_src/ring.c c_src/trace_dir.c"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=23}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66}
+
+failed=0
+tmp=$(mktemp -d /tmp/bmt-test-c-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# build NAME SOURCE FLAGS...: compiles SOURCE and the core into $out/NAME.
+build() {
+    local name=$1 src=$2
+    shift 2
+    # shellcheck disable=SC2086
+    if $CC $CFLAGS "$@" -o "$out/$name" "$src" $CORE -lpthread >"$out/$name.build.log" 2>&1; then
+        echo "ok - build $name"
+        return 0
+    fi
+    echo "not ok - build $name"
+    sed 's/^/# /' "$out/$name.build.log"
+    failed=1
+    return 1
+}
+
+# run NAME ARGS...: runs $out/NAME; its TAP lines pass through, its exit
+# status becomes one more line.
+run() {
+    local name=$1
+    shift
+    local status
+    "$out/$name" "$@" 2>"$out/$name.stderr"
+    status=$?
+    if [ "$status" -eq 0 ]; then
+        echo "ok - $name exits cleanly (no sanitizer report)"
+    else
+        echo "not ok - $name exited with status $status"
+        sed 's/^/# /' "$out/$name.stderr" | head -60
+        failed=1
+    fi
+}
+
+# Build everything first (two at a time on small machines), then run.
+# shellcheck disable=SC2086
+{
+    build test_ring test/c/test_ring.c $ASAN &
+    build test_ctf test/c/test_ctf.c $ASAN &
+    wait
+    build test_faults test/c/test_faults.c $ASAN -Wl,--wrap=malloc &
+    build stress_ring_tsan test/c/stress_ring.c $TSAN &
+    wait
+    build stress_ring_asan test/c/stress_ring.c $ASAN
+} >"$tmp/build.tap"
+cat "$tmp/build.tap"
+grep -q '^not ok' "$tmp/build.tap" && failed=1
+
+[ -x "$out/test_ring" ] && run test_ring
+[ -x "$out/test_ctf" ] && run test_ctf test/c/golden
+[ -x "$out/test_faults" ] && run test_faults
+[ -x "$out/stress_ring_tsan" ] && run stress_ring_tsan "$tmp/stress-tsan" 4 20000
+[ -x "$out/stress_ring_asan" ] && run stress_ring_asan "$tmp/stress-asan" 8 20000
+
+exit "$failed"
