@@ -1,11 +1,11 @@
 /* Field text for the tracer: pids, ports, MFAs and terms, as OTP's dyntrace
  * printed them with enif_snprintf("%T").
  *
- * Pids and ports repeat on almost every event, so each thread keeps a
- * direct-mapped cache keyed by the term word. Only local pids and ports are
- * cached: they are immediates, so a word names one pid or port forever. MFAs
- * are cached by (module atom, function atom, arity); atoms are immediates
- * too. A thread_ctx is owned by one thread, so the caches need no locks.
+ * Terms go through bmt_term_text (nif_term_text.c), byte-identical to "%T"
+ * and much faster; pids and ports through its per-thread id cache. MFAs are
+ * cached here by (module atom, function atom, arity): atoms are immediates,
+ * so the key names one text forever. A thread_ctx is owned by one thread,
+ * so the caches need no locks.
  */
 #include "nif_priv.h"
 
@@ -37,40 +37,15 @@ static unsigned hash_word(ERL_NIF_TERM w)
     return (unsigned)x;
 }
 
-static int is_local_id(ErlNifEnv *env, ERL_NIF_TERM term)
+size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
+                       size_t room)
 {
-    ErlNifPid pid;
-    ErlNifPort port;
-    return enif_get_local_pid(env, term, &pid) || enif_get_local_port(env, term, &port);
-}
-
-size_t bmt_format_term(ErlNifEnv *env, ERL_NIF_TERM term, char *out, size_t room)
-{
-    (void)env;
-    int n = enif_snprintf(out, room, "%T", term);
-    if (n < 0) {
-        out[0] = '\0';
-        return 0;
-    }
-    /* enif_snprintf returns the untruncated length, like snprintf. */
-    return (size_t)n < room ? (size_t)n : room - 1;
+    return bmt_term_text_cached(&t->text, env, term, out, room);
 }
 
 size_t bmt_format_id(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
 {
-    struct id_cache_entry *e = &t->ids[hash_word(term) % ID_CACHE_SIZE];
-    if (e->key == term && e->len) {
-        memcpy(out, e->text, e->len);
-        out[e->len] = '\0';
-        return e->len;
-    }
-    size_t len = bmt_format_term(env, term, out, BMT_ID_MAX_BYTES + 1);
-    if (len > 0 && is_local_id(env, term)) {
-        e->key = term;
-        e->len = (uint8_t)len;
-        memcpy(e->text, out, len + 1);
-    }
-    return len;
+    return bmt_id_text(&t->text.ids, env, term, out, BMT_ID_MAX_BYTES + 1);
 }
 
 size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
@@ -160,7 +135,8 @@ static size_t term_words(ErlNifEnv *env, ERL_NIF_TERM term, int depth)
     }
 }
 
-size_t bmt_format_message(ErlNifEnv *env, ERL_NIF_TERM term, int message_bytes, char *out)
+size_t bmt_format_message(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term,
+                          int message_bytes, char *out)
 {
     if (message_bytes == BMT_MESSAGE_SIZE_ONLY) {
         int n = enif_snprintf(out, 48, "<%lu words>", (unsigned long)term_words(env, term, 0));
@@ -170,5 +146,5 @@ size_t bmt_format_message(ErlNifEnv *env, ERL_NIF_TERM term, int message_bytes, 
         out[0] = '\0';
         return 0;
     }
-    return bmt_format_term(env, term, out, (size_t)message_bytes + 1);
+    return bmt_format_term(t, env, term, out, (size_t)message_bytes + 1);
 }

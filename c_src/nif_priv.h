@@ -17,6 +17,7 @@
 #include "event.h"
 #include "ring.h"
 #include "trace_dir.h"
+#include "nif_term_text.h"
 
 #include <erl_nif.h>
 #include <stdatomic.h>
@@ -92,15 +93,8 @@ struct session {
 };
 
 /* Per-thread scratch and caches; owned by exactly one thread. */
-#define ID_CACHE_SIZE 256
 #define MFA_CACHE_SIZE 256
 #define MFA_CACHE_TEXT 120
-
-struct id_cache_entry {
-    ERL_NIF_TERM key;
-    uint8_t len;
-    char text[BMT_ID_MAX_BYTES + 1];
-};
 
 struct mfa_cache_entry {
     ERL_NIF_TERM module, function;
@@ -112,7 +106,7 @@ struct mfa_cache_entry {
 struct thread_ctx {
     int in_use;                 /* re-entry guard */
     struct bmt_event event;
-    struct id_cache_entry ids[ID_CACHE_SIZE];
+    struct bmt_text_cache text; /* pids, ports and atoms */
     struct mfa_cache_entry mfas[MFA_CACHE_SIZE];
     /* Field text: the bounds of catalogue.h for every string field. */
     char scratch[4 * (BMT_MFA_MAX_BYTES + 1) + BMT_MSG_MAX_BYTES + 1];
@@ -179,7 +173,9 @@ struct thread_ctx *bmt_thread_ctx(struct priv *p);
  * its length in bytes. */
 size_t bmt_format_id(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out);
 size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out);
-size_t bmt_format_term(ErlNifEnv *env, ERL_NIF_TERM term, char *out, size_t room);
-size_t bmt_format_message(ErlNifEnv *env, ERL_NIF_TERM term, int message_bytes, char *out);
+size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
+                       size_t room);
+size_t bmt_format_message(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term,
+                          int message_bytes, char *out);
 
 #endif

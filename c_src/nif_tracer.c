@@ -120,14 +120,14 @@ static void set_mfa(struct decode *d, int i, ERL_NIF_TERM term)
 
 static void set_term(struct decode *d, int i, ERL_NIF_TERM term)
 {
-    size_t len = bmt_format_term(d->env, term, d->cursor, BMT_TERM_MAX_BYTES + 1);
+    size_t len = bmt_format_term(d->t, d->env, term, d->cursor, BMT_TERM_MAX_BYTES + 1);
     set_text(d, i, d->cursor, len);
     d->cursor += len + 1;
 }
 
 static void set_message(struct decode *d, int i, ERL_NIF_TERM term)
 {
-    size_t len = bmt_format_message(d->env, term, d->s->message_bytes, d->cursor);
+    size_t len = bmt_format_message(d->t, d->env, term, d->s->message_bytes, d->cursor);
     set_text(d, i, d->cursor, len);
     d->cursor += len + 1;
 }
