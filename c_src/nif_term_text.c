@@ -494,8 +494,16 @@ static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
         return;
     case ERL_NIF_TERM_TYPE_INTEGER: {
         ErlNifSInt64 v;
+        ErlNifUInt64 u;
+        char tmp[24];
+        char *d;
         if (enif_get_int64(c->env, t, &v)) {
             put_i64(o, v);
+            return;
+        }
+        if (enif_get_uint64(c->env, t, &u)) {
+            d = u64_digits(u, tmp + sizeof tmp);
+            put_s(o, d, (size_t)(tmp + sizeof tmp - d));
             return;
         }
         break;

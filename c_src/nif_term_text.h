@@ -6,17 +6,26 @@
  * emit must be exactly those bytes. "%T" goes through the VM's generic
  * printer (a callback per character, the whole term walked even when the
  * buffer is long full), which is too slow for the message-send hot path.
- * bmt_term_text() renders the common term types itself and hands every other
- * subterm (floats aside from the plain case, refs, funs, remote pids/ports,
- * bignums beyond 64 bits, maps with more than 32 keys, bitstrings, nesting
- * deeper than BMT_TERM_TEXT_MAX_DEPTH) to enif_snprintf: the VM's printer is
+ * bmt_term_text() renders atoms (Latin-1 ones; others are printed once by
+ * the VM and cached), integers in int64/uint64 range, floats, tuples, lists
+ * and strings, binaries, maps of up to 32 keys, and (through the id cache)
+ * local pids and ports. It hands every other subterm (refs, funs, remote
+ * pids and ports, larger bignums, larger maps, bitstrings, nesting deeper
+ * than BMT_TERM_TEXT_MAX_DEPTH) to enif_snprintf: the VM's printer is
  * context-free, so a subterm printed on its own gives the same bytes as it
- * does inside its parent.
+ * does inside its parent (the test checks this for every such type).
  *
  * Workload: called on scheduler threads from trace callbacks, once per
  * traced event and per string field; buffers are tens to a few thousand
- * bytes. No allocation, no locks, no globals; the C stack use is bounded
- * (about BMT_TERM_TEXT_MAX_DEPTH small frames plus one 1 KiB leaf buffer).
+ * bytes. No allocation of ours, no locks, no globals. The one allocation
+ * that can happen is the VM's: enif_inspect_binary() copies a binary that
+ * starts mid-byte (an unaligned sub-binary, rare) into a temporary that the
+ * VM frees when the NIF or callback returns. C stack use is bounded: about
+ * 200 bytes per nesting level up to BMT_TERM_TEXT_MAX_DEPTH (about 10 KiB)
+ * plus one 1.3 KiB leaf frame. Time is linear in the term, not the buffer,
+ * only where the VM's is too: deciding whether a list is a string (or a
+ * binary printable) needs the whole list (binary) even if the buffer holds
+ * ten bytes of it.
  *
  * Concurrency: the functions are reentrant. A cache struct belongs to one
  * thread (keep one per scheduler, e.g. thread-local or in per-scheduler
