@@ -1,0 +1,123 @@
+/* beamtrace: entry point and subcommand dispatch.
+ *
+ * The table below is the only list of subcommands; `beamtrace --help` and
+ * the dispatcher both read it. Later subcommands (calls, sched, procs, gc,
+ * flame, export, report) are one row here plus one cmd_<name>.c file.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+static const struct bmt_cli_command commands[] = {
+    {"view", "print every event as babeltrace2 does",
+     "usage: beamtrace view DIR [options]\n"
+     "\n"
+     "Prints the events of the trace in DIR in time order, one line each, exactly\n"
+     "as `babeltrace2 DIR` does. Discarded events are reported on stderr.\n"
+     "\n"
+     "  -t, --tracepoint PATTERN  only events whose domain:name matches PATTERN\n"
+     "                            ('*' matches any run of characters; repeatable),\n"
+     "                            e.g. 'org_erlang_dyntrace:process_*' or '*gc_*'\n"
+     "  -p, --pid PID             only events with a pid or port field equal to PID\n"
+     "                            (<0.66.0>, 0.66.0 or #Port<0.7>; repeatable)\n"
+     "      --no-delta            do not print the time since the previous line\n"
+     "      --gmt                 print times in UTC instead of local time\n"
+     "  -h, --help                show this help\n",
+     bmt_cmd_view},
+    {"list", "list the tracepoints beamtrace knows",
+     "usage: beamtrace list [--format text|json]\n"
+     "\n"
+     "Prints every tracepoint in the catalogue: domain:name, the erlang:trace/3\n"
+     "flag that produces it, its fields (name:type, in order) and what it means.\n"
+     "\n"
+     "      --format FORMAT  text (default, aligned) or json\n"
+     "  -h, --help           show this help\n",
+     bmt_cmd_list},
+    {"stats", "count events per tracepoint, drops and rates",
+     "usage: beamtrace stats DIR [--format text|json]\n"
+     "\n"
+     "Reads the trace in DIR in one pass and prints events per tracepoint\n"
+     "(most frequent first, with percent), the total, discarded events, lost\n"
+     "packets, first and last timestamps, duration, event rate and stream count.\n"
+     "\n"
+     "      --format FORMAT  text (default) or json\n"
+     "  -h, --help           show this help\n",
+     bmt_cmd_stats},
+};
+
+#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
+
+void bmt_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("beamtrace: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int bmt_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "beamtrace: %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "; run 'beamtrace %s --help' for usage\n", cmd);
+    va_end(ap);
+    return BMT_EXIT_USAGE;
+}
+
+int bmt_cli_parse_format(const char *cmd, const char *value, int *json)
+{
+    if (strcmp(value, "json") == 0)
+        *json = 1;
+    else if (strcmp(value, "text") == 0)
+        *json = 0;
+    else
+        return bmt_cli_usage_error(cmd, "unknown format '%s' (expected text or json)", value);
+    return 0;
+}
+
+void bmt_cli_print_usage(const char *name)
+{
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            fputs(commands[i].usage, stdout);
+}
+
+static void print_help(FILE *f)
+{
+    fputs("usage: beamtrace <command> [options]\n"
+          "\n"
+          "Reads traces recorded by beamtrace (CTF 1.8 directories of\n"
+          "org_erlang_dyntrace events).\n"
+          "\n"
+          "commands:\n", f);
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fputs("\nRun 'beamtrace <command> --help' for a command's options.\n", f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        bmt_cli_error("no command given; run 'beamtrace --help' for the list of commands");
+        return BMT_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_help(stdout);
+        return BMT_EXIT_OK;
+    }
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    if (name[0] == '-')
+        bmt_cli_error("unknown option '%s'; run 'beamtrace --help' for usage", name);
+    else
+        bmt_cli_error("unknown command '%s'; run 'beamtrace --help' for the list of commands",
+                      name);
+    return BMT_EXIT_USAGE;
+}

@@ -1,0 +1,543 @@
+/* Writes the CLI test corpus: good traces (recorded through the real ring and
+ * trace directory writer, so they are exactly what the NIF produces) and
+ * malformed ones (good traces mutated on disk).
+ *
+ *   make_corpus OUTDIR          good/ and bad/ traces under OUTDIR
+ *   make_corpus --big DIR N     one large trace of N events, for benchmarks
+ *
+ * Next to each good trace DIR it writes DIR.expect: "events N" and
+ * "discarded N", what the generator recorded and dropped. Everything is
+ * deterministic (fixed uuid, clock offset, seeded PRNG), so failures
+ * reproduce. Single-threaded test tool; aborts on any I/O error.
+ */
+#include "catalogue.h"
+#include "ctf.h"
+#include "event.h"
+#include "ring.h"
+#include "trace_dir.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_STREAMS 8
+
+struct gen {
+    struct bmt_trace_dir dir;
+    struct bmt_ctf_trace_info info;
+    char path[4096];
+    unsigned stream_count;
+    struct bmt_ring rings[MAX_STREAMS];
+    uint8_t *mem[MAX_STREAMS];
+    uint32_t *packet_events[MAX_STREAMS];
+    uint32_t *packet_bytes[MAX_STREAMS];
+    unsigned drain_every;          /* events between drains; 1 = never drops */
+    uint64_t since_drain[MAX_STREAMS];
+    uint64_t last_ts_ns[MAX_STREAMS];
+};
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("make_corpus: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static void fixed_info(struct bmt_ctf_trace_info *info, uint8_t uuid_seed)
+{
+    memset(info, 0, sizeof *info);
+    for (int i = 0; i < BMT_CTF_UUID_BYTES; i++)
+        info->uuid[i] = (uint8_t)(uuid_seed * 17 + i * 29 + 3);
+    strcpy(info->hostname, "corpus-host");
+    /* Just under a second boundary, so wall-time carries are exercised. */
+    info->clock_offset_s = 1700000000;
+    info->clock_offset_ns = 999999000;
+    info->vpid = 4242;
+    strcpy(info->procname, "beam.smp");
+}
+
+static void gen_open(struct gen *g, const char *path, unsigned streams, size_t subbuf_bytes,
+                     uint32_t subbuf_count, enum bmt_ring_mode mode, unsigned drain_every)
+{
+    memset(g, 0, sizeof *g);
+    snprintf(g->path, sizeof g->path, "%s", path);
+    fixed_info(&g->info, 1);
+    int rc = bmt_trace_dir_create(&g->dir, path, &g->info);
+    if (rc < 0)
+        die("%s: cannot create trace: %s", path, strerror(-rc));
+    g->stream_count = streams;
+    g->drain_every = drain_every;
+    for (unsigned s = 0; s < streams; s++) {
+        g->mem[s] = malloc(subbuf_bytes * subbuf_count);
+        g->packet_events[s] = calloc(subbuf_count, sizeof(uint32_t));
+        g->packet_bytes[s] = calloc(subbuf_count, sizeof(uint32_t));
+        if (!g->mem[s] || !g->packet_events[s] || !g->packet_bytes[s])
+            die("out of memory");
+        if (bmt_ring_init(&g->rings[s], g->mem[s], g->packet_events[s], g->packet_bytes[s],
+                          subbuf_bytes, subbuf_count, mode, s, g->info.uuid) < 0)
+            die("ring init");
+    }
+}
+
+static void drain(struct gen *g, unsigned s)
+{
+    const uint8_t *pkt;
+    size_t bytes;
+    uint32_t events;
+    while ((pkt = bmt_ring_peek(&g->rings[s], &bytes, &events))) {
+        if (bmt_trace_dir_write_packet(&g->dir, s, pkt, bytes) < 0)
+            die("%s: write failed", g->path);
+        bmt_ring_release(&g->rings[s]);
+    }
+}
+
+static void emit(struct gen *g, unsigned s, const struct bmt_event *ev)
+{
+    size_t bytes = bmt_event_size(ev);
+    uint8_t *p = bmt_ring_reserve(&g->rings[s], bytes, ev->ts_ns);
+    if (p) {
+        bmt_event_encode(ev, p);
+        bmt_ring_commit(&g->rings[s], bytes, ev->ts_ns);
+    }
+    g->last_ts_ns[s] = ev->ts_ns;
+    if (++g->since_drain[s] >= g->drain_every) {
+        g->since_drain[s] = 0;
+        drain(g, s);
+    }
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+        die("%s: cannot write", path);
+}
+
+/* Flushes every ring (twice: the second flush publishes the drop count when
+ * the ring was full at the first) and writes DIR.expect. */
+static void gen_close(struct gen *g)
+{
+    uint64_t written = 0, discarded = 0;
+    for (unsigned s = 0; s < g->stream_count; s++) {
+        uint64_t end = g->last_ts_ns[s] + 1;
+        bmt_ring_flush(&g->rings[s], end);
+        drain(g, s);
+        bmt_ring_flush(&g->rings[s], end + 1);
+        drain(g, s);
+        if (g->rings[s].reported_discarded != g->rings[s].discarded_count)
+            die("%s: stream %u: drop count not published", g->path, s);
+        written += g->rings[s].written_count;
+        discarded += g->rings[s].discarded_count;
+        free(g->mem[s]);
+        free(g->packet_events[s]);
+        free(g->packet_bytes[s]);
+    }
+    if (bmt_trace_dir_close(&g->dir) < 0)
+        die("%s: close failed", g->path);
+    char file[4200], text[128];
+    snprintf(file, sizeof file, "%s.expect", g->path);
+    snprintf(text, sizeof text, "events %llu\ndiscarded %llu\n", (unsigned long long)written,
+             (unsigned long long)discarded);
+    write_text(file, text);
+}
+
+/* Value pools. Tricky strings exercise the viewer's escaping. */
+static const char *const ids[] = {"<0.66.0>", "<0.172.0>", "<0.1.0>", "#Port<0.7>",
+                                  "<12345.65535.4294967295>", "<0.0.0>"};
+static const char *const mfas[] = {"gen_server:loop/7", "undefined", "erlang:apply/2",
+                                   "'weird mod':'f\\\"n'/0", "command", "0"};
+static const char *const words[] = {"in", "out", "link", "unlink", "register", "out_exited"};
+static const char *const terms[] = {
+    "normal", "{shutdown,\"quote\\\" and back\\\\slash\"}", "line1\nline2\ttab\r",
+    "caf\xc3\xa9 \xe2\x82\xac", "\x01\x02\x1b[31m\x7f\xff\xfe", "[1,2,3|4]",
+    "\a\b\f\v", "{'$gen_call',{<0.66.0>,#Ref<0.1.2.3>},stop}",
+};
+
+#define POOL(a) (a)[rnd() % (sizeof(a) / sizeof((a)[0]))]
+
+/* Percent of string fields left empty. Off by default: babeltrace2 2.0
+ * prints a stale value for an empty string in a recycled event, so only the
+ * empty_strings trace (compared with that defect allowed for) has them. */
+static unsigned empty_percent;
+
+static void fill_event(struct bmt_event *ev, int tp, uint64_t ts_ns)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->id = (uint16_t)tp;
+    ev->ts_ns = ts_ns;
+    const struct bmt_tracepoint *t = &bmt_catalogue[tp];
+    for (unsigned f = 0; f < t->field_count; f++) {
+        const struct bmt_field *fd = &t->fields[f];
+        struct bmt_value *v = &ev->values[f];
+        const char *s = NULL;
+        switch (fd->kind) {
+        case BMT_KIND_ID: s = POOL(ids); break;
+        case BMT_KIND_MFA: s = POOL(mfas); break;
+        case BMT_KIND_WORD: s = POOL(words); break;
+        case BMT_KIND_INT: break;
+        default: s = POOL(terms); break; /* TERM, MSG and kinds added later */
+        }
+        if (s && rnd() % 100 < empty_percent)
+            s = "";
+        if (s) {
+            v->str = s;
+            v->len = (uint32_t)strlen(s);
+        } else {
+            static const uint64_t ints[] = {0, 1, 610, 4294967295u, 18446744073709551615ull,
+                                            1234567890123ull};
+            v->integer = ints[rnd() % 6];
+            if (fd->type == BMT_FIELD_U32)
+                v->integer &= 0xffffffffu;
+        }
+    }
+}
+
+/* Every tracepoint several times, random streams, strictly increasing time. */
+static void make_basic(const char *path, unsigned streams, unsigned rounds)
+{
+    struct gen g;
+    gen_open(&g, path, streams, 4096, 8, BMT_RING_DISCARD, 1);
+    uint64_t ts = 5000000000000ull;
+    for (unsigned r = 0; r < rounds; r++) {
+        for (int tp = 0; tp < BMT_TP_COUNT; tp++) {
+            struct bmt_event ev;
+            ts += 1 + rnd() % 700000000ull;
+            fill_event(&ev, tp, ts);
+            emit(&g, (unsigned)(rnd() % streams), &ev);
+        }
+    }
+    gen_close(&g);
+}
+
+/* Every byte value 1..255 in a string field, and an empty one. */
+static void make_bytes(const char *path)
+{
+    struct gen g;
+    gen_open(&g, path, 1, 4096, 4, BMT_RING_DISCARD, 1);
+    static char all[256];
+    for (int i = 1; i < 256; i++)
+        all[i - 1] = (char)i;
+    for (int tp = 0; tp < BMT_TP_COUNT; tp++) {
+        struct bmt_event ev;
+        fill_event(&ev, tp, 7000000000000ull + (uint64_t)tp * 1000);
+        for (unsigned f = 0; f < bmt_catalogue[tp].field_count; f++) {
+            if (bmt_catalogue[tp].fields[f].type != BMT_FIELD_STRING)
+                continue;
+            ev.values[f].str = (f % 2) ? "" : all;
+            ev.values[f].len = (f % 2) ? 0 : 255;
+        }
+        emit(&g, 0, &ev);
+    }
+    gen_close(&g);
+}
+
+/* Small rings drained rarely: the discard mode drops, counted per stream. */
+static void make_drops(const char *path, enum bmt_ring_mode mode)
+{
+    struct gen g;
+    gen_open(&g, path, 3, 512, 4, mode, 40);
+    uint64_t ts = 9000000000000ull;
+    for (unsigned i = 0; i < 3000; i++) {
+        struct bmt_event ev;
+        ts += 1 + rnd() % 3000;
+        fill_event(&ev, (int)(rnd() % BMT_TP_COUNT), ts);
+        emit(&g, (unsigned)(rnd() % 3), &ev);
+    }
+    gen_close(&g);
+}
+
+/* Many small packets over several streams. */
+static void make_many(const char *path, unsigned events)
+{
+    struct gen g;
+    gen_open(&g, path, 4, 256, 4, BMT_RING_DISCARD, 1);
+    uint64_t ts = 11000000000000ull;
+    for (unsigned i = 0; i < events; i++) {
+        struct bmt_event ev;
+        ts += 1 + rnd() % 100000;
+        fill_event(&ev, (int)(rnd() % BMT_TP_COUNT), ts);
+        emit(&g, i % 4, &ev);
+    }
+    gen_close(&g);
+}
+
+/* Large trace for throughput measurements: realistic small strings. */
+static void make_big(const char *path, unsigned long long events)
+{
+    struct gen g;
+    gen_open(&g, path, 4, 1 << 16, 8, BMT_RING_DISCARD, 1);
+    uint64_t ts = 13000000000000ull;
+    for (unsigned long long i = 0; i < events; i++) {
+        struct bmt_event ev;
+        ts += 1 + rnd() % 2000;
+        int tp = (int)(rnd() % BMT_TP_COUNT);
+        fill_event(&ev, tp, ts);
+        for (unsigned f = 0; f < bmt_catalogue[tp].field_count; f++) {
+            if (bmt_catalogue[tp].fields[f].kind != BMT_KIND_ID &&
+                bmt_catalogue[tp].fields[f].type == BMT_FIELD_STRING &&
+                bmt_catalogue[tp].fields[f].kind != BMT_KIND_MFA &&
+                bmt_catalogue[tp].fields[f].kind != BMT_KIND_WORD) {
+                ev.values[f].str = "{ok,[1,2,3]}";
+                ev.values[f].len = 12;
+            }
+        }
+        emit(&g, (unsigned)(i % 4), &ev);
+    }
+    gen_close(&g);
+}
+
+/* ---- Mutations for the malformed corpus. ---- */
+
+static uint8_t *slurp(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die("%s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+        die("%s: read failed", path);
+    fclose(f);
+    buf[n] = 0;
+    *size = (size_t)n;
+    return buf;
+}
+
+static void spit(const char *path, const uint8_t *buf, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(buf, 1, size, f) != size || fclose(f) != 0)
+        die("%s: write failed", path);
+}
+
+static void file_in(char *out, size_t cap, const char *dir, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+/* A one-stream trace with `events` process_exit events in a single packet. */
+static void make_small(const char *path, unsigned events)
+{
+    struct gen g;
+    gen_open(&g, path, 1, 4096, 4, BMT_RING_DISCARD, 1000000);
+    for (unsigned i = 0; i < events; i++) {
+        struct bmt_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.id = BMT_TP_process_exit;
+        ev.ts_ns = 1000000000ull + i;
+        ev.values[0].str = "<0.1.0>";
+        ev.values[0].len = 7;
+        ev.values[1].str = "normal";
+        ev.values[1].len = 6;
+        emit(&g, 0, &ev);
+    }
+    gen_close(&g);
+    char file[4200];
+    snprintf(file, sizeof file, "%s.expect", path);
+    unlink(file);
+}
+
+static void patch_stream(const char *dir, size_t off, const void *bytes, size_t n)
+{
+    char file[4200];
+    size_t size;
+    file_in(file, sizeof file, dir, "channel0_0");
+    uint8_t *buf = slurp(file, &size);
+    if (off + n > size)
+        die("%s: patch beyond end", file);
+    memcpy(buf + off, bytes, n);
+    spit(file, buf, size);
+    free(buf);
+}
+
+static void truncate_stream(const char *dir, size_t size)
+{
+    char file[4200];
+    file_in(file, sizeof file, dir, "channel0_0");
+    if (truncate(file, (off_t)size) != 0)
+        die("%s: truncate: %s", file, strerror(errno));
+}
+
+static void edit_metadata(const char *dir, const char *from, const char *to)
+{
+    char file[4200];
+    size_t size;
+    file_in(file, sizeof file, dir, "metadata");
+    uint8_t *buf = slurp(file, &size);
+    char *at = strstr((char *)buf, from);
+    if (!at)
+        die("%s: '%s' not found", file, from);
+    size_t pre = (size_t)(at - (char *)buf), fl = strlen(from), tl = strlen(to);
+    uint8_t *out = malloc(size - fl + tl);
+    memcpy(out, buf, pre);
+    memcpy(out + pre, to, tl);
+    memcpy(out + pre + tl, buf + pre + fl, size - pre - fl);
+    spit(file, out, size - fl + tl);
+    free(out);
+    free(buf);
+}
+
+static void put64(const char *dir, size_t off, uint64_t v)
+{
+    uint8_t b[8];
+    bmt_put_u64(b, v);
+    patch_stream(dir, off, b, 8);
+}
+
+static void make_bad(const char *root)
+{
+    char d[4200];
+    /* Event: 10 header + "<0.1.0>\0" (8) + "normal\0" (7) = 25 bytes. */
+    const size_t ev_bytes = 25, one_pkt = BMT_PKT_HEADER_BYTES + 3 * ev_bytes;
+
+#define BAD(name) snprintf(d, sizeof d, "%s/bad/%s", root, name)
+    BAD("truncated_header");
+    make_small(d, 3);
+    truncate_stream(d, 50);
+
+    BAD("truncated_mid_packet");
+    make_small(d, 3);
+    truncate_stream(d, one_pkt - 30);
+
+    /* Cut inside the second event and shrink the sizes to match: the
+     * packet is self-consistent but its last event runs past its end. */
+    BAD("truncated_mid_event");
+    make_small(d, 3);
+    truncate_stream(d, BMT_PKT_HEADER_BYTES + ev_bytes + 12);
+    put64(d, BMT_PKT_CONTENT_SIZE, (BMT_PKT_HEADER_BYTES + ev_bytes + 12) * 8);
+    put64(d, BMT_PKT_PACKET_SIZE, (BMT_PKT_HEADER_BYTES + ev_bytes + 12) * 8);
+
+    BAD("bad_magic");
+    make_small(d, 3);
+    patch_stream(d, BMT_PKT_MAGIC, "\xde\xad\xbe\xef", 4);
+
+    BAD("wrong_uuid");
+    make_small(d, 3);
+    patch_stream(d, BMT_PKT_UUID + 5, "\x00\x01", 2);
+
+    BAD("content_size_beyond_file");
+    make_small(d, 3);
+    put64(d, BMT_PKT_CONTENT_SIZE, 1u << 30);
+    put64(d, BMT_PKT_PACKET_SIZE, 1u << 30);
+
+    BAD("content_size_odd_bits");
+    make_small(d, 3);
+    put64(d, BMT_PKT_CONTENT_SIZE, one_pkt * 8 - 3);
+
+    BAD("content_size_below_header");
+    make_small(d, 3);
+    put64(d, BMT_PKT_CONTENT_SIZE, 8 * 8);
+
+    BAD("huge_sizes");
+    make_small(d, 3);
+    put64(d, BMT_PKT_CONTENT_SIZE, UINT64_MAX - 7);
+    put64(d, BMT_PKT_PACKET_SIZE, UINT64_MAX - 7);
+
+    /* The last byte of the packet is the last string's NUL. */
+    BAD("string_without_nul");
+    make_small(d, 3);
+    patch_stream(d, one_pkt - 1, "x", 1);
+
+    BAD("unknown_event_id");
+    make_small(d, 3);
+    patch_stream(d, BMT_PKT_HEADER_BYTES + ev_bytes, "\xe7\x03", 2);
+
+    BAD("missing_metadata");
+    make_small(d, 3);
+    {
+        char m[4300];
+        snprintf(m, sizeof m, "%s/metadata", d);
+        unlink(m);
+    }
+
+    BAD("no_ctf_header");
+    make_small(d, 3);
+    edit_metadata(d, "/* CTF 1.8 */", "/* not a trace */");
+
+    BAD("empty_metadata");
+    make_small(d, 3);
+    {
+        char m[4300];
+        snprintf(m, sizeof m, "%s/metadata", d);
+        write_text(m, "");
+    }
+
+    BAD("unknown_event_name");
+    make_small(d, 3);
+    edit_metadata(d, ":process_spawn\"", ":process_spawned\"");
+
+    BAD("field_mismatch");
+    make_small(d, 3);
+    edit_metadata(d, "_parent;", "_parant;");
+
+    BAD("unterminated_metadata");
+    make_small(d, 3);
+    edit_metadata(d, "event {", "event { name = \"");
+
+    BAD("empty_dir");
+    if (mkdir(d, 0755) != 0 && errno != EEXIST)
+        die("%s: mkdir: %s", d, strerror(errno));
+#undef BAD
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--big") == 0) {
+        make_big(argv[2], strtoull(argv[3], NULL, 10));
+        return 0;
+    }
+    if (argc != 2)
+        die("usage: make_corpus OUTDIR | make_corpus --big DIR EVENTS");
+    char d[4200];
+    const char *root = argv[1];
+    snprintf(d, sizeof d, "%s/good", root);
+    if (mkdir(root, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", root, strerror(errno));
+    if (mkdir(d, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", d, strerror(errno));
+    snprintf(d, sizeof d, "%s/bad", root);
+    if (mkdir(d, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", d, strerror(errno));
+
+#define GOOD(name) snprintf(d, sizeof d, "%s/good/%s", root, name)
+    GOOD("basic");
+    make_basic(d, 3, 6);
+    GOOD("empty_strings");
+    empty_percent = 30;
+    make_basic(d, 2, 10);
+    empty_percent = 0;
+    GOOD("one_stream");
+    make_basic(d, 1, 2);
+    GOOD("bytes");
+    make_bytes(d);
+    GOOD("drops");
+    make_drops(d, BMT_RING_DISCARD);
+    GOOD("overwrite");
+    make_drops(d, BMT_RING_OVERWRITE);
+    GOOD("many_packets");
+    make_many(d, 20000);
+#undef GOOD
+    make_bad(root);
+    return 0;
+}
