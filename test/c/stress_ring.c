@@ -1,11 +1,13 @@
 /* Multi-writer stress test of the ring and the trace directory writer, built
  * for ThreadSanitizer and for AddressSanitizer/UBSan.
  *
- * As in production: N writer threads, each owning one ring in discard mode
- * (small: drops are frequent), and one consumer thread that drains every
- * ring round-robin into a trace directory (one stream file per ring) and
- * now and then asks every writer to flush its partial packet. A writer
- * writes events that carry (writer, sequence number), alternating a
+ * As in production: N writer threads, each owning one small ring (drops are
+ * frequent), and one consumer thread that drains every ring round-robin into
+ * a trace directory (one stream file per ring) and now and then asks every
+ * writer to flush its partial packet. Even-numbered writers use discard
+ * mode; odd-numbered ones use overwrite mode (flight recorder), which the
+ * consumer, per the contract in ring.h, drains only once they have stopped.
+ * A writer writes events that carry (writer, sequence number), alternating a
  * fixed-size and a variable-size tracepoint, and counts its drops.
  *
  * When the writers are joined (quiescent), the main thread tells the
@@ -13,9 +15,11 @@
  * drains, flushes again (the final drop count may have needed room), drains
  * and closes the directory. Per writer the test checks: events come out in
  * sequence order without duplicates; received + discarded == attempted;
- * every packet's header and context is right and its events_discarded
- * accounts exactly for the sequence numbers missing before its first event;
- * the last packet's events_discarded is the final drop count. Finally
+ * every packet's header and context is right; in discard mode its
+ * events_discarded accounts exactly for the sequence numbers missing before
+ * its first event, in overwrite mode the survivors are consecutive and end
+ * with the last event written; the last packet's events_discarded is the
+ * final drop count. Finally
  * babeltrace2 reads the trace and must print one line per received event.
  *
  * Nothing here depends on timing: any interleaving, including one where no
@@ -50,6 +54,7 @@ static const uint8_t UUID[BMT_CTF_UUID_BYTES] = {0x5a, 0x5a, 0x01, 0x02, 0x03, 0
 struct writer {
     pthread_t thread;
     unsigned id;
+    enum bmt_ring_mode mode;
     uint64_t attempted;        /* events to write */
     uint64_t dropped;          /* reserve returned NULL; read after join */
     struct bmt_ring ring;
@@ -166,6 +171,15 @@ static size_t decode_event(const uint8_t *p, size_t room, uint64_t *ts, uint64_t
     return 0;
 }
 
+/* The sequence number of a packet's first event (UINT64_MAX if malformed). */
+static uint64_t decode_first_seq(const uint8_t *pkt, size_t bytes)
+{
+    uint64_t ts, wid, seq;
+    if (!decode_event(pkt + BMT_PKT_HEADER_BYTES, bytes - BMT_PKT_HEADER_BYTES, &ts, &wid, &seq))
+        return UINT64_MAX;
+    return seq;
+}
+
 /* Checks one packet of writer `w`; failures are counted in w->bad (the
  * main thread turns them into CHECKs after joining the consumer). */
 static void check_packet(struct writer *w, const uint8_t *pkt, size_t bytes, uint32_t events)
@@ -178,7 +192,8 @@ static void check_packet(struct writer *w, const uint8_t *pkt, size_t bytes, uin
              bmt_get_u32(pkt + BMT_PKT_CPU_ID) == w->id &&
              bmt_get_u64(pkt + BMT_PKT_CONTENT_SIZE) == bytes * 8 &&
              bmt_get_u64(pkt + BMT_PKT_PACKET_SIZE) == bytes * 8 &&
-             bmt_get_u64(pkt + BMT_PKT_SEQ_NUM) == w->packet_seq;
+             (bmt_get_u64(pkt + BMT_PKT_SEQ_NUM) == w->packet_seq ||
+              (w->mode == BMT_RING_OVERWRITE && w->packets == 0));
     uint64_t begin = bmt_get_u64(pkt + BMT_PKT_TS_BEGIN), end = bmt_get_u64(pkt + BMT_PKT_TS_END);
     uint64_t discarded = bmt_get_u64(pkt + BMT_PKT_EVENTS_DISCARDED);
     ok = ok && begin <= end && begin >= w->last_ts && discarded >= w->last_discarded;
@@ -188,10 +203,13 @@ static void check_packet(struct writer *w, const uint8_t *pkt, size_t bytes, uin
                    (unsigned long long)w->packets);
         return;
     }
-    /* No drop happens while a packet is open (no event is too big), so the
-     * events missing before this packet's first are exactly the drops it
-     * reports, and its events are consecutive. */
+    /* Discard mode: no drop happens while a packet is open (no event is too
+     * big), so the events missing before this packet's first are exactly the
+     * drops it reports, and its events are consecutive. Overwrite mode: the
+     * oldest survivor starts anywhere; the rest follow without a gap. */
     uint64_t first_expected = w->received + discarded;
+    if (w->mode == BMT_RING_OVERWRITE)
+        first_expected = w->packets == 0 && events ? decode_first_seq(pkt, bytes) : w->next_seq;
     size_t off = BMT_PKT_HEADER_BYTES;
     uint64_t ts = begin;
     for (uint32_t i = 0; i < events; i++) {
@@ -215,16 +233,19 @@ static void check_packet(struct writer *w, const uint8_t *pkt, size_t bytes, uin
                (unsigned long long)w->packets, off, bytes);
     w->received += events;
     w->packets++;
-    w->packet_seq++;
+    w->packet_seq = bmt_get_u64(pkt + BMT_PKT_SEQ_NUM) + 1;
     w->last_discarded = discarded;
     w->last_ts = end;
 }
 
-static int drain_all(void)
+/* Drains every discard ring, and the overwrite rings too when `all`. */
+static int drain_all(int all)
 {
     int drained = 0;
     for (unsigned i = 0; i < writer_count; i++) {
         struct writer *w = &writers[i];
+        if (w->mode == BMT_RING_OVERWRITE && !all)
+            continue;
         const uint8_t *pkt;
         size_t bytes;
         uint32_t events;
@@ -245,7 +266,7 @@ static void *consumer_main(void *arg)
     (void)arg;
     unsigned round = 0;
     while (!atomic_load_explicit(&writers_done, memory_order_acquire)) {
-        int drained = drain_all();
+        int drained = drain_all(0);
         if (++round % 8 == 0)
             for (unsigned i = 0; i < writer_count; i++)
                 bmt_ring_request_flush(&writers[i].ring);
@@ -258,7 +279,7 @@ static void *consumer_main(void *arg)
     for (int pass = 0; pass < 2; pass++) {
         for (unsigned i = 0; i < writer_count; i++)
             bmt_ring_flush(&writers[i].ring, bmt_clock_ns());
-        drain_all();
+        drain_all(1);
     }
     return NULL;
 }
@@ -312,9 +333,10 @@ int main(int argc, char **argv)
         struct writer *w = &writers[i];
         w->id = i;
         w->attempted = events_per_writer;
+        w->mode = i % 2 ? BMT_RING_OVERWRITE : BMT_RING_DISCARD;
         w->mem = malloc(SUBBUF_BYTES * SUBBUF_COUNT);
         CHECK(bmt_ring_init(&w->ring, w->mem, w->pe, w->pb, SUBBUF_BYTES, SUBBUF_COUNT,
-                            BMT_RING_DISCARD, i, UUID) == 0);
+                            w->mode, i, UUID) == 0);
     }
     pthread_t consumer;
     CHECK(pthread_create(&consumer, NULL, consumer_main, NULL) == 0);
@@ -326,33 +348,44 @@ int main(int argc, char **argv)
     CHECK(pthread_join(consumer, NULL) == 0);
     CHECK(bmt_trace_dir_close(&trace_dir) == 0);
 
-    uint64_t total_received = 0, total_dropped = 0;
+    uint64_t total_received = 0;
     for (unsigned i = 0; i < writer_count; i++) {
         struct writer *w = &writers[i];
         CHECKF(w->bad == 0, "writer %u: %llu malformed packets or events", i,
                (unsigned long long)w->bad);
+        if (w->mode == BMT_RING_DISCARD) {
+            CHECK(w->ring.discarded_count == w->dropped);
+            CHECK(w->ring.written_count == w->received);
+            CHECK(w->ring.overwritten_count == 0);
+        } else {
+            /* Nothing is refused; the oldest packets are overwritten. */
+            CHECK(w->dropped == 0);
+            CHECK(w->ring.discarded_count == w->ring.overwritten_count);
+            CHECK(w->ring.written_count == w->attempted);
+            CHECK(w->received > 0 && w->next_seq == w->attempted); /* the newest survive */
+            CHECK(w->packets <= SUBBUF_COUNT);
+            w->dropped = w->ring.discarded_count;
+        }
         CHECKF(w->received + w->dropped == w->attempted,
-               "writer %u: received %llu + dropped %llu != attempted %llu", i,
+               "writer %u: received %llu + discarded %llu != attempted %llu", i,
                (unsigned long long)w->received, (unsigned long long)w->dropped,
                (unsigned long long)w->attempted);
-        CHECK(w->ring.discarded_count == w->dropped);
-        CHECK(w->ring.written_count == w->received);
         CHECKF(w->last_discarded == w->dropped, "writer %u: last packet says %llu dropped, %llu",
                i, (unsigned long long)w->last_discarded, (unsigned long long)w->dropped);
         CHECK(bmt_ring_peek(&w->ring, &(size_t){0}, &(uint32_t){0}) == NULL);
-        printf("# writer %u: %llu received, %llu dropped, %llu packets\n", i,
+        printf("# writer %u (%s): %llu received, %llu discarded, %llu packets\n", i,
+               w->mode == BMT_RING_DISCARD ? "discard" : "overwrite",
                (unsigned long long)w->received, (unsigned long long)w->dropped,
                (unsigned long long)w->packets);
         total_received += w->received;
-        total_dropped += w->dropped;
         free(w->mem);
     }
-    char name[128];
+    char name[192];
     snprintf(name, sizeof name,
-             "stress: %u writers x %llu events: in order, no duplicates, received + discarded = attempted",
+             "stress: %u writers x %llu events, discard and overwrite rings: in order, no "
+             "duplicates, received + discarded = attempted",
              writer_count, (unsigned long long)events_per_writer);
     tap_group(name);
     run_babeltrace(dir, total_received);
-    (void)total_dropped;
     return tap_exit();
 }
