@@ -1,0 +1,52 @@
+/* The null erl_tracer: every enabled_* answers `trace`, every trace_* does
+ * nothing and answers `ok`. It measures the floor, the VM's own cost of
+ * dispatching a trace event to a NIF tracer, against which beamtrace is
+ * compared in bench/run.sh. Benchmark-only; not part of the product.
+ *
+ * Atoms are made once at load; no priv_data state is needed beyond them.
+ */
+#include <erl_nif.h>
+
+struct null_atoms {
+    ERL_NIF_TERM trace, ok;
+};
+
+static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
+{
+    (void)info;
+    static struct null_atoms atoms;
+    atoms.trace = enif_make_atom(env, "trace");
+    atoms.ok = enif_make_atom(env, "ok");
+    *priv = &atoms;
+    return 0;
+}
+
+static int upgrade(ErlNifEnv *env, void **priv, void **old_priv, ERL_NIF_TERM info)
+{
+    (void)old_priv;
+    return load(env, priv, info);
+}
+
+static ERL_NIF_TERM enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc, (void)argv;
+    return ((struct null_atoms *)enif_priv_data(env))->trace;
+}
+
+static ERL_NIF_TERM trace(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc, (void)argv;
+    return ((struct null_atoms *)enif_priv_data(env))->ok;
+}
+
+/* Same callback set as beamtrace, so the VM takes the same dispatch path. */
+#define PAIR(group) {"enabled_" #group, 3, enabled, 0}, {"trace_" #group, 5, trace, 0},
+
+static ErlNifFunc funcs[] = {
+    {"enabled", 3, enabled, 0},
+    {"trace", 5, trace, 0},
+    PAIR(procs) PAIR(ports) PAIR(running_procs) PAIR(running_ports)
+    PAIR(call) PAIR(send) PAIR(receive) PAIR(garbage_collection)
+};
+
+ERL_NIF_INIT(bmt_null_tracer, funcs, load, NULL, upgrade, NULL)
