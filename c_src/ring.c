@@ -97,7 +97,12 @@ void bmt_ring_flush(struct bmt_ring *r, uint64_t ts_ns)
             r->last_ts_ns = ts_ns;
         close_packet(r);
     }
-    if (r->discarded_count != r->reported_discarded && open_packet(r, ts_ns)) {
+    /* The empty packet that carries the drop count only takes a free
+     * sub-buffer: overwriting recorded events to report a loss would lose
+     * more. The count stays in discarded_count for the stop figures. */
+    uint64_t consumed = atomic_load_explicit(&r->consumed, memory_order_acquire);
+    if (r->discarded_count != r->reported_discarded && r->next_seq - consumed < r->subbuf_count &&
+        open_packet(r, ts_ns)) {
         if (ts_ns > r->last_ts_ns)
             r->last_ts_ns = ts_ns;
         close_packet(r);

@@ -4,10 +4,10 @@
 # A group is an executable test/<group>/run.sh. It prints one line per test,
 # TAP style: "ok - name", "ok - name # SKIP reason" or "not ok - name", plus
 # any diagnostics on other lines, and exits non-zero if a test failed.
-# Groups run in the order below; set GROUPS="c erl" to run a subset.
+# Groups run in the order below; set TEST_GROUPS="c erl" to run a subset.
 set -u
 cd "$(dirname "$0")/.."
-groups=${GROUPS:-"c cli erl e2e"}
+groups=${TEST_GROUPS:-"c cli erl e2e"}
 mkdir -p test/out
 passed=0 failed=0 skipped=0
 for g in $groups; do
