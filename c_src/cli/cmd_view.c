@@ -145,7 +145,9 @@ static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
 {
     struct view *v = ctx;
     const struct bmt_reader_stream *s = &r->streams[stream];
-    char t1[32], t2[32];
+    char t1[32], t2[32], abs[4096];
+    /* babeltrace2 names the stream by its absolute path. */
+    const char *path = realpath(s->path, abs) ? abs : s->path;
     warn_time(v, r, info->prev_ts_end_ns, t1);
     warn_time(v, r, info->ts_end_ns, t2);
     if (info->new_discarded_count)
@@ -153,14 +155,17 @@ static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
                 "WARNING: Tracer discarded %llu event%s between [%s] and [%s] in trace \"%s\" "
                 "(UUID: %s) within stream \"%s\" (stream class ID: 0, stream ID: %llu).\n",
                 (unsigned long long)info->new_discarded_count,
-                info->new_discarded_count == 1 ? "" : "s", t1, t2, v->host, v->uuid, s->path,
+                info->new_discarded_count == 1 ? "" : "s", t1, t2, v->host, v->uuid, path,
                 (unsigned long long)s->stream_instance_id);
-    if (info->lost_packet_count)
+    /* babeltrace2 reports a packet gap between the previous packet's end and
+     * this one's beginning, and says nothing of packets lost before the first. */
+    warn_time(v, r, info->ts_begin_ns, t2);
+    if (info->lost_packet_count && !info->first)
         fprintf(stderr,
                 "WARNING: Tracer discarded %llu packet%s between [%s] and [%s] in trace \"%s\" "
                 "(UUID: %s) within stream \"%s\" (stream class ID: 0, stream ID: %llu).\n",
                 (unsigned long long)info->lost_packet_count,
-                info->lost_packet_count == 1 ? "" : "s", t1, t2, v->host, v->uuid, s->path,
+                info->lost_packet_count == 1 ? "" : "s", t1, t2, v->host, v->uuid, path,
                 (unsigned long long)s->stream_instance_id);
 }
 

@@ -257,7 +257,8 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
     info.ts_end_ns = bmt_get_u64(p + BMT_PKT_TS_END);
     info.seq_num = bmt_get_u64(p + BMT_PKT_SEQ_NUM);
     info.events_discarded = bmt_get_u64(p + BMT_PKT_EVENTS_DISCARDED);
-    if (s->packet_count == 0) {
+    info.first = s->packet_count == 0;
+    if (info.first) {
         s->stream_instance_id = bmt_get_u64(p + BMT_PKT_STREAM_INSTANCE_ID);
         /* Packets are numbered from 0 per stream: a later first packet means
          * the oldest ones were overwritten (flight recorder). */

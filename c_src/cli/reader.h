@@ -40,6 +40,7 @@ struct bmt_packet_info {
     uint64_t new_discarded_count;   /* increase since the previous packet */
     uint64_t lost_packet_count;     /* sequence numbers skipped before this one */
     uint64_t prev_ts_end_ns;        /* previous packet's end, or this begin if first */
+    int first;                      /* the stream's first packet */
 };
 
 struct bmt_reader_stream {

@@ -145,7 +145,8 @@ static void gen_close(struct gen *g)
         drain(g, s);
         if (g->rings[s].reported_discarded != g->rings[s].discarded_count)
             die("%s: stream %u: drop count not published", g->path, s);
-        written += g->rings[s].written_count;
+        /* Overwritten events were written, then lost with their packet. */
+        written += g->rings[s].written_count - g->rings[s].overwritten_count;
         discarded += g->rings[s].discarded_count;
         free(g->mem[s]);
         free(g->packet_events[s]);
@@ -276,6 +277,22 @@ static void make_many(const char *path, unsigned events)
         ts += 1 + rnd() % 100000;
         fill_event(&ev, (int)(rnd() % BMT_TP_COUNT), ts);
         emit(&g, i % 4, &ev);
+    }
+    gen_close(&g);
+}
+
+/* Equal timestamps across and within streams: the merge's tie order. */
+static void make_ties(const char *path)
+{
+    struct gen g;
+    gen_open(&g, path, 3, 1024, 8, BMT_RING_DISCARD, 1);
+    uint64_t ts = 15000000000000ull;
+    for (unsigned i = 0; i < 600; i++) {
+        struct bmt_event ev;
+        if (i % 4 == 0)
+            ts += 1 + rnd() % 3;
+        fill_event(&ev, (int)(rnd() % BMT_TP_COUNT), ts);
+        emit(&g, 2 - (unsigned)(rnd() % 3), &ev);
     }
     gen_close(&g);
 }
@@ -535,6 +552,8 @@ int main(int argc, char **argv)
     make_drops(d, BMT_RING_DISCARD);
     GOOD("overwrite");
     make_drops(d, BMT_RING_OVERWRITE);
+    GOOD("ties");
+    make_ties(d);
     GOOD("many_packets");
     make_many(d, 20000);
 #undef GOOD

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# CLI tests: builds beamtrace (and a sanitizer build of it), writes the
+# corpus, then checks `view` against babeltrace2 byte for byte, `stats`
+# against babeltrace2's event count and the generator's drop count, clean
+# one-line errors without sanitizer reports on every malformed trace, the
+# filters, `list`, and command-line errors. TAP lines; exit 1 on failure.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+out=test/out/cli
+mkdir -p "$out"
+CC=${CC:-cc}
+WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror"
+SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+CORE="c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c c_src/ring.c c_src/trace_dir.c"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
+failed=0
+
+ok() { echo "ok - $1"; }
+not_ok() { echo "not ok - $1"; failed=1; }
+check() { # check NAME COMMAND...: ok when the command succeeds
+    local name=$1; shift
+    if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+BT="$root/priv/beamtrace"
+ASAN="$root/test/out/beamtrace-asan"
+check "make priv/beamtrace builds warning-free" make -s -C "$root" priv/beamtrace
+# shellcheck disable=SC2086
+check "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_src/cli \
+    -o "$ASAN" $CORE c_src/cli/*.c
+# shellcheck disable=SC2086
+check "corpus generator builds" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src \
+    -o "$out/make_corpus" test/cli/make_corpus.c $CORE
+rm -rf "$out/corpus"
+check "corpus generated" "$out/make_corpus" "$out/corpus"
+[ -x "$BT" ] && [ -x "$ASAN" ] && [ -d "$out/corpus/good" ] || { echo "# cannot continue"; exit 1; }
+command -v babeltrace2 >/dev/null || { echo "not ok - babeltrace2 is installed"; exit 1; }
+
+no_sanitizer_report() { ! grep -qE 'Sanitizer|runtime error:' "$1"; }
+expect() { sed -n "s/^$2 //p" "$1.expect"; }
+
+# ---- good traces ----
+for dir in "$out"/corpus/good/*/; do
+    dir=${dir%/}
+    t=$(basename "$dir")
+    TZ=UTC babeltrace2 "$dir" >"$out/$t.bt2" 2>"$out/$t.bt2.err"
+    TZ=UTC "$BT" view "$dir" >"$out/$t.view" 2>"$out/$t.view.err"
+    rc=$?
+    check "view $t exits 0" [ "$rc" -eq 0 ]
+    if [ "$t" = empty_strings ]; then
+        check "view $t matches babeltrace2 (allowing its stale empty strings)" \
+            python3 test/cli/bt2_compare.py "$out/$t.view" "$out/$t.bt2"
+    else
+        check "view $t is byte-identical to babeltrace2" cmp -s "$out/$t.view" "$out/$t.bt2"
+    fi
+    TZ=UTC "$ASAN" view "$dir" >"$out/$t.view.asan" 2>"$out/$t.view.asan.err"
+    check "view $t under ASan/UBSan: same output, no report" \
+        eval 'cmp -s "$out/$t.view" "$out/$t.view.asan" && no_sanitizer_report "$out/$t.view.asan.err"'
+    "$ASAN" stats --format json "$dir" >"$out/$t.stats.json" 2>"$out/$t.stats.err"
+    check "stats $t under ASan/UBSan exits 0, no report" \
+        eval '[ $? -eq 0 ] && no_sanitizer_report "$out/$t.stats.err"'
+    events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$out/$t.stats.json")
+    discarded=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["discarded_events"])' "$out/$t.stats.json")
+    bt2_lines=$(wc -l <"$out/$t.bt2")
+    check "stats $t events ($events) = babeltrace2 lines ($bt2_lines) = generated ($(expect "$dir" events))" \
+        [ "$events" = "$bt2_lines" -a "$events" = "$(expect "$dir" events)" ]
+    check "stats $t discarded ($discarded) = generator's drops ($(expect "$dir" discarded))" \
+        [ "$discarded" = "$(expect "$dir" discarded)" ]
+    warned=$(sed -n 's/^WARNING: Tracer discarded \([0-9]*\) events\{0,1\} .*/\1/p' "$out/$t.view.err" |
+             awk '{s += $1} END {print s + 0}')
+    check "view $t warns of $discarded discarded events on stderr (got $warned)" [ "$warned" = "$discarded" ]
+    "$BT" stats "$dir" >"$out/$t.stats.txt" 2>&1
+    check "stats $t text output" grep -qE "^events +$events\$" "$out/$t.stats.txt"
+done
+
+basic="$out/corpus/good/basic"
+if [ -f /usr/share/zoneinfo/Asia/Kolkata ]; then
+    check "view in local time (TZ=Asia/Kolkata) matches babeltrace2" \
+        cmp -s <(TZ=Asia/Kolkata "$BT" view "$basic") <(TZ=Asia/Kolkata babeltrace2 "$basic")
+else
+    echo "ok - view in a non-UTC local time # SKIP no zoneinfo"
+fi
+check "view --gmt matches babeltrace2 --clock-gmt" \
+    cmp -s <(TZ=Asia/Tokyo "$BT" view --gmt "$basic") <(TZ=Asia/Tokyo babeltrace2 --clock-gmt "$basic")
+check "view --no-delta matches babeltrace2 --no-delta" \
+    cmp -s <(TZ=UTC "$BT" view --no-delta "$basic") <(TZ=UTC babeltrace2 --no-delta "$basic")
+
+# ---- filters ----
+many="$out/corpus/good/many_packets"
+TZ=UTC babeltrace2 --no-delta "$many" >"$out/many.nodelta"
+check "view -t glob keeps exactly the matching tracepoints" \
+    cmp -s <(TZ=UTC "$BT" view --no-delta -t 'org_erlang_dyntrace:process_*' "$many") \
+           <(grep -a ' org_erlang_dyntrace:process_[a-z_]*: ' "$out/many.nodelta")
+check "view -t twice unions the patterns" \
+    cmp -s <(TZ=UTC "$BT" view --no-delta -t '*gc_minor_*' --tracepoint '*:port_exit' "$many") \
+           <(grep -aE ' org_erlang_dyntrace:(gc_minor_[a-z]*|port_exit): ' "$out/many.nodelta")
+TZ=UTC "$BT" view -t '*:process_spawn' "$many" | head -3 >"$out/filtered.delta"
+check "view -t deltas are between printed lines" python3 - "$out/filtered.delta" <<'PY'
+import sys, re
+lines = open(sys.argv[1], "rb").read().split(b"\n")[:3]
+ts = [re.match(rb"\[(\d\d):(\d\d):(\d\d)\.(\d{9})\]", l).groups() for l in lines]
+ns = [((int(h) * 60 + int(m)) * 60 + int(s)) * 10**9 + int(f) for h, m, s, f in ts]
+d = re.search(rb"\(\+(\d+)\.(\d{9})\)", lines[2]).groups()
+sys.exit(0 if int(d[0]) * 10**9 + int(d[1]) == ns[2] - ns[1] else 1)
+PY
+"$BT" list --format json >"$out/list.json"
+TZ=UTC "$BT" view --no-delta -p '<0.66.0>' "$many" >"$out/pid.view"
+check "view -p keeps exactly the events with that pid in an id field" python3 - "$out/list.json" "$out/many.nodelta" "$out/pid.view" <<'PY'
+import json, re, sys
+cat = json.load(open(sys.argv[1]))["tracepoints"]
+ids = {t["name"]: [f["name"] for f in t["fields"] if f["kind"] == "id"] for t in cat}
+want = []
+for line in open(sys.argv[2], "rb").read().split(b"\n"):
+    m = re.search(rb" (\S+): \{ cpu_id", line)
+    if m and any(b" %s = \"<0.66.0>\"" % f.encode() in line for f in ids[m.group(1).decode()]):
+        want.append(line)
+got = open(sys.argv[3], "rb").read().split(b"\n")[:-1]
+sys.exit(0 if want and got == want else 1)
+PY
+check "view -p 0.66.0 equals -p '<0.66.0>'" \
+    cmp -s "$out/pid.view" <(TZ=UTC "$BT" view --no-delta -p 0.66.0 "$many")
+
+# ---- malformed traces ----
+one_error_line() { # FILE: exactly one line, starting "beamtrace: "
+    [ "$(wc -l <"$1")" -eq 1 ] && grep -q '^beamtrace: ' "$1"
+}
+for dir in "$out"/corpus/bad/*/ "$out/corpus/bad/does_not_exist"; do
+    dir=${dir%/}
+    t=$(basename "$dir")
+    for cmd in view stats; do
+        "$ASAN" $cmd "$dir" >/dev/null 2>"$out/bad.$t.$cmd.err"
+        rc=$?
+        if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && one_error_line "$out/bad.$t.$cmd.err" &&
+           no_sanitizer_report "$out/bad.$t.$cmd.err"; then
+            ok "$cmd $t: exit $rc, one line: $(cut -c1-150 "$out/bad.$t.$cmd.err")"
+        else
+            not_ok "$cmd $t: exit $rc"
+            sed 's/^/# /' "$out/bad.$t.$cmd.err" | head -20
+        fi
+    done
+done
+check "an unknown event name is named in the error" \
+    grep -q 'process_spawned' "$out/bad.unknown_event_name.view.err"
+
+# ---- list ----
+check "list --format json parses" python3 -m json.tool "$out/list.json" >/dev/null
+# Event names, as the writer derived them from the catalogue.
+grep -oE '^\s*name = "[^"]*:[^"]*"' "$basic/metadata" | sed 's/.*name = "\(.*\)"/\1/' | sort >"$out/meta.names"
+check "list --format json has every catalogue tracepoint" \
+    cmp -s "$out/meta.names" <(python3 -c 'import json,sys; [print(t["name"]) for t in json.load(open(sys.argv[1]))["tracepoints"]]' "$out/list.json" | sort)
+"$BT" list >"$out/list.txt"
+missing=0
+while read -r name; do grep -q "^$name " "$out/list.txt" || missing=1; done <"$out/meta.names"
+check "list (text) has every catalogue tracepoint" [ "$missing" -eq 0 ]
+check "list shows fields as name:type" grep -q ' pid:string ' "$out/list.txt"
+
+# ---- command line ----
+usage_error() { # usage_error ARGS...: exit 2 and one "beamtrace:" line
+    "$BT" "$@" >/dev/null 2>"$out/usage.err"
+    [ $? -eq 2 ] && one_error_line "$out/usage.err"
+}
+check "unknown command: exit 2, one line" usage_error frobnicate
+check "no command: exit 2, one line" usage_error
+check "unknown option of view: exit 2, one line" usage_error view --bogus "$basic"
+check "unknown option of stats: exit 2, one line" usage_error stats -x "$basic"
+check "bad --format: exit 2, one line" usage_error stats --format xml "$basic"
+check "view without a directory: exit 2, one line" usage_error view
+check "-t pattern matching nothing: exit 2, one line" usage_error view -t 'nope:*' "$basic"
+check "unknown top-level option: exit 2, one line" usage_error --frob
+check "beamtrace --help lists the commands" eval '"$BT" --help | grep -q "^  stats "'
+for c in view list stats; do
+    check "beamtrace $c --help" eval '"$BT" $c --help | grep -q "^usage: beamtrace $c"'
+done
+
+[ "$failed" -eq 0 ]
