@@ -184,7 +184,8 @@ static void model_flush(struct model *m, uint64_t ts_ns)
             m->cur.ts_end_ns = ts_ns;
         model_close(m);
     }
-    if (m->discarded != m->reported && model_open(m, ts_ns))
+    /* The drop-count packet only takes a free sub-buffer, in both modes. */
+    if (m->discarded != m->reported && m->q_len < m->subbuf_count && model_open(m, ts_ns))
         model_close(m);
 }
 
