@@ -57,7 +57,7 @@ static int collect(struct bmt_reader *r, struct stats *st)
 
 static void wall_text(const struct bmt_reader *r, uint64_t ts_ns, char out[64])
 {
-    int64_t wall = r->wall_offset_ns + (int64_t)ts_ns;
+    int64_t wall = bmt_reader_wall_ns(r, ts_ns);
     int64_t s = wall / 1000000000, ns = wall % 1000000000;
     if (ns < 0) {
         ns += 1000000000;
@@ -118,8 +118,8 @@ static void report(struct bmt_out *o, const char *dir, const struct bmt_reader *
             bmt_out_str(o, ", \"last_ns\": ");
             bmt_out_u64(o, st->last_ns);
             snprintf(buf, sizeof buf, ", \"first_unix_ns\": %lld, \"last_unix_ns\": %lld",
-                     (long long)(r->wall_offset_ns + (int64_t)st->first_ns),
-                     (long long)(r->wall_offset_ns + (int64_t)st->last_ns));
+                     (long long)bmt_reader_wall_ns(r, st->first_ns),
+                     (long long)bmt_reader_wall_ns(r, st->last_ns));
             bmt_out_str(o, buf);
         } else {
             bmt_out_str(o, ", \"first_ns\": null, \"last_ns\": null, \"first_unix_ns\": null, "

@@ -107,7 +107,7 @@ static int pid_matches(const struct view *v, const struct bmt_record *rec)
 static void print_event(struct view *v, const struct bmt_reader *r, const struct bmt_record *rec)
 {
     struct bmt_out *o = &v->out;
-    int64_t wall_ns = r->wall_offset_ns + (int64_t)rec->ts_ns;
+    int64_t wall_ns = bmt_reader_wall_ns(r, rec->ts_ns);
     put_time(v, wall_ns);
     if (!v->no_delta)
         put_delta(v, wall_ns);
@@ -133,7 +133,7 @@ static void warn_time(const struct view *v, const struct bmt_reader *r, uint64_t
 {
     int64_t s, ns;
     char hms[16];
-    split_ns(r->wall_offset_ns + (int64_t)ts_ns, &s, &ns);
+    split_ns(bmt_reader_wall_ns(r, ts_ns), &s, &ns);
     hms_text(v->gmt, s, hms);
     snprintf(out, 32, "%s.%09lld", hms, (long long)ns);
 }

@@ -198,6 +198,8 @@ int bmt_reader_open(struct bmt_reader *r, const char *dir)
         return fail(r, -EINVAL, "metadata: the clock offset overflows 64-bit nanoseconds; the "
                                 "metadata is corrupt: re-record the trace");
 
+    r->max_ts_ns = r->wall_offset_ns >= 0 ? (uint64_t)(INT64_MAX - r->wall_offset_ns)
+                                          : (uint64_t)INT64_MAX;
     char **names = NULL;
     unsigned count = 0;
     if ((rc = list_streams(r, &names, &count)) < 0)
@@ -306,6 +308,10 @@ static int decode_event(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
                                 "declare; %s", s->file, ev_off, id, TRUNCATED_FIX);
     rec->tp = tp;
     rec->ts_ns = bmt_get_u64(base + off + 2);
+    if (rec->ts_ns > r->max_ts_ns)
+        return fail(r, -EINVAL, "%s: the event at byte %zu has timestamp %llu ns, beyond what "
+                                "64-bit nanoseconds since the epoch can hold; %s", s->file, ev_off,
+                    (unsigned long long)rec->ts_ns, TRUNCATED_FIX);
     rec->cpu_id = s->cpu_id;
     rec->stream = idx;
     off += BMT_EVENT_HEADER_BYTES;

@@ -71,6 +71,7 @@ struct bmt_reader {
     int merge_started;
     int popped;                   /* merge: stream whose head was returned last, or -1 */
     int64_t wall_offset_ns;       /* add to a timestamp to get ns since the epoch */
+    uint64_t max_ts_ns;           /* largest event timestamp whose wall time fits int64 */
     /* Optional: called when a packet is entered, before its events. */
     void (*on_packet)(void *ctx, const struct bmt_reader *r, unsigned stream,
                       const struct bmt_packet_info *info);
@@ -83,6 +84,14 @@ struct bmt_reader {
  * starting with '.', other than `metadata`). Returns 0, or a negative errno
  * with r->error set; call bmt_reader_close in both cases. */
 int bmt_reader_open(struct bmt_reader *r, const char *dir);
+
+/* Nanoseconds since the epoch of trace-clock time `ts_ns`. Exact for every
+ * event timestamp (the reader rejects events beyond r->max_ts_ns); packet
+ * times from a corrupt file wrap instead of overflowing. */
+static inline int64_t bmt_reader_wall_ns(const struct bmt_reader *r, uint64_t ts_ns)
+{
+    return (int64_t)((uint64_t)r->wall_offset_ns + ts_ns);
+}
 
 /* Next event in timestamp order across streams. Sets *rec (owned by the
  * reader, valid until the next call). Returns 1, 0 at the end, or -EINVAL

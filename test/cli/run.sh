@@ -143,6 +143,11 @@ done
 check "an unknown event name is named in the error" \
     grep -q 'process_spawned' "$out/bad.unknown_event_name.view.err"
 
+check "mutation fuzz (basic): clean exit or one error line, no sanitizer report" \
+    python3 test/cli/fuzz.py "$ASAN" "$out/corpus/good/basic" "$out" 200
+check "mutation fuzz (drops): clean exit or one error line, no sanitizer report" \
+    python3 test/cli/fuzz.py "$ASAN" "$out/corpus/good/drops" "$out" 100
+
 # ---- list ----
 check "list --format json parses" python3 -m json.tool "$out/list.json" >/dev/null
 # Event names, as the writer derived them from the catalogue.
