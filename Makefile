@@ -61,3 +61,10 @@ bench: all
 
 clean:
 	rm -rf priv/*.so $(CLI) ebin test/out bench/out
+
+# The README's tracepoint table comes from the catalogue, through the CLI.
+docs: $(CLI)
+	$(Q)bash tools/update_docs.sh
+
+check-docs: $(CLI)
+	$(Q)bash tools/update_docs.sh --check

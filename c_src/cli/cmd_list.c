@@ -1,5 +1,6 @@
-/* `beamtrace list`: the tracepoint catalogue, for people (aligned text) and
- * for programs (JSON). Everything printed comes from catalogue.def. */
+/* `beamtrace list`: the tracepoint catalogue, for people (aligned text),
+ * for programs (JSON) and for the docs (a markdown table, which `make docs`
+ * puts in the README). Everything printed comes from catalogue.def. */
 #include "cli.h"
 #include "catalogue.h"
 #include "out.h"
@@ -109,6 +110,30 @@ static void print_json(struct bmt_out *o)
     bmt_out_str(o, "\n]}\n");
 }
 
+/* The README's tracepoint table. */
+static void print_markdown(struct bmt_out *o)
+{
+    bmt_out_str(o, "| tracepoint | `erlang:trace/3` flag | fields | what |\n|---|---|---|---|\n");
+    for (int i = 0; i < BMT_TP_COUNT; i++) {
+        const struct bmt_tracepoint *t = &bmt_catalogue[i];
+        bmt_out_str(o, "| `");
+        bmt_out_str(o, t->full_name);
+        bmt_out_str(o, "` | `");
+        bmt_out_str(o, t->flag);
+        bmt_out_str(o, "` | ");
+        for (unsigned f = 0; f < t->field_count; f++) {
+            bmt_out_str(o, f ? ", `" : "`");
+            bmt_out_str(o, t->fields[f].name);
+            bmt_out_char(o, ':');
+            bmt_out_str(o, type_name(t->fields[f].type));
+            bmt_out_char(o, '`');
+        }
+        bmt_out_str(o, " | ");
+        bmt_out_str(o, t->summary);
+        bmt_out_str(o, " |\n");
+    }
+}
+
 int bmt_cmd_list(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -116,13 +141,15 @@ int bmt_cmd_list(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int json = 0, opt;
+    int json = 0, markdown = 0, opt;
     opterr = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'f':
-            if (bmt_cli_parse_format("list", optarg, &json) != 0)
+            if (strcmp(optarg, "markdown") == 0)
+                markdown = 1;
+            else if (bmt_cli_parse_format("list", optarg, &json) != 0)
                 return BMT_EXIT_USAGE;
             break;
         case 'h':
@@ -141,7 +168,9 @@ int bmt_cmd_list(int argc, char **argv)
         bmt_cli_error("list: out of memory; free some memory");
         return BMT_EXIT_FAIL;
     }
-    if (json)
+    if (markdown)
+        print_markdown(&o);
+    else if (json)
         print_json(&o);
     else
         print_text(&o);

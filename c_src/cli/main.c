@@ -26,12 +26,12 @@ static const struct bmt_cli_command commands[] = {
      "  -h, --help                show this help\n",
      bmt_cmd_view},
     {"list", "list the tracepoints beamtrace knows",
-     "usage: beamtrace list [--format text|json]\n"
+     "usage: beamtrace list [--format text|json|markdown]\n"
      "\n"
      "Prints every tracepoint in the catalogue: domain:name, the erlang:trace/3\n"
      "flag that produces it, its fields (name:type, in order) and what it means.\n"
      "\n"
-     "      --format FORMAT  text (default, aligned) or json\n"
+     "      --format FORMAT  text (default, aligned), json, or markdown (the docs table)\n"
      "  -h, --help           show this help\n",
      bmt_cmd_list},
     {"stats", "count events per tracepoint, drops and rates",

@@ -60,4 +60,7 @@ for tp in process_spawn process_link process_exit process_register process_sched
     check "workload trace has $tp" "grep -q 'org_erlang_dyntrace:$tp:' '$out/all.bt2'"
 done
 
+# 3. Docs derived from the catalogue are current.
+check "README tracepoint table is current (make docs)" 'bash tools/update_docs.sh --check'
+
 [ "$failures" -eq 0 ]
