@@ -8,6 +8,7 @@
 #define FIELD_STR(fname, kind, doc) {#fname, BMT_FIELD_STRING, BMT_KIND_##kind, doc},
 #define FIELD_U32(fname, doc) {#fname, BMT_FIELD_U32, BMT_KIND_INT, doc},
 #define FIELD_U64(fname, doc) {#fname, BMT_FIELD_U64, BMT_KIND_INT, doc},
+#define FIELD_S64(fname, doc) {#fname, BMT_FIELD_S64, BMT_KIND_INT, doc},
 #define TRACEPOINT(domain, name, flag, summary, fields) \
     static const struct bmt_field fields_##name[] = {fields};
 #include "catalogue.def"
@@ -15,6 +16,7 @@
 #undef FIELD_STR
 #undef FIELD_U32
 #undef FIELD_U64
+#undef FIELD_S64
 
 /* The tracepoint table, indexed by enum bmt_tracepoint_id. */
 #define TRACEPOINT(domain, name, flag, summary, fields)                          \

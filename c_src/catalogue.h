@@ -17,6 +17,7 @@ enum bmt_field_type {
     BMT_FIELD_STRING, /* NUL-terminated bytes */
     BMT_FIELD_U32,
     BMT_FIELD_U64,
+    BMT_FIELD_S64, /* two's complement, stored in bmt_value.integer */
 };
 
 /* What a string field holds; decides its size bound. */
@@ -26,6 +27,7 @@ enum bmt_field_kind {
     BMT_KIND_TERM, /* printed term, up to BMT_TERM_MAX_BYTES */
     BMT_KIND_MSG,  /* printed message, bounded by the session's message_length */
     BMT_KIND_WORD, /* a short fixed word */
+    BMT_KIND_USER, /* a user probe's string or tag, up to BMT_USER_MAX_BYTES */
     BMT_KIND_INT,  /* integer fields */
 };
 
@@ -38,6 +40,9 @@ enum bmt_field_kind {
 /* Printed terms other than messages (reasons, names, drivers): OTP's
  * LTTng buffers held 256 bytes with the NUL. */
 #define BMT_TERM_MAX_BYTES 255
+/* User probe strings and tags: OTP rejected (probes) or dropped (tags)
+ * anything longer than 1024 bytes. */
+#define BMT_USER_MAX_BYTES 1024
 /* Upper bound accepted for the message_length option, in bytes. */
 #define BMT_MSG_MAX_BYTES 16384
 

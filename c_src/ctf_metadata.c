@@ -59,6 +59,7 @@ static const char *field_type_tsdl(const struct bmt_field *f)
     case BMT_FIELD_STRING: return "string";
     case BMT_FIELD_U32: return "integer { size = 32; align = 8; signed = 0; encoding = none; base = 10; }";
     case BMT_FIELD_U64: return "integer { size = 64; align = 8; signed = 0; encoding = none; base = 10; }";
+    case BMT_FIELD_S64: return "integer { size = 64; align = 8; signed = 1; encoding = none; base = 10; }";
     }
     return "string";
 }

@@ -12,7 +12,8 @@ size_t bmt_event_size(const struct bmt_event *ev)
         switch (tp->fields[i].type) {
         case BMT_FIELD_STRING: bytes += ev->values[i].len + 1u; break;
         case BMT_FIELD_U32: bytes += 4; break;
-        case BMT_FIELD_U64: bytes += 8; break;
+        case BMT_FIELD_U64:
+        case BMT_FIELD_S64: bytes += 8; break;
         }
     }
     return bytes;
@@ -37,6 +38,7 @@ void bmt_event_encode(const struct bmt_event *ev, uint8_t *dst)
             dst += 4;
             break;
         case BMT_FIELD_U64:
+        case BMT_FIELD_S64:
             bmt_put_u64(dst, v->integer);
             dst += 8;
             break;

@@ -14,6 +14,7 @@ static const char *type_name(enum bmt_field_type t)
     case BMT_FIELD_STRING: return "string";
     case BMT_FIELD_U32: return "u32";
     case BMT_FIELD_U64: return "u64";
+    case BMT_FIELD_S64: return "s64";
     }
     return "?";
 }
@@ -26,6 +27,7 @@ static const char *kind_name(enum bmt_field_kind k)
     case BMT_KIND_TERM: return "term";
     case BMT_KIND_MSG: return "msg";
     case BMT_KIND_WORD: return "word";
+    case BMT_KIND_USER: return "user";
     case BMT_KIND_INT: return "int";
     }
     return "?";

@@ -120,10 +120,14 @@ static void print_event(struct view *v, const struct bmt_reader *r, const struct
             bmt_out_mem(o, ", ", 2);
         bmt_out_str(o, t->fields[f].name);
         bmt_out_mem(o, " = ", 3);
-        if (t->fields[f].type == BMT_FIELD_STRING)
+        if (t->fields[f].type == BMT_FIELD_STRING) {
             bmt_out_bt2_string(o, rec->values[f].str, rec->values[f].len);
-        else
+        } else if (t->fields[f].type == BMT_FIELD_S64 && (int64_t)rec->values[f].integer < 0) {
+            bmt_out_char(o, '-');
+            bmt_out_u64(o, -rec->values[f].integer); /* two's complement magnitude */
+        } else {
             bmt_out_u64(o, rec->values[f].integer);
+        }
     }
     bmt_out_mem(o, " }\n", 3);
 }

@@ -237,7 +237,7 @@ static int parse_field(struct lex *lx, struct tok first, struct decl_field *f)
 {
     int64_t size = 0;
     struct tok last = first;
-    int depth = 0, saw_size = 0;
+    int depth = 0, saw_size = 0, saw_signed = 0, is_signed = 0;
     f->type = -1;
     if (tok_is(&first, "string"))
         f->type = BMT_FIELD_STRING;
@@ -258,6 +258,13 @@ static int parse_field(struct lex *lx, struct tok first, struct decl_field *f)
             depth--;
         } else if (depth > 0 && tok_is(&t, "size")) {
             saw_size = 1;
+        } else if (depth > 0 && tok_is(&t, "signed")) {
+            saw_signed = 1;
+        } else if (depth > 0 && saw_signed && (t.kind == T_NUM || t.kind == T_IDENT)) {
+            int64_t v = 0;
+            is_signed = t.kind == T_NUM ? tok_int(&t, &v) == 0 && v == 1
+                                        : tok_is(&t, "true") || tok_is(&t, "TRUE");
+            saw_signed = 0;
         } else if (depth > 0 && saw_size && t.kind == T_NUM) {
             if (tok_int(&t, &size) < 0)
                 size = 0;
@@ -269,7 +276,9 @@ static int parse_field(struct lex *lx, struct tok first, struct decl_field *f)
         }
     }
     if (tok_is(&first, "integer"))
-        f->type = size == 32 ? BMT_FIELD_U32 : size == 64 ? BMT_FIELD_U64 : -1;
+        f->type = size == 32 && !is_signed ? BMT_FIELD_U32
+                  : size == 64             ? (is_signed ? BMT_FIELD_S64 : BMT_FIELD_U64)
+                                           : -1;
     if (tok_is(&first, "unsigned")) /* "unsigned long": 64-bit in our metadata */
         f->type = BMT_FIELD_U64;
     const char *name = last.s;
@@ -355,10 +364,12 @@ static int bind_event(struct lex *lx, struct bmt_meta *m, const char *name, int6
                      "babeltrace2", name, i + 1, fields[i].name,
                  fields[i].type == BMT_FIELD_STRING ? "string"
                  : fields[i].type == BMT_FIELD_U32  ? "u32"
-                 : fields[i].type == BMT_FIELD_U64  ? "u64" : "unknown type",
+                 : fields[i].type == BMT_FIELD_U64  ? "u64"
+                 : fields[i].type == BMT_FIELD_S64  ? "s64" : "unknown type",
                  c->fields[i].name,
                  c->fields[i].type == BMT_FIELD_STRING ? "string"
-                 : c->fields[i].type == BMT_FIELD_U32  ? "u32" : "u64");
+                 : c->fields[i].type == BMT_FIELD_U32  ? "u32"
+                 : c->fields[i].type == BMT_FIELD_U64  ? "u64" : "s64");
             return -1;
         }
     }

@@ -337,6 +337,7 @@ static int decode_event(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
             off += 4;
             break;
         case BMT_FIELD_U64:
+        case BMT_FIELD_S64:
             if (end - off < 8)
                 return past_content(r, s, ev_off, "");
             v->integer = bmt_get_u64(base + off);

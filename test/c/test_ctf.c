@@ -412,6 +412,7 @@ static void test_event_size(void)
                     want += 4;
                     break;
                 case BMT_FIELD_U64:
+                case BMT_FIELD_S64:
                     ev.values[f].integer = UINT64_C(0x1122334455667788) + f;
                     want += 8;
                     break;
@@ -443,6 +444,7 @@ static void test_event_size(void)
                     off += 4;
                     break;
                 case BMT_FIELD_U64:
+                case BMT_FIELD_S64:
                     CHECK(bmt_get_u64(buf + off) == ev.values[f].integer);
                     off += 8;
                     break;
