@@ -1,10 +1,17 @@
 %% @doc beamtrace benchmarks, driven by bench/run.sh.
 %%
-%% `timing': three workloads (call, send, spawn) under five tracers
-%% (untraced, the null NIF tracer, beamtrace with default options,
-%% beamtrace with big buffers, the VM's pid tracer), several interleaved
-%% rounds, medians printed side by side with ratios and the beamtrace - null
-%% difference per event.
+%% `timing': three workloads (call, send, spawn) under these tracers, several
+%% interleaved rounds, medians printed side by side with ratios and the
+%% beamtrace - null difference per event:
+%%   untraced          no trace flags, no trace pattern
+%%   null              bench/null_tracer.c: the VM's dispatch floor
+%%   beamtrace         default options (1 MiB per thread, discard mode)
+%%   beamtrace_big     32 MiB per thread, so nothing is dropped
+%%   beamtrace_handle  as _big, tracer state = the session handle instead of []
+%%   beamtrace_msg0    as _big, message_length 0 (send only: no message text)
+%%   pid               the VM's pid tracer, a process that drops messages
+%% The two last beamtrace variants use only public options; they isolate the
+%% cost of resolving a handle and of printing the message.
 %%
 %% `flood Kind': 4 processes sending as fast as they can for a few seconds
 %% under one tracer; peak RSS of this node, events recorded or queued. Each
@@ -15,7 +22,8 @@
 -export([main/1]).
 
 -define(WORKLOADS, [call, send, spawn]).
--define(TRACERS, [untraced, null, beamtrace, beamtrace_big, pid]).
+-define(TRACERS, [untraced, null, beamtrace, beamtrace_big, beamtrace_handle,
+                  beamtrace_msg0, pid]).
 -define(BIG_BUFFER, (32 bsl 20)).
 
 main([Mode | Args]) ->
@@ -23,7 +31,8 @@ main([Mode | Args]) ->
     try
         case Mode of
             "timing" -> timing(Out, Args);
-            "flood" -> flood(Out, Args)
+            "flood" -> flood(Out, Args);
+            "profile" -> profile(Out, Args)
         end
     catch C:R:St ->
         io:format("bench failed: ~p:~p~n~p~n", [C, R, St]),
@@ -56,7 +65,7 @@ timing(Out, Args) ->
                 fun({W, T}, A) ->
                     Res = run(W, T, Out, maps:get(W, Ns)),
                     maps:update_with({W, T}, fun(L) -> [Res | L] end, [Res], A)
-                end, Acc, [{W, T} || W <- ?WORKLOADS, T <- Order])
+                end, Acc, [{W, T} || W <- ?WORKLOADS, T <- Order, applies(W, T)])
         end, #{}, lists:seq(1, Rounds)),
     report(Samples, Ns).
 
@@ -64,6 +73,10 @@ rotate(L, K) ->
     K1 = K rem length(L),
     {A, B} = lists:split(K1, L),
     B ++ A.
+
+applies(send, beamtrace_msg0) -> true;
+applies(_, beamtrace_msg0) -> false;
+applies(_, _) -> true.
 
 flags(call) -> [call];
 flags(send) -> [send];
@@ -113,19 +126,23 @@ setup(pid, _, _) -> {pid, spawn(fun() -> pid_tracer(0) end)};
 setup(Beamtrace, W, Out) ->
     Dir = filename:join([Out, "traces", atom_to_list(W) ++ "-" ++ integer_to_list(erlang:unique_integer([positive]))]),
     Opts0 = #{dir => Dir, events => events(W), default => true},
+    Big = Opts0#{buffer_size => ?BIG_BUFFER},
     Opts = case Beamtrace of
                beamtrace -> Opts0;
-               beamtrace_big -> Opts0#{buffer_size => ?BIG_BUFFER}
+               beamtrace_big -> Big;
+               beamtrace_handle -> Big;
+               beamtrace_msg0 -> Big#{message_length => 0}
            end,
     {ok, S} = beamtrace:start(Opts),
-    {beamtrace, S, Dir}.
+    State = case Beamtrace of beamtrace_handle -> S; _ -> [] end,
+    {beamtrace, S, Dir, State}.
 
 tracer_spec(untraced) -> none;
 tracer_spec(null) -> {tracer, bmt_null_tracer, []};
 tracer_spec({pid, Tr}) -> {tracer, Tr};
-tracer_spec({beamtrace, _, _}) -> {tracer, beamtrace, []}.
+tracer_spec({beamtrace, _, _, State}) -> {tracer, beamtrace, State}.
 
-teardown({beamtrace, S, Dir}) ->
+teardown({beamtrace, S, Dir, _}) ->
     {ok, #{events := E, discarded := D}} = beamtrace:stop(S),
     ok = file:del_dir_r(Dir),
     #{events => E, discarded => D};
@@ -151,64 +168,76 @@ median(L) ->
     S = lists:sort(L),
     lists:nth((length(S) + 1) div 2, S).
 
+is_bt(T) -> lists:member(T, [beamtrace, beamtrace_big, beamtrace_handle, beamtrace_msg0]).
+
 report(Samples, Ns) ->
-    Med = fun(W, T, Key) ->
-                  median([maps:get(Key, R, 0) || R <- maps:get({W, T}, Samples)])
-          end,
-    io:format("~n~-7s ~-14s ~9s ~7s ~9s ~8s ~7s  ~s~n",
-              ["work", "tracer", "ns/op", "ev/op", "ns/event", "x untr", "x null", "notes"]),
-    io:format("~s~n", [lists:duplicate(90, $-)]),
-    Rows = [begin
-                N = maps:get(W, Ns),
-                NsOp = Med(W, T, ns_op),
-                Ev = case T of
-                         untraced -> 0.0;
-                         %% The null tracer sees what the VM sends the pid tracer.
-                         null -> Med(W, pid, events) / N;
-                         _ -> (Med(W, T, events) + Med(W, T, discarded)) / N
-                     end,
-                Untr = Med(W, untraced, ns_op),
-                Null = Med(W, null, ns_op),
-                Notes = notes(T, W, Samples, Med),
-                io:format("~-7s ~-14s ~9.1f ~7.2f ~9s ~8.2f ~7s  ~s~n",
-                          [W, T, NsOp, Ev,
-                           if Ev > 0 -> io_lib:format("~.1f", [NsOp / Ev]); true -> "-" end,
-                           NsOp / Untr,
-                           if T =:= untraced -> "-"; true -> io_lib:format("~.2f", [NsOp / Null]) end,
-                           Notes]),
-                {{W, T}, #{ns_op => NsOp, ev_op => Ev}}
-            end || W <- ?WORKLOADS, T <- ?TRACERS],
-    R = maps:from_list(Rows),
+    Get = fun(W, T, Key) -> [maps:get(Key, R, 0) || R <- maps:get({W, T}, Samples)] end,
+    Med = fun(W, T, Key) -> median(Get(W, T, Key)) end,
+    %% Events per operation as the tracer saw them: the null tracer is
+    %% offered what the VM sends the pid tracer (its enabled* say trace to
+    %% every tag); beamtrace counts recorded + discarded.
+    EvOp = fun(_, untraced) -> 0.0;
+              (W, null) -> Med(W, pid, events) / maps:get(W, Ns);
+              (W, T) -> (Med(W, T, events) + Med(W, T, discarded)) / maps:get(W, Ns)
+           end,
+    io:format("~n~-6s ~-17s ~8s ~7s ~6s ~8s ~7s ~6s  ~s~n",
+              ["work", "tracer", "ns/op", "spread", "ev/op", "ns/event", "x untr", "x null", "notes"]),
+    io:format("~s~n", [lists:duplicate(100, $-)]),
+    [begin
+         NsOp = Med(W, T, ns_op),
+         All = Get(W, T, ns_op),
+         Ev = EvOp(W, T),
+         io:format("~-6s ~-17s ~8.1f ~6.1f% ~6.2f ~8s ~7.2f ~6s  ~s~n",
+                   [W, T, NsOp, 100 * (lists:max(All) - lists:min(All)) / NsOp, Ev,
+                    if Ev > 0 -> io_lib:format("~.1f", [NsOp / Ev]); true -> "-" end,
+                    NsOp / Med(W, untraced, ns_op),
+                    if T =:= untraced -> "-";
+                       true -> io_lib:format("~.2f", [NsOp / Med(W, null, ns_op)])
+                    end,
+                    notes(T, W, Get)])
+     end || W <- ?WORKLOADS, T <- ?TRACERS, applies(W, T)],
+    io:format("(spread = (max - min) / median over the rounds)~n"),
     io:format("~n== beamtrace - null (the VM's dispatch floor); target <= 60 ns/event ==~n"),
-    io:format("~-7s ~-14s ~10s ~9s ~11s ~13s  ~s~n",
-              ["work", "tracer", "delta ns/op", "bt ev/op", "delta ns/ev", "pid-null ns/op", "verdict"]),
+    io:format("~-6s ~-17s ~11s ~8s ~11s  ~s~n",
+              ["work", "tracer", "delta ns/op", "bt ev/op", "delta ns/ev", "verdict"]),
     Deltas = [begin
-                  #{ns_op := B, ev_op := E} = maps:get({W, T}, R),
-                  #{ns_op := Nl} = maps:get({W, null}, R),
-                  #{ns_op := P} = maps:get({W, pid}, R),
-                  D = B - Nl,
+                  D = Med(W, T, ns_op) - Med(W, null, ns_op),
+                  E = EvOp(W, T),
                   DE = D / max(E, 1.0e-9),
-                  io:format("~-7s ~-14s ~10.1f ~9.2f ~11.1f ~13.1f  ~s~n",
-                            [W, T, D, E, DE, P - Nl,
+                  io:format("~-6s ~-17s ~11.1f ~8.2f ~11.1f  ~s~n",
+                            [W, T, D, E, DE,
                              if DE =< 60 -> "within target"; true -> "OVER target" end]),
                   {{W, T}, DE}
-              end || W <- ?WORKLOADS, T <- [beamtrace, beamtrace_big]],
-    io:format("(reference, OTP dyntrace+LTTng above the floor: call +370, send +360, spawn +540 ns;"
+              end || W <- ?WORKLOADS, T <- ?TRACERS, is_bt(T), applies(W, T)],
+    io:format("~-6s ~-17s", ["", "pid tracer:"]),
+    [io:format(" ~s +~.1f ns/op;", [W, Med(W, pid, ns_op) - Med(W, null, ns_op)]) || W <- ?WORKLOADS],
+    io:format("~n(reference above the floor: OTP dyntrace+LTTng call +370, send +360, spawn +540 ns;"
               " pid tracer ~~+450 ns for call)~n"),
     Summary = string:join([io_lib:format("~s +~b ns/ev", [W, round(DE)])
-                           || {{W, beamtrace}, DE} <- Deltas], ", "),
-    io:format("TIMING-SUMMARY beamtrace-null: ~s~n", [Summary]).
+                           || {{W, beamtrace_big}, DE} <- Deltas], ", "),
+    io:format("TIMING-SUMMARY beamtrace(no drops)-null: ~s~n", [Summary]).
 
-notes(T, W, Samples, Med) when T =:= beamtrace; T =:= beamtrace_big ->
-    Disc = [maps:get(discarded, X) || X <- maps:get({W, T}, Samples)],
-    Evs = [maps:get(events, X) || X <- maps:get({W, T}, Samples)],
-    _ = Med,
-    io_lib:format("recorded ~b, discarded ~b (median; max discarded ~b)",
-                  [median(Evs), median(Disc), lists:max(Disc)]);
-notes(pid, W, Samples, _) ->
-    Q = [maps:get(qlen, X) || X <- maps:get({W, pid}, Samples)],
+notes(pid, W, Get) ->
+    Q = Get(W, pid, qlen),
     io_lib:format("tracer mailbox at loop end: median ~b, max ~b msgs", [median(Q), lists:max(Q)]);
-notes(_, _, _, _) -> "".
+notes(T, W, Get) ->
+    case is_bt(T) of
+        true ->
+            Disc = Get(W, T, discarded),
+            io_lib:format("recorded ~b, discarded ~b (medians; max discarded ~b)",
+                          [median(Get(W, T, events)), median(Disc), lists:max(Disc)]);
+        false -> ""
+    end.
+
+%%% ---- profile: one workload under one tracer, for perf record ----
+
+profile(Out, [WS, TS, NS]) ->
+    W = list_to_atom(WS),
+    T = list_to_atom(TS),
+    N = list_to_integer(NS),
+    run(W, T, Out, 2000),
+    R = run(W, T, Out, N),
+    io:format("PROFILE ~s ~s: ~p~n", [W, T, R]).
 
 %%% ---- flood ----
 
@@ -232,7 +261,8 @@ flood(Out, [KindS, MsS]) ->
         Spec -> [1 = erlang:trace(P, true, [Spec, send]) || {P, _} <- Senders]
     end,
     T0 = erlang:monotonic_time(millisecond),
-    {PeakTotal, Capped} = watch(T0 + Ms, 0),
+    Tracer = case Setup of {pid, Tr0} -> Tr0; _ -> undefined end,
+    {PeakTotal, PeakQ, Capped} = watch(T0 + Ms, Tracer, 0, 0),
     atomics:put(Stop, 1, 1),
     Sent = lists:sum([receive {'DOWN', R, process, P, {sent, C}} -> C end || {P, R} <- Senders]),
     Secs = (erlang:monotonic_time(millisecond) - T0) / 1000,
@@ -242,9 +272,10 @@ flood(Out, [KindS, MsS]) ->
                     {message_queue_len, Q} = process_info(Tr, message_queue_len),
                     {memory, M} = process_info(Tr, memory),
                     exit(Tr, kill),
-                    io_lib:format("pid tracer mailbox ~b msgs, tracer process memory ~.1f MiB~s",
-                                  [Q, M / 1048576, if Capped -> " (stopped early at the memory cap)"; true -> "" end]);
-                {beamtrace, _, _} ->
+                    io_lib:format("pid tracer mailbox ~b msgs at end (peak sampled ~b), "
+                                  "tracer process memory ~.1f MiB~s",
+                                  [Q, PeakQ, M / 1048576, if Capped -> " (stopped early at the memory cap)"; true -> "" end]);
+                {beamtrace, _, _, _} ->
                     #{events := E, discarded := D} = teardown(Setup),
                     io_lib:format("beamtrace recorded ~b, discarded ~b", [E, D]);
                 _ -> ""
@@ -254,15 +285,20 @@ flood(Out, [KindS, MsS]) ->
               [Kind, Secs, Sent, Sent / Secs / 1.0e6, Hwm / 1024, Base / 1024,
                PeakTotal / 1048576, Extra]).
 
-%% Samples erlang:memory(total) every 20 ms until Deadline or the cap.
-watch(Deadline, Peak) ->
+%% Samples erlang:memory(total) and the pid tracer's mailbox every 20 ms
+%% until Deadline or the memory cap.
+watch(Deadline, Tracer, Peak, PeakQ) ->
     Total = erlang:memory(total),
     P = max(Peak, Total),
+    Q = case Tracer of
+            undefined -> PeakQ;
+            _ -> max(PeakQ, element(2, process_info(Tracer, message_queue_len)))
+        end,
     Now = erlang:monotonic_time(millisecond),
     if
-        Total > ?MEM_CAP -> {P, true};
-        Now >= Deadline -> {P, false};
-        true -> timer:sleep(20), watch(Deadline, P)
+        Total > ?MEM_CAP -> {P, Q, true};
+        Now >= Deadline -> {P, Q, false};
+        true -> timer:sleep(20), watch(Deadline, Tracer, P, Q)
     end.
 
 rss_kb(Key) ->

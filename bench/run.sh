@@ -3,12 +3,13 @@
 # then, in one run on this machine, times call/send/spawn workloads under
 # untraced, null NIF tracer, beamtrace and the pid tracer side by side, and
 # floods send events to show memory stays bounded. Prints timings; asserts
-# none of them (STYLE.md). Knobs: BENCH_ROUNDS (5), BENCH_SCALE (1.0, ops
-# multiplier), FLOOD_MS (3000), PID_FLOOD_MS (1500).
+# none of them (STYLE.md). Knobs: BENCH_ROUNDS (9), BENCH_SCALE (1.0, ops
+# multiplier), FLOOD_MS (3000), PID_FLOOD_MS (1500), BENCH_PROFILE=1 (then
+# also bench/profile.sh: perf profiles of null tracer vs beamtrace, ~3 min).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=bench/out
-ROUNDS=${BENCH_ROUNDS:-5}
+ROUNDS=${BENCH_ROUNDS:-9}
 FLOOD_MS=${FLOOD_MS:-3000}
 PID_FLOOD_MS=${PID_FLOOD_MS:-1500}
 ERL=${ERL:-erl}
@@ -45,3 +46,7 @@ echo "SUMMARY: $(grep '^TIMING-SUMMARY' "$timing_log" | sed 's/^TIMING-SUMMARY /
      "flood peak RSS untraced $(peak untraced) MiB, beamtrace $(peak beamtrace) MiB," \
      "pid tracer $(peak pid) MiB; $(( $(date +%s) - start )) s"
 rm -f "$timing_log" "$flood_log"
+if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+    echo; echo "== perf profiles (bench/profile.sh) =="
+    bash bench/profile.sh
+fi
