@@ -135,6 +135,11 @@ static size_t term_words(ErlNifEnv *env, ERL_NIF_TERM term, int depth)
     }
 }
 
+size_t bmt_term_words(ErlNifEnv *env, ERL_NIF_TERM term)
+{
+    return term_words(env, term, 0);
+}
+
 size_t bmt_format_message(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term,
                           int message_bytes, char *out)
 {

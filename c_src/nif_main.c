@@ -8,13 +8,17 @@
  * session, draining it to disk, before freeing anything.
  */
 #include "nif_priv.h"
+#include "nif_sinks.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 static void free_priv(struct priv *p)
 {
+    if (p->lttng)
+        bmt_lttng_unload(p->lttng);
     if (p->threads)
         munmap(p->threads, sizeof(struct thread_ctx) * BMT_MAX_THREADS);
     free(p->sessions);
@@ -29,9 +33,23 @@ static int open_types(ErlNifEnv *env, struct priv *p, ErlNifResourceFlags flags)
     return p->session_type ? 0 : -1;
 }
 
+/* load_info is the application's priv directory, where the optional sink
+ * libraries live. */
+static void load_sinks(ErlNifEnv *env, struct priv *p, ERL_NIF_TERM load_info)
+{
+    char priv_dir[4096];
+    ErlNifBinary bin;
+    if (!enif_inspect_iolist_as_binary(env, load_info, &bin) || bin.size >= sizeof priv_dir) {
+        snprintf(p->lttng_why, sizeof p->lttng_why, "no priv directory given to the NIF");
+        return;
+    }
+    memcpy(priv_dir, bin.data, bin.size);
+    priv_dir[bin.size] = '\0';
+    p->lttng = bmt_lttng_load(priv_dir, p->lttng_why, sizeof p->lttng_why);
+}
+
 static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
 {
-    (void)load_info;
     struct priv *p = calloc(1, sizeof *p);
     if (!p)
         return 1;
@@ -57,6 +75,7 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
         free_priv(p);
         return 1;
     }
+    load_sinks(env, p, load_info);
     *priv_data = p;
     return 0;
 }

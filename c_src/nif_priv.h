@@ -41,7 +41,9 @@
     X(dir) X(events) X(mode) X(overwrite) X(buffer_size) X(subbuffers)           \
     X(message_length) X(size_only) Y(default_, "default") X(not_running)         \
     X(too_many_sessions) X(discarded) X(overwritten) X(written_bytes) X(state)   \
-    X(running) X(stopped) X(failed) X(stopping) X(reason)
+    X(running) X(stopped) X(failed) X(stopping) X(reason)                        \
+    X(erlang) X(hibernate) X(port_control) X(command) X(close) X(connect)        \
+    X(recorder) X(lttng) X(usdt) X(unavailable) X(sessions)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;
@@ -112,8 +114,13 @@ struct thread_ctx {
     char scratch[4 * (BMT_MFA_MAX_BYTES + 1) + BMT_MSG_MAX_BYTES + 1];
 };
 
+struct bmt_lttng_provider;
+
 struct priv {
     struct bmt_atoms atom;
+    const struct bmt_lttng_provider *lttng; /* NULL when LTTng-UST is absent */
+    char lttng_why[160];        /* why it is absent */
+    _Atomic uint64_t recorder_mask; /* OR of the running sessions' enable masks */
     ErlNifResourceType *session_type;
     int refs;                   /* load + upgrades not yet unloaded */
     unsigned epoch;             /* tells this library instance's thread slots apart */
@@ -177,5 +184,8 @@ size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, 
                        size_t room);
 size_t bmt_format_message(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term,
                           int message_bytes, char *out);
+/* Heap words the VM would copy for `term` (exact for tuples, lists and
+ * immediates, approximate where the NIF API hides the layout). */
+size_t bmt_term_words(ErlNifEnv *env, ERL_NIF_TERM term);
 
 #endif

@@ -48,6 +48,18 @@ struct session *bmt_resolve_session(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM
     return NULL;
 }
 
+/* Recomputes priv->recorder_mask, the tracepoints some running session
+ * records: user probes read it to answer "nobody listens" in one load.
+ * Called with priv->control held, after a session's state changed. */
+static void update_recorder_mask(struct priv *p)
+{
+    uint64_t mask = 0;
+    for (int i = 0; i < BMT_MAX_SESSIONS; i++)
+        if (atomic_load(&p->sessions[i].state) == SESSION_RUNNING)
+            mask |= p->sessions[i].enable_mask;
+    atomic_store(&p->recorder_mask, mask);
+}
+
 /* ---- consumer ---- */
 
 /* Writes every published packet of slot `i` to its stream file. After the
@@ -257,6 +269,7 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     uint64_t gen = atomic_load(&s->generation) + 1;
     atomic_store(&s->generation, gen);
     atomic_store(&s->state, SESSION_RUNNING);
+    update_recorder_mask(p);
     if (argv[6] == p->atom.true_ || atomic_load(&p->default_session) < 0)
         atomic_store_explicit(&p->default_session, idx, memory_order_release);
     enif_mutex_unlock(p->control);
@@ -322,6 +335,7 @@ static int begin_stop(struct priv *p, struct session *s, uint64_t gen)
     if ((st != SESSION_RUNNING && st != SESSION_FAILED) || atomic_load(&s->generation) != gen)
         return 0;
     atomic_store(&s->state, SESSION_STOPPING);
+    update_recorder_mask(p);
     int idx = (int)(s - p->sessions);
     atomic_compare_exchange_strong(&p->default_session, &idx, -1);
     return 1;

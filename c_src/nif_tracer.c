@@ -8,25 +8,25 @@
  *  - gc fields are looked up by key in the GC info list (OTP read the first
  *    three elements by position).
  *
+ * Sinks: the recorder session the tracer state names, LTTng-UST, USDT.
+ * enabled_* answers `trace` when any of them wants the tracepoint; trace_*
+ * decodes once and hands the event to each sink that wants it.
+ *
  * Hot path rules: no allocation, no lock, no message, no term building.
- * enabled_* answers from one session state load and one mask test; trace_*
- * formats into the calling thread's scratch, reads the clock, and writes
- * into that thread's ring with the session's `busy` bracket (see
+ * enabled_* answers from one session state load and mask test, one LTTng
+ * enabled check (when the provider is loaded) and one USDT semaphore load;
+ * trace_* formats into the calling thread's scratch, reads the clock, and
+ * writes into that thread's ring with the session's `busy` bracket (see
  * nif_session.c for the stop side of the protocol).
  */
-#include "nif_priv.h"
+#include "nif_tracer.h"
+#include "nif_sinks.h"
 
 #include <string.h>
 
-/* One trace event being decoded. */
-struct decode {
-    ErlNifEnv *env;
-    const struct bmt_atoms *a;
-    struct thread_ctx *t;
-    const struct session *s;
-    ERL_NIF_TERM tag, tracee, term, opts;
-    char *cursor; /* next free byte of t->scratch */
-};
+/* OTP's LTTng buffers kept 255 bytes of a message: the length used when no
+ * recorder session sets one. */
+#define OTP_MESSAGE_BYTES 255
 
 /* Tracepoint of each trace tag, by callback group; -1 = not a tracepoint. */
 static int tp_procs(const struct bmt_atoms *a, ERL_NIF_TERM tag)
@@ -127,7 +127,7 @@ static void set_term(struct decode *d, int i, ERL_NIF_TERM term)
 
 static void set_message(struct decode *d, int i, ERL_NIF_TERM term)
 {
-    size_t len = bmt_format_message(d->t, d->env, term, d->s->message_bytes, d->cursor);
+    size_t len = bmt_format_message(d->t, d->env, term, d->message_bytes, d->cursor);
     set_text(d, i, d->cursor, len);
     d->cursor += len + 1;
 }
@@ -137,7 +137,7 @@ static void set_int(struct decode *d, int i, uint64_t v)
     d->t->event.values[i].integer = v;
 }
 
-static ERL_NIF_TERM extra(struct decode *d)
+ERL_NIF_TERM bmt_decode_extra(struct decode *d)
 {
     ERL_NIF_TERM value;
     if (enif_is_map(d->env, d->opts) && enif_get_map_value(d->env, d->opts, d->a->extra, &value))
@@ -187,7 +187,7 @@ static void decode_fields(struct decode *d, int tp)
     case BMT_TP_process_spawn:
         set_id(d, 0, d->term);
         set_id(d, 1, d->tracee);
-        set_mfa(d, 2, extra(d));
+        set_mfa(d, 2, bmt_decode_extra(d));
         break;
     case BMT_TP_process_link:
     case BMT_TP_port_link:
@@ -212,7 +212,7 @@ static void decode_fields(struct decode *d, int tp)
         break;
     case BMT_TP_port_open:
         set_id(d, 0, d->term);
-        set_term(d, 1, extra(d));
+        set_term(d, 1, bmt_decode_extra(d));
         set_id(d, 2, d->tracee);
         break;
     case BMT_TP_port_scheduled:
@@ -229,7 +229,7 @@ static void decode_fields(struct decode *d, int tp)
     case BMT_TP_function_exception: {
         const ERL_NIF_TERM *cv;
         int arity;
-        ERL_NIF_TERM x = extra(d);
+        ERL_NIF_TERM x = bmt_decode_extra(d);
         set_id(d, 0, d->tracee);
         set_mfa(d, 1, d->term);
         if (enif_get_tuple(d->env, x, &arity, &cv) && arity == 2)
@@ -240,7 +240,7 @@ static void decode_fields(struct decode *d, int tp)
     }
     case BMT_TP_message_send:
         set_id(d, 0, d->tracee);
-        set_term(d, 1, extra(d));
+        set_term(d, 1, bmt_decode_extra(d));
         set_message(d, 2, d->term);
         break;
     case BMT_TP_message_receive:
@@ -259,24 +259,45 @@ static void decode_fields(struct decode *d, int tp)
     }
 }
 
+const char *bmt_decode_text(struct decode *d, ERL_NIF_TERM term, size_t room)
+{
+    char *text = d->cursor;
+    size_t len = bmt_format_term(d->t, d->env, term, text, room);
+    d->cursor += len + 1;
+    return text;
+}
+
 typedef int tag_map_fn(const struct bmt_atoms *a, ERL_NIF_TERM tag);
+
+/* Which sinks want tracepoint `tp` (BMT_SINK_* bits). `s` may be NULL. */
+static unsigned wanting(struct priv *p, struct session *s, uint64_t gen, int tp)
+{
+    unsigned sinks = 0;
+    if (s && (s->enable_mask >> tp & 1) && bmt_session_live(s, gen))
+        sinks |= BMT_SINK_RECORDER;
+    if (p->lttng && p->lttng->enabled((unsigned)tp))
+        sinks |= BMT_SINK_LTTNG;
+    if (bmt_usdt_wants(tp))
+        sinks |= BMT_SINK_USDT;
+    return sinks;
+}
 
 static ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
 {
     struct priv *p = enif_priv_data(env);
-    uint64_t gen;
-    struct session *s = bmt_resolve_session(p, env, argv[1], &gen);
-    if (!s || !bmt_session_live(s, gen))
-        return p->atom.discard;
+    uint64_t gen = 0;
     int tp = map(&p->atom, argv[0]);
-    return tp >= 0 && (s->enable_mask >> tp & 1) ? p->atom.trace : p->atom.discard;
+    if (tp < 0)
+        return p->atom.discard;
+    struct session *s = bmt_resolve_session(p, env, argv[1], &gen);
+    return wanting(p, s, gen, tp) ? p->atom.trace : p->atom.discard;
 }
 
 /* Writes the decoded event into the calling thread's ring of `s`. The busy
  * bracket with a sequentially consistent store pairs with stop's store of
  * the state: either stop sees busy and waits, or we see the session stopping
  * and leave the ring alone. */
-static void record(struct priv *p, struct session *s, uint64_t gen, struct thread_ctx *t)
+void bmt_record(struct priv *p, struct session *s, uint64_t gen, struct thread_ctx *t)
 {
     struct slot *sl = &s->slots[t - p->threads];
     struct bmt_event *ev = &t->event;
@@ -293,45 +314,65 @@ static void record(struct priv *p, struct session *s, uint64_t gen, struct threa
     atomic_store_explicit(&sl->busy, 0, memory_order_release);
 }
 
+void bmt_emit_external(struct priv *p, struct decode *d, int tp, unsigned sinks)
+{
+    if (sinks & BMT_SINK_LTTNG)
+        p->lttng->emit(&d->t->event);
+    if (sinks & BMT_SINK_USDT)
+        bmt_usdt_fire(d, tp);
+}
+
 static ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
 {
     struct priv *p = enif_priv_data(env);
-    uint64_t gen;
-    struct session *s = bmt_resolve_session(p, env, argv[1], &gen);
-    if (!s || !bmt_session_live(s, gen))
-        return p->atom.ok;
+    uint64_t gen = 0;
     int tp = map(&p->atom, argv[0]);
-    if (tp < 0 || !(s->enable_mask >> tp & 1))
+    if (tp < 0)
+        return p->atom.ok;
+    struct session *s = bmt_resolve_session(p, env, argv[1], &gen);
+    unsigned sinks = wanting(p, s, gen, tp);
+    if (!sinks)
         return p->atom.ok;
     struct thread_ctx *t = bmt_thread_ctx(p);
     if (!t) {
-        atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
+        if (sinks & BMT_SINK_RECORDER)
+            atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
         return p->atom.ok;
     }
     if (t->in_use) /* re-entered from our own formatting: never recurse */
         return p->atom.ok;
     t->in_use = 1;
-    struct decode d = {env, &p->atom, t, s, argv[0], argv[2], argv[3], argv[4], t->scratch};
+    struct decode d = {env, &p->atom, t, (sinks & BMT_SINK_RECORDER) ? s->message_bytes
+                                                                     : OTP_MESSAGE_BYTES,
+                       argv[0], argv[2], argv[3], argv[4], t->scratch};
     t->event.id = (uint16_t)tp;
     decode_fields(&d, tp);
     t->event.ts_ns = bmt_clock_ns();
-    record(p, s, gen, t);
+    if (sinks & BMT_SINK_RECORDER)
+        bmt_record(p, s, gen, t);
+    if (sinks & ~BMT_SINK_RECORDER)
+        bmt_emit_external(p, &d, tp, sinks);
     t->in_use = 0;
     return p->atom.ok;
 }
 
 /* enabled/3: every tag without a specific callback, and trace_status, which
- * asks whether the tracer is still alive: remove when its session is gone. */
+ * asks whether the tracer is still alive. A tracer state naming a recorder
+ * session is alive while that session runs (then `remove`, and the VM drops
+ * the tracer); `[]` names beamtrace's sinks as a whole, which stay alive like
+ * OTP's dyntrace on an LTTng build: an LTTng session or a USDT tracer may
+ * start listening at any time. */
 ERL_NIF_TERM bmt_nif_enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
     struct priv *p = enif_priv_data(env);
+    if (argv[0] != p->atom.trace_status)
+        return p->atom.discard;
+    if (enif_is_empty_list(env, argv[1]))
+        return p->atom.trace;
     uint64_t gen;
     struct session *s = bmt_resolve_session(p, env, argv[1], &gen);
-    int live = s && bmt_session_live(s, gen);
-    if (argv[0] == p->atom.trace_status)
-        return live ? p->atom.trace : p->atom.remove;
-    return p->atom.discard;
+    return s && bmt_session_live(s, gen) ? p->atom.trace : p->atom.remove;
 }
 
 /* trace/5: only reached for tags no specific callback covers (seq_trace). */

@@ -165,7 +165,9 @@ unique(Path, N) ->
     end.
 
 load_nif() ->
-    erlang:load_nif(filename:join(priv_dir(), "beamtrace_nif"), 0).
+    %% The priv directory also holds the optional sink libraries.
+    Priv = priv_dir(),
+    erlang:load_nif(filename:join(Priv, "beamtrace_nif"), Priv).
 
 priv_dir() ->
     case code:priv_dir(beamtrace) of
