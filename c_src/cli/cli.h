@@ -43,5 +43,12 @@ int bmt_cli_parse_format(const char *cmd, const char *value, int *json);
 int bmt_cmd_view(int argc, char **argv);
 int bmt_cmd_list(int argc, char **argv);
 int bmt_cmd_stats(int argc, char **argv);
+int bmt_cmd_calls(int argc, char **argv);
+int bmt_cmd_sched(int argc, char **argv);
+int bmt_cmd_procs(int argc, char **argv);
+int bmt_cmd_gc(int argc, char **argv);
+int bmt_cmd_flame(int argc, char **argv);
+int bmt_cmd_export(int argc, char **argv);
+int bmt_cmd_report(int argc, char **argv);
 
 #endif

@@ -44,6 +44,24 @@ static const struct bmt_cli_command commands[] = {
      "      --format FORMAT  text (default) or json\n"
      "  -h, --help           show this help\n",
      bmt_cmd_stats},
+    {"calls", "per function call counts, time and latency percentiles",
+     "usage: beamtrace calls DIR [options]\n"
+     "\n"
+     "Rebuilds each process's call stack from function_call, function_return and\n"
+     "function_exception events and prints, per function (m:f/a): finished calls,\n"
+     "calls still open at process exit or trace end (UNFIN), calls ended by an\n"
+     "exception (EXC), total (inclusive) and own (exclusive) time, and latency\n"
+     "p50/p90/p99/p99.9/max (within 1%), largest total first. Record with\n"
+     "erlang:trace_pattern(MFA, [{'_',[],[{return_trace},{exception_trace}]}], [local]).\n"
+     "\n"
+     "      --slower-than DURATION  first list every call longer than DURATION\n"
+     "                              (e.g. 1ms, 250us, 2s, 800ns) with its pid, start\n"
+     "                              and end times, as it ends\n"
+     "      --by pid                one row per process and function\n"
+     "      --top N                 only the N largest rows\n"
+     "      --format FORMAT         text (default) or json (times in ns)\n"
+     "  -h, --help                  show this help\n",
+     bmt_cmd_calls},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
