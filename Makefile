@@ -68,3 +68,77 @@ docs: $(CLI)
 
 check-docs: $(CLI)
 	$(Q)bash tools/update_docs.sh --check
+
+# ---- LTTng-UST sink ---------------------------------------------------------
+# The provider sources in c_src/lttng/ (the tracepoint provider header, one
+# per domain, and the provider library's glue) are generated from the
+# catalogue by tools/gen_lttng.c and committed with a DO-NOT-EDIT banner.
+# `make` regenerates them into _build/ and FAILS, naming the fix, when the
+# committed ones are not current; `make generate-lttng` rewrites them (then
+# commit them). `make check-generated` is the same check, for the tests.
+#
+# priv/beamtrace_lttng.so, the provider library, is built only where
+# pkg-config finds lttng-ust; elsewhere `make` says once that the LTTng sink
+# is skipped. The NIF dlopens it at load (c_src/nif_lttng.c) and never links
+# liblttng-ust itself, so one NIF binary works with or without LTTng.
+
+GEN_LTTNG := _build/gen_lttng
+LTTNG_GEN_DIR := c_src/lttng
+LTTNG_SO := priv/beamtrace_lttng.so
+LTTNG_UST := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
+# dlopen/dladdr for the loader: in libc since glibc 2.34, libdl before.
+LDLIBS_NIF += -ldl
+
+# LTTNG_UST_COMPAT_API_VERSION=0 hides lttng-ust's pre-2.13 names
+# (TRACEPOINT_EVENT, ctf_string, ...), so the generator cannot fall back on
+# them. lttng-ust 2.13's probe code compiles clean under our warnings; if a
+# later version is not, silence it here, on this line only, with the reason.
+LTTNG_CFLAGS := $(CFLAGS_BASE) -fvisibility=hidden -I$(ERTS_INCLUDE) \
+                -DLTTNG_UST_COMPAT_API_VERSION=0 $(shell pkg-config --cflags lttng-ust 2>/dev/null)
+LTTNG_LDLIBS := $(shell pkg-config --libs lttng-ust 2>/dev/null) -ldl
+
+.PHONY: lttng check-generated generate-lttng lttng-skipped
+all: lttng _build/lttng.checked
+
+ifeq ($(LTTNG_UST),yes)
+lttng: $(LTTNG_SO)
+else
+lttng: lttng-skipped
+lttng-skipped:
+	@echo "  SKIP    $(LTTNG_SO): pkg-config finds no lttng-ust (install liblttng-ust-dev); the LTTng sink is off"
+endif
+
+$(GEN_LTTNG): tools/gen_lttng.c c_src/catalogue.c c_src/catalogue.h c_src/catalogue.def
+	@mkdir -p _build
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS_BASE) -o $@ tools/gen_lttng.c c_src/catalogue.c
+
+# The check runs again whenever the generator, the catalogue or the
+# committed files change.
+_build/lttng.checked: $(GEN_LTTNG) $(wildcard $(LTTNG_GEN_DIR)/*)
+	$(Q)$(MAKE) --no-print-directory check-generated
+	@touch $@
+
+check-generated: $(GEN_LTTNG)
+	$(Q)rm -rf _build/lttng.new && mkdir -p _build/lttng.new
+	$(Q)$(GEN_LTTNG) _build/lttng.new
+	$(Q)if ! diff -r $(LTTNG_GEN_DIR) _build/lttng.new >_build/lttng.diff 2>&1; then \
+	    echo "error: $(LTTNG_GEN_DIR)/ is not what tools/gen_lttng.c makes from the catalogue" >&2; \
+	    echo "       (diff in _build/lttng.diff): run 'make generate-lttng' and commit $(LTTNG_GEN_DIR)/" >&2; \
+	    exit 1; fi
+
+generate-lttng: $(GEN_LTTNG)
+	$(Q)rm -rf $(LTTNG_GEN_DIR) && mkdir -p $(LTTNG_GEN_DIR)
+	$(Q)$(GEN_LTTNG) $(LTTNG_GEN_DIR)
+	@echo "  GEN     $(LTTNG_GEN_DIR)/"
+
+$(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) c_src/nif_sinks.h c_src/event.h c_src/catalogue.h \
+             c_src/catalogue.def _build/lttng.checked
+	@mkdir -p priv
+	@echo "  CC      $@"
+	$(Q)$(CC) $(LTTNG_CFLAGS) -shared -o $@ $(LTTNG_GEN_DIR)/beamtrace_lttng.c $(LTTNG_LDLIBS)
+
+clean: clean-lttng
+.PHONY: clean-lttng
+clean-lttng:
+	rm -rf _build/gen_lttng _build/lttng.new _build/lttng.diff _build/lttng.checked
