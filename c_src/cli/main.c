@@ -62,6 +62,39 @@ static const struct bmt_cli_command commands[] = {
      "      --format FORMAT         text (default) or json (times in ns)\n"
      "  -h, --help                  show this help\n",
      bmt_cmd_calls},
+    {"sched", "message send -> receiver scheduled-in latency histogram",
+     "usage: beamtrace sched DIR [--format text|json]\n"
+     "\n"
+     "For each message_send to a pid (or a name registered in the trace), the time\n"
+     "until the receiver is next scheduled in (process_scheduled type in): the\n"
+     "earliest unconsumed send per receiver counts. Prints a DTrace quantize\n"
+     "histogram in ns (power-of-two value, @-bar distribution, count) and\n"
+     "p50/p90/p99/max. Record with the send and running flags.\n"
+     "\n"
+     "      --format FORMAT  text (default) or json\n"
+     "  -h, --help           show this help\n",
+     bmt_cmd_sched},
+    {"procs", "spawns and exits per second, exit reasons, lifetimes",
+     "usage: beamtrace procs DIR [--format text|json]\n"
+     "\n"
+     "Births and deaths: process_spawn and process_exit counts per second of\n"
+     "trace, exit reasons by count, and the ten longest- and shortest-lived\n"
+     "processes (spawn to exit). Record with the procs flag (and set_on_spawn).\n"
+     "\n"
+     "      --format FORMAT  text (default) or json\n"
+     "  -h, --help           show this help\n",
+     bmt_cmd_procs},
+    {"gc", "garbage collection pauses, words reclaimed, top collectors",
+     "usage: beamtrace gc DIR [--format text|json]\n"
+     "\n"
+     "Pause of each collection (gc_minor_start -> gc_minor_end, gc_major_start ->\n"
+     "gc_major_end of the same process) as quantize histograms in ns with\n"
+     "percentiles, minor and major apart; words reclaimed; the ten processes with\n"
+     "the largest total pause. Record with the garbage_collection flag.\n"
+     "\n"
+     "      --format FORMAT  text (default) or json\n"
+     "  -h, --help           show this help\n",
+     bmt_cmd_gc},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

@@ -1,0 +1,212 @@
+/* `beamtrace gc`: garbage collection pauses (gc_*_start -> the same
+ * process's matching gc_*_end; minor and major apart) as quantize
+ * histograms with percentiles, words reclaimed, and the processes that
+ * spent the most time collecting.
+ *
+ * Reclaimed totals add every gc_*_end event, matched or not, so they equal
+ * the sum over the trace's end events. Memory: per process.
+ */
+#include "analyses.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOP 10
+
+void bmt_gc_init(struct bmt_gc *g)
+{
+    memset(g, 0, sizeof *g);
+    bmt_callstack_init(&g->names);
+    bmt_hist_init(&g->hist[0]);
+    bmt_hist_init(&g->hist[1]);
+}
+
+int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
+{
+    struct bmt_gc *g = ctx;
+    const struct bmt_an_fields *F = bmt_an_fields();
+    const struct bmt_value *v = rec->values;
+    int k, start;
+    switch (rec->tp) {
+    case BMT_TP_gc_minor_start: k = 0, start = 1; break;
+    case BMT_TP_gc_minor_end: k = 0, start = 0; break;
+    case BMT_TP_gc_major_start: k = 1, start = 1; break;
+    case BMT_TP_gc_major_end: k = 1, start = 0; break;
+    case BMT_TP_process_register: return bmt_callstack_feed(&g->names, rec);
+    default: return 0;
+    }
+    int64_t pid = bmt_callstack_proc(&g->names, v[F->gc_pid].str, v[F->gc_pid].len);
+    if (pid < 0)
+        return (int)pid;
+    if ((uint32_t)pid >= g->proc_cap) {
+        uint32_t cap = g->proc_cap ? g->proc_cap * 2 : 64;
+        while (cap <= (uint32_t)pid)
+            cap *= 2;
+        struct bmt_gc_proc *p = realloc(g->procs, cap * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        memset(p + g->proc_cap, 0, (cap - g->proc_cap) * sizeof *p);
+        g->procs = p;
+        g->proc_cap = cap;
+    }
+    struct bmt_gc_proc *p = &g->procs[pid];
+    if (start) {
+        if (p->start_ns[k])
+            g->unmatched_count++;
+        p->start_ns[k] = rec->ts_ns + 1;
+        return 0;
+    }
+    uint64_t reclaimed = v[F->gc_reclaimed].integer;
+    g->reclaimed_words[k] += reclaimed;
+    if (!p->start_ns[k]) {
+        g->unmatched_count++;
+        return 0;
+    }
+    uint64_t began = p->start_ns[k] - 1, pause = rec->ts_ns >= began ? rec->ts_ns - began : 0;
+    p->start_ns[k] = 0;
+    p->pause_ns += pause;
+    p->gc_count++;
+    p->reclaimed_words += reclaimed;
+    return bmt_hist_add(&g->hist[k], pause);
+}
+
+void bmt_gc_free(struct bmt_gc *g)
+{
+    bmt_callstack_free(&g->names);
+    free(g->procs);
+    bmt_hist_free(&g->hist[0]);
+    bmt_hist_free(&g->hist[1]);
+}
+
+/* Fills top[] with the pids of the largest total pauses; returns how many. */
+static unsigned top_collectors(const struct bmt_gc *g, uint32_t top[TOP])
+{
+    unsigned n = 0;
+    for (uint32_t pid = 0; pid < g->names.pids.count && pid < g->proc_cap; pid++) {
+        uint64_t pause = g->procs[pid].pause_ns;
+        if (!g->procs[pid].gc_count)
+            continue;
+        if (n == TOP && pause <= g->procs[top[n - 1]].pause_ns)
+            continue;
+        unsigned i = n < TOP ? n++ : n - 1;
+        while (i > 0 && g->procs[top[i - 1]].pause_ns < pause) {
+            top[i] = top[i - 1];
+            i--;
+        }
+        top[i] = pid;
+    }
+    return n;
+}
+
+static void print_kind(struct bmt_out *o, const struct bmt_gc *g, int k, int json)
+{
+    const struct bmt_hist *h = &g->hist[k];
+    char buf[256];
+    if (json) {
+        bmt_out_str(o, k ? "\"major\": {" : "\"minor\": {");
+        bmt_hist_print_json_stats(o, h);
+        snprintf(buf, sizeof buf, ", \"pause_total_ns\": %llu, \"reclaimed_words\": %llu, "
+                 "\"quantize_ns\": ", (unsigned long long)h->sum,
+                 (unsigned long long)g->reclaimed_words[k]);
+        bmt_out_str(o, buf);
+        bmt_hist_print_json_quantize(o, h);
+        bmt_out_char(o, '}');
+        return;
+    }
+    char t[6][32];
+    bmt_an_duration_text(h->sum, t[0]);
+    bmt_an_duration_text(bmt_hist_quantile(h, 0.5), t[1]);
+    bmt_an_duration_text(bmt_hist_quantile(h, 0.9), t[2]);
+    bmt_an_duration_text(bmt_hist_quantile(h, 0.99), t[3]);
+    bmt_an_duration_text(h->max, t[4]);
+    snprintf(buf, sizeof buf, "%s collections: %llu, pause total %s, %llu words reclaimed\n",
+             k ? "major" : "minor", (unsigned long long)h->count, t[0],
+             (unsigned long long)g->reclaimed_words[k]);
+    bmt_out_str(o, buf);
+    if (!h->count)
+        return;
+    bmt_out_str(o, "pause, ns:\n");
+    bmt_hist_print_quantize(o, h);
+    snprintf(buf, sizeof buf, "p50 %s  p90 %s  p99 %s  max %s\n", t[1], t[2], t[3], t[4]);
+    bmt_out_str(o, buf);
+}
+
+int bmt_cmd_gc(int argc, char **argv)
+{
+    int json = 0;
+    const char *dir;
+    int rc = bmt_an_parse_args("gc", argc, argv, NULL, "", NULL, NULL, &json, &dir);
+    if (rc || !dir)
+        return rc;
+    struct bmt_reader r;
+    struct bmt_gc g;
+    struct bmt_an_pass pass;
+    bmt_gc_init(&g);
+    int status = BMT_EXIT_FAIL;
+    rc = bmt_an_run(&r, dir, bmt_gc_feed, &g, &pass);
+    struct bmt_out o;
+    if (rc < 0) {
+        bmt_an_fail(dir, &r);
+    } else if (bmt_an_out_open(&o, NULL) == 0) {
+        uint32_t top[TOP];
+        unsigned n = top_collectors(&g, top);
+        char buf[512], label[300];
+        if (json) {
+            bmt_out_str(&o, "{\"trace\": ");
+            bmt_an_json_string(&o, dir, strlen(dir));
+            bmt_out_str(&o, ", ");
+            print_kind(&o, &g, 0, 1);
+            bmt_out_str(&o, ", ");
+            print_kind(&o, &g, 1, 1);
+            snprintf(buf, sizeof buf, ", \"unmatched\": %llu, \"top_collectors\": [",
+                     (unsigned long long)g.unmatched_count);
+            bmt_out_str(&o, buf);
+        } else {
+            print_kind(&o, &g, 0, 0);
+            bmt_out_char(&o, '\n');
+            print_kind(&o, &g, 1, 0);
+            if (g.unmatched_count) {
+                snprintf(buf, sizeof buf, "\n%llu start or end events without their pair "
+                         "(collections running when tracing started or stopped)\n",
+                         (unsigned long long)g.unmatched_count);
+                bmt_out_str(&o, buf);
+            }
+            if (n) {
+                snprintf(buf, sizeof buf, "\ntop collectors by total pause\n%14s %8s %16s  %s\n",
+                         "PAUSE", "GCS", "RECLAIMED", "PROCESS");
+                bmt_out_str(&o, buf);
+            } else if (!g.hist[0].count && !g.hist[1].count) {
+                bmt_out_str(&o, "\n(no gc events: trace with the garbage_collection flag)\n");
+            }
+        }
+        for (unsigned i = 0; i < n; i++) {
+            const struct bmt_gc_proc *p = &g.procs[top[i]];
+            bmt_callstack_label(&g.names, top[i], label, sizeof label);
+            if (json) {
+                bmt_out_str(&o, i ? ", {\"process\": " : "{\"process\": ");
+                bmt_an_json_string(&o, label, strlen(label));
+                snprintf(buf, sizeof buf, ", \"pause_ns\": %llu, \"gcs\": %llu, "
+                         "\"reclaimed_words\": %llu}", (unsigned long long)p->pause_ns,
+                         (unsigned long long)p->gc_count, (unsigned long long)p->reclaimed_words);
+                bmt_out_str(&o, buf);
+            } else {
+                char d[32];
+                bmt_an_duration_text(p->pause_ns, d);
+                snprintf(buf, sizeof buf, "%14s %8llu %16llu  ", d,
+                         (unsigned long long)p->gc_count, (unsigned long long)p->reclaimed_words);
+                bmt_out_str(&o, buf);
+                bmt_out_str(&o, label);
+                bmt_out_char(&o, '\n');
+            }
+        }
+        if (json)
+            bmt_out_str(&o, "]}\n");
+        status = bmt_an_out_close(&o, "gc");
+    }
+    bmt_gc_free(&g);
+    bmt_reader_close(&r);
+    return status;
+}
