@@ -101,6 +101,25 @@ static void unload(ErlNifEnv *env, void *priv_data)
     free_priv(p);
 }
 
+/* sinks() -> #{recorder => true, lttng => true | {unavailable, Why},
+ * usdt => true}: which sinks this node has. */
+static ERL_NIF_TERM bmt_nif_sinks(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc, (void)argv;
+    struct priv *p = enif_priv_data(env);
+    ERL_NIF_TERM why;
+    size_t len = strlen(p->lttng_why);
+    memcpy(enif_make_new_binary(env, len, &why), p->lttng_why, len);
+    ERL_NIF_TERM keys[] = {p->atom.recorder, p->atom.lttng, p->atom.usdt};
+    ERL_NIF_TERM values[] = {p->atom.true_,
+                             p->lttng ? p->atom.true_
+                                      : enif_make_tuple2(env, p->atom.unavailable, why),
+                             p->atom.true_};
+    ERL_NIF_TERM map;
+    enif_make_map_from_arrays(env, keys, values, 3, &map);
+    return map;
+}
+
 static ErlNifFunc nif_funcs[] = {
 #define X(name, arity) {#name, arity, bmt_nif_##name, 0},
     BMT_TRACER_NIFS(X)
@@ -109,6 +128,11 @@ static ErlNifFunc nif_funcs[] = {
     {"stop_nif", 1, bmt_nif_stop, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"info_nif", 1, bmt_nif_info, 0},
     {"sessions_nif", 0, bmt_nif_sessions, 0},
+    {"sinks_nif", 0, bmt_nif_sinks, 0},
+    {"user_probe_wanted", 2, bmt_nif_user_probe_wanted, 0},
+    {"user_trace_s1_nif", 2, bmt_nif_user_trace_s1, 0},
+    {"user_trace_i4s4_nif", 9, bmt_nif_user_trace_i4s4, 0},
+    {"user_trace_n_nif", 10, bmt_nif_user_trace_n, 0},
 };
 
 ERL_NIF_INIT(beamtrace, nif_funcs, load, NULL, upgrade, unload)

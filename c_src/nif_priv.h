@@ -43,7 +43,7 @@
     X(too_many_sessions) X(discarded) X(overwritten) X(written_bytes) X(state)   \
     X(running) X(stopped) X(failed) X(stopping) X(reason)                        \
     X(erlang) X(hibernate) X(port_control) X(command) X(close) X(connect)        \
-    X(recorder) X(lttng) X(usdt) X(unavailable) X(sessions)
+    X(recorder) X(lttng) X(usdt) X(unavailable) X(sessions) X(s1) X(i4s4) X(n)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;
@@ -173,6 +173,13 @@ static inline int bmt_session_live(struct session *s, uint64_t generation)
 #define X(name, arity) ERL_NIF_TERM bmt_nif_##name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 BMT_TRACER_NIFS(X)
 #undef X
+
+/* nif_user.c: user probes. Labels of user_trace_n: 0..1023. */
+#define BMT_USER_LABELS 1024
+ERL_NIF_TERM bmt_nif_user_probe_wanted(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM bmt_nif_user_trace_s1(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM bmt_nif_user_trace_i4s4(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM bmt_nif_user_trace_n(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
 /* nif_format.c */
 struct thread_ctx *bmt_thread_ctx(struct priv *p);

@@ -18,7 +18,12 @@
 %% Implements the erl_tracer behaviour (its callbacks are the NIFs below;
 %% erl_tracer.erl ships no behaviour_info in Debian's OTP 25).
 
--export([start/0, start/1, stop/0, stop/1, info/0, info/1, sessions/0]).
+-export([start/0, start/1, stop/0, stop/1, info/0, info/1, sessions/0, sinks/0]).
+%% User probes and tags: OTP's dyntrace API.
+-export([available/0, user_trace_s1/1, user_trace_i4s4/9,
+         p/0, p/1, p/2, p/3, p/4, p/5, p/6, p/7, p/8,
+         pn/1, pn/2, pn/3, pn/4, pn/5, pn/6, pn/7, pn/8, pn/9,
+         put_tag/1, get_tag/0, get_tag_data/0, spread_tag/1, restore_tag/1]).
 -export([enabled/3, trace/5,
          enabled_procs/3, trace_procs/5,
          enabled_ports/3, trace_ports/5,
@@ -38,7 +43,8 @@
        enabled_send/3, trace_send/5,
        enabled_receive/3, trace_receive/5,
        enabled_garbage_collection/3, trace_garbage_collection/5,
-       start_nif/7, stop_nif/1, info_nif/1, sessions_nif/0]).
+       start_nif/7, stop_nif/1, info_nif/1, sessions_nif/0, sinks_nif/0,
+       user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10]).
 
 -on_load(load_nif/0).
 
@@ -139,6 +145,196 @@ info(Session) ->
 sessions() ->
     sessions_nif().
 
+%% @doc Which sinks this node has: the recorder always; LTTng-UST when
+%% liblttng-ust and beamtrace's provider library load; USDT always.
+-spec sinks() -> #{recorder := true, lttng := true | {unavailable, binary()}, usdt := true}.
+sinks() ->
+    sinks_nif().
+
+%%% User probes (OTP's dyntrace:p/pn). Integers come first, then strings
+%%% (iodata of at most 1024 bytes), at most 4 of each. A probe returns true
+%%% when some sink listened, false when none did (nothing is evaluated
+%%% then), and raises badarg for a string that is too long or not iodata.
+
+%% @doc true: user probes work in this VM (beamtrace's NIF is loaded).
+-spec available() -> boolean().
+available() ->
+    true.
+
+%% @doc Fires user_trace_s1 (OTP's deprecated single-string probe).
+-spec user_trace_s1(iodata()) -> boolean().
+user_trace_s1(Message) ->
+    user_probe_wanted(s1, 0) andalso user_trace_s1_nif(tag_for_probe(), Message).
+
+%% @doc Fires user_trace_i4s4 with every slot given (`undef' for absent).
+user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
+    user_probe_wanted(i4s4, 0) andalso
+        user_trace_i4s4_nif(Tag, I1, I2, I3, I4, S1, S2, S3, S4).
+
+-spec p() -> boolean().
+p() -> probe([]).
+p(A) -> probe([A]).
+p(A, B) -> probe([A, B]).
+p(A, B, C) -> probe([A, B, C]).
+p(A, B, C, D) -> probe([A, B, C, D]).
+p(A, B, C, D, E) -> probe([A, B, C, D, E]).
+p(A, B, C, D, E, F) -> probe([A, B, C, D, E, F]).
+p(A, B, C, D, E, F, G) -> probe([A, B, C, D, E, F, G]).
+p(A, B, C, D, E, F, G, H) -> probe([A, B, C, D, E, F, G, H]).
+
+%% @doc Numbered user probes: Label in 0..1023 fires user_trace_n (and the
+%% USDT probe user_trace-n&lt;Label&gt;).
+pn(L) -> probe_n(L, []).
+pn(L, A) -> probe_n(L, [A]).
+pn(L, A, B) -> probe_n(L, [A, B]).
+pn(L, A, B, C) -> probe_n(L, [A, B, C]).
+pn(L, A, B, C, D) -> probe_n(L, [A, B, C, D]).
+pn(L, A, B, C, D, E) -> probe_n(L, [A, B, C, D, E]).
+pn(L, A, B, C, D, E, F) -> probe_n(L, [A, B, C, D, E, F]).
+pn(L, A, B, C, D, E, F, G) -> probe_n(L, [A, B, C, D, E, F, G]).
+pn(L, A, B, C, D, E, F, G, H) -> probe_n(L, [A, B, C, D, E, F, G, H]).
+
+probe(Args) ->
+    {[I1, I2, I3, I4], [S1, S2, S3, S4]} = slots(Args),
+    user_probe_wanted(i4s4, 0) andalso
+        user_trace_i4s4_nif(tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4).
+
+probe_n(Label, Args) ->
+    {[I1, I2, I3, I4], [S1, S2, S3, S4]} = slots(Args),
+    user_probe_wanted(n, Label) andalso
+        user_trace_n_nif(Label, tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4).
+
+%% Up to 4 integers, then up to 4 strings; any other shape is OTP's
+%% function_clause (p("Hello", 1) is not a probe).
+slots(Args) ->
+    {Ints, Strs} = lists:splitwith(fun erlang:is_integer/1, Args),
+    case length(Ints) =< 4 andalso length(Strs) =< 4 andalso
+        not lists:any(fun erlang:is_integer/1, Strs) of
+        true -> {pad(Ints), pad(Strs)};
+        false -> erlang:error(function_clause, Args)
+    end.
+
+pad(L) -> L ++ lists:duplicate(4 - length(L), undef).
+
+tag_for_probe() ->
+    case get_tag_data() of
+        undefined -> undef;
+        Tag -> Tag
+    end.
+
+%%% User tags: a binary per process that travels with its messages while
+%%% the process is "spreading", as OTP's dt_* BIFs did on VMs built with
+%%% dynamic tracing. The tag a process set itself (permanent) lives in its
+%%% process dictionary; spreading rides in the sequential trace token's
+%%% label, the slot OTP used, so the VM carries it through every message
+%%% and a receiver adopts it. (This shares the token with other seq_trace
+%%% users: setting a label of your own replaces the tag.)
+
+-define(TAG_KEY, '$beamtrace_tag').
+-define(PERMANENT, 1).
+-define(SPREADING, 2).
+
+%% @doc Sets this process's tag (chardata, stored as UTF-8) and returns the
+%% previous one; `undefined' clears it.
+-spec put_tag(undefined | unicode:chardata()) -> binary() | undefined.
+put_tag(undefined) ->
+    Old = get_tag_data(),
+    erase(?TAG_KEY),
+    clear_token(),
+    Old;
+put_tag(Data) ->
+    Tag = case unicode:characters_to_binary(Data) of
+              Bin when is_binary(Bin) -> Bin;
+              _ -> erlang:error(badarg, [Data])
+          end,
+    Old = get_tag_data(),
+    Spreading = spreading(),
+    put(?TAG_KEY, {?PERMANENT bor Spreading, Tag}),
+    Spreading =/= 0 andalso set_token(Tag),
+    Old.
+
+%% @doc The tag this process set with put_tag/1, or undefined.
+-spec get_tag() -> binary() | undefined.
+get_tag() ->
+    case get(?TAG_KEY) of
+        {Flags, Tag} when Flags band ?PERMANENT =/= 0 -> Tag;
+        _ -> undefined
+    end.
+
+%% @doc The tag in effect: set here, or received from a spreading sender.
+-spec get_tag_data() -> binary() | undefined.
+get_tag_data() ->
+    case get(?TAG_KEY) of
+        {_, Tag} -> Tag;
+        undefined -> token_tag()
+    end.
+
+%% @doc Starts (true) or stops (false) attaching this process's tag to the
+%% messages it sends; returns the previous state for restore_tag/1.
+-spec spread_tag(boolean()) -> {non_neg_integer(), binary() | []}.
+spread_tag(On) when is_boolean(On) ->
+    State = tag_state(),
+    case State of
+        {_, []} ->
+            ok;
+        {Flags, Tag} when On ->
+            put(?TAG_KEY, {Flags bor ?SPREADING, Tag}),
+            set_token(Tag);
+        {Flags, Tag} ->
+            put(?TAG_KEY, {Flags band bnot ?SPREADING, Tag}),
+            clear_token()
+    end,
+    State;
+spread_tag(Other) ->
+    erlang:error(badarg, [Other]).
+
+%% @doc Restores a state spread_tag/1 returned (in this or another process).
+-spec restore_tag({non_neg_integer(), binary() | []}) -> true.
+restore_tag({_Flags, []}) ->
+    erase(?TAG_KEY),
+    clear_token(),
+    true;
+restore_tag({Flags, Tag} = State) when is_integer(Flags), Flags >= 0, is_binary(Tag) ->
+    Kept = Flags band (?PERMANENT bor ?SPREADING),
+    put(?TAG_KEY, {Kept, Tag}),
+    case Kept band ?SPREADING of
+        0 -> clear_token();
+        _ -> set_token(Tag)
+    end,
+    State =/= undefined;
+restore_tag(Other) ->
+    erlang:error(badarg, [Other]).
+
+tag_state() ->
+    case get(?TAG_KEY) of
+        {Flags, Tag} -> {Flags, Tag};
+        undefined ->
+            case token_tag() of
+                undefined -> {0, []};
+                Tag -> {?SPREADING, Tag}
+            end
+    end.
+
+spreading() ->
+    case tag_state() of
+        {Flags, _} -> Flags band ?SPREADING
+    end.
+
+token_tag() ->
+    case seq_trace:get_token(label) of
+        {label, {?TAG_KEY, Tag}} -> Tag;
+        _ -> undefined
+    end.
+
+set_token(Tag) ->
+    seq_trace:set_token(label, {?TAG_KEY, Tag}).
+
+clear_token() ->
+    case seq_trace:get_token(label) of
+        {label, {?TAG_KEY, _}} -> seq_trace:set_token([]);
+        _ -> ok
+    end.
+
 %%% Internals
 
 dir(#{dir := Dir}) ->
@@ -184,6 +380,13 @@ start_nif(_Dir, _Events, _Mode, _Bytes, _Subbuffers, _MessageLength, _Default) -
 stop_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 info_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 sessions_nif() -> erlang:nif_error(nif_not_loaded).
+sinks_nif() -> erlang:nif_error(nif_not_loaded).
+user_probe_wanted(_Kind, _Label) -> erlang:nif_error(nif_not_loaded).
+user_trace_s1_nif(_Tag, _Message) -> erlang:nif_error(nif_not_loaded).
+user_trace_i4s4_nif(_Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) ->
+    erlang:nif_error(nif_not_loaded).
+user_trace_n_nif(_Label, _Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) ->
+    erlang:nif_error(nif_not_loaded).
 
 enabled(_, _, _) -> erlang:nif_error(nif_not_loaded).
 trace(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
