@@ -95,6 +95,24 @@ static const struct bmt_cli_command commands[] = {
      "      --format FORMAT  text (default) or json\n"
      "  -h, --help           show this help\n",
      bmt_cmd_gc},
+    {"flame", "flame graph of time per call stack (SVG or folded stacks)",
+     "usage: beamtrace flame DIR [options]\n"
+     "\n"
+     "Rebuilds call stacks as `calls` does and aggregates self time per distinct\n"
+     "stack: the counts sum to the time spent in root-level traced calls. The root\n"
+     "frame is the process (\"<0.66.0>\" or \"<0.66.0> name\" once registered).\n"
+     "Default output: a self-contained interactive SVG (click a frame to zoom,\n"
+     "hover for times, \"Reset zoom\" to go back).\n"
+     "\n"
+     "      --folded           print folded stacks instead (root;...;leaf COUNT),\n"
+     "                         for flamegraph.pl, speedscope or grep\n"
+     "      --unit us|ns       unit of folded counts (default us, rounded)\n"
+     "      --merge-processes  no process root frame: merge all processes\n"
+     "  -o, --output FILE      write to FILE instead of stdout\n"
+     "      --title TEXT       SVG title\n"
+     "      --width PIXELS     SVG width (default 1200)\n"
+     "  -h, --help             show this help\n",
+     bmt_cmd_flame},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

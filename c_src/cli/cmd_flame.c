@@ -1,0 +1,334 @@
+/* `beamtrace flame`: time per call stack, from the stacks callstack.c
+ * rebuilds, as Brendan Gregg's folded stacks or a self-contained
+ * interactive SVG flame graph.
+ *
+ * A stack's count is its self time: the time its leaf function ran while no
+ * traced callee was running (untraced callees count as the leaf's), so the
+ * counts sum to the time spent inside root-level traced calls (unfinished
+ * calls counted up to the process's exit or the trace's end). The root
+ * frame is the process ("<0.66.0>" or "<0.66.0> name" when it registered a
+ * name) unless --merge-processes: Erlang work is per process, and names
+ * make servers stand out; merging is there for pools of identical workers.
+ * The call tree is aggregated by distinct stack as the trace is read, so
+ * memory grows with the number of distinct stacks, not with events.
+ *
+ * The SVG is written by hand: one <g> per stack (rect, text, <title>
+ * tooltip), a small inline script zooms into a frame on click (ancestors
+ * stretch to full width, others hide) and resets on the title. Frames
+ * narrower than 0.1 px at full width are left out to bound the size.
+ */
+#include "analyses.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Appends frame `n`'s name; ';' and newlines become '_' (folded syntax). */
+static void frame_name(const struct bmt_callstack *cs, uint32_t n, char *buf, size_t size)
+{
+    const struct bmt_cs_node *node = &cs->nodes[n];
+    if (node->is_proc)
+        bmt_callstack_label(cs, node->func, buf, size);
+    else
+        snprintf(buf, size, "%s", bmt_strtab_str(&cs->funcs, node->func));
+    for (char *p = buf; *p; p++)
+        if (*p == ';' || *p == '\n' || *p == '\r')
+            *p = '_';
+}
+
+int bmt_flame_folded(struct bmt_out *o, const struct bmt_callstack *cs, uint64_t unit_ns)
+{
+    uint32_t *path = malloc((BMT_CS_MAX_DEPTH + 2) * sizeof *path);
+    if (!path)
+        return -ENOMEM;
+    char name[1024];
+    for (uint32_t n = 1; n < cs->node_count; n++) {
+        const struct bmt_cs_node *node = &cs->nodes[n];
+        uint64_t count = (node->self_ns + unit_ns / 2) / unit_ns;
+        if (node->is_proc || count == 0)
+            continue;
+        unsigned depth = 0;
+        for (uint32_t m = n; m != 0 && depth < BMT_CS_MAX_DEPTH + 2; m = cs->nodes[m].parent)
+            path[depth++] = m;
+        while (depth--) {
+            frame_name(cs, path[depth], name, sizeof name);
+            bmt_out_str(o, name);
+            bmt_out_char(o, depth ? ';' : ' ');
+        }
+        bmt_out_u64(o, count);
+        bmt_out_char(o, '\n');
+    }
+    free(path);
+    return 0;
+}
+
+struct layout {
+    uint32_t *first_child, *next_sibling;
+    uint64_t *total;            /* per node: inclusive ns (proc and root summed) */
+    unsigned max_depth;
+};
+
+static int make_layout(const struct bmt_callstack *cs, struct layout *l)
+{
+    uint32_t n = cs->node_count ? cs->node_count : 1;
+    l->first_child = malloc(n * sizeof(uint32_t));
+    l->next_sibling = malloc(n * sizeof(uint32_t));
+    l->total = calloc(n, sizeof(uint64_t));
+    if (!l->first_child || !l->next_sibling || !l->total)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        l->first_child[i] = l->next_sibling[i] = BMT_CS_NONE;
+    /* Children in creation order: link from the last node backwards. */
+    for (uint32_t i = cs->node_count; i-- > 1;) {
+        uint32_t p = cs->nodes[i].parent;
+        l->next_sibling[i] = l->first_child[p];
+        l->first_child[p] = i;
+    }
+    /* Parents have smaller ids than children, so one backward sweep sums. */
+    for (uint32_t i = cs->node_count; i-- > 1;) {
+        if (!cs->nodes[i].is_proc)
+            l->total[i] = cs->nodes[i].total_ns;
+        l->total[cs->nodes[i].parent] += l->total[i];
+    }
+    l->max_depth = 0;
+    for (uint32_t i = 1; i < cs->node_count; i++) {
+        unsigned d = 0;
+        for (uint32_t m = i; m != 0 && d <= BMT_CS_MAX_DEPTH + 1; m = cs->nodes[m].parent)
+            d++;
+        if (d > l->max_depth)
+            l->max_depth = d;
+    }
+    return 0;
+}
+
+static void free_layout(struct layout *l)
+{
+    free(l->first_child);
+    free(l->next_sibling);
+    free(l->total);
+}
+
+static const char FLAME_SCRIPT[] =
+    "(function(){var s=document.getElementById('bmtflame');if(!s)return;"
+    "var W=+s.getAttribute('data-width'),P=10,gs=s.getElementsByClassName('f');"
+    "function z(x0,w0){for(var i=0;i<gs.length;i++){var g=gs[i],x=+g.getAttribute('data-x'),"
+    "w=+g.getAttribute('data-w');if(x+w<=x0+1e-12||x>=x0+w0-1e-12){g.style.display='none';"
+    "continue;}g.style.display='';var a=Math.max(x,x0),b=Math.min(x+w,x0+w0),"
+    "nx=P+(a-x0)/w0*(W-2*P),nw=(b-a)/w0*(W-2*P),r=g.getElementsByTagName('rect')[0],"
+    "t=g.getElementsByTagName('text')[0];r.setAttribute('x',nx.toFixed(2));"
+    "r.setAttribute('width',Math.max(nw-0.5,0.1).toFixed(2));t.setAttribute('x',(nx+3).toFixed(2));"
+    "var n=g.getAttribute('data-n'),c=Math.floor((nw-6)/7);"
+    "t.textContent=c<3?'':(n.length<=c?n:n.substring(0,c-2)+'..');}}"
+    "for(var i=0;i<gs.length;i++){gs[i].addEventListener('click',function(e){"
+    "z(+this.getAttribute('data-x'),+this.getAttribute('data-w'));e.stopPropagation();});}"
+    "var r=s.getElementById?s.getElementById('bmtreset'):document.getElementById('bmtreset');"
+    "if(r)r.addEventListener('click',function(){z(0,1);});z(0,1);})();";
+
+static void color(const char *name, char out[32])
+{
+    uint64_t h = bmt_hash_bytes(name, strlen(name), 7);
+    snprintf(out, 32, "rgb(%u,%u,%u)", 205 + (unsigned)(h % 50), (unsigned)((h >> 8) % 180) + 30,
+             (unsigned)((h >> 16) % 55));
+}
+
+int bmt_flame_svg(struct bmt_out *o, const struct bmt_callstack *cs, const char *title,
+                  unsigned width, int standalone)
+{
+    struct layout l;
+    int rc = make_layout(cs, &l);
+    uint32_t *stack = malloc((cs->node_count + 1) * sizeof *stack);
+    uint64_t *xs = malloc((cs->node_count + 1) * sizeof *xs);
+    if (rc < 0 || !stack || !xs) {
+        free_layout(&l);
+        free(stack);
+        free(xs);
+        return -ENOMEM;
+    }
+    const unsigned row = 16, top = 40, pad = 10;
+    unsigned height = top + (l.max_depth + 1) * row + pad;
+    uint64_t all = l.total[0];
+    char buf[1024], name[1024], col[32], d[32];
+    if (standalone)
+        bmt_out_str(o, "<?xml version=\"1.0\" standalone=\"no\"?>\n");
+    snprintf(buf, sizeof buf,
+             "<svg id=\"bmtflame\" xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
+             "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" data-width=\"%u\" "
+             "style=\"font-family:Verdana,sans-serif;font-size:12px\">\n"
+             "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#f8f8f0\"/>\n"
+             "<text x=\"%u\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">",
+             width, height, width, height, width, width, height, width / 2);
+    bmt_out_str(o, buf);
+    bmt_an_html_string(o, title, strlen(title));
+    bmt_an_duration_text(all, d);
+    snprintf(buf, sizeof buf,
+             "</text>\n<text id=\"bmtreset\" x=\"%u\" y=\"22\" style=\"cursor:pointer\" "
+             "fill=\"#336\">Reset zoom</text>\n<text x=\"%u\" y=\"22\" text-anchor=\"end\">"
+             "traced time %s</text>\n",
+             pad, width - pad, d);
+    bmt_out_str(o, buf);
+    if (all == 0) {
+        snprintf(buf, sizeof buf, "<text x=\"%u\" y=\"%u\">no traced calls</text>\n", pad,
+                 top + row);
+        bmt_out_str(o, buf);
+    }
+    /* Depth-first: node 0 is "all" at the bottom row. */
+    double min_ns = (double)all * 0.1 / (double)(width - 2 * pad);
+    unsigned sp = 0;
+    stack[sp] = 0;
+    xs[sp++] = 0;
+    uint32_t *depth_of = calloc(cs->node_count + 1, sizeof *depth_of);
+    if (!depth_of)
+        goto oom;
+    while (all && sp) {
+        sp--;
+        uint32_t n = stack[sp];
+        uint64_t x = xs[sp];
+        uint64_t w = l.total[n];
+        if (n == 0)
+            snprintf(name, sizeof name, "all");
+        else
+            frame_name(cs, n, name, sizeof name);
+        double fx = (double)x / (double)all, fw = (double)w / (double)all;
+        unsigned dep = depth_of[n];
+        double px = pad + fx * (width - 2 * pad), pw = fw * (width - 2 * pad);
+        unsigned y = height - pad - (dep + 1) * row;
+        color(name, col);
+        if (n == 0 || cs->nodes[n].is_proc)
+            snprintf(col, sizeof col, n ? "rgb(150,170,210)" : "rgb(200,200,200)");
+        bmt_an_duration_text(w, d);
+        snprintf(buf, sizeof buf, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-n=\"", fx,
+                 fw);
+        bmt_out_str(o, buf);
+        bmt_an_html_string(o, name, strlen(name));
+        bmt_out_str(o, "\" style=\"cursor:pointer\"><title>");
+        bmt_an_html_string(o, name, strlen(name));
+        snprintf(buf, sizeof buf,
+                 " (%s, %.2f%%)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" "
+                 "fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%u\"></text></g>\n",
+                 d, 100.0 * fw, px, y, pw > 0.6 ? pw - 0.5 : 0.1, row - 1, col, px + 3,
+                 y + row - 4);
+        bmt_out_str(o, buf);
+        /* Children left to right: push in reverse so the first pops first. */
+        unsigned first = sp;
+        uint64_t cx = x;
+        for (uint32_t c = l.first_child[n]; c != BMT_CS_NONE; c = l.next_sibling[c]) {
+            if ((double)l.total[c] >= min_ns && l.total[c] > 0) {
+                stack[sp] = c;
+                xs[sp++] = cx;
+                depth_of[c] = dep + 1;
+            }
+            cx += l.total[c];
+        }
+        for (unsigned i = first, j = sp; i + 1 < j; i++, j--) {
+            uint32_t t = stack[i];
+            stack[i] = stack[j - 1];
+            stack[j - 1] = t;
+            uint64_t tx = xs[i];
+            xs[i] = xs[j - 1];
+            xs[j - 1] = tx;
+        }
+    }
+    bmt_out_str(o, "<script type=\"text/javascript\"><![CDATA[\n");
+    bmt_out_str(o, FLAME_SCRIPT);
+    bmt_out_str(o, "\n]]></script>\n</svg>\n");
+    free(depth_of);
+    free_layout(&l);
+    free(stack);
+    free(xs);
+    return 0;
+oom:
+    free_layout(&l);
+    free(stack);
+    free(xs);
+    return -ENOMEM;
+}
+
+/* ---- the command ---- */
+
+static int feed(void *ctx, const struct bmt_record *rec)
+{
+    return bmt_callstack_feed(ctx, rec);
+}
+
+struct opts {
+    int folded, merge;
+    uint64_t unit_ns;
+    const char *out, *title;
+    unsigned width;
+};
+
+static int parse_opt(void *ctx, int code, const char *arg)
+{
+    struct opts *o = ctx;
+    switch (code) {
+    case 'F': o->folded = 1; return 0;
+    case 'm': o->merge = 1; return 0;
+    case 'o': o->out = arg; return 0;
+    case 't': o->title = arg; return 0;
+    case 'u':
+        if (strcmp(arg, "us") == 0)
+            o->unit_ns = 1000;
+        else if (strcmp(arg, "ns") == 0)
+            o->unit_ns = 1;
+        else
+            return bmt_cli_usage_error("flame", "--unit takes us or ns, not '%s'", arg);
+        return 0;
+    case 'w': {
+        char *end;
+        long w = strtol(arg, &end, 10);
+        if (*end || w < 200 || w > 100000)
+            return bmt_cli_usage_error("flame", "--width takes 200..100000 pixels, not '%s'", arg);
+        o->width = (unsigned)w;
+        return 0;
+    }
+    default:
+        return bmt_cli_usage_error("flame", "unknown option");
+    }
+}
+
+int bmt_cmd_flame(int argc, char **argv)
+{
+    static const struct option extra[] = {
+        {"folded", no_argument, NULL, 'F'},
+        {"merge-processes", no_argument, NULL, 'm'},
+        {"unit", required_argument, NULL, 'u'},
+        {"output", required_argument, NULL, 'o'},
+        {"title", required_argument, NULL, 't'},
+        {"width", required_argument, NULL, 'w'},
+        {NULL, 0, NULL, 0},
+    };
+    struct opts opts = {0, 0, 1000, NULL, "Flame graph: time per call stack", 1200};
+    const char *dir;
+    int rc = bmt_an_parse_args("flame", argc, argv, extra, "o:", parse_opt, &opts, NULL, &dir);
+    if (rc || !dir)
+        return rc;
+    struct bmt_reader r;
+    struct bmt_callstack cs;
+    struct bmt_an_pass pass;
+    bmt_callstack_init(&cs);
+    cs.tree = 1;
+    cs.merge_processes = opts.merge;
+    int status = BMT_EXIT_FAIL;
+    rc = bmt_an_run(&r, dir, feed, &cs,
+                    &pass);
+    if (rc == 0 && bmt_callstack_finish(&cs, pass.last_ns) < 0)
+        rc = -ENOMEM;
+    struct bmt_out o;
+    if (rc < 0) {
+        bmt_an_fail(dir, &r);
+    } else if (bmt_an_out_open(&o, opts.out) == 0) {
+        rc = opts.folded ? bmt_flame_folded(&o, &cs, opts.unit_ns)
+                         : bmt_flame_svg(&o, &cs, opts.title, opts.width, 1);
+        if (rc < 0)
+            bmt_cli_error("out of memory; free some memory");
+        status = bmt_an_out_close(&o, opts.out ? opts.out : "flame");
+        if (rc < 0)
+            status = BMT_EXIT_FAIL;
+    }
+    bmt_callstack_free(&cs);
+    bmt_reader_close(&r);
+    return status;
+}
