@@ -1,0 +1,192 @@
+%% Shared helpers for the Erlang test group: trace directories, reading a
+%% trace back with babeltrace2 (and checking that babeltrace2 agrees with
+%% what beamtrace:stop/1 reported), and small workload helpers.
+-module(bmt_test_lib).
+
+-export([tmpdir/1, start/1, stop_check/1, stop_check/2, check_trace/1, check_trace/2,
+         babeltrace/1, parse_line/1, cmd/2, select/2, field/2,
+         assert_eq/3, fail/2, count_by_name/1, cleanup/0,
+         wait_status/2, wait_dead/1, traces_list_file/0, flush/0]).
+
+%% A fresh, not yet existing directory under the group's output dir.
+tmpdir(Name) ->
+    Base = case os:getenv("BMT_TEST_TMP") of
+               false -> "/tmp/bmt_erl_tests";
+               B -> B
+           end,
+    filename:join(Base, lists:flatten(io_lib:format("~s-~p-~p",
+        [Name, erlang:system_time(millisecond), erlang:unique_integer([positive])]))).
+
+%% beamtrace:start/1 that must succeed; the dir is made fresh unless given.
+start(Opts0) ->
+    Opts = case maps:is_key(dir, Opts0) of
+               true -> Opts0;
+               false -> Opts0#{dir => tmpdir("trace")}
+           end,
+    case beamtrace:start(Opts) of
+        {ok, S} -> S;
+        Other -> fail(start_failed, {Opts, Other})
+    end.
+
+%% Stops a session (a handle or [] for the default one) and checks the trace
+%% with babeltrace2. Returns {Stats, Events}.
+stop_check(S) ->
+    stop_check(S, #{}).
+
+stop_check(S, Expect) ->
+    R = case S of
+            [] -> beamtrace:stop();
+            _ -> beamtrace:stop(S)
+        end,
+    case R of
+        {ok, Stats} -> {Stats, check_trace(Stats, Expect)};
+        Other -> fail(stop_failed, Other)
+    end.
+
+check_trace(Stats) ->
+    check_trace(Stats, #{}).
+
+%% babeltrace2 must exit 0, print nothing on stderr but discard warnings,
+%% and print exactly `events' lines. The directory is appended to the list
+%% the CLI cross-check reads at the end of the group.
+check_trace(#{dir := Dir, events := N} = Stats, _Expect) ->
+    {Status, Lines, Err} = babeltrace(Dir),
+    assert_eq({babeltrace_status, Dir}, 0, Status),
+    BadErr = [L || L <- binary:split(Err, <<"\n">>, [global, trim_all]),
+                   not is_discard_warning(L)],
+    assert_eq({babeltrace_stderr, Dir}, [], BadErr),
+    assert_eq({babeltrace_lines_vs_events, Dir, Stats}, N, length(Lines)),
+    ok = file:write_file(traces_list_file(), [Dir, $\s, integer_to_list(N), $\n], [append]),
+    [parse_line(L) || L <- Lines].
+
+%% babeltrace2 reports dropped events on stderr, in a block of lines like
+%% "WARNING: Tracer discarded 12 events between [...] and [...] in trace
+%% ... You should consider recording a new trace with larger buffers ...".
+is_discard_warning(L) ->
+    re:run(L, <<"(?i)discard|WARNING|^\\s|larger buffers|trace UUID|trace name|trace hostname|"
+                "stream class|stream ID|CTF|^\\[|^$|fewer event|between|cpu_id|packet">>) =/= nomatch.
+
+traces_list_file() ->
+    case os:getenv("BMT_TRACES_LIST") of
+        false -> "/tmp/bmt_erl_traces.list";
+        F -> F
+    end.
+
+%% {ExitStatus, [Line], Stderr}
+babeltrace(Dir) ->
+    cmd("babeltrace2", [Dir]).
+
+cmd(Exe, Args) ->
+    ErrFile = tmpdir("stderr") ++ ".txt",
+    ok = filelib:ensure_dir(ErrFile),
+    Port = open_port({spawn_executable, "/bin/sh"},
+                     [{args, ["-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", ErrFile, Exe | Args]},
+                      binary, exit_status, use_stdio, stream]),
+    {Status, Out} = collect(Port, []),
+    Err = case file:read_file(ErrFile) of
+              {ok, E} -> E;
+              _ -> <<>>
+          end,
+    _ = file:delete(ErrFile),
+    {Status, binary:split(Out, <<"\n">>, [global, trim_all]), Err}.
+
+collect(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> collect(Port, [D | Acc]);
+        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
+    after 120000 ->
+        catch port_close(Port),
+        {timeout, iolist_to_binary(lists:reverse(Acc))}
+    end.
+
+%% One babeltrace2 text line -> {TracepointName, #{Field => Value}}, Value a
+%% binary (string fields) or an integer.
+parse_line(Line) ->
+    case binary:split(Line, <<" org_erlang_dyntrace:">>) of
+        [_, Rest] ->
+            [Name, Rest2] = binary:split(Rest, <<": ">>),
+            %% skip "{ cpu_id = N }, "
+            [_, Payload] = binary:split(Rest2, <<"}, { ">>),
+            {binary_to_atom(Name), parse_fields(Payload, #{})};
+        _ ->
+            fail(unparsable_line, Line)
+    end.
+
+parse_fields(<<" }">>, Acc) -> Acc;
+parse_fields(<<"}">>, Acc) -> Acc;
+parse_fields(<<", ", Rest/binary>>, Acc) -> parse_fields(Rest, Acc);
+parse_fields(Bin, Acc) ->
+    [Key, Rest] = binary:split(Bin, <<" = ">>),
+    {Value, Rest2} = parse_value(Rest),
+    parse_fields(Rest2, Acc#{binary_to_atom(Key) => Value}).
+
+parse_value(<<$", Rest/binary>>) -> parse_string(Rest, []);
+parse_value(Bin) ->
+    {match, [Num]} = re:run(Bin, <<"^-?[0-9]+">>, [{capture, first, binary}]),
+    <<_:(byte_size(Num))/binary, Rest/binary>> = Bin,
+    {binary_to_integer(Num), Rest}.
+
+parse_string(<<$\\, C, Rest/binary>>, Acc) ->
+    Ch = case C of
+             $n -> $\n;
+             $t -> $\t;
+             $r -> $\r;
+             _ -> C
+         end,
+    parse_string(Rest, [Ch | Acc]);
+parse_string(<<$", Rest/binary>>, Acc) ->
+    {list_to_binary(lists:reverse(Acc)), Rest};
+parse_string(<<C, Rest/binary>>, Acc) ->
+    parse_string(Rest, [C | Acc]).
+
+%% Events of the given tracepoint name(s) whose fields match the given
+%% partial map (values as lists or binaries).
+select(Events, Pattern) when is_map(Pattern) ->
+    P = maps:map(fun(_, V) when is_list(V) -> list_to_binary(V); (_, V) -> V end, Pattern),
+    {Names, Fields} = case maps:take('$name', P) of
+                          error -> {any, P};
+                          {N, F} when is_list(N) -> {N, F};
+                          {N, F} -> {[N], F}
+                      end,
+    [E || {Name, M} = E <- Events,
+          Names =:= any orelse lists:member(Name, Names),
+          maps:fold(fun(K, V, A) -> A andalso maps:get(K, M, '$none') =:= V end, true, Fields)].
+
+field(K, {_, M}) -> maps:get(K, M).
+
+count_by_name(Events) ->
+    lists:foldl(fun({N, _}, A) -> maps:update_with(N, fun(C) -> C + 1 end, 1, A) end, #{}, Events).
+
+assert_eq(_What, X, X) -> ok;
+assert_eq(What, Expected, Got) -> fail(What, #{expected => Expected, got => Got}).
+
+fail(What, Detail) ->
+    erlang:error({assertion_failed, What, Detail}).
+
+%% Leaves the node clean for the next test: no trace flags, no patterns, no
+%% sessions.
+cleanup() ->
+    catch erlang:trace_pattern({'_', '_', '_'}, false, [local]),
+    catch erlang:trace_pattern({'_', '_', '_'}, false, [global]),
+    catch erlang:trace(all, false, [all]),
+    [catch beamtrace:stop(S) || S <- catch beamtrace:sessions()],
+    flush(),
+    ok.
+
+flush() ->
+    receive _ -> flush() after 0 -> ok end.
+
+%% Polls until process P has status Status (no timing assertion: the test
+%% runner's timeout bounds it).
+wait_status(P, Status) ->
+    case erlang:process_info(P, status) of
+        {status, Status} -> ok;
+        undefined -> fail(process_gone, P);
+        _ -> erlang:yield(), wait_status(P, Status)
+    end.
+
+wait_dead(P) ->
+    case is_process_alive(P) of
+        false -> ok;
+        true -> timer:sleep(1), wait_dead(P)
+    end.
