@@ -86,6 +86,8 @@ struct session {
     struct bmt_trace_dir dir;
     ErlNifTid consumer;
     _Atomic int consumer_stop;
+    int wake_fd;                /* eventfd the consumer sleeps on */
+    _Atomic int wake_pending;   /* a wakeup is written and not yet consumed */
     /* Counters. */
     _Atomic uint64_t no_slot_drops;   /* events from threads past BMT_MAX_THREADS */
     _Atomic uint64_t write_lost;      /* events in packets the disk refused */
@@ -107,6 +109,9 @@ struct mfa_cache_entry {
 
 struct thread_ctx {
     int in_use;                 /* re-entry guard */
+    uint64_t tsc_anchor;        /* TSC at the last clock anchor, ticks */
+    uint64_t ns_anchor;         /* CLOCK_MONOTONIC at that anchor, ns */
+    uint64_t last_ns;           /* last timestamp this thread gave, ns */
     struct bmt_event event;
     struct bmt_text_cache text; /* pids, ports and atoms */
     struct mfa_cache_entry mfas[MFA_CACHE_SIZE];
@@ -116,11 +121,19 @@ struct thread_ctx {
 
 struct bmt_lttng_provider;
 
+/* The TSC-based event clock (nif_clock.c). */
+struct bmt_tsc_clock {
+    _Atomic int usable;         /* calibrated, invariant TSC */
+    uint64_t mult;              /* ns per tick, 32.32 fixed point */
+    uint64_t anchor_ticks;      /* ticks between a thread's re-anchors (1 ms) */
+};
+
 struct priv {
     struct bmt_atoms atom;
     const struct bmt_lttng_provider *lttng; /* NULL when LTTng-UST is absent */
     char lttng_why[160];        /* why it is absent */
     _Atomic uint64_t recorder_mask; /* OR of the running sessions' enable masks */
+    struct bmt_tsc_clock clock;
     ErlNifResourceType *session_type;
     int refs;                   /* load + upgrades not yet unloaded */
     unsigned epoch;             /* tells this library instance's thread slots apart */
@@ -151,6 +164,9 @@ void bmt_sessions_stop_all(struct priv *p);
 struct session *bmt_resolve_session(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state,
                                     uint64_t *generation);
 
+/* Wakes the consumer of `s` (non-blocking; at most one write per wakeup). */
+void bmt_session_wake(struct session *s);
+
 /* Returns 1 when `s` is running with `generation`. */
 static inline int bmt_session_live(struct session *s, uint64_t generation)
 {
@@ -180,6 +196,12 @@ ERL_NIF_TERM bmt_nif_user_probe_wanted(ErlNifEnv *env, int argc, const ERL_NIF_T
 ERL_NIF_TERM bmt_nif_user_trace_s1(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM bmt_nif_user_trace_i4s4(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM bmt_nif_user_trace_n(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
+/* nif_clock.c: calibrates `c` against CLOCK_MONOTONIC (about 20 ms; dirty
+ * scheduler only); a no-op when done already or without an invariant TSC. */
+void bmt_clock_calibrate(struct bmt_tsc_clock *c);
+/* CLOCK_MONOTONIC ns for an event on the calling thread: monotonic per thread. */
+uint64_t bmt_event_ns(const struct bmt_tsc_clock *c, struct thread_ctx *t);
 
 /* nif_format.c */
 struct thread_ctx *bmt_thread_ctx(struct priv *p);

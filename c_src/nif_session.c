@@ -4,8 +4,10 @@
  * Workload: a handful of sessions at most; start and stop are rare and run
  * on dirty I/O schedulers (they create directories, write files, join a
  * thread), serialised by priv->control. Each running session has one
- * consumer thread that wakes every CONSUMER_TICK_NS, drains every ring
- * (discard mode) and, every FLUSH_TICKS wakeups, asks writers to publish
+ * consumer thread that sleeps on an eventfd: a writer that publishes a
+ * packet wakes it (at most one write per wakeup, never blocking: the fd is
+ * non-blocking), and it wakes anyway every CONSUMER_TICK_NS. It drains every
+ * ring (discard mode) and, every FLUSH_TICKS ticks, asks writers to publish
  * their partial packets so a live trace is never more than about half a
  * second behind.
  *
@@ -22,8 +24,11 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CONSUMER_TICK_NS (10 * 1000 * 1000)
 #define FLUSH_TICKS 50
@@ -88,12 +93,27 @@ static void drain_slot(struct session *s, int i)
     }
 }
 
+void bmt_session_wake(struct session *s)
+{
+    if (!atomic_exchange_explicit(&s->wake_pending, 1, memory_order_relaxed)) {
+        uint64_t one = 1;
+        /* EAGAIN (counter full) still leaves the consumer woken. */
+        if (write(s->wake_fd, &one, sizeof one) < 0) {
+        }
+    }
+}
+
 static void *consumer_main(void *arg)
 {
     struct session *s = arg;
     unsigned ticks = 0;
-    struct timespec tick = {0, CONSUMER_TICK_NS};
+    struct pollfd pfd = {s->wake_fd, POLLIN, 0};
     while (!atomic_load(&s->consumer_stop)) {
+        uint64_t count;
+        if (read(s->wake_fd, &count, sizeof count) < 0) {
+            /* EAGAIN: woken by the tick, not by a writer. */
+        }
+        atomic_store_explicit(&s->wake_pending, 0, memory_order_relaxed);
         /* Overwrite rings belong to their writers until stop. */
         if (s->mode == BMT_RING_DISCARD) {
             for (int i = 0; i < BMT_MAX_THREADS; i++)
@@ -102,7 +122,7 @@ static void *consumer_main(void *arg)
                 for (int i = 0; i < BMT_MAX_THREADS; i++)
                     bmt_ring_request_flush(&s->slots[i].ring);
         }
-        nanosleep(&tick, NULL);
+        poll(&pfd, 1, CONSUMER_TICK_NS / 1000000);
     }
     return NULL;
 }
@@ -231,6 +251,8 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         goto fail;
 
     s->mode = argv[2] == p->atom.overwrite ? BMT_RING_OVERWRITE : BMT_RING_DISCARD;
+    /* The TSC clock is calibrated once, on this dirty scheduler. */
+    bmt_clock_calibrate(&p->clock);
     s->subbuf_bytes = subbuf_bytes;
     s->subbuf_count = subbuffers;
     s->enable_mask = mask;
@@ -261,8 +283,15 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     atomic_store(&s->written_events, 0);
     atomic_store(&s->error, 0);
     atomic_store(&s->consumer_stop, 0);
+    atomic_store(&s->wake_pending, 0);
+    s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (s->wake_fd < 0) {
+        rc = -errno;
+        goto fail_mem;
+    }
     if (enif_thread_create("beamtrace_consumer", &s->consumer, consumer_main, s, NULL) != 0) {
         rc = -EAGAIN;
+        close(s->wake_fd);
         goto fail_mem;
     }
 
@@ -305,7 +334,10 @@ static void finish(struct session *s, struct stop_result *res)
         while (atomic_load(&s->slots[i].busy))
             sched_yield();
     atomic_store(&s->consumer_stop, 1);
+    atomic_store(&s->wake_pending, 0);
+    bmt_session_wake(s);
     enif_thread_join(s->consumer, NULL);
+    close(s->wake_fd);
 
     uint64_t now = bmt_clock_ns();
     memset(res, 0, sizeof *res);

@@ -284,11 +284,68 @@ static inline int is_immediate(ERL_NIF_TERM t)
     return (t & 3) == 3;
 }
 
+/* Local pids without the VM's printer. In OTP 24..26 on 64-bit a local pid
+ * is the immediate (data << 4 | 0x3), and the low 28 bits of data hold the
+ * pid number (15 bits) and serial (13 bits) that "%T" prints as <0.N.S>; the
+ * bits above are the VM's own process-table scrambling. That layout is not
+ * public API, so the first LAYOUT_CHECKS pids are also printed by
+ * enif_snprintf and compared: one difference disables the shortcut for the
+ * rest of the VM's life. The state is a property of the running VM binary,
+ * shared by every thread, hence one process-wide atomic. */
+#define LAYOUT_CHECKS 256
+static _Atomic int pid_layout_state; /* checks passed so far, or -1: disabled */
+
+static int u32_text(uint32_t v, char *out)
+{
+    char rev[10];
+    int n = 0, len = 0;
+    do {
+        rev[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        out[len++] = rev[--n];
+    return len;
+}
+
+/* Writes "<0.N.S>" for a local pid into `out` (>= 24 bytes); returns the
+ * length, or -1 when the shortcut does not apply. */
+static int local_pid_text(ERL_NIF_TERM t, char *out)
+{
+    int state = __atomic_load_n(&pid_layout_state, __ATOMIC_RELAXED);
+    if (state < 0 || (t & 0xf) != 0x3 || sizeof(ERL_NIF_TERM) != 8)
+        return -1;
+    uint64_t data = (uint64_t)t >> 4;
+    int len = 0;
+    out[len++] = '<';
+    out[len++] = '0';
+    out[len++] = '.';
+    len += u32_text((uint32_t)(data & 0x7fff), out + len);
+    out[len++] = '.';
+    len += u32_text((uint32_t)((data >> 15) & 0x1fff), out + len);
+    out[len++] = '>';
+    if (state < LAYOUT_CHECKS) {
+        char ref[40];
+        int n = enif_snprintf(ref, sizeof ref, "%T", t);
+        if (n != len || memcmp(ref, out, (size_t)len) != 0) {
+            __atomic_store_n(&pid_layout_state, -1, __ATOMIC_RELAXED);
+            return -1;
+        }
+        __atomic_fetch_add(&pid_layout_state, 1, __ATOMIC_RELAXED);
+    }
+    return len;
+}
+
 static void put_id(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TERM t)
 {
     struct bmt_id_cache_entry *e;
     char tmp[BMT_ID_CACHE_TEXT_BYTES + 2];
     int n;
+
+    if ((n = local_pid_text(t, tmp)) > 0) {
+        put_s(o, tmp, (size_t)n);
+        return;
+    }
 
     if (!ids || !is_immediate(t)) {
         put_fallback(o, t);

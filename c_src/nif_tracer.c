@@ -303,6 +303,8 @@ void bmt_record(struct priv *p, struct session *s, uint64_t gen, struct thread_c
     struct bmt_event *ev = &t->event;
     atomic_store(&sl->busy, 1);
     if (bmt_session_live(s, gen)) {
+        /* The writer owns `committed`'s stores: a relaxed load is exact. */
+        uint64_t published = atomic_load_explicit(&sl->ring.committed, memory_order_relaxed);
         size_t bytes = bmt_event_size(ev);
         uint8_t *dst = bmt_ring_reserve(&sl->ring, bytes, ev->ts_ns);
         if (dst) {
@@ -310,6 +312,9 @@ void bmt_record(struct priv *p, struct session *s, uint64_t gen, struct thread_c
             bmt_ring_commit(&sl->ring, bytes, ev->ts_ns);
         }
         bmt_ring_flush_if_requested(&sl->ring, ev->ts_ns);
+        if (s->mode == BMT_RING_DISCARD &&
+            atomic_load_explicit(&sl->ring.committed, memory_order_relaxed) != published)
+            bmt_session_wake(s);
     }
     atomic_store_explicit(&sl->busy, 0, memory_order_release);
 }
@@ -347,7 +352,7 @@ static ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_
                        argv[0], argv[2], argv[3], argv[4], t->scratch};
     t->event.id = (uint16_t)tp;
     decode_fields(&d, tp);
-    t->event.ts_ns = bmt_clock_ns();
+    t->event.ts_ns = bmt_event_ns(&p->clock, t);
     if (sinks & BMT_SINK_RECORDER)
         bmt_record(p, s, gen, t);
     if (sinks & ~BMT_SINK_RECORDER)

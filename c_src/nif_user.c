@@ -135,7 +135,7 @@ static ERL_NIF_TERM fire(ErlNifEnv *env, int tp, unsigned label, const ERL_NIF_T
         t->in_use = 0;
         return enif_make_badarg(env);
     }
-    ev->ts_ns = bmt_clock_ns();
+    ev->ts_ns = bmt_event_ns(&p->clock, t);
     if (sinks & BMT_SINK_RECORDER) {
         for (int i = 0; i < BMT_MAX_SESSIONS; i++) {
             struct session *s = &p->sessions[i];

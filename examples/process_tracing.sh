@@ -25,6 +25,7 @@ erl -noshell -pa "$root/ebin" -eval '
     erlang:trace(all, false, [procs]),
     io:format("4> beamtrace:stop().~n~p~n", [beamtrace:stop()]),
     application:stop(os_mon),
-    halt().' -extra "$dir" 2> >(grep -v '^\[os_mon\] .* Erlang has closed' >&2)
+    # os_mon's port programs complain on stderr when the node halts under them.
+    halt().' -extra "$dir" 2> >(grep -v -e '^\[os_mon\] .* Erlang has closed' -e '^Error writing to pipe: Broken pipe' >&2)
 echo "\$ beamtrace view $dir"
 "$root/priv/beamtrace" view "$dir"

@@ -65,8 +65,8 @@
 
 -define(DEFAULTS, #{events => ["*"],
                     mode => discard,
-                    buffer_size => 1 bsl 20,
-                    subbuffers => 4,
+                    buffer_size => 4 bsl 20,
+                    subbuffers => 8,
                     message_length => 255,
                     default => false}).
 
@@ -88,7 +88,7 @@ start() ->
 %% <dt>`mode'</dt><dd>`discard' (keep the oldest, drop new events when full;
 %%   default) or `overwrite' (flight recorder: keep the newest).</dd>
 %% <dt>`buffer_size'</dt><dd>bytes of buffer per recording thread (default
-%%   1 MiB), split into `subbuffers' packets (default 4).</dd>
+%%   4 MiB), split into `subbuffers' packets (default 8).</dd>
 %% <dt>`message_length'</dt><dd>bytes of each printed message kept
 %%   (default 255), 0 for none, or `size_only' for its size in words.</dd>
 %% <dt>`default'</dt><dd>make this the session `{tracer, beamtrace, []}'
