@@ -12,6 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/beamtrace-traces/process-tracing-$(date +%Y%m%d-%H%M%S)}
 
 echo "\$ erl  # stock VM: dynamic_trace = $(erl -noshell -eval 'io:format("~p",[erlang:system_info(dynamic_trace)]), halt().')"
+# stderr: os_mon's port programs complain when the node halts under them.
 erl -noshell -pa "$root/ebin" -eval '
     [Dir] = init:get_plain_arguments(),
     io:format("1> beamtrace:start(#{dir => ~p, events => [\"org_erlang_dyntrace:process_register\"]}).~n", [Dir]),
@@ -25,7 +26,6 @@ erl -noshell -pa "$root/ebin" -eval '
     erlang:trace(all, false, [procs]),
     io:format("4> beamtrace:stop().~n~p~n", [beamtrace:stop()]),
     application:stop(os_mon),
-    # os_mon's port programs complain on stderr when the node halts under them.
     halt().' -extra "$dir" 2> >(grep -v -e '^\[os_mon\] .* Erlang has closed' -e '^Error writing to pipe: Broken pipe' >&2)
 echo "\$ beamtrace view $dir"
 "$root/priv/beamtrace" view "$dir"
