@@ -286,9 +286,13 @@ int bmt_an_parse_args(const char *cmd, int argc, char **argv, const struct optio
             int j = 0;
             if (!json)
                 return bmt_cli_usage_error(cmd, "unknown option '--format'");
-            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0 && opt &&
-                opt(ctx, 0x100, optarg) == 0)
-                continue; /* a command-specific format (export) */
+            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0 && opt) {
+                int rc = opt(ctx, 0x100, optarg); /* a command-specific format (export) */
+                if (rc == 0)
+                    continue;
+                if (rc != 1)
+                    return rc;
+            }
             if (bmt_cli_parse_format(cmd, optarg, &j) != 0)
                 return BMT_EXIT_USAGE;
             *json = j;

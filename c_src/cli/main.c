@@ -113,6 +113,34 @@ static const struct bmt_cli_command commands[] = {
      "      --width PIXELS     SVG width (default 1200)\n"
      "  -h, --help             show this help\n",
      bmt_cmd_flame},
+    {"export", "Chrome Trace Event JSON for Perfetto and chrome://tracing",
+     "usage: beamtrace export --format chrome DIR [-o FILE]\n"
+     "\n"
+     "Writes the trace as Chrome Trace Event JSON (open it in ui.perfetto.dev or\n"
+     "chrome://tracing). Group \"BEAM calls and events\" (pid 1) has one track per\n"
+     "Erlang process, named \"<0.66.0> name\", with nested function call slices\n"
+     "(stacks rebuilt as `calls` does), instants for spawn, exit, register, send,\n"
+     "receive and GC, and flow arrows from each send to its receive (same receiver\n"
+     "and message, first in first out). Group \"BEAM scheduling\" (pid 2) has the\n"
+     "scheduled-in periods of the same processes. Times are microseconds since\n"
+     "the first event.\n"
+     "\n"
+     "      --format chrome  the output format (the only one, and the default)\n"
+     "  -o, --output FILE    write to FILE instead of stdout\n"
+     "  -h, --help           show this help\n",
+     bmt_cmd_export},
+    {"report", "one self-contained HTML page: summary, histograms, flame graph",
+     "usage: beamtrace report DIR -o FILE\n"
+     "\n"
+     "Reads the trace once and writes one HTML page (no network needed): the\n"
+     "summary and events per tracepoint, the send -> scheduled-in latency, GC pause\n"
+     "and top functions' call latency histograms (inline SVG), the top functions\n"
+     "table, processes and exit reasons, the flame graph (click to zoom) and a\n"
+     "timeline of when the first 24 processes ran.\n"
+     "\n"
+     "  -o, --output FILE  the HTML file to write (required)\n"
+     "  -h, --help         show this help\n",
+     bmt_cmd_report},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

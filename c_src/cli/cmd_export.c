@@ -1,0 +1,478 @@
+/* `beamtrace export --format chrome`: the trace as Chrome Trace Event JSON,
+ * which Perfetto (ui.perfetto.dev, "Open trace file") and chrome://tracing
+ * open.
+ *
+ * Layout: pid 1 ("BEAM calls and events") holds one thread per Erlang
+ * process (tid = a number per pid, thread_name "<0.66.0> name") with its
+ * function calls as complete ("X") slices, properly nested because they come
+ * from the rebuilt stacks (callstack.c), and instants for spawn, exit,
+ * register, send, receive and GC. pid 2 ("BEAM scheduling") has the same
+ * threads with one slice per scheduled-in period (in -> out): those cannot
+ * share a track with calls, since a call spans many schedulings and
+ * Perfetto requires slices on one track to nest. Flow arrows (ph s -> f,
+ * bp "e") join each message_send to the message_receive that matches it
+ * (same receiver and message text, first in first out); both ends are
+ * written when the receive is read. Timestamps are microseconds since the
+ * trace's first event (3 decimals: nanoseconds are kept).
+ *
+ * Streaming: events are written as the trace is read; state is per
+ * process, plus unmatched sends (at most MAX_PENDING; further sends get no
+ * arrow and are counted).
+ */
+#include "analyses.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PENDING (1u << 20)
+
+struct pend {
+    uint32_t next;     /* next entry of the queue, or BMT_CS_NONE */
+    uint32_t tid;
+    uint64_t ts_ns;
+};
+
+struct queue {
+    uint32_t head, tail; /* pend indices; head == NONE: free */
+};
+
+struct export {
+    struct bmt_out *o;
+    struct bmt_callstack cs;       /* stacks, pid -> tid, names */
+    struct bmt_u64map name_pid;    /* registered name id -> pid id */
+    uint64_t t0_ns;
+    int started;
+    uint64_t event_count;          /* JSON events written */
+    uint64_t *in_ns;               /* per pid: scheduled-in time + 1, or 0 */
+    uint32_t *in_entry;            /* per pid: function id when scheduled in */
+    uint64_t *gc_ns;               /* per pid: open gc start + 1 (minor, major pairs) */
+    uint32_t cap;
+    struct bmt_u64map pending;     /* hash(receiver, message) -> queue index */
+    struct pend *pends;
+    struct queue *queues;
+    uint32_t pend_count, pend_cap, pend_free, queue_count, queue_cap, queue_free;
+    uint64_t flow_id;
+    uint64_t dropped_flows;
+};
+
+static void ev_begin(struct export *e, const char *ph, const char *cat, uint32_t pid_group,
+                     uint32_t tid, uint64_t ts_ns)
+{
+    struct bmt_out *o = e->o;
+    bmt_out_str(o, e->event_count++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+    bmt_out_str(o, ph);
+    bmt_out_str(o, "\",\"cat\":\"");
+    bmt_out_str(o, cat);
+    bmt_out_str(o, "\",\"pid\":");
+    bmt_out_u64(o, pid_group);
+    bmt_out_str(o, ",\"tid\":");
+    bmt_out_u64(o, tid + 1);
+    bmt_out_str(o, ",\"ts\":");
+    bmt_an_us3(o, ts_ns - e->t0_ns);
+}
+
+static void name_str(struct export *e, const char *s, size_t len)
+{
+    bmt_out_str(e->o, ",\"name\":");
+    bmt_an_json_string(e->o, s, len);
+}
+
+static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
+                    uint64_t end_ns, unsigned flags)
+{
+    struct export *e = ctx;
+    ev_begin(e, "X", "call", 1, pid, f->start_ns);
+    bmt_out_str(e->o, ",\"dur\":");
+    bmt_an_us3(e->o, end_ns - f->start_ns);
+    name_str(e, bmt_strtab_str(&cs->funcs, f->func), bmt_strtab_len(&cs->funcs, f->func));
+    if (flags)
+        bmt_out_str(e->o, flags & BMT_CS_UNFINISHED ? ",\"args\":{\"end\":\"unfinished\"}}"
+                                                    : ",\"args\":{\"end\":\"exception\"}}");
+    else
+        bmt_out_char(e->o, '}');
+    return 0;
+}
+
+static int64_t proc(struct export *e, const struct bmt_value *v)
+{
+    int64_t id = bmt_callstack_proc(&e->cs, v->str, v->len);
+    if (id < 0 || (uint32_t)id < e->cap)
+        return id;
+    uint32_t cap = e->cap ? e->cap * 2 : 64;
+    while (cap <= (uint32_t)id)
+        cap *= 2;
+    uint64_t *in = realloc(e->in_ns, cap * sizeof *in);
+    if (in)
+        e->in_ns = in;
+    uint32_t *ent = realloc(e->in_entry, cap * sizeof *ent);
+    if (ent)
+        e->in_entry = ent;
+    uint64_t *gc = realloc(e->gc_ns, 2 * (size_t)cap * sizeof *gc);
+    if (gc)
+        e->gc_ns = gc;
+    if (!in || !ent || !gc)
+        return -ENOMEM;
+    memset(in + e->cap, 0, (cap - e->cap) * sizeof *in);
+    memset(gc + 2 * (size_t)e->cap, 0, 2 * (size_t)(cap - e->cap) * sizeof *gc);
+    e->cap = cap;
+    return id;
+}
+
+static void instant(struct export *e, uint32_t pid, uint64_t ts, const char *cat, const char *name)
+{
+    ev_begin(e, "i", cat, 1, pid, ts);
+    bmt_out_str(e->o, ",\"s\":\"t\",\"name\":\"");
+    bmt_out_str(e->o, name);
+    bmt_out_str(e->o, "\",\"args\":{");
+}
+
+static void arg(struct export *e, int first, const char *key, const struct bmt_value *v)
+{
+    bmt_out_str(e->o, first ? "\"" : ",\"");
+    bmt_out_str(e->o, key);
+    bmt_out_str(e->o, "\":");
+    bmt_an_json_string(e->o, v->str, v->len);
+}
+
+static uint64_t flow_key(const struct bmt_value *to_pid, const struct bmt_value *msg)
+{
+    return bmt_hash_bytes(msg->str, msg->len, bmt_hash_bytes(to_pid->str, to_pid->len, 1));
+}
+
+static int remember_send(struct export *e, uint32_t to, uint32_t tid, uint64_t ts,
+                         const struct bmt_value *msg)
+{
+    if (e->pend_count >= MAX_PENDING && e->pend_free == BMT_CS_NONE) {
+        e->dropped_flows++;
+        return 0;
+    }
+    struct bmt_value pidv = {bmt_strtab_str(&e->cs.pids, to), bmt_strtab_len(&e->cs.pids, to), 0};
+    uint64_t key = flow_key(&pidv, msg);
+    uint32_t pi;
+    if (e->pend_free != BMT_CS_NONE) {
+        pi = e->pend_free;
+        e->pend_free = e->pends[pi].next;
+    } else {
+        if (e->pend_count == e->pend_cap) {
+            uint32_t cap = e->pend_cap ? e->pend_cap * 2 : 1024;
+            struct pend *p = realloc(e->pends, cap * sizeof *p);
+            if (!p)
+                return -ENOMEM;
+            e->pends = p;
+            e->pend_cap = cap;
+        }
+        pi = e->pend_count++;
+    }
+    e->pends[pi] = (struct pend){BMT_CS_NONE, tid, ts};
+    uint32_t qi;
+    if (e->queue_free != BMT_CS_NONE) {
+        qi = e->queue_free;
+    } else {
+        if (e->queue_count == e->queue_cap) {
+            uint32_t cap = e->queue_cap ? e->queue_cap * 2 : 1024;
+            struct queue *q = realloc(e->queues, cap * sizeof *q);
+            if (!q)
+                return -ENOMEM;
+            e->queues = q;
+            e->queue_cap = cap;
+        }
+        qi = e->queue_count;
+    }
+    int created;
+    uint32_t *slot = bmt_u64map_get(&e->pending, key, qi, &created);
+    if (!slot)
+        return -ENOMEM;
+    if (created) {
+        if (qi == e->queue_free)
+            e->queue_free = e->queues[qi].tail; /* free list threads through tail */
+        else
+            e->queue_count++;
+        e->queues[qi] = (struct queue){pi, pi};
+    } else {
+        struct queue *q = &e->queues[*slot];
+        e->pends[q->tail].next = pi;
+        q->tail = pi;
+    }
+    return 0;
+}
+
+static void match_receive(struct export *e, uint32_t to, uint64_t ts, const struct bmt_value *to_v,
+                          const struct bmt_value *msg)
+{
+    uint64_t key = flow_key(to_v, msg);
+    uint32_t qi = bmt_u64map_find(&e->pending, key);
+    if (qi == UINT32_MAX)
+        return;
+    struct queue *q = &e->queues[qi];
+    uint32_t pi = q->head;
+    struct pend p = e->pends[pi];
+    e->pends[pi].next = e->pend_free;
+    e->pend_free = pi;
+    if (p.next == BMT_CS_NONE) {
+        bmt_u64map_remove(&e->pending, key);
+        q->tail = e->queue_free;
+        e->queue_free = qi;
+    } else {
+        q->head = p.next;
+    }
+    uint64_t id = ++e->flow_id;
+    ev_begin(e, "s", "message", 1, p.tid, p.ts_ns);
+    bmt_out_str(e->o, ",\"name\":\"message\",\"id\":");
+    bmt_out_u64(e->o, id);
+    bmt_out_char(e->o, '}');
+    ev_begin(e, "f", "message", 1, to, ts);
+    bmt_out_str(e->o, ",\"bp\":\"e\",\"name\":\"message\",\"id\":");
+    bmt_out_u64(e->o, id);
+    bmt_out_char(e->o, '}');
+}
+
+static void running_slice(struct export *e, uint32_t pid, uint64_t end_ns, int unfinished)
+{
+    uint64_t in = e->in_ns[pid] - 1;
+    e->in_ns[pid] = 0;
+    ev_begin(e, "X", "running", 2, pid, in);
+    bmt_out_str(e->o, ",\"dur\":");
+    bmt_an_us3(e->o, end_ns - in);
+    uint32_t f = e->in_entry[pid];
+    name_str(e, bmt_strtab_str(&e->cs.funcs, f), bmt_strtab_len(&e->cs.funcs, f));
+    bmt_out_str(e->o, unfinished ? ",\"args\":{\"end\":\"unfinished\"}}" : "}");
+}
+
+static int feed(void *ctx, const struct bmt_record *rec)
+{
+    struct export *e = ctx;
+    const struct bmt_an_fields *F = bmt_an_fields();
+    const struct bmt_value *v = rec->values;
+    uint64_t ts = rec->ts_ns;
+    int64_t pid, other;
+    char buf[128];
+    if (!e->started) {
+        e->started = 1;
+        e->t0_ns = ts;
+    }
+    switch (rec->tp) {
+    case BMT_TP_function_call:
+    case BMT_TP_function_return:
+    case BMT_TP_function_exception:
+        return bmt_callstack_feed(&e->cs, rec);
+    case BMT_TP_process_scheduled: {
+        if ((pid = proc(e, &v[F->sched_pid])) < 0)
+            return (int)pid;
+        const struct bmt_value *type = &v[F->sched_type];
+        if (type->len >= 2 && memcmp(type->str, "in", 2) == 0) {
+            if (e->in_ns[pid])
+                running_slice(e, (uint32_t)pid, ts, 0);
+            int64_t f = bmt_strtab_intern(&e->cs.funcs, v[F->sched_entry].str,
+                                          v[F->sched_entry].len);
+            if (f < 0)
+                return (int)f;
+            e->in_ns[pid] = ts + 1;
+            e->in_entry[pid] = (uint32_t)f;
+        } else if (e->in_ns[pid]) {
+            running_slice(e, (uint32_t)pid, ts, 0);
+        }
+        return 0;
+    }
+    case BMT_TP_process_spawn:
+        if ((pid = proc(e, &v[F->spawn_parent])) < 0 || (other = proc(e, &v[F->spawn_pid])) < 0)
+            return -ENOMEM;
+        instant(e, (uint32_t)pid, ts, "procs", "spawn");
+        arg(e, 1, "pid", &v[F->spawn_pid]);
+        arg(e, 0, "entry", &v[F->spawn_entry]);
+        bmt_out_str(e->o, "}}");
+        return 0;
+    case BMT_TP_process_exit:
+        if ((pid = proc(e, &v[F->exit_pid])) < 0)
+            return (int)pid;
+        instant(e, (uint32_t)pid, ts, "procs", "exit");
+        arg(e, 1, "reason", &v[F->exit_reason]);
+        bmt_out_str(e->o, "}}");
+        if (e->in_ns[pid])
+            running_slice(e, (uint32_t)pid, ts, 0);
+        return bmt_callstack_feed(&e->cs, rec);
+    case BMT_TP_process_register: {
+        if ((pid = proc(e, &v[F->reg_pid])) < 0)
+            return (int)pid;
+        instant(e, (uint32_t)pid, ts, "procs", "register");
+        arg(e, 1, "name", &v[F->reg_name]);
+        arg(e, 0, "type", &v[F->reg_type]);
+        bmt_out_str(e->o, "}}");
+        int rc = bmt_callstack_feed(&e->cs, rec);
+        if (rc < 0)
+            return rc;
+        int64_t name = bmt_strtab_find(&e->cs.names, v[F->reg_name].str, v[F->reg_name].len);
+        int created;
+        uint32_t *slot = name < 0 ? NULL : bmt_u64map_get(&e->name_pid, (uint64_t)name,
+                                                          (uint32_t)pid, &created);
+        if (name >= 0 && !slot)
+            return -ENOMEM;
+        if (slot)
+            *slot = v[F->reg_type].len == 8 ? (uint32_t)pid : BMT_CS_NONE - 1;
+        return 0;
+    }
+    case BMT_TP_message_send: {
+        if ((pid = proc(e, &v[F->send_from])) < 0)
+            return (int)pid;
+        instant(e, (uint32_t)pid, ts, "message", "send");
+        arg(e, 1, "to", &v[F->send_to]);
+        arg(e, 0, "message", &v[F->send_msg]);
+        bmt_out_str(e->o, "}}");
+        const struct bmt_value *to = &v[F->send_to];
+        if (to->len && to->str[0] == '<') {
+            if ((other = proc(e, to)) < 0)
+                return (int)other;
+        } else {
+            int64_t name = bmt_strtab_find(&e->cs.names, to->str, to->len);
+            uint32_t p = name < 0 ? UINT32_MAX : bmt_u64map_find(&e->name_pid, (uint64_t)name);
+            if (p >= BMT_CS_NONE - 1)
+                return 0;
+            other = p;
+        }
+        return remember_send(e, (uint32_t)other, (uint32_t)pid, ts, &v[F->send_msg]);
+    }
+    case BMT_TP_message_receive:
+        if ((pid = proc(e, &v[F->recv_to])) < 0)
+            return (int)pid;
+        instant(e, (uint32_t)pid, ts, "message", "receive");
+        arg(e, 1, "message", &v[F->recv_msg]);
+        bmt_out_str(e->o, "}}");
+        match_receive(e, (uint32_t)pid, ts, &v[F->recv_to], &v[F->recv_msg]);
+        return 0;
+    case BMT_TP_gc_minor_start:
+    case BMT_TP_gc_major_start:
+    case BMT_TP_gc_minor_end:
+    case BMT_TP_gc_major_end: {
+        if ((pid = proc(e, &v[F->gc_pid])) < 0)
+            return (int)pid;
+        int major = rec->tp == BMT_TP_gc_major_start || rec->tp == BMT_TP_gc_major_end;
+        uint64_t *start = &e->gc_ns[2 * pid + major];
+        if (rec->tp == BMT_TP_gc_minor_start || rec->tp == BMT_TP_gc_major_start) {
+            *start = ts + 1;
+            return 0;
+        }
+        uint64_t began = *start ? *start - 1 : ts;
+        *start = 0;
+        instant(e, (uint32_t)pid, began, "gc", major ? "gc major" : "gc minor");
+        snprintf(buf, sizeof buf, "\"pause_ns\":%llu,\"reclaimed_words\":%llu,\"heap_words\":%llu}}",
+                 (unsigned long long)(ts - began), (unsigned long long)v[F->gc_reclaimed].integer,
+                 (unsigned long long)v[F->gc_heap].integer);
+        bmt_out_str(e->o, buf);
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+static void metadata(struct export *e)
+{
+    static const char *const groups[] = {"BEAM calls and events", "BEAM scheduling"};
+    char label[600];
+    for (unsigned g = 1; g <= 2; g++) {
+        bmt_out_str(e->o, e->event_count++ ? ",\n" : "\n");
+        bmt_out_str(e->o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+        bmt_out_u64(e->o, g);
+        bmt_out_str(e->o, ",\"tid\":0,\"args\":{\"name\":\"");
+        bmt_out_str(e->o, groups[g - 1]);
+        bmt_out_str(e->o, "\"}}");
+        for (uint32_t pid = 0; pid < e->cs.pids.count; pid++) {
+            bmt_callstack_label(&e->cs, pid, label, sizeof label);
+            bmt_out_str(e->o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+            bmt_out_u64(e->o, g);
+            bmt_out_str(e->o, ",\"tid\":");
+            bmt_out_u64(e->o, pid + 1);
+            bmt_out_str(e->o, ",\"args\":{\"name\":");
+            bmt_an_json_string(e->o, label, strlen(label));
+            bmt_out_str(e->o, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":");
+            bmt_out_u64(e->o, g);
+            bmt_out_str(e->o, ",\"tid\":");
+            bmt_out_u64(e->o, pid + 1);
+            bmt_out_str(e->o, ",\"args\":{\"sort_index\":");
+            bmt_out_u64(e->o, pid + 1);
+            bmt_out_str(e->o, "}}");
+        }
+    }
+}
+
+struct opts {
+    const char *out;
+};
+
+static int parse_opt(void *ctx, int code, const char *arg)
+{
+    struct opts *o = ctx;
+    if (code == 'o') {
+        o->out = arg;
+        return 0;
+    }
+    if (code == 0x100 && strcmp(arg, "chrome") == 0)
+        return 0;
+    if (code == 0x100)
+        return bmt_cli_usage_error("export", "unknown format '%s' (expected chrome)", arg);
+    return bmt_cli_usage_error("export", "unknown option");
+}
+
+int bmt_cmd_export(int argc, char **argv)
+{
+    static const struct option extra[] = {
+        {"output", required_argument, NULL, 'o'},
+        {NULL, 0, NULL, 0},
+    };
+    struct opts opts = {NULL};
+    int json = -1;
+    const char *dir;
+    int rc = bmt_an_parse_args("export", argc, argv, extra, "o:", parse_opt, &opts, &json, &dir);
+    if (rc || !dir)
+        return rc;
+    if (json == 0)
+        return bmt_cli_usage_error("export", "unknown format 'text' (expected chrome)");
+    struct bmt_out o;
+    if (bmt_an_out_open(&o, opts.out) != 0)
+        return BMT_EXIT_FAIL;
+    struct export e;
+    memset(&e, 0, sizeof e);
+    e.o = &o;
+    bmt_callstack_init(&e.cs);
+    e.cs.on_leave = on_leave;
+    e.cs.ctx = &e;
+    bmt_u64map_init(&e.name_pid);
+    bmt_u64map_init(&e.pending);
+    e.pend_free = e.queue_free = BMT_CS_NONE;
+    bmt_out_str(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace\":");
+    bmt_an_json_string(&o, dir, strlen(dir));
+    bmt_out_str(&o, ",\"producer\":\"beamtrace export\"},\"traceEvents\":[");
+    struct bmt_reader r;
+    struct bmt_an_pass pass;
+    int status = BMT_EXIT_FAIL;
+    rc = bmt_an_run(&r, dir, feed, &e, &pass);
+    if (rc == 0)
+        rc = bmt_callstack_finish(&e.cs, pass.last_ns);
+    if (rc < 0) {
+        bmt_an_fail(dir, &r);
+    } else {
+        for (uint32_t pid = 0; pid < e.cap && pid < e.cs.pids.count; pid++)
+            if (e.in_ns[pid])
+                running_slice(&e, pid, pass.last_ns, 1);
+        metadata(&e);
+        bmt_out_str(&o, "\n]}\n");
+        if (e.dropped_flows)
+            bmt_cli_error("warning: %llu sends were never received within %u pending; they have "
+                          "no flow arrow", (unsigned long long)e.dropped_flows, MAX_PENDING);
+        status = BMT_EXIT_OK;
+    }
+    int out_status = bmt_an_out_close(&o, opts.out ? opts.out : "export");
+    bmt_callstack_free(&e.cs);
+    bmt_u64map_free(&e.name_pid);
+    bmt_u64map_free(&e.pending);
+    free(e.pends);
+    free(e.queues);
+    free(e.in_ns);
+    free(e.in_entry);
+    free(e.gc_ns);
+    bmt_reader_close(&r);
+    return status == BMT_EXIT_OK ? out_status : status;
+}
