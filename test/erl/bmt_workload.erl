@@ -37,6 +37,7 @@ run(Tracer, Rounds) ->
 run(Tracer, Rounds, Opts) ->
     Ctl = self(),
     MsgSize = maps:get(msg_size, Opts, 8),
+    Burst = maps:get(burst, Opts, 0),
     1 = erlang:trace_pattern({?MODULE, traced_ok, 1}, [{'_', [], [{return_trace}, {exception_trace}]}], [local]),
     1 = erlang:trace_pattern({?MODULE, traced_error, 1}, [{'_', [], [{return_trace}, {exception_trace}]}], [local]),
     1 = erlang:trace_pattern({?MODULE, traced_throw, 1}, [{'_', [], [{exception_trace}]}], [local]),
@@ -44,7 +45,7 @@ run(Tracer, Rounds, Opts) ->
     wait_waiting(Root),
     1 = erlang:trace(Root, true, [Tracer | flags()]),
     erlang:trace(new_ports, true, [Tracer | port_flags()]),
-    Workers = lists:foldl(fun(I, Acc) -> round(Root, I, MsgSize) ++ Acc end, [], lists:seq(1, Rounds)),
+    Workers = lists:foldl(fun(I, Acc) -> round(Root, I, MsgSize, Burst) ++ Acc end, [], lists:seq(1, Rounds)),
     erlang:trace(new_ports, false, [Tracer | port_flags()]),
     Refs = [erlang:monitor(process, P) || P <- [Root | Workers]],
     [cmd_noreply(P, stop) || P <- [Root | Workers]],
@@ -58,7 +59,7 @@ run(Tracer, Rounds, Opts) ->
 %% exchange messages through the controller, call traced functions (one
 %% returns, one raises, one throws), garbage collect, open a port; one of
 %% them exits with a known reason.
-round(Root, I, MsgSize) ->
+round(Root, I, MsgSize, Burst) ->
     A = cmd(Root, {spawn, self()}),
     B = cmd(Root, {spawn, self()}),
     wait_waiting(A),
@@ -84,6 +85,12 @@ round(Root, I, MsgSize) ->
     %% processes, which would make the opener's own events vary.
     {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
     ok = gen_tcp:close(L),
+    %% A burst of self-sends: many events in a moment, to overflow small
+    %% buffers faster than the consumer drains them.
+    Burst = cmd(A, {apply, fun() ->
+                               [self() ! {burst, J} || J <- lists:seq(1, Burst)],
+                               length([receive {burst, J} -> J end || J <- lists:seq(1, Burst)])
+                       end}),
     MRef = erlang:monitor(process, B),
     cmd_noreply(B, {exit, {shutdown, I}}),
     receive {'DOWN', MRef, _, _, {shutdown, I}} -> ok end,

@@ -1,0 +1,93 @@
+%% Exact accounting: the same deterministic workload traced once by the
+%% VM's own pid tracer and once by beamtrace gives the same count for every
+%% tracepoint; with a tiny buffer, events + discarded is still that total.
+%%
+%% The workload runs with one scheduler online: with two, a worker's
+%% scheduled in/out count depends on whether the controller's
+%% process_info(status) poll reaches it while it runs (a signal that can
+%% wake it once more). Every other count is the same on any number of
+%% schedulers.
+-module(bmt_accounting_tests).
+
+-export([exact_counts_test/0, tiny_buffer_test/0]).
+
+-import(bmt_test_lib, [start/1, stop_check/1, assert_eq/3]).
+
+-define(ROUNDS, 5).
+-define(TINY_ROUNDS, 10).
+-define(BURST, 1000).
+
+one_scheduler(F) ->
+    Old = erlang:system_flag(schedulers_online, 1),
+    try F() after erlang:system_flag(schedulers_online, Old) end.
+
+pid_tracer_run(Rounds) ->
+    pid_tracer_run(Rounds, #{}).
+
+pid_tracer_run(Rounds, Opts) ->
+    T = bmt_workload:pid_tracer(),
+    ok = bmt_workload:run({tracer, T}, Rounds, Opts),
+    C = bmt_workload:pid_tracer_counts(T),
+    exit(T, kill),
+    C.
+
+exact_counts_test() ->
+    one_scheduler(fun() ->
+        Exp = pid_tracer_run(?ROUNDS),
+        S = start(#{}),
+        ok = bmt_workload:run({tracer, beamtrace, S}, ?ROUNDS),
+        {#{events := N, discarded := D}, Ev} = stop_check(S),
+        Got = bmt_test_lib:count_by_name(Ev),
+        [io:format("# ~-20s pid_tracer=~-5w beamtrace=~w~n",
+                   [Tp, maps:get(Tp, Exp, 0), maps:get(Tp, Got, 0)])
+         || Tp <- bmt_workload:tracepoints()],
+        assert_eq(discarded, 0, D),
+        assert_eq(total, bmt_workload:events_total(Exp), N),
+        %% the workload covers every tracepoint
+        assert_eq(all_18_present, lists:sort(bmt_workload:tracepoints()), lists:sort(maps:keys(Exp))),
+        assert_eq(per_tracepoint, Exp, Got)
+    end).
+
+tiny_buffer_test() ->
+    %% The smallest buffer the NIF accepts: 2 sub-buffers of 4096 bytes.
+    Dir = bmt_test_lib:tmpdir("tiny-probe"),
+    {error, {badopt, buffer_size}} = beamtrace:start(#{dir => Dir, buffer_size => 8191, subbuffers => 2}),
+    {error, {badopt, subbuffers}} = beamtrace:start(#{dir => Dir, buffer_size => 8192, subbuffers => 1}),
+    {error, {badopt, buffer_size}} = beamtrace:start(#{dir => Dir, buffer_size => 3 * 4096 - 1, subbuffers => 3}),
+    Opts = #{buffer_size => 2 * 4096, subbuffers => 2, message_length => 0},
+    W = #{burst => ?BURST},
+    one_scheduler(fun() ->
+        PidCounts = pid_tracer_run(?TINY_ROUNDS, W),
+        %% Reference: the same workload into a big buffer (nothing lost).
+        R = start(#{message_length => 0}),
+        ok = bmt_workload:run({tracer, beamtrace, R}, ?TINY_ROUNDS, W),
+        {#{events := RefN, discarded := 0}, RefEv} = stop_check(R),
+        RefCounts = bmt_test_lib:count_by_name(RefEv),
+        S = start(Opts),
+        ok = bmt_workload:run({tracer, beamtrace, S}, ?TINY_ROUNDS, W),
+        {#{events := N, discarded := D, overwritten := O}, Ev} = stop_check(S),
+        Exp = bmt_workload:events_total(PidCounts),
+        io:format("# tiny buffer: pid tracer ~w events, big-buffer beamtrace ~w; "
+                  "tiny beamtrace events=~w discarded=~w overwritten=~w~n",
+                  [Exp, RefN, N, D, O]),
+        true = D > 0,
+        assert_eq(babeltrace_count, N, length(Ev)),
+        assert_eq(events_plus_discarded_vs_big_buffer, RefN, N + D),
+        %% With this message burst the traced process itself collects
+        %% garbage (and so is scheduled) a few more times under beamtrace
+        %% than under the pid tracer (seen on OTP 25, reported): those two
+        %% kinds are compared with the big-buffer run only; every other
+        %% tracepoint must match the pid tracer exactly.
+        Stable = fun(M) -> maps:without([gc_minor_start, gc_minor_end, gc_major_start,
+                                         gc_major_end, process_scheduled], M) end,
+        assert_eq(per_tracepoint_vs_pid_tracer, Stable(PidCounts), Stable(RefCounts)),
+        case Exp =:= N + D of
+            true -> ok;
+            false -> io:format("# note: pid tracer total ~w /= events+discarded ~w (~w vs ~w)~n",
+                               [Exp, N + D, maps:with([gc_minor_start, gc_major_start, process_scheduled], PidCounts),
+                                maps:with([gc_minor_start, gc_major_start, process_scheduled], RefCounts)])
+        end,
+        %% message_length 0: no message text at all
+        [] = [M || {_, #{message := M}} <- Ev, M =/= <<>>],
+        ok
+    end).
