@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# LTTng-UST sink: the generated provider, its loader, and real lttng
+# sessions on a real node (OTP's dyntrace_lttng_SUITE ported and
+# strengthened, the seed's workflow, both sinks at once, session daemon
+# faults, BEAMTRACE_LTTNG=0). TAP lines (see test/run_all.sh).
+#
+# Isolation: as root, the script re-runs itself in a private mount
+# namespace with its own empty /run/lttng and /dev/shm, so the session
+# daemon it starts, kills and restarts is its own and never another user's
+# (lttng-ust apps and the lttng client find a root daemon only through
+# those two places). LTTNG_HOME is test/out/lttng/home. Without a private
+# namespace it uses a daemon that already runs, or starts one, and skips
+# the cases that kill or stop it unless it started it itself.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$root/test/out/lttng
+
+if [ -z "${BMT_LTTNG_NS:-}" ]; then
+    if [ "$(id -u)" = 0 ] && unshare --mount --propagation private true 2>/dev/null; then
+        exec env BMT_LTTNG_NS=private unshare --mount --propagation private bash "$0" "$@"
+    fi
+    export BMT_LTTNG_NS=shared
+fi
+if [ "$BMT_LTTNG_NS" = private ]; then
+    mkdir -p /run/lttng /dev/shm
+    mount -t tmpfs -o mode=1777 bmt-lttng /run/lttng && mount -t tmpfs -o mode=1777 bmt-shm /dev/shm ||
+        { echo "# cannot mount private /run/lttng and /dev/shm"; export BMT_LTTNG_NS=shared; }
+fi
+
+rm -rf "$out" && mkdir -p "$out/home"
+export LTTNG_HOME=$out/home
+cd "$root"
+failures=0
+ok() { echo "ok - lttng: $1"; }
+not_ok() { echo "not ok - lttng: $1"; failures=$((failures + 1)); }
+skip() { echo "ok - lttng: $1 # SKIP $2"; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+sessiond_up() { lttng list >/dev/null 2>&1; }
+our_sessiond=
+
+stop_our_sessiond() {
+    [ -n "$our_sessiond" ] || return 0
+    local pid
+    pid=$(cat /run/lttng/lttng-sessiond.pid 2>/dev/null) || return 0
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    for _ in $(seq 50); do sessiond_up || break; sleep 0.1; done
+}
+trap stop_our_sessiond EXIT
+
+# 1. Build-level checks: always.
+check "generated provider sources are current (make check-generated)" \
+    'make -s check-generated >"$out/check-generated.out" 2>&1'
+check "the NIF does not link liblttng-ust" \
+    '! readelf -d priv/beamtrace_nif.so | grep -q lttng'
+
+so=priv/beamtrace_lttng.so
+if ! pkg-config --exists lttng-ust || [ ! -f "$so" ]; then
+    why="no lttng-ust (pkg-config) or $so not built"
+    check "make succeeds without the provider" '[ -f priv/beamtrace_nif.so ]'
+    for c in provider_exports driver_load_without_sessiond driver_disabled driver_missing \
+             driver_fields metadata_types suite seed both disabled killed absent; do
+        skip "$c" "$why"
+    done
+    exit $((failures > 0))
+fi
+
+check "provider exports bmt_lttng_provider" 'nm -D --defined-only "$so" | grep -qw bmt_lttng_provider'
+
+# 2. The provider through the NIF's own loader, without a VM.
+ERTS_INCLUDE=$(erl -noshell -eval 'io:format("~ts/erts-~ts/include", [code:root_dir(), erlang:system_info(version)]), halt().')
+drv=$out/driver
+cc -std=gnu11 -O1 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror \
+    -Ic_src -I"$ERTS_INCLUDE" -o "$drv" test/lttng/driver.c c_src/nif_lttng.c c_src/catalogue.c \
+    -ldl >"$out/driver.cc" 2>&1
+check "driver builds" '[ -x "$drv" ]' || cat "$out/driver.cc"
+
+own=yes
+if sessiond_up; then
+    if [ "$BMT_LTTNG_NS" = private ]; then own=yes; else own=no; fi
+fi
+if [ "$own" = yes ] && sessiond_up; then
+    # A daemon of ours from an interrupted run: stop it to start clean.
+    our_sessiond=1; stop_our_sessiond; our_sessiond=
+fi
+
+if [ "$own" = yes ]; then
+    "$drv" priv >"$out/load.out" 2>&1
+    ms=$(sed -n 's/^load_ms=\([0-9]*\).*/\1/p' "$out/load.out")
+    echo "# provider load with no session daemon: ${ms:-?} ms ($(head -1 "$out/load.out"))"
+    check "provider loads in < 1 s with no session daemon" \
+        'grep -q "loaded=1" "$out/load.out" && [ "${ms:-9999}" -lt 1000 ]'
+else
+    skip "provider loads in < 1 s with no session daemon" "a session daemon we did not start runs"
+fi
+check "BEAMTRACE_LTTNG=off: loader refuses, with the reason" \
+    'BEAMTRACE_LTTNG=off "$drv" priv | grep -q "loaded=0 why=disabled by BEAMTRACE_LTTNG=off"'
+check "missing provider library: loader returns NULL with dlerror" \
+    '"$drv" "$out/nonexistent" | grep -q "loaded=0 why=cannot load .*beamtrace_lttng.so"'
+
+# 3. A session daemon.
+if ! sessiond_up; then
+    lttng-sessiond --daemonize --no-kernel >"$out/sessiond.out" 2>&1
+    for _ in $(seq 50); do sessiond_up && break; sleep 0.1; done
+    if sessiond_up; then our_sessiond=1; fi
+fi
+if ! sessiond_up; then
+    why="lttng-sessiond does not start: $(head -c 200 "$out/sessiond.out" 2>/dev/null | tr '\n' ' ')"
+    for c in driver_fields metadata_types suite seed both disabled killed absent; do skip "$c" "$why"; done
+    exit $((failures > 0))
+fi
+echo "# session daemon: $([ -n "$our_sessiond" ] && echo ours || echo existing), namespace: $BMT_LTTNG_NS"
+
+# 4. Every tracepoint from the driver, read back: values and CTF types.
+lttng create bmt-driver --output="$out/driver-trace" >/dev/null &&
+    lttng enable-event -u 'org_erlang_dyntrace:*' -s bmt-driver >/dev/null &&
+    lttng start bmt-driver >/dev/null
+"$drv" priv >"$out/driver.out" 2>&1
+lttng stop bmt-driver >/dev/null
+lttng view bmt-driver >"$out/driver.view" 2>&1
+lttng destroy bmt-driver >/dev/null
+check "driver: all 21 tracepoints enabled and emitted once each" \
+    'grep -q "^emitted=21$" "$out/driver.out" && [ "$(grep -c org_erlang_dyntrace: "$out/driver.view")" -eq 21 ]'
+check "driver: string, unsigned and signed field values read back" \
+    'grep -q "function_call: { cpu_id = [0-9]* }, { pid = \"function_call.pid\", entry = \"function_call.entry\", depth = 9002 }" "$out/driver.view" &&
+     grep -q "gc_major_end: .*{ pid = \"gc_major_end.pid\", reclaimed = 17001, heap = 17002, old_heap = 17003 }" "$out/driver.view" &&
+     grep -q "user_trace_n: .*{ label = 20000, pid = \"user_trace_n.pid\", tag = \"user_trace_n.tag\", i1 = -20003, i2 = -20004, i3 = -20005, i4 = -20006, s1 = \"user_trace_n.s1\"" "$out/driver.view"'
+meta=$(find "$out/driver-trace" -name metadata | head -1)
+babeltrace2 --output-format=ctf-metadata "$(dirname "$meta")" >"$out/driver.tsdl" 2>&1
+check "trace metadata: OTP's field names, order and C types for every event" \
+    'python3 test/lttng/check_metadata.py "$out/driver.tsdl" >"$out/metadata.check" 2>&1' ||
+    sed 's/^/# /' "$out/metadata.check"
+
+# 5. Real nodes.
+erlc -Werror -o "$out" test/lttng/bmt_lttng_suite.erl || not_ok "bmt_lttng_suite compiles"
+node() { # mode [env...]
+    local mode=$1; shift
+    env "$@" timeout 300 erl -noshell -pa ebin -pa "$out" -run bmt_lttng_suite main "$mode" "$out/$mode" \
+        2>"$out/$mode.err"
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+        failures=$((failures + 1))
+        echo "# node $mode exited $rc; stderr:"; sed 's/^/#   /' "$out/$mode.err" | head -20
+    fi
+}
+node suite
+node seed
+node both
+node disabled BEAMTRACE_LTTNG=0
+if [ -n "$our_sessiond" ]; then
+    node killed
+    stop_our_sessiond
+    node absent
+else
+    for c in killed absent; do skip "$c" "the session daemon is not ours to kill"; done
+fi
+
+exit $((failures > 0))
