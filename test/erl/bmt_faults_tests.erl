@@ -1,0 +1,249 @@
+%% Bad input and faults: bad options, garbage to the NIF callbacks, bad
+%% handles, unwritable directories, a full disk.
+-module(bmt_faults_tests).
+
+-export([bad_options_test/0, callbacks_garbage_test/0, callbacks_fuzz_test/0,
+         bad_handles_test/0, unwritable_dir_test/0, disk_full_test/0]).
+
+-import(bmt_test_lib, [start/1, stop_check/1, assert_eq/3]).
+
+-define(CALLBACKS, [enabled, trace, enabled_procs, trace_procs, enabled_ports, trace_ports,
+                    enabled_running_procs, trace_running_procs, enabled_running_ports,
+                    trace_running_ports, enabled_call, trace_call, enabled_send, trace_send,
+                    enabled_receive, trace_receive, enabled_garbage_collection,
+                    trace_garbage_collection]).
+
+bad_options_test() ->
+    D = fun() -> bmt_test_lib:tmpdir("badopt") end,
+    Cases = [{#{bogus => 1}, bogus},
+             {#{mode => fast}, mode},
+             {#{mode => "discard"}, mode},
+             {#{events => ["nomatch:*"]}, events},
+             {#{events => ["org_erlang_dyntrace:no_such_event"]}, events},
+             {#{events => [foo]}, events},
+             {#{events => [""]}, events},
+             {#{events => foo}, events},
+             {#{events => []}, events},
+             {#{events => ["org_erlang_dyntrace:*" | bad_tail]}, events},
+             {#{buffer_size => 0}, buffer_size},
+             {#{buffer_size => -1}, buffer_size},
+             {#{buffer_size => foo}, buffer_size},
+             {#{buffer_size => 1 bsl 40}, buffer_size},
+             {#{buffer_size => 8191, subbuffers => 2}, buffer_size},
+             {#{subbuffers => 1}, subbuffers},
+             {#{subbuffers => 0}, subbuffers},
+             {#{subbuffers => 1025}, subbuffers},
+             {#{subbuffers => two}, subbuffers},
+             {#{message_length => -1}, message_length},
+             {#{message_length => 16385}, message_length},
+             {#{message_length => foo}, message_length},
+             {#{message_length => 1.5}, message_length},
+             {#{default => maybe}, default}],
+    Results = [{Opts, beamtrace:start(maps:merge(#{dir => D()}, Opts)), Key} || {Opts, Key} <- Cases]
+        ++ [{#{dir => X}, beamtrace:start(#{dir => X}), dir} || X <- [123, {a, b}, self(), [{x}]]],
+    Bad = [{Opts, R, Key} || {Opts, R, Key} <- Results, not badopt(R, Key)],
+    assert_eq(bad_options, [], Bad),
+    {error, {badopt, _}} = beamtrace:start(not_a_map),
+    {error, {badopt, _}} = beamtrace:start([not_a_pair]),
+    %% a proplist is fine
+    {ok, S} = beamtrace:start([{dir, D()}, {mode, overwrite}]),
+    {_, []} = stop_check(S),
+    [] = beamtrace:sessions().
+
+%% {badopt, Key}, or for a bad pattern {badopt, {events, Pattern}}.
+badopt({error, {badopt, Key}}, Key) -> true;
+badopt({error, {badopt, {Key, _}}}, Key) -> true;
+badopt(_, _) -> false.
+
+%% Each callback with garbage arguments, with no session at all and with a
+%% running one: an atom back, never a crash.
+callbacks_garbage_test() ->
+    Garbage = [foo, 1, [], make_ref(), self(), <<"bin">>, {a, b, c}, #{}, fun() -> ok end],
+    Calls = fun() ->
+                    [check_atom(Cb, Args) || Cb <- ?CALLBACKS, Args <- args(Cb, Garbage)]
+            end,
+    Calls(),
+    S = start(#{}),
+    Calls(),
+    [check_atom(Cb, [Tag, S, self(), G, #{extra => G}]) || Cb <- ?CALLBACKS, arity(Cb) =:= 5,
+                                                            Tag <- all_tags(), G <- Garbage],
+    [check_atom(Cb, [Tag, S, G]) || Cb <- ?CALLBACKS, arity(Cb) =:= 3, Tag <- all_tags(), G <- Garbage],
+    ok = beamtrace:trace_procs(foo, bar, baz, qux, quux),
+    discard = beamtrace:enabled_call(1, 2, 3),
+    {_, _} = stop_check(S),
+    ok.
+
+args(Cb, G) ->
+    case arity(Cb) of
+        3 -> [[A, B, C] || A <- G, B <- G, C <- [self(), foo]];
+        5 -> [[A, B, C, D, E] || A <- G, B <- G, C <- [self(), foo], D <- [foo, {x}], E <- [#{}, foo]]
+    end.
+
+arity(Cb) ->
+    case atom_to_list(Cb) of
+        "enabled" ++ _ -> 3;
+        "trace" ++ _ -> 5
+    end.
+
+all_tags() ->
+    [spawn, spawned, link, unlink, getting_linked, getting_unlinked, exit, register, unregister,
+     open, closed, in, out, in_exiting, out_exiting, out_exited, call, return_from, return_to,
+     exception_from, send, send_to_non_existing_process, 'receive', gc_minor_start,
+     gc_minor_end, gc_major_start, gc_major_end, trace_status, seq_trace, bogus].
+
+check_atom(Cb, Args) ->
+    case apply(beamtrace, Cb, Args) of
+        A when is_atom(A) -> ok;
+        Other -> bmt_test_lib:fail(not_an_atom, {Cb, Args, Other})
+    end.
+
+%% Random terms into every callback, with a live session, a stopped
+%% session's handle, [] and garbage as the state. The trace written must
+%% still be readable by babeltrace2.
+callbacks_fuzz_test() ->
+    rand:seed(exsss, {17, 42, 4711}),
+    Stale = start(#{}),
+    {_, _} = stop_check(Stale),
+    S = start(#{message_length => 64}),
+    Tags = all_tags(),
+    States = [S, Stale, [], foo, make_ref(), {S}],
+    N = 4000,
+    [begin
+         Cb = pick(?CALLBACKS),
+         Tag = case rand:uniform(4) of 1 -> rand_term(2); _ -> pick(Tags) end,
+         State = pick(States),
+         Args = case arity(Cb) of
+                    3 -> [Tag, State, rand_tracee()];
+                    5 -> [Tag, State, rand_tracee(), rand_term(3), rand_opts()]
+                end,
+         check_atom(Cb, Args)
+     end || _ <- lists:seq(1, N)],
+    {#{events := E}, Ev} = stop_check(S),
+    io:format("# fuzz: ~w calls, ~w events recorded~n", [N, E]),
+    true = E > 0,
+    E = length(Ev),
+    ok.
+
+pick(L) -> lists:nth(rand:uniform(length(L)), L).
+
+rand_tracee() ->
+    pick([self(), hd(erlang:ports()), undefined, foo, 42, [], list_to_pid("<0.0.0>"), rand_term(1)]).
+
+rand_opts() ->
+    case rand:uniform(5) of
+        1 -> rand_term(2);
+        2 -> #{};
+        3 -> #{extra => rand_term(3)};
+        4 -> #{extra => {rand_term(1), rand_term(1)}, match_spec_result => rand_term(1),
+               scheduler_id => rand:uniform(4), timestamp => monotonic};
+        5 -> #{extra => {pick([m, lists, 'Odd Mod']), pick([f, 'g h']), pick([[], [1, 2], 3, x])}}
+    end.
+
+rand_term(0) ->
+    F = pick([fun() -> rand:uniform(1 bsl 70) - (1 bsl 69) end,
+          fun() -> rand:uniform() end,
+          fun() -> list_to_atom([rand:uniform(255) || _ <- lists:seq(1, rand:uniform(20))]) end,
+          fun() -> crypto_free_bytes(rand:uniform(300)) end,
+          fun() -> <<(rand:uniform(255)):(rand:uniform(7))>> end,
+          fun() -> self() end,
+          fun() -> make_ref() end,
+          fun() -> hd(erlang:ports()) end,
+          fun() -> fun lists:map/2 end,
+          fun() -> fun(X) -> X end end,
+          fun() -> [] end,
+          fun() -> lists:duplicate(rand:uniform(2000), $a) end]),
+    F();
+rand_term(D) ->
+    case rand:uniform(5) of
+        1 -> list_to_tuple([rand_term(D - 1) || _ <- lists:seq(1, rand:uniform(5) - 1)]);
+        2 -> [rand_term(D - 1) || _ <- lists:seq(1, rand:uniform(5))];
+        3 -> maps:from_list([{rand_term(0), rand_term(D - 1)} || _ <- lists:seq(1, rand:uniform(4))]);
+        4 -> [rand_term(D - 1) | rand_term(0)];
+        5 -> rand_term(0)
+    end.
+
+crypto_free_bytes(N) -> list_to_binary([rand:uniform(256) - 1 || _ <- lists:seq(1, N)]).
+
+bad_handles_test() ->
+    {'EXIT', {badarg, _}} = (catch beamtrace:stop(make_ref())),
+    {'EXIT', {badarg, _}} = (catch beamtrace:stop(foo)),
+    case catch beamtrace:info(make_ref()) of
+        {error, not_running} -> ok;
+        {'EXIT', {badarg, _}} -> ok
+    end,
+    S = start(#{}),
+    {_, _} = stop_check(S),
+    {error, not_running} = beamtrace:stop(S),
+    {error, not_running} = beamtrace:stop(S),
+    {error, not_running} = beamtrace:info(S),
+    %% a stale handle does not name the session that reuses its slot
+    S2 = start(#{}),
+    {error, not_running} = beamtrace:stop(S),
+    #{state := running} = beamtrace:info(S2),
+    {_, _} = stop_check(S2),
+    ok.
+
+unwritable_dir_test() ->
+    File = bmt_test_lib:tmpdir("regular-file"),
+    ok = filelib:ensure_dir(File),
+    ok = file:write_file(File, <<"not a directory">>),
+    {error, R1} = beamtrace:start(#{dir => filename:join(File, "trace")}),
+    io:format("# dir under a regular file -> ~p~n", [R1]),
+    {error, _} = beamtrace:start(#{dir => "/proc/bmt_no_such/trace"}),
+    [] = beamtrace:sessions(),
+    %% the VM is fine and a good dir still works
+    S = start(#{}),
+    {_, _} = stop_check(S),
+    ok.
+
+%% A full disk: writes fail, the session fails, the VM keeps running and
+%% stop reports enospc.
+disk_full_test() ->
+    Mnt = bmt_test_lib:tmpdir("tmpfs"),
+    ok = filelib:ensure_dir(filename:join(Mnt, "x")),
+    case os:cmd("id -u") of
+        "0\n" ->
+            case bmt_test_lib:cmd("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", Mnt]) of
+                {0, _, _} ->
+                    try disk_full(Mnt)
+                    after bmt_test_lib:cmd("umount", [Mnt])
+                    end;
+                {_, _, Err} ->
+                    {skip, "cannot mount tmpfs: " ++ binary_to_list(Err)}
+            end;
+        _ ->
+            {skip, "needs root to mount tmpfs"}
+    end.
+
+disk_full(Mnt) ->
+    S = start(#{dir => filename:join(Mnt, "trace"), message_length => 16384}),
+    Ctl = self(),
+    Big = lists:duplicate(2000, $x),
+    P = spawn(fun() -> receive go -> ok end, flood(Big, S, 0), Ctl ! {self(), done} end),
+    1 = erlang:trace(P, true, [send, {tracer, beamtrace, S}]),
+    P ! go,
+    Sent = receive {P, done, N} -> N; {P, done} -> unknown end,
+    #{state := failed, reason := enospc} = beamtrace:info(S),
+    %% the VM keeps running: more tracing into the failed session is
+    %% harmless
+    true = is_process_alive(whereis(init)),
+    {error, {enospc, #{events := E, discarded := D}}} = beamtrace:stop(S),
+    io:format("# disk full: ~p sent, ~w events written, ~w lost~n", [Sent, E, D]),
+    true = D > 0,
+    [] = beamtrace:sessions(),
+    ok.
+
+%% Sends big messages to itself until the session reports failure (the
+%% consumer's write failed), at most 100000 of them.
+flood(_, _, 100000) -> ok;
+flood(Big, S, I) ->
+    self() ! {Big, I},
+    receive {Big, I} -> ok end,
+    case I rem 200 of
+        0 ->
+            case beamtrace:info(S) of
+                #{state := failed} -> [self() ! {Big, J} || J <- lists:seq(1, 100)], ok;
+                _ -> timer:sleep(1), flood(Big, S, I + 1)
+            end;
+        _ -> flood(Big, S, I + 1)
+    end.
