@@ -342,11 +342,6 @@ static void put_id(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TERM t)
     char tmp[BMT_ID_CACHE_TEXT_BYTES + 2];
     int n;
 
-    if ((n = local_pid_text(t, tmp)) > 0) {
-        put_s(o, tmp, (size_t)n);
-        return;
-    }
-
     if (!ids || !is_immediate(t)) {
         put_fallback(o, t);
         return;
@@ -356,8 +351,11 @@ static void put_id(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TERM t)
         put_s(o, e->text, e->len_bytes);
         return;
     }
-    /* A full tmp may be a cut text (see put_atom): not cached. */
-    n = enif_snprintf(tmp, sizeof tmp, "%T", t);
+    /* A miss: a local pid is printed from its word, anything else by the
+     * VM. A full tmp may be a cut text (see put_atom): not cached. */
+    n = local_pid_text(t, tmp);
+    if (n <= 0)
+        n = enif_snprintf(tmp, sizeof tmp, "%T", t);
     if (n < 0 || (size_t)n >= sizeof tmp - 1) {
         put_fallback(o, t);
         return;
