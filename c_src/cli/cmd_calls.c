@@ -204,6 +204,9 @@ static void row_text(struct bmt_out *o, const struct bmt_calls *c, const struct 
     bmt_an_duration_text(bmt_hist_quantile(&s->hist, 0.99), t[4]);
     bmt_an_duration_text(bmt_hist_quantile(&s->hist, 0.999), t[5]);
     bmt_an_duration_text(s->hist.max, t[6]);
+    if (!s->hist.count)
+        for (int i = 2; i < 7; i++)
+            strcpy(t[i], "-");
     if (c->by_pid) {
         snprintf(line, sizeof line, "%-14s ", bmt_strtab_str(&c->cs.pids, s->pid));
         bmt_out_str(o, line);

@@ -1,0 +1,138 @@
+%% Workloads with known answers for test/analyses/run.sh. Each records one
+%% trace with beamtrace and writes what the node itself measured to
+%% Dir ++ ".expect" as "key value" lines, so the test compares the CLI's
+%% answers with the VM's own measurements, not with machine speed.
+-module(bmt_an_workload).
+-export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0]).
+
+main([Kind, Dir]) ->
+    {ok, _} = beamtrace:start(#{dir => Dir, buffer_size => 1 bsl 22}),
+    Expect = run(list_to_atom(Kind)),
+    {ok, #{discarded := Discarded, events := Events}} = beamtrace:stop(),
+    Lines = [io_lib:format("~s ~p~n", [K, V]) || {K, V} <- Expect],
+    ok = file:write_file(Dir ++ ".expect",
+                         [Lines, io_lib:format("events ~p~ndiscarded ~p~n", [Events, Discarded])]),
+    halt(0).
+
+-define(MS, [{'_', [], [{return_trace}, {exception_trace}]}]).
+
+%% sleep2/0 (2 ms) called 100 times and busy/0 (~10 us) 10 000 times; each
+%% returns its own duration measured inside the call.
+run(calls) ->
+    trace_funs([{?MODULE, sleep2, 0}, {?MODULE, busy, 0}]),
+    Self = self(),
+    P = spawn(fun() -> receive go -> ok end,
+                       S = [sleep2() || _ <- lists:seq(1, 100)],
+                       B = [busy() || _ <- lists:seq(1, 10000)],
+                       Self ! {done, S, B} end),
+    erlang:trace(P, true, [call, {tracer, beamtrace, []}]),
+    P ! go,
+    receive {done, S, B} -> ok end,
+    untrace(),
+    [{sleep2_p50_ns, median(S)}, {busy_p50_ns, median(B)}];
+%% Ping-pong where the receiver is suspended for ~5 ms after each ping is
+%% sent: send -> scheduled-in latency is that delay.
+run(sched) ->
+    B = spawn(fun ping_loop/0),
+    Self = self(),
+    A = spawn(fun() -> receive go -> ok end, Self ! {lat, [pingpong(B) || _ <- lists:seq(1, 20)]} end),
+    erlang:trace(A, true, [send, {tracer, beamtrace, []}]),
+    erlang:trace(B, true, [running, {tracer, beamtrace, []}]),
+    A ! go,
+    receive {lat, L} -> ok end,
+    untrace(),
+    [{sched_p50_ns, median(L)}, {rounds, length(L)}];
+%% N spawns by one traced parent; children inherit the flags and exit.
+run(procs) ->
+    N = 500,
+    Self = self(),
+    P = spawn(fun() -> receive go -> ok end,
+                       Pids = [spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, N)],
+                       [begin Q ! stop, Ref = monitor(process, Q),
+                              receive {'DOWN', Ref, _, _, _} -> ok end end || Q <- Pids],
+                       Self ! done end),
+    erlang:trace(P, true, [procs, set_on_spawn, {tracer, beamtrace, []}]),
+    P ! go,
+    receive done -> ok end,
+    untrace(),
+    [{spawns, N}];
+%% Everything at once: calls (nested, with an exception and a process that
+%% dies mid-call), messages, scheduling, gc, spawns and registrations.
+run(all) ->
+    trace_funs([{?MODULE, outer, 1}, {?MODULE, middle, 1}, {?MODULE, sleep2, 0},
+                {?MODULE, busy, 0}, {lists, seq, 2}]),
+    Self = self(),
+    Flags = [call, procs, send, 'receive', running, garbage_collection, set_on_spawn,
+             {tracer, beamtrace, []}],
+    P = spawn(fun() ->
+                  receive go -> ok end,
+                  register(bmt_an_main, self()),
+                  B = spawn(fun ping_loop/0),
+                  [begin B ! {ping, self(), I}, receive {pong, I} -> ok end end
+                   || I <- lists:seq(1, 50)],
+                  [outer(I) || I <- lists:seq(1, 20)],
+                  catch middle(crash),
+                  D = spawn(fun() -> middle(die) end),
+                  Ref = monitor(process, D),
+                  receive {'DOWN', Ref, _, _, _} -> ok end,
+                  erlang:garbage_collect(),
+                  B ! stop,
+                  Self ! done
+              end),
+    erlang:trace(P, true, Flags),
+    P ! go,
+    receive done -> ok end,
+    untrace(),
+    [].
+
+trace_funs(MFAs) ->
+    [begin {module, M} = code:ensure_loaded(M), 1 = erlang:trace_pattern(MFA, ?MS, [local]) end
+     || {M, _, _} = MFA <- MFAs].
+
+untrace() ->
+    erlang:trace(all, false, [all]),
+    erlang:trace_pattern({'_', '_', '_'}, false, [local]).
+
+median(L) -> lists:nth((length(L) + 1) div 2, lists:sort(L)).
+
+now_ns() -> erlang:monotonic_time(nanosecond).
+
+sleep2() ->
+    T0 = now_ns(),
+    timer:sleep(2),
+    now_ns() - T0.
+
+busy() ->
+    T0 = now_ns(),
+    spin(T0 + 10000),
+    now_ns() - T0.
+
+spin(Until) ->
+    case now_ns() >= Until of
+        true -> ok;
+        false -> spin(Until)
+    end.
+
+pingpong(B) ->
+    erlang:suspend_process(B),
+    T0 = now_ns(),
+    B ! {ping, self(), x},
+    timer:sleep(5),
+    T1 = now_ns(),
+    true = erlang:resume_process(B),
+    receive {pong, x} -> ok end,
+    T1 - T0.
+
+ping_loop() ->
+    receive
+        {ping, From, I} -> From ! {pong, I}, ping_loop();
+        stop -> ok
+    end.
+
+outer(I) ->
+    L = lists:seq(1, 100 + I),
+    middle(length(L)).
+
+middle(crash) -> error(crash);
+middle(die) -> timer:sleep(1), exit(died_mid_call);
+middle(N) -> sleep2(), N.
