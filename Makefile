@@ -27,9 +27,11 @@ BEAMS := $(patsubst src/%.erl,ebin/%.beam,$(ERL_SRC))
 
 NIF := priv/beamtrace_nif.so
 CLI := priv/beamtrace
+# OTP's dyntrace module name, backed by beamtrace (beamtrace:install_dyntrace/0).
+COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
 .PHONY: all test demo bench clean docs check-docs
-all: $(NIF) $(CLI) $(BEAMS) ebin/beamtrace.app
+all: $(NIF) $(CLI) $(BEAMS) ebin/beamtrace.app $(COMPAT)
 
 $(NIF): $(NIF_SRC) $(wildcard c_src/*.h c_src/*.def)
 	@mkdir -p priv
@@ -40,6 +42,16 @@ $(CLI): $(CLI_SRC) $(wildcard c_src/*.h c_src/*.def c_src/cli/*.h)
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_BASE) -Ic_src/cli -o $@ $(CLI_SRC) -lm
+
+priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*.h)
+	@mkdir -p priv
+	@echo "  CC      $@"
+	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $< -ldl
+
+priv/compat/dyntrace.beam: src/compat/dyntrace.erl
+	@mkdir -p priv/compat
+	@echo "  ERLC    $@"
+	$(Q)$(ERLC) -Werror +debug_info -o priv/compat $<
 
 ebin/%.beam: src/%.erl
 	@mkdir -p ebin

@@ -8,6 +8,7 @@
  * session, draining it to disk, before freeing anything.
  */
 #include "nif_priv.h"
+#include "nif_shared.h"
 #include "nif_sinks.h"
 
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 static void free_priv(struct priv *p)
 {
+    p->magic = 0;
     if (p->lttng)
         bmt_lttng_unload(p->lttng);
     if (p->threads)
@@ -58,6 +60,7 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
     BMT_ATOMS(X, Y)
 #undef X
 #undef Y
+    p->magic = BMT_PRIV_MAGIC;
     p->refs = 1;
     p->epoch = (unsigned)(bmt_clock_ns() ^ (uintptr_t)p) | 1u;
     atomic_init(&p->default_session, -1);
@@ -91,14 +94,53 @@ static int upgrade(ErlNifEnv *env, void **priv_data, void **old_priv_data, ERL_N
     return 0;
 }
 
-static void unload(ErlNifEnv *env, void *priv_data)
+static void release(void *state)
 {
-    (void)env;
-    struct priv *p = priv_data;
+    struct priv *p = state;
     if (--p->refs > 0)
         return;
     bmt_sessions_stop_all(p);
     free_priv(p);
+}
+
+static void unload(ErlNifEnv *env, void *priv_data)
+{
+    (void)env;
+    release(priv_data);
+}
+
+static int retain(void *state)
+{
+    struct priv *p = state;
+    if (!p || p->magic != BMT_PRIV_MAGIC)
+        return -1;
+    p->refs++;
+    return 0;
+}
+
+/* For the dyntrace compatibility library (nif_shared.h). */
+__attribute__((visibility("default"))) extern const struct bmt_shared_api bmt_shared_api_v1;
+const struct bmt_shared_api bmt_shared_api_v1 = {
+    BMT_SHARED_ABI,
+    18,
+    retain,
+    release,
+    {
+#define X(name, arity) {#name, arity, bmt_nif_##name},
+        BMT_TRACER_NIFS(X)
+#undef X
+    },
+};
+
+/* '$shared_state'() -> binary(): beamtrace's state for the dyntrace
+ * library's load_info (nif_shared.h). Not an API. */
+static ERL_NIF_TERM bmt_nif_shared_state(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc, (void)argv;
+    void *state = enif_priv_data(env);
+    ERL_NIF_TERM bin;
+    memcpy(enif_make_new_binary(env, sizeof state, &bin), &state, sizeof state);
+    return bin;
 }
 
 /* sinks() -> #{recorder => true, lttng => true | {unavailable, Why},
@@ -129,6 +171,7 @@ static ErlNifFunc nif_funcs[] = {
     {"info_nif", 1, bmt_nif_info, 0},
     {"sessions_nif", 0, bmt_nif_sessions, 0},
     {"sinks_nif", 0, bmt_nif_sinks, 0},
+    {"$shared_state", 0, bmt_nif_shared_state, 0},
     {"user_probe_wanted", 2, bmt_nif_user_probe_wanted, 0},
     {"user_trace_s1_nif", 2, bmt_nif_user_trace_s1, 0},
     {"user_trace_i4s4_nif", 9, bmt_nif_user_trace_i4s4, 0},

@@ -129,6 +129,7 @@ struct bmt_tsc_clock {
 };
 
 struct priv {
+    uint64_t magic;             /* BMT_PRIV_MAGIC while alive */
     struct bmt_atoms atom;
     const struct bmt_lttng_provider *lttng; /* NULL when LTTng-UST is absent */
     char lttng_why[160];        /* why it is absent */

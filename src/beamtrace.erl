@@ -24,6 +24,9 @@
          p/0, p/1, p/2, p/3, p/4, p/5, p/6, p/7, p/8,
          pn/1, pn/2, pn/3, pn/4, pn/5, pn/6, pn/7, pn/8, pn/9,
          put_tag/1, get_tag/0, get_tag_data/0, spread_tag/1, restore_tag/1]).
+%% OTP's dyntrace module name, backed by beamtrace.
+-export([install_dyntrace/0, uninstall_dyntrace/0]).
+-export(['$shared_state'/0]).
 -export([enabled/3, trace/5,
          enabled_procs/3, trace_procs/5,
          enabled_ports/3, trace_ports/5,
@@ -43,7 +46,7 @@
        enabled_send/3, trace_send/5,
        enabled_receive/3, trace_receive/5,
        enabled_garbage_collection/3, trace_garbage_collection/5,
-       start_nif/7, stop_nif/1, info_nif/1, sessions_nif/0, sinks_nif/0,
+       start_nif/7, stop_nif/1, info_nif/1, sessions_nif/0, sinks_nif/0, '$shared_state'/0,
        user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10]).
 
 -on_load(load_nif/0).
@@ -335,6 +338,50 @@ clear_token() ->
         _ -> ok
     end.
 
+%%% dyntrace compatibility
+
+%% @doc Loads, into this running node, a `dyntrace' module backed by
+%% beamtrace: existing code calling dyntrace:p/N, put_tag/1, ... and
+%% `{tracer, dyntrace, []}' users work on a stock VM with no code change,
+%% recording into beamtrace's sinks. OTP's own module, if loaded, is
+%% replaced; uninstall_dyntrace/0 brings it back.
+-spec install_dyntrace() -> ok | {error, term()}.
+install_dyntrace() ->
+    Beam = filename:join([priv_dir(), "compat", "dyntrace"]),
+    _ = code:purge(dyntrace),
+    case code:load_abs(Beam) of
+        {module, dyntrace} ->
+            _ = code:purge(dyntrace),
+            ok;
+        {error, Reason} ->
+            {error, Reason}
+    end.
+
+%% @doc Unloads beamtrace's `dyntrace' and loads OTP's from the code path
+%% again (if runtime_tools is installed). Tracers named `dyntrace' stop
+%% recording: with OTP's module on a stock VM they trace nothing.
+-spec uninstall_dyntrace() -> ok | {error, term()}.
+uninstall_dyntrace() ->
+    case code:which(dyntrace) of
+        non_existing ->
+            restore_otp_dyntrace();
+        _ ->
+            _ = code:purge(dyntrace),
+            _ = code:delete(dyntrace),
+            _ = code:purge(dyntrace),
+            restore_otp_dyntrace()
+    end.
+
+restore_otp_dyntrace() ->
+    case code:where_is_file("dyntrace.beam") of
+        non_existing -> ok;
+        _ ->
+            case code:load_file(dyntrace) of
+                {module, dyntrace} -> ok;
+                {error, Reason} -> {error, Reason}
+            end
+    end.
+
 %%% Internals
 
 dir(#{dir := Dir}) ->
@@ -381,6 +428,7 @@ stop_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 info_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 sessions_nif() -> erlang:nif_error(nif_not_loaded).
 sinks_nif() -> erlang:nif_error(nif_not_loaded).
+'$shared_state'() -> erlang:nif_error(nif_not_loaded).
 user_probe_wanted(_Kind, _Label) -> erlang:nif_error(nif_not_loaded).
 user_trace_s1_nif(_Tag, _Message) -> erlang:nif_error(nif_not_loaded).
 user_trace_i4s4_nif(_Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) ->
