@@ -2,7 +2,7 @@
  * function_exception events, for calls, flame, export and report.
  *
  * What the VM emits (checked on OTP 25 with a small module, see
- * test/analyses/README): with {return_trace} in the match spec every traced
+ * test/analyses/README.md): with {return_trace} in the match spec every traced
  * call gets a return event (return_trace keeps a frame, so even tail calls
  * return), strictly nested: the stack is exact. With the return_to flag
  * alone, function_return names the function execution returned *to* (an
