@@ -40,7 +40,15 @@ main([Mode, Out]) ->
     ok = filelib:ensure_path(Out),
     put(out, Out),
     ?PIDS = ets:new(?PIDS, [named_table, public, bag]),
-    Results = run_mode(list_to_atom(Mode)),
+    Results = try run_mode(list_to_atom(Mode))
+              catch Class:Reason:Stack ->
+                  %% A crash outside a case (e.g. beamtrace does not load):
+                  %% one failed line, not an init crash and a dump.
+                  io:format("not ok - lttng: ~s mode~n", [Mode]),
+                  diag("~p:~P", [Class, Reason, 40]),
+                  diag("at ~P", [Stack, 15]),
+                  [{Mode, failed}]
+              end,
     Failed = [C || {C, failed} <- Results],
     halt(case Failed of [] -> 0; _ -> 1 end).
 
@@ -72,8 +80,10 @@ guarded(Case, Fun) ->
 
 %% OTP's skip guard, replaced: our provider in this VM, and a daemon.
 guard() ->
-    {module, beamtrace} = code:ensure_loaded(beamtrace),
-    guard(backend()).
+    case code:ensure_loaded(beamtrace) of
+        {module, beamtrace} -> guard(backend());
+        Error -> {fail, lists:flatten(io_lib:format("beamtrace does not load: ~p", [Error]))}
+    end.
 
 guard(recorder) ->
     ok;
@@ -508,7 +518,8 @@ absent() ->
         {false, _} -> [skip(Case, "priv/beamtrace_lttng.so not built")];
         {true, true} -> [fail_case(Case, "a session daemon answers; run.sh should have stopped it")];
         {true, false} ->
-            {LoadUs, {module, beamtrace}} = timer:tc(code, ensure_loaded, [beamtrace]),
+            {LoadUs, Loaded} = timer:tc(code, ensure_loaded, [beamtrace]),
+            Loaded =:= {module, beamtrace} orelse error({beamtrace_not_loaded, Loaded}),
             diag("beamtrace loaded in ~p ms with no session daemon", [LoadUs div 1000]),
             R1 = run_case(load_without_sessiond_is_quick, fun() ->
                 provider_mapped() orelse error({not_loaded, sinks_why()}),
@@ -597,7 +608,7 @@ killed_run() ->
 
 %% BEAMTRACE_LTTNG=0: the provider is not loaded, the recorder works.
 disabled() ->
-    {module, beamtrace} = code:ensure_loaded(beamtrace),
+    {module, beamtrace} = code:ensure_loaded(beamtrace), %% else main/1 reports it
     R1 = run_case(beamtrace_lttng_0_not_loaded, fun() ->
         "0" = os:getenv("BEAMTRACE_LTTNG"),
         false = provider_mapped(),

@@ -36,13 +36,21 @@ not_ok() { echo "not ok - lttng: $1"; failures=$((failures + 1)); }
 skip() { echo "ok - lttng: $1 # SKIP $2"; }
 check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
 sessiond_up() { lttng list >/dev/null 2>&1; }
+alive() { [ -r "/proc/$1/stat" ] && ! grep -qE '^[0-9]+ \(.*\) Z' "/proc/$1/stat" 2>/dev/null; }
 our_sessiond=
 
+# Stops the daemon named by our /run/lttng pid file: SIGTERM, then SIGKILL
+# if it still answers or lives after 5 s (a daemon stuck in its shutdown
+# would outlive this script in the namespace).
 stop_our_sessiond() {
     [ -n "$our_sessiond" ] || return 0
     local pid
     pid=$(cat /run/lttng/lttng-sessiond.pid 2>/dev/null) || return 0
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    [ -n "$pid" ] || return 0
+    kill "$pid" 2>/dev/null
+    for _ in $(seq 50); do alive "$pid" || return 0; sleep 0.1; done
+    echo "# lttng-sessiond $pid still up 5 s after SIGTERM: SIGKILL"
+    kill -9 "$pid" 2>/dev/null
     for _ in $(seq 50); do sessiond_up || break; sleep 0.1; done
 }
 trap stop_our_sessiond EXIT
@@ -134,7 +142,7 @@ check "trace metadata: OTP's field names, order and C types for every event" \
 erlc -Werror -o "$out" test/lttng/bmt_lttng_suite.erl || not_ok "bmt_lttng_suite compiles"
 node() { # mode [env...]
     local mode=$1; shift
-    env "$@" timeout 300 erl -noshell -pa ebin -pa "$out" -run bmt_lttng_suite main "$mode" "$out/$mode" \
+    env ERL_CRASH_DUMP="$out/$mode.erl_crash.dump" "$@" timeout 300 erl -noshell -pa ebin -pa "$out" -run bmt_lttng_suite main "$mode" "$out/$mode" \
         2>"$out/$mode.err"
     local rc=$?
     if [ $rc -ne 0 ]; then
