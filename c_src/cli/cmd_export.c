@@ -5,15 +5,18 @@
  * Layout: pid 1 ("BEAM calls and events") holds one thread per Erlang
  * process (tid = a number per pid, thread_name "<0.66.0> name") with its
  * function calls as complete ("X") slices, properly nested because they come
- * from the rebuilt stacks (callstack.c), and instants for spawn, exit,
- * register, send, receive and GC. pid 2 ("BEAM scheduling") has the same
- * threads with one slice per scheduled-in period (in -> out): those cannot
- * share a track with calls, since a call spans many schedulings and
- * Perfetto requires slices on one track to nest. Flow arrows (ph s -> f,
- * bp "e") join each message_send to the message_receive that matches it
- * (same receiver and message text, first in first out); both ends are
- * written when the receive is read. Timestamps are microseconds since the
- * trace's first event (3 decimals: nanoseconds are kept).
+ * from the rebuilt stacks (callstack.c), instants for spawn, exit, register
+ * and GC, and a 1 ns slice for each send and receive (flow ends need a
+ * slice to bind to). pid 2 ("BEAM scheduling") has the same threads with
+ * one slice per scheduled-in period (in -> out): those cannot share a track
+ * with calls, since a call spans many schedulings and Perfetto requires
+ * slices on one track to nest. Flow arrows (ph s -> f, bp "e") join each
+ * message_send to the message_receive that matches it (same receiver and
+ * message text, first in first out); both ends are written when the receive
+ * is read. Timestamps are microseconds since the trace's first event (3
+ * decimals: nanoseconds are kept). A receive is stamped on the sender's
+ * thread while the receiver may be running a call elsewhere; should the
+ * call end in that very nanosecond, the 1 ns slice would overlap it.
  *
  * Streaming: events are written as the trace is read; state is per
  * process, plus unmatched sends (at most MAX_PENDING; further sends get no
@@ -126,6 +129,17 @@ static void instant(struct export *e, uint32_t pid, uint64_t ts, const char *cat
 {
     ev_begin(e, "i", cat, 1, pid, ts);
     bmt_out_str(e->o, ",\"s\":\"t\",\"name\":\"");
+    bmt_out_str(e->o, name);
+    bmt_out_str(e->o, "\",\"args\":{");
+}
+
+/* A 1 ns slice: flow ends bind to an enclosing slice (Perfetto drops flows
+ * whose end has none, and an instant is not one), so each send and receive
+ * is one, even outside traced calls. */
+static void message_slice(struct export *e, uint32_t pid, uint64_t ts, const char *name)
+{
+    ev_begin(e, "X", "message", 1, pid, ts);
+    bmt_out_str(e->o, ",\"dur\":0.001,\"name\":\"");
     bmt_out_str(e->o, name);
     bmt_out_str(e->o, "\",\"args\":{");
 }
@@ -317,7 +331,7 @@ static int feed(void *ctx, const struct bmt_record *rec)
     case BMT_TP_message_send: {
         if ((pid = proc(e, &v[F->send_from])) < 0)
             return (int)pid;
-        instant(e, (uint32_t)pid, ts, "message", "send");
+        message_slice(e, (uint32_t)pid, ts, "send");
         arg(e, 1, "to", &v[F->send_to]);
         arg(e, 0, "message", &v[F->send_msg]);
         bmt_out_str(e->o, "}}");
@@ -337,7 +351,7 @@ static int feed(void *ctx, const struct bmt_record *rec)
     case BMT_TP_message_receive:
         if ((pid = proc(e, &v[F->recv_to])) < 0)
             return (int)pid;
-        instant(e, (uint32_t)pid, ts, "message", "receive");
+        message_slice(e, (uint32_t)pid, ts, "receive");
         arg(e, 1, "message", &v[F->recv_msg]);
         bmt_out_str(e->o, "}}");
         match_receive(e, (uint32_t)pid, ts, &v[F->recv_to], &v[F->recv_msg]);

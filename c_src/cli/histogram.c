@@ -77,7 +77,7 @@ uint64_t bmt_hist_quantile(const struct bmt_hist *h, double q)
             if (seen >= rank) {
                 uint64_t lo, w;
                 bounds(b, s, &lo, &w);
-                uint64_t mid = lo + (w - 1) / 2;
+                uint64_t mid = lo + w / 2;
                 return mid < h->min ? h->min : mid > h->max ? h->max : mid;
             }
         }

@@ -4,7 +4,7 @@
  * Values below 128 are counted exactly; above, each power of two is split
  * into 128 equal sub-buckets, so a bucket is at most 1/128 of its lower
  * bound wide and a reported percentile (the bucket's midpoint, clamped to
- * the exact min and max) is within 0.4% of a recorded value. Memory: 1 KiB
+ * the exact min and max) is within 0.4% of the recorded value it stands for. Memory: 1 KiB
  * per power of two actually used (allocated on first use), never more than
  * 58 KiB, whatever the number of values. Single-threaded.
  */

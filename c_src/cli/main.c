@@ -26,11 +26,13 @@ static const struct bmt_cli_command commands[] = {
      "  -h, --help                show this help\n",
      bmt_cmd_view},
     {"list", "list the tracepoints beamtrace knows",
-     "usage: beamtrace list [--format text|json|markdown]\n"
+     "usage: beamtrace list [--usdt] [--format text|json|markdown]\n"
      "\n"
      "Prints every tracepoint in the catalogue: domain:name, the erlang:trace/3\n"
      "flag that produces it, its fields (name:type, in order) and what it means.\n"
      "\n"
+     "      --usdt           OTP's DTrace/SystemTap probes instead: which beamtrace\n"
+     "                       provides as USDT probes, approximates, or cannot derive\n"
      "      --format FORMAT  text (default, aligned), json, or markdown (the docs table)\n"
      "  -h, --help           show this help\n",
      bmt_cmd_list},
@@ -119,11 +121,11 @@ static const struct bmt_cli_command commands[] = {
      "Writes the trace as Chrome Trace Event JSON (open it in ui.perfetto.dev or\n"
      "chrome://tracing). Group \"BEAM calls and events\" (pid 1) has one track per\n"
      "Erlang process, named \"<0.66.0> name\", with nested function call slices\n"
-     "(stacks rebuilt as `calls` does), instants for spawn, exit, register, send,\n"
-     "receive and GC, and flow arrows from each send to its receive (same receiver\n"
-     "and message, first in first out). Group \"BEAM scheduling\" (pid 2) has the\n"
-     "scheduled-in periods of the same processes. Times are microseconds since\n"
-     "the first event.\n"
+     "(stacks rebuilt as `calls` does), instants for spawn, exit, register and GC,\n"
+     "1 ns slices for sends and receives, and flow arrows from each send to its\n"
+     "receive (same receiver and message, first in first out). Group \"BEAM\n"
+     "scheduling\" (pid 2) has the scheduled-in periods of the same processes.\n"
+     "Times are microseconds since the first event.\n"
      "\n"
      "      --format chrome  the output format (the only one, and the default)\n"
      "  -o, --output FILE    write to FILE instead of stdout\n"
