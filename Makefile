@@ -21,7 +21,7 @@ Q := $(if $(V),,@)
 CORE_SRC := c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c \
             c_src/ring.c c_src/trace_dir.c
 NIF_SRC := $(CORE_SRC) $(sort $(wildcard c_src/nif_*.c))
-CLI_SRC := $(CORE_SRC) $(sort $(wildcard c_src/cli/*.c))
+CLI_SRC := $(CORE_SRC) c_src/usdt_catalogue.c $(sort $(wildcard c_src/cli/*.c))
 ERL_SRC := $(wildcard src/*.erl)
 BEAMS := $(patsubst src/%.erl,ebin/%.beam,$(ERL_SRC))
 

@@ -6,11 +6,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 readme=$root/README.md
 new=$(mktemp)
-trap 'rm -f "$new" "$new.table"' EXIT
+trap 'rm -f "$new" "$new.table" "$new.usdt"' EXIT
 "$root/priv/beamtrace" list --format markdown >"$new.table"
-awk -v table="$new.table" '
+"$root/priv/beamtrace" list --usdt --format markdown >"$new.usdt"
+awk -v table="$new.table" -v usdt="$new.usdt" '
     /<!-- tracepoints:begin -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
     /<!-- tracepoints:end -->/ { skip = 0 }
+    /<!-- usdt:begin -->/ { print; while ((getline line < usdt) > 0) print line; skip = 1; next }
+    /<!-- usdt:end -->/ { skip = 0 }
     !skip { print }
 ' "$readme" >"$new"
 if [ "${1:-}" = --check ]; then

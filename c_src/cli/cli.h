@@ -39,6 +39,12 @@ int bmt_cli_usage_error(const char *cmd, const char *fmt, ...)
  * Returns 0, or a usage error exit status after printing the line. */
 int bmt_cli_parse_format(const char *cmd, const char *value, int *json);
 
+struct bmt_out;
+enum bmt_list_format { BMT_LIST_TEXT, BMT_LIST_JSON, BMT_LIST_MARKDOWN };
+
+/* Prints the USDT probe table (list_usdt.c). */
+void bmt_list_usdt(struct bmt_out *o, enum bmt_list_format format);
+
 /* Subcommands (cmd_<name>.c). */
 int bmt_cmd_view(int argc, char **argv);
 int bmt_cmd_list(int argc, char **argv);

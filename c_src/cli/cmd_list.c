@@ -140,10 +140,11 @@ int bmt_cmd_list(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"format", required_argument, NULL, 'f'},
+        {"usdt", no_argument, NULL, 'u'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int json = 0, markdown = 0, opt;
+    int json = 0, markdown = 0, usdt = 0, opt;
     opterr = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -153,6 +154,9 @@ int bmt_cmd_list(int argc, char **argv)
                 markdown = 1;
             else if (bmt_cli_parse_format("list", optarg, &json) != 0)
                 return BMT_EXIT_USAGE;
+            break;
+        case 'u':
+            usdt = 1;
             break;
         case 'h':
             bmt_cli_print_usage("list");
@@ -170,7 +174,9 @@ int bmt_cmd_list(int argc, char **argv)
         bmt_cli_error("list: out of memory; free some memory");
         return BMT_EXIT_FAIL;
     }
-    if (markdown)
+    if (usdt)
+        bmt_list_usdt(&o, markdown ? BMT_LIST_MARKDOWN : json ? BMT_LIST_JSON : BMT_LIST_TEXT);
+    else if (markdown)
         print_markdown(&o);
     else if (json)
         print_json(&o);
