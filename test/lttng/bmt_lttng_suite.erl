@@ -5,7 +5,7 @@
 %%   erl -noshell -pa ebin -pa OUT -run bmt_lttng_suite main MODE OUTDIR
 %% Modes: suite (the twelve OTP cases), seed, both, absent (no session
 %% daemon when the VM starts), killed (daemon killed mid-trace, then
-%% restarted), disabled (BEAMTRACE_LTTNG=0). Prints TAP lines
+%% restarted), disabled (BEAMTRACE_LTTNG=0), reload (purge and load again). Prints TAP lines
 %% ("ok - lttng: ..."), diagnostics as "# ..." lines, and halts with 0 when
 %% every case passed or was skipped.
 %%
@@ -69,7 +69,8 @@ run_mode(seed) -> guarded(seed_workflow, fun seed_workflow/0);
 run_mode(both) -> guarded(both_sinks, fun both_sinks/0);
 run_mode(absent) -> absent();
 run_mode(killed) -> killed();
-run_mode(disabled) -> disabled().
+run_mode(disabled) -> disabled();
+run_mode(reload) -> reload().
 
 guarded(Case, Fun) ->
     case guard() of
@@ -605,6 +606,42 @@ killed_run() ->
         none(Evs, process_register, #{"pid" => ps(P1)})
     end),
     [R1, R2, R3, R4].
+
+%% Purge and reload of beamtrace: the NIF's unload dlcloses the provider
+%% (lttng-ust unregisters its tracepoints), the next load registers again.
+reload() ->
+    Cases = [purge_unregisters_provider, reload_registers_and_traces],
+    case guard() of
+        {skip, Why} -> [skip(C, Why) || C <- Cases];
+        {fail, Why} -> [fail_case(C, Why) || C <- Cases];
+        ok ->
+            Me = os:getpid(),
+            Listed = fun() ->
+                             {0, L} = lttng("list -u"),
+                             string:find(pid_block(L, Me), "org_erlang_dyntrace:") =/= nomatch
+                     end,
+            R1 = run_case(purge_unregisters_provider, fun() ->
+                wait_until(Listed, 5000),
+                true = code:delete(beamtrace),
+                _ = code:purge(beamtrace),
+                false = provider_mapped(),
+                wait_until(fun() -> not Listed() end, 5000)
+            end),
+            R2 = run_case(reload_registers_and_traces, fun() ->
+                {module, beamtrace} = code:load_file(beamtrace),
+                true = provider_mapped(),
+                wait_until(Listed, 5000),
+                S = lttng_session(reloaded, ["org_erlang_dyntrace:process_register"]),
+                trace_new([procs]),
+                P = spawn(?MODULE, registrar, ["reloaded_"]),
+                timer:sleep(100),
+                P ! {stop, self()},
+                receive {P, _} -> ok end,
+                Evs = session_stop_view(S),
+                want(Evs, process_register, #{"pid" => ps(P), "name" => "reloaded_1", "type" => "register"})
+            end),
+            [R1, R2]
+    end.
 
 %% BEAMTRACE_LTTNG=0: the provider is not loaded, the recorder works.
 disabled() ->

@@ -66,7 +66,7 @@ if ! pkg-config --exists lttng-ust || [ ! -f "$so" ]; then
     why="no lttng-ust (pkg-config) or $so not built"
     check "make succeeds without the provider" '[ -f priv/beamtrace_nif.so ]'
     for c in provider_exports driver_load_without_sessiond driver_disabled driver_missing \
-             driver_fields metadata_types suite seed both disabled killed absent; do
+             driver_fields metadata_types suite seed both disabled reload killed absent; do
         skip "$c" "$why"
     done
     exit $((failures > 0))
@@ -113,7 +113,7 @@ if ! sessiond_up; then
 fi
 if ! sessiond_up; then
     why="lttng-sessiond does not start: $(head -c 200 "$out/sessiond.out" 2>/dev/null | tr '\n' ' ')"
-    for c in driver_fields metadata_types suite seed both disabled killed absent; do skip "$c" "$why"; done
+    for c in driver_fields metadata_types suite seed both disabled reload killed absent; do skip "$c" "$why"; done
     exit $((failures > 0))
 fi
 echo "# session daemon: $([ -n "$our_sessiond" ] && echo ours || echo existing), namespace: $BMT_LTTNG_NS"
@@ -154,6 +154,7 @@ node suite
 node seed
 node both
 node disabled BEAMTRACE_LTTNG=0
+node reload
 if [ -n "$our_sessiond" ]; then
     node killed
     stop_our_sessiond
