@@ -14,8 +14,8 @@
 -import(bmt_test_lib, [start/1, stop_check/1, assert_eq/3]).
 
 -define(ROUNDS, 5).
--define(TINY_ROUNDS, 10).
--define(BURST, 1000).
+-define(TINY_ROUNDS, 6).
+-define(BURST, 10000).
 
 one_scheduler(F) ->
     Old = erlang:system_flag(schedulers_online, 1),
@@ -70,23 +70,15 @@ tiny_buffer_test() ->
         io:format("# tiny buffer: pid tracer ~w events, big-buffer beamtrace ~w; "
                   "tiny beamtrace events=~w discarded=~w overwritten=~w~n",
                   [Exp, RefN, N, D, O]),
+        %% Drops need the burst to outrun the consumer, which drains at most
+        %% the 2 x 4 KiB ring per 10 ms tick (< 1 MB/s); each burst is
+        %% 20000 events (~600 KB) in one go, so even a heavily loaded host
+        %% overflows it.
         true = D > 0,
         assert_eq(babeltrace_count, N, length(Ev)),
         assert_eq(events_plus_discarded_vs_big_buffer, RefN, N + D),
-        %% With this message burst the traced process itself collects
-        %% garbage (and so is scheduled) a few more times under beamtrace
-        %% than under the pid tracer (seen on OTP 25, reported): those two
-        %% kinds are compared with the big-buffer run only; every other
-        %% tracepoint must match the pid tracer exactly.
-        Stable = fun(M) -> maps:without([gc_minor_start, gc_minor_end, gc_major_start,
-                                         gc_major_end, process_scheduled], M) end,
-        assert_eq(per_tracepoint_vs_pid_tracer, Stable(PidCounts), Stable(RefCounts)),
-        case Exp =:= N + D of
-            true -> ok;
-            false -> io:format("# note: pid tracer total ~w /= events+discarded ~w (~w vs ~w)~n",
-                               [Exp, N + D, maps:with([gc_minor_start, gc_major_start, process_scheduled], PidCounts),
-                                maps:with([gc_minor_start, gc_major_start, process_scheduled], RefCounts)])
-        end,
+        assert_eq(per_tracepoint_big_buffer_vs_pid_tracer, PidCounts, RefCounts),
+        assert_eq(events_plus_discarded_vs_pid_tracer, Exp, N + D),
         %% message_length 0: no message text at all
         [] = [M || {_, #{message := M}} <- Ev, M =/= <<>>],
         ok

@@ -112,7 +112,8 @@ trace_status_remove_test() ->
     {_, Ev} = stop_check(S),
     8 = length(Ev),
     remove = beamtrace:enabled(trace_status, S, P),
-    discard = beamtrace:enabled_send(send, S, P),
+    %% (enabled_send may still answer trace: other sinks, e.g. an LTTng
+    %% session enabled on the host, can want the tracepoint.)
     {tracer, []} = erlang:trace_info(P, tracer),
     {flags, []} = erlang:trace_info(P, flags),
     stop_proc(P).
