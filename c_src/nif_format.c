@@ -47,6 +47,12 @@ size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, 
 
 size_t bmt_format_id(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
 {
+    const struct bmt_id_cache_entry *e = bmt_id_cache_hit(&t->text.ids, term);
+    if (e) {
+        memcpy(out, e->text, e->len_bytes);
+        out[e->len_bytes] = '\0';
+        return e->len_bytes;
+    }
     return bmt_id_text(&t->text.ids, env, term, out, BMT_ID_MAX_BYTES + 1);
 }
 

@@ -219,15 +219,9 @@ static size_t atom_render(const unsigned char *s, size_t n, char *d0)
     return (size_t)(d - d0);
 }
 
-/* Multiplicative hash of a term word into `bits` bits: term words differ
- * mostly in their middle bits, above the tag. */
-static inline size_t slot_of(ERL_NIF_TERM t, unsigned bits)
-{
-    return (size_t)(((uint64_t)t * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-}
-
+#define slot_of bmt_term_slot
 #define ATOM_CACHE_BITS 8
-#define ID_CACHE_BITS 7
+#define ID_CACHE_BITS BMT_ID_CACHE_BITS
 _Static_assert((1u << ATOM_CACHE_BITS) == BMT_ATOM_CACHE_ENTRIES,
                "atom cache bits");
 _Static_assert((1u << ID_CACHE_BITS) == BMT_ID_CACHE_ENTRIES,

@@ -84,6 +84,24 @@ struct bmt_id_cache {
     struct bmt_id_cache_entry slot[BMT_ID_CACHE_ENTRIES];
 };
 
+/* Multiplicative hash of a term word into `bits` bits: term words differ
+ * mostly in their middle bits, above the tag. */
+static inline size_t bmt_term_slot(ERL_NIF_TERM t, unsigned bits)
+{
+    return (size_t)(((uint64_t)t * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+#define BMT_ID_CACHE_BITS 7
+
+/* The cached text of the pid or port `t`, or NULL: the whole hit path of
+ * the per-event tracee field, with no call into the VM. */
+static inline const struct bmt_id_cache_entry *bmt_id_cache_hit(const struct bmt_id_cache *ids,
+                                                                ERL_NIF_TERM t)
+{
+    const struct bmt_id_cache_entry *e = &ids->slot[bmt_term_slot(t, BMT_ID_CACHE_BITS)];
+    return e->key == t ? e : NULL;
+}
+
 /* Both caches, as one thread's formatting state. */
 struct bmt_text_cache {
     struct bmt_atom_cache atoms;
