@@ -60,6 +60,9 @@ check "generated provider sources are current (make check-generated)" \
     'make -s check-generated >"$out/check-generated.out" 2>&1'
 check "the NIF does not link liblttng-ust" \
     '! readelf -d priv/beamtrace_nif.so | grep -q lttng'
+check "make without lttng-ust says the sink is skipped, and succeeds" \
+    'PKG_CONFIG_LIBDIR=/nonexistent make >"$out/make-no-ust.out" 2>&1 &&
+     grep -q "SKIP .*beamtrace_lttng.so: pkg-config finds no lttng-ust" "$out/make-no-ust.out"'
 
 so=priv/beamtrace_lttng.so
 if ! pkg-config --exists lttng-ust || [ ! -f "$so" ]; then
