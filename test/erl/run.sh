@@ -41,4 +41,6 @@ for m in $modules; do
         fi
     fi
 done
+# The term printer against the VM's own "%T", byte for byte.
+bash test/erl/term_text.sh || status=1
 exit $status
