@@ -8,15 +8,22 @@
  * safe from every scheduler thread at once.
  *
  * What loading costs: dlopen runs lttng-ust's constructors. liblttng-ust
- * starts two listener threads (global and per-user session daemon) and waits
- * for them to register with a session daemon, for at most
- * LTTNG_UST_REGISTER_TIMEOUT ms (default 3000). When no lttng-sessiond runs,
- * the connects fail at once and the constructor returns without waiting
- * (measured: about 1 ms); the threads keep retrying every few seconds, so a
- * session daemon started later still sees the VM's tracepoints. When a
- * session daemon runs, registration is a local socket round trip. A session
- * daemon that dies or restarts is handled by those same threads: the VM and
- * the recorder are never blocked by it.
+ * starts its listener threads (global and per-user session daemon) and waits
+ * for them to register, for at most LTTNG_UST_REGISTER_TIMEOUT ms (default
+ * 3000; 0 = do not wait, -1 = forever), read from the VM's environment.
+ * Measured on lttng-ust 2.13 (test/lttng/driver.c):
+ *  - no lttng-sessiond: the connects fail at once, load takes ~3 ms; the
+ *    threads then wait on lttng-ust's shared-memory futex, so a daemon
+ *    started later sees the VM within a moment (test: absent);
+ *  - a daemon with no session: ~3 ms; with an active session enabling our
+ *    events: ~60 ms (the enablers are pushed before dlopen returns, so the
+ *    first events are not lost);
+ *  - a daemon that accepts but never answers (SIGSTOPped): the full
+ *    timeout, 3 s. Set LTTNG_UST_REGISTER_TIMEOUT (e.g. 100) in the VM's
+ *    environment to bound it; we do not setenv it ourselves (setenv is not
+ *    thread-safe in a running VM) and we do not override the user's value.
+ * A daemon that dies or restarts later is handled by the same threads: the
+ * VM and the recorder never block on it (test: killed).
  *
  * dlclose: lttng-ust unregisters the probes in the library's destructor;
  * liblttng-ust itself stays mapped (it is built -z nodelete), so a reload
