@@ -27,9 +27,11 @@ jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval
 expect() { sed -n "s/^$2 //p" "$1.expect"; }
 
 check "make priv/beamtrace builds warning-free" make -s priv/beamtrace
+# The CLI's sources exactly as the Makefile lists them.
+CLI_SRC=$(make -s --no-print-directory --eval='bmt-print-cli-src: ; @echo $(CLI_SRC)' bmt-print-cli-src)
 # shellcheck disable=SC2086
 check "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_src/cli \
-    -o "$ASAN" $CORE c_src/cli/*.c -lm
+    -o "$ASAN" $CLI_SRC -lm
 # shellcheck disable=SC2086
 check "trace generator builds" $CC -std=gnu11 -O2 -g $WARN -Ic_src -o "$out/make_traces" \
     test/analyses/make_traces.c $CORE
