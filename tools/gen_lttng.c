@@ -189,7 +189,9 @@ static void write_glue(FILE *f, const int *first, int n)
     }
     fprintf(f, "    }\n}\n\n");
 
-    fprintf(f, "/* What nif_lttng.c looks up with dlsym: the only exported symbol. */\n"
+    fprintf(f, "/* What nif_lttng.c looks up with dlsym. (lttng-ust's macros export the\n"
+               " * tracepoint structures too; RTLD_LOCAL keeps all of them out of the\n"
+               " * VM's global namespace.) */\n"
                "__attribute__((visibility(\"default\")))\n"
                "const struct bmt_lttng_provider bmt_lttng_provider = {\n"
                "    .abi = BMT_LTTNG_ABI,\n"

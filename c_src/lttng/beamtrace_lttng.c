@@ -176,7 +176,9 @@ static void emit(const struct bmt_event *ev)
     }
 }
 
-/* What nif_lttng.c looks up with dlsym: the only exported symbol. */
+/* What nif_lttng.c looks up with dlsym. (lttng-ust's macros export the
+ * tracepoint structures too; RTLD_LOCAL keeps all of them out of the
+ * VM's global namespace.) */
 __attribute__((visibility("default")))
 const struct bmt_lttng_provider bmt_lttng_provider = {
     .abi = BMT_LTTNG_ABI,
