@@ -238,6 +238,18 @@ for dir in "$out"/corpus/bad/*/ /nonexistent; do
     done
 done
 check "malformed traces: every subcommand prints one error line and exits 1, no sanitizer report" [ $bad_ok = 1 ]
+good_ok=1
+for dir in "$out"/corpus/good/*/; do
+    for c in calls "calls --by pid --slower-than 1ns --format json" sched procs gc flame \
+             "flame --folded" "report -o $out/good.html"; do
+        # shellcheck disable=SC2086
+        "$ASAN" $c "$dir" >/dev/null 2>"$out/good.err" || { echo "# $c $dir failed"; good_ok=0; }
+        grep -qE 'Sanitizer|runtime error' "$out/good.err" && { echo "# $c $dir: sanitizer report"; good_ok=0; }
+    done
+    "$ASAN" export "$dir" -o "$out/good.json" 2>"$out/good.err" &&
+        python3 test/analyses/check_chrome.py "$out/good.json" >/dev/null || { echo "# export $dir"; good_ok=0; }
+done
+check "random good corpus (odd strings, drops, ties): every subcommand exits 0 under ASan, Chrome JSON valid" [ $good_ok = 1 ]
 usage_ok=1
 while IFS= read -r line; do
     # shellcheck disable=SC2086
