@@ -54,7 +54,8 @@ main([Mode, Out]) ->
 
 run_mode(suite) ->
     Cases = [t_lttng_list, t_procs, t_ports, t_running_process, t_running_port, t_call,
-             t_call_return_to, t_call_silent, t_send, t_receive, t_garbage_collection, t_all],
+             t_call_return_to, t_call_silent, t_send, t_receive, t_garbage_collection, t_all,
+             t_send_message_bound],
     case guard() of
         ok ->
             %% OTP ran `lttng stop; lttng destroy --all' here; on a daemon
@@ -352,6 +353,22 @@ testcase(t_all) ->
     only(Evs, [process_spawn, process_link, process_exit, process_register, port_open,
                port_link, port_exit, process_scheduled, port_scheduled, message_send,
                message_receive, gc_major_start, gc_major_end, gc_minor_start, gc_minor_end]),
+    ok;
+
+%% Not OTP's: a long message with LTTng as the only sink is printed and cut
+%% to OTP's 255 bytes (LTTNG_BUFFER_SZ less the NUL).
+testcase(t_send_message_bound) ->
+    S = session_start(t_send_message_bound, "org_erlang_dyntrace:message_send"),
+    trace_new([send]),
+    Self = self(),
+    P = spawn(fun() -> Self ! {self(), lists:duplicate(1000, $a)} end),
+    receive {P, _} -> ok end,
+    timer:sleep(10),
+    Evs = session_stop_view(S),
+    [#{"from" := From, "to" := To, "message" := Msg}] = select(Evs, message_send),
+    {From, To} =:= {ps(P), ps(Self)} orelse error({ends, From, To}),
+    lists:prefix("{" ++ ps(P) ++ ",\"aaaa", Msg) orelse error({message, Msg}),
+    length(Msg) =< 255 andalso length(Msg) >= 200 orelse error({message_length, length(Msg)}),
     ok.
 
 %% t_call and t_call_silent: OTP's workload.
