@@ -154,3 +154,8 @@ clean: clean-lttng
 .PHONY: clean-lttng
 clean-lttng:
 	rm -rf _build/gen_lttng _build/lttng.new _build/lttng.diff _build/lttng.checked
+
+# `make -s print-CLI_SRC`: a variable's value, for test scripts that build
+# sanitizer variants from the same source lists.
+print-%:
+	@echo $($*)

@@ -28,7 +28,7 @@ expect() { sed -n "s/^$2 //p" "$1.expect"; }
 
 check "make priv/beamtrace builds warning-free" make -s priv/beamtrace
 # The CLI's sources exactly as the Makefile lists them.
-CLI_SRC=$(make -s --no-print-directory --eval='bmt-print-cli-src: ; @echo $(CLI_SRC)' bmt-print-cli-src)
+CLI_SRC=$(make -s --no-print-directory print-CLI_SRC)
 # shellcheck disable=SC2086
 check "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_src/cli \
     -o "$ASAN" $CLI_SRC -lm

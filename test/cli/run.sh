@@ -12,7 +12,9 @@ mkdir -p "$out"
 CC=${CC:-cc}
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror"
 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-CORE="c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c c_src/ring.c c_src/trace_dir.c"
+# The Makefile's own source lists, so sanitizer builds never drift from it.
+CORE=$(make -s --no-print-directory -C "$root" print-CORE_SRC)
+CLI_SRC=$(make -s --no-print-directory -C "$root" print-CLI_SRC)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 failed=0
 
@@ -28,7 +30,7 @@ ASAN="$root/test/out/beamtrace-asan"
 check "make priv/beamtrace builds warning-free" make -s -C "$root" priv/beamtrace
 # shellcheck disable=SC2086
 check "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_src/cli \
-    -o "$ASAN" $CORE c_src/cli/*.c
+    -o "$ASAN" $CLI_SRC -lm
 # shellcheck disable=SC2086
 check "corpus generator builds" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src \
     -o "$out/make_corpus" test/cli/make_corpus.c $CORE
