@@ -48,15 +48,15 @@ priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*.h)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $< -ldl
 
-priv/compat/dyntrace.beam: src/compat/dyntrace.erl
+priv/compat/dyntrace.beam: src/compat/dyntrace.erl $(wildcard include/*.hrl)
 	@mkdir -p priv/compat
 	@echo "  ERLC    $@"
-	$(Q)$(ERLC) -Werror +debug_info -o priv/compat $<
+	$(Q)$(ERLC) -Werror +debug_info -Iinclude -o priv/compat $<
 
-ebin/%.beam: src/%.erl
+ebin/%.beam: src/%.erl $(wildcard include/*.hrl)
 	@mkdir -p ebin
 	@echo "  ERLC    $@"
-	$(Q)$(ERLC) -Werror +debug_info -o ebin $<
+	$(Q)$(ERLC) -Werror +debug_info -Iinclude -o ebin $<
 
 ebin/beamtrace.app: src/beamtrace.app.src
 	@mkdir -p ebin

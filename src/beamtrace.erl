@@ -27,26 +27,11 @@
 %% OTP's dyntrace module name, backed by beamtrace.
 -export([install_dyntrace/0, uninstall_dyntrace/0]).
 -export(['$shared_state'/0]).
--export([enabled/3, trace/5,
-         enabled_procs/3, trace_procs/5,
-         enabled_ports/3, trace_ports/5,
-         enabled_running_procs/3, trace_running_procs/5,
-         enabled_running_ports/3, trace_running_ports/5,
-         enabled_call/3, trace_call/5,
-         enabled_send/3, trace_send/5,
-         enabled_receive/3, trace_receive/5,
-         enabled_garbage_collection/3, trace_garbage_collection/5]).
+-include("beamtrace_tracer.hrl").
+-export(?BEAMTRACE_TRACER_CALLBACKS).
 
--nifs([enabled/3, trace/5,
-       enabled_procs/3, trace_procs/5,
-       enabled_ports/3, trace_ports/5,
-       enabled_running_procs/3, trace_running_procs/5,
-       enabled_running_ports/3, trace_running_ports/5,
-       enabled_call/3, trace_call/5,
-       enabled_send/3, trace_send/5,
-       enabled_receive/3, trace_receive/5,
-       enabled_garbage_collection/3, trace_garbage_collection/5,
-       start_nif/7, stop_nif/1, info_nif/1, sessions_nif/0, sinks_nif/0, '$shared_state'/0,
+-nifs(?BEAMTRACE_TRACER_CALLBACKS).
+-nifs([start_nif/7, stop_nif/1, info_nif/1, sessions_nif/0, sinks_nif/0, '$shared_state'/0,
        user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10]).
 
 -on_load(load_nif/0).

@@ -13,25 +13,10 @@
          p/0, p/1, p/2, p/3, p/4, p/5, p/6, p/7, p/8,
          pn/1, pn/2, pn/3, pn/4, pn/5, pn/6, pn/7, pn/8, pn/9,
          put_tag/1, get_tag/0, get_tag_data/0, spread_tag/1, restore_tag/1]).
--export([enabled/3, trace/5,
-         enabled_procs/3, trace_procs/5,
-         enabled_ports/3, trace_ports/5,
-         enabled_running_procs/3, trace_running_procs/5,
-         enabled_running_ports/3, trace_running_ports/5,
-         enabled_call/3, trace_call/5,
-         enabled_send/3, trace_send/5,
-         enabled_receive/3, trace_receive/5,
-         enabled_garbage_collection/3, trace_garbage_collection/5]).
+-include("beamtrace_tracer.hrl").
+-export(?BEAMTRACE_TRACER_CALLBACKS).
 
--nifs([enabled/3, trace/5,
-       enabled_procs/3, trace_procs/5,
-       enabled_ports/3, trace_ports/5,
-       enabled_running_procs/3, trace_running_procs/5,
-       enabled_running_ports/3, trace_running_ports/5,
-       enabled_call/3, trace_call/5,
-       enabled_send/3, trace_send/5,
-       enabled_receive/3, trace_receive/5,
-       enabled_garbage_collection/3, trace_garbage_collection/5]).
+-nifs(?BEAMTRACE_TRACER_CALLBACKS).
 
 -on_load(load_nif/0).
 
