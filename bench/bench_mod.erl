@@ -1,7 +1,8 @@
 %% @doc The benchmark workloads, run inside one traced worker process.
 %% Each loop does N operations; bench/bmt_bench.erl times them.
 -module(bench_mod).
--export([f/1, call_loop/1, send_loop/1, spawn_loop/1, child/0, flood_sender/1]).
+-export([f/1, call_loop/1, send_loop/1, spawn_loop/1, child/0, flood_sender/1,
+         empty_loop/2, noop_loop/2, probe_loop/2]).
 
 %% The traced function: `erlang:trace_pattern({bench_mod, f, 1}, true, [local])'.
 f(X) -> X.
@@ -60,3 +61,15 @@ flood(Stop, Self, Count) ->
         true -> Count + 8;
         false -> flood(Stop, Self, Count + 8)
     end.
+
+%% User probes (bmt_bench user_probes): N calls in the same loop shape, the
+%% last result returned. empty_loop is the loop alone, noop_loop an empty
+%% NIF of ours, probe_loop beamtrace:p/2.
+empty_loop(0, R) -> R;
+empty_loop(N, R) -> empty_loop(N - 1, R).
+
+noop_loop(0, R) -> R;
+noop_loop(N, _) -> noop_loop(N - 1, bmt_null_tracer:noop()).
+
+probe_loop(0, R) -> R;
+probe_loop(N, _) -> probe_loop(N - 1, beamtrace:p(1, "x")).

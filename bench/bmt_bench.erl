@@ -10,8 +10,21 @@
 %%   beamtrace_handle  as _big, tracer state = the session handle instead of []
 %%   beamtrace_msg0    as _big, message_length 0 (send only: no message text)
 %%   pid               the VM's pid tracer, a process that drops messages
-%% The two last beamtrace variants use only public options; they isolate the
-%% cost of resolving a handle and of printing the message.
+%%   lttng             {tracer, beamtrace, []} with NO recorder session: the
+%%                     LTTng-UST sink alone (run.sh's lttng-sessiond, one
+%%                     session per workload, `org_erlang_dyntrace:*' enabled,
+%%                     started just for this run and stopped after it)
+%%   usdt              {tracer, beamtrace, []} with NO recorder session and
+%%                     a bpftrace attached to the workload's USDT probe
+%%                     (`@n = count();'), attached for this run only
+%% The beamtrace_handle/_msg0 variants use only public options; they isolate
+%% the cost of resolving a handle and of printing the message. lttng and usdt
+%% are in the rounds only when run.sh could set them up (BENCH_LTTNG=1, a
+%% bpftrace that attaches); otherwise a line says why they are skipped.
+%%
+%% `timing' also times user probes (beamtrace:p(1, "x")) with no listener
+%% and with one recorder session listening, against an empty NIF of our own
+%% (bmt_null_tracer:noop/0), and prints `SUMMARY|...' lines run.sh gathers.
 %%
 %% `flood Kind': 4 processes sending as fast as they can for a few seconds
 %% under one tracer; peak RSS of this node, events recorded or queued. Each
@@ -24,6 +37,9 @@
 -define(WORKLOADS, [call, send, spawn]).
 -define(TRACERS, [untraced, null, beamtrace, beamtrace_big, beamtrace_handle,
                   beamtrace_msg0, pid]).
+%% Optional sinks, added to the rounds when available.
+-define(SINKS, [lttng, usdt]).
+-define(USER_OPS, 1000000).
 -define(BIG_BUFFER, (32 bsl 20)).
 
 main([Mode | Args]) ->
@@ -54,20 +70,47 @@ timing(Out, Args) ->
               [erlang:system_info(otp_release), erlang:system_info(version),
                erlang:system_info(schedulers_online),
                erlang:system_info(emu_flavor)]),
+    {module, beamtrace} = code:ensure_loaded(beamtrace),
+    Tracers = ?TRACERS ++ [S || S <- ?SINKS, sink_available(S)],
+    put(tracers, Tracers),
     %% Warm-up: JIT, allocators, first session.
-    [run(W, T, Out, 2000) || W <- ?WORKLOADS, T <- ?TRACERS],
+    [run(W, T, Out, 2000) || W <- ?WORKLOADS, T <- Tracers],
     Ns = maps:from_list([{W, max(1000, round(ops(W) * Scale))} || W <- ?WORKLOADS]),
     io:format("ops per run: ~p~n", [Ns]),
     Samples = lists:foldl(
         fun(Round, Acc) ->
-            Order = rotate(?TRACERS, Round - 1),
+            Order = rotate(Tracers, Round - 1),
             lists:foldl(
                 fun({W, T}, A) ->
                     Res = run(W, T, Out, maps:get(W, Ns)),
                     maps:update_with({W, T}, fun(L) -> [Res | L] end, [Res], A)
                 end, Acc, [{W, T} || W <- ?WORKLOADS, T <- Order, applies(W, T)])
         end, #{}, lists:seq(1, Rounds)),
-    report(Samples, Ns).
+    Lttng = lists:member(lttng, Tracers) andalso lttng_counts(),
+    report(Samples, Ns, Lttng),
+    user_probes(Out, Rounds, round(?USER_OPS * Scale)).
+
+%% lttng: run.sh started a session daemon and created one session per
+%% workload (BENCH_LTTNG=1), and the NIF loaded the LTTng provider.
+%% usdt: bpftrace attaches to this node's global__function__entry probe.
+sink_available(lttng) ->
+    Why = case {os:getenv("BENCH_LTTNG"), beamtrace:sinks()} of
+              {"1", #{lttng := true}} -> ok;
+              {"1", #{lttng := {unavailable, B}}} -> io_lib:format("LTTng provider unavailable: ~s", [B]);
+              {false, _} -> "BENCH_LTTNG unset (run through bench/run.sh)";
+              {Reason, _} -> Reason
+          end,
+    Why =:= ok orelse io:format("lttng sink: SKIPPED: ~s~n", [Why]),
+    Why =:= ok;
+sink_available(usdt) ->
+    try
+        {usdt, _, _} = U = usdt_attach(call),
+        #{events := 0} = usdt_detach(U),
+        true
+    catch _:R ->
+        io:format("usdt sink: SKIPPED: bpftrace cannot attach: ~p~n", [R]),
+        false
+    end.
 
 rotate(L, K) ->
     K1 = K rem length(L),
@@ -86,11 +129,20 @@ events(call) -> ["org_erlang_dyntrace:function_*"];
 events(send) -> ["org_erlang_dyntrace:message_*"];
 events(spawn) -> ["org_erlang_dyntrace:process_*"].
 
+%% The USDT probe each workload fires once per operation.
+usdt_probe(call) -> "global__function__entry";
+usdt_probe(send) -> "message__send";
+usdt_probe(spawn) -> "process__spawn".
+
+lttng_session(W) -> "bmt-" ++ atom_to_list(W).
+
 %% One timed run of workload W under tracer T: #{ns_op, ...}.
 run(W, T, Out, N) ->
     Setup = setup(T, W, Out),
     W =:= call andalso T =/= untraced andalso
         erlang:trace_pattern({bench_mod, f, 1}, true, [local]),
+    T =:= lttng andalso put({lttng_ops, W}, get({lttng_ops, W}) + N),
+    T =:= lttng andalso put({lttng_runs, W}, [N | get_default({lttng_runs, W}, [])]),
     {Pid, Ref} = spawn_monitor(
         fun() ->
             receive go -> ok end,
@@ -118,10 +170,19 @@ run(W, T, Out, N) ->
                  end,
     W =:= call andalso erlang:trace_pattern({bench_mod, f, 1}, false, [local]),
     Extra = teardown(Setup),
+    %% What the recorder took for a run of N ops, the LTTng count's
+    %% expectation (the traced worker's own exit is one more for spawn).
+    T =:= beamtrace_big andalso
+        put({rec_events, W, N}, maps:get(events, Extra) + maps:get(discarded, Extra)),
     Extra#{ns_op => Dt / N, qlen => Qlen, n => N}.
 
 setup(untraced, _, _) -> untraced;
 setup(null, _, _) -> null;
+setup(lttng, W, _) ->
+    lttng(["start", lttng_session(W)]),
+    put({lttng_ops, W}, get_default({lttng_ops, W}, 0)),
+    {lttng, W};
+setup(usdt, W, _) -> usdt_attach(W);
 setup(pid, _, _) -> {pid, spawn(fun() -> pid_tracer(0) end)};
 setup(Beamtrace, W, Out) ->
     Dir = filename:join([Out, "traces", atom_to_list(W) ++ "-" ++ integer_to_list(erlang:unique_integer([positive]))]),
@@ -138,6 +199,8 @@ setup(Beamtrace, W, Out) ->
     {beamtrace, S, Dir, State}.
 
 tracer_spec(untraced) -> none;
+tracer_spec({lttng, _}) -> {tracer, beamtrace, []};
+tracer_spec({usdt, _, _}) -> {tracer, beamtrace, []};
 tracer_spec(null) -> {tracer, bmt_null_tracer, []};
 tracer_spec({pid, Tr}) -> {tracer, Tr};
 tracer_spec({beamtrace, _, _, State}) -> {tracer, beamtrace, State}.
@@ -154,8 +217,112 @@ teardown({pid, Tr}) ->
     receive {count, C} -> ok end,
     exit(Tr, kill),
     #{events => C, discarded => 0};
+teardown({lttng, W}) ->
+    %% `lttng stop' waits until the consumer has written what was recorded.
+    lttng(["stop", lttng_session(W)]),
+    #{};
+teardown({usdt, _, _} = U) ->
+    usdt_detach(U);
 teardown(_) ->
     #{}.
+
+get_default(K, D) -> case get(K) of undefined -> D; V -> V end.
+
+%%% ---- LTTng: the client, the counts ----
+
+lttng(Args) ->
+    {Rc, Out} = cmd(os:find_executable("lttng"), Args),
+    Rc =:= 0 orelse error({lttng, Args, Rc, Out}),
+    Out.
+
+%% Runs an executable with arguments, no shell: {ExitStatus, Output}.
+cmd(Exe, Args) ->
+    P = open_port({spawn_executable, Exe},
+                  [{args, Args}, exit_status, stderr_to_stdout, binary]),
+    cmd_collect(P, []).
+
+cmd_collect(P, Acc) ->
+    receive
+        {P, {data, D}} -> cmd_collect(P, [Acc, D]);
+        {P, {exit_status, S}} -> {S, binary_to_list(iolist_to_binary(Acc))}
+    after 120000 -> error({timeout, P})
+    end.
+
+%% Per workload: events in its session's trace (babeltrace2's counter) and
+%% the discarded events LTTng reports, with the ops its runs did.
+lttng_counts() ->
+    maps:from_list(
+      [begin
+           S = lttng_session(W),
+           Listing = lttng(["list", S]),
+           Disc = lists:sum([list_to_integer(D) || [D] <- re_all("Discarded events: *([0-9]+)", Listing)]),
+           Dir = case re_all("Trace output: *(\\S+)", Listing) of
+                     [[D0] | _] -> D0;
+                     [] -> error({lttng_output_dir, Listing})
+                 end,
+           {_, Count} = cmd(os:find_executable("babeltrace2"),
+                            [Dir, "-c", "sink.utils.counter", "-p", "step=+0"]),
+           Events = case re_all("([0-9]+) Event messages", Count) of
+                        [[E]] -> list_to_integer(E);
+                        _ -> error({babeltrace2_counter, Count})
+                    end,
+           {W, #{events => Events, discarded => Disc, ops => get_default({lttng_ops, W}, 0)}}
+       end || W <- ?WORKLOADS]).
+
+re_all(Re, Text) ->
+    case re:run(Text, Re, [global, {capture, all_but_first, list}]) of
+        {match, L} -> L;
+        nomatch -> []
+    end.
+
+%%% ---- USDT: a bpftrace per run ----
+
+%% bpftrace counting the workload's probe in this node; returns once the
+%% probe is attached (bpftrace prints __BPFTRACE_NOTIFY_PROBES_ATTACHED).
+usdt_attach(W) ->
+    Exe = case os:find_executable("bpftrace") of
+              false -> error(no_bpftrace_in_path);
+              E -> E
+          end,
+    Nif = loaded_nif(),
+    Prog = io_lib:format("usdt:~s:erlang:~s { @n = count(); }", [Nif, usdt_probe(W)]),
+    P = open_port({spawn_executable, Exe},
+                  [{args, ["-p", os:getpid(), "-e", lists:flatten(Prog)]},
+                   {env, [{"__BPFTRACE_NOTIFY_PROBES_ATTACHED", "1"}]},
+                   exit_status, stderr_to_stdout, {line, 4096}]),
+    usdt_wait(P, W, []).
+
+%% The beamtrace NIF library this node has mapped (/proc/self/maps).
+loaded_nif() ->
+    {ok, Maps} = file:read_file("/proc/self/maps"),
+    case re_all("(/\\S*/beamtrace_nif\\.so)\\n", binary_to_list(Maps)) of
+        [[Path] | _] -> Path;
+        [] -> error(beamtrace_nif_not_mapped)
+    end.
+
+usdt_wait(P, W, Lines) ->
+    receive
+        {P, {data, {eol, "__BPFTRACE_NOTIFY_PROBES_ATTACHED"}}} -> {usdt, P, W};
+        {P, {data, {_, L}}} -> usdt_wait(P, W, [L | Lines]);
+        {P, {exit_status, S}} -> error({bpftrace_exit, S, lists:reverse(Lines)})
+    after 30000 ->
+        catch port_close(P),
+        error({bpftrace_attach_timeout, lists:reverse(Lines)})
+    end.
+
+%% SIGINT: bpftrace detaches and prints `@n: Count' (nothing when 0).
+usdt_detach({usdt, P, _}) ->
+    {os_pid, Os} = erlang:port_info(P, os_pid),
+    {0, _} = cmd(os:find_executable("kill"), ["-INT", integer_to_list(Os)]),
+    usdt_count(P, 0).
+
+usdt_count(P, C) ->
+    receive
+        {P, {data, {eol, "@n: " ++ N}}} -> usdt_count(P, list_to_integer(string:trim(N)));
+        {P, {data, _}} -> usdt_count(P, C);
+        {P, {exit_status, _}} -> #{events => C, discarded => 0}
+    after 30000 -> error(bpftrace_detach_timeout)
+    end.
 
 %% The pid tracer: receives and drops, counting.
 pid_tracer(C) ->
@@ -170,14 +337,27 @@ median(L) ->
 
 is_bt(T) -> lists:member(T, [beamtrace, beamtrace_big, beamtrace_handle, beamtrace_msg0]).
 
-report(Samples, Ns) ->
+%% Target above the null tracer, ns per event: the recorder's (issue 2) and
+%% the LTTng sink's (issue 3); none for USDT (a uprobe trap per event).
+target(lttng) -> 150;
+target(usdt) -> none;
+target(_) -> 60.
+
+report(Samples, Ns, Lttng) ->
+    Tracers = get(tracers),
+    Has = fun(T) -> lists:member(T, Tracers) end,
     Get = fun(W, T, Key) -> [maps:get(Key, R, 0) || R <- maps:get({W, T}, Samples)] end,
     Med = fun(W, T, Key) -> median(Get(W, T, Key)) end,
     %% Events per operation as the tracer saw them: the null tracer is
     %% offered what the VM sends the pid tracer (its enabled* say trace to
-    %% every tag); beamtrace counts recorded + discarded.
+    %% every tag); beamtrace counts recorded + discarded; the LTTng sink what
+    %% its session recorded + discarded over all its runs; USDT bpftrace's
+    %% count of the one probe attached.
     EvOp = fun(_, untraced) -> 0.0;
               (W, null) -> Med(W, pid, events) / maps:get(W, Ns);
+              (W, lttng) ->
+                   #{events := E, discarded := D, ops := O} = maps:get(W, Lttng),
+                   (E + D) / max(O, 1);
               (W, T) -> (Med(W, T, events) + Med(W, T, discarded)) / maps:get(W, Ns)
            end,
     io:format("~n~-6s ~-17s ~8s ~7s ~6s ~8s ~7s ~6s  ~s~n",
@@ -194,10 +374,11 @@ report(Samples, Ns) ->
                     if T =:= untraced -> "-";
                        true -> io_lib:format("~.2f", [NsOp / Med(W, null, ns_op)])
                     end,
-                    notes(T, W, Get)])
-     end || W <- ?WORKLOADS, T <- ?TRACERS, applies(W, T)],
+                    notes(T, W, Get, Ns, Lttng)])
+     end || W <- ?WORKLOADS, T <- Tracers, applies(W, T)],
     io:format("(spread = (max - min) / median over the rounds)~n"),
-    io:format("~n== beamtrace - null (the VM's dispatch floor); target <= 60 ns/event ==~n"),
+    io:format("~n== beamtrace - null (the VM's dispatch floor); targets: recorder <= 60,"
+              " LTTng sink <= 150 ns/event, USDT none ==~n"),
     io:format("~-6s ~-17s ~11s ~8s ~11s  ~s~n",
               ["work", "tracer", "delta ns/op", "bt ev/op", "delta ns/ev", "verdict"]),
     Deltas = [begin
@@ -205,22 +386,90 @@ report(Samples, Ns) ->
                   E = EvOp(W, T),
                   DE = D / max(E, 1.0e-9),
                   io:format("~-6s ~-17s ~11.1f ~8.2f ~11.1f  ~s~n",
-                            [W, T, D, E, DE,
-                             if DE =< 60 -> "within target"; true -> "OVER target" end]),
+                            [W, T, D, E, DE, verdict(DE, target(T))]),
                   {{W, T}, DE}
-              end || W <- ?WORKLOADS, T <- ?TRACERS, is_bt(T), applies(W, T)],
+              end || W <- ?WORKLOADS, T <- Tracers, is_bt(T) orelse T =:= lttng orelse T =:= usdt,
+                     applies(W, T)],
     io:format("~-6s ~-17s", ["", "pid tracer:"]),
     [io:format(" ~s +~.1f ns/op;", [W, Med(W, pid, ns_op) - Med(W, null, ns_op)]) || W <- ?WORKLOADS],
     io:format("~n(reference above the floor: OTP dyntrace+LTTng call +370, send +360, spawn +540 ns;"
               " pid tracer ~~+450 ns for call)~n"),
-    Summary = string:join([io_lib:format("~s +~b ns/ev", [W, round(DE)])
+    case Has(usdt) of
+        true -> io:format("(usdt: only the workload's probe is attached, so for spawn beamtrace answers"
+                          " discard to the exit events the null tracer takes: its ns/op can be below the floor's)~n");
+        false -> ok
+    end,
+    Summary = string:join([io_lib:format("~s ~s ns/ev", [W, signed(DE, 0)])
                            || {{W, beamtrace_big}, DE} <- Deltas], ", "),
-    io:format("TIMING-SUMMARY beamtrace(no drops)-null: ~s~n", [Summary]).
+    io:format("TIMING-SUMMARY beamtrace(no drops)-null: ~s~n", [Summary]),
+    [summary(io_lib:format("~s recorder (32 MiB, no drops) - null", [W]),
+             [signed(DE, 1), " ns/ev"], "<= 60 ns/ev", verdict(DE, 60))
+     || {{W, beamtrace_big}, DE} <- Deltas],
+    [summary(io_lib:format("~s LTTng sink - null", [W]),
+             [signed(DE, 1), " ns/ev"], "<= 150 ns/ev", verdict(DE, 150))
+     || {{W, lttng}, DE} <- Deltas],
+    Has(lttng) orelse summary("LTTng sink - null", "skipped", "<= 150 ns/ev", "SKIPPED (see above)"),
+    lttng_report(Lttng, Get, Med, EvOp),
+    [summary(io_lib:format("~s USDT (bpftrace attached) - null", [W]),
+             [signed(DE, 1), " ns/ev"], "none (OTP: n/a)",
+             case lists:usort(Get(W, usdt, events)) of
+                 [C] when C =:= map_get(W, Ns) -> "count ok";
+                 Cs -> io_lib:format("COUNT MISMATCH ~w", [Cs])
+             end)
+     || {{W, usdt}, DE} <- Deltas],
+    Has(usdt) orelse summary("USDT - null", "skipped", "none", "SKIPPED (see above)"),
+    ok.
 
-notes(pid, W, Get) ->
+verdict(_, none) -> "no target";
+verdict(DE, Target) when DE =< Target -> "within target";
+verdict(_, _) -> "OVER target".
+
+summary(What, Measured, Target, Verdict) ->
+    io:format("SUMMARY|~s|~s|~s|~s~n", [What, Measured, Target, Verdict]).
+
+%% What reached LTTng: per workload session, events and LTTng's discarded
+%% count against what the recorder saw per op in the same rounds.
+lttng_report(false, _, _, _) -> ok;
+lttng_report(Lttng, _Get, _Med, _EvOp) ->
+    io:format("~n== LTTng sink: what reached the sessions (babeltrace2 sink.utils.counter,"
+              " lttng list) ==~n"),
+    [begin
+         #{events := E, discarded := D, ops := O} = maps:get(W, Lttng),
+         %% The recorder's beamtrace_big runs record the same tracepoints
+         %% (its events/1 cover every one these flags produce): the sum of
+         %% its count for a run of each size the lttng runs had.
+         Runs = get_default({lttng_runs, W}, []),
+         Expect = lists:sum([get_default({rec_events, W, N}, 0) || N <- Runs]),
+         io:format("~-6s session ~-10s ~10b events + ~b discarded by LTTng, over ~b runs, ~b ops"
+                   " (the recorder took ~b in runs of the same sizes): ~s~n",
+                   [W, lttng_session(W), E, D, length(Runs), O, Expect,
+                    if E + D =:= Expect -> "all accounted for";
+                       true -> io_lib:format("MISMATCH (~s)", [signed(E + D - Expect, 0)])
+                    end]),
+         summary(io_lib:format("~s LTTng events recorded / discarded", [W]),
+                 io_lib:format("~b / ~b", [E, D]), io_lib:format("= recorder's ~b", [Expect]),
+                 if E + D =:= Expect -> "ok"; true -> "MISMATCH" end)
+     end || W <- ?WORKLOADS],
+    ok.
+
+%% A number with its sign, always.
+signed(X, 0) -> [if X >= 0 -> "+"; true -> "" end, io_lib:format("~b", [round(X)])];
+signed(X, D) -> [if X >= 0 -> "+"; true -> "" end, io_lib:format("~.*f", [D, float(X)])].
+
+notes(pid, W, Get, _, _) ->
     Q = Get(W, pid, qlen),
     io_lib:format("tracer mailbox at loop end: median ~b, max ~b msgs", [median(Q), lists:max(Q)]);
-notes(T, W, Get) ->
+notes(lttng, W, _, _, Lttng) ->
+    #{events := E, discarded := D, ops := O} = maps:get(W, Lttng),
+    io_lib:format("LTTng only: ~b events, ~b discarded by LTTng over ~b ops", [E, D, O]);
+notes(usdt, W, Get, Ns, _) ->
+    N = maps:get(W, Ns),
+    Cs = Get(W, usdt, events),
+    case lists:usort(Cs) of
+        [N] -> io_lib:format("bpftrace @n = ~b = ops in all ~b runs", [N, length(Cs)]);
+        _ -> io_lib:format("bpftrace @n /= ops (~b): ~w", [N, Cs])
+    end;
+notes(T, W, Get, _, _) ->
     case is_bt(T) of
         true ->
             Disc = Get(W, T, discarded),
@@ -228,6 +477,88 @@ notes(T, W, Get) ->
                           [median(Get(W, T, events)), median(Disc), lists:max(Disc)]);
         false -> ""
     end.
+
+%%% ---- user probes ----
+
+%% ns per call of beamtrace:p(1, "x") with no listener and with a recorder
+%% session enabling user_trace_*, against an empty NIF (bmt_null_tracer:
+%% noop/0) and an empty loop; variants interleaved, medians.
+-define(PROBE_VARIANTS, [empty, noop, probe_none, probe_listener]).
+
+user_probes(Out, Rounds, N) ->
+    io:format("~n== User probes: ns per call, ~b calls per run, ~b rounds interleaved, medians ==~n",
+              [N, Rounds]),
+    [probe_run(V, Out, 1000) || V <- ?PROBE_VARIANTS],
+    Samples = lists:foldl(
+        fun(Round, Acc) ->
+            lists:foldl(fun(V, A) ->
+                                R = probe_run(V, Out, N),
+                                maps:update_with(V, fun(L) -> [R | L] end, [R], A)
+                        end, Acc, rotate(?PROBE_VARIANTS, Round - 1))
+        end, #{}, lists:seq(1, Rounds)),
+    Med = fun(V) -> median([maps:get(ns, R) || R <- maps:get(V, Samples)]) end,
+    Empty = Med(empty),
+    Noop = Med(noop),
+    io:format("~-16s ~8s ~13s  ~s~n", ["loop", "ns/call", "- empty loop", "notes"]),
+    [begin
+         Rs = maps:get(V, Samples),
+         Rets = lists:usort([maps:get(ret, R) || R <- Rs]),
+         Note = case V of
+                    probe_none -> io_lib:format("p/2 returned ~w (no sink listening)", [Rets]);
+                    probe_listener ->
+                        Evs = lists:usort([maps:get(events, R) || R <- Rs]),
+                        io_lib:format("p/2 returned ~w; recorder events per run ~w", [Rets, Evs]);
+                    noop -> "bmt_null_tracer:noop/0, an empty NIF";
+                    empty -> "loop overhead"
+                end,
+         io:format("~-16s ~8.1f ~13.1f  ~s~n", [V, Med(V), Med(V) - Empty, Note])
+     end || V <- ?PROBE_VARIANTS],
+    Nif = max(Noop - Empty, 0.1),
+    Ratio = (Med(probe_none) - Empty) / Nif,
+    RawRatio = Med(probe_none) / Noop,
+    io:format("no listener: ~.2fx an empty NIF call (loop overhead subtracted; ~.2fx with it);"
+              " target <= 2x: ~s~n",
+              [Ratio, RawRatio, if Ratio =< 2 -> "within target"; true -> "OVER target" end]),
+    io:format("one listener (recorder): ~.1f ns per probe, ~.1fx an empty NIF call~n",
+              [Med(probe_listener) - Empty, (Med(probe_listener) - Empty) / Nif]),
+    summary("user probe p(1,\"x\"), no listener / empty NIF",
+            io_lib:format("~.2fx (~.1f / ~.1f ns)", [Ratio, Med(probe_none) - Empty, Noop - Empty]),
+            "<= 2x", if Ratio =< 2 -> "within target"; true -> "OVER target" end),
+    summary("user probe p(1,\"x\"), one recorder listener",
+            io_lib:format("~.1f ns/call", [Med(probe_listener) - Empty]), "none", "reference"),
+    ok.
+
+probe_run(V, Out, N) ->
+    Session = case V of
+                  probe_listener ->
+                      Dir = filename:join([Out, "traces", "user-" ++ integer_to_list(erlang:unique_integer([positive]))]),
+                      {ok, S} = beamtrace:start(#{dir => Dir, events => ["org_erlang_dyntrace:user_trace_*"],
+                                                  buffer_size => ?BIG_BUFFER}),
+                      {S, Dir};
+                  _ -> none
+              end,
+    {Pid, Ref} = spawn_monitor(
+        fun() ->
+            T0 = erlang:monotonic_time(nanosecond),
+            Ret = case V of
+                      empty -> bench_mod:empty_loop(N, ok);
+                      noop -> bench_mod:noop_loop(N, ok);
+                      _ -> bench_mod:probe_loop(N, undefined)
+                  end,
+            T1 = erlang:monotonic_time(nanosecond),
+            exit({done, T1 - T0, Ret})
+        end),
+    {Dt, Ret} = receive {'DOWN', Ref, process, Pid, {done, D, R}} -> {D, R};
+                        {'DOWN', Ref, process, Pid, Other} -> error({worker, Other})
+                end,
+    Extra = case Session of
+                none -> #{};
+                {S1, Dir1} ->
+                    {ok, #{events := E, discarded := Disc}} = beamtrace:stop(S1),
+                    ok = file:del_dir_r(Dir1),
+                    #{events => E + Disc}
+            end,
+    Extra#{ns => Dt / N, ret => Ret}.
 
 %%% ---- profile: one workload under one tracer, for perf record ----
 

@@ -1,7 +1,8 @@
 /* The null erl_tracer: every enabled_* answers `trace`, every trace_* does
  * nothing and answers `ok`. It measures the floor, the VM's own cost of
  * dispatching a trace event to a NIF tracer, against which beamtrace is
- * compared in bench/run.sh. Benchmark-only; not part of the product.
+ * compared in bench/run.sh; and noop/0, an empty NIF, the baseline of the
+ * user probe timings. Benchmark-only; not part of the product.
  *
  * Atoms are made once at load; no priv_data state is needed beyond them.
  */
@@ -39,12 +40,20 @@ static ERL_NIF_TERM trace(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     return ((struct null_atoms *)enif_priv_data(env))->ok;
 }
 
+/* An empty NIF: the baseline user probes are measured against. */
+static ERL_NIF_TERM noop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc, (void)argv;
+    return ((struct null_atoms *)enif_priv_data(env))->ok;
+}
+
 /* Same callback set as beamtrace, so the VM takes the same dispatch path. */
 #define PAIR(group) {"enabled_" #group, 3, enabled, 0}, {"trace_" #group, 5, trace, 0},
 
 static ErlNifFunc funcs[] = {
     {"enabled", 3, enabled, 0},
     {"trace", 5, trace, 0},
+    {"noop", 0, noop, 0},
     PAIR(procs) PAIR(ports) PAIR(running_procs) PAIR(running_ports)
     PAIR(call) PAIR(send) PAIR(receive) PAIR(garbage_collection)
 };
