@@ -131,12 +131,8 @@ int bmt_an_parse_duration(const char *text, uint64_t *ns)
 
 void bmt_an_clock_text(const struct bmt_reader *r, uint64_t ts_ns, char out[32])
 {
-    int64_t wall = bmt_reader_wall_ns(r, ts_ns);
-    int64_t s = wall / 1000000000, ns = wall % 1000000000;
-    if (ns < 0) {
-        ns += 1000000000;
-        s--;
-    }
+    int64_t s, ns;
+    bmt_wall_split(bmt_reader_wall_ns(r, ts_ns), &s, &ns);
     struct tm tm;
     time_t t = (time_t)s;
     if (!localtime_r(&t, &tm))

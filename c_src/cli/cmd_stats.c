@@ -57,12 +57,8 @@ static int collect(struct bmt_reader *r, struct stats *st)
 
 static void wall_text(const struct bmt_reader *r, uint64_t ts_ns, char out[64])
 {
-    int64_t wall = bmt_reader_wall_ns(r, ts_ns);
-    int64_t s = wall / 1000000000, ns = wall % 1000000000;
-    if (ns < 0) {
-        ns += 1000000000;
-        s--;
-    }
+    int64_t s, ns;
+    bmt_wall_split(bmt_reader_wall_ns(r, ts_ns), &s, &ns);
     struct tm tm;
     time_t t = (time_t)s;
     char date[40];

@@ -37,17 +37,6 @@ struct view {
     char uuid[37];
 };
 
-/* Splits ns since the epoch into whole seconds (floored) and nanoseconds. */
-static void split_ns(int64_t wall_ns, int64_t *s, int64_t *ns)
-{
-    *s = wall_ns / NS_PER_S;
-    *ns = wall_ns % NS_PER_S;
-    if (*ns < 0) {
-        *ns += NS_PER_S;
-        (*s)--;
-    }
-}
-
 static void hms_text(int gmt, int64_t s, char out[16])
 {
     struct tm tm;
@@ -60,7 +49,7 @@ static void hms_text(int gmt, int64_t s, char out[16])
 static void put_time(struct view *v, int64_t wall_ns)
 {
     int64_t s, ns;
-    split_ns(wall_ns, &s, &ns);
+    bmt_wall_split(wall_ns, &s, &ns);
     if (!v->have_cache || s != v->cached_s) {
         hms_text(v->gmt, s, v->hms);
         v->cached_s = s;
@@ -137,7 +126,7 @@ static void warn_time(const struct view *v, const struct bmt_reader *r, uint64_t
 {
     int64_t s, ns;
     char hms[16];
-    split_ns(bmt_reader_wall_ns(r, ts_ns), &s, &ns);
+    bmt_wall_split(bmt_reader_wall_ns(r, ts_ns), &s, &ns);
     hms_text(v->gmt, s, hms);
     snprintf(out, 32, "%s.%09lld", hms, (long long)ns);
 }

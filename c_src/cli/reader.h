@@ -93,6 +93,18 @@ static inline int64_t bmt_reader_wall_ns(const struct bmt_reader *r, uint64_t ts
     return (int64_t)((uint64_t)r->wall_offset_ns + ts_ns);
 }
 
+/* Splits ns since the epoch into whole seconds (floored) and 0..999999999
+ * nanoseconds, so times before 1970 print like babeltrace2's. */
+static inline void bmt_wall_split(int64_t wall_ns, int64_t *s, int64_t *ns)
+{
+    *s = wall_ns / 1000000000;
+    *ns = wall_ns % 1000000000;
+    if (*ns < 0) {
+        *ns += 1000000000;
+        (*s)--;
+    }
+}
+
 /* Next event in timestamp order across streams. Sets *rec (owned by the
  * reader, valid until the next call). Returns 1, 0 at the end, or -EINVAL
  * with r->error set when the trace is malformed. */
