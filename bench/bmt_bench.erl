@@ -104,12 +104,17 @@ sink_available(lttng) ->
     Why =:= ok;
 sink_available(usdt) ->
     try
+        os:getenv("BENCH_USDT") =:= "0" andalso throw(bench_usdt_0),
         {usdt, _, _} = U = usdt_attach(call),
         #{events := 0} = usdt_detach(U),
         true
-    catch _:R ->
-        io:format("usdt sink: SKIPPED: bpftrace cannot attach: ~p~n", [R]),
-        false
+    catch
+        throw:bench_usdt_0 ->
+            io:format("usdt sink: SKIPPED: BENCH_USDT=0~n"),
+            false;
+        _:R ->
+            io:format("usdt sink: SKIPPED: bpftrace cannot attach: ~p~n", [R]),
+            false
     end.
 
 rotate(L, K) ->
@@ -562,10 +567,17 @@ probe_run(V, Out, N) ->
 
 %%% ---- profile: one workload under one tracer, for perf record ----
 
+profile(Out, ["user", VS, NS]) ->
+    V = list_to_atom(VS),
+    N = list_to_integer(NS),
+    probe_run(V, Out, 1000),
+    R = probe_run(V, Out, N),
+    io:format("PROFILE user ~s: ~p~n", [V, R#{ns_op => maps:get(ns, R)}]);
 profile(Out, [WS, TS, NS]) ->
     W = list_to_atom(WS),
     T = list_to_atom(TS),
     N = list_to_integer(NS),
+    {module, beamtrace} = code:ensure_loaded(beamtrace),
     run(W, T, Out, 2000),
     R = run(W, T, Out, N),
     io:format("PROFILE ~s ~s: ~p~n", [W, T, R]).

@@ -6,9 +6,21 @@
 # thread apart. Symbols in both listings are the VM's dispatch floor; the
 # difference is beamtrace's own cost. Sampled CPU under-counts wall time a
 # little (compare TOTAL with the PROFILE line's ns_op).
-# Usage: bash bench/profile.sh [call|send|spawn ...]   (bench/run.sh builds
-# bench/out first). Knobs: PROFILE_TRACERS, PERIOD_NS, PROFILE_TOP.
+# Usage: bash bench/profile.sh [call|send|spawn|user ...]   (bench/run.sh
+# builds bench/out first). Knobs: PROFILE_TRACERS (any of bmt_bench's
+# tracers: with `lttng' an lttng-sessiond of our own runs, bench/lttng_env.sh;
+# `usdt' attaches bpftrace), PROFILE_USER (the user-probe loops profiled for
+# the `user' workload: empty, noop, probe_none, probe_listener; default
+# "noop probe_none"), PROFILE_SYSTEM=1 (perf record -a: also lists every
+# process's sampled CPU per op, e.g. lttng-consumerd's or bpftrace's share),
+# PERIOD_NS, PROFILE_TOP.
 set -euo pipefail
+if [[ " ${PROFILE_TRACERS:-} " == *" lttng "* ]] && [ -z "${BMT_BENCH_NS:-}" ]; then
+    if [ "$(id -u)" = 0 ] && unshare --mount --propagation private true 2>/dev/null; then
+        exec env BMT_BENCH_NS=private unshare --mount --propagation private bash "$0" "$@"
+    fi
+    export BMT_BENCH_NS=shared
+fi
 
 listing() { # data n comms title: by library, then by symbol
   local rows
@@ -35,15 +47,35 @@ main() {
   command -v perf >/dev/null || { echo "profile: perf not installed" >&2; exit 1; }
   local workloads=("$@")
   [ $# -gt 0 ] || workloads=(call send spawn)
+  if [[ " $TRACERS " == *" lttng "* ]]; then
+    LTTNG_OUT=$PWD/$OUT/lttng-profile
+    # shellcheck source=bench/lttng_env.sh
+    . bench/lttng_env.sh
+    trap 'stop_sessiond; rm -rf "$LTTNG_OUT"' EXIT
+    lttng_setup
+  fi
   for w in "${workloads[@]}"; do
-    for t in $TRACERS; do
-      case $w in call|send) n=3000000;; *) n=300000;; esac
+    local tracers=$TRACERS
+    [ "$w" != user ] || tracers=${PROFILE_USER:-noop probe_none}
+    for t in $tracers; do
+      case $w in call|send|user) n=3000000;; *) n=300000;; esac
       data="$OUT/perf-$w-$t.data"
-      BENCH_OUT="$OUT" perf record -q -e cpu-clock -c "$PERIOD_NS" -o "$data" -- \
+      local sys=()
+      [ "${PROFILE_SYSTEM:-0}" != 1 ] || sys=(-a)
+      BENCH_OUT="$OUT" perf record -q "${sys[@]}" -e cpu-clock -c "$PERIOD_NS" -o "$data" -- \
           erl +JPperf true -noshell -pa ebin "$OUT" -run bmt_bench main profile "$w" "$t" "$n" \
           | grep '^PROFILE' | tr -s ' \n' ' '; echo
+      if [ "${PROFILE_SYSTEM:-0}" = 1 ]; then
+        echo "-- $w / $t / whole system by thread name: sampled CPU ns per op"
+        perf report -i "$data" --no-children --sort comm -F sample,comm --stdio 2>/dev/null |
+          awk -v p="$PERIOD_NS" -v n="$n" '!/^#/ && NF { s = $1; $1 = ""; printf "%9.1f %s\n", s * p / n, $0 }' |
+          sort -k1,1nr | head -12
+      fi
       listing "$data" "$n" 1_scheduler,2_scheduler "$w / $t / scheduler threads"
-      [ "$t" = null ] || listing "$data" "$n" beamtrace_consu "$w / $t / consumer thread"
+      case $w/$t in
+        */null|*/lttng|*/usdt|user/*) ;;
+        *) listing "$data" "$n" beamtrace_consu "$w / $t / consumer thread";;
+      esac
     done
   done
 }

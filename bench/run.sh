@@ -43,6 +43,8 @@ ERTS_INCLUDE=$($ERL -noshell -eval 'io:format("~ts/erts-~ts/include", [code:root
 $CC -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
     -I"$ERTS_INCLUDE" -o "$OUT/bmt_null_tracer_nif.so" bench/null_tracer.c
 erlc -Werror -o "$OUT" bench/bmt_null_tracer.erl bench/bench_mod.erl bench/bmt_bench.erl
+$CC -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ic_src -I"$ERTS_INCLUDE" -o "$OUT/lttng_floor" \
+    bench/lttng_floor.c c_src/nif_lttng.c c_src/catalogue.c -ldl
 
 node() { BENCH_OUT="$OUT" $ERL -noshell -pa ebin "$OUT" -run bmt_bench main "$@"; }
 
@@ -50,72 +52,40 @@ start=$(date +%s)
 echo "== beamtrace benchmarks ($(date -u +%FT%TZ), $(nproc) CPUs, $(uname -r)) =="
 
 # ---- LTTng: a session daemon of our own, one session per workload --------
-# Each session records `org_erlang_dyntrace:*' into one channel of 8 x 4 MiB
-# sub-buffers per CPU (32 MiB, as the recorder's beamtrace_big), so LTTng
-# should not have to discard. bmt_bench starts a session just for the runs
-# of its workload's lttng tracer and stops it after each, then counts what
+# (bench/lttng_env.sh). bmt_bench starts a workload's session just for the
+# runs of its lttng tracer and stops it after each, then counts what
 # reached it.
 LTTNG_OUT=$PWD/$OUT/lttng
-our_sessiond=
-sessiond_up() { lttng list >/dev/null 2>&1; }
-stop_sessiond() {
-    [ -n "$our_sessiond" ] || return 0
-    lttng destroy --all >/dev/null 2>&1 || true
-    local pid
-    pid=$(cat "$LTTNG_PIDFILE" 2>/dev/null) || return 0
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null || return 0
-    for _ in $(seq 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-    if [ -d "/proc/$pid" ]; then kill -9 "$pid" 2>/dev/null || true; fi
-    our_sessiond=
-}
+# shellcheck source=bench/lttng_env.sh
+. bench/lttng_env.sh
 cleanup() { stop_sessiond; rm -rf "$LTTNG_OUT"; }
 trap cleanup EXIT
-LTTNG_PIDFILE=/nonexistent
-why=
-lttng_setup() { # sets why= to the reason the LTTng sink is skipped
-    [ "${BENCH_LTTNG:-1}" != 0 ] || { why="BENCH_LTTNG=0"; return; }
-    command -v lttng-sessiond >/dev/null && command -v lttng >/dev/null ||
-        { why="lttng-tools not installed"; return; }
-    command -v babeltrace2 >/dev/null || { why="babeltrace2 not installed (needed to count events)"; return; }
-    [ -f priv/beamtrace_lttng.so ] || { why="priv/beamtrace_lttng.so not built (no lttng-ust)"; return; }
-    if [ "$BMT_BENCH_NS" = private ]; then
-        mkdir -p /run/lttng /dev/shm
-        mount -t tmpfs -o mode=1777 bmt-bench-lttng /run/lttng &&
-            mount -t tmpfs -o mode=1777 bmt-bench-shm /dev/shm ||
-            { why="cannot mount a private /run/lttng and /dev/shm"; return; }
-    elif sessiond_up; then
-        why="a session daemon we did not start runs, and no private mount namespace to start our own"
-        return
-    fi
-    rm -rf "$LTTNG_OUT" && mkdir -p "$LTTNG_OUT/home"
-    export LTTNG_HOME=$LTTNG_OUT/home
-    if [ "$(id -u)" = 0 ]; then LTTNG_PIDFILE=/run/lttng/lttng-sessiond.pid
-    else LTTNG_PIDFILE=$LTTNG_HOME/.lttng/lttng-sessiond.pid; fi
-    our_sessiond=1
-    lttng-sessiond --daemonize --no-kernel >"$LTTNG_OUT/sessiond.out" 2>&1 || true
-    for _ in $(seq 50); do sessiond_up && break; sleep 0.1; done
-    sessiond_up || { why="lttng-sessiond does not start: $(head -c 200 "$LTTNG_OUT/sessiond.out" | tr '\n' ' ')"; return; }
-    local w
-    for w in call send spawn; do
-        { lttng create "bmt-$w" --output="$LTTNG_OUT/trace-$w" &&
-          lttng enable-channel -u --subbuf-size=4M --num-subbuf=8 bmt -s "bmt-$w" &&
-          lttng enable-event -u 'org_erlang_dyntrace:*' -c bmt -s "bmt-$w"; } >>"$LTTNG_OUT/setup.out" 2>&1 ||
-            { why="lttng create/enable-event failed: $(tail -c 200 "$LTTNG_OUT/setup.out" | tr '\n' ' ')"; return; }
-    done
-}
 lttng_setup
-if [ -z "$why" ]; then
-    export BENCH_LTTNG=1
-    echo "LTTng: lttng-sessiond $(lttng --version | sed -n '1s/.*) \([0-9.]*\).*/\1/p') started (namespace: $BMT_BENCH_NS), sessions bmt-call, bmt-send, bmt-spawn"
-else
-    export BENCH_LTTNG="$why"
-    echo "LTTng sink: SKIPPED: $why"
-    stop_sessiond
-fi
 [ "${BENCH_USDT:-1}" != 0 ] || export BENCH_USDT=0
 
 timing_log=$(mktemp)
 node timing "$ROUNDS" | tee "$timing_log"
+
+# LTTng's own cost per event on this machine (bench/lttng_floor.c): the
+# part of "LTTng sink - null" beamtrace cannot remove.
+if [ "$BENCH_LTTNG" = 1 ]; then
+    echo
+    echo "== LTTng floor: the provider's enabled() + emit() from C, no VM (bench/lttng_floor.c) =="
+    floor_n=2000000
+    lttng start bmt-floor >/dev/null
+    floor_out=$("$OUT/lttng_floor" priv "$floor_n" 2>&1) || true
+    lttng stop bmt-floor >/dev/null
+    echo "$floor_out"
+    fl_count=$(babeltrace2 "$LTTNG_OUT/trace-floor" -c sink.utils.counter -p step=+0 2>/dev/null |
+               awk '/Event messages/ { print $1 }')
+    fl_disc=$(lttng list bmt-floor | awk '/Discarded events:/ { s += $3 } END { print s + 0 }')
+    echo "bmt-floor: ${fl_count:-?} events + ${fl_disc} discarded by LTTng (emitted $((2 * (floor_n + floor_n / 10))))"
+    for tp in function_call message_send; do
+        ns=$(awk -v tp="$tp" '$1 == "FLOOR" && $2 == tp { print $5 }' <<<"$floor_out")
+        printf 'SUMMARY|LTTng floor: %s from C, no VM|%s|reference|%s\n' "$tp" "${ns:-?} ns/ev" \
+            "LTTng's share of the 150" >>"$timing_log"
+    done
+fi
 stop_sessiond
 rm -rf "$LTTNG_OUT"
 
