@@ -182,25 +182,40 @@ pn(L, A, B, C, D, E, F) -> probe_n(L, [A, B, C, D, E, F]).
 pn(L, A, B, C, D, E, F, G) -> probe_n(L, [A, B, C, D, E, F, G]).
 pn(L, A, B, C, D, E, F, G, H) -> probe_n(L, [A, B, C, D, E, F, G, H]).
 
+%% Asking whether anyone listens comes first: a probe nobody listens to
+%% costs one cheap NIF call and the shape check, nothing else.
 probe(Args) ->
-    {[I1, I2, I3, I4], [S1, S2, S3, S4]} = slots(Args),
-    user_probe_wanted(i4s4, 0) andalso
-        user_trace_i4s4_nif(tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4).
+    case user_probe_wanted(i4s4, 0) of
+        false ->
+            shape(Args, 0, Args);
+        true ->
+            [I1, I2, I3, I4, S1, S2, S3, S4] = slots(Args, 0, Args),
+            user_trace_i4s4_nif(tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4)
+    end.
 
 probe_n(Label, Args) ->
-    {[I1, I2, I3, I4], [S1, S2, S3, S4]} = slots(Args),
-    user_probe_wanted(n, Label) andalso
-        user_trace_n_nif(Label, tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4).
+    case user_probe_wanted(n, Label) of
+        false ->
+            shape(Args, 0, Args);
+        true ->
+            [I1, I2, I3, I4, S1, S2, S3, S4] = slots(Args, 0, Args),
+            user_trace_n_nif(Label, tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4)
+    end.
 
 %% Up to 4 integers, then up to 4 strings; any other shape is OTP's
-%% function_clause (p("Hello", 1) is not a probe).
-slots(Args) ->
+%% function_clause (p("Hello", 1) is not a probe). shape/3 only checks;
+%% slots/3 also pads each group to 4 with `undef'.
+shape([I | T], N, All) when is_integer(I), N < 4 -> shape(T, N + 1, All);
+shape(Strs, _, All) -> strings(Strs, 0, All), false.
+
+strings([], _, _) -> ok;
+strings([S | T], N, All) when not is_integer(S), N < 4 -> strings(T, N + 1, All);
+strings(_, _, All) -> erlang:error(function_clause, All).
+
+slots(Args, _, All) ->
     {Ints, Strs} = lists:splitwith(fun erlang:is_integer/1, Args),
-    case length(Ints) =< 4 andalso length(Strs) =< 4 andalso
-        not lists:any(fun erlang:is_integer/1, Strs) of
-        true -> {pad(Ints), pad(Strs)};
-        false -> erlang:error(function_clause, Args)
-    end.
+    _ = shape(Args, 0, All),
+    pad(Ints) ++ pad(Strs).
 
 pad(L) -> L ++ lists:duplicate(4 - length(L), undef).
 
