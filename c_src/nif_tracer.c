@@ -238,11 +238,20 @@ static void decode_fields(struct decode *d, int tp)
             set_word(d, 2, "undefined");
         break;
     }
-    case BMT_TP_message_send:
+    case BMT_TP_message_send: {
+        ERL_NIF_TERM to = bmt_decode_extra(d);
         set_id(d, 0, d->tracee);
-        set_term(d, 1, bmt_decode_extra(d));
+        /* Usually a local pid: the id cache's inline hit gives the same
+         * text as the general printer, cheaper. Local pids and ports are
+         * the immediates tagged 0x3 and 0x7 (the VM's stable immediate
+         * tags); anything else, names included, takes the TERM bound. */
+        if ((to & 0xf) == 0x3 || (to & 0xf) == 0x7)
+            set_id(d, 1, to);
+        else
+            set_term(d, 1, to);
         set_message(d, 2, d->term);
         break;
+    }
     case BMT_TP_message_receive:
         set_id(d, 0, d->tracee);
         set_message(d, 1, d->term);

@@ -12,7 +12,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/beamtrace-traces/process-tracing-$(date +%Y%m%d-%H%M%S)}
 
 echo "\$ erl  # stock VM: dynamic_trace = $(erl -noshell -eval 'io:format("~p",[erlang:system_info(dynamic_trace)]), halt().')"
-# stderr: os_mon's port programs complain when the node halts under them.
+# os_mon's port programs (memsup, cpu_sup) and the VM's child-setup helper
+# print a line on stderr when the node shuts down under them, at random;
+# those lines are filtered, everything else on stderr is shown.
 erl -noshell -pa "$root/ebin" -eval '
     [Dir] = init:get_plain_arguments(),
     io:format("1> beamtrace:start(#{dir => ~p, events => [\"org_erlang_dyntrace:process_register\"]}).~n", [Dir]),
@@ -25,7 +27,7 @@ erl -noshell -pa "$root/ebin" -eval '
               [application:ensure_all_started(os_mon)]),
     erlang:trace(all, false, [procs]),
     io:format("4> beamtrace:stop().~n~p~n", [beamtrace:stop()]),
-    application:stop(os_mon),
-    halt().' -extra "$dir" 2> >(grep -v -e '^\[os_mon\] .* Erlang has closed' -e '^Error writing to pipe: Broken pipe' >&2)
+    init:stop().' -extra "$dir" 2> >(grep -v -e '^\[os_mon\] ' -e '^Error writing to pipe' \
+                                        -e '^erl_child_setup: failed with error 32 ' >&2)
 echo "\$ beamtrace view $dir"
 "$root/priv/beamtrace" view "$dir"
