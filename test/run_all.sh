@@ -7,7 +7,7 @@
 # Groups run in the order below; set TEST_GROUPS="c erl" to run a subset.
 set -u
 cd "$(dirname "$0")/.."
-groups=${TEST_GROUPS:-"c cli erl probes e2e lttng analyses"}
+groups=${TEST_GROUPS:-"c cli erl probes e2e lttng analyses usdt"}
 mkdir -p test/out
 passed=0 failed=0 skipped=0
 for g in $groups; do
