@@ -159,65 +159,144 @@ user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
     user_probe_wanted(i4s4, 0) andalso
         user_trace_i4s4_nif(Tag, I1, I2, I3, I4, S1, S2, S3, S4).
 
+%% OTP's dispatch, clause by clause: up to 4 integers, then up to 4 strings;
+%% any other shape is a function_clause (p("Hello", 1) is not a probe).
+%% Guards in the heads cost next to nothing, so a probe nobody listens to
+%% costs the guards and one cheap NIF call.
+-define(I(X), is_integer(X)).
+-define(S(X), not is_integer(X)).
 -spec p() -> boolean().
-p() -> probe([]).
-p(A) -> probe([A]).
-p(A, B) -> probe([A, B]).
-p(A, B, C) -> probe([A, B, C]).
-p(A, B, C, D) -> probe([A, B, C, D]).
-p(A, B, C, D, E) -> probe([A, B, C, D, E]).
-p(A, B, C, D, E, F) -> probe([A, B, C, D, E, F]).
-p(A, B, C, D, E, F, G) -> probe([A, B, C, D, E, F, G]).
-p(A, B, C, D, E, F, G, H) -> probe([A, B, C, D, E, F, G, H]).
+
+p() ->
+    i4s4(undef, undef, undef, undef, undef, undef, undef, undef).
+
+p(I1) when ?I(I1) ->
+    i4s4(I1, undef, undef, undef, undef, undef, undef, undef);
+p(S1) when ?S(S1) ->
+    i4s4(undef, undef, undef, undef, S1, undef, undef, undef).
+
+p(I1, I2) when ?I(I1), ?I(I2) ->
+    i4s4(I1, I2, undef, undef, undef, undef, undef, undef);
+p(I1, S1) when ?I(I1), ?S(S1) ->
+    i4s4(I1, undef, undef, undef, S1, undef, undef, undef);
+p(S1, S2) when ?S(S1), ?S(S2) ->
+    i4s4(undef, undef, undef, undef, S1, S2, undef, undef).
+
+p(I1, I2, I3) when ?I(I1), ?I(I2), ?I(I3) ->
+    i4s4(I1, I2, I3, undef, undef, undef, undef, undef);
+p(I1, I2, S1) when ?I(I1), ?I(I2), ?S(S1) ->
+    i4s4(I1, I2, undef, undef, S1, undef, undef, undef);
+p(I1, S1, S2) when ?I(I1), ?S(S1), ?S(S2) ->
+    i4s4(I1, undef, undef, undef, S1, S2, undef, undef);
+p(S1, S2, S3) when ?S(S1), ?S(S2), ?S(S3) ->
+    i4s4(undef, undef, undef, undef, S1, S2, S3, undef).
+
+p(I1, I2, I3, I4) when ?I(I1), ?I(I2), ?I(I3), ?I(I4) ->
+    i4s4(I1, I2, I3, I4, undef, undef, undef, undef);
+p(I1, I2, I3, S1) when ?I(I1), ?I(I2), ?I(I3), ?S(S1) ->
+    i4s4(I1, I2, I3, undef, S1, undef, undef, undef);
+p(I1, I2, S1, S2) when ?I(I1), ?I(I2), ?S(S1), ?S(S2) ->
+    i4s4(I1, I2, undef, undef, S1, S2, undef, undef);
+p(I1, S1, S2, S3) when ?I(I1), ?S(S1), ?S(S2), ?S(S3) ->
+    i4s4(I1, undef, undef, undef, S1, S2, S3, undef);
+p(S1, S2, S3, S4) when ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
+    i4s4(undef, undef, undef, undef, S1, S2, S3, S4).
+
+p(I1, I2, I3, I4, S1) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1) ->
+    i4s4(I1, I2, I3, I4, S1, undef, undef, undef);
+p(I1, I2, I3, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2) ->
+    i4s4(I1, I2, I3, undef, S1, S2, undef, undef);
+p(I1, I2, S1, S2, S3) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3) ->
+    i4s4(I1, I2, undef, undef, S1, S2, S3, undef);
+p(I1, S1, S2, S3, S4) when ?I(I1), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
+    i4s4(I1, undef, undef, undef, S1, S2, S3, S4).
+
+p(I1, I2, I3, I4, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2) ->
+    i4s4(I1, I2, I3, I4, S1, S2, undef, undef);
+p(I1, I2, I3, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3) ->
+    i4s4(I1, I2, I3, undef, S1, S2, S3, undef);
+p(I1, I2, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
+    i4s4(I1, I2, undef, undef, S1, S2, S3, S4).
+
+p(I1, I2, I3, I4, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3) ->
+    i4s4(I1, I2, I3, I4, S1, S2, S3, undef);
+p(I1, I2, I3, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
+    i4s4(I1, I2, I3, undef, S1, S2, S3, S4).
+
+p(I1, I2, I3, I4, S1, S2, S3, S4)
+  when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
+    i4s4(I1, I2, I3, I4, S1, S2, S3, S4).
 
 %% @doc Numbered user probes: Label in 0..1023 fires user_trace_n (and the
 %% USDT probe user_trace-n&lt;Label&gt;).
-pn(L) -> probe_n(L, []).
-pn(L, A) -> probe_n(L, [A]).
-pn(L, A, B) -> probe_n(L, [A, B]).
-pn(L, A, B, C) -> probe_n(L, [A, B, C]).
-pn(L, A, B, C, D) -> probe_n(L, [A, B, C, D]).
-pn(L, A, B, C, D, E) -> probe_n(L, [A, B, C, D, E]).
-pn(L, A, B, C, D, E, F) -> probe_n(L, [A, B, C, D, E, F]).
-pn(L, A, B, C, D, E, F, G) -> probe_n(L, [A, B, C, D, E, F, G]).
-pn(L, A, B, C, D, E, F, G, H) -> probe_n(L, [A, B, C, D, E, F, G, H]).
 
-%% Asking whether anyone listens comes first: a probe nobody listens to
-%% costs one cheap NIF call and the shape check, nothing else.
-probe(Args) ->
-    case user_probe_wanted(i4s4, 0) of
-        false ->
-            shape(Args, 0, Args);
-        true ->
-            [I1, I2, I3, I4, S1, S2, S3, S4] = slots(Args, 0, Args),
-            user_trace_i4s4_nif(tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4)
-    end.
+pn(L) ->
+    n(L, undef, undef, undef, undef, undef, undef, undef, undef).
 
-probe_n(Label, Args) ->
-    case user_probe_wanted(n, Label) of
-        false ->
-            shape(Args, 0, Args);
-        true ->
-            [I1, I2, I3, I4, S1, S2, S3, S4] = slots(Args, 0, Args),
-            user_trace_n_nif(Label, tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4)
-    end.
+pn(L, I1) when ?I(I1) ->
+    n(L, I1, undef, undef, undef, undef, undef, undef, undef);
+pn(L, S1) when ?S(S1) ->
+    n(L, undef, undef, undef, undef, S1, undef, undef, undef).
 
-%% Up to 4 integers, then up to 4 strings; any other shape is OTP's
-%% function_clause (p("Hello", 1) is not a probe). shape/3 only checks;
-%% slots/3 also pads each group to 4 with `undef'.
-shape([I | T], N, All) when is_integer(I), N < 4 -> shape(T, N + 1, All);
-shape(Strs, _, All) -> strings(Strs, 0, All), false.
+pn(L, I1, I2) when ?I(I1), ?I(I2) ->
+    n(L, I1, I2, undef, undef, undef, undef, undef, undef);
+pn(L, I1, S1) when ?I(I1), ?S(S1) ->
+    n(L, I1, undef, undef, undef, S1, undef, undef, undef);
+pn(L, S1, S2) when ?S(S1), ?S(S2) ->
+    n(L, undef, undef, undef, undef, S1, S2, undef, undef).
 
-strings([], _, _) -> ok;
-strings([S | T], N, All) when not is_integer(S), N < 4 -> strings(T, N + 1, All);
-strings(_, _, All) -> erlang:error(function_clause, All).
+pn(L, I1, I2, I3) when ?I(I1), ?I(I2), ?I(I3) ->
+    n(L, I1, I2, I3, undef, undef, undef, undef, undef);
+pn(L, I1, I2, S1) when ?I(I1), ?I(I2), ?S(S1) ->
+    n(L, I1, I2, undef, undef, S1, undef, undef, undef);
+pn(L, I1, S1, S2) when ?I(I1), ?S(S1), ?S(S2) ->
+    n(L, I1, undef, undef, undef, S1, S2, undef, undef);
+pn(L, S1, S2, S3) when ?S(S1), ?S(S2), ?S(S3) ->
+    n(L, undef, undef, undef, undef, S1, S2, S3, undef).
 
-slots(Args, _, All) ->
-    {Ints, Strs} = lists:splitwith(fun erlang:is_integer/1, Args),
-    _ = shape(Args, 0, All),
-    pad(Ints) ++ pad(Strs).
+pn(L, I1, I2, I3, I4) when ?I(I1), ?I(I2), ?I(I3), ?I(I4) ->
+    n(L, I1, I2, I3, I4, undef, undef, undef, undef);
+pn(L, I1, I2, I3, S1) when ?I(I1), ?I(I2), ?I(I3), ?S(S1) ->
+    n(L, I1, I2, I3, undef, S1, undef, undef, undef);
+pn(L, I1, I2, S1, S2) when ?I(I1), ?I(I2), ?S(S1), ?S(S2) ->
+    n(L, I1, I2, undef, undef, S1, S2, undef, undef);
+pn(L, I1, S1, S2, S3) when ?I(I1), ?S(S1), ?S(S2), ?S(S3) ->
+    n(L, I1, undef, undef, undef, S1, S2, S3, undef);
+pn(L, S1, S2, S3, S4) when ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
+    n(L, undef, undef, undef, undef, S1, S2, S3, S4).
 
-pad(L) -> L ++ lists:duplicate(4 - length(L), undef).
+pn(L, I1, I2, I3, I4, S1) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1) ->
+    n(L, I1, I2, I3, I4, S1, undef, undef, undef);
+pn(L, I1, I2, I3, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2) ->
+    n(L, I1, I2, I3, undef, S1, S2, undef, undef);
+pn(L, I1, I2, S1, S2, S3) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3) ->
+    n(L, I1, I2, undef, undef, S1, S2, S3, undef);
+pn(L, I1, S1, S2, S3, S4) when ?I(I1), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
+    n(L, I1, undef, undef, undef, S1, S2, S3, S4).
+
+pn(L, I1, I2, I3, I4, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2) ->
+    n(L, I1, I2, I3, I4, S1, S2, undef, undef);
+pn(L, I1, I2, I3, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3) ->
+    n(L, I1, I2, I3, undef, S1, S2, S3, undef);
+pn(L, I1, I2, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
+    n(L, I1, I2, undef, undef, S1, S2, S3, S4).
+
+pn(L, I1, I2, I3, I4, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3) ->
+    n(L, I1, I2, I3, I4, S1, S2, S3, undef);
+pn(L, I1, I2, I3, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
+    n(L, I1, I2, I3, undef, S1, S2, S3, S4).
+
+pn(L, I1, I2, I3, I4, S1, S2, S3, S4)
+  when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
+    n(L, I1, I2, I3, I4, S1, S2, S3, S4).
+
+i4s4(I1, I2, I3, I4, S1, S2, S3, S4) ->
+    user_probe_wanted(i4s4, 0) andalso
+        user_trace_i4s4_nif(tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4).
+
+n(Label, I1, I2, I3, I4, S1, S2, S3, S4) ->
+    user_probe_wanted(n, Label) andalso
+        user_trace_n_nif(Label, tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4).
 
 tag_for_probe() ->
     case get_tag_data() of
