@@ -7,8 +7,11 @@
  * rate calibrated once against CLOCK_MONOTONIC. Between anchors the error is
  * the rate's error over at most 1 ms (a few ns); at a new anchor the time is
  * clamped so it never goes backwards within a thread, which keeps every
- * stream's timestamps monotonic as CTF readers require. Without an
- * invariant TSC (or off x86-64) every event reads clock_gettime.
+ * stream's timestamps monotonic as CTF readers require. The TSC is used
+ * only when the CPU says it is invariant and the kernel itself keeps time
+ * with it (clocksource "tsc"), which is the kernel's verdict that the TSCs
+ * of all CPUs agree; otherwise (or off x86-64) every event reads
+ * clock_gettime.
  *
  * Threads: calibration runs once under priv->control (session start, a
  * dirty I/O scheduler) and publishes `usable` last with a release store;
@@ -16,6 +19,8 @@
  */
 #include "nif_priv.h"
 
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -25,12 +30,25 @@
 #define CALIBRATION_NS (20 * 1000 * 1000)
 #define ANCHOR_NS (1000 * 1000)
 
+/* 1 when the kernel's current clocksource is the TSC. */
+static int kernel_uses_tsc(void)
+{
+    char name[32] = "";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+    if (!f)
+        return 0;
+    if (!fgets(name, sizeof name, f))
+        name[0] = '\0';
+    fclose(f);
+    return strncmp(name, "tsc\n", 4) == 0;
+}
+
 void bmt_clock_calibrate(struct bmt_tsc_clock *c)
 {
 #if defined(__x86_64__)
     unsigned eax, ebx, ecx, edx;
     if (atomic_load(&c->usable) || !__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) ||
-        !(edx & (1u << 8))) /* invariant TSC */
+        !(edx & (1u << 8)) /* invariant TSC */ || !kernel_uses_tsc())
         return;
     uint64_t ns0 = bmt_clock_ns(), tsc0 = __rdtsc(), ns1, tsc1;
     do {
