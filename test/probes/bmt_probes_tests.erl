@@ -7,7 +7,7 @@
 -export([no_listener_returns_false/1, probe_fields/1, probe_shapes/1, probe_bad_arguments/1,
          pn_labels/1, tag_api/1, tag_spreads_through_gen_server_call/1,
          tag_not_spread_without_spreading/1, fuzz_user_probe_nifs/1,
-         dyntrace_install_and_uninstall/1, dyntrace_tracer_records/1]).
+         dyntrace_install_and_uninstall/1, dyntrace_tracer_records/1, event_clock/1]).
 
 -define(EXPECT(Cond, What), (Cond) orelse erlang:error({failed, What})).
 
@@ -15,7 +15,7 @@ main([OutDir]) ->
     Tests = [no_listener_returns_false, probe_fields, probe_shapes, probe_bad_arguments,
              pn_labels, tag_api, tag_spreads_through_gen_server_call,
              tag_not_spread_without_spreading, fuzz_user_probe_nifs,
-             dyntrace_install_and_uninstall, dyntrace_tracer_records],
+             dyntrace_install_and_uninstall, dyntrace_tracer_records, event_clock],
     Failed = lists:foldl(fun(T, Acc) -> Acc + run(T, OutDir) end, 0, Tests),
     halt(if Failed =:= 0 -> 0; true -> 1 end).
 
@@ -265,4 +265,31 @@ dyntrace_tracer_records(Dir) ->
     ?EXPECT(lists:member({user_trace_i4s4, #{pid => Child, tag => "old code", i1 => 42, i2 => 0,
                                              i3 => 0, i4 => 0, s1 => "via dyntrace", s2 => "",
                                              s3 => "", s4 => ""}}, Evs), Evs),
+    ok.
+
+%% Event times (TSC-based, anchored to CLOCK_MONOTONIC, shifted to the epoch
+%% by the CTF clock offset) fall between wall-clock readings taken around
+%% the probes, within a millisecond, and never go backwards. Probes from
+%% two processes exercise two threads where the VM has two schedulers.
+event_clock(Dir) ->
+    {ok, S} = beamtrace:start(#{dir => Dir, events => ["*:user_trace_i4s4"]}),
+    T0 = os:system_time(nanosecond),
+    Self = self(),
+    Pids = [spawn(fun() ->
+                          [begin beamtrace:p(I), timer:sleep(1) end || I <- lists:seq(1, 30)],
+                          Self ! {done, self()}
+                  end) || _ <- [1, 2]],
+    [receive {done, P} -> ok end || P <- Pids],
+    T1 = os:system_time(nanosecond),
+    {ok, #{events := 60}} = beamtrace:stop(S),
+    Out = os:cmd("babeltrace2 --clock-seconds --no-delta " ++ Dir),
+    Times = [begin
+                 [Sec, Ns] = string:split(T, "."),
+                 list_to_integer(Sec) * 1000000000 + list_to_integer(Ns)
+             end || [T] <- element(2, re:run(Out, "^\\[([0-9]+\\.[0-9]+)\\]",
+                                               [global, multiline, {capture, all_but_first, list}]))],
+    ?EXPECT(length(Times) =:= 60, {count, length(Times)}),
+    ?EXPECT(lists:all(fun(T) -> T >= T0 - 1000000 andalso T =< T1 + 1000000 end, Times),
+            {out_of_range, T0, T1, lists:min(Times), lists:max(Times)}),
+    ?EXPECT(Times =:= lists:sort(Times), not_sorted),
     ok.
