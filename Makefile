@@ -13,7 +13,10 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 OPT ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -Ic_src
 NIF_CFLAGS := $(CFLAGS_BASE) -fvisibility=hidden -I$(ERTS_INCLUDE)
-LDLIBS_NIF := -lpthread
+# -z nodelete: a consumer thread may still be inside this library's code
+# when the VM closes an old copy of it after a code upgrade from another
+# file; the copy must stay mapped.
+LDLIBS_NIF := -lpthread -Wl,-z,nodelete
 
 Q := $(if $(V),,@)
 

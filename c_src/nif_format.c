@@ -11,21 +11,34 @@
 
 #include <string.h>
 
-/* Per-thread slot of this library instance. The epoch tells apart a slot
- * number left over from an earlier load of the same code. */
-/* initial-exec: a direct %fs-relative load instead of a __tls_get_addr call
- * on every event; 8 bytes fit the static TLS glibc keeps for dlopen. */
-static __thread unsigned tls_epoch __attribute__((tls_model("initial-exec")));
+/* A thread's slot: the source of truth is the state's pthread key, which
+ * every copy of this library sharing the state reads (after a code upgrade
+ * from another file, or the dyntrace shim), so a thread has one slot per
+ * state, not one per copy. This copy's TLS caches it, tagged with the
+ * state's random instance id so a slot of an earlier state is never reused.
+ * initial-exec TLS: a direct %fs-relative load on every event; 16 bytes fit
+ * the static TLS glibc keeps for dlopen. */
+static __thread uint64_t tls_instance __attribute__((tls_model("initial-exec")));
 static __thread int tls_slot __attribute__((tls_model("initial-exec"))) = -1;
 
 struct thread_ctx *bmt_thread_ctx(struct priv *p)
 {
-    if (tls_epoch != p->epoch) {
-        int slot = atomic_fetch_add(&p->next_thread, 1);
-        tls_epoch = p->epoch;
-        /* A thread past the table keeps slot -1: its events are counted
-         * as dropped, never written into another thread's ring. */
-        tls_slot = slot < BMT_MAX_THREADS ? slot : -1;
+    if (tls_instance != p->instance) {
+        intptr_t stored = (intptr_t)pthread_getspecific(p->slot_key);
+        int slot;
+        if (stored > 0) {
+            slot = (int)stored - 1;
+        } else {
+            slot = atomic_fetch_add(&p->next_thread, 1);
+            /* A thread past the table keeps slot -1: its events are counted
+             * as dropped, never written into another thread's ring. */
+            if (slot >= BMT_MAX_THREADS)
+                slot = -1;
+            else
+                pthread_setspecific(p->slot_key, (void *)(intptr_t)(slot + 1));
+        }
+        tls_instance = p->instance;
+        tls_slot = slot;
     }
     return tls_slot < 0 ? NULL : &p->threads[tls_slot];
 }

@@ -15,9 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 
 static void free_priv(struct priv *p)
 {
+    if (p->magic == BMT_PRIV_MAGIC)
+        pthread_key_delete(p->slot_key);
     p->magic = 0;
     if (p->lttng)
         bmt_lttng_unload(p->lttng);
@@ -60,9 +63,16 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
     BMT_ATOMS(X, Y)
 #undef X
 #undef Y
-    p->magic = BMT_PRIV_MAGIC;
     p->refs = 1;
-    p->epoch = (unsigned)(bmt_clock_ns() ^ (uintptr_t)p) | 1u;
+    p->layout = BMT_PRIV_LAYOUT;
+    if (getrandom(&p->instance, sizeof p->instance, 0) != (ssize_t)sizeof p->instance)
+        p->instance = bmt_clock_ns() ^ (uintptr_t)p;
+    p->instance |= 1; /* never 0, the value of a fresh thread's TLS */
+    if (pthread_key_create(&p->slot_key, NULL) != 0) {
+        free_priv(p);
+        return 1;
+    }
+    p->magic = BMT_PRIV_MAGIC;
     atomic_init(&p->default_session, -1);
     atomic_init(&p->next_thread, 0);
     p->control = enif_mutex_create("beamtrace_control");
@@ -87,6 +97,10 @@ static int upgrade(ErlNifEnv *env, void **priv_data, void **old_priv_data, ERL_N
 {
     (void)load_info;
     struct priv *p = *old_priv_data;
+    /* Another build's state has another layout: taking it over would read
+     * every field at the wrong place. Stop the sessions and load afresh. */
+    if (!p || p->magic != BMT_PRIV_MAGIC || p->layout != BMT_PRIV_LAYOUT)
+        return 1;
     if (open_types(env, p, ERL_NIF_RT_TAKEOVER) != 0)
         return 1;
     p->refs++;
@@ -112,7 +126,7 @@ static void unload(ErlNifEnv *env, void *priv_data)
 static int retain(void *state)
 {
     struct priv *p = state;
-    if (!p || p->magic != BMT_PRIV_MAGIC)
+    if (!p || p->magic != BMT_PRIV_MAGIC || p->layout != BMT_PRIV_LAYOUT)
         return -1;
     p->refs++;
     return 0;
@@ -166,7 +180,7 @@ static ErlNifFunc nif_funcs[] = {
 #define X(name, arity) {#name, arity, bmt_nif_##name, 0},
     BMT_TRACER_NIFS(X)
 #undef X
-    {"start_nif", 7, bmt_nif_start, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"start_nif", 8, bmt_nif_start, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"stop_nif", 1, bmt_nif_stop, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"info_nif", 1, bmt_nif_info, 0},
     {"sessions_nif", 0, bmt_nif_sessions, 0},

@@ -20,6 +20,7 @@
 #include "nif_term_text.h"
 
 #include <erl_nif.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 #define BMT_MAX_SESSIONS 16
@@ -87,6 +88,7 @@ struct session {
     ErlNifTid consumer;
     _Atomic int consumer_stop;
     int wake_fd;                /* eventfd the consumer sleeps on */
+    int wake_on_publish;        /* writers wake it when they publish a packet */
     _Atomic int wake_pending;   /* a wakeup is written and not yet consumed */
     /* Counters. */
     _Atomic uint64_t no_slot_drops;   /* events from threads past BMT_MAX_THREADS */
@@ -128,8 +130,19 @@ struct bmt_tsc_clock {
     uint64_t anchor_ticks;      /* ticks between a thread's re-anchors (1 ms) */
 };
 
+/* Layout of the shared state: a library built with another layout must not
+ * take this state over (upgrade, dyntrace shim). The sizes catch most
+ * changes; bump the version for the rest. */
+#define BMT_PRIV_LAYOUT                                                              \
+    ((UINT64_C(1) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct session) << 8) + \
+     sizeof(struct bmt_atoms) / 8)
+
 struct priv {
     uint64_t magic;             /* BMT_PRIV_MAGIC while alive */
+    uint64_t layout;            /* BMT_PRIV_LAYOUT of the library that made it */
+    uint64_t instance;          /* random: tells this state from any earlier one */
+    pthread_key_t slot_key;     /* each thread's slot + 1, shared by every copy
+                                 * of the library that uses this state */
     struct bmt_atoms atom;
     const struct bmt_lttng_provider *lttng; /* NULL when LTTng-UST is absent */
     char lttng_why[160];        /* why it is absent */
@@ -137,7 +150,6 @@ struct priv {
     struct bmt_tsc_clock clock;
     ErlNifResourceType *session_type;
     int refs;                   /* load + upgrades not yet unloaded */
-    unsigned epoch;             /* tells this library instance's thread slots apart */
     ErlNifMutex *control;       /* serialises start/stop */
     _Atomic int default_session;/* index, or -1 */
     _Atomic int next_thread;    /* next free thread slot */
@@ -147,6 +159,7 @@ struct priv {
 
 /* The resource handed to Erlang as a session handle. */
 struct session_handle {
+    uint64_t instance;          /* priv->instance of the state that made it */
     int index;
     uint64_t generation;
 };

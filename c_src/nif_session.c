@@ -46,7 +46,9 @@ struct session *bmt_resolve_session(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM
         *generation = atomic_load(&p->sessions[idx].generation);
         return &p->sessions[idx];
     }
-    if (enif_get_resource(env, state, p->session_type, (void **)&h)) {
+    /* A handle from an earlier load of the library names nothing here. */
+    if (enif_get_resource(env, state, p->session_type, (void **)&h) &&
+        h->instance == p->instance) {
         *generation = h->generation;
         return &p->sessions[h->index];
     }
@@ -176,8 +178,9 @@ static int get_pattern(ErlNifEnv *env, ERL_NIF_TERM term, char *out, size_t size
     return 0;
 }
 
-/* start(Dir, Events, Mode, BufferBytes, Subbuffers, MessageLength, Default)
- * -> {ok, Handle} | {error, {badopt, Key}} | {error, Posix}. */
+/* start(Dir, Events, Mode, BufferBytes, Subbuffers, MessageLength, Default,
+ *       Wakeups) -> {ok, Handle} | {error, {badopt, Key}} | {error, Posix}.
+ * Wakeups false is a test mode: writers never wake the consumer. */
 ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -221,6 +224,8 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return badopt(env, p, p->atom.message_length);
     if (argv[6] != p->atom.true_ && argv[6] != p->atom.false_)
         return badopt(env, p, p->atom.default_);
+    if (argv[7] != p->atom.true_ && argv[7] != p->atom.false_)
+        return enif_make_badarg(env);
 
     size_t subbuf_bytes = (size_t)(buffer_bytes / subbuffers) & ~(size_t)7;
     /* The largest possible event must fit a packet, so that no event is
@@ -251,6 +256,7 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         goto fail;
 
     s->mode = argv[2] == p->atom.overwrite ? BMT_RING_OVERWRITE : BMT_RING_DISCARD;
+    s->wake_on_publish = s->mode == BMT_RING_DISCARD && argv[7] == p->atom.true_;
     /* The TSC clock is calibrated once, on this dirty scheduler. */
     bmt_clock_calibrate(&p->clock);
     s->subbuf_bytes = subbuf_bytes;
@@ -304,6 +310,7 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_unlock(p->control);
 
     struct session_handle *h = enif_alloc_resource(p->session_type, sizeof *h);
+    h->instance = p->instance;
     h->index = idx;
     h->generation = gen;
     ERL_NIF_TERM handle = enif_make_resource(env, h);
@@ -467,6 +474,7 @@ ERL_NIF_TERM bmt_nif_sessions(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
         if (st != SESSION_RUNNING && st != SESSION_FAILED)
             continue;
         struct session_handle *h = enif_alloc_resource(p->session_type, sizeof *h);
+        h->instance = p->instance;
         h->index = i;
         h->generation = atomic_load(&p->sessions[i].generation);
         list = enif_make_list_cell(env, enif_make_resource(env, h), list);

@@ -321,7 +321,7 @@ void bmt_record(struct priv *p, struct session *s, uint64_t gen, struct thread_c
             bmt_ring_commit(&sl->ring, bytes, ev->ts_ns);
         }
         bmt_ring_flush_if_requested(&sl->ring, ev->ts_ns);
-        if (s->mode == BMT_RING_DISCARD &&
+        if (s->wake_on_publish &&
             atomic_load_explicit(&sl->ring.committed, memory_order_relaxed) != published)
             bmt_session_wake(s);
     }

@@ -31,7 +31,7 @@
 -export(?BEAMTRACE_TRACER_CALLBACKS).
 
 -nifs(?BEAMTRACE_TRACER_CALLBACKS).
--nifs([start_nif/7, stop_nif/1, info_nif/1, sessions_nif/0, sinks_nif/0, '$shared_state'/0,
+-nifs([start_nif/8, stop_nif/1, info_nif/1, sessions_nif/0, sinks_nif/0, '$shared_state'/0,
        user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10]).
 
 -on_load(load_nif/0).
@@ -56,7 +56,11 @@
                     buffer_size => 4 bsl 20,
                     subbuffers => 8,
                     message_length => 255,
-                    default => false}).
+                    default => false,
+                    %% Test mode: false makes writers not wake the consumer,
+                    %% which then drains only every 10 ms, so a tiny buffer
+                    %% really overflows and drop accounting can be tested.
+                    '$consumer_wakeups' => true}).
 
 %%% API
 
@@ -98,7 +102,8 @@ start(Opts) when is_map(Opts) ->
                 {ok, Dir} ->
                     start_nif(Dir, maps:get(events, O), maps:get(mode, O),
                               maps:get(buffer_size, O), maps:get(subbuffers, O),
-                              maps:get(message_length, O), maps:get(default, O));
+                              maps:get(message_length, O), maps:get(default, O),
+                              maps:get('$consumer_wakeups', O));
                 Error ->
                     Error
             end
@@ -501,7 +506,7 @@ priv_dir() ->
 
 %%% NIF stubs: replaced when the library loads.
 
-start_nif(_Dir, _Events, _Mode, _Bytes, _Subbuffers, _MessageLength, _Default) ->
+start_nif(_Dir, _Events, _Mode, _Bytes, _Subbuffers, _MessageLength, _Default, _Wakeups) ->
     erlang:nif_error(nif_not_loaded).
 stop_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 info_nif(_Session) -> erlang:nif_error(nif_not_loaded).
