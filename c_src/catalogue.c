@@ -27,6 +27,24 @@ const struct bmt_tracepoint bmt_catalogue[BMT_TP_COUNT] = {
 };
 #undef TRACEPOINT
 
+size_t bmt_event_max_bytes(int tp, size_t message_bytes)
+{
+    const struct bmt_tracepoint *t = &bmt_catalogue[tp];
+    size_t bytes = 10; /* event header: id u16, timestamp u64 */
+    for (unsigned i = 0; i < t->field_count; i++) {
+        switch (t->fields[i].kind) {
+        case BMT_KIND_ID: bytes += BMT_ID_MAX_BYTES + 1; break;
+        case BMT_KIND_MFA: bytes += BMT_MFA_MAX_BYTES + 1; break;
+        case BMT_KIND_TERM: bytes += BMT_TERM_MAX_BYTES + 1; break;
+        case BMT_KIND_MSG: bytes += message_bytes + 1; break;
+        case BMT_KIND_WORD: bytes += BMT_WORD_MAX_BYTES + 1; break;
+        case BMT_KIND_USER: bytes += BMT_USER_MAX_BYTES + 1; break;
+        case BMT_KIND_INT: bytes += t->fields[i].type == BMT_FIELD_U32 ? 4 : 8; break;
+        }
+    }
+    return bytes;
+}
+
 int bmt_catalogue_find(const char *full_name)
 {
     for (int i = 0; i < BMT_TP_COUNT; i++)

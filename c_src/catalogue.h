@@ -78,6 +78,10 @@ _Static_assert(BMT_TP_COUNT <= 64, "enable masks hold 64 tracepoints");
 
 extern const struct bmt_tracepoint bmt_catalogue[BMT_TP_COUNT];
 
+/* Largest encoded size of an event of tracepoint `tp`, in bytes, when its
+ * message fields (kind MSG) hold at most `message_bytes` bytes. */
+size_t bmt_event_max_bytes(int tp, size_t message_bytes);
+
 /* Returns the id of the tracepoint whose full name is `full_name`, or -1. */
 int bmt_catalogue_find(const char *full_name);
 

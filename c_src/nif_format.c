@@ -32,7 +32,7 @@ struct thread_ctx *bmt_thread_ctx(struct priv *p)
             slot = atomic_fetch_add(&p->next_thread, 1);
             /* A thread past the table keeps slot -1: its events are counted
              * as dropped, never written into another thread's ring. */
-            if (slot >= BMT_MAX_THREADS)
+            if (slot >= p->max_threads)
                 slot = -1;
             else
                 pthread_setspecific(p->slot_key, (void *)(intptr_t)(slot + 1));
@@ -138,7 +138,8 @@ static size_t term_words(ErlNifEnv *env, ERL_NIF_TERM term, int depth)
         }
         return words + (enif_is_empty_list(env, term) ? 0 : term_words(env, term, depth + 1));
     case ERL_NIF_TERM_TYPE_BITSTRING:
-        enif_inspect_binary(env, term, &bin);
+        if (!enif_inspect_binary(env, term, &bin)) /* a bitstring, not whole bytes */
+            return 3;
         /* Heap binaries up to 64 bytes live in the message; larger ones
          * are reference-counted and cost a fixed header. */
         return bin.size <= 64 ? 2 + (bin.size + 7) / 8 : 6;

@@ -38,13 +38,27 @@ static int open_types(ErlNifEnv *env, struct priv *p, ErlNifResourceFlags flags)
     return p->session_type ? 0 : -1;
 }
 
-/* load_info is the application's priv directory, where the optional sink
- * libraries live. */
+/* load_info: {PrivDir, Threads}. The priv directory holds the optional
+ * sink libraries; Threads is how many thread slots to keep (the VM's
+ * scheduler threads and some more), at most BMT_MAX_THREADS. */
+static void load_info_threads(ErlNifEnv *env, struct priv *p, ERL_NIF_TERM load_info)
+{
+    const ERL_NIF_TERM *info;
+    int arity, threads;
+    p->max_threads = 256;
+    if (enif_get_tuple(env, load_info, &arity, &info) && arity == 2 &&
+        enif_get_int(env, info[1], &threads) && threads > 0)
+        p->max_threads = threads < BMT_MAX_THREADS ? threads : BMT_MAX_THREADS;
+}
+
 static void load_sinks(ErlNifEnv *env, struct priv *p, ERL_NIF_TERM load_info)
 {
     char priv_dir[4096];
     ErlNifBinary bin;
-    if (!enif_inspect_iolist_as_binary(env, load_info, &bin) || bin.size >= sizeof priv_dir) {
+    const ERL_NIF_TERM *info;
+    int arity;
+    if (!enif_get_tuple(env, load_info, &arity, &info) || arity != 2 ||
+        !enif_inspect_iolist_as_binary(env, info[0], &bin) || bin.size >= sizeof priv_dir) {
         snprintf(p->lttng_why, sizeof p->lttng_why, "no priv directory given to the NIF");
         return;
     }
@@ -73,7 +87,8 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
         return 1;
     }
     p->magic = BMT_PRIV_MAGIC;
-    atomic_init(&p->default_session, -1);
+    atomic_init(&p->default_session, 0);
+    load_info_threads(env, p, load_info);
     atomic_init(&p->next_thread, 0);
     p->control = enif_mutex_create("beamtrace_control");
     p->sessions = calloc(BMT_MAX_SESSIONS, sizeof *p->sessions);
@@ -182,8 +197,10 @@ static ErlNifFunc nif_funcs[] = {
 #undef X
     {"start_nif", 8, bmt_nif_start, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"stop_nif", 1, bmt_nif_stop, ERL_NIF_DIRTY_JOB_IO_BOUND},
-    {"info_nif", 1, bmt_nif_info, 0},
-    {"sessions_nif", 0, bmt_nif_sessions, 0},
+    /* Dirty: they take the control lock, which start and stop hold across
+     * disk I/O. */
+    {"info_nif", 1, bmt_nif_info, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"sessions_nif", 0, bmt_nif_sessions, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"sinks_nif", 0, bmt_nif_sinks, 0},
     {"$shared_state", 0, bmt_nif_shared_state, 0},
     {"user_probe_wanted", 2, bmt_nif_user_probe_wanted, 0},

@@ -75,13 +75,15 @@ struct slot {
 struct session {
     _Atomic int state;          /* enum session_state */
     _Atomic uint64_t generation;/* bumped at each start of this core */
-    /* Fixed while running. */
-    uint64_t enable_mask;       /* bit per tracepoint id */
-    int message_bytes;          /* 0..BMT_MSG_MAX_BYTES, or BMT_MESSAGE_SIZE_ONLY */
+    /* Fixed while running; atomics because a stale writer may read them
+     * while start rewrites a reused core (it then fails the live check). */
+    _Atomic uint64_t enable_mask; /* bit per tracepoint id */
+    _Atomic int message_bytes;  /* 0..BMT_MSG_MAX_BYTES, or BMT_MESSAGE_SIZE_ONLY */
     enum bmt_ring_mode mode;
     size_t subbuf_bytes;
     uint32_t subbuf_count;
-    uint8_t *ring_mem;          /* BMT_MAX_THREADS rings, mmap'ed, pages touched lazily */
+    int ring_count;             /* rings: priv->max_threads */
+    uint8_t *ring_mem;          /* ring_count rings, mmap'ed, pages touched lazily */
     size_t ring_mem_bytes;
     uint32_t *packet_meta;      /* per-ring packet_events and packet_bytes arrays */
     struct bmt_trace_dir dir;
@@ -91,7 +93,7 @@ struct session {
     int wake_on_publish;        /* writers wake it when they publish a packet */
     _Atomic int wake_pending;   /* a wakeup is written and not yet consumed */
     /* Counters. */
-    _Atomic uint64_t no_slot_drops;   /* events from threads past BMT_MAX_THREADS */
+    _Atomic uint64_t no_slot_drops;   /* events from threads past max_threads, or re-entered */
     _Atomic uint64_t write_lost;      /* events in packets the disk refused */
     _Atomic uint64_t written_events;  /* events in packets written to disk */
     _Atomic int error;                /* errno of the first write failure */
@@ -151,7 +153,11 @@ struct priv {
     ErlNifResourceType *session_type;
     int refs;                   /* load + upgrades not yet unloaded */
     ErlNifMutex *control;       /* serialises start/stop */
-    _Atomic int default_session;/* index, or -1 */
+    /* The default session as (generation << 8 | index + 1), 0 for none:
+     * one word, so a reader gets an index and generation that belong
+     * together. */
+    _Atomic uint64_t default_session;
+    int max_threads;            /* thread slots: the VM's schedulers and then some */
     _Atomic int next_thread;    /* next free thread slot */
     struct thread_ctx *threads; /* BMT_MAX_THREADS, mmap'ed */
     struct session *sessions;   /* BMT_MAX_SESSIONS */
@@ -181,11 +187,28 @@ struct session *bmt_resolve_session(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM
 /* Wakes the consumer of `s` (non-blocking; at most one write per wakeup). */
 void bmt_session_wake(struct session *s);
 
-/* Returns 1 when `s` is running with `generation`. */
+/* Returns 1 when `s` records with `generation`. A session whose disk
+ * failed still takes events: the consumer counts them as lost, so every
+ * event offered is recorded or counted until stop. */
 static inline int bmt_session_live(struct session *s, uint64_t generation)
 {
-    return atomic_load(&s->state) == SESSION_RUNNING &&
+    int state = atomic_load(&s->state);
+    return (state == SESSION_RUNNING || state == SESSION_FAILED) &&
            atomic_load_explicit(&s->generation, memory_order_relaxed) == generation;
+}
+
+/* 1 when `s` records tracepoint `tp` (the mask is read relaxed: a stale
+ * value only matters to a writer that then fails the live check). */
+static inline int bmt_session_wants(const struct session *s, int tp)
+{
+    return atomic_load_explicit(&s->enable_mask, memory_order_relaxed) >> tp & 1;
+}
+
+/* Counts an event `s` wanted but could not take from this thread (no
+ * thread slot, or a re-entered callback). */
+static inline void bmt_session_drop(struct session *s)
+{
+    atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
 }
 
 /* nif_tracer.c: the erl_tracer callbacks are listed in nif_main.c's table. */

@@ -7,9 +7,10 @@
  * consumer thread that sleeps on an eventfd: a writer that publishes a
  * packet wakes it (at most one write per wakeup, never blocking: the fd is
  * non-blocking), and it wakes anyway every CONSUMER_TICK_NS. It drains every
- * ring (discard mode) and, every FLUSH_TICKS ticks, asks writers to publish
- * their partial packets so a live trace is never more than about half a
- * second behind.
+ * ring (discard mode) and, every FLUSH_INTERVAL_NS, asks writers to publish
+ * their partial packets: a busy writer's events reach the disk within about
+ * half a second. A writer publishes at its next event, so the last events
+ * of a thread that went idle stay in its open packet until stop.
  *
  * Stop protocol (pairs with record() in nif_tracer.c): stop stores
  * state = STOPPING (sequentially consistent), then waits until every slot's
@@ -31,7 +32,7 @@
 #include <unistd.h>
 
 #define CONSUMER_TICK_NS (10 * 1000 * 1000)
-#define FLUSH_TICKS 50
+#define FLUSH_INTERVAL_NS (500 * 1000 * 1000)
 #define MAX_BUFFER_BYTES (UINT64_C(1) << 30)
 #define MIN_SUBBUF_BYTES 4096u
 
@@ -40,11 +41,11 @@ struct session *bmt_resolve_session(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM
 {
     struct session_handle *h;
     if (enif_is_empty_list(env, state)) {
-        int idx = atomic_load_explicit(&p->default_session, memory_order_acquire);
-        if (idx < 0)
+        uint64_t packed = atomic_load_explicit(&p->default_session, memory_order_acquire);
+        if (packed == 0)
             return NULL;
-        *generation = atomic_load(&p->sessions[idx].generation);
-        return &p->sessions[idx];
+        *generation = packed >> 8;
+        return &p->sessions[(packed & 0xff) - 1];
     }
     /* A handle from an earlier load of the library names nothing here. */
     if (enif_get_resource(env, state, p->session_type, (void **)&h) &&
@@ -63,7 +64,7 @@ static void update_recorder_mask(struct priv *p)
     uint64_t mask = 0;
     for (int i = 0; i < BMT_MAX_SESSIONS; i++)
         if (atomic_load(&p->sessions[i].state) == SESSION_RUNNING)
-            mask |= p->sessions[i].enable_mask;
+            mask |= atomic_load(&p->sessions[i].enable_mask);
     atomic_store(&p->recorder_mask, mask);
 }
 
@@ -108,7 +109,7 @@ void bmt_session_wake(struct session *s)
 static void *consumer_main(void *arg)
 {
     struct session *s = arg;
-    unsigned ticks = 0;
+    uint64_t last_flush_ns = bmt_clock_ns();
     struct pollfd pfd = {s->wake_fd, POLLIN, 0};
     while (!atomic_load(&s->consumer_stop)) {
         uint64_t count;
@@ -118,11 +119,17 @@ static void *consumer_main(void *arg)
         atomic_store_explicit(&s->wake_pending, 0, memory_order_relaxed);
         /* Overwrite rings belong to their writers until stop. */
         if (s->mode == BMT_RING_DISCARD) {
-            for (int i = 0; i < BMT_MAX_THREADS; i++)
+            for (int i = 0; i < s->ring_count; i++)
                 drain_slot(s, i);
-            if (++ticks % FLUSH_TICKS == 0)
-                for (int i = 0; i < BMT_MAX_THREADS; i++)
+            /* By the clock, not by passes: under load most passes are
+             * writer wakeups, and flushing that often would fill the trace
+             * with tiny packets. */
+            uint64_t now = bmt_clock_ns();
+            if (now - last_flush_ns >= FLUSH_INTERVAL_NS) {
+                last_flush_ns = now;
+                for (int i = 0; i < s->ring_count; i++)
                     bmt_ring_request_flush(&s->slots[i].ring);
+            }
         }
         poll(&pfd, 1, CONSUMER_TICK_NS / 1000000);
     }
@@ -228,10 +235,14 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return enif_make_badarg(env);
 
     size_t subbuf_bytes = (size_t)(buffer_bytes / subbuffers) & ~(size_t)7;
-    /* The largest possible event must fit a packet, so that no event is
-     * ever refused for its size alone. */
-    size_t largest = BMT_EVENT_HEADER_BYTES + 4 * (BMT_MFA_MAX_BYTES + 1) +
-                     (message_bytes > 0 ? (size_t)message_bytes + 1 : 48);
+    /* The largest event this session can record must fit a packet, so that
+     * no event is ever refused for its size alone. */
+    size_t largest = 0;
+    for (int tp = 0; tp < BMT_TP_COUNT; tp++) {
+        size_t bytes = bmt_event_max_bytes(tp, message_bytes > 0 ? (size_t)message_bytes : 47);
+        if ((mask >> tp & 1) && bytes > largest)
+            largest = bytes;
+    }
     if (subbuf_bytes < BMT_PKT_HEADER_BYTES + largest)
         return badopt(env, p, p->atom.buffer_size);
 
@@ -261,9 +272,10 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     bmt_clock_calibrate(&p->clock);
     s->subbuf_bytes = subbuf_bytes;
     s->subbuf_count = subbuffers;
-    s->enable_mask = mask;
-    s->message_bytes = message_bytes;
-    s->ring_mem_bytes = (size_t)BMT_MAX_THREADS * subbuf_bytes * subbuffers;
+    atomic_store(&s->enable_mask, mask);
+    atomic_store(&s->message_bytes, message_bytes);
+    s->ring_count = p->max_threads;
+    s->ring_mem_bytes = (size_t)s->ring_count * subbuf_bytes * subbuffers;
     /* Reserve address space only: a ring's pages are touched when its
      * thread first writes, so idle threads cost no memory. */
     s->ring_mem = mmap(NULL, s->ring_mem_bytes, PROT_READ | PROT_WRITE,
@@ -273,12 +285,12 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         rc = -ENOMEM;
         goto fail_dir;
     }
-    s->packet_meta = calloc((size_t)BMT_MAX_THREADS * subbuffers * 2, sizeof(uint32_t));
+    s->packet_meta = calloc((size_t)s->ring_count * subbuffers * 2, sizeof(uint32_t));
     if (!s->packet_meta) {
         rc = -ENOMEM;
         goto fail_mem;
     }
-    for (int i = 0; i < BMT_MAX_THREADS; i++) {
+    for (int i = 0; i < s->ring_count; i++) {
         uint32_t *meta = s->packet_meta + (size_t)i * subbuffers * 2;
         bmt_ring_init(&s->slots[i].ring, s->ring_mem + (size_t)i * subbuf_bytes * subbuffers, meta,
                       meta + subbuffers, subbuf_bytes, subbuffers, s->mode, (uint64_t)i, info.uuid);
@@ -305,8 +317,9 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     atomic_store(&s->generation, gen);
     atomic_store(&s->state, SESSION_RUNNING);
     update_recorder_mask(p);
-    if (argv[6] == p->atom.true_ || atomic_load(&p->default_session) < 0)
-        atomic_store_explicit(&p->default_session, idx, memory_order_release);
+    if (argv[6] == p->atom.true_ || atomic_load(&p->default_session) == 0)
+        atomic_store_explicit(&p->default_session, gen << 8 | (uint64_t)(idx + 1),
+                              memory_order_release);
     enif_mutex_unlock(p->control);
 
     struct session_handle *h = enif_alloc_resource(p->session_type, sizeof *h);
@@ -320,7 +333,8 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 fail_mem:
     release_memory(s);
 fail_dir:
-    bmt_trace_dir_close(&s->dir);
+    /* Leave no metadata behind: a retry with the same dir must work. */
+    bmt_trace_dir_abandon(&s->dir);
 fail:
     enif_mutex_unlock(p->control);
     return error_tuple(env, errno_atom(env, -rc));
@@ -337,7 +351,7 @@ struct stop_result {
  * writers, joins the consumer, drains every ring, closes the files. */
 static void finish(struct session *s, struct stop_result *res)
 {
-    for (int i = 0; i < BMT_MAX_THREADS; i++)
+    for (int i = 0; i < s->ring_count; i++)
         while (atomic_load(&s->slots[i].busy))
             sched_yield();
     atomic_store(&s->consumer_stop, 1);
@@ -348,7 +362,7 @@ static void finish(struct session *s, struct stop_result *res)
 
     uint64_t now = bmt_clock_ns();
     memset(res, 0, sizeof *res);
-    for (int i = 0; i < BMT_MAX_THREADS; i++) {
+    for (int i = 0; i < s->ring_count; i++) {
         struct bmt_ring *r = &s->slots[i].ring;
         drain_slot(s, i);
         bmt_ring_flush(r, now);
@@ -375,8 +389,8 @@ static int begin_stop(struct priv *p, struct session *s, uint64_t gen)
         return 0;
     atomic_store(&s->state, SESSION_STOPPING);
     update_recorder_mask(p);
-    int idx = (int)(s - p->sessions);
-    atomic_compare_exchange_strong(&p->default_session, &idx, -1);
+    uint64_t packed = gen << 8 | (uint64_t)(s - p->sessions + 1);
+    atomic_compare_exchange_strong(&p->default_session, &packed, 0);
     return 1;
 }
 
@@ -454,7 +468,8 @@ ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM values[] = {
         st == SESSION_RUNNING ? p->atom.running : p->atom.failed, dir_term,
         enif_make_uint64(env, atomic_load(&s->written_events)),
-        atomic_load(&p->default_session) == (int)(s - p->sessions) ? p->atom.true_ : p->atom.false_,
+        (atomic_load(&p->default_session) & 0xff) == (uint64_t)(s - p->sessions + 1)
+            ? p->atom.true_ : p->atom.false_,
         err ? errno_atom(env, err) : p->atom.undefined};
     enif_mutex_unlock(p->control);
     ERL_NIF_TERM map;

@@ -282,7 +282,7 @@ typedef int tag_map_fn(const struct bmt_atoms *a, ERL_NIF_TERM tag);
 static unsigned wanting(struct priv *p, struct session *s, uint64_t gen, int tp)
 {
     unsigned sinks = 0;
-    if (s && (s->enable_mask >> tp & 1) && bmt_session_live(s, gen))
+    if (s && bmt_session_wants(s, tp) && bmt_session_live(s, gen))
         sinks |= BMT_SINK_RECORDER;
     if (p->lttng && p->lttng->enabled((unsigned)tp))
         sinks |= BMT_SINK_LTTNG;
@@ -311,7 +311,9 @@ void bmt_record(struct priv *p, struct session *s, uint64_t gen, struct thread_c
     struct slot *sl = &s->slots[t - p->threads];
     struct bmt_event *ev = &t->event;
     atomic_store(&sl->busy, 1);
-    if (bmt_session_live(s, gen)) {
+    /* The mask again: a core reused since the caller looked records only
+     * what its new session asked for. */
+    if (bmt_session_live(s, gen) && bmt_session_wants(s, ev->id)) {
         /* The writer owns `committed`'s stores: a relaxed load is exact. */
         uint64_t published = atomic_load_explicit(&sl->ring.committed, memory_order_relaxed);
         size_t bytes = bmt_event_size(ev);
@@ -326,6 +328,17 @@ void bmt_record(struct priv *p, struct session *s, uint64_t gen, struct thread_c
             bmt_session_wake(s);
     }
     atomic_store_explicit(&sl->busy, 0, memory_order_release);
+}
+
+/* Prints the message field again with another bound, for a sink that must
+ * see OTP's text while the recorder session asked for another length. */
+static void redecode_message(struct decode *d, int tp, int message_bytes)
+{
+    d->message_bytes = message_bytes;
+    if (tp == BMT_TP_message_send)
+        set_message(d, 2, d->term);
+    else if (tp == BMT_TP_message_receive)
+        set_message(d, 1, d->term);
 }
 
 void bmt_emit_external(struct priv *p, struct decode *d, int tp, unsigned sinks)
@@ -348,22 +361,29 @@ static ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_
     if (!sinks)
         return p->atom.ok;
     struct thread_ctx *t = bmt_thread_ctx(p);
-    if (!t) {
+    /* No slot, or re-entered from our own formatting (never recurse): the
+     * recorder counts what it could not take. */
+    if (!t || t->in_use) {
         if (sinks & BMT_SINK_RECORDER)
-            atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
+            bmt_session_drop(s);
         return p->atom.ok;
     }
-    if (t->in_use) /* re-entered from our own formatting: never recurse */
-        return p->atom.ok;
     t->in_use = 1;
-    struct decode d = {env, &p->atom, t, (sinks & BMT_SINK_RECORDER) ? s->message_bytes
-                                                                     : OTP_MESSAGE_BYTES,
+    /* Message text: the recorder session's bound; OTP's 255 bytes for
+     * LTTng; none when only USDT listens (no USDT probe carries it). */
+    int message_bytes = (sinks & BMT_SINK_RECORDER)
+                            ? atomic_load_explicit(&s->message_bytes, memory_order_relaxed)
+                        : (sinks & BMT_SINK_LTTNG) ? OTP_MESSAGE_BYTES
+                                                   : 0;
+    struct decode d = {env, &p->atom, t, message_bytes,
                        argv[0], argv[2], argv[3], argv[4], t->scratch};
     t->event.id = (uint16_t)tp;
     decode_fields(&d, tp);
     t->event.ts_ns = bmt_event_ns(&p->clock, t);
     if (sinks & BMT_SINK_RECORDER)
         bmt_record(p, s, gen, t);
+    if ((sinks & BMT_SINK_LTTNG) && message_bytes != OTP_MESSAGE_BYTES)
+        redecode_message(&d, tp, OTP_MESSAGE_BYTES);
     if (sinks & ~BMT_SINK_RECORDER)
         bmt_emit_external(p, &d, tp, sinks);
     t->in_use = 0;

@@ -108,8 +108,16 @@ static ERL_NIF_TERM fire(ErlNifEnv *env, int tp, unsigned label, const ERL_NIF_T
     if (!sinks)
         return p->atom.false_;
     struct thread_ctx *t = bmt_thread_ctx(p);
-    if (!t || t->in_use)
+    if (!t || t->in_use) {
+        /* No slot, or re-entered: counted by every session that wanted it. */
+        for (int i = 0; i < BMT_MAX_SESSIONS; i++) {
+            struct session *s = &p->sessions[i];
+            if ((sinks & BMT_SINK_RECORDER) && bmt_session_wants(s, tp) &&
+                bmt_session_live(s, atomic_load(&s->generation)))
+                bmt_session_drop(s);
+        }
         return p->atom.false_;
+    }
     t->in_use = 1;
     struct decode d = {env, &p->atom, t, 0, 0, 0, 0, 0, t->scratch};
     struct bmt_event *ev = &t->event;
@@ -139,8 +147,9 @@ static ERL_NIF_TERM fire(ErlNifEnv *env, int tp, unsigned label, const ERL_NIF_T
     if (sinks & BMT_SINK_RECORDER) {
         for (int i = 0; i < BMT_MAX_SESSIONS; i++) {
             struct session *s = &p->sessions[i];
-            if (atomic_load(&s->state) == SESSION_RUNNING && (s->enable_mask >> tp & 1))
-                bmt_record(p, s, atomic_load(&s->generation), t);
+            uint64_t gen = atomic_load(&s->generation);
+            if (bmt_session_wants(s, tp) && bmt_session_live(s, gen))
+                bmt_record(p, s, gen, t);
         }
     }
     if (sinks & ~BMT_SINK_RECORDER)

@@ -142,6 +142,14 @@ int bmt_trace_dir_close(struct bmt_trace_dir *d)
     return -d->error;
 }
 
+void bmt_trace_dir_abandon(struct bmt_trace_dir *d)
+{
+    char file[4200];
+    bmt_trace_dir_close(d);
+    snprintf(file, sizeof file, "%s/metadata", d->path);
+    unlink(file);
+}
+
 int bmt_ctf_trace_info_init(struct bmt_ctf_trace_info *info)
 {
     memset(info, 0, sizeof *info);

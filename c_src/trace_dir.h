@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BMT_MAX_STREAMS 256
+#define BMT_MAX_STREAMS 1024
 
 struct bmt_trace_dir {
     char path[4096];
@@ -39,6 +39,10 @@ int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, const u
 /* Flushes and closes every stream file. Returns 0 or the first error seen
  * during the directory's life. Safe to call twice. */
 int bmt_trace_dir_close(struct bmt_trace_dir *d);
+
+/* Closes the stream files and removes the metadata file: a directory whose
+ * session never started holds no trace, so a retry can use it again. */
+void bmt_trace_dir_abandon(struct bmt_trace_dir *d);
 
 /* Fills `info` for the current process: random uuid, hostname, clock offset
  * of CLOCK_MONOTONIC to wall time, pid and process name. Returns 0 or a

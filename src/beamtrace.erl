@@ -492,9 +492,13 @@ unique(Path, N) ->
     end.
 
 load_nif() ->
-    %% The priv directory also holds the optional sink libraries.
+    %% The priv directory also holds the optional sink libraries. Thread
+    %% slots: every scheduler (normal, dirty CPU, dirty I/O) may run a trace
+    %% callback; 16 more for the VM's other threads.
     Priv = priv_dir(),
-    erlang:load_nif(filename:join(Priv, "beamtrace_nif"), Priv).
+    Threads = erlang:system_info(schedulers) + erlang:system_info(dirty_cpu_schedulers) +
+        erlang:system_info(dirty_io_schedulers) + 16,
+    erlang:load_nif(filename:join(Priv, "beamtrace_nif"), {Priv, Threads}).
 
 priv_dir() ->
     case code:priv_dir(beamtrace) of

@@ -44,14 +44,22 @@ our_sessiond=
 # would outlive this script in the namespace).
 stop_our_sessiond() {
     [ -n "$our_sessiond" ] || return 0
-    local pid
-    pid=$(cat /run/lttng/lttng-sessiond.pid 2>/dev/null) || return 0
-    [ -n "$pid" ] || return 0
-    kill "$pid" 2>/dev/null
-    for _ in $(seq 50); do alive "$pid" || return 0; sleep 0.1; done
-    echo "# lttng-sessiond $pid still up 5 s after SIGTERM: SIGKILL"
-    kill -9 "$pid" 2>/dev/null
-    for _ in $(seq 50); do sessiond_up || break; sleep 0.1; done
+    local pid attempt
+    # Until no daemon answers: a daemon restarted by a test case may still
+    # be starting (its pid file not yet rewritten) when the old one is gone.
+    for attempt in 1 2 3; do
+        sessiond_up || return 0
+        pid=$(cat /run/lttng/lttng-sessiond.pid 2>/dev/null)
+        if [ -n "$pid" ] && alive "$pid"; then
+            kill "$pid" 2>/dev/null
+            for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+            if alive "$pid"; then
+                echo "# lttng-sessiond $pid still up 5 s after SIGTERM: SIGKILL"
+                kill -9 "$pid" 2>/dev/null
+            fi
+        fi
+        for _ in $(seq 50); do sessiond_up || return 0; sleep 0.1; done
+    done
 }
 trap stop_our_sessiond EXIT
 

@@ -7,7 +7,8 @@
 -export([no_listener_returns_false/1, probe_fields/1, probe_shapes/1, probe_bad_arguments/1,
          pn_labels/1, tag_api/1, tag_spreads_through_gen_server_call/1,
          tag_not_spread_without_spreading/1, fuzz_user_probe_nifs/1,
-         dyntrace_install_and_uninstall/1, dyntrace_tracer_records/1, event_clock/1]).
+         dyntrace_install_and_uninstall/1, dyntrace_tracer_records/1, event_clock/1,
+         buffer_fits_largest_user_probe/1]).
 
 -define(EXPECT(Cond, What), (Cond) orelse erlang:error({failed, What})).
 
@@ -15,7 +16,8 @@ main([OutDir]) ->
     Tests = [no_listener_returns_false, probe_fields, probe_shapes, probe_bad_arguments,
              pn_labels, tag_api, tag_spreads_through_gen_server_call,
              tag_not_spread_without_spreading, fuzz_user_probe_nifs,
-             dyntrace_install_and_uninstall, dyntrace_tracer_records, event_clock],
+             dyntrace_install_and_uninstall, dyntrace_tracer_records, event_clock,
+             buffer_fits_largest_user_probe],
     Failed = lists:foldl(fun(T, Acc) -> Acc + run(T, OutDir) end, 0, Tests),
     halt(if Failed =:= 0 -> 0; true -> 1 end).
 
@@ -292,4 +294,26 @@ event_clock(Dir) ->
     ?EXPECT(lists:all(fun(T) -> T >= T0 - 1000000 andalso T =< T1 + 1000000 end, Times),
             {out_of_range, T0, T1, lists:min(Times), lists:max(Times)}),
     ?EXPECT(Times =:= lists:sort(Times), not_sorted),
+    ok.
+
+%% A packet must hold the largest event the session can record: 4 KiB
+%% packets are refused when user probes (up to 5 strings of 1024 bytes)
+%% are enabled, accepted without them; and with room, a probe with every
+%% string at its 1024-byte limit is recorded whole.
+buffer_fits_largest_user_probe(Dir) ->
+    Small = #{buffer_size => 8192, subbuffers => 2},
+    {error, {badopt, buffer_size}} =
+        beamtrace:start(Small#{dir => Dir ++ "-a", events => ["*:user_trace_n"]}),
+    false = filelib:is_file(filename:join(Dir ++ "-a", "metadata")),
+    {ok, S1} = beamtrace:start(Small#{dir => Dir ++ "-b", events => ["*:process_*"]}),
+    {ok, _} = beamtrace:stop(S1),
+    K = lists:duplicate(1024, $k),
+    {ok, S2} = beamtrace:start(#{dir => Dir, events => ["*:user_trace_n"],
+                                 buffer_size => 16384, subbuffers => 2}),
+    beamtrace:put_tag(K),
+    true = beamtrace:pn(7, 1, 2, 3, 4, K, K, K, K),
+    beamtrace:put_tag(undefined),
+    {ok, #{events := 1, discarded := 0}} = beamtrace:stop(S2),
+    [{user_trace_n, E}] = events(Dir),
+    ?EXPECT(maps:get(s4, E) =:= K andalso maps:get(tag, E) =:= K, too_short),
     ok.
