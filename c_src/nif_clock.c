@@ -43,6 +43,24 @@ static int kernel_uses_tsc(void)
     return strncmp(name, "tsc\n", 4) == 0;
 }
 
+#if defined(__x86_64__)
+/* One (TSC, CLOCK_MONOTONIC) pair: the TSC read on both sides of the clock
+ * read, keeping the tightest of a few tries, so a preemption between the
+ * two reads cannot skew the rate. */
+static void sample(uint64_t *tsc, uint64_t *ns)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 8; i++) {
+        uint64_t a = __rdtsc(), n = bmt_clock_ns(), b = __rdtsc();
+        if (b - a < best) {
+            best = b - a;
+            *tsc = a + (b - a) / 2;
+            *ns = n;
+        }
+    }
+}
+#endif
+
 void bmt_clock_calibrate(struct bmt_tsc_clock *c)
 {
 #if defined(__x86_64__)
@@ -50,11 +68,11 @@ void bmt_clock_calibrate(struct bmt_tsc_clock *c)
     if (atomic_load(&c->usable) || !__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) ||
         !(edx & (1u << 8)) /* invariant TSC */ || !kernel_uses_tsc())
         return;
-    uint64_t ns0 = bmt_clock_ns(), tsc0 = __rdtsc(), ns1, tsc1;
-    do {
-        ns1 = bmt_clock_ns();
-        tsc1 = __rdtsc();
-    } while (ns1 - ns0 < CALIBRATION_NS);
+    uint64_t ns0 = 0, tsc0 = 0, ns1 = 0, tsc1 = 0;
+    sample(&tsc0, &ns0);
+    do
+        sample(&tsc1, &ns1);
+    while (ns1 - ns0 < CALIBRATION_NS);
     if (tsc1 <= tsc0)
         return;
     /* ns per tick in 32.32 fixed point: 1 ms of ticks times this fits 64 bits. */

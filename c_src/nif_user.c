@@ -54,6 +54,34 @@ ERL_NIF_TERM bmt_nif_user_probe_wanted(ErlNifEnv *env, int argc, const ERL_NIF_T
     return user_wanting(p, tp, label) ? p->atom.true_ : p->atom.false_;
 }
 
+/* Bytes of iolist `t` if it is one of at most `budget` bytes, else -1.
+ * Walks without copying, and stops as soon as the budget is spent, so a
+ * huge iolist is refused without being flattened. */
+static long iolist_bytes(ErlNifEnv *env, ERL_NIF_TERM t, long budget, int depth)
+{
+    ErlNifBinary bin;
+    ERL_NIF_TERM head;
+    long total = 0;
+    int byte;
+    if (depth > 100)
+        return -1;
+    if (enif_inspect_binary(env, t, &bin))
+        return (long)bin.size <= budget ? (long)bin.size : -1;
+    while (enif_get_list_cell(env, t, &head, &t)) {
+        long n;
+        if (enif_get_int(env, head, &byte))
+            n = byte >= 0 && byte <= 255 ? 1 : -1;
+        else
+            n = iolist_bytes(env, head, budget - total, depth + 1);
+        if (n < 0 || (total += n) > budget)
+            return -1;
+    }
+    if (enif_is_empty_list(env, t))
+        return total;
+    long n = enif_is_binary(env, t) ? iolist_bytes(env, t, budget - total, depth + 1) : -1;
+    return n < 0 || total + n > budget ? -1 : total + n;
+}
+
 /* Copies a string slot into the scratch: an atom means absent (""). Returns
  * 0, or -1 for a slot that is neither an atom nor an iolist of at most
  * BMT_USER_MAX_BYTES bytes. */
@@ -66,7 +94,8 @@ static int put_string(struct decode *d, int i, ERL_NIF_TERM term)
         v->len = 0;
         return 0;
     }
-    if (!enif_inspect_iolist_as_binary(d->env, term, &bin) || bin.size > BMT_USER_MAX_BYTES)
+    if (iolist_bytes(d->env, term, BMT_USER_MAX_BYTES, 0) < 0 ||
+        !enif_inspect_iolist_as_binary(d->env, term, &bin) || bin.size > BMT_USER_MAX_BYTES)
         return -1;
     memcpy(d->cursor, bin.data, bin.size);
     d->cursor[bin.size] = '\0';
