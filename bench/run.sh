@@ -42,7 +42,7 @@ rm -rf "$OUT/traces"
 ERTS_INCLUDE=$($ERL -noshell -eval 'io:format("~ts/erts-~ts/include", [code:root_dir(), erlang:system_info(version)]), halt().')
 $CC -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
     -I"$ERTS_INCLUDE" -o "$OUT/bmt_null_tracer_nif.so" bench/null_tracer.c
-erlc -Werror -o "$OUT" bench/bmt_null_tracer.erl bench/bench_mod.erl bench/bmt_bench.erl
+erlc -Werror -Iinclude -o "$OUT" bench/bmt_null_tracer.erl bench/bench_mod.erl bench/bmt_bench.erl
 $CC -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ic_src -I"$ERTS_INCLUDE" -o "$OUT/lttng_floor" \
     bench/lttng_floor.c c_src/nif_lttng.c c_src/catalogue.c -ldl
 

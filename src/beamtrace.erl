@@ -27,10 +27,7 @@
 %% OTP's dyntrace module name, backed by beamtrace.
 -export([install_dyntrace/0, uninstall_dyntrace/0]).
 -export(['$shared_state'/0]).
--include("beamtrace_tracer.hrl").
--export(?BEAMTRACE_TRACER_CALLBACKS).
 
--nifs(?BEAMTRACE_TRACER_CALLBACKS).
 -nifs([start_nif/8, stop_nif/1, info_nif/1, sessions_nif/0, sinks_nif/0, '$shared_state'/0,
        user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10]).
 
@@ -61,6 +58,9 @@
                     %% which then drains only every 10 ms, so a tiny buffer
                     %% really overflows and drop accounting can be tested.
                     '$consumer_wakeups' => true}).
+
+%% The erl_tracer callbacks: exported, declared NIFs, and their stubs.
+-include("beamtrace_tracer.hrl").
 
 %%% API
 
@@ -524,21 +524,3 @@ user_trace_i4s4_nif(_Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) ->
 user_trace_n_nif(_Label, _Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) ->
     erlang:nif_error(nif_not_loaded).
 
-enabled(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_procs(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_procs(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_ports(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_ports(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_running_procs(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_running_procs(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_running_ports(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_running_ports(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_call(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_call(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_send(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_send(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_receive(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_receive(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_garbage_collection(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_garbage_collection(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).

@@ -13,12 +13,12 @@
          p/0, p/1, p/2, p/3, p/4, p/5, p/6, p/7, p/8,
          pn/1, pn/2, pn/3, pn/4, pn/5, pn/6, pn/7, pn/8, pn/9,
          put_tag/1, get_tag/0, get_tag_data/0, spread_tag/1, restore_tag/1]).
--include("beamtrace_tracer.hrl").
--export(?BEAMTRACE_TRACER_CALLBACKS).
 
--nifs(?BEAMTRACE_TRACER_CALLBACKS).
 
 -on_load(load_nif/0).
+
+%% The erl_tracer callbacks: exported, declared NIFs, and their stubs.
+-include("beamtrace_tracer.hrl").
 
 load_nif() ->
     Beamtrace = code:which(beamtrace),
@@ -54,21 +54,3 @@ get_tag_data() -> beamtrace:get_tag_data().
 spread_tag(On) -> beamtrace:spread_tag(On).
 restore_tag(State) -> beamtrace:restore_tag(State).
 
-enabled(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_procs(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_procs(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_ports(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_ports(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_running_procs(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_running_procs(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_running_ports(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_running_ports(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_call(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_call(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_send(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_send(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_receive(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_receive(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
-enabled_garbage_collection(_, _, _) -> erlang:nif_error(nif_not_loaded).
-trace_garbage_collection(_, _, _, _, _) -> erlang:nif_error(nif_not_loaded).
