@@ -29,22 +29,21 @@
 /* Atoms made once at load. Tag atoms are the erl_tracer trace tags.
  * X(name) makes atom `name` in field `name`; Y(field, "text") where the text
  * is a C keyword. */
-#define BMT_ATOMS(X, Y)                                                          \
-    X(ok) X(error) Y(true_, "true") Y(false_, "false") X(undefined) X(badopt)                       \
-    X(trace) X(discard) X(remove) X(trace_status) X(extra)                       \
-    X(spawn) X(spawned) X(link) X(unlink) X(getting_linked) X(getting_unlinked)  \
-    X(exit) Y(register_, "register") X(unregister) X(open) X(closed)             \
-    X(in) X(out) X(in_exiting) X(out_exiting) X(out_exited)                      \
-    X(call) X(return_from) X(return_to) X(exception_from)                        \
-    X(send) X(send_to_non_existing_process) X(receive)                           \
-    X(gc_minor_start) X(gc_minor_end) X(gc_major_start) X(gc_major_end)          \
-    X(wordsize) X(heap_block_size) X(old_heap_block_size)                        \
-    X(dir) X(events) X(mode) X(overwrite) X(buffer_size) X(subbuffers)           \
-    X(message_length) X(size_only) Y(default_, "default") X(not_running)         \
-    X(too_many_sessions) X(discarded) X(overwritten) X(written_bytes) X(state)   \
-    X(running) X(stopped) X(failed) X(stopping) X(reason)                        \
-    X(erlang) X(hibernate) X(port_control) X(command) X(close) X(connect)        \
-    X(recorder) X(lttng) X(usdt) X(unavailable) X(sessions) X(s1) X(i4s4) X(n)
+#define BMT_ATOMS(X, Y)                                                      \
+    X(ok) X(error) Y(true_, "true") Y(false_, "false") X(undefined) X(badopt) \
+    X(trace) X(discard) X(remove) X(trace_status) X(extra)                   \
+    X(spawn) X(link) X(unlink) X(getting_linked) X(getting_unlinked)         \
+    X(exit) Y(register_, "register") X(unregister) X(open) X(closed)         \
+    X(in) X(out) X(in_exiting) X(out_exiting) X(out_exited)                  \
+    X(call) X(return_from) X(return_to) X(exception_from)                    \
+    X(gc_minor_start) X(gc_minor_end) X(gc_major_start) X(gc_major_end)      \
+    X(wordsize) X(heap_block_size) X(old_heap_block_size)                    \
+    X(dir) X(events) X(mode) X(overwrite) X(buffer_size) X(subbuffers)       \
+    X(message_length) X(size_only) Y(default_, "default") X(not_running)     \
+    X(too_many_sessions) X(discarded) X(overwritten) X(written_bytes) X(state) \
+    X(running) X(failed) X(reason)                                           \
+    X(erlang) X(hibernate) X(port_control) X(command) X(close) X(connect)    \
+    X(recorder) X(lttng) X(usdt) X(unavailable) X(s1) X(i4s4) X(n)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;

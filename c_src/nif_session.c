@@ -163,7 +163,8 @@ static ERL_NIF_TERM errno_atom(ErlNifEnv *env, int err)
 
 static ERL_NIF_TERM error_tuple(ErlNifEnv *env, ERL_NIF_TERM reason)
 {
-    return enif_make_tuple2(env, enif_make_atom(env, "error"), reason);
+    const struct priv *p = enif_priv_data(env);
+    return enif_make_tuple2(env, p->atom.error, reason);
 }
 
 static ERL_NIF_TERM badopt(ErlNifEnv *env, struct priv *p, ERL_NIF_TERM key)
