@@ -17,7 +17,7 @@ mkdir -p "$out"
 make -s priv/beamtrace
 CORE="c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c c_src/ring.c c_src/trace_dir.c"
 # shellcheck disable=SC2086
-cc -std=gnu11 -O2 -Ic_src -o "$out/make_traces" test/analyses/make_traces.c $CORE
+cc -std=gnu11 -O2 -Ic_src -Itest/lib -o "$out/make_traces" test/analyses/make_traces.c test/lib/trace_gen.c $CORE
 trace="$out/analyses-$events"
 if [ ! -f "$trace.done" ]; then
     rm -rf "$trace"

@@ -14,6 +14,7 @@
 #include "event.h"
 #include "ring.h"
 #include "trace_dir.h"
+#include "trace_gen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +26,7 @@
 #define SUBBUFS 8
 
 struct gen {
-    struct bmt_trace_dir dir;
-    struct bmt_ring rings[STREAMS];
-    uint8_t *mem[STREAMS];
-    uint32_t *pe[STREAMS], *pb[STREAMS];
-    uint64_t last_ts[STREAMS];
-    unsigned streams;
-    uint64_t count;
+    struct bmt_test_gen t;
 };
 
 static void die(const char *what)
@@ -42,7 +37,6 @@ static void die(const char *what)
 
 static void gen_open(struct gen *g, const char *path, unsigned streams)
 {
-    memset(g, 0, sizeof *g);
     struct bmt_ctf_trace_info info;
     memset(&info, 0, sizeof info);
     for (int i = 0; i < BMT_CTF_UUID_BYTES; i++)
@@ -51,30 +45,9 @@ static void gen_open(struct gen *g, const char *path, unsigned streams)
     info.clock_offset_s = 1700000000;
     info.vpid = 4242;
     strcpy(info.procname, "beam.smp");
-    if (bmt_trace_dir_create(&g->dir, path, &info) < 0)
-        die("cannot create the trace directory");
-    g->streams = streams;
-    for (unsigned s = 0; s < streams; s++) {
-        g->mem[s] = malloc((size_t)SUBBUF * SUBBUFS);
-        g->pe[s] = calloc(SUBBUFS, sizeof(uint32_t));
-        g->pb[s] = calloc(SUBBUFS, sizeof(uint32_t));
-        if (!g->mem[s] || !g->pe[s] || !g->pb[s] ||
-            bmt_ring_init(&g->rings[s], g->mem[s], g->pe[s], g->pb[s], SUBBUF, SUBBUFS,
-                          BMT_RING_DISCARD, s, info.uuid) < 0)
-            die("ring init");
-    }
-}
-
-static void drain(struct gen *g, unsigned s)
-{
-    const uint8_t *pkt;
-    size_t bytes;
-    uint32_t events;
-    while ((pkt = bmt_ring_peek(&g->rings[s], &bytes, &events))) {
-        if (bmt_trace_dir_write_packet(&g->dir, s, pkt, bytes) < 0)
-            die("write failed");
-        bmt_ring_release(&g->rings[s]);
-    }
+    /* Drained every 64 events into 8 x 64 KiB packets: never full. */
+    if (bmt_test_gen_open(&g->t, path, &info, streams, SUBBUF, SUBBUFS, BMT_RING_DISCARD, 64) < 0)
+        die("cannot create the trace");
 }
 
 /* Emits tracepoint `tp` at `ts`: string fields take s[0], s[1], s[2] in
@@ -99,36 +72,13 @@ static void put(struct gen *g, unsigned stream, int tp, uint64_t ts, const char 
             ev.values[f].integer = ni < 3 ? ints[ni++] : 0;
         }
     }
-    size_t bytes = bmt_event_size(&ev);
-    uint8_t *p = bmt_ring_reserve(&g->rings[stream], bytes, ts);
-    if (!p) {
-        drain(g, stream);
-        p = bmt_ring_reserve(&g->rings[stream], bytes, ts);
-        if (!p)
-            die("ring full");
-    }
-    bmt_event_encode(&ev, p);
-    bmt_ring_commit(&g->rings[stream], bytes, ts);
-    g->last_ts[stream] = ts;
-    g->count++;
-    if ((g->count & 63) == 0)
-        drain(g, stream);
+    if (bmt_test_gen_emit(&g->t, stream, &ev) != 1)
+        die("an event was dropped or could not be written");
 }
 
 static void gen_close(struct gen *g)
 {
-    for (unsigned s = 0; s < g->streams; s++) {
-        bmt_ring_flush(&g->rings[s], g->last_ts[s] + 1);
-        drain(g, s);
-        bmt_ring_flush(&g->rings[s], g->last_ts[s] + 2);
-        drain(g, s);
-        if (g->rings[s].discarded_count)
-            die("events were dropped");
-        free(g->mem[s]);
-        free(g->pe[s]);
-        free(g->pb[s]);
-    }
-    if (bmt_trace_dir_close(&g->dir) < 0)
+    if (bmt_test_gen_close(&g->t) < 0)
         die("close failed");
 }
 

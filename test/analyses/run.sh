@@ -34,7 +34,7 @@ check "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_
     -o "$ASAN" $CLI_SRC -lm
 # shellcheck disable=SC2086
 check "trace generator builds" $CC -std=gnu11 -O2 -g $WARN -Ic_src -o "$out/make_traces" \
-    test/analyses/make_traces.c $CORE
+    -Itest/lib test/analyses/make_traces.c test/lib/trace_gen.c $CORE
 check "workload module compiles" erlc -o "$out/ebin" test/analyses/bmt_an_workload.erl
 [ -x "$BT" ] && [ -x "$ASAN" ] && [ -x "$out/make_traces" ] || { echo "# cannot continue"; exit 1; }
 
@@ -222,7 +222,7 @@ fi
 
 # ---- malformed traces and bad command lines ----
 # shellcheck disable=SC2086
-$CC -std=gnu11 -O1 $WARN -Ic_src -o "$out/make_corpus" test/cli/make_corpus.c $CORE &&
+$CC -std=gnu11 -O1 $WARN -Ic_src -Itest/lib -o "$out/make_corpus" test/cli/make_corpus.c test/lib/trace_gen.c $CORE &&
     "$out/make_corpus" "$out/corpus" >/dev/null
 check "malformed corpus generated" [ -d "$out/corpus/bad" ]
 bad_ok=1

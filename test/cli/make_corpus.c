@@ -15,6 +15,7 @@
 #include "event.h"
 #include "ring.h"
 #include "trace_dir.h"
+#include "trace_gen.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -24,20 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_STREAMS 8
-
 struct gen {
-    struct bmt_trace_dir dir;
+    struct bmt_test_gen t;
     struct bmt_ctf_trace_info info;
-    char path[4096];
-    unsigned stream_count;
-    struct bmt_ring rings[MAX_STREAMS];
-    uint8_t *mem[MAX_STREAMS];
-    uint32_t *packet_events[MAX_STREAMS];
-    uint32_t *packet_bytes[MAX_STREAMS];
-    unsigned drain_every;          /* events between drains; 1 = never drops */
-    uint64_t since_drain[MAX_STREAMS];
-    uint64_t last_ts_ns[MAX_STREAMS];
 };
 
 static uint64_t rng_state = 88172645463325252ull;
@@ -78,51 +68,17 @@ static void fixed_info(struct bmt_ctf_trace_info *info, uint8_t uuid_seed)
 static void gen_open(struct gen *g, const char *path, unsigned streams, size_t subbuf_bytes,
                      uint32_t subbuf_count, enum bmt_ring_mode mode, unsigned drain_every)
 {
-    memset(g, 0, sizeof *g);
-    snprintf(g->path, sizeof g->path, "%s", path);
     fixed_info(&g->info, 1);
-    int rc = bmt_trace_dir_create(&g->dir, path, &g->info);
+    int rc = bmt_test_gen_open(&g->t, path, &g->info, streams, subbuf_bytes, subbuf_count, mode,
+                               drain_every);
     if (rc < 0)
         die("%s: cannot create trace: %s", path, strerror(-rc));
-    g->stream_count = streams;
-    g->drain_every = drain_every;
-    for (unsigned s = 0; s < streams; s++) {
-        g->mem[s] = malloc(subbuf_bytes * subbuf_count);
-        g->packet_events[s] = calloc(subbuf_count, sizeof(uint32_t));
-        g->packet_bytes[s] = calloc(subbuf_count, sizeof(uint32_t));
-        if (!g->mem[s] || !g->packet_events[s] || !g->packet_bytes[s])
-            die("out of memory");
-        if (bmt_ring_init(&g->rings[s], g->mem[s], g->packet_events[s], g->packet_bytes[s],
-                          subbuf_bytes, subbuf_count, mode, s, g->info.uuid) < 0)
-            die("ring init");
-    }
-}
-
-static void drain(struct gen *g, unsigned s)
-{
-    const uint8_t *pkt;
-    size_t bytes;
-    uint32_t events;
-    while ((pkt = bmt_ring_peek(&g->rings[s], &bytes, &events))) {
-        if (bmt_trace_dir_write_packet(&g->dir, s, pkt, bytes) < 0)
-            die("%s: write failed", g->path);
-        bmt_ring_release(&g->rings[s]);
-    }
 }
 
 static void emit(struct gen *g, unsigned s, const struct bmt_event *ev)
 {
-    size_t bytes = bmt_event_size(ev);
-    uint8_t *p = bmt_ring_reserve(&g->rings[s], bytes, ev->ts_ns);
-    if (p) {
-        bmt_event_encode(ev, p);
-        bmt_ring_commit(&g->rings[s], bytes, ev->ts_ns);
-    }
-    g->last_ts_ns[s] = ev->ts_ns;
-    if (++g->since_drain[s] >= g->drain_every) {
-        g->since_drain[s] = 0;
-        drain(g, s);
-    }
+    if (bmt_test_gen_emit(&g->t, s, ev) < 0)
+        die("%s: write failed", g->t.path);
 }
 
 static void write_text(const char *path, const char *text)
@@ -132,30 +88,22 @@ static void write_text(const char *path, const char *text)
         die("%s: cannot write", path);
 }
 
-/* Flushes every ring (twice: the second flush publishes the drop count when
- * the ring was full at the first) and writes DIR.expect. */
+/* Closes the trace and writes DIR.expect: events kept and discarded. */
 static void gen_close(struct gen *g)
 {
     uint64_t written = 0, discarded = 0;
-    for (unsigned s = 0; s < g->stream_count; s++) {
-        uint64_t end = g->last_ts_ns[s] + 1;
-        bmt_ring_flush(&g->rings[s], end);
-        drain(g, s);
-        bmt_ring_flush(&g->rings[s], end + 1);
-        drain(g, s);
-        if (g->rings[s].reported_discarded != g->rings[s].discarded_count)
-            die("%s: stream %u: drop count not published", g->path, s);
+    if (bmt_test_gen_close(&g->t) < 0)
+        die("%s: close failed", g->t.path);
+    for (unsigned s = 0; s < g->t.stream_count; s++) {
+        const struct bmt_ring *r = &g->t.rings[s];
+        if (r->reported_discarded != r->discarded_count)
+            die("%s: stream %u: drop count not published", g->t.path, s);
         /* Overwritten events were written, then lost with their packet. */
-        written += g->rings[s].written_count - g->rings[s].overwritten_count;
-        discarded += g->rings[s].discarded_count;
-        free(g->mem[s]);
-        free(g->packet_events[s]);
-        free(g->packet_bytes[s]);
+        written += r->written_count - r->overwritten_count;
+        discarded += r->discarded_count;
     }
-    if (bmt_trace_dir_close(&g->dir) < 0)
-        die("%s: close failed", g->path);
     char file[4200], text[128];
-    snprintf(file, sizeof file, "%s.expect", g->path);
+    snprintf(file, sizeof file, "%s.expect", g->t.path);
     snprintf(text, sizeof text, "events %llu\ndiscarded %llu\n", (unsigned long long)written,
              (unsigned long long)discarded);
     write_text(file, text);

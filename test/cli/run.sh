@@ -33,7 +33,7 @@ check "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_
     -o "$ASAN" $CLI_SRC -lm
 # shellcheck disable=SC2086
 check "corpus generator builds" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src \
-    -o "$out/make_corpus" test/cli/make_corpus.c $CORE
+    -Itest/lib -o "$out/make_corpus" test/cli/make_corpus.c test/lib/trace_gen.c $CORE
 rm -rf "$out/corpus"
 check "corpus generated" "$out/make_corpus" "$out/corpus"
 [ -x "$BT" ] && [ -x "$ASAN" ] && [ -d "$out/corpus/good" ] || { echo "# cannot continue"; exit 1; }
