@@ -15,6 +15,7 @@
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "lttng/org_erlang_dyntrace.h"
+#include "lttng/org_erlang_beamtrace.h"
 
 #include "nif_sinks.h"
 
@@ -63,6 +64,8 @@ static int enabled(unsigned id)
         return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_i4s4) != 0;
     case BMT_TP_user_trace_n:
         return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_n) != 0;
+    case BMT_TP_process_info:
+        return lttng_ust_tracepoint_enabled(org_erlang_beamtrace, process_info) != 0;
     }
     return 0;
 }
@@ -172,6 +175,10 @@ static void emit(const struct bmt_event *ev)
     case BMT_TP_user_trace_n:
         if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_n))
             lttng_ust_do_tracepoint(org_erlang_dyntrace, user_trace_n, v);
+        break;
+    case BMT_TP_process_info:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, process_info))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, process_info, v[0].str, v[1].str, v[2].str, v[3].str);
         break;
     }
 }
