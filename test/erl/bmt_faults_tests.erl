@@ -46,7 +46,7 @@ bad_options_test() ->
     {error, {badopt, _}} = beamtrace:start(not_a_map),
     {error, {badopt, _}} = beamtrace:start([not_a_pair]),
     %% a proplist is fine
-    {ok, S} = beamtrace:start([{dir, D()}, {mode, overwrite}]),
+    {ok, S} = beamtrace:start([{dir, D()}, {mode, overwrite}, {events, ["org_erlang_dyntrace:*"]}]),
     {_, []} = stop_check(S),
     [] = beamtrace:sessions().
 
@@ -196,16 +196,21 @@ unwritable_dir_test() ->
     {_, _} = stop_check(S),
     ok.
 
-%% A full disk: writes fail, the session fails, the VM keeps running and
-%% stop reports enospc.
+%% A full disk: the write that does not fit is cut back to the last whole
+%% packet, the session stops recording with reason enospc, the VM keeps
+%% running, and the trace stays readable by babeltrace2 with exact counts:
+%% events + discarded = every send the workload made.
 disk_full_test() ->
+    with_tmpfs("64k", fun disk_full/1).
+
+with_tmpfs(Size, Fun) ->
     Mnt = bmt_test_lib:tmpdir("tmpfs"),
     ok = filelib:ensure_dir(filename:join(Mnt, "x")),
     case os:cmd("id -u") of
         "0\n" ->
-            case bmt_test_lib:cmd("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", Mnt]) of
+            case bmt_test_lib:cmd("mount", ["-t", "tmpfs", "-o", "size=" ++ Size, "tmpfs", Mnt]) of
                 {0, _, _} ->
-                    try disk_full(Mnt)
+                    try Fun(Mnt)
                     after bmt_test_lib:cmd("umount", [Mnt])
                     end;
                 {_, _, Err} ->
@@ -216,34 +221,50 @@ disk_full_test() ->
     end.
 
 disk_full(Mnt) ->
-    S = start(#{dir => filename:join(Mnt, "trace"), message_length => 16384}),
+    %% Small packets, so that some fit before the disk is full.
+    S = start(#{dir => filename:join(Mnt, "trace"), message_length => 2100,
+                buffer_size => 64 * 1024, subbuffers => 8}),
     Ctl = self(),
     Big = lists:duplicate(2000, $x),
-    P = spawn(fun() -> receive go -> ok end, flood(Big, S, 0), Ctl ! {self(), done} end),
+    P = spawn(fun() ->
+                  receive go -> ok end,
+                  N = flood(Big, S, 0),
+                  erlang:trace(self(), false, [send]),
+                  Ctl ! {self(), done, N}
+              end),
     1 = erlang:trace(P, true, [send, {tracer, beamtrace, S}]),
     P ! go,
-    Sent = receive {P, done, N} -> N; {P, done} -> unknown end,
-    #{state := failed, reason := enospc} = beamtrace:info(S),
-    %% the VM keeps running: more tracing into the failed session is
-    %% harmless
+    Sent = receive {P, done, N} -> N end,
+    #{state := stopped, reason := enospc} = beamtrace:info(S),
     true = is_process_alive(whereis(init)),
-    {error, {enospc, #{events := E, discarded := D}}} = beamtrace:stop(S),
-    io:format("# disk full: ~p sent, ~w events written, ~w lost~n", [Sent, E, D]),
+    {error, {enospc, #{events := E, discarded := D, dir := Dir} = Stats}} = beamtrace:stop(S),
+    io:format("# disk full: ~p sends, ~w events in the trace, ~w discarded~n", [Sent, E, D]),
+    assert_eq(events_plus_discarded_vs_sends, Sent, E + D),
     true = D > 0,
+    %% babeltrace2 reads every event the stats count, and reports the rest
+    %% as discarded (checked on a copy: the tmpfs goes at the end).
+    Copy = bmt_test_lib:tmpdir("disk-full-copy"),
+    {0, _, _} = bmt_test_lib:cmd("cp", ["-a", binary_to_list(Dir), Copy]),
+    _ = bmt_test_lib:check_trace(Stats#{dir := list_to_binary(Copy)}),
+    {_, _, Err} = bmt_test_lib:babeltrace(Copy),
+    assert_eq(babeltrace_discarded, D, bmt_test_lib:discard_warnings_total(Err)),
     [] = beamtrace:sessions(),
     ok.
 
-%% Sends big messages to itself until the session reports failure (the
-%% consumer's write failed), at most 100000 of them.
-flood(_, _, 100000) -> ok;
-flood(Big, S, I) ->
+%% Sends big messages to itself (each one traced send) until the session
+%% has stopped by itself, then 100 more; returns how many it sent.
+flood(Big, S, I) when I < 100000 ->
     self() ! {Big, I},
     receive {Big, I} -> ok end,
     case I rem 200 of
         0 ->
             case beamtrace:info(S) of
-                #{state := failed} -> [self() ! {Big, J} || J <- lists:seq(1, 100)], ok;
-                _ -> timer:sleep(1), flood(Big, S, I + 1)
+                #{state := stopped} ->
+                    [begin self() ! {Big, J}, receive {Big, J} -> ok end end
+                     || J <- lists:seq(1, 100)],
+                    I + 1 + 100;
+                _ -> receive after 1 -> flood(Big, S, I + 1) end
             end;
         _ -> flood(Big, S, I + 1)
-    end.
+    end;
+flood(_, _, I) -> I.
