@@ -10,6 +10,7 @@
 #include "nif_priv.h"
 #include "nif_shared.h"
 #include "nif_sinks.h"
+#include "usdt_sdt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,19 +174,27 @@ static ERL_NIF_TERM bmt_nif_shared_state(ErlNifEnv *env, int argc, const ERL_NIF
 }
 
 /* sinks() -> #{recorder => true, lttng => true | {unavailable, Why},
- * usdt => true}: which sinks this node has. */
+ * usdt => true | {unavailable, Why}}: which sinks this node has. */
 static ERL_NIF_TERM bmt_nif_sinks(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc, (void)argv;
     struct priv *p = enif_priv_data(env);
-    ERL_NIF_TERM why;
+    static const char usdt_why[] = "compiled out: sys/sdt.h was absent when this library was "
+                                   "built (install systemtap-sdt-dev and rebuild)";
+    ERL_NIF_TERM why, usdt;
     size_t len = strlen(p->lttng_why);
     memcpy(enif_make_new_binary(env, len, &why), p->lttng_why, len);
+    if (BMT_USDT_COMPILED_IN) {
+        usdt = p->atom.true_;
+    } else {
+        memcpy(enif_make_new_binary(env, sizeof usdt_why - 1, &usdt), usdt_why, sizeof usdt_why - 1);
+        usdt = enif_make_tuple2(env, p->atom.unavailable, usdt);
+    }
     ERL_NIF_TERM keys[] = {p->atom.recorder, p->atom.lttng, p->atom.usdt};
     ERL_NIF_TERM values[] = {p->atom.true_,
                              p->lttng ? p->atom.true_
                                       : enif_make_tuple2(env, p->atom.unavailable, why),
-                             p->atom.true_};
+                             usdt};
     ERL_NIF_TERM map;
     enif_make_map_from_arrays(env, keys, values, 3, &map);
     return map;

@@ -17,7 +17,7 @@
 #include "nif_tracer.h"
 
 #include <string.h>
-#include <sys/sdt.h>
+#include "usdt_sdt.h"
 
 /* Numbers 0..1023 for the numbered user probes: X(0) ... X(1023). */
 #define D10(X, p) X(p##0) X(p##1) X(p##2) X(p##3) X(p##4) X(p##5) X(p##6) X(p##7) X(p##8) X(p##9)

@@ -139,8 +139,10 @@ sessions() ->
     sessions_nif().
 
 %% @doc Which sinks this node has: the recorder always; LTTng-UST when
-%% liblttng-ust and beamtrace's provider library load; USDT always.
--spec sinks() -> #{recorder := true, lttng := true | {unavailable, binary()}, usdt := true}.
+%% liblttng-ust and beamtrace's provider library load; USDT unless it was
+%% compiled out (no sys/sdt.h at build time).
+-spec sinks() -> #{recorder := true, lttng := true | {unavailable, binary()},
+                   usdt := true | {unavailable, binary()}}.
 sinks() ->
     sinks_nif().
 
