@@ -38,7 +38,7 @@ bad_options_test() ->
              {#{message_length => 16385}, message_length},
              {#{message_length => foo}, message_length},
              {#{message_length => 1.5}, message_length},
-             {#{default => maybe}, default}],
+             {#{default => 'maybe'}, default}],
     Results = [{Opts, beamtrace:start(maps:merge(#{dir => D()}, Opts)), Key} || {Opts, Key} <- Cases]
         ++ [{#{dir => X}, beamtrace:start(#{dir => X}), dir} || X <- [123, {a, b}, self(), [{x}]]],
     Bad = [{Opts, R, Key} || {Opts, R, Key} <- Results, not badopt(R, Key)],

@@ -144,7 +144,7 @@ tag_api(_Dir) ->
     {1, _} = beamtrace:spread_tag(true),
     true = beamtrace:restore_tag({0, []}),
     undefined = beamtrace:get_tag_data(),
-    {'EXIT', {badarg, _}} = (catch beamtrace:spread_tag(maybe)),
+    {'EXIT', {badarg, _}} = (catch beamtrace:spread_tag('maybe')),
     {'EXIT', {badarg, _}} = (catch beamtrace:restore_tag(true)),
     ok.
 

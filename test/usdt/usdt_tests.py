@@ -422,7 +422,10 @@ def t_detach(probes):
         res = json.loads(open(done).read())
         spawn_lines = len(re.findall(r"^pid \S+ mfa bmt_usdt_node:child/1$", out1, re.M))
         check("spawn-exit.bt run as plain 'bpftrace -p PID script LIB' prints spawns mid-workload",
-              spawn_lines > 0 and all(re.match(r"^pid \S+ (mfa|reason) ", l) for l in lines(out1)[1:]),
+              # "Lost N events": bpftrace >= 0.23 reports its own full perf
+              # buffer in the output at this spawn rate.
+              spawn_lines > 0 and all(re.match(r"^(pid \S+ (mfa|reason) |Lost \d+ events$)", l)
+                                      for l in lines(out1)[1:]),
               out1[-1500:])
         vals = semaphores(node.pid, ["process__spawn", "process__exit"], probes)
         print("# semaphores after SIGKILL of bpftrace: %s" % vals)
