@@ -1,6 +1,8 @@
 %% Bad input and faults: bad options, garbage to the NIF callbacks, bad
 %% handles, unwritable directories, a full disk.
 -module(bmt_faults_tests).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([bad_options_test/0, callbacks_garbage_test/0, callbacks_fuzz_test/0,
          bad_handles_test/0, unwritable_dir_test/0, disk_full_test/0]).

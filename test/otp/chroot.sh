@@ -48,6 +48,15 @@ if [ -z "${BMT_CHROOT_NS:-}" ]; then
     exec env BMT_CHROOT_NS=1 unshare --mount --propagation private bash "$0" "$suite" "$action" "$@"
 fi
 
+# One run per chroot at a time: the exit trap kills every process whose
+# root is this chroot, which must all be this run's. A second run waits.
+mkdir -p "$(dirname "$top")"
+exec 9>"$top.lock"
+if ! flock -n 9; then
+    echo "# $suite chroot busy (another test/otp/chroot.sh run): waiting" >&2
+    flock 9
+fi
+
 mounted=()
 mnt() { # mount ARGS... TARGET: remembers TARGET for the exit trap
     mount "$@"
@@ -100,7 +109,7 @@ in_chroot() { # DIR CMD...
     local dir=$1
     shift
     chroot "$dir" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb PATH="$chroot_path" \
-        ${BMT_CHROOT_ENV:-} "$@"
+        ${BMT_CHROOT_ENV:-} "$@" 9>&-
 }
 
 ready() { # DIR PACKAGES: the layer at DIR is complete and has PACKAGES

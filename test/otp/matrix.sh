@@ -78,7 +78,9 @@ for suite in $suites; do
     copy_tree "$out/$suite/full"
     BMT_SRC=$out/$suite/full tap "$label" "$out/$suite/groups.log" \
         bash test/otp/chroot.sh "$suite" run full bash -c \
-        "cd /beamtrace && TEST_GROUPS='$groups' bash test/run_all.sh"
+        "cd /beamtrace && mkdir -p test/out && if make >test/out/make.log 2>&1; then
+             TEST_GROUPS='$groups' bash test/run_all.sh
+         else cat test/out/make.log; echo 'not ok - make (the build make test runs first)'; exit 1; fi"
     t3=$(date +%s)
     closing=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$suite/groups.log" | tail -1)
     summary+=("$suite (OTP $otp): chroot $((t1 - t0)) s, minimal build $((t2 - t1)) s, groups [$groups] $((t3 - t2)) s: ${closing:-no closing line}")
