@@ -47,8 +47,9 @@ CLI := priv/beamtrace
 # would hide OTP's and break releases holding runtime_tools.
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all priv test test-otp demo bench clean docs check-docs usdt-skipped
-all: priv $(BEAMS) ebin/beamtrace.app
+.PHONY: all priv beams test test-otp demo bench clean docs check-docs usdt-skipped
+all: priv beams
+beams: $(BEAMS) ebin/beamtrace.app
 # What rebar3 (rebar.config's pre_hook) builds: everything but the beams.
 priv: $(NIF) $(CLI) $(COMPAT) lttng
 ifeq ($(USDT),0)
