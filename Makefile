@@ -9,9 +9,17 @@ CC ?= cc
 ERTS_INCLUDE := $(shell $(ERL) -noshell -eval 'io:format("~ts/erts-~ts/include", [code:root_dir(), erlang:system_info(version)]), halt().' 2>/dev/null)
 ERL_INTERFACE := $(shell $(ERL) -noshell -eval 'io:format("~ts", [code:lib_dir(erl_interface)]), halt().' 2>/dev/null)
 
+# The one version source: the vsn of src/beamtrace.app.src (rebar3, mix and
+# Hex read it there; `beamtrace --version` gets it from here).
+VERSION := $(shell sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' src/beamtrace.app.src)
+
+# USDT probes need sys/sdt.h (systemtap-sdt-dev). Without it they are
+# compiled out (c_src/usdt_sdt.h); `make USDT=0` compiles them out anyway.
+USDT ?= $(shell printf '\043include <sys/sdt.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 OPT ?= -O2 -g
-CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -Ic_src
+CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -Ic_src -DBMT_USDT=$(USDT)
 NIF_CFLAGS := $(CFLAGS_BASE) -fvisibility=hidden -I$(ERTS_INCLUDE)
 # -z nodelete: a consumer thread may still be inside this library's code
 # when the VM closes an old copy of it after a code upgrade from another
@@ -28,33 +36,55 @@ CORE_SRC := c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadat
 RECORDER_SRC := c_src/fence.c c_src/recorder.c
 NIF_SRC := $(CORE_SRC) $(RECORDER_SRC) $(sort $(wildcard c_src/nif_*.c))
 CLI_SRC := $(CORE_SRC) c_src/usdt_catalogue.c $(sort $(wildcard c_src/cli/*.c))
-ERL_SRC := $(wildcard src/*.erl)
+ERL_SRC := $(sort $(wildcard src/*.erl))
 BEAMS := $(patsubst src/%.erl,ebin/%.beam,$(ERL_SRC))
+MODULES := $(patsubst src/%.erl,%,$(ERL_SRC))
+comma := ,
+space := $(subst ,, )
 
 NIF := priv/beamtrace_nif.so
 CLI := priv/beamtrace
 # OTP's dyntrace module name, backed by beamtrace (beamtrace:install_dyntrace/0).
+# Its source is in c_src/compat/, not src/: rebar3 and mix compile every
+# .erl under src/ into the application's ebin/, where a second dyntrace
+# would hide OTP's and break releases holding runtime_tools.
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all test demo bench clean docs check-docs
-all: $(NIF) $(CLI) $(BEAMS) ebin/beamtrace.app $(COMPAT)
+.PHONY: all priv beams test test-otp demo bench clean docs check-docs usdt-skipped
+all: priv beams
+beams: $(BEAMS) ebin/beamtrace.app
+# What rebar3 (rebar.config's pre_hook) builds: everything but the beams.
+priv: $(NIF) $(CLI) $(COMPAT) lttng
+ifeq ($(USDT),0)
+priv: usdt-skipped
+usdt-skipped:
+	@echo "  SKIP    USDT probes: no sys/sdt.h (install systemtap-sdt-dev) or USDT=0; they are compiled out"
+endif
 
-$(NIF): $(NIF_SRC) $(wildcard c_src/*.h c_src/*.def) _build/generated.checked
+# Rebuilds the C targets when the compiler, the flags or the version change
+# (CC=clang, USDT=0, OPT=...), not only when a source does.
+BUILD_CONFIG := _build/build-config
+$(BUILD_CONFIG): FORCE
+	@mkdir -p _build
+	@echo '$(CC) $(CFLAGS_BASE) $(VERSION)' | cmp -s - $@ || echo '$(CC) $(CFLAGS_BASE) $(VERSION)' >$@
+.PHONY: FORCE
+
+$(NIF): $(NIF_SRC) $(wildcard c_src/*.h c_src/*.def) $(BUILD_CONFIG) _build/generated.checked
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $(NIF_SRC) $(LDLIBS_NIF)
 
-$(CLI): $(CLI_SRC) $(wildcard c_src/*.h c_src/*.def c_src/cli/*.h)
+$(CLI): $(CLI_SRC) $(wildcard c_src/*.h c_src/*.def c_src/cli/*.h) $(BUILD_CONFIG)
 	@mkdir -p priv
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS_BASE) -Ic_src/cli -o $@ $(CLI_SRC) -lm
+	$(Q)$(CC) $(CFLAGS_BASE) -DBMT_VERSION='"$(VERSION)"' -Ic_src/cli -o $@ $(CLI_SRC) -lm
 
-priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*.h)
+priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*.h) $(BUILD_CONFIG)
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $< -ldl
 
-priv/compat/dyntrace.beam: src/compat/dyntrace.erl $(wildcard include/*.hrl)
+priv/compat/dyntrace.beam: c_src/compat/dyntrace.erl $(wildcard include/*.hrl)
 	@mkdir -p priv/compat
 	@echo "  ERLC    $@"
 	$(Q)$(ERLC) -Werror +debug_info -Iinclude -o priv/compat $<
@@ -64,12 +94,18 @@ ebin/%.beam: src/%.erl $(wildcard include/*.hrl)
 	@echo "  ERLC    $@"
 	$(Q)$(ERLC) -Werror +debug_info -Iinclude -o ebin $<
 
-ebin/beamtrace.app: src/beamtrace.app.src
+# The modules list from the sources, as rebar3 writes it.
+ebin/beamtrace.app: src/beamtrace.app.src $(ERL_SRC)
 	@mkdir -p ebin
-	$(Q)cp $< $@
+	$(Q)sed 's/{modules, *\[[^]]*\]}/{modules, [$(subst $(space),$(comma),$(MODULES))]}/' $< >$@
 
 test: all
 	$(Q)bash test/run_all.sh
+
+# The OTP version matrix: the VM-facing groups on Debian trixie (OTP 27) and
+# sid (OTP 29) in chroots under _build/chroots/ (made on first use, root).
+test-otp:
+	$(Q)bash test/otp/matrix.sh
 
 demo: all
 	$(Q)bash examples/process_tracing.sh
@@ -78,7 +114,7 @@ bench: all
 	$(Q)bash bench/run.sh
 
 clean:
-	rm -rf priv/*.so $(CLI) ebin test/out bench/out
+	rm -rf priv/*.so $(CLI) priv/compat ebin test/out bench/out
 
 # The README's tracepoint table comes from the catalogue, through the CLI.
 docs: $(CLI)
@@ -171,8 +207,8 @@ generate: $(GEN_LTTNG) $(GEN_CATALOGUE)
 # The old name.
 generate-lttng: generate
 
-$(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) c_src/sinks.h c_src/event.h c_src/catalogue.h \
-             c_src/catalogue.def _build/generated.checked
+$(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) $(BUILD_CONFIG) c_src/sinks.h c_src/event.h \
+             c_src/catalogue.h c_src/catalogue.def _build/generated.checked
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(LTTNG_CFLAGS) -shared -o $@ $(LTTNG_GEN_DIR)/beamtrace_lttng.c $(LTTNG_LDLIBS)

@@ -32,6 +32,8 @@
 %%
 %% Timings are printed, never asserted (STYLE.md).
 -module(bmt_bench).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 -export([main/1]).
 
 -define(WORKLOADS, [call, send, spawn]).

@@ -142,17 +142,22 @@ static ERL_NIF_TERM bmt_nif_sinks(ErlNifEnv *env, int argc, const ERL_NIF_TERM a
 {
     (void)argc, (void)argv;
     struct priv *p = enif_priv_data(env);
-    ERL_NIF_TERM why, no_sdt;
+    static const char usdt_why[] = "compiled out: sys/sdt.h was absent when this library was "
+                                   "built (install systemtap-sdt-dev and rebuild)";
+    ERL_NIF_TERM why, usdt;
     size_t len = strlen(p->lttng_why);
     memcpy(enif_make_new_binary(env, len, &why), p->lttng_why, len);
-    static const char sdt_why[] = "built without sys/sdt.h (install systemtap-sdt-dev and rebuild)";
-    memcpy(enif_make_new_binary(env, sizeof sdt_why - 1, &no_sdt), sdt_why, sizeof sdt_why - 1);
+    if (bmt_usdt_built()) {
+        usdt = p->atom.true_;
+    } else {
+        memcpy(enif_make_new_binary(env, sizeof usdt_why - 1, &usdt), usdt_why, sizeof usdt_why - 1);
+        usdt = enif_make_tuple2(env, p->atom.unavailable, usdt);
+    }
     ERL_NIF_TERM keys[] = {p->atom.recorder, p->atom.lttng, p->atom.usdt};
     ERL_NIF_TERM values[] = {p->atom.true_,
                              p->lttng ? p->atom.true_
                                       : enif_make_tuple2(env, p->atom.unavailable, why),
-                             bmt_usdt_built() ? p->atom.true_
-                                              : enif_make_tuple2(env, p->atom.unavailable, no_sdt)};
+                             usdt};
     ERL_NIF_TERM map;
     enif_make_map_from_arrays(env, keys, values, 3, &map);
     return map;

@@ -287,7 +287,9 @@ static inline int is_immediate(ERL_NIF_TERM t)
  * rest of the VM's life. The state is a property of the running VM binary,
  * shared by every thread, hence one process-wide atomic. */
 #define LAYOUT_CHECKS 256
-static _Atomic int pid_layout_state; /* checks passed so far, or -1: disabled */
+/* Checks passed so far, or -1: disabled. A plain int accessed only through
+ * the __atomic builtins: clang rejects those on an _Atomic object. */
+static int pid_layout_state;
 
 static int u32_text(uint32_t v, char *out)
 {

@@ -20,9 +20,9 @@
  */
 #define _SDT_HAS_SEMAPHORES 1
 #include "sinks.h"
+#include "usdt_sdt.h" /* sys/sdt.h, or stubs when it is absent */
 
 #include <string.h>
-#include <sys/sdt.h>
 
 /* Numbers 0..1023 for the numbered user probes: X(0) ... X(1023). */
 #define D10(X, p) X(p##0) X(p##1) X(p##2) X(p##3) X(p##4) X(p##5) X(p##6) X(p##7) X(p##8) X(p##9)
@@ -50,7 +50,7 @@ LABELS(USER_N_SEMAPHORE)
 
 int bmt_usdt_built(void)
 {
-    return 1;
+    return BMT_USDT_COMPILED_IN;
 }
 
 int bmt_usdt_wants(int tp)

@@ -27,6 +27,8 @@
          put_tag/1, get_tag/0, get_tag_data/0, spread_tag/1, restore_tag/1]).
 %% OTP's dyntrace module name, backed by beamtrace.
 -export([install_dyntrace/0, uninstall_dyntrace/0]).
+%% Trace flags and patterns in a trace session of beamtrace's own.
+-export([trace_session/1]).
 -export(['$shared_state'/0]).
 
 -nifs([start_nif/2, stop_nif/1, info_nif/1, sessions_nif/0, snapshot_nif/2, sinks_nif/0,
@@ -216,10 +218,24 @@ sessions() ->
     sessions_nif().
 
 %% @doc Which sinks this node has: the recorder always; LTTng-UST when
-%% liblttng-ust and beamtrace's provider library load; USDT always.
--spec sinks() -> #{recorder := true, lttng := true | {unavailable, binary()}, usdt := true}.
+%% liblttng-ust and beamtrace's provider library load; USDT unless it was
+%% compiled out (no sys/sdt.h at build time).
+-spec sinks() -> #{recorder := true, lttng := true | {unavailable, binary()},
+                   usdt := true | {unavailable, binary()}}.
 sinks() ->
     sinks_nif().
+
+%% @doc Opens a handle through which trace flags and patterns are set with
+%% beamtrace as the tracer, and all taken down again by
+%% beamtrace_tracing:close/1 or when the caller exits: a trace session of
+%% its own on OTP 27+ (untouched by tools clearing the legacy session), the
+%% legacy session otherwise. See beamtrace_tracing for the calls and the
+%% contract. Opts: `tracer_state' (`[]' or a session from start/1),
+%% `name', `backend', `owner'.
+-spec trace_session(beamtrace_tracing:options()) ->
+          {ok, beamtrace_tracing:handle()} | {error, term()}.
+trace_session(Opts) ->
+    beamtrace_tracing:open(Opts).
 
 %%% User probes (OTP's dyntrace:p/pn). Integers come first, then strings
 %%% (iodata of at most 1024 bytes), at most 4 of each. A probe returns true

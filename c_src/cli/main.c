@@ -9,6 +9,13 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* The vsn of src/beamtrace.app.src, passed by the Makefile (the one
+ * version source); a build outside the Makefile (the sanitizer builds of
+ * the tests) says so instead. */
+#ifndef BMT_VERSION
+#define BMT_VERSION "(version unknown: built outside the Makefile)"
+#endif
+
 static const struct bmt_cli_command commands[] = {
     {"view", "print every event as babeltrace2 does",
      "usage: beamtrace view DIR [options]\n"
@@ -196,7 +203,8 @@ static void print_help(FILE *f)
           "commands:\n", f);
     for (size_t i = 0; i < COMMAND_COUNT; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fputs("\nRun 'beamtrace <command> --help' for a command's options.\n", f);
+    fputs("\nRun 'beamtrace <command> --help' for a command's options;\n"
+          "'beamtrace --version' prints the version.\n", f);
 }
 
 int main(int argc, char **argv)
@@ -208,6 +216,10 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         print_help(stdout);
+        return BMT_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0) {
+        puts("beamtrace " BMT_VERSION);
         return BMT_EXIT_OK;
     }
     for (size_t i = 0; i < COMMAND_COUNT; i++)

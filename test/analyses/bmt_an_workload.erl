@@ -3,6 +3,8 @@
 %% Dir ++ ".expect" as "key value" lines, so the test compares the CLI's
 %% answers with the VM's own measurements, not with machine speed.
 -module(bmt_an_workload).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 -export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0]).
 
 main([Kind, Dir]) ->

@@ -1,6 +1,8 @@
 %% Bad input and faults: bad options, garbage to the NIF callbacks, bad
 %% handles, unwritable directories, a full disk.
 -module(bmt_faults_tests).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([bad_options_test/0, callbacks_garbage_test/0, callbacks_fuzz_test/0,
          bad_handles_test/0, unwritable_dir_test/0, disk_full_test/0]).
@@ -38,7 +40,7 @@ bad_options_test() ->
              {#{message_length => 16385}, message_length},
              {#{message_length => foo}, message_length},
              {#{message_length => 1.5}, message_length},
-             {#{default => maybe}, default}],
+             {#{default => 'maybe'}, default}],
     Results = [{Opts, beamtrace:start(maps:merge(#{dir => D()}, Opts)), Key} || {Opts, Key} <- Cases]
         ++ [{#{dir => X}, beamtrace:start(#{dir => X}), dir} || X <- [123, {a, b}, self(), [{x}]]],
     Bad = [{Opts, R, Key} || {Opts, R, Key} <- Results, not badopt(R, Key)],

@@ -4,6 +4,8 @@
 %% test/run_all.sh) and the speed of both printers on sample messages.
 %% Run by test/erl/term_text.sh.
 -module(bmt_term_text_test).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([main/0, main/1]).
 -export([compare/2, theirs/2, bench/2, bench/3]).

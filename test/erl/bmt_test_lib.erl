@@ -2,6 +2,8 @@
 %% trace back with babeltrace2 (and checking that babeltrace2 agrees with
 %% what beamtrace:stop/1 reported), and small workload helpers.
 -module(bmt_test_lib).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([tmpdir/1, start/1, stop_check/1, stop_check/2, check_trace/1, check_trace/2,
          babeltrace/1, parse_line/1, cmd/2, select/2, field/2,
