@@ -50,7 +50,7 @@ CLI := priv/beamtrace
 # would hide OTP's and break releases holding runtime_tools.
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all priv beams test test-otp demo bench clean docs check-docs usdt-skipped
+.PHONY: all priv beams test test-otp demo bench fuzz clean docs check-docs usdt-skipped
 all: priv beams
 beams: $(BEAMS) ebin/beamtrace.app
 # What rebar3 (rebar.config's pre_hook) builds: everything but the beams.
@@ -112,6 +112,11 @@ demo: all
 
 bench: all
 	$(Q)bash bench/run.sh
+
+# Longer fuzz runs than the test suite's: the NIF with 100000 random calls.
+fuzz: all
+	$(Q)BMT_FUZZ_CALLS=100000 MODULES=bmt_faults_tests BMT_ONLY=callbacks_fuzz_test \
+	    bash test/erl/run.sh
 
 clean:
 	rm -rf priv/*.so $(CLI) priv/compat ebin test/out bench/out

@@ -88,17 +88,40 @@ static ERL_NIF_TERM stats_map(struct priv *p, ErlNifEnv *env, const struct bmt_r
     return map;
 }
 
+/* The handle term of session (index, generation): the one kept in
+ * p->handles while the session is known, so handles compare equal; a new
+ * one (kept from now on) the first time. */
 static ERL_NIF_TERM make_handle(struct priv *p, ErlNifEnv *env, int index, uint64_t generation)
 {
-    struct session_handle *h = enif_alloc_resource(p->session_type, sizeof *h);
-    if (!h)
-        return p->atom.undefined;
-    h->instance = p->instance;
-    h->index = index;
-    h->generation = generation;
-    ERL_NIF_TERM term = enif_make_resource(env, h);
-    enif_release_resource(h);
+    enif_mutex_lock(p->handles_lock);
+    struct session_handle *h = p->handles[index];
+    if (!h || h->generation != generation) {
+        if (h)
+            enif_release_resource(h);
+        h = enif_alloc_resource(p->session_type, sizeof *h);
+        if (h) {
+            h->instance = p->instance;
+            h->index = index;
+            h->generation = generation;
+        }
+        p->handles[index] = h;
+    }
+    ERL_NIF_TERM term = h ? enif_make_resource(env, h) : p->atom.undefined;
+    enif_mutex_unlock(p->handles_lock);
     return term;
+}
+
+/* Lets go of the kept handle of a collected session (Erlang terms that
+ * name it stay valid and name nothing). */
+static void forget_handle(struct priv *p, int index, uint64_t generation)
+{
+    enif_mutex_lock(p->handles_lock);
+    struct session_handle *h = p->handles[index];
+    if (h && h->generation == generation) {
+        enif_release_resource(h);
+        p->handles[index] = NULL;
+    }
+    enif_mutex_unlock(p->handles_lock);
 }
 
 /* Reads a handle (not []): 0 when `term` is not one of this load's. */
@@ -260,7 +283,7 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
         return -1;
     uint64_t count;
     *bad = a->tracefile_count;
-    if (!get_limit(p, env, opts, a->tracefile_count, 0, &count) || count > 1000000 ||
+    if (!get_limit(p, env, opts, a->tracefile_count, 0, &count) || count > 1024 ||
         (count && !cfg->tracefile_size_bytes))
         return -1;
     cfg->tracefile_count = (uint32_t)count;
@@ -372,6 +395,7 @@ ERL_NIF_TERM bmt_nif_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     if (bmt_rec_info(&p->rec, index, generation, &state, &st, dir, sizeof dir) != 0 ||
         bmt_rec_stop(&p->rec, index, generation, &st) != 0)
         return error_tuple(p, env, p->atom.not_running);
+    forget_handle(p, index, generation);
     ERL_NIF_TERM map = stats_map(p, env, &st, dir);
     if (reason_is_failure(st.reason))
         return error_tuple(p, env, enif_make_tuple2(env, reason_term(env, &st), map));

@@ -21,6 +21,11 @@
 static void free_priv(struct priv *p)
 {
     bmt_rec_destroy(&p->rec);
+    for (int i = 0; i < BMT_MAX_SESSIONS; i++)
+        if (p->handles[i])
+            enif_release_resource(p->handles[i]);
+    if (p->handles_lock)
+        enif_mutex_destroy(p->handles_lock);
     if (p->magic == BMT_PRIV_MAGIC) {
         bmt_shared_forget(p);
         pthread_key_delete(p->slot_key);
@@ -96,7 +101,9 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p->threads == MAP_FAILED)
         p->threads = NULL;
-    if (!p->threads || bmt_rec_init(&p->rec, p->max_threads, bmt_on_stopped, p) != 0 ||
+    p->handles_lock = enif_mutex_create("beamtrace_handles");
+    if (!p->threads || !p->handles_lock ||
+        bmt_rec_init(&p->rec, p->max_threads, bmt_on_stopped, p) != 0 ||
         open_types(env, p, ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER) != 0 ||
         bmt_shared_remember(p) != 0) {
         free_priv(p);

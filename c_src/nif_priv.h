@@ -129,6 +129,11 @@ struct priv {
     int max_threads;            /* thread slots: the VM's schedulers and then some */
     _Atomic int next_thread;    /* next free thread slot */
     struct thread_ctx *threads; /* BMT_MAX_THREADS, mmap'ed */
+    /* One handle per session, kept (a resource reference) while the
+     * session is known, so every term naming it is the same term (=:=):
+     * start's, sessions()', the stop notification's. */
+    ErlNifMutex *handles_lock;
+    struct session_handle *handles[BMT_MAX_SESSIONS];
     struct bmt_recorder rec;
 };
 

@@ -94,6 +94,15 @@ static int copy_iolist(ErlNifEnv *env, ERL_NIF_TERM t, uint8_t *out, size_t *len
     return enif_is_binary(env, t) ? copy_iolist(env, t, out, len, max, depth + 1) : -1;
 }
 
+/* A CTF string ends at its first NUL, and so did the C string OTP's probes
+ * handed to DTrace and LTTng: text is cut there, or a reader would take the
+ * rest for the next event. Returns the length up to the first NUL. */
+static size_t text_end(const uint8_t *text, size_t len)
+{
+    const uint8_t *nul = memchr(text, 0, len);
+    return nul ? (size_t)(nul - text) : len;
+}
+
 /* Writes a string value at the cursor: a user probe's slot (an atom means
  * absent: "") or raw text. Returns 0, or -1 for something that is neither
  * an atom nor an iolist of at most `max` bytes. */
@@ -103,6 +112,7 @@ static int put_string(struct decode *d, ERL_NIF_TERM term, size_t max)
     size_t len = 0;
     if (!enif_is_atom(d->env, term) && copy_iolist(d->env, term, d->cursor, &len, max, 0) != 0)
         return -1;
+    len = text_end(d->cursor, len);
     d->cursor[len] = '\0';
     v->str = (const char *)d->cursor;
     v->len = (uint32_t)len;
@@ -313,7 +323,7 @@ static void put_value_text(struct decode *d, ERL_NIF_TERM term, const struct bmt
               : f->kind == BMT_KIND_MFA ? bmt_format_mfa(d->t, d->env, term, out)
                                         : bmt_format_term(d->t, d->env, term, out, max + 1);
     } else if (enif_inspect_binary(d->env, term, &bin)) {
-        len = bin.size < max ? bin.size : max;
+        len = text_end(bin.data, bin.size < max ? bin.size : max);
         memcpy(out, bin.data, len);
         out[len] = '\0';
     } else if (f->kind == BMT_KIND_ID) {

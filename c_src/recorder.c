@@ -254,6 +254,7 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
          * figures below still have it. */
         (void)bmt_trace_dir_seal_stream(&s->dir, (unsigned)i, ring_discarded, now);
         st->discarded += ring_discarded + s->dir.streams[i].lost_events;
+        st->overwritten += s->dir.streams[i].rotated_events;
         st->events += s->dir.streams[i].events;
     }
     if (bmt_trace_dir_removed(&s->dir) && reason != BMT_REASON_DIR_REMOVED) {

@@ -180,8 +180,10 @@ int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path, unsigned fil
     d->dirfd = -1;
     for (int i = 0; i < BMT_MAX_STREAMS; i++)
         d->streams[i].fd = -1;
-    if (path[0] != '/' || strlen(path) + 32 >= sizeof d->path)
-        return path[0] != '/' ? -EINVAL : -ENAMETOOLONG;
+    if (path[0] != '/' || tracefile_count > 1024)
+        return -EINVAL;
+    if (strlen(path) + 32 >= sizeof d->path)
+        return -ENAMETOOLONG;
     strcpy(d->path, path);
     /* "dir/" names the same directory as "dir"; without the slash the
      * parent is what make_parents sees. */
@@ -246,12 +248,28 @@ static int open_stream_file(struct bmt_trace_dir *d, unsigned stream, struct bmt
         s->fd = -1;
         s->file_index++;
     }
+    if (d->tracefile_count && !s->file_events) {
+        /* Allocated once per rotating stream, by the consumer (never on a
+         * writer's path). */
+        s->file_events = calloc(d->tracefile_count, sizeof *s->file_events);
+        if (!s->file_events)
+            return -ENOMEM;
+    }
     if (d->tracefile_count && s->file_index >= d->tracefile_count) {
+        /* The file leaving the window takes its events with it: they count
+         * as lost (overwritten, as a flight recorder's are). */
         struct stat st;
+        uint64_t *gone = &s->file_events[s->file_index % d->tracefile_count];
         stream_file_name(d, stream, s->file_index - d->tracefile_count, name, sizeof name);
         if (fstatat(d->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            unlinkat(d->dirfd, name, 0) == 0 && (uint64_t)st.st_size <= d->bytes_on_disk)
-            d->bytes_on_disk -= (uint64_t)st.st_size;
+            unlinkat(d->dirfd, name, 0) == 0) {
+            if ((uint64_t)st.st_size <= d->bytes_on_disk)
+                d->bytes_on_disk -= (uint64_t)st.st_size;
+            s->events -= *gone;
+            s->lost_events += *gone;
+            s->rotated_events += *gone;
+        }
+        *gone = 0;
     }
     stream_file_name(d, stream, s->file_index, name, sizeof name);
     int fd = create_file(d, name);
@@ -296,6 +314,8 @@ int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, uint8_t
     s->last_packet_offset = s->tail_offset = s->file_bytes;
     s->last_packet_events = events;
     s->events += events;
+    if (s->file_events)
+        s->file_events[s->file_index % d->tracefile_count] += events;
     s->file_bytes += content_bytes;
     s->next_seq++;
     s->stamped_discarded = discarded;
@@ -352,6 +372,8 @@ int bmt_trace_dir_seal_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t
         d->bytes_on_disk -= s->file_bytes - s->last_packet_offset;
         s->file_bytes = s->last_packet_offset;
         s->events -= s->last_packet_events;
+        if (s->file_events)
+            s->file_events[s->file_index % d->tracefile_count] -= s->last_packet_events;
         s->lost_events += s->last_packet_events;
         s->last_packet_events = 0;
         s->next_seq--;
@@ -389,6 +411,8 @@ int bmt_trace_dir_removed(const struct bmt_trace_dir *d)
 int bmt_trace_dir_close(struct bmt_trace_dir *d)
 {
     for (int i = 0; i < BMT_MAX_STREAMS; i++) {
+        free(d->streams[i].file_events);
+        d->streams[i].file_events = NULL;
         if (d->streams[i].fd < 0)
             continue;
         if (close(d->streams[i].fd) != 0 && !d->error)

@@ -47,6 +47,8 @@ struct bmt_stream_file {
     uint64_t last_packet_offset; /* where the open file's last packet with events starts */
     uint32_t last_packet_events; /* its events (0: no packet to sacrifice) */
     uint64_t tail_offset;        /* where the open file's last packet starts */
+    uint64_t *file_events;       /* rotation: events in each kept file, by K % count */
+    uint64_t rotated_events;     /* events in files rotation deleted (also in lost_events) */
 };
 
 struct bmt_trace_dir {
@@ -56,7 +58,7 @@ struct bmt_trace_dir {
     unsigned file_mode;          /* mode of every file, e.g. 0600 */
     uint8_t uuid[BMT_CTF_UUID_BYTES];
     uint64_t tracefile_size_bytes; /* rotate a stream's file past this; 0: never */
-    uint32_t tracefile_count;    /* files kept per stream when rotating; 0: all */
+    uint32_t tracefile_count;    /* files kept per stream when rotating, <= 1024; 0: all */
     uint64_t bytes_on_disk;      /* metadata + stream files now, after rotation */
     uint64_t bytes_written;      /* every byte written since creation */
     int error;                   /* first errno of a failed write, 0 when healthy */

@@ -151,7 +151,8 @@ start_in(O, {ok, Dir}) ->
         {ok, Session} ->
             statedump(Session),
             {ok, Session};
-        {error, {eexist, _}} when not is_map_key(dir, O) ->
+        {error, {Taken, _}} when (Taken =:= eexist orelse Taken =:= enotempty),
+                                  not is_map_key(dir, O) ->
             %% Another start took the same default name first.
             start_in(O, dir(O));
         Error ->
@@ -192,12 +193,18 @@ snapshot(Session) ->
 %% @doc As snapshot/1, into `Dir' (created; must not hold anything).
 -spec snapshot(session(), file:name_all()) -> {ok, map()} | {error, term()}.
 snapshot(Session, Dir) ->
-    snapshot_nif(Session, unicode:characters_to_binary(filename:absname(Dir))).
+    try unicode:characters_to_binary(filename:absname(Dir)) of
+        Path when is_binary(Path) -> snapshot_nif(Session, Path);
+        _ -> erlang:error(badarg, [Session, Dir])
+    catch
+        error:_ -> erlang:error(badarg, [Session, Dir])
+    end.
 
 snapshot_to(Session, Dir, N) ->
     Path = <<Dir/binary, "-snapshot-", (integer_to_binary(N))/binary>>,
     case snapshot_nif(Session, Path) of
-        {error, {eexist, _}} -> snapshot_to(Session, Dir, N + 1);
+        {error, {Taken, _}} when Taken =:= eexist; Taken =:= enotempty ->
+            snapshot_to(Session, Dir, N + 1);
         Result -> Result
     end.
 
@@ -585,12 +592,15 @@ dump_process(Session, Pid) ->
 name_text([]) -> undefined;
 name_text(Name) -> Name.
 
-%% proc_lib processes all start in proc_lib:init_p/5; the function they
-%% run is in their dictionary. One key is read where the VM allows it
-%% (OTP 26+), the whole dictionary otherwise.
-initial_call(Pid, {proc_lib, init_p, 5} = Initial) ->
+%% proc_lib processes all start in proc_lib:init_p/5, and some processes
+%% started with a fun in erlang:apply/2; the function they run is in their
+%% dictionary. One key is read where the VM allows it (OTP 26+), the whole
+%% dictionary otherwise.
+initial_call(Pid, Initial) when Initial =:= {proc_lib, init_p, 5};
+                                Initial =:= {erlang, apply, 2} ->
     case dictionary_value(Pid, '$initial_call') of
         {M, F, A} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
+        {M, F, Args} when is_atom(M), is_atom(F), is_list(Args) -> {M, F, length(Args)};
         _ -> Initial
     end;
 initial_call(_Pid, Initial) ->
