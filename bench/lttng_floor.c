@@ -36,7 +36,7 @@ static double run(const struct bmt_lttng_provider *p, const struct bmt_event *ev
 {
     double t0 = now_ns();
     for (long i = 0; i < n; i++)
-        if (p->enabled(ev->id))
+        if (bmt_lttng_wants(p, ev->id))
             p->emit(ev);
     return (now_ns() - t0) / (double)n;
 }

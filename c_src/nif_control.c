@@ -16,12 +16,10 @@
 #define MIN_SUBBUF_BYTES 4096u
 #define MIN_TRACEFILE_BYTES (64 * 1024u)
 
-struct bmt_session *bmt_resolve_session(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state,
-                                        uint64_t *generation)
+struct bmt_session *bmt_resolve_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state,
+                                       uint64_t *generation)
 {
     struct session_handle *h;
-    if (enif_is_empty_list(env, state))
-        return bmt_rec_default(&p->rec, generation);
     /* A handle from an earlier load of the library names nothing here. */
     if (enif_get_resource(env, state, p->session_type, (void **)&h) &&
         h->instance == p->instance) {

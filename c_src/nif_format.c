@@ -14,44 +14,36 @@
 /* A thread's slot: the source of truth is the state's pthread key, which
  * every copy of this library sharing the state reads (after a code upgrade
  * from another file, or the dyntrace shim), so a thread has one slot per
- * state, not one per copy. This copy's TLS caches it, tagged with the
- * state's random instance id so a slot of an earlier state is never reused.
- * initial-exec TLS: a direct %fs-relative load on every event; 16 bytes fit
- * the static TLS glibc keeps for dlopen. */
-static __thread uint64_t tls_instance __attribute__((tls_model("initial-exec")));
-static __thread int tls_slot __attribute__((tls_model("initial-exec"))) = -1;
+ * state, not one per copy. This copy's TLS caches the context, tagged with
+ * the state's random instance id so a slot of an earlier state is never
+ * reused (bmt_thread_ctx in nif_priv.h reads it inline). initial-exec TLS: a
+ * direct %fs-relative load on every event; 16 bytes fit the static TLS glibc
+ * keeps for dlopen. */
+__thread uint64_t bmt_tls_instance __attribute__((tls_model("initial-exec")));
+__thread struct thread_ctx *bmt_tls_ctx __attribute__((tls_model("initial-exec")));
 
-struct thread_ctx *bmt_thread_ctx(struct priv *p)
+struct thread_ctx *bmt_thread_ctx_slow(struct priv *p)
 {
-    if (tls_instance != p->instance) {
-        intptr_t stored = (intptr_t)pthread_getspecific(p->slot_key);
-        int slot;
-        if (stored > 0) {
-            slot = (int)stored - 1;
-        } else {
-            slot = atomic_fetch_add(&p->next_thread, 1);
-            /* A thread past the table keeps slot -1: its events are counted
-             * as dropped, never written into another thread's ring. */
-            if (slot >= p->max_threads)
-                slot = -1;
-            else
-                pthread_setspecific(p->slot_key, (void *)(intptr_t)(slot + 1));
-        }
-        tls_instance = p->instance;
-        tls_slot = slot;
-        if (slot >= 0)
-            p->threads[slot].slot = slot;
+    intptr_t stored = (intptr_t)pthread_getspecific(p->slot_key);
+    int slot;
+    if (stored > 0) {
+        slot = (int)stored - 1;
+    } else {
+        slot = atomic_fetch_add(&p->next_thread, 1);
+        /* A thread past the table has no context: its events are counted
+         * as dropped, never written into another thread's ring. */
+        if (slot >= p->max_threads)
+            slot = -1;
+        else
+            pthread_setspecific(p->slot_key, (void *)(intptr_t)(slot + 1));
     }
-    return tls_slot < 0 ? NULL : &p->threads[tls_slot];
-}
-
-static unsigned hash_word(ERL_NIF_TERM w)
-{
-    uint64_t x = (uint64_t)w;
-    x ^= x >> 29;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 32;
-    return (unsigned)x;
+    bmt_tls_instance = p->instance;
+    bmt_tls_ctx = slot < 0 ? NULL : &p->threads[slot];
+    if (slot >= 0) {
+        p->threads[slot].slot = slot;
+        p->threads[slot].nil = p->nil;
+    }
+    return bmt_tls_ctx;
 }
 
 size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
@@ -78,36 +70,16 @@ size_t bmt_format_id(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, ch
     return bmt_id_text(&t->text.ids, env, term, out, BMT_ID_MAX_BYTES + 1);
 }
 
-size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
+size_t bmt_format_mfa_miss(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
+                           int vm_args)
 {
     static const char undefined[] = "undefined";
     const ERL_NIF_TERM *mfa;
     int size;
     unsigned long arity;
-    unsigned list_len;
-    if (!enif_get_tuple(env, term, &size, &mfa) || size != 3)
+    if (!enif_get_tuple(env, term, &size, &mfa) || size != 3 ||
+        !bmt_mfa_arity(t, env, mfa[2], vm_args, &arity))
         goto undef;
-    /* Arguments (spawn's, or a call's without the arity flag): counted up
-     * to 256 at most, since no function has more than 255. */
-    if (enif_is_list(env, mfa[2])) {
-        ERL_NIF_TERM list = mfa[2], head;
-        for (list_len = 0; list_len <= 255 && enif_get_list_cell(env, list, &head, &list);)
-            list_len++;
-        if (list_len > 255 || !enif_is_empty_list(env, list))
-            goto undef;
-        arity = list_len;
-    } else if (!enif_get_ulong(env, mfa[2], &arity)) {
-        goto undef;
-    }
-
-    /* Only atom keys are ever stored, and a term word names one term, so a
-     * hit needs no type checks. */
-    struct mfa_cache_entry *e =
-        &t->mfas[(hash_word(mfa[0]) ^ hash_word(mfa[1] + arity)) % MFA_CACHE_SIZE];
-    if (e->len && e->module == mfa[0] && e->function == mfa[1] && e->arity == arity) {
-        memcpy(out, e->text, sizeof e->text);
-        return e->len;
-    }
     if (!enif_is_atom(env, mfa[0]) || !enif_is_atom(env, mfa[1]))
         goto undef;
     int n = enif_snprintf(out, BMT_MFA_MAX_BYTES + 1, "%T:%T/%lu", mfa[0], mfa[1], arity);
@@ -115,6 +87,9 @@ size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, c
         goto undef;
     size_t len = (size_t)n <= BMT_MFA_MAX_BYTES ? (size_t)n : BMT_MFA_MAX_BYTES;
     if (len > 0 && len < MFA_CACHE_TEXT) {
+        /* Only atom keys are ever stored, and a term word names one term,
+         * so a later hit needs no type checks. */
+        struct mfa_cache_entry *e = &t->mfas[bmt_mfa_slot(mfa[0], mfa[1], arity)];
         e->module = mfa[0];
         e->function = mfa[1];
         e->arity = arity;

@@ -83,6 +83,7 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
     BMT_ATOMS(X, Y)
 #undef X
 #undef Y
+    p->nil = enif_make_list(env, 0);
     p->refs = 1;
     p->layout = BMT_PRIV_LAYOUT;
     if (getrandom(&p->instance, sizeof p->instance, 0) != (ssize_t)sizeof p->instance)

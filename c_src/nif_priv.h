@@ -21,6 +21,7 @@
 #include <erl_nif.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 /* Atoms made once at load. Tag atoms are the erl_tracer trace tags.
  * X(name) makes atom `name` in field `name`; Y(field, "text") where the text
@@ -83,6 +84,7 @@ struct mfa_cache_entry {
 
 struct thread_ctx {
     int slot;                   /* this thread's ring in every session */
+    ERL_NIF_TERM nil;           /* the word of [] (priv's, at hand) */
     int in_use;                 /* re-entry guard */
     struct bmt_decision decision;
     uint64_t tsc_anchor;        /* TSC at the last clock anchor, ticks */
@@ -121,6 +123,7 @@ struct priv {
     pthread_key_t slot_key;     /* each thread's slot + 1, shared by every copy
                                  * of the library that uses this state */
     struct bmt_atoms atom;
+    ERL_NIF_TERM nil;           /* the word of [], a constant: compared, never called for */
     const struct bmt_lttng_provider *lttng; /* NULL when LTTng-UST is absent */
     char lttng_why[160];        /* why it is absent */
     struct bmt_tsc_clock clock;
@@ -156,8 +159,15 @@ void bmt_on_stopped(void *ctx, int index, uint64_t generation, enum bmt_stop_rea
 /* Resolves a tracer state ([] = the default session, or a handle) to its
  * session core and the generation it must still have. NULL when the state
  * names no session. */
-struct bmt_session *bmt_resolve_session(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state,
-                                        uint64_t *generation);
+struct bmt_session *bmt_resolve_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state,
+                                       uint64_t *generation);
+static inline struct bmt_session *bmt_resolve_session(struct priv *p, ErlNifEnv *env,
+                                                      ERL_NIF_TERM state, uint64_t *generation)
+{
+    if (state == p->nil)
+        return bmt_rec_default(&p->rec, generation);
+    return bmt_resolve_handle(p, env, state, generation);
+}
 
 /* nif_tracer.c: the erl_tracer callbacks (their table is
  * c_src/tracer_callbacks.def). */
@@ -181,11 +191,76 @@ uint64_t bmt_event_ns(const struct bmt_tsc_clock *c, struct thread_ctx *t);
 
 /* nif_format.c */
 /* The calling thread's context, or NULL when the slots are all taken. */
-struct thread_ctx *bmt_thread_ctx(struct priv *p);
+extern __thread uint64_t bmt_tls_instance __attribute__((tls_model("initial-exec")));
+extern __thread struct thread_ctx *bmt_tls_ctx __attribute__((tls_model("initial-exec")));
+struct thread_ctx *bmt_thread_ctx_slow(struct priv *p);
+static inline struct thread_ctx *bmt_thread_ctx(struct priv *p)
+{
+    if (__builtin_expect(bmt_tls_instance == p->instance, 1))
+        return bmt_tls_ctx;
+    return bmt_thread_ctx_slow(p);
+}
 /* Each writes text at `out` (room for its kind's bound plus NUL) and returns
  * its length in bytes. */
 size_t bmt_format_id(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out);
-size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out);
+/* `vm_args`: the term's argument list (if any) was built by the VM for a
+ * call, so it holds at most 255 elements. The cache hit is inline; a miss
+ * (or anything odd) takes bmt_format_mfa_miss, which also fills the cache. */
+size_t bmt_format_mfa_miss(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
+                           int vm_args);
+
+static inline unsigned bmt_mfa_slot(ERL_NIF_TERM module, ERL_NIF_TERM function,
+                                    unsigned long arity)
+{
+    uint64_t x = (uint64_t)module * UINT64_C(0x9E3779B97F4A7C15) ^
+                 ((uint64_t)function + arity) * UINT64_C(0xbf58476d1ce4e5b9);
+    return (unsigned)(x >> 56) % MFA_CACHE_SIZE;
+}
+
+/* The arity an MFA's third element says: [] is 0 (compared by its word, a
+ * constant the thread context keeps); a list of arguments its length (the
+ * VM's own walk when the VM built it for a call; else counted up to 256,
+ * since no function takes more than 255); an integer itself (the `arity'
+ * trace flag: the VM copies no arguments). Returns 0 for anything else. */
+static inline int bmt_mfa_arity(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM args,
+                                int vm_args, unsigned long *arity)
+{
+    unsigned len;
+    if (args == t->nil) {
+        *arity = 0;
+        return 1;
+    }
+    if (vm_args) {
+        if (enif_get_list_length(env, args, &len)) {
+            *arity = len;
+            return 1;
+        }
+    } else if (enif_is_list(env, args)) {
+        ERL_NIF_TERM head;
+        for (len = 0; len <= 255 && enif_get_list_cell(env, args, &head, &args);)
+            len++;
+        *arity = len;
+        return len <= 255 && enif_is_empty_list(env, args);
+    }
+    return enif_get_ulong(env, args, arity);
+}
+
+static inline size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term,
+                                    char *out, int vm_args)
+{
+    const ERL_NIF_TERM *mfa;
+    int size;
+    unsigned long arity;
+    if (enif_get_tuple(env, term, &size, &mfa) && size == 3 &&
+        bmt_mfa_arity(t, env, mfa[2], vm_args, &arity)) {
+        const struct mfa_cache_entry *e = &t->mfas[bmt_mfa_slot(mfa[0], mfa[1], arity)];
+        if (e->len && e->module == mfa[0] && e->function == mfa[1] && e->arity == arity) {
+            memcpy(out, e->text, sizeof e->text);
+            return e->len;
+        }
+    }
+    return bmt_format_mfa_miss(t, env, term, out, vm_args);
+}
 size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
                        size_t room);
 size_t bmt_format_message(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term,

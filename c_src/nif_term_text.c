@@ -85,13 +85,26 @@ static void put_fallback(struct out *o, ERL_NIF_TERM t)
     o->p += (size_t)n < room ? (size_t)n : room;
 }
 
+/* "00".."99": two digits per division. */
+#define P(t) t "0" t "1" t "2" t "3" t "4" t "5" t "6" t "7" t "8" t "9"
+static const char two_digits[201] = P("0") P("1") P("2") P("3") P("4") P("5") P("6") P("7")
+    P("8") P("9");
+#undef P
+
 /* Writes the decimal digits of v ending at `end`; returns the start. */
 static char *u64_digits(uint64_t v, char *end)
 {
-    do {
-        *--end = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) {
+        end -= 2;
+        memcpy(end, two_digits + (v % 100) * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        end -= 2;
+        memcpy(end, two_digits + v * 2, 2);
+    } else {
+        *--end = (char)('0' + v);
+    }
     return end;
 }
 
@@ -664,6 +677,78 @@ void bmt_text_cache_init(struct bmt_text_cache *cache)
     memset(cache, 0, sizeof *cache);
 }
 
+/* ---- the shallow fast path ----------------------------------------- */
+
+/* Small integers are the immediates tagged 0xF (1111) in every OTP since
+ * R7. The tag only picks the path: the value still comes from
+ * enif_get_int64, so a VM with another layout just takes the general one. */
+static inline int maybe_small(ERL_NIF_TERM t)
+{
+    return (t & 0xF) == 0xF;
+}
+
+/* Appends cached text: with room for the whole entry, as one fixed-size
+ * copy (a few vector moves, no call), else clamped as put_s does. */
+#define PUT_CACHED(o, entry)                                                  \
+    do {                                                                      \
+        if ((size_t)((o)->end - (o)->p) >= sizeof (entry)->text) {            \
+            memcpy((o)->p, (entry)->text, sizeof (entry)->text);              \
+            (o)->p += (entry)->len_bytes;                                     \
+        } else {                                                              \
+            put_s((o), (entry)->text, (entry)->len_bytes);                    \
+        }                                                                     \
+    } while (0)
+
+/* Appends the text of immediate `t` when a cache already has it, or it is
+ * a small integer; 0 (nothing written) otherwise. */
+static int put_known_immediate(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
+{
+    const struct bmt_atom_cache_entry *a = &c->cache->atoms.slot[slot_of(t, ATOM_CACHE_BITS)];
+    if (a->key == t) {
+        PUT_CACHED(o, a);
+        return 1;
+    }
+    const struct bmt_id_cache_entry *d = &c->cache->ids.slot[slot_of(t, ID_CACHE_BITS)];
+    if (d->key == t) {
+        PUT_CACHED(o, d);
+        return 1;
+    }
+    ErlNifSInt64 v;
+    if (maybe_small(t) && enif_get_int64(c->env, t, &v)) {
+        put_i64(o, v);
+        return 1;
+    }
+    return 0;
+}
+
+/* The common message, {Self, ping, 42}: a tuple of up to 8 immediates the
+ * caches know (atoms, local pids and ports) or small integers, printed with
+ * one VM call for the tuple and none per element. Returns 0 (and writes
+ * nothing worth keeping) when the term has another shape: the general
+ * printer then starts over. Output is what put_term would write. */
+static int put_flat_tuple(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
+{
+    const ERL_NIF_TERM *el;
+    int arity;
+    if (!c->cache || (t & 3) != 2 || !enif_get_tuple(c->env, t, &arity, &el) || arity > 8)
+        return 0;
+    for (int i = 0; i < arity; i++)
+        if ((el[i] & 3) != 3)
+            return 0; /* boxed or a list: not this path */
+    char *start = o->p;
+    put_c(o, '{');
+    for (int i = 0; i < arity; i++) {
+        if (i)
+            put_c(o, ',');
+        if (!put_known_immediate(c, o, el[i])) {
+            o->p = start;
+            return 0;
+        }
+    }
+    put_c(o, '}');
+    return 1;
+}
+
 size_t bmt_term_text_cached(struct bmt_text_cache *cache, ErlNifEnv *env,
                             ERL_NIF_TERM term, char *buf, size_t size)
 {
@@ -673,7 +758,7 @@ size_t bmt_term_text_cached(struct bmt_text_cache *cache, ErlNifEnv *env,
 
     if (size > BMT_TERM_TEXT_NATIVE_MAX_BYTES) {
         put_fallback(&o, term);
-    } else {
+    } else if (!put_flat_tuple(&c, &o, term)) {
         put_term(&c, &o, term, 0);
     }
     *o.p = '\0';

@@ -211,7 +211,7 @@ ERL_NIF_TERM bmt_nif_enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     struct priv *p = enif_priv_data(env);
     if (argv[0] != p->atom.trace_status)
         return p->atom.discard;
-    if (enif_is_empty_list(env, argv[1]))
+    if (argv[1] == p->nil)
         return p->atom.trace;
     uint64_t gen;
     struct bmt_session *s = bmt_resolve_session(p, env, argv[1], &gen);

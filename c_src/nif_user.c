@@ -215,12 +215,15 @@ static void drop_all(struct priv *p, unsigned sessions, int tp)
 static ERL_NIF_TERM fire(ErlNifEnv *env, int tp, unsigned label, const ERL_NIF_TERM *args)
 {
     struct priv *p = enif_priv_data(env);
-    unsigned sinks = user_wanting(p, tp, label);
+    /* The sessions to record into, in one load, and whether anyone listens
+     * from that same load: a session stopping in between is then either
+     * in `sessions' (and counts the probe) or not listening at all. */
+    unsigned sessions = atomic_load_explicit(&p->rec.tp_sessions[tp], memory_order_relaxed);
+    unsigned sinks = user_wanting(p, tp, label) & ~BMT_SINK_RECORDER;
+    if (sessions)
+        sinks |= BMT_SINK_RECORDER;
     if (!sinks)
         return p->atom.false_;
-    unsigned sessions = (sinks & BMT_SINK_RECORDER)
-                            ? atomic_load_explicit(&p->rec.tp_sessions[tp], memory_order_relaxed)
-                            : 0;
     struct thread_ctx *t = bmt_thread_ctx(p);
     if (!t || t->in_use) {
         drop_all(p, sessions, tp);
@@ -320,7 +323,7 @@ static void put_value_text(struct decode *d, ERL_NIF_TERM term, const struct bmt
         wrapped[0] == d->a->term) {
         term = wrapped[1];
         len = f->kind == BMT_KIND_ID    ? bmt_format_id(d->t, d->env, term, out)
-              : f->kind == BMT_KIND_MFA ? bmt_format_mfa(d->t, d->env, term, out)
+              : f->kind == BMT_KIND_MFA ? bmt_format_mfa(d->t, d->env, term, out, 0)
                                         : bmt_format_term(d->t, d->env, term, out, max + 1);
     } else if (enif_inspect_binary(d->env, term, &bin)) {
         len = text_end(bin.data, bin.size < max ? bin.size : max);
@@ -329,7 +332,7 @@ static void put_value_text(struct decode *d, ERL_NIF_TERM term, const struct bmt
     } else if (f->kind == BMT_KIND_ID) {
         len = bmt_format_id(d->t, d->env, term, out);
     } else if (f->kind == BMT_KIND_MFA) {
-        len = bmt_format_mfa(d->t, d->env, term, out);
+        len = bmt_format_mfa(d->t, d->env, term, out, 0);
     } else {
         len = bmt_format_term(d->t, d->env, term, out, max + 1);
     }

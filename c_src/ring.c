@@ -50,6 +50,8 @@ static int open_packet(struct bmt_ring *r, uint64_t ts_ns)
     }
     r->open_seq = r->next_seq++;
     r->is_open = 1;
+    r->open_base = subbuf(r, r->open_seq);
+    r->open_limit = r->subbuf_bytes;
     r->offset_bytes = BMT_PKT_HEADER_BYTES;
     r->open_events = 0;
     r->last_ts_ns = ts_ns;
@@ -67,10 +69,11 @@ static void close_packet(struct bmt_ring *r)
     r->packet_bytes[idx] = (uint32_t)r->offset_bytes;
     r->reported_discarded = discarded;
     r->is_open = 0;
+    r->open_limit = 0;
     atomic_store_explicit(&r->committed, r->open_seq + 1, memory_order_release);
 }
 
-uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
+uint8_t *bmt_ring_reserve_slow(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
 {
     if (r->is_open && r->offset_bytes + bytes <= r->subbuf_bytes)
         return subbuf(r, r->open_seq) + r->offset_bytes;
@@ -94,6 +97,7 @@ void bmt_ring_flush(struct bmt_ring *r, uint64_t ts_ns)
         if (r->open_events == 0 && discarded == r->reported_discarded) {
             /* Nothing worth publishing; give the sub-buffer back unused. */
             r->is_open = 0;
+            r->open_limit = 0;
             r->next_seq = r->open_seq;
             return;
         }

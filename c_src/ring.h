@@ -58,7 +58,9 @@ struct bmt_ring {
     uint8_t uuid[BMT_CTF_UUID_BYTES];
 
     /* Writer-owned. */
-    _Alignas(BMT_CACHE_LINE) int is_open; /* a packet is open for writing */
+    _Alignas(BMT_CACHE_LINE) uint8_t *open_base; /* the open packet's first byte */
+    size_t open_limit;            /* subbuf_bytes while a packet is open, else 0 */
+    int is_open;                  /* a packet is open for writing */
     uint64_t open_seq;            /* absolute index of the open packet */
     size_t offset_bytes;          /* write position inside the open packet */
     uint32_t open_events;         /* events in the open packet */
@@ -96,7 +98,15 @@ static inline void bmt_ring_count(_Atomic uint64_t *counter, uint64_t n)
  * bound: commit says how many were used. On success r->last_ts_ns is the
  * stream's previous timestamp (the packet's begin time in a new packet),
  * which the event header is relative to. */
-uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns);
+uint8_t *bmt_ring_reserve_slow(struct bmt_ring *r, size_t bytes, uint64_t ts_ns);
+static inline uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
+{
+    /* The common case, inline: room left in the open packet (a closed
+     * ring's limit is 0, so it always takes the slow path). */
+    if (__builtin_expect(r->offset_bytes + bytes <= r->open_limit, 1))
+        return r->open_base + r->offset_bytes;
+    return bmt_ring_reserve_slow(r, bytes, ts_ns);
+}
 
 /* Writer: publishes the `bytes` (at most what reserve granted) just written
  * at the pointer reserve gave. */

@@ -191,8 +191,10 @@ caps_test() ->
 
 rotation_test() ->
     Dir = tmpdir("rotation"),
+    %% 16 KiB packets: four to a file; the rings are big enough for nothing
+    %% to be dropped, so the newest events are the last the workload made.
     S = bmt_test_lib:start(#{dir => Dir, tracefile_size => 64 * 1024, tracefile_count => 2,
-                             buffer_size => 64 * 1024, subbuffers => 4,
+                             buffer_size => 4 bsl 20, subbuffers => 256,
                              events => ["org_erlang_dyntrace:user_trace_*"]}),
     [true = beamtrace:p(I, "rotating") || I <- lists:seq(1, 30000)],
     {ok, #{events := E, discarded := D, overwritten := O}} = beamtrace:stop(S),
