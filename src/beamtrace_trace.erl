@@ -244,10 +244,23 @@ options(Opts) when is_map(Opts) ->
         [K | _] -> {error, {badopt, K}};
         [] -> check_own(maps:merge(#{procs => all, return_to => false, owner => self(),
                                      backend => auto}, Own),
-                        maps:merge(#{duration => ?DEFAULT_DURATION_MS}, Rec))
+                        maps:merge(rec_defaults(Rec), Rec))
     end;
 options(_) ->
     {error, {badopt, options}}.
+
+%% The caps count whole packets (buffer_size / subbuffers bytes, per
+%% thread): the packet that would cross max_events or max_bytes is left out.
+%% With a cap, smaller packets (64 KiB at the default 4 MiB) keep the trace
+%% close to it.
+rec_defaults(Rec) ->
+    Capped = is_map_key(max_events, Rec) orelse is_map_key(max_bytes, Rec),
+    Sized = is_map_key(buffer_size, Rec) orelse is_map_key(subbuffers, Rec),
+    Packets = case Capped andalso not Sized of
+                  true -> #{subbuffers => 64};
+                  false -> #{}
+              end,
+    Packets#{duration => ?DEFAULT_DURATION_MS}.
 
 check_own(#{return_to := R}, _) when not is_boolean(R) -> {error, {badopt, return_to}};
 check_own(#{owner := O}, _) when not is_pid(O) -> {error, {badopt, owner}};
