@@ -57,6 +57,13 @@
 %% @doc Reads the cookie and options from stdin, records, halts with the
 %% exit status.
 main() ->
+    %% This node's own reports (a refused TLS handshake, a supervisor
+    %% failing to start distribution) would be noise around the one error
+    %% line; BEAMTRACE_DEBUG=1 shows them.
+    case os:getenv("BEAMTRACE_DEBUG") of
+        false -> logger:set_primary_config(level, none);
+        _ -> ok
+    end,
     Self = self(),
     spawn_link(fun() -> read_stdin(Self) end),
     Status = try run()
@@ -140,8 +147,14 @@ connect(Node, Cookie, Opts) ->
     %% here so short or long names follow --node.
     case whereis(net_kernel) of
         undefined ->
-            case net_kernel:start(undefined, #{name_domain => name_domain(Node), hidden => true}) of
+            Domain = name_domain(Node),
+            case net_kernel:start(undefined, #{name_domain => Domain, hidden => true}) of
                 {ok, _} -> ok;
+                {error, _} when Domain =:= longnames ->
+                    {ok, Here} = inet:gethostname(),
+                    fail("cannot use long node names here: this host's name (~s) is not fully "
+                         "qualified; give --node with the target's short host name, or give "
+                         "this host a domain", [Here]);
                 {error, Why} -> fail("cannot start distribution here: ~0p", [Why])
             end;
         _ -> ok
@@ -262,32 +275,30 @@ check_and_ship(#r{node = T, opts = Opts} = R) ->
              {_, loaded, _} ->
                  R
          end,
-    R2 = become_agent(R1),
-    interrupted(R2),
-    Libc = agent_call(R2, libc),
+    R2a = become_agent(R1),
+    interrupted(R2a),
+    Libc = agent_call(R2a, libc),
     case check_libc(fake_libc(Libc), NifElf) of
         ok -> ok;
         {error, Text2} -> fail("cannot load beamtrace's NIF library on ~s: ~s", [T, Text2])
     end,
-    interrupted(R2),
+    interrupted(R2a),
+    %% The private directory: the NIF library and the trace go there.
+    Dir = case agent_call(R2a, {make_dir, tmp_base(T, maps:get(remote_tmp, Opts, undefined))}) of
+              {ok, D} -> D;
+              {error, {Why1, Where}} ->
+                  fail("cannot make a private directory in ~s on ~s: ~s (give --remote-tmp DIR)",
+                       [Where, T, posix(Why1)]);
+              {error, Why1} ->
+                  fail("cannot make a private directory on ~s: ~0p", [T, Why1])
+          end,
+    R2 = st(R2a#r{dir = Dir}),
     case [{M, Bin} || {M, ship, Bin} <- Plan, M =/= beamtrace_remote] of
         [] ->
             note("beamtrace ~s is already loaded on ~s: using it", [vsn(), T]),
             R2;
         ToShip ->
-            Base = case maps:get(remote_tmp, Opts, undefined) of
-                       undefined -> undefined;
-                       Tmp -> Tmp
-                   end,
-            Dir = case agent_call(R2, {make_dir, tmp_base(T, Base)}) of
-                      {ok, D} -> D;
-                      {error, {Why1, Where}} ->
-                          fail("cannot make a private directory in ~s on ~s: ~s (give "
-                               "--remote-tmp DIR)", [Where, T, posix(Why1)]);
-                      {error, Why1} ->
-                          fail("cannot make a private directory on ~s: ~0p", [T, Why1])
-                  end,
-            R3 = st(R2#r{dir = Dir}),
+            R3 = R2,
             interrupted(R3),
             {ok, SoBin} = file:read_file(Nif),
             case agent_call(R3, {write, "beamtrace_nif.so", SoBin}) of
@@ -296,6 +307,7 @@ check_and_ship(#r{node = T, opts = Opts} = R) ->
                     fail("cannot write ~s on ~s: ~s (give --remote-tmp DIR)", [Path, T, posix(Why2)])
             end,
             interrupted(R3),
+            test_pause(ship),
             R4 = st(R3#r{shipped = R3#r.shipped ++ [M || {M, _} <- ToShip]}),
             case agent_call(R4, {load, ToShip}) of
                 ok -> ok;
@@ -590,7 +602,7 @@ wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
     receive
         progress ->
             case agent_call(R, progress) of
-                {ok, Info} -> progress_line(Info);
+                {ok, #{} = Info} -> progress_line(Info);
                 _ -> ok
             end,
             erlang:send_after(?PROGRESS_MS, self(), progress),
@@ -655,6 +667,7 @@ copy_back(#r{node = T, opts = Opts} = R) ->
                 {ok, F} -> F;
                 {error, Why} -> fail("cannot list the trace on ~s: ~0p", [T, Why])
             end,
+    _ = filelib:ensure_dir(Out),
     case file:make_dir(Out) of
         ok -> ok;
         {error, eexist} ->
@@ -801,6 +814,20 @@ interrupted(_R) ->
             throw({fail, ?EXIT_INTERRUPTED, "interrupted (Ctrl-C) before recording"})
     after 0 ->
             ok
+    end.
+
+%% Test hook: BEAMTRACE_TEST_PAUSE=ship stops here (the NIF written, the
+%% modules not loaded yet) until Ctrl-C, for the interrupted-shipping test.
+test_pause(Stage) ->
+    case os:getenv("BEAMTRACE_TEST_PAUSE") =:= atom_to_list(Stage) of
+        false -> ok;
+        true ->
+            note("test pause: ~s", [Stage]),
+            receive
+                {stdin, L} when L =:= "stop"; L =:= eof ->
+                    throw({fail, ?EXIT_INTERRUPTED, "interrupted (Ctrl-C) before recording"})
+            after 30000 -> ok
+            end
     end.
 
 %%% Text

@@ -101,7 +101,10 @@ handle({trace, Spec, Opts}, A) ->
             {Error, A}
     end;
 handle(progress, #ag{trace = T} = A) when T =/= undefined ->
-    {{ok, beamtrace:trace_info(T)}, A};
+    case beamtrace:trace_info(T) of
+        Info when is_map(Info) -> {{ok, Info}, A};
+        Error -> {Error, A}     %% it just stopped: its result is on its way
+    end;
 handle(progress, A) ->
     {{error, not_running}, A};
 handle(stop, #ag{trace = T} = A) when T =/= undefined ->

@@ -639,13 +639,10 @@ static int build_term(struct text *t, const struct record_opts *o, const char *r
 }
 
 /* -o's default: ./beamtrace-traces/NAME-YYYYMMDD-HHMMSS (NAME: the node's
- * name before '@'). */
+ * name before '@'). Made by the controller once there is a trace to copy:
+ * a run that fails earlier leaves nothing here either. */
 static int default_out(const char *node, char *out, size_t size)
 {
-    if (mkdir("beamtrace-traces", 0755) != 0 && errno != EEXIST) {
-        bmt_cli_error(CMD ": cannot make ./beamtrace-traces: %s (give -o DIR)", strerror(errno));
-        return -1;
-    }
     char name[128];
     snprintf(name, sizeof name, "%s", node);
     char *at = strchr(name, '@');

@@ -3,7 +3,8 @@
 %% calls over distribution. The node halts when the driver node goes.
 -module(bmt_trace_target).
 
--export([start/1, load/0, work/1, tick/0, loop_report/2, dbg_start/0, dbg_count/0, dbg_stop/0]).
+-export([start/1, start_timeout/1, load/0, work/1, tick/0, loop_report/2,
+         dbg_start/0, dbg_count/0, dbg_stop/0, beamtrace_left/0]).
 
 %% -eval'd at boot: watch the driver, run the load.
 start(Driver) ->
@@ -14,6 +15,37 @@ start(Driver) ->
           end),
     register(bmt_load, spawn(fun load/0)),
     ok.
+
+%% For a target the driver cannot reach (TLS distribution): halt after Ms.
+start_timeout(Ms) ->
+    spawn(fun() -> timer:sleep(Ms), erlang:halt() end),
+    register(bmt_load, spawn(fun load/0)),
+    ok.
+
+%% What of beamtrace is on this node: processes and ports traced by it,
+%% its trace sessions (OTP 27+), its modules, the lock, its application
+%% environment. [] when nothing.
+beamtrace_left() ->
+    Tracers = [P || P <- processes() ++ erlang:ports(),
+                    case catch erlang:trace_info(P, tracer) of
+                        {tracer, {beamtrace, _}} -> true;
+                        _ -> false
+                    end],
+    _ = code:ensure_loaded(trace),
+    Sessions = case erlang:function_exported(trace, session_info, 1) of
+                   false -> [];
+                   true -> lists:usort([S || W <- [new | processes()],
+                                             L <- [catch trace:session_info(W)], is_list(L),
+                                             {beamtrace_trace, _} = S <- L])
+               end,
+    Mods = [M || M <- [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote],
+                 code:is_loaded(M) =/= false],
+    [{traced_by_beamtrace, Tracers} || Tracers =/= []]
+        ++ [{sessions, Sessions} || Sessions =/= []]
+        ++ [{modules, Mods} || Mods =/= []]
+        ++ [{lock, P} || P <- [whereis(beamtrace_record)], P =/= undefined]
+        ++ [{env, E} || E <- application:get_all_env(beamtrace)]
+        ++ [{new_flags, F} || {flags, F} <- [erlang:trace_info(new, flags)], F =/= []].
 
 %% Every ~2 ms: spawn a child that receives one message and exits, send it
 %% the message, call work/1.

@@ -11,6 +11,8 @@
          max_rate_test/0, state_dump_rate_test/0, owner_exit_test/0, stop_trace_test/0,
          setup_errors_test/0, return_vs_return_to_test/0, p99_readme_test/0,
          dbg_coexists_test/0, legacy_cleared_test/0]).
+%% For bmt_record_tests.
+-export([calls_json/1, function_row/2, check_p99/3]).
 
 -import(bmt_test_lib, [tmpdir/1, check_trace/1, assert_eq/3, fail/2, select/2]).
 
