@@ -269,11 +269,17 @@ trace_session(Opts) ->
 %% <dl>
 %% <dt>`procs'</dt><dd>`all' (default), `new', `existing', a pid, a
 %%   registered name, or a list of pids and names.</dd>
-%% <dt>`duration'</dt><dd>ms; default 15000 (start/1's default is
-%%   `infinity', not here). `max_events', `max_bytes' (default 1 GiB),
-%%   `max_rate' (events a second over 100 ms windows): start/1's caps,
-%%   enforced by the session's consumer thread at no cost per event; the
-%%   first to trip stops the trace with its name as the reason.</dd>
+%% <dt>`duration'</dt><dd>ms or `infinity'; default 15000. When it
+%%   elapses the flags and patterns go first, then the session stops:
+%%   nothing is cut at the end.</dd>
+%% <dt>`max_events', `max_bytes' (default 1 GiB), `max_rate' (events a
+%%   second over 100 ms windows; the state dump at start does not count)</dt>
+%%   <dd>start/1's caps, enforced by the session's consumer thread at no
+%%   cost per event; the first to trip stops the trace with its name as the
+%%   reason. They count whole packets (buffer_size / subbuffers bytes per
+%%   thread; 64 KiB when a cap is given and neither is), so a trace can
+%%   end up to a packet short of a cap; the events offered between the
+%%   trip and the removal of the flags are counted as discarded.</dd>
 %% <dt>`owner'</dt><dd>the process whose exit stops the trace (default the
 %%   caller).</dd>
 %% <dt>`return_to'</dt><dd>`true' adds the `return_to' flag: timing that

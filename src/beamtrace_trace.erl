@@ -16,16 +16,20 @@
 %% enforces them, nothing is added per event), opens a beamtrace_tracing
 %% handle it owns (its own trace session on OTP 27+, exact undo on the
 %% legacy session on OTP 25/26), sets the patterns, then the process and
-%% port flags. It stops on the first of: a cap tripping (the recorder's
-%% `{beamtrace_stopped, ...}' notification), stop_trace/1, the owner's exit,
-%% the tracing handle's exit. Stopping closes the handle first (every flag
+%% port flags. It stops on the first of: the duration elapsing (its own
+%% timer), a cap tripping (the recorder's `{beamtrace_stopped, ...}'
+%% notification), stop_trace/1, the owner's exit, the tracing handle's
+%% exit. The duration is the controller's so that the flags go before the
+%% session stops: a trace that simply ran its course has no event cut at
+%% its end (a cap tripping cuts, and counts what it cut as discarded). The
+%% session's own duration cap is set ?BACKSTOP_MS later, as a backstop. Stopping closes the handle first (every flag
 %% and pattern gone), then stops the session (every buffer written) and
 %% answers with the session's figures and why it stopped.
 %%
 %% If the controller itself is killed, the handle's owner is gone and it
 %% closes itself (flags and patterns removed); the session stops at its
-%% `duration' cap (15 s by default) and stays listed by beamtrace:sessions/0
-%% until collected.
+%% backstop duration cap (the duration + 5 s) and stays listed by
+%% beamtrace:sessions/0 until collected.
 -module(beamtrace_trace).
 
 -export([trace/2, trace_async/2, stop/1, info/1, parse/1]).
@@ -50,6 +54,8 @@
 %% The recorder options trace/2 sets itself.
 -define(RESERVED, [notify, default]).
 -define(DEFAULT_DURATION_MS, 15000).
+%% The recorder's own duration cap, past the controller's timer.
+-define(BACKSTOP_MS, 5000).
 -define(KINDS, [procs, send, 'receive', running, garbage_collection, ports, call]).
 
 %%% API
@@ -242,9 +248,15 @@ options(Opts) when is_map(Opts) ->
     Rec = maps:without(?OWN, Opts),
     case [K || K <- maps:keys(Rec), lists:member(K, ?RESERVED)] of
         [K | _] -> {error, {badopt, K}};
-        [] -> check_own(maps:merge(#{procs => all, return_to => false, owner => self(),
-                                     backend => auto}, Own),
-                        maps:merge(rec_defaults(Rec), Rec))
+        [] ->
+            Duration = maps:get(duration, Rec, ?DEFAULT_DURATION_MS),
+            Backstop = case Duration of
+                           D when is_integer(D), D > 0 -> D + ?BACKSTOP_MS;
+                           D -> D    %% infinity, or a bad value start/1 refuses
+                       end,
+            check_own(maps:merge(#{procs => all, return_to => false, owner => self(),
+                                   backend => auto}, Own#{duration => Duration}),
+                      maps:merge(rec_defaults(Rec), Rec#{duration => Backstop}))
     end;
 options(_) ->
     {error, {badopt, options}}.
@@ -260,12 +272,14 @@ rec_defaults(Rec) ->
                   true -> #{subbuffers => 64};
                   false -> #{}
               end,
-    Packets#{duration => ?DEFAULT_DURATION_MS}.
+    Packets.
 
 check_own(#{return_to := R}, _) when not is_boolean(R) -> {error, {badopt, return_to}};
 check_own(#{owner := O}, _) when not is_pid(O) -> {error, {badopt, owner}};
 check_own(#{backend := B}, _) when B =/= auto, B =/= session, B =/= legacy ->
     {error, {badopt, backend}};
+check_own(#{duration := D}, _) when D =/= infinity, not (is_integer(D) andalso D > 0) ->
+    {error, {badopt, duration}};
 check_own(Own, Rec) -> {ok, Own, Rec}.
 
 %% The processes to set flags on: [all | new | existing | pid()].
@@ -323,7 +337,10 @@ init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
     OwnerMon = monitor(process, Owner),
     case setup(Calls, Kinds, Own, Rec) of
         {ok, St0} ->
-            St = St0#st{owner = Owner, owner_mon = OwnerMon, reply_to = Caller},
+            St = St0#st{owner = Owner, owner_mon = OwnerMon, reply_to = Caller,
+                        started_ms = erlang:monotonic_time(millisecond)},
+            _ = is_integer(maps:get(duration, Own)) andalso
+                erlang:send_after(maps:get(duration, Own), self(), duration_elapsed),
             Caller ! {Ref, started},
             loop(St);
         {error, _} = Error ->
@@ -491,6 +508,8 @@ loop(St) ->
     receive
         %% The controller has one session (the handle in the message is
         %% another term for it: a resource made afresh compares unequal).
+        duration_elapsed ->
+            finish(St, duration, notify);
         {beamtrace_stopped, _, _Reason} ->
             finish(St, undefined, notify);
         {'DOWN', Ref, process, _, _} when Ref =:= St#st.owner_mon ->

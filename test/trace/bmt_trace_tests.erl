@@ -99,6 +99,8 @@ duration_test() ->
         Elapsed = erlang:monotonic_time(millisecond) - T0,
         Elapsed >= 300 orelse fail(stopped_early, Elapsed),
         #{functions := 1, backend := _} = S,
+        %% The flags go before the session stops: nothing cut at the end.
+        assert_eq(discarded_at_the_end, 0, maps:get(discarded, S)),
         Ev = events(S),
         true = calls_of(Ev, <<?WORK>>) > 0,
         true = length(select(Ev, #{'$name' => process_spawn})) > 0,
