@@ -113,7 +113,7 @@ duration_test() ->
 max_events_test() ->
     with_load(fun(_) ->
         S = trace([?WORK ++ " -> return", procs, send, 'receive'],
-                  ?SMALL#{max_events => 3000, duration => 20000}),
+                  maps:merge(?SMALL, #{max_events => 3000, duration => 20000})),
         assert_eq(reason, max_events, maps:get(reason, S)),
         #{events := N} = S,
         (N > 0 andalso N =< 3000) orelse fail(events_outside_cap, S),
@@ -124,7 +124,7 @@ max_events_test() ->
 max_bytes_test() ->
     with_load(fun(_) ->
         S = trace([?WORK ++ " -> return", procs, send, 'receive'],
-                  ?SMALL#{max_bytes => 40000, duration => 20000}),
+                  maps:merge(?SMALL, #{max_bytes => 40000, duration => 20000})),
         assert_eq(reason, max_bytes, maps:get(reason, S)),
         #{written_bytes := B} = S,
         B =< 40000 orelse fail(bytes_over_cap, S),
@@ -200,7 +200,7 @@ setup_errors_test() ->
              {[call], #{}, badspec},
              {?WORK, #{procs => no_such_registered_name}, {no_process, no_such_registered_name}},
              {?WORK, #{notify => self()}, {badopt, notify}},
-             {?WORK, #{return_to => maybe}, {badopt, return_to}},
+             {?WORK, #{return_to => yes}, {badopt, return_to}},
              {[procs], #{return_to => true}, {badopt, return_to}},
              {?WORK, #{no_such_option => 1}, {badopt, no_such_option}}],
     [begin
