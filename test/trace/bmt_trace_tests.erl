@@ -301,9 +301,7 @@ dbg_coexists_test() ->
         C1 = bmt_trace_target:dbg_count(),
         timer:sleep(200),
         C2 = bmt_trace_target:dbg_count(),
-        C2 > C1 orelse fail(dbg_stopped_seeing_calls, {C0, C1, C2}),
-        assert_eq(dbg_tracer_still_on_load, true,
-                  erlang:trace_info(whereis(bmt_load), tracer) =/= {tracer, []})
+        C2 > C1 orelse fail(dbg_stopped_seeing_calls, {C0, C1, C2})
     after
         bmt_trace_target:dbg_stop(),
         exit(whereis(bmt_load), kill)
