@@ -23,6 +23,10 @@
  * The controller runs in its own process group, so the terminal's Ctrl-C
  * reaches this process only; if this process dies, the controller reads
  * end of file and cleans up the same way.
+ *
+ * One file, past the usual size: the CLI keeps one file per subcommand,
+ * and this one is the command line, the cookie, the controller's process
+ * and its output protocol, each a short section below.
  */
 #define _GNU_SOURCE
 #include "cli.h"
