@@ -64,9 +64,13 @@ main() ->
     end,
     Self = self(),
     spawn_link(fun() -> read_stdin(Self) end),
-    Status = try run()
+    %% The result line comes after the cleaning up was checked, and
+    %% before the error line when there is one (a trace cut short by a full
+    %% disk still came back).
+    Status = try run() of
+                 S -> result_line(), S
              catch
-                 throw:{fail, Status0, Text} -> error_line(Text), Status0;
+                 throw:{fail, Status0, Text} -> result_line(), error_line(Text), Status0;
                  Class:Why:Stack ->
                      error_line(io_lib:format("internal error, please report it: ~0p:~0P ~0P",
                                               [Class, Why, 20, Stack, 20])),
@@ -230,7 +234,7 @@ lock(#r{node = T, ref = Ref} = R) ->
             R#r{lock = Lock};
         {Ref, busy, Holder} ->
             unlink(Lock),
-            Other = case catch erpc:call(T, erlang, process_info, [Holder, links]) of
+            Other = case rpc(T, erlang, process_info, [Holder, links]) of
                         {links, Links} ->
                             [atom_to_list(node(P)) || P <- Links, is_pid(P), node(P) =/= T];
                         _ -> []
@@ -493,6 +497,7 @@ wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
         {Ref, trace_done, Result} ->
             collect(R, Result);
         {stdin, L} when L =:= "stop"; L =:= eof ->
+            test_pause(stop),
             case agent_call(R, stop) of
                 {error, not_running} ->
                     receive {Ref, trace_done, Result} -> collect(R, Result)
@@ -533,12 +538,11 @@ collect(#r{node = T, opts = Opts} = R, Result) ->
                              bytes_text(maps:get(written_bytes, Stats)),
                              maps:get(elapsed_ms, Stats, 0) / 1000,
                              reason_text(maps:get(reason, Stats)), Where]),
+    put(result_line, Summary),
     case Failure of
         none ->
-            out("result ~s", [Summary]),
             R;
         _ ->
-            out("result ~s", [Summary]),
             fail("the trace on ~s stopped early: ~s writing ~s there (~s): the trace holds what "
                  "was written before; free space there or give --remote-tmp DIR",
                  [T, posix(Failure), maps:get(dir, Stats), Failure])
@@ -607,7 +611,7 @@ copy_chunks(#r{node = T} = R, Rel, F, Off, Size, Path) ->
 %% After a failure with the agent or lock in place: take everything down,
 %% then fail with the first error.
 abandon(R, {fail, Status, Text}) ->
-    _ = (catch cleanup(R)),
+    _ = try cleanup(R) catch throw:_ -> ok; error:_ -> ok; exit:_ -> ok end,
     throw({fail, Status, Text}).
 
 finish(R) ->
@@ -622,10 +626,8 @@ cleanup(#r{agent = undefined, lock = Lock, ref = Ref, node = T, shipped = Shippe
         true ->
             %% The agent is gone (it would have cleaned up itself): what
             %% it may have left.
-            [catch erpc:call(T, code, purge, [M]) || M <- Shipped],
-            [catch erpc:call(T, code, delete, [M]) || M <- Shipped],
-            [catch erpc:call(T, code, purge, [M]) || M <- Shipped],
-            _ = Dir =/= undefined andalso (catch erpc:call(T, file, del_dir_r, [Dir])),
+            [rpc(T, code, F, [M]) || M <- Shipped, F <- [purge, delete, purge]],
+            _ = Dir =/= undefined andalso rpc(T, file, del_dir_r, [Dir]),
             verify(T, Shipped, Dir)
     end;
 cleanup(#r{node = T, ref = Ref, agent = A, agent_mon = Mon} = R) ->
@@ -657,12 +659,12 @@ cleanup(#r{node = T, ref = Ref, agent = A, agent_mon = Mon} = R) ->
 verify(T, Mods, Dir) ->
     Loaded = wait_purged(T, Mods, 50),
     DirLeft = Dir =/= undefined andalso
-        element(1, catch erpc:call(T, file, read_file_info, [Dir])) =:= ok,
-    NewTracer = case catch erpc:call(T, erlang, trace_info, [new, tracer]) of
+        element(1, rpc(T, file, read_file_info, [Dir])) =:= ok,
+    NewTracer = case rpc(T, erlang, trace_info, [new, tracer]) of
                     {tracer, {beamtrace, _} = Tr} -> [Tr];
                     _ -> []
                 end,
-    Sessions = case catch erpc:call(T, trace, session_info, [new]) of
+    Sessions = case rpc(T, trace, session_info, [new]) of
                    L when is_list(L) -> [S || S = {beamtrace_trace, _} <- L];
                    _ -> []
                end,
@@ -682,6 +684,13 @@ verify(T, Mods, Dir) ->
             fail("left on ~s after cleaning up: ~s", [T, lists:join("; ", Left)])
     end.
 
+%% erpc:call/4, any failure as {rpc_failed, Why} (OTP 29 deprecates
+%% 'catch Expr').
+rpc(T, M, F, A) ->
+    try erpc:call(T, M, F, A)
+    catch Class:Why -> {rpc_failed, {Class, Why}}
+    end.
+
 wait_purged(T, Mods, Tries) ->
     Loaded = [M || M <- Mods, erpc:call(T, code, is_loaded, [M]) =/= false],
     case {Loaded, Tries} of
@@ -699,8 +708,9 @@ interrupted(_R) ->
             ok
     end.
 
-%% Test hook: BEAMTRACE_TEST_PAUSE=ship stops here (the NIF written, the
-%% modules not loaded yet) until Ctrl-C, for the interrupted-shipping test.
+%% Test hook: BEAMTRACE_TEST_PAUSE=ship stops while shipping (the NIF
+%% written, the modules not loaded yet) until Ctrl-C; =stop after a Ctrl-C
+%% while recording, before stopping (for a second Ctrl-C to find it busy).
 test_pause(Stage) ->
     case os:getenv("BEAMTRACE_TEST_PAUSE") =:= atom_to_list(Stage) of
         false -> ok;
@@ -767,6 +777,12 @@ plural_es(_) -> "es".
 
 note(Fmt, Args) ->
     out("note " ++ Fmt, Args).
+
+result_line() ->
+    case get(result_line) of
+        undefined -> ok;
+        Summary -> out("result ~s", [Summary])
+    end.
 
 error_line(Text) ->
     out("error ~s", [oneline(Text)]).

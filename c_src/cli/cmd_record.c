@@ -445,6 +445,7 @@ static int write_all(int fd, const char *s, size_t n)
 struct screen {
     int tty;          /* stderr is a terminal: draw progress */
     int progress_on;  /* a progress line is drawn and not ended */
+    int done;         /* the result line came: the work is over */
 };
 
 static void clear_progress(struct screen *s)
@@ -488,6 +489,7 @@ static void handle_line(struct screen *s, char *line)
     } else if (strncmp(line, "error ", 6) == 0) {
         bmt_cli_error(CMD ": %s", line + 6);
     } else if (strncmp(line, "result ", 7) == 0) {
+        s->done = 1;
         fprintf(stdout, "%s\n", line + 7);
         fflush(stdout);
     } else {
@@ -511,7 +513,7 @@ static int run_controller(struct controller *c, struct screen *s)
             if (write_all(c->in_fd, "stop\n", 5) != 0) {
                 /* It is gone already; its exit status tells. */
             }
-        } else if (interrupts > 1 && !killed) {
+        } else if (interrupts > 1 && !killed && !s->done) {
             killed = 1;
             kill(c->pid, SIGKILL);
         }
@@ -825,7 +827,7 @@ int bmt_cmd_record(int argc, char **argv)
         out[0] = '\0';
     }
 
-    struct screen screen = {isatty(STDERR_FILENO), 0};
+    struct screen screen = {isatty(STDERR_FILENO), 0, 0};
     struct text term = {NULL, 0, 0, 0};
     int rc = build_term(&term, &o, root, out, cookie_from, screen.tty);
     if (rc != 0 || term.failed) {

@@ -10,11 +10,13 @@
 %% session, lock or application environment (bmt_trace_target:
 %% beamtrace_left/0). This node is the driver: distributed, a random name.
 -module(bmt_record_tests).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([usage_errors_test/0, record_basic_test/0, record_p99_test/0, wrong_cookie_test/0,
          unreachable_test/0, incompatible_otp_test/0, incompatible_cpu_test/0,
          incompatible_glibc_test/0, incompatible_musl_test/0, node_dies_test/0,
-         second_record_test/0, interrupt_shipping_test/0, disk_full_target_test/0,
+         second_record_test/0, interrupt_shipping_test/0, abandon_test/0, disk_full_target_test/0,
          disk_full_shipping_test/0, disk_full_local_test/0, dbg_coexists_test/0,
          remote_dir_test/0, keep_test/0, already_loaded_test/0, tls_test/0]).
 
@@ -385,6 +387,30 @@ interrupt_shipping_test() ->
         assert_error(130, R, <<"interrupted \\(Ctrl-C\\) before recording">>),
         assert_clean(T)
     end).
+
+%% A second Ctrl-C kills the controller: the agent on the target, its link
+%% broken, stops the trace and removes everything by itself.
+abandon_test() ->
+    with_target(fun(T) ->
+        {Port, ErrFile} = start_record(node_args(T) ++ ["--calls", ?WORK, "--duration", "60s",
+                                                        "-o", tmpdir("abandoned")],
+                                       [{"BEAMTRACE_TEST_PAUSE", "stop"}]),
+        wait_stderr(ErrFile, <<"recording on">>),
+        interrupt(Port),
+        wait_stderr(ErrFile, <<"test pause: stop">>),
+        interrupt(Port),
+        R = finish_record(Port, ErrFile),
+        assert_error(130, R, <<"abandoned \\(second Ctrl-C\\): the agent on the target removes">>),
+        wait_clean(T, 100)
+    end).
+
+wait_clean(T, 0) ->
+    assert_clean(T);
+wait_clean(#{node := N, tmp := Tmp} = T, Tries) ->
+    case {erpc:call(N, bmt_trace_target, beamtrace_left, []), erpc:call(N, file, list_dir, [Tmp])} of
+        {[], {ok, []}} -> assert_clean(T);
+        _ -> timer:sleep(100), wait_clean(T, Tries - 1)
+    end.
 
 can_mount() ->
     os:cmd("id -u") =:= "0\n" andalso

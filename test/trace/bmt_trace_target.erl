@@ -2,6 +2,8 @@
 %% that keeps spawning, sending and calling, plus helpers the test driver
 %% calls over distribution. The node halts when the driver node goes.
 -module(bmt_trace_target).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([start/1, start_timeout/1, load/0, work/1, tick/0, loop_report/2,
          dbg_start/0, dbg_count/0, dbg_stop/0, beamtrace_left/0]).

@@ -6,6 +6,8 @@
 %% every trace: no flag, pattern or session of beamtrace is left
 %% (erlang:trace_info/2, trace:session_info/1, beamtrace:sessions/0).
 -module(bmt_trace_tests).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([spec_parse_test/0, duration_test/0, max_events_test/0, max_bytes_test/0,
          max_rate_test/0, state_dump_rate_test/0, owner_exit_test/0, stop_trace_test/0,
