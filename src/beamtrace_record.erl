@@ -54,6 +54,7 @@
 
 %% @doc Reads the cookie and options from stdin, records, halts with the
 %% exit status.
+-spec main() -> no_return().
 main() ->
     %% This node's own reports (a refused TLS handshake, a supervisor
     %% failing to start distribution) would be noise around the one error

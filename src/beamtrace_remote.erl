@@ -44,6 +44,7 @@
 %% @private Runs in the lock process, which traps exits and is linked to
 %% the controller. Opts: `modules' (shipped before this call: purged at
 %% the end), `keep'.
+-spec agent(pid(), reference(), map()) -> no_return().
 agent(Controller, Ref, Opts) ->
     process_flag(trap_exit, true),
     set_label({beamtrace_record_agent, node(Controller)}),

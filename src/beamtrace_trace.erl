@@ -331,6 +331,7 @@ start(Spec, Opts) ->
 
 %% @private The controller: sets up, answers the caller, waits for a reason
 %% to stop.
+-spec init(pid(), reference(), {map(), map(), map()}) -> ok.
 init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
     set_label(beamtrace_trace),
     #{owner := Owner} = Own,
@@ -482,15 +483,30 @@ expand(M, '_', A) when is_integer(A) ->
 expand(M, F, A) ->
     [{M, F, A}].
 
+set_procs(H, Targets, Flags, N) when Flags =/= [] ->
+    case set_procs1(H, Targets, Flags, N) of
+        {ok, K} ->
+            %% Not this controller nor the handle: their own messages are
+            %% beamtrace's business, not the trace's.
+            _ = [beamtrace_tracing:process(H, P, false, Flags)
+                 || P <- [self(), H], lists:member(all, Targets) orelse
+                                      lists:member(existing, Targets)],
+            {ok, K};
+        Error ->
+            Error
+    end;
 set_procs(_H, _Targets, [], N) ->
+    {ok, N}.
+
+set_procs1(_H, _Targets, [], N) ->
     {ok, N};
-set_procs(_H, [], _Flags, N) ->
+set_procs1(_H, [], _Flags, N) ->
     {ok, N};
-set_procs(H, [P | Rest], Flags, N) ->
+set_procs1(H, [P | Rest], Flags, N) ->
     case beamtrace_tracing:process(H, P, true, Flags) of
         {ok, 0} when is_pid(P) ->
             {error, {already_traced, P, erlang:trace_info(P, tracer)}};
-        {ok, K} -> set_procs(H, Rest, Flags, N + K);
+        {ok, K} -> set_procs1(H, Rest, Flags, N + K);
         {error, _} = Error -> Error
     end.
 

@@ -564,7 +564,8 @@ static int run_controller(struct controller *c, struct screen *s)
         bmt_cli_error(CMD ": the controller node (erl) died of signal %d", WTERMSIG(status));
         return BMT_EXIT_FAIL;
     }
-    return WEXITSTATUS(status);
+    /* 127: erl could not be run (the child said why). */
+    return WEXITSTATUS(status) == 127 ? BMT_EXIT_FAIL : WEXITSTATUS(status);
 }
 
 /* ---- the command ---- */
