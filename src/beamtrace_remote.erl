@@ -87,11 +87,14 @@ handle({write, Name, Bin}, #ag{dir = Dir} = A) when Dir =/= undefined ->
 handle({load, Mods}, #ag{dir = Dir} = A) when Dir =/= undefined ->
     load(Mods, Dir, A);
 handle({trace, Spec, Opts}, A) ->
-    TraceOpts = case maps:is_key(dir, Opts) of
-                    true -> Opts;
-                    false when A#ag.dir =/= undefined ->
+    %% The trace goes into the private directory, unless it is to stay on
+    %% this node: then where asked, or where start/1 puts it by default.
+    TraceOpts = case {maps:is_key(dir, Opts), maps:get(remote_dir, Opts, false)} of
+                    {true, _} -> Opts;
+                    {false, true} -> Opts;
+                    {false, false} when A#ag.dir =/= undefined ->
                         Opts#{dir => filename:join(A#ag.dir, "trace")};
-                    false -> Opts
+                    {false, false} -> Opts
                 end,
     case beamtrace:trace_async(Spec, maps:without([remote_dir], TraceOpts)) of
         {ok, T} ->

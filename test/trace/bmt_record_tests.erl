@@ -63,15 +63,18 @@ target(Opts) ->
                             "mount -t tmpfs -o size=$1 bmt_small \"$2\" && shift 2 && exec \"$@\"",
                             "sh", Size, Tmp, Erl | Args]}
                   end,
+    Cwd = tmpdir("target-cwd"),
+    ok = filelib:ensure_dir(filename:join(Cwd, "x")),
     Port = open_port({spawn_executable, Exe},
-                     [{args, Argv}, {env, [{"TMPDIR", Tmp}]}, exit_status, stderr_to_stdout]),
+                     [{args, Argv}, {env, [{"TMPDIR", Tmp}]}, {cd, Cwd}, exit_status,
+                      stderr_to_stdout]),
     {ok, Host} = inet:gethostname(),
     Node = list_to_atom(Name ++ "@" ++ Host),
     case maps:get(connect, Opts, true) of
         true -> wait_up(Node, Port, 200);
         false -> timer:sleep(1500)
     end,
-    #{node => Node, tmp => Tmp, port => Port}.
+    #{node => Node, tmp => Tmp, cwd => Cwd, port => Port}.
 
 wait_up(Node, Port, 0) ->
     fail(target_did_not_start, {Node, drain(Port)});
@@ -491,6 +494,7 @@ dbg_coexists_test() ->
     end).
 
 %% --remote-dir=DIR: the trace stays on the target, everything else goes.
+%% --remote-dir alone: it stays where start/1 puts traces.
 remote_dir_test() ->
     with_target(fun(T) ->
         Dir = tmpdir("left-on-target"),
@@ -499,6 +503,15 @@ remote_dir_test() ->
         [Result] = assert_ok(R),
         {match, _} = re:run(Result, <<"trace in .*:", (list_to_binary(Dir))/binary>>),
         true = count(read_back(Dir), "function_call") > 0,
+        assert_clean(T),
+        %% --remote-dir alone: where start/1 puts traces, under the node's
+        %% working directory.
+        {0, [Result2], _} = record(node_args(T) ++ ["--calls", ?WORK, "--duration", "300ms",
+                                                    "--remote-dir"]),
+        {ok, [Sub]} = file:list_dir(filename:join(maps:get(cwd, T), "beamtrace-traces")),
+        Left = filename:join([maps:get(cwd, T), "beamtrace-traces", Sub]),
+        {match, _} = re:run(Result2, <<"trace in .*:", (list_to_binary(Left))/binary>>),
+        true = count(read_back(Left), "function_call") > 0,
         assert_clean(T)
     end).
 
