@@ -303,9 +303,10 @@ trace_session(Opts) ->
 %% the trace runs, until memory runs out. Trace with `-> return' only
 %% functions that return (handle_call/3 does), or use `return_to => true'
 %% without `-> return': the VM then reports where each traced call returns
-%% to, once per chain of tail calls, and keeps tail recursion; a call's time
-%% runs from its `function_call' to the next `function_return' of that
-%% process.
+%% to (a `function_return' naming the caller), once per chain of tail
+%% calls, and keeps tail recursion. `beamtrace calls' times calls from these
+%% when the caller is traced too; a return into untraced code leaves the
+%% call unfinished there.
 -spec trace(beamtrace_trace:spec(), beamtrace_trace:options() | list()) ->
           {ok, map()} | {error, term()}.
 trace(Spec, Opts) ->
