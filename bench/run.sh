@@ -16,7 +16,7 @@
 # those sinks), BENCH_ANALYSES=0 (skip analyses.sh), ANALYSES_REPEATS (3),
 # BENCH_PROFILE=1 (then also bench/profile.sh: perf profiles of null tracer
 # vs beamtrace, ~3 min), BENCH_S1_ROUNDS (5), BENCH_CALLGRIND=0 (skip
-# callgrind).
+# callgrind), BENCH_RECORD=0 (skip bench/record.sh).
 #
 # LTTng isolation: as root, the script re-runs itself in a private mount
 # namespace with its own empty /run/lttng and /dev/shm (as test/lttng/run.sh
@@ -126,6 +126,14 @@ if [ "${BENCH_ANALYSES:-1}" != 0 ]; then
     echo
     echo "== Analyses vs babeltrace2 (bench/analyses.sh) =="
     bash bench/analyses.sh 10000000 "${ANALYSES_REPEATS:-3}" | tee "$analyses_log"
+fi
+
+# Issue 10: beamtrace record's time to the first event on another node, and
+# the max_rate check's cost per event (bench/record.sh); BENCH_RECORD=0 skips.
+if [ "${BENCH_RECORD:-1}" != 0 ]; then
+    echo
+    echo "== beamtrace record and max_rate (bench/record.sh) =="
+    bash bench/record.sh | tee -a "$timing_log"
 fi
 
 # ---- summary: every target and its measured figure ------------------------

@@ -363,6 +363,9 @@ ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     struct bmt_session *s = bmt_resolve_session(p, env, argv[0], &gen);
     if (!s || !bmt_rec_wants(s, gen, tp))
         return p->atom.false_;
+    /* Before the event is offered: the consumer reading the exempt count
+     * first can only undercount the rate, never trip on the dump. */
+    bmt_rec_rate_exempt(s);
     struct thread_ctx *t = bmt_thread_ctx(p);
     if (!t || t->in_use) {
         bmt_rec_drop(s);

@@ -435,7 +435,16 @@ static void *consumer_main(void *arg)
         if (stop == BMT_REASON_NONE && s->cfg.duration_ns && now - s->start_ns >= s->cfg.duration_ns)
             stop = BMT_REASON_DURATION;
         if (stop == BMT_REASON_NONE && s->cfg.max_rate && now - cs.rate_ns >= RATE_WINDOW_NS) {
-            uint64_t offered = offered_count(s);
+            /* Not counting the state dump (bmt_rec_rate_exempt): read the
+             * exempt count first, it is bumped before its event is offered,
+             * so an event in between is undercounted now (then counted in
+             * the next window), never counted twice; the value is kept
+             * from going backwards. */
+            uint64_t exempt = atomic_load_explicit(&s->rate_exempt, memory_order_relaxed);
+            uint64_t total = offered_count(s);
+            uint64_t offered = total > exempt ? total - exempt : 0;
+            if (offered < cs.rate_offered)
+                offered = cs.rate_offered;
             /* events/s = offered over the window, compared without division. */
             if ((offered - cs.rate_offered) * UINT64_C(1000000000) >
                 s->cfg.max_rate * (now - cs.rate_ns))
@@ -544,6 +553,7 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
         sl->committed_at_enter = 0;
     }
     atomic_store(&s->no_slot_drops, 0);
+    atomic_store(&s->rate_exempt, 0);
     atomic_store(&s->events_on_disk, 0);
     atomic_store(&s->lost_on_disk, 0);
     atomic_store(&s->bytes_on_disk, s->dir.bytes_on_disk);

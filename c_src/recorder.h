@@ -140,6 +140,8 @@ struct bmt_session {
     _Atomic int wake_pending;     /* a wakeup is written and not yet consumed */
     uint64_t start_ns;
     _Atomic uint64_t no_slot_drops;  /* offered from threads without a slot, or re-entered */
+    _Atomic uint64_t rate_exempt;    /* offered by beamtrace's own code (the state dump):
+                                        not counted toward max_rate */
     _Atomic uint64_t events_on_disk; /* for live figures */
     _Atomic uint64_t lost_on_disk;   /* events the consumer could not or would not write */
     _Atomic uint64_t bytes_on_disk;
@@ -259,6 +261,16 @@ static inline int bmt_rec_wants(struct bmt_session *s, uint64_t generation, int 
 static inline void bmt_rec_drop(struct bmt_session *s)
 {
     atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
+}
+
+/* Marks one event offered to `s` as beamtrace's own (emit_nif: the state
+ * dump at start, one event per process), which max_rate does not count:
+ * the cap is on what tracing costs the traced processes, and a node with
+ * many processes would trip it before tracing began. Not for the tracer's
+ * path: only beamtrace's Erlang code emits these. */
+static inline void bmt_rec_rate_exempt(struct bmt_session *s)
+{
+    atomic_fetch_add_explicit(&s->rate_exempt, 1, memory_order_relaxed);
 }
 
 /* ---- the writer bracket (one thread per slot) ---- */

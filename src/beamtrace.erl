@@ -29,6 +29,8 @@
 -export([install_dyntrace/0, uninstall_dyntrace/0]).
 %% Trace flags and patterns in a trace session of beamtrace's own.
 -export([trace_session/1]).
+%% One call: recording, flags and patterns, guard rails, all taken down.
+-export([trace/2, trace_async/2, stop_trace/1, trace_info/1]).
 -export(['$shared_state'/0]).
 
 -nifs([start_nif/2, stop_nif/1, info_nif/1, sessions_nif/0, snapshot_nif/2, sinks_nif/0,
@@ -165,6 +167,14 @@ nif_options(O) ->
         node => atom_to_binary(node(), utf8)}.
 
 %% @doc Stops the default session and returns its figures.
+%%
+%% Trace flags are not touched: flags set by hand with `{tracer, beamtrace,
+%% []}' stay on their processes after stop/0, and every traced event still
+%% calls the tracer (which then answers `discard'; about 25% extra CPU per
+%% message on a busy broker). Clear them with `erlang:trace(all, false,
+%% [all])' and the patterns with `erlang:trace_pattern({'_', '_', '_'},
+%% false, [local, meta, call_count, call_time])', or use trace/2, which
+%% removes every flag and pattern it set whenever it stops.
 -spec stop() -> {ok, stats()} | {error, term()}.
 stop() ->
     stop_nif([]).
@@ -243,6 +253,90 @@ sinks() ->
           {ok, beamtrace_tracing:handle()} | {error, term()}.
 trace_session(Opts) ->
     beamtrace_tracing:open(Opts).
+
+%% @doc Records `Spec' with guard rails and takes everything down again,
+%% in one call: starts a session (Opts holds start/1's options too), loads
+%% the modules the spec names, sets the trace patterns and flags (through
+%% beamtrace_tracing: a trace session of its own on OTP 27+), waits until
+%% a cap trips, then removes every flag and pattern it set, stops the
+%% session and returns its figures.
+%%
+%% Spec: one item or a list of items.
+%% <ul>
+%% <li>a call spec, redbug style: `"my_mod:handle_call/3"', `"my_mod:f"'
+%%   (any arity), `"my_mod"' (every function), `"my_mod:'_'/2"', `_' or
+%%   `'_'' as wildcards, quoted atoms allowed; `"... -> return"' also
+%%   records returns and exceptions (return_trace, exception_trace). Or a
+%%   tuple `{M, F, A}' / `{M, F, A, return}'. Calls are traced `local'
+%%   (local calls too).</li>
+%% <li>an event kind: `procs', `send', `'receive'', `running',
+%%   `garbage_collection', `ports' (`call' is implied by call specs).</li>
+%% </ul>
+%% Options (map or proplist), with start/1's (but `notify', `default'):
+%% <dl>
+%% <dt>`procs'</dt><dd>`all' (default), `new', `existing', a pid, a
+%%   registered name, or a list of pids and names.</dd>
+%% <dt>`duration'</dt><dd>ms or `infinity'; default 15000. When it
+%%   elapses the flags and patterns go first, then the session stops:
+%%   nothing is cut at the end.</dd>
+%% <dt>`max_events', `max_bytes' (default 1 GiB), `max_rate' (events a
+%%   second over 100 ms windows; the state dump at start does not count)</dt>
+%%   <dd>start/1's caps, enforced by the session's consumer thread at no
+%%   cost per event; the first to trip stops the trace with its name as the
+%%   reason. They count whole packets (buffer_size / subbuffers bytes per
+%%   thread; 64 KiB when a cap is given and neither is), so a trace can
+%%   end up to a packet short of a cap; the events offered between the
+%%   trip and the removal of the flags are counted as discarded.</dd>
+%% <dt>`owner'</dt><dd>the process whose exit stops the trace (default the
+%%   caller).</dd>
+%% <dt>`return_to'</dt><dd>`true' adds the `return_to' flag: timing that
+%%   keeps tail calls (below).</dd>
+%% <dt>`backend'</dt><dd>beamtrace_tracing's: `auto' (default), `session',
+%%   `legacy'.</dd>
+%% </dl>
+%% Returns `{ok, Stats}' (stop/1's map, plus `reason', `functions' and
+%% `processes' matched, `backend', `elapsed_ms'), or `{error, {Posix,
+%% Stats}}' when the disk refused the trace. Setup errors, after which
+%% nothing is left set and no trace directory is left: `{error,
+%% {badspec, Item, Why}}', `{error, {not_loaded, Module}}', `{error,
+%% {no_match, Spec}}' (a spec matching no function), `{error, {no_process,
+%% PidOrName}}', `{error, {already_traced, Pid, Tracer}}' (OTP 25/26: another
+%% tracer holds it), `{error, {badopt, Key}}', start/1's errors.
+%%
+%% `-> return' and tail recursion: return_trace keeps a stack frame for
+%% every traced call until it returns, so a traced function that never
+%% returns, such as a server's receive loop calling itself (`"my_server"'
+%% traces its loop too), grows its stack on every iteration for as long as
+%% the trace runs, until memory runs out. Trace with `-> return' only
+%% functions that return (handle_call/3 does), or use `return_to => true'
+%% without `-> return': the VM then reports where each traced call returns
+%% to (a `function_return' naming the caller), once per chain of tail
+%% calls, and keeps tail recursion. `beamtrace calls' times calls from these
+%% when the caller is traced too; a return into untraced code leaves the
+%% call unfinished there.
+-spec trace(beamtrace_trace:spec(), beamtrace_trace:options() | list()) ->
+          {ok, map()} | {error, term()}.
+trace(Spec, Opts) ->
+    beamtrace_trace:trace(Spec, Opts).
+
+%% @doc As trace/2, but returns `{ok, Trace}' once tracing is set up; when
+%% it stops (a cap, the owner's exit), the caller gets `{beamtrace_trace,
+%% Trace, Result}', Result as trace/2's.
+-spec trace_async(beamtrace_trace:spec(), beamtrace_trace:options() | list()) ->
+          {ok, beamtrace_trace:trace()} | {error, term()}.
+trace_async(Spec, Opts) ->
+    beamtrace_trace:trace_async(Spec, Opts).
+
+%% @doc Stops a trace_async/2 trace now: trace/2's result, reason `stop'.
+-spec stop_trace(beamtrace_trace:trace()) -> {ok, map()} | {error, term()}.
+stop_trace(Trace) ->
+    beamtrace_trace:stop(Trace).
+
+%% @doc Live figures of a trace_async/2 trace: `#{state, elapsed_ms, dir,
+%% events, discarded, written_bytes, functions, processes, backend}'.
+-spec trace_info(beamtrace_trace:trace()) -> map() | {error, not_running}.
+trace_info(Trace) ->
+    beamtrace_trace:info(Trace).
 
 %%% User probes (OTP's dyntrace:p/pn). Integers come first, then strings
 %%% (iodata of at most 1024 bytes), at most 4 of each. A probe returns true
@@ -531,14 +625,19 @@ clear_token() ->
 %% replaced; uninstall_dyntrace/0 brings it back.
 -spec install_dyntrace() -> ok | {error, term()}.
 install_dyntrace() ->
-    Beam = filename:join([priv_dir(), "compat", "dyntrace"]),
-    _ = code:purge(dyntrace),
-    case code:load_abs(Beam) of
-        {module, dyntrace} ->
+    case priv_dir() of
+        {error, _} = Error ->
+            Error;
+        Priv ->
+            Beam = filename:join([Priv, "compat", "dyntrace"]),
             _ = code:purge(dyntrace),
-            ok;
-        {error, Reason} ->
-            {error, Reason}
+            case code:load_abs(Beam) of
+                {module, dyntrace} ->
+                    _ = code:purge(dyntrace),
+                    ok;
+                {error, Reason} ->
+                    {error, Reason}
+            end
     end.
 
 %% @doc Unloads beamtrace's `dyntrace' and loads OTP's from the code path
@@ -653,17 +752,42 @@ load_nif() ->
     %% The priv directory also holds the optional sink libraries. Thread
     %% slots: every scheduler (normal, dirty CPU, dirty I/O) may run a trace
     %% callback; 16 more for the VM's other threads.
-    Priv = priv_dir(),
-    Threads = erlang:system_info(schedulers) + erlang:system_info(dirty_cpu_schedulers) +
-        erlang:system_info(dirty_io_schedulers) + 16,
-    erlang:load_nif(filename:join(Priv, "beamtrace_nif"), {Priv, Threads}).
+    case priv_dir() of
+        {error, _} = Error ->
+            Error;
+        Priv ->
+            Threads = erlang:system_info(schedulers) + erlang:system_info(dirty_cpu_schedulers) +
+                erlang:system_info(dirty_io_schedulers) + 16,
+            case erlang:load_nif(filename:join(Priv, "beamtrace_nif"), {Priv, Threads}) of
+                ok ->
+                    ok;
+                {error, Why} = Error ->
+                    %% A shipper (beamtrace record) reads why: the code
+                    %% server only logs it.
+                    _ = application:get_env(beamtrace, priv_dir) =/= undefined andalso
+                        application:set_env(beamtrace, nif_load_error, Why),
+                    Error
+            end
+    end.
 
+%% Where the NIF library is: the application environment's `priv_dir'
+%% first (what `beamtrace record' sets while it loads the modules it
+%% shipped with code:load_binary/3: code:which/1 is `non_existing' during
+%% their on_load), then the application's priv directory, then priv/ next
+%% to the ebin/ this module was loaded from.
 priv_dir() ->
-    case code:priv_dir(beamtrace) of
-        {error, bad_name} ->
-            filename:join(filename:dirname(filename:dirname(code:which(?MODULE))), "priv");
-        Dir ->
-            Dir
+    case application:get_env(beamtrace, priv_dir) of
+        {ok, Dir} when is_list(Dir); is_binary(Dir) ->
+            unicode:characters_to_list(Dir);
+        _ ->
+            case {code:priv_dir(beamtrace), code:which(?MODULE)} of
+                {Dir, _} when is_list(Dir) ->
+                    Dir;
+                {_, Beam} when is_list(Beam) ->
+                    filename:join(filename:dirname(filename:dirname(Beam)), "priv");
+                {_, Other} ->
+                    {error, {no_priv_dir, Other}}
+            end
     end.
 
 %%% NIF stubs: replaced when the library loads.
