@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per event, counted by callgrind: what the tracer's callbacks
-# cost (their inclusive instruction counts: beamtrace's enabled_*, trace_*
-# and trace_status callbacks, against the null NIF tracer's), and the
-# consumer thread's user-space share. Instruction counts do not depend on
+# cost (the self counts of the tracer library's functions and of the VM's
+# enif_* functions they call: beamtrace's against the null NIF tracer's),
+# and the consumer thread's user-space share. Instruction counts do not depend on
 # what else the machine is doing, so these are the figures to compare
 # before and after a change on a noisy machine (wall-clock and CPU-time
 # figures are bench/run.sh's). The VM's own dispatch around the callbacks is
@@ -33,13 +33,16 @@ run() {
         >"$dir/log" 2>&1 || { echo "callgrind: run $1 $2 failed (log $dir/log)" >&2; exit 1; }
     local f
     f=$(ls -S "$dir"/cg.* | head -1)
-    # Inclusive counts of the entry points: beamtrace's callbacks
-    # (bmt_nif_enabled*, bmt_nif_trace*), the null tracer's (enabled,
-    # trace), the consumer thread's main function.
-    callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null |
-        awk '/^ *[0-9,]+ .*(:bmt_nif_(enabled|trace)[a-z_]* |null_tracer\.c:(enabled|trace) |:consumer_main )\[/ {
+    # Self counts (inclusive ones lose whatever a tail call reaches): every
+    # function of the tracer's library but the recorder's consumer side and
+    # the start/stop control path, plus the VM's enif_* functions (what our
+    # calls into the VM cost); the consumer thread's own functions apart.
+    callgrind_annotate --inclusive=no --threshold=100 "$f" 2>/dev/null |
+        awk '/^ *[0-9,]+ / {
                  n = $1; gsub(",", "", n)
-                 if ($0 ~ /consumer_main/) cons += n; else cb += n
+                 if ($0 ~ /(consumer_main|drain_ring|flush_tick|bmt_trace_dir_|pwrite|bmt_ring_peek|bmt_ring_release) /) { cons += n; next }
+                 if ($0 ~ /(bmt_nif_start|bmt_nif_stop|bmt_rec_start|bmt_rec_stop|finish|load|calibrate|metadata|put |trace_info|open_dir|bmt_nif_sessions|bmt_nif_info|make_handle|release_core|join_consumer|close_trace|collect|update_masks|bmt_rec_init|bmt_rec_destroy)/) next
+                 if ($0 ~ /(beamtrace_nif\.so|bmt_null_tracer_nif\.so)\]/ || $0 ~ /\?\?\?:enif_/) cb += n
              }
              END { printf "%d %d\n", cb, cons }'
     grep -h '^PROFILE' "$dir/log" >&2 || true

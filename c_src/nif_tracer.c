@@ -17,13 +17,14 @@
  */
 #include "nif_decode.h"
 #include "sinks.h"
+#include "usdt_wants.h"
 
 /* OTP's LTTng buffers kept 255 bytes of a message: the length used when no
  * recorder session sets one. */
 #define OTP_MESSAGE_BYTES 255
 
 /* Tracepoint of each trace tag, by callback group; -1 = not a tracepoint. */
-static int tp_procs(const struct bmt_atoms *a, ERL_NIF_TERM tag)
+static inline int tp_procs(const struct bmt_atoms *a, ERL_NIF_TERM tag)
 {
     if (tag == a->spawn) return BMT_TP_process_spawn;
     if (tag == a->link || tag == a->unlink || tag == a->getting_linked ||
@@ -34,7 +35,7 @@ static int tp_procs(const struct bmt_atoms *a, ERL_NIF_TERM tag)
     return -1; /* spawned: OTP discards it too */
 }
 
-static int tp_ports(const struct bmt_atoms *a, ERL_NIF_TERM tag)
+static inline int tp_ports(const struct bmt_atoms *a, ERL_NIF_TERM tag)
 {
     if (tag == a->open) return BMT_TP_port_open;
     if (tag == a->closed) return BMT_TP_port_exit;
@@ -44,19 +45,19 @@ static int tp_ports(const struct bmt_atoms *a, ERL_NIF_TERM tag)
     return -1; /* port register/unregister: discarded, as in OTP */
 }
 
-static int tp_running_procs(const struct bmt_atoms *a, ERL_NIF_TERM tag)
+static inline int tp_running_procs(const struct bmt_atoms *a, ERL_NIF_TERM tag)
 {
     (void)a, (void)tag;
     return BMT_TP_process_scheduled;
 }
 
-static int tp_running_ports(const struct bmt_atoms *a, ERL_NIF_TERM tag)
+static inline int tp_running_ports(const struct bmt_atoms *a, ERL_NIF_TERM tag)
 {
     (void)a, (void)tag;
     return BMT_TP_port_scheduled;
 }
 
-static int tp_call(const struct bmt_atoms *a, ERL_NIF_TERM tag)
+static inline int tp_call(const struct bmt_atoms *a, ERL_NIF_TERM tag)
 {
     if (tag == a->call) return BMT_TP_function_call;
     if (tag == a->return_from || tag == a->return_to) return BMT_TP_function_return;
@@ -64,19 +65,19 @@ static int tp_call(const struct bmt_atoms *a, ERL_NIF_TERM tag)
     return -1;
 }
 
-static int tp_send(const struct bmt_atoms *a, ERL_NIF_TERM tag)
+static inline int tp_send(const struct bmt_atoms *a, ERL_NIF_TERM tag)
 {
     (void)a, (void)tag;
     return BMT_TP_message_send;
 }
 
-static int tp_receive(const struct bmt_atoms *a, ERL_NIF_TERM tag)
+static inline int tp_receive(const struct bmt_atoms *a, ERL_NIF_TERM tag)
 {
     (void)a, (void)tag;
     return BMT_TP_message_receive;
 }
 
-static int tp_gc(const struct bmt_atoms *a, ERL_NIF_TERM tag)
+static inline int tp_gc(const struct bmt_atoms *a, ERL_NIF_TERM tag)
 {
     if (tag == a->gc_minor_start) return BMT_TP_gc_minor_start;
     if (tag == a->gc_minor_end) return BMT_TP_gc_minor_end;
@@ -89,8 +90,13 @@ typedef int tag_map_fn(const struct bmt_atoms *a, ERL_NIF_TERM tag);
 
 /* Decides who wants the event with trace tag `tag` and tracer state
  * `state`; d->sinks is 0 when nobody does. */
-static inline void decide(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM tag, ERL_NIF_TERM state,
-                          tag_map_fn *map, struct bmt_decision *d)
+/* Every callback below gets its own copy of this and of the two common
+ * bodies (always_inline), with its tag map inlined: one function per
+ * callback, no call inside on the path nobody listens to. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT void decide(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM tag, ERL_NIF_TERM state,
+                tag_map_fn *map, struct bmt_decision *d)
 {
     d->tag = tag;
     d->state = state;
@@ -107,7 +113,7 @@ static inline void decide(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM tag, ERL_
         d->sinks |= BMT_SINK_USDT;
 }
 
-static ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
+HOT ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
 {
     struct priv *p = enif_priv_data(env);
     struct bmt_decision d;
@@ -140,42 +146,45 @@ static void emit_external(struct priv *p, struct decode *d, int tp, unsigned sin
     }
 }
 
-static ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
+HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
 {
     struct priv *p = enif_priv_data(env);
     struct thread_ctx *t = bmt_thread_ctx(p);
-    struct bmt_decision dec;
+    struct bmt_decision fresh;
+    const struct bmt_decision *dec = &fresh;
     if (t && t->decision.tag == argv[0] && t->decision.state == argv[1]) {
-        dec = t->decision;
-        t->decision.tag = 0;
+        dec = &t->decision;
+        t->decision.tag = 0; /* one use: the fields below stay as they are */
     } else {
-        decide(p, env, argv[0], argv[1], map, &dec);
+        decide(p, env, argv[0], argv[1], map, &fresh);
     }
-    if (!dec.sinks)
+    if (!dec->sinks)
         return p->atom.ok;
-    struct bmt_session *s = dec.session;
+    struct bmt_session *s = dec->session;
     /* No slot, or re-entered from our own formatting (never recurse): the
      * recorder counts what it could not take. */
     if (!t || t->in_use) {
-        if (dec.sinks & BMT_SINK_RECORDER)
+        if (dec->sinks & BMT_SINK_RECORDER)
             bmt_rec_drop(s);
         return p->atom.ok;
     }
     t->in_use = 1;
-    int tp = dec.tp;
-    unsigned external = dec.sinks & ~BMT_SINK_RECORDER;
+    int tp = dec->tp;
+    unsigned sinks = dec->sinks;
+    uint64_t generation = dec->generation;
+    unsigned external = sinks & ~BMT_SINK_RECORDER;
     /* Message text: the recorder session's bound; OTP's 255 bytes for
      * LTTng; none when only USDT listens (no USDT probe carries it). */
-    int message_bytes = (dec.sinks & BMT_SINK_RECORDER)
+    int message_bytes = (sinks & BMT_SINK_RECORDER)
                             ? atomic_load_explicit(&s->format_option, memory_order_relaxed)
-                        : (dec.sinks & BMT_SINK_LTTNG) ? OTP_MESSAGE_BYTES
-                                                       : 0;
+                        : (sinks & BMT_SINK_LTTNG) ? OTP_MESSAGE_BYTES
+                                                   : 0;
     struct bmt_ring *ring = NULL;
     uint8_t *start = NULL, *dst = NULL;
     uint64_t ts = 0;
-    if (dec.sinks & BMT_SINK_RECORDER) {
+    if (sinks & BMT_SINK_RECORDER) {
         ts = bmt_event_ns(&p->clock, t);
-        ring = bmt_rec_enter(s, dec.generation, (unsigned)t->slot);
+        ring = bmt_rec_enter(s, generation, (unsigned)t->slot);
         if (ring)
             dst = bmt_rec_reserve(s, ring, tp, ts, &start);
     }

@@ -20,6 +20,7 @@
  */
 #define _SDT_HAS_SEMAPHORES 1
 #include "sinks.h"
+#include "usdt_wants.h"
 #include "usdt_sdt.h" /* sys/sdt.h, or stubs when it is absent */
 
 #include <string.h>
@@ -33,7 +34,8 @@
     D10(X, 9) D100(X, 1) D100(X, 2) D100(X, 3) D100(X, 4) D100(X, 5) D100(X, 6) D100(X, 7) \
     D100(X, 8) D100(X, 9) D10(X, 100) D10(X, 101) X(1020) X(1021) X(1022) X(1023)
 
-/* Semaphores: a tracer increments one while attached to its probe. */
+/* Semaphores: a tracer increments one while attached to its probe.
+ * usdt_wants.h declares them for the inline checks. */
 #define SEMAPHORE(name) \
     __extension__ unsigned short erlang_##name##_semaphore __attribute__((unused, section(".probes")));
 #define SEMAPHORE_PROVIDED(symbol) SEMAPHORE(symbol)
@@ -46,38 +48,9 @@
 #define USER_N_SEMAPHORE(n) SEMAPHORE(user_trace__n##n)
 LABELS(USER_N_SEMAPHORE)
 
-#define ON(name) (__atomic_load_n(&erlang_##name##_semaphore, __ATOMIC_RELAXED) != 0)
-/* Any of several: the semaphores OR'ed, one test, no branch per probe. */
-#define SEM(name) __atomic_load_n(&erlang_##name##_semaphore, __ATOMIC_RELAXED)
-
 int bmt_usdt_built(void)
 {
     return BMT_USDT_COMPILED_IN;
-}
-
-int bmt_usdt_wants(int tp)
-{
-    switch (tp) {
-    case BMT_TP_process_spawn: return ON(process__spawn);
-    case BMT_TP_process_exit: return ON(process__exit);
-    case BMT_TP_process_scheduled: return (SEM(process__scheduled) | SEM(process__unscheduled)) != 0;
-    case BMT_TP_message_send:
-        return (SEM(message__send) | SEM(message__send__remote) | SEM(port__command)) != 0;
-    case BMT_TP_message_receive: return ON(message__queued);
-    case BMT_TP_gc_major_start: return ON(gc_major__start);
-    case BMT_TP_gc_minor_start: return ON(gc_minor__start);
-    case BMT_TP_gc_major_end: return ON(gc_major__end);
-    case BMT_TP_gc_minor_end: return ON(gc_minor__end);
-    case BMT_TP_function_call:
-        return (SEM(global__function__entry) | SEM(bif__entry) | SEM(process__hibernate) |
-                SEM(port__control)) != 0;
-    case BMT_TP_function_return: return (SEM(function__return) | SEM(bif__return)) != 0;
-    case BMT_TP_port_open: return ON(port__open);
-    case BMT_TP_port_exit: return ON(port__exit);
-    case BMT_TP_user_trace_s1: return ON(user_trace__s1);
-    case BMT_TP_user_trace_i4s4: return ON(user_trace__i4s4);
-    default: return 0;
-    }
 }
 
 int bmt_usdt_user_n_wants(unsigned label)

@@ -18,6 +18,7 @@
  */
 #include "nif_decode.h"
 #include "sinks.h"
+#include "usdt_wants.h"
 
 #include <string.h>
 
@@ -99,20 +100,37 @@ static int copy_iolist(ErlNifEnv *env, ERL_NIF_TERM t, uint8_t *out, size_t *len
  * rest for the next event. Returns the length up to the first NUL. */
 static size_t text_end(const uint8_t *text, size_t len)
 {
+    if (len <= 16) {
+        for (size_t i = 0; i < len; i++)
+            if (!text[i])
+                return i;
+        return len;
+    }
     const uint8_t *nul = memchr(text, 0, len);
     return nul ? (size_t)(nul - text) : len;
 }
 
-/* Writes a string value at the cursor: a user probe's slot (an atom means
- * absent: "") or raw text. Returns 0, or -1 for something that is neither
- * an atom nor an iolist of at most `max` bytes. */
+/* Writes a string value at the cursor: a user probe's slot ([] or an atom
+ * means absent: "") or raw text. Returns 0, or -1 for something that is
+ * neither an atom nor an iolist of at most `max` bytes. */
 static int put_string(struct decode *d, ERL_NIF_TERM term, size_t max)
 {
     struct bmt_value *v = &d->t->event.values[d->field];
     size_t len = 0;
-    if (!enif_is_atom(d->env, term) && copy_iolist(d->env, term, d->cursor, &len, max, 0) != 0)
+    ErlNifBinary bin;
+    if (term == d->t->nil) {
+        /* absent, or "" */
+    } else if (enif_inspect_binary(d->env, term, &bin)) {
+        if (bin.size > max)
+            return -1;
+        memcpy(d->cursor, bin.data, bin.size);
+        len = bin.size;
+    } else if (!enif_is_atom(d->env, term) &&
+               copy_iolist(d->env, term, d->cursor, &len, max, 0) != 0) {
         return -1;
-    len = text_end(d->cursor, len);
+    }
+    if (len)
+        len = text_end(d->cursor, len);
     d->cursor[len] = '\0';
     v->str = (const char *)d->cursor;
     v->len = (uint32_t)len;
@@ -135,14 +153,6 @@ static void put_tag(struct decode *d, ERL_NIF_TERM term)
     }
 }
 
-static void put_text(struct decode *d, size_t len)
-{
-    struct bmt_value *v = &d->t->event.values[d->field++];
-    v->str = (const char *)d->cursor;
-    v->len = (uint32_t)len;
-    d->cursor += len + 1;
-}
-
 static void put_self(struct decode *d)
 {
     ErlNifPid self;
@@ -156,14 +166,10 @@ static void put_self(struct decode *d)
 
 static void put_integer(struct decode *d, uint64_t v, enum bmt_field_type type)
 {
-    d->t->event.values[d->field++].integer = v;
-    if (type == BMT_FIELD_U32) {
-        bmt_put_u32(d->cursor, (uint32_t)v);
-        d->cursor += 4;
-    } else {
-        bmt_put_u64(d->cursor, v);
-        d->cursor += 8;
-    }
+    if (type == BMT_FIELD_U32)
+        put_u32(d, (uint32_t)v);
+    else
+        put_u64(d, v);
 }
 
 /* ---- delivery ---- */
@@ -243,8 +249,9 @@ static ERL_NIF_TERM fire(ErlNifEnv *env, int tp, unsigned label, const ERL_NIF_T
     } else {
         for (int i = 0; i < 4; i++) {
             ErlNifSInt64 v = 0;
-            if (!enif_get_int64(env, args[1 + i], &v))
-                v = 0; /* OTP: not an integer (or absent) counts as 0 */
+            /* OTP: not an integer (or absent: [] or an atom) counts as 0. */
+            if (args[1 + i] != t->nil && !enif_get_int64(env, args[1 + i], &v))
+                v = 0;
             put_integer(&d, (uint64_t)v, BMT_FIELD_S64);
         }
         for (int i = 0; i < 4 && !bad; i++)

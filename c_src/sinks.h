@@ -82,9 +82,7 @@ struct bmt_usdt_args {
     const char *driver;        /* port_open: the driver name, unquoted */
 };
 
-/* 1 when an attached tracer wants a USDT probe that tracepoint `tp` fires
- * (semaphore loads only). */
-int bmt_usdt_wants(int tp);
+/* bmt_usdt_wants(tp), the semaphore checks, is inline: usdt_wants.h. */
 
 /* 1 when a tracer is attached to user_trace-n<label>. */
 int bmt_usdt_user_n_wants(unsigned label);

@@ -367,60 +367,60 @@ user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
 -spec p() -> boolean().
 
 p() ->
-    i4s4(undef, undef, undef, undef, undef, undef, undef, undef).
+    i4s4([], [], [], [], [], [], [], []).
 
 p(I1) when ?I(I1) ->
-    i4s4(I1, undef, undef, undef, undef, undef, undef, undef);
+    i4s4(I1, [], [], [], [], [], [], []);
 p(S1) when ?S(S1) ->
-    i4s4(undef, undef, undef, undef, S1, undef, undef, undef).
+    i4s4([], [], [], [], S1, [], [], []).
 
 p(I1, I2) when ?I(I1), ?I(I2) ->
-    i4s4(I1, I2, undef, undef, undef, undef, undef, undef);
+    i4s4(I1, I2, [], [], [], [], [], []);
 p(I1, S1) when ?I(I1), ?S(S1) ->
-    i4s4(I1, undef, undef, undef, S1, undef, undef, undef);
+    i4s4(I1, [], [], [], S1, [], [], []);
 p(S1, S2) when ?S(S1), ?S(S2) ->
-    i4s4(undef, undef, undef, undef, S1, S2, undef, undef).
+    i4s4([], [], [], [], S1, S2, [], []).
 
 p(I1, I2, I3) when ?I(I1), ?I(I2), ?I(I3) ->
-    i4s4(I1, I2, I3, undef, undef, undef, undef, undef);
+    i4s4(I1, I2, I3, [], [], [], [], []);
 p(I1, I2, S1) when ?I(I1), ?I(I2), ?S(S1) ->
-    i4s4(I1, I2, undef, undef, S1, undef, undef, undef);
+    i4s4(I1, I2, [], [], S1, [], [], []);
 p(I1, S1, S2) when ?I(I1), ?S(S1), ?S(S2) ->
-    i4s4(I1, undef, undef, undef, S1, S2, undef, undef);
+    i4s4(I1, [], [], [], S1, S2, [], []);
 p(S1, S2, S3) when ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(undef, undef, undef, undef, S1, S2, S3, undef).
+    i4s4([], [], [], [], S1, S2, S3, []).
 
 p(I1, I2, I3, I4) when ?I(I1), ?I(I2), ?I(I3), ?I(I4) ->
-    i4s4(I1, I2, I3, I4, undef, undef, undef, undef);
+    i4s4(I1, I2, I3, I4, [], [], [], []);
 p(I1, I2, I3, S1) when ?I(I1), ?I(I2), ?I(I3), ?S(S1) ->
-    i4s4(I1, I2, I3, undef, S1, undef, undef, undef);
+    i4s4(I1, I2, I3, [], S1, [], [], []);
 p(I1, I2, S1, S2) when ?I(I1), ?I(I2), ?S(S1), ?S(S2) ->
-    i4s4(I1, I2, undef, undef, S1, S2, undef, undef);
+    i4s4(I1, I2, [], [], S1, S2, [], []);
 p(I1, S1, S2, S3) when ?I(I1), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, undef, undef, undef, S1, S2, S3, undef);
+    i4s4(I1, [], [], [], S1, S2, S3, []);
 p(S1, S2, S3, S4) when ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(undef, undef, undef, undef, S1, S2, S3, S4).
+    i4s4([], [], [], [], S1, S2, S3, S4).
 
 p(I1, I2, I3, I4, S1) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1) ->
-    i4s4(I1, I2, I3, I4, S1, undef, undef, undef);
+    i4s4(I1, I2, I3, I4, S1, [], [], []);
 p(I1, I2, I3, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2) ->
-    i4s4(I1, I2, I3, undef, S1, S2, undef, undef);
+    i4s4(I1, I2, I3, [], S1, S2, [], []);
 p(I1, I2, S1, S2, S3) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, I2, undef, undef, S1, S2, S3, undef);
+    i4s4(I1, I2, [], [], S1, S2, S3, []);
 p(I1, S1, S2, S3, S4) when ?I(I1), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(I1, undef, undef, undef, S1, S2, S3, S4).
+    i4s4(I1, [], [], [], S1, S2, S3, S4).
 
 p(I1, I2, I3, I4, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2) ->
-    i4s4(I1, I2, I3, I4, S1, S2, undef, undef);
+    i4s4(I1, I2, I3, I4, S1, S2, [], []);
 p(I1, I2, I3, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, I2, I3, undef, S1, S2, S3, undef);
+    i4s4(I1, I2, I3, [], S1, S2, S3, []);
 p(I1, I2, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(I1, I2, undef, undef, S1, S2, S3, S4).
+    i4s4(I1, I2, [], [], S1, S2, S3, S4).
 
 p(I1, I2, I3, I4, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, I2, I3, I4, S1, S2, S3, undef);
+    i4s4(I1, I2, I3, I4, S1, S2, S3, []);
 p(I1, I2, I3, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(I1, I2, I3, undef, S1, S2, S3, S4).
+    i4s4(I1, I2, I3, [], S1, S2, S3, S4).
 
 p(I1, I2, I3, I4, S1, S2, S3, S4)
   when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
@@ -430,60 +430,60 @@ p(I1, I2, I3, I4, S1, S2, S3, S4)
 %% USDT probe user_trace-n&lt;Label&gt;).
 
 pn(L) ->
-    n(L, undef, undef, undef, undef, undef, undef, undef, undef).
+    n(L, [], [], [], [], [], [], [], []).
 
 pn(L, I1) when ?I(I1) ->
-    n(L, I1, undef, undef, undef, undef, undef, undef, undef);
+    n(L, I1, [], [], [], [], [], [], []);
 pn(L, S1) when ?S(S1) ->
-    n(L, undef, undef, undef, undef, S1, undef, undef, undef).
+    n(L, [], [], [], [], S1, [], [], []).
 
 pn(L, I1, I2) when ?I(I1), ?I(I2) ->
-    n(L, I1, I2, undef, undef, undef, undef, undef, undef);
+    n(L, I1, I2, [], [], [], [], [], []);
 pn(L, I1, S1) when ?I(I1), ?S(S1) ->
-    n(L, I1, undef, undef, undef, S1, undef, undef, undef);
+    n(L, I1, [], [], [], S1, [], [], []);
 pn(L, S1, S2) when ?S(S1), ?S(S2) ->
-    n(L, undef, undef, undef, undef, S1, S2, undef, undef).
+    n(L, [], [], [], [], S1, S2, [], []).
 
 pn(L, I1, I2, I3) when ?I(I1), ?I(I2), ?I(I3) ->
-    n(L, I1, I2, I3, undef, undef, undef, undef, undef);
+    n(L, I1, I2, I3, [], [], [], [], []);
 pn(L, I1, I2, S1) when ?I(I1), ?I(I2), ?S(S1) ->
-    n(L, I1, I2, undef, undef, S1, undef, undef, undef);
+    n(L, I1, I2, [], [], S1, [], [], []);
 pn(L, I1, S1, S2) when ?I(I1), ?S(S1), ?S(S2) ->
-    n(L, I1, undef, undef, undef, S1, S2, undef, undef);
+    n(L, I1, [], [], [], S1, S2, [], []);
 pn(L, S1, S2, S3) when ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, undef, undef, undef, undef, S1, S2, S3, undef).
+    n(L, [], [], [], [], S1, S2, S3, []).
 
 pn(L, I1, I2, I3, I4) when ?I(I1), ?I(I2), ?I(I3), ?I(I4) ->
-    n(L, I1, I2, I3, I4, undef, undef, undef, undef);
+    n(L, I1, I2, I3, I4, [], [], [], []);
 pn(L, I1, I2, I3, S1) when ?I(I1), ?I(I2), ?I(I3), ?S(S1) ->
-    n(L, I1, I2, I3, undef, S1, undef, undef, undef);
+    n(L, I1, I2, I3, [], S1, [], [], []);
 pn(L, I1, I2, S1, S2) when ?I(I1), ?I(I2), ?S(S1), ?S(S2) ->
-    n(L, I1, I2, undef, undef, S1, S2, undef, undef);
+    n(L, I1, I2, [], [], S1, S2, [], []);
 pn(L, I1, S1, S2, S3) when ?I(I1), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, undef, undef, undef, S1, S2, S3, undef);
+    n(L, I1, [], [], [], S1, S2, S3, []);
 pn(L, S1, S2, S3, S4) when ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, undef, undef, undef, undef, S1, S2, S3, S4).
+    n(L, [], [], [], [], S1, S2, S3, S4).
 
 pn(L, I1, I2, I3, I4, S1) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1) ->
-    n(L, I1, I2, I3, I4, S1, undef, undef, undef);
+    n(L, I1, I2, I3, I4, S1, [], [], []);
 pn(L, I1, I2, I3, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2) ->
-    n(L, I1, I2, I3, undef, S1, S2, undef, undef);
+    n(L, I1, I2, I3, [], S1, S2, [], []);
 pn(L, I1, I2, S1, S2, S3) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, I2, undef, undef, S1, S2, S3, undef);
+    n(L, I1, I2, [], [], S1, S2, S3, []);
 pn(L, I1, S1, S2, S3, S4) when ?I(I1), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, I1, undef, undef, undef, S1, S2, S3, S4).
+    n(L, I1, [], [], [], S1, S2, S3, S4).
 
 pn(L, I1, I2, I3, I4, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2) ->
-    n(L, I1, I2, I3, I4, S1, S2, undef, undef);
+    n(L, I1, I2, I3, I4, S1, S2, [], []);
 pn(L, I1, I2, I3, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, I2, I3, undef, S1, S2, S3, undef);
+    n(L, I1, I2, I3, [], S1, S2, S3, []);
 pn(L, I1, I2, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, I1, I2, undef, undef, S1, S2, S3, S4).
+    n(L, I1, I2, [], [], S1, S2, S3, S4).
 
 pn(L, I1, I2, I3, I4, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, I2, I3, I4, S1, S2, S3, undef);
+    n(L, I1, I2, I3, I4, S1, S2, S3, []);
 pn(L, I1, I2, I3, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, I1, I2, I3, undef, S1, S2, S3, S4).
+    n(L, I1, I2, I3, [], S1, S2, S3, S4).
 
 pn(L, I1, I2, I3, I4, S1, S2, S3, S4)
   when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
@@ -497,9 +497,11 @@ n(Label, I1, I2, I3, I4, S1, S2, S3, S4) ->
     user_probe_wanted(n, Label) andalso
         user_trace_n_nif(Label, tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4).
 
+%% Absent slots and tags are [] (the NIF compares its word: no call into
+%% the VM per slot); an atom in a slot is absent too, as OTP took `undef'.
 tag_for_probe() ->
     case get_tag_data() of
-        undefined -> undef;
+        undefined -> [];
         Tag -> Tag
     end.
 
