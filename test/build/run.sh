@@ -13,10 +13,7 @@ ok() { echo "ok - build: $1"; }
 not_ok() { echo "not ok - build: $1"; failures=$((failures + 1)); }
 check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
 show() { sed 's/^/#   /' "$1" | tail -25; }
-copy() { # DIR: a copy of the working tree, no build outputs
-    mkdir -p "$1"
-    (cd "$root" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) | tar -xf - -C "$1"
-}
+copy() { bash "$root/tools/copy_tree.sh" "$1"; }
 version=$(sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' "$root/src/beamtrace.app.src")
 
 # ---- clang ----

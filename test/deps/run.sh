@@ -40,8 +40,7 @@ version=$(sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' "$root/src/beamtrace.app.src")
 
 # ---- the dependency: this working tree as a git repository ----
 src=$out/beamtrace
-mkdir -p "$src"
-(cd "$root" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) | tar -xf - -C "$src"
+bash "$root/tools/copy_tree.sh" "$src"
 (cd "$src" && git init -q -b main && git add -A &&
     git -c user.name=bmt -c user.email=bmt@localhost commit -qm "beamtrace under test") ||
     { echo "not ok - deps: scratch git repository of the working tree"; exit 1; }

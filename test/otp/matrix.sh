@@ -34,11 +34,10 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
-# A copy of the working tree (tracked and untracked files, not the ignored
-# build outputs), so the chroot builds from scratch with its own OTP.
+# A copy of the working tree without build outputs, so the chroot builds
+# from scratch with its own OTP.
 copy_tree() {
-    rm -rf "$1" && mkdir -p "$1"
-    git ls-files -z -co --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$1"
+    rm -rf "$1" && bash tools/copy_tree.sh "$1"
 }
 
 # Runs a TAP-producing command, prefixing test names with the release and
