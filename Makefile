@@ -31,7 +31,10 @@ Q := $(if $(V),,@)
 # The pure C core: no erl_nif.h, shared by the NIF, the CLI and the C tests.
 CORE_SRC := c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c \
             c_src/ring.c c_src/trace_dir.c
-NIF_SRC := $(CORE_SRC) $(sort $(wildcard c_src/nif_*.c))
+# The recorder: sessions, consumer threads, the stop protocol (pure C too,
+# so the C tests drive it under ThreadSanitizer without a VM).
+RECORDER_SRC := c_src/fence.c c_src/recorder.c
+NIF_SRC := $(CORE_SRC) $(RECORDER_SRC) $(sort $(wildcard c_src/nif_*.c))
 CLI_SRC := $(CORE_SRC) c_src/usdt_catalogue.c $(sort $(wildcard c_src/cli/*.c))
 ERL_SRC := $(sort $(wildcard src/*.erl))
 BEAMS := $(patsubst src/%.erl,ebin/%.beam,$(ERL_SRC))
@@ -47,7 +50,7 @@ CLI := priv/beamtrace
 # would hide OTP's and break releases holding runtime_tools.
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all priv beams test test-otp demo bench clean docs check-docs usdt-skipped
+.PHONY: all priv beams test test-otp demo bench fuzz clean docs check-docs usdt-skipped
 all: priv beams
 beams: $(BEAMS) ebin/beamtrace.app
 # What rebar3 (rebar.config's pre_hook) builds: everything but the beams.
@@ -66,7 +69,7 @@ $(BUILD_CONFIG): FORCE
 	@echo '$(CC) $(CFLAGS_BASE) $(VERSION)' | cmp -s - $@ || echo '$(CC) $(CFLAGS_BASE) $(VERSION)' >$@
 .PHONY: FORCE
 
-$(NIF): $(NIF_SRC) $(wildcard c_src/*.h c_src/*.def) $(BUILD_CONFIG)
+$(NIF): $(NIF_SRC) $(wildcard c_src/*.h c_src/*.def) $(BUILD_CONFIG) _build/generated.checked
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $(NIF_SRC) $(LDLIBS_NIF)
@@ -110,6 +113,11 @@ demo: all
 bench: all
 	$(Q)bash bench/run.sh
 
+# Longer fuzz runs than the test suite's: the NIF with 100000 random calls.
+fuzz: all
+	$(Q)BMT_FUZZ_CALLS=100000 MODULES=bmt_faults_tests BMT_ONLY=callbacks_fuzz_test \
+	    bash test/erl/run.sh
+
 clean:
 	rm -rf priv/*.so $(CLI) priv/compat ebin test/out bench/out
 
@@ -120,13 +128,18 @@ docs: $(CLI)
 check-docs: $(CLI)
 	$(Q)bash tools/update_docs.sh --check
 
-# ---- LTTng-UST sink ---------------------------------------------------------
-# The provider sources in c_src/lttng/ (the tracepoint provider header, one
-# per domain, and the provider library's glue) are generated from the
-# catalogue by tools/gen_lttng.c and committed with a DO-NOT-EDIT banner.
+# ---- Generated sources -----------------------------------------------------
+# What the preprocessor cannot derive readably is generated from the
+# catalogue (c_src/catalogue.def) and the tracer callback table
+# (c_src/tracer_callbacks.def) and committed with a DO-NOT-EDIT banner:
+#  - c_src/lttng/: the LTTng-UST provider header (one per domain) and the
+#    provider library's glue (tools/gen_lttng.c);
+#  - c_src/catalogue_fields.h (named field positions) and
+#    include/beamtrace_tracer.hrl (the callbacks' exports and stubs in
+#    Erlang) (tools/gen_catalogue.c).
 # `make` regenerates them into _build/ and FAILS, naming the fix, when the
-# committed ones are not current; `make generate-lttng` rewrites them (then
-# commit them). `make check-generated` is the same check, for the tests.
+# committed ones are not current; `make generate` rewrites them (then commit
+# them). `make check-generated` is the same check, for the tests.
 #
 # priv/beamtrace_lttng.so, the provider library, is built only where
 # pkg-config finds lttng-ust; elsewhere `make` says once that the LTTng sink
@@ -134,7 +147,9 @@ check-docs: $(CLI)
 # liblttng-ust itself, so one NIF binary works with or without LTTng.
 
 GEN_LTTNG := _build/gen_lttng
+GEN_CATALOGUE := _build/gen_catalogue
 LTTNG_GEN_DIR := c_src/lttng
+GENERATED := $(wildcard $(LTTNG_GEN_DIR)/*) c_src/catalogue_fields.h include/beamtrace_tracer.hrl
 LTTNG_SO := priv/beamtrace_lttng.so
 LTTNG_UST := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
 # dlopen/dladdr for the loader: in libc since glibc 2.34, libdl before.
@@ -148,8 +163,8 @@ LTTNG_CFLAGS := $(CFLAGS_BASE) -fvisibility=hidden -I$(ERTS_INCLUDE) \
                 -DLTTNG_UST_COMPAT_API_VERSION=0 $(shell pkg-config --cflags lttng-ust 2>/dev/null)
 LTTNG_LDLIBS := $(shell pkg-config --libs lttng-ust 2>/dev/null) -ldl
 
-.PHONY: lttng check-generated generate-lttng lttng-skipped
-all: lttng _build/lttng.checked
+.PHONY: lttng check-generated generate generate-lttng lttng-skipped
+all: lttng _build/generated.checked
 
 ifeq ($(LTTNG_UST),yes)
 lttng: $(LTTNG_SO)
@@ -164,27 +179,41 @@ $(GEN_LTTNG): tools/gen_lttng.c c_src/catalogue.c c_src/catalogue.h c_src/catalo
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_BASE) -o $@ tools/gen_lttng.c c_src/catalogue.c
 
-# The check runs again whenever the generator, the catalogue or the
-# committed files change.
-_build/lttng.checked: $(GEN_LTTNG) $(wildcard $(LTTNG_GEN_DIR)/*)
+$(GEN_CATALOGUE): tools/gen_catalogue.c c_src/catalogue.c c_src/catalogue.h c_src/catalogue.def \
+                  c_src/tracer_callbacks.def
+	@mkdir -p _build
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS_BASE) -o $@ tools/gen_catalogue.c c_src/catalogue.c
+
+# The check runs again whenever a generator, a table or the committed
+# files change.
+_build/generated.checked: $(GEN_LTTNG) $(GEN_CATALOGUE) $(GENERATED)
 	$(Q)$(MAKE) --no-print-directory check-generated
 	@touch $@
 
-check-generated: $(GEN_LTTNG)
-	$(Q)rm -rf _build/lttng.new && mkdir -p _build/lttng.new
-	$(Q)$(GEN_LTTNG) _build/lttng.new
-	$(Q)if ! diff -r $(LTTNG_GEN_DIR) _build/lttng.new >_build/lttng.diff 2>&1; then \
-	    echo "error: $(LTTNG_GEN_DIR)/ is not what tools/gen_lttng.c makes from the catalogue" >&2; \
-	    echo "       (diff in _build/lttng.diff): run 'make generate-lttng' and commit $(LTTNG_GEN_DIR)/" >&2; \
+check-generated: $(GEN_LTTNG) $(GEN_CATALOGUE)
+	$(Q)rm -rf _build/gen.new && mkdir -p _build/gen.new/lttng _build/gen.new/c _build/gen.new/include
+	$(Q)$(GEN_LTTNG) _build/gen.new/lttng
+	$(Q)$(GEN_CATALOGUE) _build/gen.new/c _build/gen.new/include
+	$(Q)if ! { diff -r $(LTTNG_GEN_DIR) _build/gen.new/lttng && \
+	           diff c_src/catalogue_fields.h _build/gen.new/c/catalogue_fields.h && \
+	           diff include/beamtrace_tracer.hrl _build/gen.new/include/beamtrace_tracer.hrl; \
+	         } >_build/gen.diff 2>&1; then \
+	    echo "error: generated sources are not what tools/gen_*.c make from the tables" >&2; \
+	    echo "       (diff in _build/gen.diff): run 'make generate' and commit them" >&2; \
 	    exit 1; fi
 
-generate-lttng: $(GEN_LTTNG)
+generate: $(GEN_LTTNG) $(GEN_CATALOGUE)
 	$(Q)rm -rf $(LTTNG_GEN_DIR) && mkdir -p $(LTTNG_GEN_DIR)
 	$(Q)$(GEN_LTTNG) $(LTTNG_GEN_DIR)
-	@echo "  GEN     $(LTTNG_GEN_DIR)/"
+	$(Q)$(GEN_CATALOGUE) c_src include
+	@echo "  GEN     $(LTTNG_GEN_DIR)/ c_src/catalogue_fields.h include/beamtrace_tracer.hrl"
 
-$(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) $(BUILD_CONFIG) c_src/nif_sinks.h c_src/event.h c_src/catalogue.h \
-             c_src/catalogue.def _build/lttng.checked
+# The old name.
+generate-lttng: generate
+
+$(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) $(BUILD_CONFIG) c_src/sinks.h c_src/event.h \
+             c_src/catalogue.h c_src/catalogue.def _build/generated.checked
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(LTTNG_CFLAGS) -shared -o $@ $(LTTNG_GEN_DIR)/beamtrace_lttng.c $(LTTNG_LDLIBS)
@@ -192,7 +221,7 @@ $(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) $(BUILD_CONFIG) c_src/nif_sinks.h c_
 clean: clean-lttng
 .PHONY: clean-lttng
 clean-lttng:
-	rm -rf _build/gen_lttng _build/lttng.new _build/lttng.diff _build/lttng.checked
+	rm -rf _build/gen_lttng _build/gen_catalogue _build/gen.new _build/gen.diff _build/generated.checked
 
 # `make -s print-CLI_SRC`: a variable's value, for test scripts that build
 # sanitizer variants from the same source lists.

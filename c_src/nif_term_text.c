@@ -43,6 +43,7 @@ struct out {
 struct ctx {
     ErlNifEnv *env;
     struct bmt_text_cache *cache;  /* may be NULL */
+    long *scan_budget;             /* list cells and binary bytes left to scan */
 };
 
 static inline int out_full(const struct out *o)
@@ -375,13 +376,28 @@ static inline int word_has_unprintable(uint64_t w)
     return (below | above) != 0;
 }
 
-static int bytes_printable(const unsigned char *b, size_t n)
+/* Whether a binary prints as <<"...">> depends on every byte, and whether a
+ * list prints as "..." on every element, however little of it fits the
+ * output. The VM scans them all; we scan at most SCAN_BUDGET bytes and
+ * cells per term printed (so an event's work is bounded by its message
+ * length plus this, whatever the term), and past the budget take what was
+ * scanned as the answer. Output differs from "%T" only for a binary or
+ * list longer than the budget whose printable prefix is followed by an
+ * unprintable byte or element. */
+#define SCAN_BUDGET (64 * 1024)
+
+static int bytes_printable(const unsigned char *b, size_t n, long *budget)
 {
     size_t i = 0;
     uint64_t w;
 
     if (n == 0)
         return 0;
+    if (*budget <= 0)
+        return 1;
+    if ((long)n > *budget)
+        n = (size_t)*budget;
+    *budget -= (long)n;
     for (; i + 8 <= n; i += 8) {
         memcpy(&w, b + i, 8);
         if (word_has_unprintable(w))
@@ -394,11 +410,11 @@ static int bytes_printable(const unsigned char *b, size_t n)
     return 1;
 }
 
-static void put_binary(struct out *o, const unsigned char *b, size_t n)
+static void put_binary(struct out *o, const unsigned char *b, size_t n, long *budget)
 {
     size_t i;
 
-    if (bytes_printable(b, n)) {
+    if (bytes_printable(b, n, budget)) {
         put_s(o, "<<\"", 3);
         for (i = 0; i < n && !out_full(o); ) {
             /* Copy the run up to the next '"', then escape it. */
@@ -448,8 +464,9 @@ static inline int string_char_ok(int c)
 }
 
 /* 1 if `t` (a non-empty list) prints as "...": proper, all elements
- * small integers 0..255 that are not control characters except space. */
-static int list_is_string(ErlNifEnv *env, ERL_NIF_TERM t)
+ * small integers 0..255 that are not control characters except space
+ * (within the scan budget: see SCAN_BUDGET). */
+static int list_is_string(ErlNifEnv *env, ERL_NIF_TERM t, long *budget)
 {
     ERL_NIF_TERM hd;
     int c;
@@ -458,6 +475,8 @@ static int list_is_string(ErlNifEnv *env, ERL_NIF_TERM t)
         if (!enif_get_int(env, hd, &c) || c < 0 || c > 255
             || !string_char_ok(c))
             return 0;
+        if (--*budget <= 0)
+            return 1;
     }
     return enif_is_empty_list(env, t);
 }
@@ -491,7 +510,7 @@ static void put_list(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
     ERL_NIF_TERM hd;
     int first = 1;
 
-    if (list_is_string(c->env, t)) {
+    if (list_is_string(c->env, t, c->scan_budget)) {
         put_string(c->env, o, t);
         return;
     }
@@ -581,7 +600,7 @@ static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
         ErlNifBinary bin;
         /* Fails for bitstrings whose size is not whole bytes. */
         if (enif_inspect_binary(c->env, t, &bin)) {
-            put_binary(o, bin.data, bin.size);
+            put_binary(o, bin.data, bin.size, c->scan_budget);
             return;
         }
         break;
@@ -648,7 +667,8 @@ void bmt_text_cache_init(struct bmt_text_cache *cache)
 size_t bmt_term_text_cached(struct bmt_text_cache *cache, ErlNifEnv *env,
                             ERL_NIF_TERM term, char *buf, size_t size)
 {
-    struct ctx c = { env, cache };
+    long budget = SCAN_BUDGET;
+    struct ctx c = { env, cache, &budget };
     struct out o = { buf, buf + size - 1 };
 
     if (size > BMT_TERM_TEXT_NATIVE_MAX_BYTES) {

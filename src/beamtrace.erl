@@ -18,7 +18,8 @@
 %% Implements the erl_tracer behaviour (its callbacks are the NIFs below;
 %% erl_tracer.erl ships no behaviour_info in Debian's OTP 25).
 
--export([start/0, start/1, stop/0, stop/1, info/0, info/1, sessions/0, sinks/0]).
+-export([start/0, start/1, stop/0, stop/1, info/0, info/1, sessions/0, sinks/0,
+         snapshot/1, snapshot/2]).
 %% User probes and tags: OTP's dyntrace API.
 -export([available/0, user_trace_s1/1, user_trace_i4s4/9,
          p/0, p/1, p/2, p/3, p/4, p/5, p/6, p/7, p/8,
@@ -30,7 +31,8 @@
 -export([trace_session/1]).
 -export(['$shared_state'/0]).
 
--nifs([start_nif/8, stop_nif/1, info_nif/1, sessions_nif/0, sinks_nif/0, '$shared_state'/0,
+-nifs([start_nif/2, stop_nif/1, info_nif/1, sessions_nif/0, snapshot_nif/2, sinks_nif/0,
+       '$shared_state'/0, emit_nif/3,
        user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10]).
 
 -on_load(load_nif/0).
@@ -38,6 +40,7 @@
 -export_type([session/0, option/0, stats/0]).
 
 -opaque session() :: reference().
+-type limit() :: pos_integer() | infinity.
 -type option() ::
         {dir, file:name_all()}
       | {events, [string() | binary()]}
@@ -45,10 +48,21 @@
       | {buffer_size, pos_integer()}
       | {subbuffers, 2..1024}
       | {message_length, 0..16384 | size_only}
-      | {default, boolean()}.
+      | {default, boolean()}
+      | {file_mode, 8#600..8#777}
+      | {max_bytes, limit()}
+      | {max_events, limit()}
+      | {duration, limit()}
+      | {max_rate, limit()}
+      | {tracefile_size, limit()}
+      | {tracefile_count, limit()}
+      | {flush_interval, pos_integer()}
+      | {notify, pid() | undefined}.
+-type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
+                | vm_exit | unload | file:posix().
 -type stats() :: #{dir := binary(), events := non_neg_integer(),
                    discarded := non_neg_integer(), overwritten := non_neg_integer(),
-                   written_bytes := non_neg_integer()}.
+                   written_bytes := non_neg_integer(), reason := reason()}.
 
 -define(DEFAULTS, #{events => ["*"],
                     mode => discard,
@@ -56,6 +70,15 @@
                     subbuffers => 8,
                     message_length => 255,
                     default => false,
+                    file_mode => 8#600,
+                    max_bytes => 1 bsl 30,
+                    max_events => infinity,
+                    duration => infinity,
+                    max_rate => infinity,
+                    tracefile_size => infinity,
+                    tracefile_count => infinity,
+                    flush_interval => 1000,
+                    notify => undefined,
                     %% Test mode: false makes writers not wake the consumer,
                     %% which then drains only every 10 ms, so a tiny buffer
                     %% really overflows and drop accounting can be tested.
@@ -75,19 +98,35 @@ start() ->
 %%
 %% Options (a map or a proplist):
 %% <dl>
-%% <dt>`dir'</dt><dd>trace directory (created); default a new
-%%   `./beamtrace-traces/beamtrace-YYYYMMDD-HHMMSS'.</dd>
+%% <dt>`dir'</dt><dd>trace directory, created private (0700, files 0600)
+%%   and refused if it is a symlink or already holds anything; default a new
+%%   `./beamtrace-traces/beamtrace-YYYYMMDD-HHMMSS[-N]'.</dd>
 %% <dt>`events'</dt><dd>LTTng-style patterns, e.g.
 %%   `["org_erlang_dyntrace:process_*"]'; default all tracepoints.</dd>
 %% <dt>`mode'</dt><dd>`discard' (keep the oldest, drop new events when full;
-%%   default) or `overwrite' (flight recorder: keep the newest).</dd>
+%%   default) or `overwrite' (flight recorder: keep the newest; written out
+%%   at stop, at VM exit, or by snapshot/1).</dd>
 %% <dt>`buffer_size'</dt><dd>bytes of buffer per recording thread (default
 %%   4 MiB), split into `subbuffers' packets (default 8).</dd>
 %% <dt>`message_length'</dt><dd>bytes of each printed message kept
 %%   (default 255), 0 for none, or `size_only' for its size in words.</dd>
 %% <dt>`default'</dt><dd>make this the session `{tracer, beamtrace, []}'
 %%   feeds; the first session started is the default anyway.</dd>
+%% <dt>`file_mode'</dt><dd>mode of the trace files (default 8#600); the
+%%   directory gets x wherever the files have r.</dd>
+%% <dt>`max_bytes', `max_events', `duration' (ms), `max_rate' (events a
+%%   second, over 100 ms)</dt><dd>caps: past one the session stops by
+%%   itself, with that reason. Default `max_bytes' 1 GiB, others
+%%   `infinity'.</dd>
+%% <dt>`tracefile_size', `tracefile_count'</dt><dd>LTTng-style rotation:
+%%   each thread's stream file is cut at `tracefile_size' bytes and only the
+%%   newest `tracefile_count' files are kept.</dd>
+%% <dt>`flush_interval'</dt><dd>ms within which a thread's partial packet
+%%   reaches the disk (default 1000).</dd>
+%% <dt>`notify'</dt><dd>a process sent `{beamtrace_stopped, Session, Reason}'
+%%   when the session stops by itself.</dd>
 %% </dl>
+%% Errors: `{badopt, Key}', `{Posix, Dir}', `too_many_sessions'.
 -spec start(#{atom() => term()} | [option()]) -> {ok, session()} | {error, term()}.
 start(Opts) when is_list(Opts) ->
     try maps:from_list(Opts) of
@@ -100,18 +139,30 @@ start(Opts) when is_map(Opts) ->
             {error, {badopt, Bad}};
         [] ->
             O = maps:merge(?DEFAULTS, Opts),
-            case dir(O) of
-                {ok, Dir} ->
-                    start_nif(Dir, maps:get(events, O), maps:get(mode, O),
-                              maps:get(buffer_size, O), maps:get(subbuffers, O),
-                              maps:get(message_length, O), maps:get(default, O),
-                              maps:get('$consumer_wakeups', O));
-                Error ->
-                    Error
-            end
+            start_in(O, dir(O))
     end;
 start(_) ->
     {error, {badopt, options}}.
+
+start_in(_O, {error, _} = Error) ->
+    Error;
+start_in(O, {ok, Dir}) ->
+    case start_nif(Dir, nif_options(O)) of
+        {ok, Session} ->
+            statedump(Session),
+            {ok, Session};
+        {error, {Taken, _}} when (Taken =:= eexist orelse Taken =:= enotempty),
+                                  not is_map_key(dir, O) ->
+            %% Another start took the same default name first.
+            start_in(O, dir(O));
+        Error ->
+            Error
+    end.
+
+nif_options(O) ->
+    (maps:without(['$consumer_wakeups', dir], O))#{
+        wakeups => maps:get('$consumer_wakeups', O),
+        node => atom_to_binary(node(), utf8)}.
 
 %% @doc Stops the default session and returns its figures.
 -spec stop() -> {ok, stats()} | {error, term()}.
@@ -119,14 +170,46 @@ stop() ->
     stop_nif([]).
 
 %% @doc Stops a session: waits for events in flight, writes every buffer
-%% out, closes the trace. `events' were recorded, `discarded' were lost
-%% (full buffers, overwritten packets, write failures), so together they are
-%% every event the session was offered.
+%% out, closes the trace; or collects a session that stopped by itself.
+%% `events' are in the trace, `discarded' were lost (full buffers,
+%% overwritten packets, caps, write failures, offered after it stopped), so
+%% together they are every event the session was offered. `reason' says why
+%% it stopped. A trace the disk refused (`enospc', ...) or whose directory
+%% was removed (`dir_removed') is `{error, {Reason, Stats}}'.
 -spec stop(session()) -> {ok, stats()} | {error, term()}.
 stop(Session) ->
     stop_nif(Session).
 
-%% @doc Live state of the default session.
+%% @doc Writes what a flight recorder (`mode => overwrite') session holds
+%% now into a new trace directory next to its own
+%% (`<dir>-snapshot-<N>'), without stopping it: LTTng's `snapshot record'.
+-spec snapshot(session()) -> {ok, map()} | {error, term()}.
+snapshot(Session) ->
+    case info(Session) of
+        #{dir := Dir} -> snapshot_to(Session, Dir, 1);
+        Error -> Error
+    end.
+
+%% @doc As snapshot/1, into `Dir' (created; must not hold anything).
+-spec snapshot(session(), file:name_all()) -> {ok, map()} | {error, term()}.
+snapshot(Session, Dir) ->
+    try unicode:characters_to_binary(filename:absname(Dir)) of
+        Path when is_binary(Path) -> snapshot_nif(Session, Path);
+        _ -> erlang:error(badarg, [Session, Dir])
+    catch
+        error:_ -> erlang:error(badarg, [Session, Dir])
+    end.
+
+snapshot_to(Session, Dir, N) ->
+    Path = <<Dir/binary, "-snapshot-", (integer_to_binary(N))/binary>>,
+    case snapshot_nif(Session, Path) of
+        {error, {Taken, _}} when Taken =:= eexist; Taken =:= enotempty ->
+            snapshot_to(Session, Dir, N + 1);
+        Result -> Result
+    end.
+
+%% @doc Live state of the default session: `#{state := running | stopped,
+%% dir, events, discarded, written_bytes, default, reason}'.
 -spec info() -> map() | {error, not_running}.
 info() ->
     info_nif([]).
@@ -135,7 +218,8 @@ info() ->
 info(Session) ->
     info_nif(Session).
 
-%% @doc Every running session.
+%% @doc Every running session, and those that stopped by themselves and
+%% were not collected by stop/1 yet.
 -spec sessions() -> [session()].
 sessions() ->
     sessions_nif().
@@ -482,6 +566,64 @@ restore_otp_dyntrace() ->
             end
     end.
 
+%%% The state dump: one org_erlang_beamtrace:process_info event per
+%%% process alive at start, so analyses can name the processes of a trace
+%%% (spawn and register events keep the names current afterwards).
+
+statedump(Session) ->
+    %% The first answer says whether the session records the dump at all.
+    case dump_process(Session, self()) of
+        false -> ok;
+        true -> lists:foreach(fun(P) -> dump_process(Session, P) end, processes() -- [self()])
+    end.
+
+dump_process(Session, Pid) ->
+    case erlang:process_info(Pid, [registered_name, initial_call]) of
+        undefined ->
+            true;
+        [{registered_name, Name}, {initial_call, Initial}] ->
+            emit_nif(Session, process_info,
+                     [Pid, name_text(Name), initial_call(Pid, Initial), label_text(Pid)])
+    end.
+
+%% An absent name or label is "undefined", as Erlang says it, never "":
+%% babeltrace2 2.0 prints an empty string field as the previous event's
+%% value of that field.
+name_text([]) -> undefined;
+name_text(Name) -> Name.
+
+%% proc_lib processes all start in proc_lib:init_p/5, and some processes
+%% started with a fun in erlang:apply/2; the function they run is in their
+%% dictionary. One key is read where the VM allows it (OTP 26+), the whole
+%% dictionary otherwise.
+initial_call(Pid, Initial) when Initial =:= {proc_lib, init_p, 5};
+                                Initial =:= {erlang, apply, 2} ->
+    case dictionary_value(Pid, '$initial_call') of
+        {M, F, A} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
+        {M, F, Args} when is_atom(M), is_atom(F), is_list(Args) -> {M, F, length(Args)};
+        _ -> Initial
+    end;
+initial_call(_Pid, Initial) ->
+    Initial.
+
+%% proc_lib labels (OTP 27+: proc_lib:set_label/1).
+label_text(Pid) ->
+    case erlang:function_exported(proc_lib, get_label, 1) of
+        false -> undefined;
+        true -> {term, dictionary_value(Pid, '$process_label')}
+    end.
+
+dictionary_value(Pid, Key) ->
+    try erlang:process_info(Pid, {dictionary, Key}) of
+        {{dictionary, Key}, Value} -> Value;
+        _ -> undefined
+    catch error:badarg ->
+        case erlang:process_info(Pid, dictionary) of
+            {dictionary, Dict} -> proplists:get_value(Key, Dict);
+            undefined -> undefined
+        end
+    end.
+
 %%% Internals
 
 dir(#{dir := Dir}) ->
@@ -526,11 +668,12 @@ priv_dir() ->
 
 %%% NIF stubs: replaced when the library loads.
 
-start_nif(_Dir, _Events, _Mode, _Bytes, _Subbuffers, _MessageLength, _Default, _Wakeups) ->
-    erlang:nif_error(nif_not_loaded).
+start_nif(_Dir, _Options) -> erlang:nif_error(nif_not_loaded).
 stop_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 info_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 sessions_nif() -> erlang:nif_error(nif_not_loaded).
+snapshot_nif(_Session, _Dir) -> erlang:nif_error(nif_not_loaded).
+emit_nif(_Session, _Tracepoint, _Fields) -> erlang:nif_error(nif_not_loaded).
 sinks_nif() -> erlang:nif_error(nif_not_loaded).
 '$shared_state'() -> erlang:nif_error(nif_not_loaded).
 user_probe_wanted(_Kind, _Label) -> erlang:nif_error(nif_not_loaded).

@@ -27,7 +27,7 @@ export BMT_TEST_TMP="$root/$out/traces"
 export BMT_TRACES_LIST="$root/$out/traces.list"
 export BMT_ROOT="$root"
 : >"$BMT_TRACES_LIST"
-modules=${MODULES:-"bmt_tracepoints_tests bmt_accounting_tests bmt_lifecycle_tests bmt_faults_tests bmt_babeltrace_tests bmt_tracing_tests"}
+modules=${MODULES:-"bmt_tracepoints_tests bmt_accounting_tests bmt_lifecycle_tests bmt_faults_tests bmt_recorder_tests bmt_babeltrace_tests bmt_tracing_tests"}
 status=0
 for m in $modules; do
     log="$out/$m.log"

@@ -84,14 +84,11 @@ def expected_probes():
     text = open(os.path.join(ROOT, "c_src", "usdt.def")).read()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     names = []
-    for name, status in re.findall(r'USDT\(\s*"([^"]+)"\s*,\s*(\w+)', text):
-        if status not in ("PROVIDED", "APPROX"):
-            continue
-        name = name.replace("-", "__")
-        if name.endswith("<label>"):
-            names += [name[:-len("<label>")] + str(n) for n in range(1024)]
-        else:
-            names.append(name)
+    for symbol, name, status in re.findall(r'USDT\(\s*(\w+)\s*,\s*"([^"]+)"\s*,\s*(\w+)', text):
+        if status == "NUMBERED":
+            names += [symbol + str(n) for n in range(1024)]
+        elif status in ("PROVIDED", "APPROX"):
+            names.append(symbol)
     return names
 
 
