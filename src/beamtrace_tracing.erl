@@ -60,7 +60,7 @@
 %%   sessions, two sessions tracing `garbage_collection' on one process make
 %%   the VM use freed memory at that process's next collection (it aborted
 %%   27.3.4.1 every time here). `process/4' with `garbage_collection' (or
-%%   `all') in a session refuses, with `{error, {otp_gc_multi_session_defect,
+%%   `all') refuses, on such a VM and with either backend, with `{error, {otp_gc_multi_session_defect,
 %%   Info}}', while any other session (the legacy one included) traces
 %%   garbage collection on a process the call covers, or on new processes
 %%   when the call covers them. The check and the set are not atomic, and a
@@ -294,13 +294,13 @@ check({event, _, _MS, []}) ->
 check(_) ->
     {error, badarg}.
 
-apply_req({process, Spec, true, Flags} = Req, #st{backend = session} = St) ->
+apply_req({process, Spec, true, Flags} = Req, St) ->
     case gc_conflict(Spec, Flags, St) of
-        none -> {trace:process(St#st.session, Spec, true, Flags), St};
+        none -> set_process(Spec, true, Flags, St);
         Conflict -> {error, gc_defect_error(Req, Conflict)}
     end;
-apply_req({process, Spec, How, Flags}, #st{backend = session} = St) ->
-    {trace:process(St#st.session, Spec, How, Flags), St};
+apply_req({process, Spec, How, Flags}, St) ->
+    set_process(Spec, How, Flags, St);
 apply_req({port, Spec, How, Flags}, #st{backend = session} = St) ->
     {trace:port(St#st.session, Spec, How, Flags), St};
 apply_req({function, MFA, MS, Flags}, #st{backend = session} = St) ->
@@ -309,9 +309,6 @@ apply_req({event, send, MS, Flags}, #st{backend = session} = St) ->
     {trace:send(St#st.session, MS, Flags), St};
 apply_req({event, 'receive', MS, Flags}, #st{backend = session} = St) ->
     {trace:recv(St#st.session, MS, Flags), St};
-apply_req({process, Spec, How, Flags}, #st{backend = legacy, tracer = {M, S}} = St) ->
-    N = erlang:trace(legacy_spec(process, Spec), How, [{tracer, M, S} | Flags]),
-    {N, record_flags(How, #st.proc_flags, Flags, St)};
 apply_req({port, Spec, How, Flags}, #st{backend = legacy, tracer = {M, S}} = St) ->
     N = erlang:trace(legacy_spec(port, Spec), How, [{tracer, M, S} | Flags]),
     {N, record_flags(How, #st.port_flags, Flags, St)};
@@ -330,6 +327,12 @@ apply_req({event, Event, MS, Flags}, #st{backend = legacy, events = Events} = St
              end,
     N = erlang:trace_pattern(Event, MS, Flags),
     {N, St#st{events = Events#{Event => Before}}}.
+
+set_process(Spec, How, Flags, #st{backend = session} = St) ->
+    {trace:process(St#st.session, Spec, How, Flags), St};
+set_process(Spec, How, Flags, #st{backend = legacy, tracer = {M, S}} = St) ->
+    N = erlang:trace(legacy_spec(process, Spec), How, [{tracer, M, S} | Flags]),
+    {N, record_flags(How, #st.proc_flags, Flags, St)}.
 
 %% OTP's table (trace module docs): erlang:trace/3's spec for each of
 %% trace:process/4's and trace:port/4's.
@@ -386,8 +389,13 @@ catch_badarg(F) ->
 
 %% none, or {SessionId, Where}: another session tracing garbage collection
 %% on a process Spec covers (Where the pid), or on new processes (Where
-%% `new') when Spec covers those.
-gc_conflict(Spec, Flags, #st{session_id = Own}) ->
+%% `new') when Spec covers those. The legacy backend is a session too on a
+%% VM that has sessions: {legacy, default}.
+gc_conflict(Spec, Flags, #st{backend = Backend, session_id = Id}) ->
+    Own = case Backend of
+              session -> Id;
+              legacy -> {legacy, default}
+          end,
     Gc = lists:member(garbage_collection, Flags) orelse lists:member(all, Flags),
     case Gc andalso not gc_multi_session_safe() of
         false -> none;

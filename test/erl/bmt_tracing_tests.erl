@@ -262,6 +262,14 @@ gc_guard_test() ->
             {error, {otp_gc_multi_session_defect, #{other_session := {legacy, default}, traced := W3}}} =
                 beamtrace_tracing:process(T, W3, true, [garbage_collection]),
             erlang:trace(W3, false, [garbage_collection]),
+            %% A legacy-backend handle is one session of several here too.
+            Other2 = trace:session_create(bmt_other_tool2, self(), []),
+            1 = trace:process(Other2, W3, true, [garbage_collection]),
+            L = open(#{backend => legacy}),
+            {error, {otp_gc_multi_session_defect, #{other_session := {bmt_other_tool2, _}}}} =
+                beamtrace_tracing:process(L, W3, true, [garbage_collection]),
+            ok = beamtrace_tracing:close(L),
+            trace:session_destroy(Other2),
             1 = ok(gc_w3_after, beamtrace_tracing:process(T, W3, true, [garbage_collection])),
             1 = ok(gc_w_after, beamtrace_tracing:process(T, W, true, [garbage_collection])),
             ok = beamtrace_tracing:close(T),

@@ -641,7 +641,11 @@ reload() ->
                 wait_until(Listed, 5000),
                 true = code:delete(beamtrace),
                 _ = code:purge(beamtrace),
-                false = provider_mapped(),
+                %% The VM closes a purged NIF library once the last of its
+                %% resources is freed (sessions of earlier cases, freed by
+                %% GC), not always by the time purge returns: seen once on
+                %% OTP 27 under load.
+                wait_until(fun() -> not provider_mapped() end, 5000),
                 wait_until(fun() -> not Listed() end, 5000)
             end),
             R2 = run_case(reload_registers_and_traces, fun() ->

@@ -9,7 +9,9 @@
 #   1. test/otp/minimal.sh in the base chroot, which holds only erlang-dev,
 #      gcc and make: the build skips USDT and LTTng and still records.
 #   2. `make` and test/run_all.sh with the VM-facing groups (OTP_GROUPS,
-#      default below) in the full chroot (the test tools on top).
+#      default below) in the full chroot (the test tools on top), then
+#      test/otp/facts/run.sh: what a NIF tracer receives there ("# fact:"
+#      lines, information only).
 # Every TAP line is printed with the release in front ("ok - [OTP 27] ..."),
 # the logs stay in _build/otp/SUITE/, and the last line is the total
 # "N passed, N failed, N skipped". OTP_SUITES="trixie" runs one release.
@@ -17,10 +19,12 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 suites=${OTP_SUITES:-"trixie sid"}
-# The groups that run a VM. c and cli are the VM-free C core and reader,
-# tested on the host; they build in the chroot all the same (gcc's newer
-# warnings are errors there too).
-groups=${OTP_GROUPS:-"erl probes e2e analyses lttng usdt"}
+# The groups that run a VM (trace: one-call tracing and record against real
+# nodes, own trace sessions on 27+; deps: rebar3 and mix projects on that OTP). c
+# and cli are the VM-free C core and reader, build the clang and USDT=0
+# variants: tested on the host; the chroot's `make` compiles all the C with
+# its newer gcc, warnings as errors.
+groups=${OTP_GROUPS:-"erl probes e2e analyses lttng usdt trace deps"}
 out=$root/_build/otp
 passed=0 failed=0 skipped=0
 summary=()
@@ -31,11 +35,10 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
-# A copy of the working tree (tracked and untracked files, not the ignored
-# build outputs), so the chroot builds from scratch with its own OTP.
+# A copy of the working tree without build outputs, so the chroot builds
+# from scratch with its own OTP.
 copy_tree() {
-    rm -rf "$1" && mkdir -p "$1"
-    git ls-files -z -co --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$1"
+    rm -rf "$1" && bash tools/copy_tree.sh "$1"
 }
 
 # Runs a TAP-producing command, prefixing test names with the release and
@@ -79,7 +82,8 @@ for suite in $suites; do
     BMT_SRC=$out/$suite/full tap "$label" "$out/$suite/groups.log" \
         bash test/otp/chroot.sh "$suite" run full bash -c \
         "cd /beamtrace && mkdir -p test/out && if make >test/out/make.log 2>&1; then
-             TEST_GROUPS='$groups' bash test/run_all.sh
+             TEST_GROUPS='$groups' bash test/run_all.sh; rc=\$?
+             bash test/otp/facts/run.sh 2>&1 | sed 's/^/# fact: /'; exit \$rc
          else cat test/out/make.log; echo 'not ok - make (the build make test runs first)'; exit 1; fi"
     t3=$(date +%s)
     closing=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$suite/groups.log" | tail -1)
