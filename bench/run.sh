@@ -88,6 +88,27 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
         sed -n 's/^CALLGRIND|\(.*\)|\(.*\)|\(.*\)$/SUMMARY|\1|\2|reference|\3/p' >>"$timing_log"
 fi
 
+# The consumer thread's CPU per event written (bench/consumer_cpu.c, no VM):
+# the stream files written with O_DIRECT against the same writer built
+# buffered (through the page cache), one after the other on bench/out's
+# filesystem. On a 2-core box that CPU is taken from the schedulers.
+echo
+echo "== consumer CPU per event: O_DIRECT vs buffered writes (bench/consumer_cpu.c, ${CONSUMER_EVENTS:-5000000} events) =="
+consumer_src="bench/consumer_cpu.c c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c
+    c_src/ring.c c_src/trace_dir.c c_src/fence.c c_src/recorder.c"
+# shellcheck disable=SC2086
+$CC -std=gnu11 -O2 -Wall -Wextra -Werror -Ic_src -o "$OUT/consumer_direct" $consumer_src -lpthread
+# shellcheck disable=SC2086
+$CC -std=gnu11 -O2 -Wall -Wextra -Werror -Ic_src -DBMT_DIRECT_IO=0 -o "$OUT/consumer_buffered" $consumer_src -lpthread
+for kind in direct buffered direct buffered; do
+    rm -rf "$OUT/consumer_trace"
+    line=$("$OUT/consumer_$kind" "$OUT/consumer_trace" "${CONSUMER_EVENTS:-5000000}")
+    echo "$kind: $line"
+    ns=$(echo "$line" | sed -n 's/.*consumer_cpu_ns_per_event \([0-9.]*\).*/\1/p')
+    echo "SUMMARY|consumer CPU per event, $kind writes|$ns ns|reference|-" >>"$timing_log"
+done
+rm -rf "$OUT/consumer_trace"
+
 # LTTng's own cost per event on this machine (bench/lttng_floor.c): the
 # part of "LTTng sink - null" beamtrace cannot remove.
 if [ "$BENCH_LTTNG" = 1 ]; then

@@ -224,7 +224,9 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
         buffer_bytes / subbuffers < MIN_SUBBUF_BYTES)
         return -1;
     cfg->subbuf_count = subbuffers;
-    cfg->subbuf_bytes = (size_t)(buffer_bytes / subbuffers) & ~(size_t)7;
+    /* Whole 4 KiB blocks: a packet's memory is then page-aligned, so the
+     * consumer can write it with O_DIRECT (trace_dir.h). */
+    cfg->subbuf_bytes = (size_t)(buffer_bytes / subbuffers) & ~(size_t)(BMT_DIRECT_BLOCK - 1);
 
     *bad = a->message_length;
     if (!enif_get_map_value(env, opts, a->message_length, &v))

@@ -74,7 +74,7 @@ static int copy_iolist(ErlNifEnv *env, ERL_NIF_TERM t, uint8_t *out, size_t *len
     int byte;
     if (depth > 100)
         return -1;
-    if (enif_inspect_binary(env, t, &bin)) {
+    if ((t & 3) != 1 && enif_inspect_binary(env, t, &bin)) {
         if (bin.size > max - *len)
             return -1;
         memcpy(out + *len, bin.data, bin.size);
@@ -118,8 +118,13 @@ static int put_string(struct decode *d, ERL_NIF_TERM term, size_t max)
     struct bmt_value *v = &d->t->event.values[d->field];
     size_t len = 0;
     ErlNifBinary bin;
+    /* The primary tag only picks the first try (1 is a list cell, in every
+     * OTP): each branch's enif_* call still decides. */
     if (term == d->t->nil) {
         /* absent, or "" */
+    } else if ((term & 3) == 1) {
+        if (copy_iolist(d->env, term, d->cursor, &len, max, 0) != 0)
+            return -1;
     } else if (enif_inspect_binary(d->env, term, &bin)) {
         if (bin.size > max)
             return -1;

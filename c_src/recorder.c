@@ -182,7 +182,10 @@ static enum bmt_stop_reason drain_ring(struct bmt_session *s, int i, int capped)
         uint64_t on_disk = atomic_load_explicit(&s->events_on_disk, memory_order_relaxed);
         if (!capped && s->cfg.max_events && on_disk + events > s->cfg.max_events)
             stop = BMT_REASON_MAX_EVENTS;
-        else if (!capped && s->cfg.max_bytes && s->dir.bytes_on_disk + bytes > s->cfg.max_bytes)
+        else if (!capped && s->cfg.max_bytes &&
+                 s->dir.bytes_on_disk + bmt_trace_dir_packet_bytes(&s->dir, (unsigned)i, pkt, bytes,
+                                                                   r->subbuf_bytes) >
+                     s->cfg.max_bytes)
             stop = BMT_REASON_MAX_BYTES;
         if (capped || stop != BMT_REASON_NONE || s->dir.error) {
             bmt_trace_dir_lose(&s->dir, (unsigned)i, events);
@@ -191,7 +194,8 @@ static enum bmt_stop_reason drain_ring(struct bmt_session *s, int i, int capped)
         } else {
             /* The consumer owns the packet between peek and release: the
              * directory patches its sequence number and loss count. */
-            int rc = bmt_trace_dir_write_packet(&s->dir, (unsigned)i, (uint8_t *)pkt, bytes, events);
+            int rc = bmt_trace_dir_write_packet(&s->dir, (unsigned)i, (uint8_t *)pkt, bytes,
+                                                r->subbuf_bytes, events);
             if (rc < 0) {
                 int none = 0;
                 atomic_compare_exchange_strong(&s->error, &none, -rc);
@@ -771,7 +775,7 @@ int bmt_rec_snapshot(struct bmt_recorder *rec, int index, uint64_t generation, c
             uint64_t seq_num = bmt_get_u64(pkt + BMT_PKT_SEQ_NUM);
             uint64_t discarded = bmt_get_u64(pkt + BMT_PKT_EVENTS_DISCARDED);
             (void)bmt_trace_dir_write_packet(snap, (unsigned)i, pkt, r->packet_bytes[k],
-                                             r->packet_events[k]);
+                                             r->subbuf_bytes, r->packet_events[k]);
             bmt_put_u64(pkt + BMT_PKT_SEQ_NUM, seq_num);
             bmt_put_u64(pkt + BMT_PKT_EVENTS_DISCARDED, discarded);
         }

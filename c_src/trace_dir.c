@@ -156,10 +156,12 @@ fail:
 }
 
 /* Creates `name` in the directory: never an existing file, never through a
- * symlink, exactly the trace's mode. Returns the descriptor or -errno. */
-static int create_file(struct bmt_trace_dir *d, const char *name)
+ * symlink, exactly the trace's mode; `flags` adds O_DIRECT. Returns the
+ * descriptor or -errno. */
+static int create_file_flags(struct bmt_trace_dir *d, const char *name, int flags)
 {
-    int fd = openat(d->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+    int fd = openat(d->dirfd, name,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags,
                     (mode_t)d->file_mode);
     if (fd < 0)
         return -errno;
@@ -170,6 +172,49 @@ static int create_file(struct bmt_trace_dir *d, const char *name)
         return rc;
     }
     return fd;
+}
+
+static int create_file(struct bmt_trace_dir *d, const char *name)
+{
+    return create_file_flags(d, name, 0);
+}
+
+/* BMT_DIRECT_IO=0 builds the buffered writer only: bench/consumer_cpu.c is
+ * built both ways so `make bench` shows the two side by side. */
+#ifndef BMT_DIRECT_IO
+#define BMT_DIRECT_IO 1
+#endif
+
+/* Stream files take O_DIRECT where the filesystem does (not tmpfs: EINVAL,
+ * then buffered from there on for the whole directory). */
+static int create_stream_file(struct bmt_trace_dir *d, const char *name, int *direct)
+{
+    if (BMT_DIRECT_IO && !d->no_direct) {
+        int fd = create_file_flags(d, name, O_DIRECT);
+        if (fd >= 0) {
+            *direct = 1;
+            return fd;
+        }
+        if (fd != -EINVAL)
+            return fd;
+        d->no_direct = 1;
+    }
+    *direct = 0;
+    return create_file(d, name);
+}
+
+/* Stops O_DIRECT on stream `s`'s file: for writes that are not whole
+ * aligned blocks (the final count packet, a count patched in place); every
+ * later write of that file is buffered. */
+static int stop_direct(struct bmt_stream_file *s)
+{
+    if (!s->direct)
+        return 0;
+    int flags = fcntl(s->fd, F_GETFL);
+    if (flags < 0 || fcntl(s->fd, F_SETFL, flags & ~O_DIRECT) != 0)
+        return -errno;
+    s->direct = 0;
+    return 0;
 }
 
 int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path, unsigned file_mode,
@@ -272,7 +317,7 @@ static int open_stream_file(struct bmt_trace_dir *d, unsigned stream, struct bmt
         *gone = 0;
     }
     stream_file_name(d, stream, s->file_index, name, sizeof name);
-    int fd = create_file(d, name);
+    int fd = create_stream_file(d, name, &s->direct);
     if (fd < 0)
         return fd;
     s->fd = fd;
@@ -283,8 +328,66 @@ static int open_stream_file(struct bmt_trace_dir *d, unsigned stream, struct bmt
     return 0;
 }
 
+static size_t padded_to_block(size_t bytes)
+{
+    return (bytes + BMT_DIRECT_BLOCK - 1) & ~(size_t)(BMT_DIRECT_BLOCK - 1);
+}
+
+/* Whether packet `pkt` can go straight to the device as whole zero-padded
+ * blocks: an O_DIRECT file (or one not open yet) ending on a block, and
+ * page-aligned packet memory with room for the padding. */
+static int direct_fits(const struct bmt_stream_file *s, const uint8_t *pkt, size_t content_bytes,
+                       size_t capacity_bytes)
+{
+    return (s->fd < 0 || s->direct) && (uintptr_t)pkt % BMT_DIRECT_BLOCK == 0 &&
+           padded_to_block(content_bytes) <= capacity_bytes &&
+           s->file_bytes % BMT_DIRECT_BLOCK == 0;
+}
+
+size_t bmt_trace_dir_packet_bytes(const struct bmt_trace_dir *d, unsigned stream,
+                                  const uint8_t *pkt, size_t content_bytes, size_t capacity_bytes)
+{
+    if (stream >= BMT_MAX_STREAMS || d->no_direct ||
+        !direct_fits(&d->streams[stream], pkt, content_bytes, capacity_bytes))
+        return content_bytes;
+    return padded_to_block(content_bytes);
+}
+
+/* Writes packet `pkt` at the end of stream `s`'s file and says in
+ * `*bytes` how long it is there. Whole zero-padded blocks go straight to
+ * the device (packet_size counts the padding, which readers skip);
+ * anything else is written as it is, buffered. A filesystem that opened
+ * O_DIRECT but refuses the write (EINVAL) gets it buffered. */
+static int write_stream_packet(struct bmt_stream_file *s, uint8_t *pkt, size_t content_bytes,
+                               size_t capacity_bytes, size_t *bytes)
+{
+    size_t padded = padded_to_block(content_bytes);
+    int rc = 0;
+    if (s->direct && !direct_fits(s, pkt, content_bytes, capacity_bytes))
+        rc = stop_direct(s);
+    if (rc == 0 && s->direct) {
+        memset(pkt + content_bytes, 0, padded - content_bytes);
+        bmt_put_u64(pkt + BMT_PKT_PACKET_SIZE, (uint64_t)padded * 8u);
+        rc = pwrite_all(s->fd, pkt, padded, s->file_bytes);
+        if (rc == 0) {
+            *bytes = padded;
+            return 0;
+        }
+        if (rc != -EINVAL)
+            return rc;
+        rc = stop_direct(s);
+        if (rc == 0 && ftruncate(s->fd, (off_t)s->file_bytes) != 0)
+            rc = -errno;
+    }
+    if (rc < 0)
+        return rc;
+    bmt_put_u64(pkt + BMT_PKT_PACKET_SIZE, (uint64_t)content_bytes * 8u);
+    *bytes = content_bytes;
+    return pwrite_all(s->fd, pkt, content_bytes, s->file_bytes);
+}
+
 int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, uint8_t *pkt,
-                               size_t content_bytes, uint32_t events)
+                               size_t content_bytes, size_t capacity_bytes, uint32_t events)
 {
     if (stream >= BMT_MAX_STREAMS)
         return -EINVAL;
@@ -295,13 +398,16 @@ int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, uint8_t
     }
     int rc = 0;
     if (s->fd < 0 || (d->tracefile_size_bytes && s->file_bytes > 0 &&
-                      s->file_bytes + content_bytes > d->tracefile_size_bytes))
+                      s->file_bytes + bmt_trace_dir_packet_bytes(d, stream, pkt, content_bytes,
+                                                                capacity_bytes) >
+                          d->tracefile_size_bytes))
         rc = open_stream_file(d, stream, s);
     uint64_t discarded = bmt_get_u64(pkt + BMT_PKT_EVENTS_DISCARDED) + s->lost_events;
+    size_t bytes = content_bytes;
     if (rc == 0) {
         bmt_put_u64(pkt + BMT_PKT_SEQ_NUM, s->next_seq);
         bmt_put_u64(pkt + BMT_PKT_EVENTS_DISCARDED, discarded);
-        rc = pwrite_all(s->fd, pkt, content_bytes, s->file_bytes);
+        rc = write_stream_packet(s, pkt, content_bytes, capacity_bytes, &bytes);
     }
     if (rc < 0) {
         /* Whole packets only: cut what part of this one went in. */
@@ -316,12 +422,12 @@ int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, uint8_t
     s->events += events;
     if (s->file_events)
         s->file_events[s->file_index % d->tracefile_count] += events;
-    s->file_bytes += content_bytes;
+    s->file_bytes += bytes;
     s->next_seq++;
     s->stamped_discarded = discarded;
     s->last_ts_end_ns = bmt_get_u64(pkt + BMT_PKT_TS_END);
-    d->bytes_on_disk += content_bytes;
-    d->bytes_written += content_bytes;
+    d->bytes_on_disk += bytes;
+    d->bytes_written += bytes;
     return 0;
 }
 
@@ -344,6 +450,9 @@ int bmt_trace_dir_seal_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t
         if (rc < 0)
             return rc;
     }
+    int rc0 = stop_direct(s);
+    if (rc0 < 0)
+        return rc0;
     uint8_t pkt[BMT_PKT_HEADER_BYTES];
     for (int attempt = 0; attempt < 2; attempt++) {
         uint64_t discarded = ring_discarded + s->lost_events;
@@ -392,6 +501,9 @@ int bmt_trace_dir_add_discarded(struct bmt_trace_dir *d, unsigned stream, uint64
     if (s->fd < 0 || s->file_bytes == 0)
         return bmt_trace_dir_seal_stream(d, stream, s->stamped_discarded + events - s->lost_events,
                                          ts_ns);
+    int rc0 = stop_direct(s);
+    if (rc0 < 0)
+        return rc0;
     uint8_t field[8];
     bmt_put_u64(field, s->stamped_discarded + events);
     int rc = pwrite_all(s->fd, field, sizeof field, s->tail_offset + BMT_PKT_EVENTS_DISCARDED);

@@ -47,6 +47,7 @@ struct bmt_stream_file {
     uint64_t last_packet_offset; /* where the open file's last packet with events starts */
     uint32_t last_packet_events; /* its events (0: no packet to sacrifice) */
     uint64_t tail_offset;        /* where the open file's last packet starts */
+    int direct;                  /* the open file takes O_DIRECT writes (aligned, padded) */
     uint64_t *file_events;       /* rotation: events in each kept file, by K % count */
     uint64_t rotated_events;     /* events in files rotation deleted (also in lost_events) */
 };
@@ -62,6 +63,7 @@ struct bmt_trace_dir {
     uint64_t bytes_on_disk;      /* metadata + stream files now, after rotation */
     uint64_t bytes_written;      /* every byte written since creation */
     int error;                   /* first errno of a failed write, 0 when healthy */
+    int no_direct;               /* the filesystem refused O_DIRECT: buffered writes */
     struct bmt_stream_file streams[BMT_MAX_STREAMS];
 };
 
@@ -80,11 +82,23 @@ int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path, unsigned fil
 /* Appends the packet `pkt` (`content_bytes` long, `events` events) to
  * stream `stream`, after renumbering its packet_seq_num and adding the
  * stream's lost events to its events_discarded (in place: the caller owns
- * the packet memory). Returns 0; or a negative errno, the file truncated
- * back to its last complete packet, this packet's events counted as lost,
- * and the error remembered (later packets are refused and counted). */
+ * the packet memory). `capacity_bytes` is how much memory the packet has
+ * from `pkt`: when the packet is page-aligned and that leaves room, it is
+ * padded with zeros to a whole number of 4 KiB blocks (packet_size says so)
+ * and written with O_DIRECT: no copy through the page cache, which is most
+ * of the consumer's CPU. Filesystems without O_DIRECT (tmpfs) get buffered
+ * writes of the content alone. Returns 0; or a negative errno, the file
+ * truncated back to its last complete packet, this packet's events counted
+ * as lost, and the error remembered (later packets are refused and
+ * counted). */
+#define BMT_DIRECT_BLOCK 4096
 int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, uint8_t *pkt,
-                               size_t content_bytes, uint32_t events);
+                               size_t content_bytes, size_t capacity_bytes, uint32_t events);
+
+/* How many bytes bmt_trace_dir_write_packet would put on disk for that
+ * packet now (its content, or whole 4 KiB blocks): what caps compare. */
+size_t bmt_trace_dir_packet_bytes(const struct bmt_trace_dir *d, unsigned stream,
+                                  const uint8_t *pkt, size_t content_bytes, size_t capacity_bytes);
 
 /* Counts `events` of stream `stream` as lost without writing them (a cap
  * was reached, or the directory failed before). */

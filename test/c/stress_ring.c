@@ -246,7 +246,8 @@ static int drain_all(int all)
         uint32_t events;
         while ((pkt = bmt_ring_peek(&w->ring, &bytes, &events))) {
             check_packet(w, pkt, bytes, events);
-            int rc = bmt_trace_dir_write_packet(&trace_dir, w->id, (uint8_t *)pkt, bytes, events);
+            int rc = bmt_trace_dir_write_packet(&trace_dir, w->id, (uint8_t *)pkt, bytes,
+                                                w->ring.subbuf_bytes, events);
             if (rc && w->bad++ < 5)
                 printf("# writer %u: write_packet: %s\n", w->id, strerror(-rc));
             bmt_ring_release(&w->ring);

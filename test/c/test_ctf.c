@@ -228,7 +228,8 @@ static void drain(struct stream *s, struct bmt_trace_dir *d)
     size_t bytes;
     uint32_t events;
     while ((pkt = bmt_ring_peek(&s->ring, &bytes, &events))) {
-        CHECK(bmt_trace_dir_write_packet(d, s->id, (uint8_t *)pkt, bytes, events) == 0);
+        CHECK(bmt_trace_dir_write_packet(d, s->id, (uint8_t *)pkt, bytes, s->ring.subbuf_bytes,
+                                         events) == 0);
         bmt_ring_release(&s->ring);
     }
 }

@@ -75,9 +75,15 @@ ssize_t __wrap_pwrite(int fd, const void *buf, size_t count, off_t offset);
 static long write_fail_from; /* 0: disarmed; N: the Nth write and all later ones fail */
 static long write_calls;
 static size_t write_partial; /* the first failing write first writes this many bytes */
+static int write_einval_next; /* the next write fails with EINVAL (O_DIRECT refused) */
 
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t count, off_t offset)
 {
+    if (write_einval_next) {
+        write_einval_next = 0;
+        errno = EINVAL;
+        return -1;
+    }
     if (write_fail_from != 0 && ++write_calls >= write_fail_from) {
         if (write_partial && count > write_partial) {
             size_t part = write_partial;
@@ -174,9 +180,9 @@ static void test_alloc_failures(void)
             uint8_t pkt[BMT_PKT_HEADER_BYTES];
             make_packet(pkt);
             arm(-1);
-            CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, sizeof pkt, 0) == 0);
-            CHECK(bmt_trace_dir_write_packet(&d, 1, pkt, sizeof pkt, 0) == 0);
-            CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, sizeof pkt, 0) == 0);
+            CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, sizeof pkt, sizeof pkt, 0) == 0);
+            CHECK(bmt_trace_dir_write_packet(&d, 1, pkt, sizeof pkt, sizeof pkt, 0) == 0);
+            CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, sizeof pkt, sizeof pkt, 0) == 0);
             CHECK(bmt_trace_dir_close(&d) == 0);
             calls = alloc_calls;
             disarm();
@@ -296,13 +302,13 @@ static void test_write_failures(void)
     struct bmt_trace_dir d;
     CHECK(bmt_trace_dir_create(&d, dir, 0, &info, 0, 0) == 0);
     for (int i = 0; i < 3; i++)
-        CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, make_full_packet(pkt, 1000, 100), 7) == 0);
+        CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, make_full_packet(pkt, 1000, 100), 0, 7) == 0);
     disk_full_from(1, 300);
-    CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, make_full_packet(pkt, 1000, 200), 7) == -ENOSPC);
+    CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, make_full_packet(pkt, 1000, 200), 0, 7) == -ENOSPC);
     CHECK(file_size(stream) == 3000);
     CHECK(d.streams[0].lost_events == 7 && d.streams[0].events == 21);
     /* Sticky: later packets are counted, not written. */
-    CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, make_full_packet(pkt, 1000, 300), 5) == -ENOSPC);
+    CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, make_full_packet(pkt, 1000, 300), 0, 5) == -ENOSPC);
     CHECK(d.streams[0].lost_events == 12);
     /* Sealing on a disk with no room at all gives up the last packet. */
     CHECK(bmt_trace_dir_seal_stream(&d, 0, 4, 400) == -ENOSPC);
@@ -325,7 +331,7 @@ static void test_write_failures(void)
     path_of(dir, sizeof dir, "seal-room");
     snprintf(stream, sizeof stream, "%s/channel0_2", dir);
     CHECK(bmt_trace_dir_create(&d, dir, 0, &info, 0, 0) == 0);
-    CHECK(bmt_trace_dir_write_packet(&d, 2, pkt, make_full_packet(pkt, 500, 100), 3) == 0);
+    CHECK(bmt_trace_dir_write_packet(&d, 2, pkt, make_full_packet(pkt, 500, 100), 0, 3) == 0);
     CHECK(bmt_trace_dir_seal_stream(&d, 2, 9, 300) == 0);
     CHECK(read_packets(stream, &seq, &disc) == 2 && seq == 1 && disc == 9);
     /* Nothing lost: no seal. A stream with only losses gets a file. */
@@ -337,6 +343,60 @@ static void test_write_failures(void)
     CHECK(bmt_trace_dir_close(&d) == 0);
     CHECK(open_fd_count() == fds);
     tap_group("faults: the final packet carries each stream's loss count, sequence unbroken");
+}
+
+/* Packets from page-aligned memory with room to spare go out as whole
+ * zero-padded 4 KiB blocks (O_DIRECT), packet_size counting the padding; a
+ * filesystem that opens O_DIRECT but refuses the write (EINVAL) gets that
+ * packet and the rest of the file buffered, nothing lost. */
+static void test_direct(void)
+{
+    struct bmt_ctf_trace_info info;
+    fixed_info(&info);
+    uint8_t *mem = aligned_alloc(BMT_DIRECT_BLOCK, 2 * BMT_DIRECT_BLOCK);
+    char dir[256], stream[300];
+    uint64_t seq = 0, disc = 0;
+    path_of(dir, sizeof dir, "direct");
+    snprintf(stream, sizeof stream, "%s/channel0_0", dir);
+    struct bmt_trace_dir d;
+    CHECK(mem && bmt_trace_dir_create(&d, dir, 0, &info, 0, 0) == 0);
+    size_t bytes = make_full_packet(mem, 1000, 100);
+    CHECK(bmt_trace_dir_write_packet(&d, 0, mem, bytes, 2 * BMT_DIRECT_BLOCK, 3) == 0);
+    if (d.no_direct) {
+        printf("# %s refuses O_DIRECT (tmpfs?): only the buffered path ran\n", base);
+        CHECK(file_size(stream) == 1000);
+    } else {
+        CHECKF(file_size(stream) == BMT_DIRECT_BLOCK, "direct packet: file %ld bytes",
+               (long)file_size(stream));
+        CHECK(d.streams[0].direct == 1);
+        /* The padding is zeros, and the packet says it is there. */
+        uint8_t back[BMT_DIRECT_BLOCK];
+        int fd = open(stream, O_RDONLY);
+        CHECK(fd >= 0 && read(fd, back, sizeof back) == (ssize_t)sizeof back);
+        close(fd);
+        CHECK(bmt_get_u64(back + BMT_PKT_PACKET_SIZE) == 8u * BMT_DIRECT_BLOCK);
+        CHECK(bmt_get_u64(back + BMT_PKT_CONTENT_SIZE) == 8u * 1000);
+        int zeros = 1;
+        for (size_t i = 1000; i < sizeof back; i++)
+            zeros &= back[i] == 0;
+        CHECK(zeros);
+        /* EINVAL from an O_DIRECT write: that packet goes buffered. */
+        write_einval_next = 1;
+        bytes = make_full_packet(mem, 1000, 200);
+        CHECK(bmt_trace_dir_write_packet(&d, 0, mem, bytes, 2 * BMT_DIRECT_BLOCK, 3) == 0);
+        CHECK(write_einval_next == 0 && d.streams[0].direct == 0);
+        CHECK(file_size(stream) == BMT_DIRECT_BLOCK + 1000);
+    }
+    /* Unaligned memory, or no room for padding: buffered, as it is. */
+    bytes = make_full_packet(mem + 8, 500, 300);
+    CHECK(bmt_trace_dir_write_packet(&d, 0, mem + 8, bytes, 2 * BMT_DIRECT_BLOCK, 2) == 0);
+    CHECK(bmt_trace_dir_seal_stream(&d, 0, 0, 400) == 0);
+    bmt_trace_dir_close(&d);
+    long packets = read_packets(stream, &seq, &disc);
+    CHECKF(packets == (d.no_direct ? 2 : 3) && disc == 0, "packets %ld", packets);
+    CHECK(d.streams[0].events == (d.no_direct ? 5u : 8u));
+    free(mem);
+    tap_group("faults: O_DIRECT packets are whole zero-padded blocks; EINVAL falls back to buffered");
 }
 
 static void test_rotation(void)
@@ -351,7 +411,8 @@ static void test_rotation(void)
     /* Files of at most 2500 bytes (two packets), the newest 3 kept. */
     CHECK(bmt_trace_dir_create(&d, dir, 0, &info, 2500, 3) == 0);
     for (int i = 0; i < 11; i++)
-        CHECK(bmt_trace_dir_write_packet(&d, 1, pkt, make_full_packet(pkt, 1000, 100 + (uint64_t)i), 1) == 0);
+        CHECK(bmt_trace_dir_write_packet(&d, 1, pkt, make_full_packet(pkt, 1000, 100 + (uint64_t)i),
+                                                   0, 1) == 0);
     /* 11 packets, 2 per file: files 0..5, the newest 3 (3, 4, 5) left. */
     for (int k = 0; k <= 5; k++) {
         snprintf(name, sizeof name, "%s/channel0_1_%d", dir, k);
@@ -379,7 +440,7 @@ static void test_private(void)
     mode_t old = umask(0);
     path_of(dir, sizeof dir, "private/a/trace");
     CHECK(bmt_trace_dir_create(&d, dir, 0, &info, 0, 0) == 0);
-    CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, make_full_packet(pkt, 200, 1), 1) == 0);
+    CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, make_full_packet(pkt, 200, 1), 0, 1) == 0);
     CHECK(bmt_trace_dir_close(&d) == 0);
     umask(old);
     CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
@@ -416,7 +477,7 @@ static void test_private(void)
     CHECK(f && fputs("precious", f) >= 0 && fclose(f) == 0);
     snprintf(file, sizeof file, "%s/channel0_0", dir);
     CHECK(symlink(target, file) == 0);
-    CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, make_full_packet(pkt, 200, 1), 4) == -EEXIST);
+    CHECK(bmt_trace_dir_write_packet(&d, 0, pkt, make_full_packet(pkt, 200, 1), 0, 4) == -EEXIST);
     CHECK(d.streams[0].lost_events == 4);
     CHECK(file_size(target) == 8);
     CHECK(bmt_trace_dir_close(&d) == -EEXIST);
@@ -475,6 +536,7 @@ int main(void)
     test_alloc_failures();
     test_unwritable();
     test_write_failures();
+    test_direct();
     test_rotation();
     test_private();
     test_removed();

@@ -45,7 +45,8 @@ static int drain(struct bmt_test_gen *g, unsigned s)
     size_t bytes;
     uint32_t events;
     while ((pkt = bmt_ring_peek(&g->rings[s], &bytes, &events))) {
-        int rc = bmt_trace_dir_write_packet(&g->dir, s, (uint8_t *)pkt, bytes, events);
+        int rc = bmt_trace_dir_write_packet(&g->dir, s, (uint8_t *)pkt, bytes, g->rings[s].subbuf_bytes,
+                                            events);
         if (rc < 0)
             return rc;
         bmt_ring_release(&g->rings[s]);

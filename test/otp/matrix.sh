@@ -69,7 +69,7 @@ for suite in $suites; do
         continue
     fi
     t1=$(date +%s)
-    otp=$(cat _build/chroots/"$suite"/base/usr/lib/erlang/releases/*/OTP_VERSION 2>/dev/null | head -1)
+    otp=$(cat "${BMT_CHROOTS:-_build/chroots}/$suite"/base/usr/lib/erlang/releases/*/OTP_VERSION 2>/dev/null | head -1)
     label="OTP ${otp%%.*}"
     echo "# $suite: OTP $otp; chroot ready in $((t1 - t0)) s"
 

@@ -236,13 +236,20 @@ class Bpftrace:
         return self.out()
 
 
-def run_script(scenario, script, probes, args=(), erl_flags=(), settle=0.2):
-    """Node + bpftrace + phase 1; (node, phase 1 result, bpftrace output)."""
+def run_script(scenario, script, probes, args=(), erl_flags=(), settle=0.2, until=None):
+    """Node + bpftrace + phase 1; (node, phase 1 result, bpftrace output).
+    until(out, res): the output the test expects is complete. bpftrace reads
+    its perf ring asynchronously and, on a loaded machine, can print the
+    workload's events seconds later (CI once read 'Attaching 3 probes...'
+    alone 0.2 s after slow_calls' three calls): wait for it, up to 15 s,
+    rather than guess a settle time. A test that fails still fails, 15 s on."""
     node = Node(scenario, erl_flags)
     bt = None
     try:
         bt = Bpftrace(node, script, probes, args)
         res = node.phase(1)
+        if until:
+            wait_for(lambda: until(bt.out(), res), 15)
         time.sleep(settle)   # events of the workload's last moments
         out = bt.stop()
         return node, res, out
@@ -260,7 +267,8 @@ def lines(out):
 # ---- scenarios -------------------------------------------------------------
 
 def t_spawn_exit(probes):
-    node, res, out = run_script("spawn_exit", "spawn-exit.bt", probes)
+    node, res, out = run_script("spawn_exit", "spawn-exit.bt", probes,
+                                until=lambda out, res: len(re.findall(r"^pid \S+ reason ", out, re.M)) >= len(res["children"]))
     node.wait()
     kids = {p: i for p, i in res["children"]}
     spawns = re.findall(r"^pid (\S+) mfa (\S+)$", out, re.M)
@@ -309,7 +317,8 @@ def t_send_to_sched(probes):
 
 
 def t_slow_calls(probes):
-    node, res, out = run_script("slow_calls", "slow-calls.bt", probes)
+    node, res, out = run_script("slow_calls", "slow-calls.bt", probes,
+                                until=lambda out, res: len(re.findall(r"^CALL: ", out, re.M)) >= res["slow"])
     node.wait()
     calls = re.findall(r"^CALL: (\S+) - (\S+) - (\d+) nanoseconds$", out, re.M)
     sleepy = [int(d) for p, m, d in calls if p == res["pid"] and m == "bmt_usdt_node:sleepy/1"]
@@ -325,7 +334,9 @@ def t_cpu_change(probes):
     if os.cpu_count() < 2:
         skip("cpu-change.bt: calls that return on another CPU", "one CPU")
         return
-    node, res, out = run_script("cpu_change", "cpu-change.bt", probes, erl_flags=["+sbt", "db", "+S", "2"])
+    node, res, out = run_script("cpu_change", "cpu-change.bt", probes, erl_flags=["+sbt", "db", "+S", "2"],
+                                until=lambda out, res: "skip" in res or len(re.findall(
+                                    r"^\S+ bmt_usdt_node:hop/1 @", out, re.M)) >= res["hops"])
     node.wait()
     if "skip" in res:
         skip("cpu-change.bt: calls that return on another CPU", res["skip"])
@@ -368,7 +379,8 @@ def t_user_probe(probes):
 
 
 def t_user_probe_n(probes):
-    node, res, out = run_script("user_probe_n", "user-probe-n.bt", probes, settle=0)
+    node, res, out = run_script("user_probe_n", "user-probe-n.bt", probes, settle=0,
+                                until=lambda out, res: "probe n1:" in out)
     node.wait()
     p = res["pid"]
     want = ["probe n0: %s tag-n 1 0 0 0 'a' '' '' ''" % p,
@@ -380,7 +392,8 @@ def t_user_probe_n(probes):
 
 
 def t_gc(probes):
-    node, res, out = run_script("gc", "garbage-collection.bt", probes)
+    node, res, out = run_script("gc", "garbage-collection.bt", probes,
+                                until=lambda out, res: len(re.findall(r"^GC ", out, re.M)) >= res["events"])
     node.wait()
     p = res["pid"]
     gc = re.findall(r"^GC (major|minor) (start|end) pid (\S+) (need|reclaimed) (\d+) words$", out, re.M)
@@ -395,7 +408,8 @@ def t_gc(probes):
 
 
 def t_process_scheduling(probes):
-    node, res, out = run_script("process_scheduling", "process-scheduling.bt", probes)
+    node, res, out = run_script("process_scheduling", "process-scheduling.bt", probes,
+                                until=lambda out, res: "Hibernate pid" in out)
     node.wait()
     p = res["pid"]
     sched = re.findall(r"^  Schedule pid %s mfa (\S+)$" % re.escape(p), out, re.M)
