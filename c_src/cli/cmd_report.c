@@ -57,7 +57,8 @@ static int feed(void *ctx, const struct bmt_record *rec)
 {
     struct report *r = ctx;
     int rc;
-    r->counts[rec->tp]++;
+    if (rec->tp < BMT_TP_COUNT)
+        r->counts[rec->tp]++;
     if ((rc = bmt_calls_feed(&r->calls, rec)) < 0 || (rc = bmt_sched_feed(&r->sched, rec)) < 0 ||
         (rc = bmt_gc_feed(&r->gc, rec)) < 0 || (rc = bmt_procs_feed(&r->procs, rec)) < 0)
         return rc;

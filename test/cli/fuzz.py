@@ -35,8 +35,8 @@ for i in range(runs):
         p = subprocess.run([exe, cmd, d], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         err = p.stderr.decode("utf-8", "replace")
         lines = err.splitlines()
-        warn = [l for l in lines if l.startswith("WARNING: ")]
-        errs = [l for l in lines if not l.startswith("WARNING: ")]
+        errs = [l for l in lines
+                if not l.startswith("WARNING: ") and not l.startswith("beamtrace: warning: ")]
         fine = ("Sanitizer" not in err and "runtime error" not in err and
                 (p.returncode == 0 and not errs or
                  p.returncode == 1 and len(errs) == 1 and errs[0].startswith("beamtrace: ")))

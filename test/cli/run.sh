@@ -142,8 +142,34 @@ for dir in "$out"/corpus/bad/*/ "$out/corpus/bad/does_not_exist"; do
         fi
     done
 done
-check "an unknown event name is named in the error" \
-    grep -q 'process_spawned' "$out/bad.unknown_event_name.view.err"
+# ---- a last packet cut short: read up to it, one warning line ----
+for dir in "$out"/corpus/truncated/*/; do
+    dir=${dir%/}
+    t=$(basename "$dir")
+    [ -d "$dir.whole" ] || continue
+    TZ=UTC "$ASAN" view "$dir" >"$out/cut.$t.view" 2>"$out/cut.$t.err"
+    rc=$?
+    TZ=UTC babeltrace2 "$dir.whole" >"$out/cut.$t.bt2" 2>/dev/null
+    check "truncated $t: view exits 0 with what precedes the cut packet (= babeltrace2 on the trace cut before it)" \
+        eval '[ $rc -eq 0 ] && cmp -s "$out/cut.$t.view" "$out/cut.$t.bt2" && [ -s "$out/cut.$t.bt2" ]'
+    check "truncated $t: exactly one warning line naming the bytes skipped, no sanitizer report" \
+        eval '[ "$(wc -l <"$out/cut.$t.err")" -eq 1 ] && grep -q "^beamtrace: warning: .*channel0_0: .*skipped" "$out/cut.$t.err" && no_sanitizer_report "$out/cut.$t.err"'
+    "$ASAN" stats --format json "$dir" >"$out/cut.$t.json" 2>"$out/cut.$t.stats.err"
+    check "truncated $t: stats counts the events before the cut ($(wc -l <"$out/cut.$t.bt2"))" \
+        eval '[ "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"events\"])" "$out/cut.$t.json")" = "$(wc -l <"$out/cut.$t.bt2" | tr -d " ")" ]'
+done
+
+# ---- odd metadata babeltrace2 reads: view matches it ----
+for dir in "$out"/corpus/odd/*/; do
+    dir=${dir%/}
+    t=$(basename "$dir")
+    TZ=UTC babeltrace2 "$dir" >"$out/odd.$t.bt2" 2>/dev/null
+    TZ=UTC "$ASAN" view "$dir" >"$out/odd.$t.view" 2>"$out/odd.$t.err"
+    check "odd $t: view prints every event as babeltrace2 does" \
+        eval 'cmp -s "$out/odd.$t.view" "$out/odd.$t.bt2" && [ -s "$out/odd.$t.bt2" ] && no_sanitizer_report "$out/odd.$t.err"'
+done
+check "odd: the renamed event is printed under its new name" \
+    grep -q ' org_erlang_dyntrace:process_spawned: ' "$out/odd.unknown_event_name.view"
 
 check "mutation fuzz (basic): clean exit or one error line, no sanitizer report" \
     python3 test/cli/fuzz.py "$ASAN" "$out/corpus/good/basic" "$out" 200
