@@ -33,7 +33,7 @@ CLI := priv/beamtrace
 # OTP's dyntrace module name, backed by beamtrace (beamtrace:install_dyntrace/0).
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all test demo bench clean docs check-docs
+.PHONY: all test demo bench clean docs check-docs fuzz
 all: $(NIF) $(CLI) $(BEAMS) ebin/beamtrace.app $(COMPAT)
 
 $(NIF): $(NIF_SRC) $(wildcard c_src/*.h c_src/*.def)
@@ -73,6 +73,11 @@ demo: all
 
 bench: all
 	$(Q)bash bench/run.sh
+
+# The trace reader's mutation fuzz at scale (FUZZ_RUNS=10000 by default);
+# the test suite runs 1000.
+fuzz: all
+	$(Q)bash test/cli/fuzz.sh
 
 clean:
 	rm -rf priv/*.so $(CLI) ebin test/out bench/out

@@ -66,7 +66,14 @@ static int unpacketize(const uint8_t *in, size_t len, char **text, size_t *text_
             return fail(err, -EINVAL, "metadata packet %u at byte %zu has a bad magic number; %s",
                         count, off, FIX);
         }
-        uint32_t content_bits = get32(h + 24, be), packet_bits = get32(h + 28, be);
+        /* Sizes in bits that are not whole bytes end at the byte below, as
+         * babeltrace2 reads them; a non-zero checksum it cannot verify is refused. */
+        uint32_t content_bits = get32(h + 24, be) & ~7u, packet_bits = get32(h + 28, be) & ~7u;
+        if (get32(h + 20, be)) {
+            free(out);
+            return fail(err, -EINVAL, "metadata packet %u carries a checksum, which beamtrace does "
+                        "not verify: use babeltrace2", count);
+        }
         if (count == 0)
             memcpy(uuid, h + 4, BMT_CTF_UUID_BYTES);
         else if (memcmp(uuid, h + 4, BMT_CTF_UUID_BYTES) != 0) {
@@ -83,6 +90,15 @@ static int unpacketize(const uint8_t *in, size_t len, char **text, size_t *text_
             free(out);
             return fail(err, -EINVAL, "metadata packet %u declares CTF %u.%u, not 1.8; %s", count,
                         h[35], h[36], FIX);
+        }
+        /* The last packet may be cut short (a copy taken while LTTng was
+         * writing): its text up to the file's end is used, as babeltrace2 does. */
+        if (content_bits % 8 == 0 && packet_bits % 8 == 0 && content_bits <= packet_bits &&
+            content_bits >= METADATA_HEADER_BYTES * 8 && packet_bits / 8 > left) {
+            size_t have = content_bits / 8 < left ? content_bits / 8 : left;
+            memcpy(out + n, h + METADATA_HEADER_BYTES, have - METADATA_HEADER_BYTES);
+            n += have - METADATA_HEADER_BYTES;
+            break;
         }
         if (content_bits % 8 || packet_bits % 8 || content_bits < METADATA_HEADER_BYTES * 8 ||
             content_bits > packet_bits || packet_bits / 8 > left) {
@@ -135,6 +151,63 @@ static const char *kind_name(const struct bmt_ctf_type *t)
     case BMT_CTF_SEQUENCE: return t->is_text ? "text sequence" : "sequence";
     default: return "variant";
     }
+}
+
+/* babeltrace2's checks of the fields it gives meanings to (its
+ * ctf-meta-validate.c): a trace it refuses is refused here too. */
+static int check_uint(char *err, const char *scope, const struct bmt_ctf_type *root,
+                      const char *name, unsigned size)
+{
+    const struct bmt_ctf_member *f = root ? bmt_ctf_member(root, name) : NULL;
+    if (!f)
+        return 0;
+    const struct bmt_ctf_type *t = f->type;
+    if ((t->kind != BMT_CTF_INT && t->kind != BMT_CTF_ENUM) || t->is_signed ||
+        (size && t->size_bits != size))
+        return fail(err, -EINVAL, "%s: `%s` is not an unsigned%s integer; %s", scope, name,
+                    size == 32 ? " 32-bit" : "", FIX);
+    return 0;
+}
+
+static int validate(const struct bmt_meta *m, char *err)
+{
+    const struct bmt_ctf_type *h = m->packet_header;
+    int rc;
+    if (h) {
+        const struct bmt_ctf_member *magic = bmt_ctf_member(h, "magic");
+        if (magic && magic != &h->members[0])
+            return fail(err, -EINVAL, "trace.packet.header: `magic` is not the first field; %s", FIX);
+        if ((rc = check_uint(err, "trace.packet.header", h, "magic", 32)) < 0 ||
+            (rc = check_uint(err, "trace.packet.header", h, "stream_id", 0)) < 0 ||
+            (rc = check_uint(err, "trace.packet.header", h, "stream_instance_id", 0)) < 0)
+            return rc;
+        const struct bmt_ctf_member *u = bmt_ctf_member(h, "uuid");
+        if (u) {
+            const struct bmt_ctf_type *e = u->type->elem;
+            if (u->type->kind != BMT_CTF_ARRAY || u->type->length != 16 || e->kind != BMT_CTF_INT ||
+                e->is_signed || e->size_bits != 8 || e->align_bits != 8)
+                return fail(err, -EINVAL, "trace.packet.header: `uuid` is not an array of 16 "
+                            "byte-aligned 8-bit unsigned integers; %s", FIX);
+        }
+    }
+    if (m->stream_count > 1 && !(h && bmt_ctf_member(h, "stream_id")))
+        return fail(err, -EINVAL, "several stream classes but no stream_id in the packet header; "
+                    "%s", FIX);
+    static const char *const ctx[] = {"timestamp_begin", "timestamp_end", "events_discarded",
+                                      "packet_seq_num", "packet_size", "content_size"};
+    for (unsigned i = 0; i < m->stream_count; i++) {
+        const struct bmt_ctf_stream_class *c = m->streams[i];
+        for (unsigned k = 0; k < sizeof ctx / sizeof ctx[0]; k++)
+            if ((rc = check_uint(err, "stream.packet.context", c->packet_context, ctx[k], 0)) < 0)
+                return rc;
+        if ((rc = check_uint(err, "stream.event.header", c->event_header, "id", 0)) < 0 ||
+            (rc = check_uint(err, "stream.event.header", c->event_header, "timestamp", 0)) < 0)
+            return rc;
+        if (c->event_count > 1 && !(c->event_header && bmt_ctf_member(c->event_header, "id")))
+            return fail(err, -EINVAL, "stream %llu has several event classes but its event "
+                        "header has no id; %s", (unsigned long long)c->id, FIX);
+    }
+    return 0;
 }
 
 /* Binds `ec` to the catalogue tracepoint of the same name, field by field. */
@@ -400,6 +473,9 @@ static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
             }
         }
     }
+    int vrc = validate(m, err);
+    if (vrc < 0)
+        return vrc;
     /* The catalogue. */
     for (unsigned k = 0; k < m->event_count; k++) {
         int rc = bind(m, m->events[k]);

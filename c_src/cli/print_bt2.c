@@ -1,7 +1,8 @@
 /* babeltrace2-style field printing (contract in print_bt2.h).
  *
  * The renderings follow babeltrace2 2.0's src/plugins/text/pretty/print.c:
- * hexadecimal and octal values are masked to the field's size rounded up to
+ * enumerations list every matching label, variants print their option's
+ * value without its name, hexadecimal and octal values are masked to the field's size rounded up to
  * a whole digit, binary ones print every bit of the field, floats use %g.
  * Elements of non-text arrays are not kept by the reader (one slot per
  * node): they are decoded again from the array's start when printed.
@@ -68,16 +69,10 @@ static void print_enum(struct printer *p, const struct bmt_ctf_type *t)
     bmt_out_str(p->o, "( ");
     if (n == 0)
         bmt_out_str(p->o, "<unknown>");
-    else if (n == 1)
-        bmt_out_bt2_string(p->o, labels[0], strlen(labels[0]));
-    else {
-        bmt_out_str(p->o, "{ ");
-        for (unsigned i = 0; i < n && i < 16; i++) {
-            if (i)
-                bmt_out_str(p->o, ", ");
-            bmt_out_bt2_string(p->o, labels[i], strlen(labels[i]));
-        }
-        bmt_out_str(p->o, " }");
+    for (unsigned i = 0; i < n && i < 16; i++) {
+        if (i)
+            bmt_out_str(p->o, ", ");
+        bmt_out_bt2_string(p->o, labels[i], strlen(labels[i]));
     }
     bmt_out_str(p->o, " : container = ");
     bmt_print_bt2_int(p->o, t, v);
@@ -169,9 +164,7 @@ static void value(struct printer *p, const struct bmt_ctf_type *t)
     case BMT_CTF_VARIANT: {
         const struct bmt_ctf_member *m = &t->members[v->integer < t->member_count ? v->integer : 0];
         bmt_out_str(p->o, "{ ");
-        bmt_out_str(p->o, m->name);
-        bmt_out_str(p->o, " = ");
-        value(p, m->type);
+        value(p, m->type); /* babeltrace2 2.0 does not name the option */
         bmt_out_str(p->o, " }");
         return;
     }

@@ -4,7 +4,7 @@
  * (packet context, stream event context, event context, payload; a scope
  * with nothing babeltrace2 shows is left out). Integers in their declared
  * base, enumerations as ( "label" : container = N ), arrays and sequences
- * as [ [0] = v, ... ] (text ones as strings), variants as { option = v }.
+ * as [ [0] = v, ... ] (text ones as strings), variants as { v }.
  * Used by `view`; single-threaded.
  */
 #ifndef BMT_CLI_PRINT_BT2_H

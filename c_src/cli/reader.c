@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* strverscmp */
 #include "reader.h"
 #include "catalogue.h"
+#include "cli.h"
 #include "decode.h"
 
 #include <dirent.h>
@@ -50,9 +51,7 @@ void bmt_reader_warn(struct bmt_reader *r, const char *fmt, ...)
     va_list ap;
     bmt_progress_clear(&r->progress);
     va_start(ap, fmt);
-    fputs("beamtrace: warning: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    bmt_cli_line("beamtrace: warning: ", fmt, ap);
     va_end(ap);
 }
 
@@ -239,39 +238,139 @@ static int list_streams(struct bmt_reader *r, struct bmt_trace *t, struct names 
     return rc < 0 ? fail(r, rc, "out of memory listing the directory; free some memory") : 0;
 }
 
-static int map_stream(struct bmt_reader *r, struct bmt_reader_stream *s, const char *path)
+static int map_file(struct bmt_reader *r, struct bmt_stream_file *f, const char *path)
 {
-    if (!(s->path = strdup(path)))
+    if (!(f->path = strdup(path)))
         return fail(r, -ENOMEM, "out of memory; free some memory");
-    const char *slash = strrchr(s->path, '/');
-    s->file = slash ? slash + 1 : s->path;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        return fail(r, -e, "%s: cannot open: %s; check its permissions", s->path, strerror(e));
+        return fail(r, -e, "%s: cannot open: %s; check its permissions", f->path, strerror(e));
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return fail(r, -e, "%s: cannot stat: %s; check the file system", s->path, strerror(e));
+        return fail(r, -e, "%s: cannot stat: %s; check the file system", f->path, strerror(e));
     }
-    s->size_bytes = (uint64_t)st.st_size;
-    if (s->size_bytes > 0) {
-        void *m = mmap(NULL, s->size_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+    f->size_bytes = (uint64_t)st.st_size;
+    if (f->size_bytes > 0) {
+        void *m = mmap(NULL, f->size_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
             int e = errno;
             close(fd);
-            s->size_bytes = 0;
+            f->size_bytes = 0;
             return fail(r, -e, "%s: cannot map: %s; check free address space and the file",
-                        s->path, strerror(e));
+                        f->path, strerror(e));
         }
-        madvise(m, s->size_bytes, MADV_SEQUENTIAL);
-        s->map = m;
+        madvise(m, f->size_bytes, MADV_SEQUENTIAL);
+        f->map = m;
     }
     close(fd);
-    r->total_bytes += s->size_bytes;
+    r->total_bytes += f->size_bytes;
     return 0;
+}
+
+/* What a file's first packet says of its stream, for grouping. */
+struct first_packet {
+    int has_instance;
+    uint64_t class_id, instance, begin;
+    unsigned index;              /* file's position in the directory listing */
+};
+
+static void peek_first(const struct bmt_meta *m, const struct bmt_stream_file *f,
+                       struct bmt_value *scratch, struct first_packet *fp)
+{
+    struct bmt_decode d;
+    memset(&d, 0, sizeof d);
+    d.base = f->map;
+    d.end = f->size_bytes > UINT64_MAX / 8 ? UINT64_MAX : f->size_bytes * 8;
+    d.vals = scratch;
+    if (!f->map || (m->packet_header && bmt_decode(&d, m->packet_header) < 0))
+        return;
+    const struct bmt_ctf_stream_class *sc =
+        bmt_meta_stream(m, d.seen >> BMT_M_STREAM_ID & 1, d.meaning[BMT_M_STREAM_ID]);
+    if (!sc)
+        return;
+    fp->class_id = sc->id;
+    fp->has_instance = d.seen >> BMT_M_STREAM_INSTANCE_ID & 1;
+    fp->instance = d.meaning[BMT_M_STREAM_INSTANCE_ID];
+    if (sc->packet_context && bmt_decode(&d, sc->packet_context) == 0)
+        fp->begin = d.meaning[BMT_M_TS_BEGIN];
+}
+
+static const struct first_packet *sort_fp;
+
+static int by_begin(const void *a, const void *b)
+{
+    const struct first_packet *x = &sort_fp[*(const unsigned *)a], *y = &sort_fp[*(const unsigned *)b];
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Maps the files of trace `t` and groups them into streams (appended to
+ * r->streams, which has room for `count` more). */
+static int open_streams(struct bmt_reader *r, struct bmt_trace *t, char **paths, unsigned count,
+                        uint32_t slots)
+{
+    struct bmt_stream_file *files = calloc(count + 1, sizeof *files);
+    struct first_packet *fp = calloc(count + 1, sizeof *fp);
+    unsigned *order = calloc(count + 1, sizeof *order);
+    struct bmt_value *scratch = calloc(slots, sizeof *scratch);
+    uint8_t *taken = calloc(count + 1, 1);
+    int rc = 0;
+    if (!files || !fp || !order || !scratch || !taken)
+        rc = fail(r, -ENOMEM, "out of memory; free some memory");
+    for (unsigned i = 0; rc == 0 && i < count; i++) {
+        rc = map_file(r, &files[i], paths[i]);
+        fp[i].index = i;
+        if (rc == 0)
+            peek_first(&t->meta, &files[i], scratch, &fp[i]);
+    }
+    for (unsigned i = 0; rc == 0 && i < count; i++) {
+        if (taken[i])
+            continue;
+        unsigned n = 0;
+        for (unsigned k = i; k < count; k++)
+            if (k == i || (!taken[k] && fp[i].has_instance && fp[k].has_instance &&
+                           fp[k].class_id == fp[i].class_id && fp[k].instance == fp[i].instance)) {
+                order[n++] = k;
+                taken[k] = 1;
+            }
+        sort_fp = fp;
+        qsort(order, n, sizeof *order, by_begin);
+        struct bmt_reader_stream *s = &r->streams[r->stream_count++];
+        s->trace = t;
+        s->packet_end_ns = UINT64_MAX;
+        s->files = calloc(n, sizeof *s->files);
+        s->vals = calloc(slots, sizeof *s->vals);
+        if (!s->files || !s->vals) {
+            rc = fail(r, -ENOMEM, "out of memory; free some memory");
+            break;
+        }
+        for (unsigned k = 0; k < n; k++) {
+            s->files[k] = files[order[k]];
+            memset(&files[order[k]], 0, sizeof files[order[k]]);
+        }
+        s->file_count = n;
+        s->path = s->files[0].path;
+        const char *slash = strrchr(s->path, '/');
+        s->file = slash ? slash + 1 : s->path;
+        s->map = s->files[0].map;
+        s->size_bytes = s->files[0].size_bytes;
+    }
+    for (unsigned i = 0; files && i < count; i++) { /* left over after a failure */
+        if (files[i].map)
+            munmap((void *)(uintptr_t)files[i].map, files[i].size_bytes);
+        free(files[i].path);
+    }
+    free(files);
+    free(fp);
+    free(order);
+    free(scratch);
+    free(taken);
+    return rc;
 }
 
 int bmt_reader_open(struct bmt_reader *r, const char *dir)
@@ -345,16 +444,8 @@ int bmt_reader_open(struct bmt_reader *r, const char *dir)
                 slots = t->meta.streams[k]->slot_count;
         if (t->meta.header_slots > slots)
             slots = t->meta.header_slots;
-        for (unsigned f = first_stream[i]; rc == 0 && f < first_stream[i + 1]; f++) {
-            struct bmt_reader_stream *s = &r->streams[f];
-            s->trace = t;
-            s->packet_end_ns = UINT64_MAX;
-            if (!(s->vals = calloc(slots, sizeof *s->vals)))
-                rc = fail(r, -ENOMEM, "out of memory; free some memory");
-            else
-                rc = map_stream(r, s, files.v[f]);
-            r->stream_count = f + 1;
-        }
+        rc = open_streams(r, t, files.v + first_stream[i], first_stream[i + 1] - first_stream[i],
+                          slots);
     }
     free(first_stream);
     names_free(&files);
@@ -404,8 +495,9 @@ static int cut_short(struct bmt_reader *r, struct bmt_reader_stream *s, uint64_t
                      uint64_t declared_bytes)
 {
     uint64_t left = s->size_bytes - off;
-    s->skipped_bytes = left;
-    s->ended = 1;
+    s->skipped_bytes += left;
+    s->next_packet = s->size_bytes; /* the stream goes on in its next file, if any */
+    s->pos_bits = s->content_bits = 0;
     if (declared_bytes)
         bmt_reader_warn(r, "%s: the last packet (byte %llu) is cut short: %llu of its %llu bytes "
                         "are in the file; skipped those %llu bytes (the recording was interrupted "
@@ -486,10 +578,13 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
         packet_bits = content_bits;
     else if (!has_c)
         content_bits = packet_bits;
-    if (packet_bits % 8)
-        return fail(r, -EINVAL, "%s: packet at byte %llu has a size of %llu bits, not whole bytes; "
-                    "%s", s->path, (unsigned long long)off, (unsigned long long)packet_bits,
-                    CORRUPT_FIX);
+    /* A size in bits that is not whole bytes: the next packet starts at the
+     * byte below, but the partial byte must still be in the file (babeltrace2
+     * reads it as padding). */
+    if (packet_bits % 8 && packet_bits / 8 + 1 > left && packet_bits / 8 <= left)
+        return fail(r, -EINVAL, "%s: packet at byte %llu has a size of %llu bits, which runs past "
+                    "the end of the file; %s", s->path, (unsigned long long)off,
+                    (unsigned long long)packet_bits, CORRUPT_FIX);
     if (content_bits > packet_bits || content_bits < d.pos)
         return fail(r, -EINVAL, "%s: packet at byte %llu declares %llu content bits in a %llu-bit "
                     "packet whose header and context take %llu; %s", s->path,
@@ -510,7 +605,10 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
 
     struct bmt_packet_info info;
     memset(&info, 0, sizeof info);
-    int has_begin = d.seen >> BMT_M_TS_BEGIN & 1, has_end = d.seen >> BMT_M_TS_END & 1;
+    /* timestamp_end 0 means "not known" (lttng-crash writes such packets);
+     * babeltrace2 ignores it too. */
+    int has_begin = d.seen >> BMT_M_TS_BEGIN & 1,
+        has_end = (d.seen >> BMT_M_TS_END & 1) && d.meaning[BMT_M_TS_END] != 0;
     uint64_t begin_ns = s->last_ns, end_ns = UINT64_MAX;
     if ((has_begin && to_ns(r, s->trace, d.meaning[BMT_M_TS_BEGIN], &begin_ns) < 0) ||
         (has_end && to_ns(r, s->trace, d.meaning[BMT_M_TS_END], &end_ns) < 0))
@@ -644,6 +742,20 @@ static int decode_event(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
     }
     return 1;
 bad:
+    /* An event cut at the end of the file, in the stream's last packet: the
+     * recording (or the copy) stopped there. Read up to it, as babeltrace2
+     * does, and say so. */
+    if ((d.error == BMT_DEC_PAST_END || d.error == BMT_DEC_NO_NUL) &&
+        s->packet + s->content_bits / 8 >= s->size_bytes && s->next_packet >= s->size_bytes) {
+        s->next_packet = s->size_bytes;
+        s->pos_bits = s->content_bits;
+        s->skipped_bytes += s->size_bytes - ev_byte;
+        bmt_reader_warn(r, "%s: the last event (byte %llu) is cut short by the end of the file; "
+                        "skipped its %llu bytes (the recording was interrupted or the copy is "
+                        "incomplete)", s->path, (unsigned long long)ev_byte,
+                        (unsigned long long)s->skipped_bytes);
+        return 0;
+    }
     return fail(r, -EINVAL, "%s: the event at byte %llu%s%s%s: its %s%s%s %s of its packet's "
                 "content (byte %llu); %s", s->path, (unsigned long long)ev_byte,
                 ec ? " (" : "", ec ? ec->name : "", ec ? ")" : "", where,
@@ -657,14 +769,33 @@ static int advance(struct bmt_reader *r, unsigned idx)
 {
     struct bmt_reader_stream *s = &r->streams[idx];
     for (;;) {
-        if (s->sc && s->pos_bits < s->content_bits)
-            return decode_event(r, s, idx);
-        if (s->ended || s->next_packet >= s->size_bytes) {
+        if (s->sc && s->pos_bits < s->content_bits) {
+            int rc = decode_event(r, s, idx);
+            if (rc != 0)
+                return rc;
+            continue; /* the stream ended on a cut-short event */
+        }
+        if (s->ended)
+            return 0;
+        if (s->next_packet >= s->size_bytes) {
             if (s->sc && s->packet_end_ns != UINT64_MAX)
                 s->last_ns = s->packet_end_ns;
-            s->ended = 1;
             s->sc = NULL;
-            return 0;
+            if (s->file_index + 1 >= s->file_count) {
+                s->ended = 1;
+                return 0;
+            }
+            /* The stream goes on in its next file: hand this one back. */
+            if (s->map)
+                madvise((void *)(uintptr_t)s->map, s->size_bytes, MADV_DONTNEED);
+            struct bmt_stream_file *f = &s->files[++s->file_index];
+            s->path = f->path;
+            const char *slash = strrchr(f->path, '/');
+            s->file = slash ? slash + 1 : f->path;
+            s->map = f->map;
+            s->size_bytes = f->size_bytes;
+            s->next_packet = s->released_bytes = 0;
+            continue;
         }
         if (s->sc && s->packet_end_ns != UINT64_MAX)
             s->last_ns = s->packet_end_ns; /* the next packet must not begin before it */
@@ -771,9 +902,12 @@ void bmt_reader_close(struct bmt_reader *r)
     bmt_progress_clear(&r->progress);
     for (unsigned i = 0; r->streams && i < r->stream_count; i++) {
         struct bmt_reader_stream *s = &r->streams[i];
-        if (s->map)
-            munmap((void *)(uintptr_t)s->map, s->size_bytes);
-        free(s->path);
+        for (unsigned f = 0; s->files && f < s->file_count; f++) {
+            if (s->files[f].map)
+                munmap((void *)(uintptr_t)s->files[f].map, s->files[f].size_bytes);
+            free(s->files[f].path);
+        }
+        free(s->files);
         free(s->vals);
     }
     for (unsigned i = 0; r->traces && i < r->trace_count; i++) {

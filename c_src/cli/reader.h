@@ -25,8 +25,11 @@
  * writing it, or the copy is incomplete) is read up to that packet, with
  * one warning line naming the bytes skipped.
  *
- * Directory: DIR itself when it holds `metadata`, else every directory
- * below it that does (an LTTng session's ust/uid/1000/64-bit, babeltrace2's
+ * Files: every regular file of a trace directory not starting with '.',
+ * other than `metadata`; files whose first packets name the same stream
+ * instance are one stream (LTTng's tracefile rotation), as babeltrace2
+ * groups them. Directory: DIR itself when it holds `metadata`, else every
+ * directory below it that does (an LTTng session's ust/uid/1000/64-bit, babeltrace2's
  * HOST/...), merged in time order. Single-threaded.
  */
 #ifndef BMT_CLI_READER_H
@@ -70,12 +73,24 @@ struct bmt_trace {
     char uuid_text[37];
 };
 
+/* One data stream file, mapped read-only. */
+struct bmt_stream_file {
+    char *path;                     /* "<trace dir>/<file>", owned */
+    const uint8_t *map;             /* whole file, or NULL when empty */
+    uint64_t size_bytes;
+};
+
+/* A stream: the packets of one stream instance, from one file or from
+ * several (LTTng's tracefile rotation: channel0_0_0, channel0_0_1, ... share
+ * a stream_instance_id), read in time order. */
 struct bmt_reader_stream {
     struct bmt_trace *trace;
     const struct bmt_ctf_stream_class *sc; /* of the current packet */
-    char *path;                     /* "<trace dir>/<file>", owned */
-    const char *file;               /* basename, inside path */
-    const uint8_t *map;             /* whole file, read-only mapping */
+    struct bmt_stream_file *files;  /* in time order, owned */
+    unsigned file_count, file_index;
+    const char *path;               /* current file's path */
+    const char *file;               /* its basename */
+    const uint8_t *map;             /* its mapping */
     uint64_t size_bytes;
     uint64_t released_bytes;        /* mapping prefix handed back with MADV_DONTNEED */
     uint64_t next_packet;           /* offset of the next packet */

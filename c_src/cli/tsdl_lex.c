@@ -76,14 +76,21 @@ struct bmt_tok bmt_lex_next(struct bmt_lex *lx)
         lx->p = q;
     } else if (*p == '"') {
         const char *q = p + 1;
-        while (q < end && *q != '"') {
-            if (*q == '\\' && q + 1 < end)
+        while (q < end && *q != '"' && *q) {
+            if (*q == '\\' && q + 1 < end) {
+                /* C escapes only (octal and \x digits start with a digit or x). */
+                if (!strchr("abfnrtv\\'\"?x01234567", q[1])) {
+                    t.kind = BMT_T_BAD;
+                    lx->p = end;
+                    return t;
+                }
                 q++;
+            }
             if (*q == '\n')
                 lx->line++;
             q++;
         }
-        if (q >= end) {
+        if (q >= end || !*q) { /* unterminated, or a NUL byte (babeltrace2 refuses both) */
             t.kind = BMT_T_BAD;
             lx->p = end;
             return t;

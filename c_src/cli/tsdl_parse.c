@@ -76,7 +76,7 @@ static struct bmt_tok next(struct parser *p)
 {
     struct bmt_tok t = bmt_lex_next(&p->lx);
     if (t.kind == BMT_T_BAD)
-        fail(p, "the metadata ends inside a string or comment");
+        fail(p, "a string or comment is not closed, or a string holds a NUL byte or an unknown escape");
     return t;
 }
 
@@ -269,7 +269,7 @@ static int ident_is(const struct value *v, const char *const *words)
 static int bool_value(struct parser *p, const struct value *v, const char *what)
 {
     static const char *const yes[] = {"true", "TRUE", NULL}, *const no[] = {"false", "FALSE", NULL};
-    if (ident_is(v, yes) || (v->kind == V_NUM && v->num == 1))
+    if (ident_is(v, yes) || (v->kind == V_NUM && v->num != 0))
         return 1;
     if (ident_is(v, no) || (v->kind == V_NUM && v->num == 0))
         return 0;
@@ -308,6 +308,8 @@ static int attrs(struct parser *p, struct bmt_ctf_type *t)
     if (expect(p, '{', t->kind == BMT_CTF_STRING ? "string" : "integer") < 0)
         return -1;
     uint32_t exp_dig = 0;
+    struct bmt_tok seen[16];
+    unsigned seen_count = 0;
     for (;;) {
         struct bmt_tok key = next(p);
         if (bmt_tok_punct(&key, '}'))
@@ -317,6 +319,13 @@ static int attrs(struct parser *p, struct bmt_ctf_type *t)
                  key.s);
             return -1;
         }
+        for (unsigned i = 0; i < seen_count; i++)
+            if (seen[i].len == key.len && memcmp(seen[i].s, key.s, key.len) == 0) {
+                fail(p, "attribute \"%.*s\" is given twice", (int)key.len, key.s);
+                return -1;
+            }
+        if (seen_count < 16)
+            seen[seen_count++] = key;
         struct value v;
         if (expect(p, '=', "an attribute name") < 0 || value(p, &v) < 0 ||
             expect(p, ';', "an attribute value") < 0)
@@ -327,6 +336,10 @@ static int attrs(struct parser *p, struct bmt_ctf_type *t)
         } else if (bmt_tok_is(&key, "align")) {
             if (small_uint(p, &v, "align", 1u << 20, &t->align_bits) < 0)
                 return -1;
+            if (!t->align_bits || (t->align_bits & (t->align_bits - 1))) {
+                fail(p, "align must be a power of two, not %u", t->align_bits);
+                return -1;
+            }
             t->has_align = 1;
         } else if (bmt_tok_is(&key, "signed")) {
             int b = bool_value(p, &v, "signed");
@@ -390,8 +403,16 @@ static int attrs(struct parser *p, struct bmt_ctf_type *t)
         }
         /* Other attributes (e.g. a string's unknown keys) do not change decoding. */
     }
-    if (t->kind == BMT_CTF_FLOAT)
+    if (t->kind == BMT_CTF_FLOAT) {
+        if (!exp_dig || !t->mant_dig) {
+            fail(p, "a floating_point type without exp_dig or mant_dig");
+            return -1;
+        }
         t->size_bits = exp_dig + t->mant_dig;
+    } else if (t->kind == BMT_CTF_INT && t->size_bits == 0) {
+        fail(p, "an integer type without a size");
+        return -1;
+    }
     return 0;
 }
 
@@ -440,6 +461,10 @@ static struct bmt_ctf_type *struct_spec(struct parser *p)
         if (expect(p, '(', "align") < 0 || value(p, &v) < 0 ||
             small_uint(p, &v, "align", 1u << 20, &align) < 0 || expect(p, ')', "align(N") < 0)
             return NULL;
+        if (!align || (align & (align - 1))) {
+            fail(p, "align(%u) is not a power of two", align);
+            return NULL;
+        }
         struct bmt_ctf_type *c = alloc(p, sizeof *c);
         if (!c)
             return NULL;
@@ -999,6 +1024,12 @@ static int attr_value(struct parser *p, enum block kind, struct block_state *b, 
                 return -1;
             }
             c->freq_hz = v->num;
+        } else if (strcmp(key, "uuid") == 0) {
+            uint8_t u[BMT_CTF_UUID_BYTES];
+            if (v->kind != V_STR || parse_uuid(v->text, u) < 0) {
+                fail(p, "a clock's uuid is malformed");
+                return -1;
+            }
         } else if (strcmp(key, "offset_s") == 0 || strcmp(key, "offset") == 0) {
             if (v->kind != V_NUM || (!v->negative && v->num > INT64_MAX)) {
                 fail(p, "clock %s must be an integer", key);
@@ -1072,6 +1103,8 @@ static int attr_type(struct parser *p, enum block kind, struct block_state *b, c
 static int block(struct parser *p, enum block kind)
 {
     struct block_state b = {0};
+    const char *seen[32];
+    unsigned seen_count = 0;
     if (kind == B_STREAM) {
         if (!(b.stream = alloc(p, sizeof *b.stream)))
             return -1;
@@ -1142,6 +1175,15 @@ static int block(struct parser *p, enum block kind)
             oom(p);
             return -1;
         }
+        if (kind != B_ENV && kind != B_OTHER) {
+            for (unsigned i = 0; i < seen_count; i++)
+                if (strcmp(seen[i], k) == 0) {
+                    fail(p, "attribute \"%s\" is given twice in a block", k);
+                    return -1;
+                }
+            if (seen_count < sizeof seen / sizeof seen[0])
+                seen[seen_count++] = k;
+        }
         struct bmt_tok op = next(p);
         if (bmt_tok_punct(&op, BMT_P_ASSIGN_TYPE)) {
             struct bmt_ctf_type *ty = block_type(p);
@@ -1160,6 +1202,10 @@ static int block(struct parser *p, enum block kind)
     }
     if (kind == B_CLOCK && !b.clock->clock.name) {
         fail(p, "a clock has no name");
+        return -1;
+    }
+    if (kind == B_EVENT && !b.event->name) {
+        fail(p, "an event block has no name");
         return -1;
     }
     struct bmt_tok semi = next(p);
@@ -1215,10 +1261,7 @@ int bmt_tsdl_parse(struct bmt_arena *a, const char *text, size_t len, struct bmt
             p.lx.p = t.s; /* let type_spec read the keyword */
             if (!type_spec(&p))
                 break;
-            /* A declaration may name an instance ("struct x {...} y;"): skip it. */
-            while (peek(&p).kind == BMT_T_IDENT)
-                next(&p);
-            expect(&p, ';', "a declaration");
+            expect(&p, ';', "a type declaration");
             continue;
         }
         fail(&p, "unexpected '%.*s' at the top level", (int)(t.len > 40 ? 40 : t.len), t.s);

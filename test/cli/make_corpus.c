@@ -305,7 +305,8 @@ static void file_in(char *out, size_t cap, const char *dir, const char *name)
 static void make_small(const char *path, unsigned events)
 {
     struct gen g;
-    gen_open(&g, path, 1, 4096, 4, BMT_RING_DISCARD, 1000000);
+    /* 8 events per packet: more events make more packets. */
+    gen_open(&g, path, 1, BMT_PKT_HEADER_BYTES + 8 * 25, 4, BMT_RING_DISCARD, 1000000);
     for (unsigned i = 0; i < events; i++) {
         struct bmt_event ev;
         memset(&ev, 0, sizeof ev);
@@ -377,13 +378,11 @@ static void make_bad(const char *root)
     const size_t ev_bytes = 25, one_pkt = BMT_PKT_HEADER_BYTES + 3 * ev_bytes;
 
 #define BAD(name) snprintf(d, sizeof d, "%s/bad/%s", root, name)
-    /* Cut inside the second event and shrink the sizes to match: the
-     * packet is self-consistent but its last event runs past its end. */
-    BAD("truncated_mid_event");
-    make_small(d, 3);
-    truncate_stream(d, BMT_PKT_HEADER_BYTES + ev_bytes + 12);
+    /* An event running past its packet's content end in a packet that is
+     * not the file's last: corruption, not a cut-short recording. */
+    BAD("event_past_content");
+    make_small(d, 6);
     put64(d, BMT_PKT_CONTENT_SIZE, (BMT_PKT_HEADER_BYTES + ev_bytes + 12) * 8);
-    put64(d, BMT_PKT_PACKET_SIZE, (BMT_PKT_HEADER_BYTES + ev_bytes + 12) * 8);
 
     BAD("bad_magic");
     make_small(d, 3);
@@ -411,10 +410,11 @@ static void make_bad(const char *root)
     put64(d, BMT_PKT_CONTENT_SIZE, UINT64_MAX - 7);
     put64(d, BMT_PKT_PACKET_SIZE, UINT64_MAX - 7);
 
-    /* The last byte of the packet is the last string's NUL. */
+    /* The last byte of the first packet is its last string's NUL; a second
+     * packet follows. */
     BAD("string_without_nul");
-    make_small(d, 3);
-    patch_stream(d, one_pkt - 1, "x", 1);
+    make_small(d, 3 + 8);
+    patch_stream(d, BMT_PKT_HEADER_BYTES + 8 * ev_bytes - 1, "x", 1);
 
     BAD("unknown_event_id");
     make_small(d, 3);
@@ -514,6 +514,22 @@ static void make_cut(const char *root, const char *name, size_t into)
     unlink(file);
 }
 
+/* A one-packet trace whose file ends inside its third event, with the
+ * packet's sizes saying it ends there too (a writer that recorded sizes as
+ * it went, then stopped); DIR.whole has the two complete events. */
+static void make_cut_event(const char *root)
+{
+    char d[4200], whole[4300];
+    const size_t size = BMT_PKT_HEADER_BYTES + 2 * 25 + 12;
+    snprintf(d, sizeof d, "%s/truncated/cut_mid_event", root);
+    snprintf(whole, sizeof whole, "%s.whole", d);
+    make_small(whole, 2);
+    make_small(d, 3);
+    truncate_stream(d, size);
+    put64(d, BMT_PKT_CONTENT_SIZE, size * 8);
+    put64(d, BMT_PKT_PACKET_SIZE, size * 8);
+}
+
 static void make_truncated(const char *root)
 {
     char d[4200];
@@ -523,6 +539,7 @@ static void make_truncated(const char *root)
     make_cut(root, "cut_mid_packet", BMT_PKT_HEADER_BYTES + 40);
     make_cut(root, "cut_in_header", 30);
     make_cut(root, "cut_after_magic", 4);
+    make_cut_event(root);
 }
 
 /* ---- Traces babeltrace2 reads that the analyses only warn about. ---- */
