@@ -97,13 +97,19 @@ static int64_t tracked(struct bmt_callstack *cs, const struct bmt_value *v, uint
     return bmt_callstack_proc(cs, v->str, v->len, ts);
 }
 
-/* Ends the top frame of process `pid` at end_ns. */
-static int pop(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsigned flags)
+/* Ends the top frame of process `pid` at end_ns; `then` is the process's
+ * time by kind at end_ns when taken earlier (a settled tentative return),
+ * or NULL to take it now. */
+static int pop_at(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsigned flags,
+                  const uint64_t *then)
 {
     struct bmt_proc *p = &cs->procs[pid];
     struct bmt_frame *f = &p->frames[p->depth - 1];
     uint64_t now[BMT_K_COUNT], incl[BMT_K_COUNT];
-    bmt_pstate_snapshot(&p->ps, end_ns, &cs->scope->window, now);
+    if (then)
+        memcpy(now, then, sizeof now);
+    else
+        bmt_pstate_snapshot(&p->ps, end_ns, &cs->scope->window, now);
     for (int k = 0; k < BMT_K_COUNT; k++)
         incl[k] = now[k] >= f->snap[k] ? now[k] - f->snap[k] : 0;
     if (f->node != BMT_CS_NONE)
@@ -123,6 +129,11 @@ static int pop(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsigned
     return rc;
 }
 
+static int pop(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsigned flags)
+{
+    return pop_at(cs, pid, end_ns, flags, NULL);
+}
+
 /* Confirms a tentative return: the top frame ended at its mark. */
 static int settle_mark(struct bmt_callstack *cs, uint32_t pid)
 {
@@ -130,7 +141,7 @@ static int settle_mark(struct bmt_callstack *cs, uint32_t pid)
     if (!p->marked)
         return 0;
     p->marked = 0;
-    return pop(cs, pid, p->mark_ns, 0);
+    return pop_at(cs, pid, p->mark_ns, 0, p->mark_snap);
 }
 
 /* Index of the topmost frame running `func`, or -1. */
@@ -242,6 +253,7 @@ static int on_return(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint
         if (cs->return_to_seen && after_ret) {
             p->marked = 1;
             p->mark_ns = ts;
+            bmt_pstate_snapshot(&p->ps, ts, &cs->scope->window, p->mark_snap);
             return 0;
         }
         return pop(cs, pid, ts, 0);

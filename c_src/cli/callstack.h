@@ -79,6 +79,7 @@ struct bmt_proc {
     uint32_t depth, cap;
     uint32_t root;       /* call-tree node of the process, or BMT_CS_NONE */
     uint64_t mark_ns;    /* tentative return time of the top frame */
+    uint64_t mark_snap[BMT_K_COUNT]; /* the process's time by kind at mark_ns */
     uint8_t marked;      /* top frame tentatively returned */
     uint8_t last_ret;    /* previous call event was a return or exception */
     uint8_t tracked;     /* the filter keeps it; state exists */
