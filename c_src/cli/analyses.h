@@ -41,6 +41,7 @@ struct bmt_calls {
     struct bmt_fstat *stats;
     uint32_t stat_count, stat_cap;
     int by_pid;
+    int label_width;            /* text: the process column's width */
     int breakdown;              /* per-call histograms by kind */
     struct bmt_slow_call *slowest; /* slowest_cap entries, longest first */
     unsigned slowest_count, slowest_cap;

@@ -228,21 +228,24 @@ int bmt_an_run(struct bmt_reader *r, const char *dir, struct bmt_an_scope *scope
                         "calls and intervals are counted from %s, where every stream has data",
                         dir, t);
     }
-    int odd = 0;
+    int odd = 0, past_end = 0;
     for (; rc == 1; rc = bmt_reader_next(r, &rec)) {
         uint64_t ts = rec->ts_ns;
-        if (ts > scope->window.end_ns)
+        if (ts > scope->window.end_ns) {
+            past_end = 1; /* the trace goes on: open intervals close at the window's end */
             break;
+        }
         if (pass->event_count++ == 0)
             pass->first_ns = ts;
         pass->last_ns = ts;
         if (!odd && ts - scope->first_ns > ODD_SPAN_NS) {
-            char a[32], span[48];
+            char a[64], b[64], span[48];
             odd = 1;
-            bmt_an_clock_text(r, ts, a);
+            bmt_an_date_text(r, scope->first_ns, a);
+            bmt_an_date_text(r, ts, b);
             span_text(ts - scope->first_ns, span);
-            bmt_reader_warn(r, "%s: events %s after the first one (one at %s): a corrupt or unusual "
-                            "trace; results may mean little", dir, span, a);
+            bmt_reader_warn(r, "%s: events %s apart (the first at %s, one at %s): a corrupt or "
+                            "unusual trace; results may mean little", dir, span, a, b);
         }
         if (rec->tp == BMT_TP_NONE)
             continue;
@@ -265,7 +268,7 @@ int bmt_an_run(struct bmt_reader *r, const char *dir, struct bmt_an_scope *scope
             snprintf(r->error, sizeof r->error, "out of memory; free some memory");
         return rc;
     }
-    pass->end_ns = scope->window.end_ns < pass->last_ns ? scope->window.end_ns : pass->last_ns;
+    pass->end_ns = past_end ? scope->window.end_ns : pass->last_ns;
     for (unsigned s = 0; s < r->stream_count; s++) {
         pass->discarded_count += r->streams[s].discarded_count;
         pass->lost_packet_count += r->streams[s].lost_packet_count;
@@ -414,6 +417,18 @@ void bmt_an_json_scope(struct bmt_out *o, const struct bmt_reader *r,
         bmt_an_json_string(o, bmt_strtab_str(&s->kept, i), bmt_strtab_len(&s->kept, i));
     }
     bmt_out_str(o, "]}");
+}
+
+void bmt_an_date_text(const struct bmt_reader *r, uint64_t ts_ns, char out[64])
+{
+    int64_t s, ns;
+    bmt_wall_split(bmt_reader_wall_ns(r, ts_ns), &s, &ns);
+    struct tm tm;
+    time_t t = (time_t)s;
+    char date[40];
+    if (!localtime_r(&t, &tm) || strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+        strcpy(date, "?");
+    snprintf(out, 64, "%s.%09lld", date, (long long)ns);
 }
 
 void bmt_an_clock_text(const struct bmt_reader *r, uint64_t ts_ns, char out[32])

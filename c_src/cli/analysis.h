@@ -143,6 +143,10 @@ int bmt_an_parse_time(const struct bmt_reader *r, const char *text, uint64_t fir
  * time `ts_ns` into out. */
 void bmt_an_clock_text(const struct bmt_reader *r, uint64_t ts_ns, char out[32]);
 
+/* Writes "YYYY-MM-DD HH:MM:SS.nnnnnnnnn" (local time) of reader time
+ * `ts_ns` into out. */
+void bmt_an_date_text(const struct bmt_reader *r, uint64_t ts_ns, char out[64]);
+
 /* Writes a human duration ("1.234 ms", "12 ns") of `ns` into out. */
 void bmt_an_duration_text(uint64_t ns, char out[32]);
 

@@ -297,7 +297,7 @@ static void row_text(struct bmt_out *o, const struct bmt_calls *c, const struct 
     if (c->by_pid) {
         char label[600];
         process_label(c, s->pid, label, sizeof label);
-        snprintf(line, sizeof line, "%-24s ", label);
+        snprintf(line, sizeof line, "%-*s ", c->label_width, label);
         bmt_out_str(o, line);
     }
     snprintf(line, sizeof line, "%10llu %6llu %6llu %12s %12s %12s %12s %12s %12s %12s  ",
@@ -628,7 +628,16 @@ int bmt_cmd_calls(int argc, char **argv)
             }
             char line[512];
             if (c.by_pid) {
-                snprintf(line, sizeof line, "%-24s ", "PROCESS");
+                /* The process column as wide as its widest label (at most 48). */
+                c.label_width = 7;
+                for (uint64_t i = 0; i < n; i++) {
+                    char label[600];
+                    process_label(&c, c.stats[order[i]].pid, label, sizeof label);
+                    int w = (int)strlen(label);
+                    if (w > c.label_width)
+                        c.label_width = w > 48 ? 48 : w;
+                }
+                snprintf(line, sizeof line, "%-*s ", c.label_width, "PROCESS");
                 bmt_out_str(&o, line);
             }
             snprintf(line, sizeof line, "%10s %6s %6s %12s %12s %12s %12s %12s %12s %12s  %s\n",

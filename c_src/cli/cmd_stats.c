@@ -6,6 +6,7 @@
  * sequentially skips the heap and keeps the prefetcher busy. String fields
  * are only measured (memchr for the NUL), never printed or copied.
  */
+#include "analysis.h"
 #include "cli.h"
 #include "out.h"
 #include "reader.h"
@@ -255,6 +256,14 @@ int bmt_cmd_stats(int argc, char **argv)
     int rc = bmt_reader_open(&r, dir);
     if (rc == 0)
         rc = collect(&r, &st);
+    /* The same line as the analyses give (analysis.c): more than 30 days. */
+    if (rc == 0 && st.event_count && st.last_ns - st.first_ns > 30ull * 86400 * 1000000000) {
+        char a[64], b[64];
+        bmt_an_date_text(&r, st.first_ns, a);
+        bmt_an_date_text(&r, st.last_ns, b);
+        bmt_reader_warn(&r, "%s: the events span %.1f days (%s to %s): a corrupt or unusual trace",
+                        dir, (double)(st.last_ns - st.first_ns) / 86400e9, a, b);
+    }
     if (rc < 0) {
         bmt_cli_error("%s: %s", dir, r.error);
     } else {

@@ -1,7 +1,8 @@
 /* Progress on stderr for long reads: "beamtrace: reading DIR: 42% (512 of
  * 1210 MB)" rewritten in place, shown only when stderr is a terminal (or
  * BEAMTRACE_PROGRESS=1; BEAMTRACE_PROGRESS=0 turns it off) and only once
- * the work has taken more than a second, then at most four times a second.
+ * the work has taken more than a second (BEAMTRACE_PROGRESS=always: from
+ * the start), then at most four times a second.
  * The line is erased when the work ends or before any other message.
  * Single-threaded.
  */

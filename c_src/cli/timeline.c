@@ -208,12 +208,18 @@ void bmt_timeline_html(struct bmt_out *o, const struct bmt_timeline *t, const st
             double frac = (double)l->busy[c] / (double)(b - a);
             if (frac > 1)
                 frac = 1;
-            double x = label_w + plot * (double)(a - t->t0_ns) / span;
-            double w = plot * (double)(b - a) / span;
+            /* The bar keeps the column's share but stays inside the life. */
+            uint64_t da = a < born ? born : a, db = b > died ? died : b;
+            if (db <= da)
+                continue;
+            frac *= (double)(b - a) / (double)(db - da);
+            if (frac > 1)
+                frac = 1;
+            double x = label_w + plot * (double)(da - t->t0_ns) / span;
+            double w = plot * (double)(db - da) / span;
             double h = (lane_h - 4) * frac;
             snprintf(buf, sizeof buf, "<rect class=\"run\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
-                     "height=\"%.2f\" fill=\"#3a9a5b\"/>", x, y + 2 + (lane_h - 4) - h, w,
-                     h < 0.3 ? 0.3 : h);
+                     "height=\"%.3f\" fill=\"#3a9a5b\"/>", x, y + 2 + (lane_h - 4) - h, w, h);
             bmt_out_str(o, buf);
         }
         if (l->exit_ns) {

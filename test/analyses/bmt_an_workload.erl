@@ -3,7 +3,7 @@
 %% Dir ++ ".expect" as "key value" lines, so the test compares the CLI's
 %% answers with the VM's own measurements, not with machine speed.
 -module(bmt_an_workload).
--export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0]).
+-export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0, composed/1]).
 
 main([Kind, Dir]) ->
     {ok, _} = beamtrace:start(#{dir => Dir, buffer_size => 1 bsl 22}),
@@ -56,6 +56,30 @@ run(procs) ->
     receive done -> ok end,
     untrace(),
     [{spawns, N}];
+%% Known composition, on one scheduler (the node runs with +S 1): each
+%% composed/1 call computes for 2 ms (on CPU), then waits for a reply that
+%% the replier sends 5 ms later (waiting), then stays runnable while the
+%% replier, at high priority, computes for 3 ms right after sending
+%% (runnable). Each call returns the three durations measured by the node
+%% itself; the expectations are their medians.
+run(breakdown) ->
+    trace_funs([{?MODULE, composed, 1}]),
+    Self = self(),
+    R = spawn(fun replier/0),
+    W = spawn(fun() -> receive go -> ok end,
+                       Parts = [composed(R) || _ <- lists:seq(1, 30)],
+                       Self ! {parts, Parts} end),
+    erlang:trace(W, true, [call, running, 'receive', garbage_collection,
+                           {tracer, beamtrace, []}]),
+    erlang:trace(R, true, [send, {tracer, beamtrace, []}]),
+    W ! go,
+    receive {parts, Parts} -> ok end,
+    untrace(),
+    R ! stop,
+    [{on_cpu_p50_ns, median([C || {C, _, _} <- Parts])},
+     {waiting_p50_ns, median([Wt || {_, Wt, _} <- Parts])},
+     {runnable_p50_ns, median([Rn || {_, _, Rn} <- Parts])},
+     {calls, length(Parts)}];
 %% Everything at once: calls (nested, with an exception and a process that
 %% dies mid-call), messages, scheduling, gc, spawns and registrations.
 run(all) ->
@@ -111,6 +135,27 @@ spin(Until) ->
     case now_ns() >= Until of
         true -> ok;
         false -> spin(Until)
+    end.
+
+composed(R) ->
+    T0 = now_ns(),
+    spin(T0 + 2000000),
+    T1 = now_ns(),
+    R ! {req, self()},
+    receive {reply, Tsend} -> ok end,
+    T2 = now_ns(),
+    {T1 - T0, Tsend - T1, T2 - Tsend}.
+
+replier() ->
+    process_flag(priority, high),
+    receive
+        {req, W} ->
+            timer:sleep(5),
+            Tsend = now_ns(),
+            W ! {reply, Tsend},
+            spin(now_ns() + 3000000),
+            replier();
+        stop -> ok
     end.
 
 pingpong(B) ->
