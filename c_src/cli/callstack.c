@@ -11,6 +11,10 @@ void bmt_callstack_init(struct bmt_callstack *cs, struct bmt_an_scope *scope)
     memset(cs, 0, sizeof *cs);
     cs->scope = scope;
     cs->max_nodes = BMT_CS_MAX_NODES;
+    /* Tests lower the cap to see the pruning without millions of stacks. */
+    const char *cap = getenv("BEAMTRACE_MAX_STACKS");
+    if (cap && atol(cap) >= 16 && atol(cap) < BMT_CS_MAX_NODES)
+        cs->max_nodes = (uint32_t)atol(cap);
     bmt_strtab_init(&cs->funcs);
     bmt_u64map_init(&cs->children);
     bmt_u64map_init(&cs->name_pid);
@@ -121,9 +125,7 @@ static int pop_at(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsig
         flags |= BMT_CS_UNFINISHED;
     int rc = cs->on_leave ? cs->on_leave(cs->ctx, cs, pid, f, end_ns, flags, incl) : 0;
     p->depth--;
-    /* A frame pruned from a full tree is charged to its caller: its time
-     * stays in the caller's own time. */
-    if (p->depth && !(cs->tree && f->node == BMT_CS_NONE))
+    if (p->depth)
         for (int k = 0; k < BMT_K_COUNT; k++)
             p->frames[p->depth - 1].child[k] += incl[k];
     return rc;
@@ -164,8 +166,6 @@ static int64_t frame_node(struct bmt_callstack *cs, uint32_t pid, uint32_t func)
     uint32_t parent;
     if (p->depth) {
         parent = p->frames[p->depth - 1].node;
-        if (parent == BMT_CS_NONE)
-            return BMT_CS_NONE; /* its caller was pruned: so is it */
     } else if (cs->merge_processes) {
         parent = 0;
     } else {
@@ -182,8 +182,12 @@ static int64_t frame_node(struct bmt_callstack *cs, uint32_t pid, uint32_t func)
         parent = p->root;
     }
     int64_t n = child_node(cs, parent, func, 0);
-    if (n == BMT_CS_NONE)
+    if (n == BMT_CS_NONE) {
+        /* The tree is full: the call shares its caller's node (its time
+         * becomes the caller's own time; a root call's goes to its process). */
         cs->pruned_calls++;
+        n = parent;
+    }
     return n;
 }
 

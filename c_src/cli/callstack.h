@@ -117,7 +117,7 @@ struct bmt_callstack {
     int merge_processes;           /* no per-process root node */
     struct bmt_cs_node *nodes;
     uint32_t node_count, node_cap;
-    uint32_t max_nodes;            /* BMT_CS_MAX_NODES unless a test lowers it */
+    uint32_t max_nodes;            /* BMT_CS_MAX_NODES, or less from BEAMTRACE_MAX_STACKS (tests) */
     uint64_t pruned_calls;         /* calls charged to their caller: tree full */
     uint64_t pruned_processes;     /* processes under "[other processes]" */
     struct bmt_u64map children;    /* (parent << 32 | func, proc bit) -> node */

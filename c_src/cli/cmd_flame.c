@@ -44,8 +44,8 @@ static uint64_t weights(const struct bmt_callstack *cs, uint32_t n, enum bmt_fla
     const struct bmt_cs_node *node = &cs->nodes[n];
     int split = cs->scope->receive_count > 0;
     memset(pseudo, 0, P_COUNT * sizeof *pseudo);
-    if (node->is_proc || n == 0)
-        return 0;
+    if (n == 0)
+        return 0; /* process nodes carry time only from calls pruned from a full tree */
     if (mode != BMT_FLAME_OFF_CPU)
         pseudo[P_GC] = node->self[BMT_K_GC];
     if (mode != BMT_FLAME_ON_CPU) {
