@@ -46,6 +46,9 @@ for k in calls sched procs all; do
         eval '[ $? -eq 0 ] && [ "$(expect "$out/w_$k" discarded)" = 0 ]'
 done
 
+# The same workload written by LTTng: every analysis must agree.
+bash test/analyses/lttng_compare.sh "$out" || failed=1
+
 "$BT" calls --format json "$out/w_calls" >"$out/calls.json"
 for f in sleep2 busy; do
     want=$(expect "$out/w_calls" "${f}_p50_ns")
@@ -498,6 +501,12 @@ for dir in "$out"/corpus/bad/*/ /nonexistent; do
     done
 done
 check "malformed traces: every subcommand prints one error line and exits 1, no sanitizer report" [ $bad_ok = 1 ]
+python3 test/cli/fuzz.py --seed 4242 --cmds "calls --breakdown,sched --from last,procs,gc,flame --folded,export -o /dev/null,report -o /dev/null,calls --begin +1ms --name my*" \
+    "$ASAN" "$out" "${FUZZ_RUNS_ANALYSES:-150}" "$out/w_all" "$sc/names" >"$out/fuzz.log" 2>&1
+rc=$?
+tail -1 "$out/fuzz.log"
+check "mutation fuzz of every analysis under ASan/UBSan: no crash, hang or sanitizer report" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || grep '^# run' "$out/fuzz.log" | head
 good_ok=1
 for dir in "$out"/corpus/good/*/; do
     for c in calls "calls --by pid --slower-than 1ns --format json" sched procs gc flame \
