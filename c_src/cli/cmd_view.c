@@ -23,8 +23,17 @@
 
 #define NS_PER_S 1000000000LL
 
+struct bmt_packet_text {
+    int valid, printed;
+    uint64_t offset;              /* packet it was printed for */
+    unsigned file;
+    size_t len;
+    char text[256];
+};
+
 struct view {
     struct bmt_out out;
+    struct bmt_packet_text *packets; /* per stream */
     char **patterns;              /* -t patterns, or none */
     unsigned pattern_count;
     uint8_t *selected;            /* per event class (global index): print it */
@@ -104,6 +113,23 @@ static unsigned class_index(const struct bmt_reader *r, const struct bmt_record 
     return r->streams[rec->stream].trace->event_base + rec->ec->index;
 }
 
+/* The packet context's text ("{ cpu_id = 0 }"), printed once per packet. */
+static void packet_text(struct view *v, const struct bmt_reader *r, unsigned stream)
+{
+    const struct bmt_reader_stream *s = &r->streams[stream];
+    struct bmt_packet_text *p = &v->packets[stream];
+    if (p->valid && p->offset == s->packet && p->file == s->file_index)
+        return;
+    struct bmt_out tmp = {-1, p->text, 0, sizeof p->text, 0};
+    p->printed = bmt_print_bt2_packet(&tmp, r, stream);
+    /* A context too long for the cache (never from beamtrace or LTTng):
+     * printed each time instead. */
+    p->valid = tmp.len < sizeof p->text && !tmp.error;
+    p->len = tmp.len;
+    p->offset = s->packet;
+    p->file = s->file_index;
+}
+
 static void print_event(struct view *v, const struct bmt_reader *r, const struct bmt_record *rec)
 {
     struct bmt_out *o = &v->out;
@@ -113,7 +139,14 @@ static void print_event(struct view *v, const struct bmt_reader *r, const struct
     if (!v->no_delta)
         put_delta(v, wall_ns);
     bmt_out_mem(o, v->prefix[k], v->prefix_len[k]);
-    bmt_print_bt2_fields(o, r, rec);
+    packet_text(v, r, rec->stream);
+    const struct bmt_packet_text *p = &v->packets[rec->stream];
+    if (p->valid) {
+        bmt_out_mem(o, p->text, p->len);
+        bmt_print_bt2_event(o, r, rec, p->printed);
+    } else {
+        bmt_print_bt2_fields(o, r, rec);
+    }
     bmt_out_char(o, '\n');
 }
 
@@ -288,7 +321,8 @@ int bmt_cmd_view(int argc, char **argv)
     struct bmt_reader r;
     status = BMT_EXIT_FAIL;
     int rc = bmt_reader_open(&r, dir);
-    if (rc == 0 && (build_prefixes(&v, &r) < 0 || bmt_out_open(&v.out, 1, 1 << 20) < 0)) {
+    if (rc == 0 && (!(v.packets = calloc(r.stream_count + 1, sizeof *v.packets)) ||
+                    build_prefixes(&v, &r) < 0 || bmt_out_open(&v.out, 1, 1 << 20) < 0)) {
         snprintf(r.error, sizeof r.error, "out of memory; free some memory");
         rc = -1;
     }
@@ -333,5 +367,6 @@ out:
     free(v.prefix);
     free(v.prefix_len);
     free(v.selected);
+    free(v.packets);
     return status;
 }

@@ -40,6 +40,7 @@ static struct bmt_ctf_type *copy(struct bmt_arena *a, const struct bmt_ctf_type 
             return NULL;
         for (uint32_t i = 0; i < t->member_count; i++) {
             c->members[i].name = t->members[i].name;
+            c->members[i].name_len = t->members[i].name_len;
             if (!(c->members[i].type = copy(a, t->members[i].type, depth + 1)))
                 return NULL;
         }

@@ -52,6 +52,7 @@ struct bmt_ctf_type;
 
 struct bmt_ctf_member {
     const char *name;          /* without the leading '_' CTF readers strip */
+    uint32_t name_len;         /* strlen(name): printers run per event */
     struct bmt_ctf_type *type;
 };
 

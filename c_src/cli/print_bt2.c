@@ -104,9 +104,12 @@ static void print_struct(struct printer *p, const struct bmt_ctf_type *t)
         const struct bmt_ctf_member *m = &t->members[i];
         if (!m->type->in_ir)
             continue;
-        bmt_out_str(p->o, printed++ ? ", " : " ");
-        bmt_out_str(p->o, m->name);
-        bmt_out_str(p->o, " = ");
+        if (printed++)
+            bmt_out_mem(p->o, ", ", 2);
+        else
+            bmt_out_char(p->o, ' ');
+        bmt_out_mem(p->o, m->name, m->name_len);
+        bmt_out_mem(p->o, " = ", 3);
         value(p, m->type);
     }
     bmt_out_str(p->o, " }");
@@ -175,15 +178,33 @@ void bmt_print_bt2_fields(struct bmt_out *o, const struct bmt_reader *r,
                           const struct bmt_record *rec)
 {
     const struct bmt_reader_stream *s = &r->streams[rec->stream];
+    int printed = bmt_print_bt2_packet(o, r, rec->stream);
+    bmt_print_bt2_event(o, r, rec, printed);
+    (void)s;
+}
+
+int bmt_print_bt2_packet(struct bmt_out *o, const struct bmt_reader *r, unsigned stream)
+{
+    const struct bmt_reader_stream *s = &r->streams[stream];
     struct printer p = {o, s, s->vals};
-    const struct bmt_ctf_type *scopes[4] = {s->sc->packet_context, s->sc->event_context,
-                                            rec->ec->context, rec->ec->fields};
-    unsigned printed = 0;
-    for (int i = 0; i < 4; i++) {
+    const struct bmt_ctf_type *pc = s->sc->packet_context;
+    if (!pc || !pc->in_ir)
+        return 0;
+    print_struct(&p, pc);
+    return 1;
+}
+
+void bmt_print_bt2_event(struct bmt_out *o, const struct bmt_reader *r,
+                         const struct bmt_record *rec, int printed)
+{
+    const struct bmt_reader_stream *s = &r->streams[rec->stream];
+    struct printer p = {o, s, s->vals};
+    const struct bmt_ctf_type *scopes[3] = {s->sc->event_context, rec->ec->context, rec->ec->fields};
+    for (int i = 0; i < 3; i++) {
         if (!scopes[i] || !scopes[i]->in_ir)
             continue;
         if (printed++)
-            bmt_out_str(o, ", ");
+            bmt_out_mem(o, ", ", 2);
         print_struct(&p, scopes[i]);
     }
 }

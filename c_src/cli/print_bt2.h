@@ -17,6 +17,14 @@
 void bmt_print_bt2_fields(struct bmt_out *o, const struct bmt_reader *r,
                           const struct bmt_record *rec);
 
+/* The same in two parts, so a caller can keep the packet part, which
+ * changes only with the packet: the packet context of stream `stream`'s
+ * current packet (returns 1 when something was printed), then the event's
+ * scopes (`printed`: whether something precedes them on the line). */
+int bmt_print_bt2_packet(struct bmt_out *o, const struct bmt_reader *r, unsigned stream);
+void bmt_print_bt2_event(struct bmt_out *o, const struct bmt_reader *r,
+                         const struct bmt_record *rec, int printed);
+
 /* Appends the integer `v` of type `t` (an integer or enumeration's
  * container) in babeltrace2's rendering of its base. */
 void bmt_print_bt2_int(struct bmt_out *o, const struct bmt_ctf_type *t, uint64_t v);

@@ -781,6 +781,7 @@ static int add_member(struct parser *p, struct bmt_ctf_type *st, uint32_t *cap, 
         *cap = ncap;
     }
     st->members[st->member_count].name = name;
+    st->members[st->member_count].name_len = (uint32_t)strlen(name);
     st->members[st->member_count].type = t;
     st->member_count++;
     return 0;
