@@ -4,9 +4,10 @@
  *
  *   make_traces edges OUTDIR    OUTDIR/{edges,return_to,both}: call-stack edge
  *                               cases (expected answers in run.sh)
- *   make_traces bench DIR N     N events over 4 streams: nested call/return
- *                               pairs of 256 processes, sends, receives,
- *                               scheduling and gc
+ *   make_traces bench DIR N     N events over 4 streams: a state dump of 256
+ *                               processes, then their nested call/return
+ *                               pairs, sends, receives, scheduling and gc,
+ *                               and a short-lived process every 1000 events
  *   make_traces scenarios OUTDIR  OUTDIR/{names,window,overwrite,span34,report,
  *                               stacks}: traces with known answers for names
  *                               (state dump, spawn, registration, Elixir),
@@ -217,8 +218,22 @@ static void bench(const char *path, unsigned long long n)
     for (unsigned i = 0; i < PROCS; i++)
         snprintf(pids[i], sizeof pids[i], "<0.%u.0>", 100 + i);
     uint64_t ts = 5000000000000ull;
+    /* The state dump: every process's names, as the recorder writes it. */
+    for (unsigned i = 0; i < PROCS; i++) {
+        char name[32], entry[48];
+        snprintf(name, sizeof name, i % 2 ? "" : "worker_%u", i);
+        snprintf(entry, sizeof entry, "'Elixir.MyApp.Worker%u':init/1", i % 7);
+        info(g, ts + i, pids[i], name, entry, i % 2 ? "{pool,1}" : "");
+    }
+    ts += PROCS;
     for (unsigned long long i = 0; i < n; i++) {
         unsigned p = (unsigned)(rnd() % PROCS), s = p % STREAMS;
+        if (i % 1000 == 999) { /* churn: a short-lived process */
+            char child[32];
+            snprintf(child, sizeof child, "<0.%llu.0>", 100000 + i / 1000);
+            put(g, s, BMT_TP_process_spawn, ++ts, child, pids[p], "my_app:job/1", 0, 0);
+            put(g, s, BMT_TP_process_exit, ++ts, child, "normal", NULL, 0, 0);
+        }
         unsigned r = (unsigned)(rnd() % 100);
         ts += 1 + rnd() % 200;
         if (r < 70) {
