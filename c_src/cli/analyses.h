@@ -73,10 +73,8 @@ void bmt_calls_free(struct bmt_calls *c);
 struct bmt_sched {
     struct bmt_an_scope *scope;
     int from_last;              /* latency from the latest unconsumed send (the D script) */
-    struct bmt_strtab names;    /* registered names */
     uint64_t *pending_ns;       /* per pid id: the send latencies count from, + 1, or 0 */
-    uint32_t *name_pid;         /* per registered name: pid id + 1, or 0 */
-    uint32_t pid_cap, name_cap;
+    uint32_t pid_cap;
     struct bmt_hist hist;       /* send -> scheduled in latency, ns */
     uint64_t send_count;        /* message_send events in the window */
     uint64_t resolved_count;    /* ... whose receiver is a known pid the filter keeps */

@@ -17,7 +17,6 @@ void bmt_callstack_init(struct bmt_callstack *cs, struct bmt_an_scope *scope)
         cs->max_nodes = (uint32_t)atol(cap);
     bmt_strtab_init(&cs->funcs);
     bmt_u64map_init(&cs->children);
-    bmt_u64map_init(&cs->name_pid);
 }
 
 uint64_t bmt_cs_node_ns(const struct bmt_cs_node *n, unsigned mask)
@@ -290,33 +289,10 @@ static int64_t receiver(struct bmt_callstack *cs, const struct bmt_value *to, ui
 {
     if (to->len && to->str[0] == '<')
         return tracked(cs, to, ts);
-    const struct bmt_names *n = &cs->scope->names;
-    int64_t t = bmt_strtab_find(&n->text, to->str, to->len);
-    uint32_t pid = t < 0 ? UINT32_MAX : bmt_u64map_find(&cs->name_pid, (uint64_t)t);
-    if (pid == UINT32_MAX || pid >= cs->proc_cap || !cs->procs[pid].tracked)
+    int64_t pid = bmt_names_holder(&cs->scope->names, to->str, to->len);
+    if (pid < 0 || (uint32_t)pid >= cs->proc_cap || !cs->procs[pid].tracked)
         return -1;
     return pid;
-}
-
-/* Keeps registered name -> pid (the scope's names saw the event first). */
-static int track_name(struct bmt_callstack *cs, const struct bmt_value *name,
-                      const struct bmt_value *pidv, int reg)
-{
-    const struct bmt_names *n = &cs->scope->names;
-    int64_t t = bmt_strtab_find(&n->text, name->str, name->len);
-    int64_t p = bmt_strtab_find(&n->pids, pidv->str, pidv->len);
-    if (t < 0 || p < 0)
-        return 0;
-    if (!reg) {
-        bmt_u64map_remove(&cs->name_pid, (uint64_t)t);
-        return 0;
-    }
-    int created;
-    uint32_t *slot = bmt_u64map_get(&cs->name_pid, (uint64_t)t, (uint32_t)p, &created);
-    if (!slot)
-        return -ENOMEM;
-    *slot = (uint32_t)p;
-    return 0;
 }
 
 /* Applies state event `e` to the process of pid text `v`, if kept. */
@@ -383,14 +359,8 @@ int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
                             ? BMT_PS_GC_START : BMT_PS_GC_END, ts);
     case BMT_TP_process_spawn:
         return state_of(cs, &v[F->spawn_parent], BMT_PS_ACTIVITY, ts);
-    case BMT_TP_process_register: {
-        int rc = state_of(cs, &v[F->reg_pid], BMT_PS_ACTIVITY, ts);
-        if (rc < 0)
-            return rc;
-        return track_name(cs, &v[F->reg_name], &v[F->reg_pid], v[F->reg_type].len == 8);
-    }
-    case BMT_TP_process_info:
-        return v[F->info_name].len ? track_name(cs, &v[F->info_name], &v[F->info_pid], 1) : 0;
+    case BMT_TP_process_register:
+        return state_of(cs, &v[F->reg_pid], BMT_PS_ACTIVITY, ts);
     case BMT_TP_process_exit: {
         int64_t id = bmt_strtab_find(&cs->scope->names.pids, v[F->exit_pid].str, v[F->exit_pid].len);
         if (id < 0 || (uint32_t)id >= cs->proc_cap || !cs->procs[id].tracked)
@@ -435,7 +405,6 @@ void bmt_callstack_free(struct bmt_callstack *cs)
     free(cs->procs);
     free(cs->nodes);
     bmt_u64map_free(&cs->children);
-    bmt_u64map_free(&cs->name_pid);
     bmt_strtab_free(&cs->funcs);
     memset(cs, 0, sizeof *cs);
 }

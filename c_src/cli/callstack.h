@@ -121,7 +121,6 @@ struct bmt_callstack {
     uint64_t pruned_calls;         /* calls charged to their caller: tree full */
     uint64_t pruned_processes;     /* processes under "[other processes]" */
     struct bmt_u64map children;    /* (parent << 32 | func, proc bit) -> node */
-    struct bmt_u64map name_pid;    /* registered name (scope names' text id) -> pid id */
     bmt_cs_leave_fn on_leave;
     void *ctx;
 };

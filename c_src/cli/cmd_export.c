@@ -55,7 +55,6 @@ struct export {
     struct bmt_an_scope *scope;
     struct bmt_callstack cs;       /* stacks; its pid ids are the tids */
     uint8_t *used;                 /* per pid: has a track */
-    struct bmt_u64map name_pid;    /* registered name id -> pid id */
     uint64_t t0_ns;
     int started;
     uint64_t event_count;          /* JSON events written */
@@ -387,12 +386,10 @@ static int feed(void *ctx, const struct bmt_record *rec)
         } else {
             /* A registered name: the process that holds it now. */
             const struct bmt_names *n = &e->scope->names;
-            int64_t t = bmt_strtab_find(&n->text, to->str, to->len);
-            uint32_t p = t < 0 ? UINT32_MAX : bmt_u64map_find(&e->name_pid, (uint64_t)t);
-            if (p == UINT32_MAX || !bmt_an_keep(e->scope, bmt_strtab_str(&n->pids, p),
-                                                bmt_strtab_len(&n->pids, p)))
+            other = bmt_names_holder(n, to->str, to->len);
+            if (other < 0 || !bmt_an_keep(e->scope, bmt_strtab_str(&n->pids, (uint32_t)other),
+                                          bmt_strtab_len(&n->pids, (uint32_t)other)))
                 return 0;
-            other = p;
         }
         return remember_send(e, (uint32_t)other, (uint32_t)pid, ts, &v[F->send_msg]);
     }
@@ -439,41 +436,6 @@ static int feed(void *ctx, const struct bmt_record *rec)
     }
 }
 
-/* Keeps name -> pid for sends to registered names (after the scope's
- * names saw the event). */
-static int track_names(struct export *e, const struct bmt_record *rec)
-{
-    const struct bmt_an_fields *F = bmt_an_fields();
-    const struct bmt_value *v = rec->values;
-    const struct bmt_value *pidv, *name;
-    int reg = 1;
-    if (rec->tp == BMT_TP_process_register) {
-        pidv = &v[F->reg_pid];
-        name = &v[F->reg_name];
-        reg = v[F->reg_type].len == 8;
-    } else if (rec->tp == BMT_TP_process_info) {
-        pidv = &v[F->info_pid];
-        name = &v[F->info_name];
-    } else {
-        return 0;
-    }
-    const struct bmt_names *n = &e->scope->names;
-    int64_t t = bmt_strtab_find(&n->text, name->str, name->len);
-    int64_t p = bmt_strtab_find(&n->pids, pidv->str, pidv->len);
-    if (t < 0 || p < 0)
-        return 0;
-    if (!reg) {
-        bmt_u64map_remove(&e->name_pid, (uint64_t)t);
-        return 0;
-    }
-    int created;
-    uint32_t *slot = bmt_u64map_get(&e->name_pid, (uint64_t)t, (uint32_t)p, &created);
-    if (!slot)
-        return -ENOMEM;
-    *slot = (uint32_t)p;
-    return 0;
-}
-
 static int export_feed(void *ctx, const struct bmt_record *rec)
 {
     struct export *e = ctx;
@@ -481,8 +443,7 @@ static int export_feed(void *ctx, const struct bmt_record *rec)
         e->started = 1;
         e->t0_ns = e->scope->window.begin_ns > rec->ts_ns ? e->scope->window.begin_ns : rec->ts_ns;
     }
-    int rc = track_names(e, rec);
-    return rc < 0 ? rc : feed(ctx, rec);
+    return feed(ctx, rec);
 }
 
 static void metadata(struct export *e)
@@ -568,7 +529,6 @@ int bmt_cmd_export(int argc, char **argv)
     bmt_callstack_init(&e.cs, &scope);
     e.cs.on_leave = on_leave;
     e.cs.ctx = &e;
-    bmt_u64map_init(&e.name_pid);
     bmt_u64map_init(&e.pending);
     e.pend_free = e.queue_free = BMT_CS_NONE;
     bmt_out_str(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace\":");
@@ -597,7 +557,6 @@ int bmt_cmd_export(int argc, char **argv)
     }
     int out_status = bmt_an_out_close(&o, opts.out ? opts.out : "export");
     bmt_callstack_free(&e.cs);
-    bmt_u64map_free(&e.name_pid);
     bmt_u64map_free(&e.pending);
     free(e.pends);
     free(e.queues);

@@ -31,7 +31,6 @@ void bmt_sched_init(struct bmt_sched *s, struct bmt_an_scope *scope)
 {
     memset(s, 0, sizeof *s);
     s->scope = scope;
-    bmt_strtab_init(&s->names);
     bmt_hist_init(&s->hist);
 }
 
@@ -59,20 +58,6 @@ static int64_t pid_id(struct bmt_sched *s, const char *str, size_t len)
     return id;
 }
 
-static int name_is(struct bmt_sched *s, const struct bmt_value *name, const struct bmt_value *pidv,
-                   int reg)
-{
-    if (!name->len)
-        return 0;
-    int64_t n = bmt_strtab_intern(&s->names, name->str, name->len), pid;
-    if (n < 0 || grow((void **)&s->name_pid, &s->name_cap, (uint32_t)n, sizeof(uint32_t)) < 0)
-        return -ENOMEM;
-    if ((pid = pid_id(s, pidv->str, pidv->len)) < 0)
-        return (int)pid;
-    s->name_pid[n] = reg ? (uint32_t)pid + 1 : 0;
-    return 0;
-}
-
 int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
 {
     struct bmt_sched *s = ctx;
@@ -94,10 +79,10 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
             if ((pid = pid_id(s, to->str, to->len)) < 0)
                 return (int)pid;
         } else {
-            int64_t name = bmt_strtab_find(&s->names, to->str, to->len);
-            if (name < 0 || !s->name_pid[name])
+            if ((pid = bmt_names_holder(&sc->names, to->str, to->len)) < 0)
                 return 0;
-            pid = s->name_pid[name] - 1;
+            if (grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)pid, sizeof(uint64_t)) < 0)
+                return -ENOMEM;
             const struct bmt_strtab *pids = &sc->names.pids;
             if (!bmt_an_keep(sc, bmt_strtab_str(pids, (uint32_t)pid), bmt_strtab_len(pids, (uint32_t)pid)))
                 return 0;
@@ -122,13 +107,6 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
         }
         return bmt_hist_add(&s->hist, ts >= sent ? ts - sent : 0);
     }
-    case BMT_TP_process_register: {
-        const struct bmt_value *type = &v[F->reg_type];
-        int reg = type->len == 8 && memcmp(type->str, "register", 8) == 0;
-        return name_is(s, &v[F->reg_name], &v[F->reg_pid], reg);
-    }
-    case BMT_TP_process_info:
-        return name_is(s, &v[F->info_name], &v[F->info_pid], 1);
     default:
         return 0;
     }
@@ -136,9 +114,7 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
 
 void bmt_sched_free(struct bmt_sched *s)
 {
-    bmt_strtab_free(&s->names);
     free(s->pending_ns);
-    free(s->name_pid);
     bmt_hist_free(&s->hist);
 }
 

@@ -90,18 +90,6 @@ static void free_stats(struct stats *st)
     free(st->row_counts);
 }
 
-static void wall_text(const struct bmt_reader *r, uint64_t ts_ns, char out[64])
-{
-    int64_t s, ns;
-    bmt_wall_split(bmt_reader_wall_ns(r, ts_ns), &s, &ns);
-    struct tm tm;
-    time_t t = (time_t)s;
-    char date[40];
-    if (!localtime_r(&t, &tm) || strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm) == 0)
-        strcpy(date, "?");
-    snprintf(out, 64, "%s.%09lld", date, (long long)ns);
-}
-
 static const struct stats *sort_stats;
 
 static int by_count_desc(const void *a, const void *b)
@@ -130,8 +118,8 @@ static int report(struct bmt_out *o, const char *dir, const struct bmt_reader *r
     double rate = duration_ns ? (double)st->event_count * 1e9 / (double)duration_ns : 0.0;
     char buf[128], first[64] = "-", last[64] = "-";
     if (st->event_count) {
-        wall_text(r, st->first_ns, first);
-        wall_text(r, st->last_ns, last);
+        bmt_an_date_text(r, st->first_ns, first);
+        bmt_an_date_text(r, st->last_ns, last);
     }
 
     if (json) {

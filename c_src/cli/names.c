@@ -15,6 +15,7 @@ void bmt_names_init(struct bmt_names *n)
     bmt_strtab_init(&n->pids);
     bmt_strtab_init(&n->text);
     bmt_u64map_init(&n->ever);
+    bmt_u64map_init(&n->holder);
 }
 
 int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len)
@@ -40,6 +41,24 @@ static int64_t text(struct bmt_names *n, const struct bmt_value *v)
     if (!v->len)
         return BMT_NAME_NONE;
     return bmt_strtab_intern(&n->text, v->str, v->len);
+}
+
+/* Process `pid` now holds registered name `t`. */
+static int hold(struct bmt_names *n, uint32_t pid, uint32_t t)
+{
+    int created;
+    uint32_t *slot = bmt_u64map_get(&n->holder, t, pid, &created);
+    if (!slot)
+        return -ENOMEM;
+    *slot = pid;
+    return 0;
+}
+
+int64_t bmt_names_holder(const struct bmt_names *n, const char *name, size_t len)
+{
+    int64_t t = bmt_strtab_find(&n->text, name, len);
+    uint32_t pid = t < 0 ? UINT32_MAX : bmt_u64map_find(&n->holder, (uint64_t)t);
+    return pid == UINT32_MAX ? -1 : (int64_t)pid;
 }
 
 static int remember(struct bmt_names *n, uint32_t pid, uint32_t t)
@@ -88,7 +107,7 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
             return (int)t;
         if (t != BMT_NAME_NONE) {
             p->reg = (uint32_t)t;
-            if (remember(n, (uint32_t)pid, (uint32_t)t) < 0)
+            if (remember(n, (uint32_t)pid, (uint32_t)t) < 0 || hold(n, (uint32_t)pid, (uint32_t)t) < 0)
                 return -ENOMEM;
         }
         if ((t = text(n, &v[F->info_label])) < 0)
@@ -116,15 +135,22 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
         }
         return 0;
     case BMT_TP_process_register:
-        if (v[F->reg_type].len != 8 || memcmp(v[F->reg_type].str, "register", 8) != 0)
-            return 0; /* keep the last name through unregister: labels stay useful */
         if ((pid = bmt_names_pid(n, v[F->reg_pid].str, v[F->reg_pid].len)) < 0)
             return (int)pid;
         if ((t = text(n, &v[F->reg_name])) < 0)
             return (int)t;
         if (t == BMT_NAME_NONE)
             return 0;
+        if (v[F->reg_type].len != 8 || memcmp(v[F->reg_type].str, "register", 8) != 0) {
+            /* Sends to the name go nowhere now; the process keeps showing
+             * it (its last name stays the most useful label). */
+            if (bmt_u64map_find(&n->holder, (uint64_t)t) == (uint32_t)pid)
+                bmt_u64map_remove(&n->holder, (uint64_t)t);
+            return 0;
+        }
         n->procs[pid].reg = (uint32_t)t;
+        if (hold(n, (uint32_t)pid, (uint32_t)t) < 0)
+            return -ENOMEM;
         return remember(n, (uint32_t)pid, (uint32_t)t);
     default:
         return 0;
@@ -196,6 +222,7 @@ void bmt_names_free(struct bmt_names *n)
     bmt_strtab_free(&n->pids);
     bmt_strtab_free(&n->text);
     bmt_u64map_free(&n->ever);
+    bmt_u64map_free(&n->holder);
     free(n->procs);
     free(n->ever_keys);
     memset(n, 0, sizeof *n);

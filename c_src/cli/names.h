@@ -38,6 +38,7 @@ struct bmt_names {
     uint64_t *ever_keys;       /* the same pairs, in order, for lookups by name */
     uint32_t ever_count, ever_cap;
     uint64_t dump_count;       /* process_info events seen */
+    struct bmt_u64map holder;  /* registered name (text id) -> pid id holding it now */
 };
 
 void bmt_names_init(struct bmt_names *n);
@@ -48,6 +49,10 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec);
 
 /* The id of pid text `s`/`len`, created if new; or -ENOMEM. */
 int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len);
+
+/* The pid id of the process that holds registered name `name` now (sends
+ * to a name go there), or -1. */
+int64_t bmt_names_holder(const struct bmt_names *n, const char *name, size_t len);
 
 /* Writes "<0.66.0> NAME" (or just the pid) for pid text `pid` into `buf`. */
 void bmt_names_label(const struct bmt_names *n, const char *pid, size_t len, char *buf,
