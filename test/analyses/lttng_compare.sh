@@ -26,7 +26,7 @@ not_ok() { echo "not ok - lttng: $1"; failed=1; }
 skip() { echo "ok - lttng: $1 # SKIP $2"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
 BT=$root/priv/beamtrace
-names="view matches babeltrace2|same events|calls equal|sched equal|procs equal|gc equal|same stacks"
+names="view matches babeltrace2|same events|calls equal|sched equal|procs equal|gc equal|same stacks|tracefile rotation view|tracefile rotation calls"
 skip_all() { local IFS='|'; for n in $names; do skip "$n" "$1"; done; exit 0; }
 
 command -v lttng-sessiond >/dev/null && command -v lttng >/dev/null || skip_all "lttng-tools not installed"
@@ -59,10 +59,18 @@ lttng create bmt-an --output="$work/session" >"$work/setup.out" 2>&1 &&
     lttng enable-event -u 'org_erlang_dyntrace:*' -c bmt -s bmt-an >>"$work/setup.out" 2>&1 &&
     lttng enable-event -u 'org_erlang_beamtrace:*' -c bmt -s bmt-an >>"$work/setup.out" 2>&1 &&
     lttng start bmt-an >>"$work/setup.out" 2>&1 || { cat "$work/setup.out"; skip_all "lttng session setup failed"; }
+# A second session on the same events with tracefile rotation: each stream
+# is split into files of 16 KiB (channel0_0_0, channel0_0_1, ...).
+lttng create bmt-rot --output="$work/rotated" >>"$work/setup.out" 2>&1 &&
+    lttng enable-channel -u --subbuf-size=4096 --num-subbuf=8 --tracefile-size=16384 rot -s bmt-rot >>"$work/setup.out" 2>&1 &&
+    lttng enable-event -u 'org_erlang_dyntrace:*' -c rot -s bmt-rot >>"$work/setup.out" 2>&1 &&
+    lttng start bmt-rot >>"$work/setup.out" 2>&1 || { cat "$work/setup.out"; skip_all "lttng rotation session setup failed"; }
 erl -noshell -pa ebin -pa "$out/ebin" -run bmt_an_workload main all "$work/recorder" >"$work/node.log" 2>&1
 rc=$?
 lttng stop bmt-an >/dev/null 2>&1
 lttng destroy bmt-an >/dev/null 2>&1
+lttng stop bmt-rot >/dev/null 2>&1
+lttng destroy bmt-rot >/dev/null 2>&1
 [ $rc -eq 0 ] || { sed 's/^/# /' "$work/node.log" | head; not_ok "workload ran"; exit 1; }
 
 rec=$work/recorder lt=$work/session
@@ -99,4 +107,14 @@ check "gc equal: collections and words reclaimed" cmp_json gc \
     'a["minor"]["count"] == b["minor"]["count"] and a["minor"]["reclaimed_words"] == b["minor"]["reclaimed_words"] and a["major"]["reclaimed_words"] == b["major"]["reclaimed_words"]'
 check "same stacks in both flame graphs" \
     cmp -s <(sed 's/ [0-9]*$//' "$work/rec.folded" | sort -u) <(sed 's/ [0-9]*$//' "$work/lt.folded" | sort -u)
+rot=$work/rotated
+files=$(find "$rot" -type f -name '*_*_*' ! -name '*.idx' | wc -l)
+TZ=UTC "$BT" view "$rot" >"$work/rot.view" 2>/dev/null
+TZ=UTC babeltrace2 "$rot" >"$work/rot.bt2" 2>/dev/null
+check "tracefile rotation ($files files): view matches babeltrace2" \
+    eval '[ "$files" -gt 2 ] && cmp -s "$work/rot.view" "$work/rot.bt2" && [ -s "$work/rot.bt2" ]'
+"$BT" calls --format json "$rot" >"$work/lt.rot.json"
+cp "$work/rec.calls.json" "$work/rec.rot.json"
+check "tracefile rotation: calls equal the recorder's" cmp_json rot \
+    'sorted((f["function"], f["count"], f["unfinished"]) for f in a["functions"]) == sorted((f["function"], f["count"], f["unfinished"]) for f in b["functions"])'
 exit $failed

@@ -444,6 +444,18 @@ static void make_bad(const char *root)
     make_small(d, 3);
     edit_metadata(d, "event {", "event { name = \"");
 
+    /* The second event 1 ns before the first (a corrupted timestamp):
+     * babeltrace2 refuses the trace; so must view, instead of printing a
+     * huge positive gap. */
+    BAD("time_backwards");
+    make_small(d, 3);
+    put64(d, BMT_PKT_HEADER_BYTES + ev_bytes + 2, 1000000000ull - 1);
+
+    /* Big-endian metadata over little-endian packets. */
+    BAD("wrong_byte_order");
+    make_small(d, 3);
+    edit_metadata(d, "byte_order = le", "byte_order = be");
+
     BAD("empty_dir");
     if (mkdir(d, 0755) != 0 && errno != EEXIST)
         die("%s: mkdir: %s", d, strerror(errno));

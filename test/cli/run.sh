@@ -142,6 +142,14 @@ for dir in "$out"/corpus/bad/*/ "$out/corpus/bad/does_not_exist"; do
         fi
     done
 done
+check "time going backwards is named in the error" \
+    grep -q 'time goes backwards' "$out/bad.time_backwards.view.err"
+check "a byte order other than the packets' is caught (magic number)" \
+    grep -q 'magic' "$out/bad.wrong_byte_order.view.err"
+for t in time_backwards wrong_byte_order; do
+    check "babeltrace2 also refuses bad/$t" eval '! babeltrace2 "$out/corpus/bad/$t" >/dev/null 2>&1'
+done
+
 # ---- a last packet cut short: read up to it, one warning line ----
 for dir in "$out"/corpus/truncated/*/; do
     dir=${dir%/}
