@@ -232,6 +232,8 @@ def main():
     ap.add_argument("--padding", action="store_true")
     ap.add_argument("--types", action="store_true")
     ap.add_argument("--id-base", type=int, default=0)
+    ap.add_argument("--header-align", type=int, default=8,
+                    help="align(N) of the named event header struct, in bits")
     ap.add_argument("--events", type=int, default=3000)
     ap.add_argument("--streams", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
@@ -271,13 +273,13 @@ def main():
         m.append("typealias integer {\n\tsize = %d; align = %d; signed = false;\n\tmap = clock.monotonic.value;\n} := uint%d_clock_monotonic_t;\n" % (sz, 1 if sz == 27 else 8, sz))
     m.append("struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n\tuint64_clock_monotonic_t timestamp_end;\n\tuint64_t content_size;\n\tuint64_t packet_size;\n\tuint64_t packet_seq_num;\n\tunsigned long events_discarded;\n\tuint32_t cpu_id;\n};\n")
     if a.layout == "beamtrace":
-        m.append("struct event_header {\n\tuint16_t id;\n\tuint64_clock_monotonic_t timestamp;\n} align(8);\n")
+        m.append("struct event_header {\n\tuint16_t id;\n\tuint64_clock_monotonic_t timestamp;\n} align(%d);\n" % a.header_align)
         hdr = "struct event_header"
     elif a.layout == "compact":
-        m.append("struct event_header_compact {\n\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n\tvariant <id> {\n\t\tstruct {\n\t\t\tuint27_clock_monotonic_t timestamp;\n\t\t} compact;\n\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n\t} v;\n} align(8);\n")
+        m.append("struct event_header_compact {\n\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n\tvariant <id> {\n\t\tstruct {\n\t\t\tuint27_clock_monotonic_t timestamp;\n\t\t} compact;\n\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n\t} v;\n} align(%d);\n" % a.header_align)
         hdr = "struct event_header_compact"
     else:
-        m.append("struct event_header_large {\n\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n\tvariant <id> {\n\t\tstruct {\n\t\t\tuint32_clock_monotonic_t timestamp;\n\t\t} compact;\n\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n\t} v;\n} align(8);\n")
+        m.append("struct event_header_large {\n\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n\tvariant <id> {\n\t\tstruct {\n\t\t\tuint32_clock_monotonic_t timestamp;\n\t\t} compact;\n\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n\t} v;\n} align(%d);\n" % a.header_align)
         hdr = "struct event_header_large"
     m.append("stream {\n\tid = 0;\n\tevent.header := %s;\n\tpacket.context := struct packet_context;" % hdr)
     if a.contexts:
@@ -333,7 +335,7 @@ def main():
             while i < len(mine):
                 ts, _, name, f = mine[i]
                 save = (bytes(b.buf), b.pos)
-                b.align(8)
+                b.align(max(8, a.header_align))
                 eid = ids[name]
                 limit = 1 << 27 if a.layout == "compact" else 1 << 32
                 full_ts = prev_ts is None or ts - prev_ts >= limit

@@ -189,7 +189,8 @@ compact|--layout compact --id-base 20 --contexts --padding
 compact-be|--layout compact --big-endian --padding
 large-be|--layout large --big-endian --packetized
 types-compact-be|--layout compact --big-endian --types --contexts --padding --id-base 25
-types-large|--layout large --types --id-base 65533"
+types-large|--layout large --types --id-base 65533
+large-align16|--layout large --header-align 128 --id-base 65533"
 mkdir -p "$out/layouts"
 while IFS='|' read -r name opts; do
     l="$out/layouts/$name"
