@@ -9,9 +9,17 @@ CC ?= cc
 ERTS_INCLUDE := $(shell $(ERL) -noshell -eval 'io:format("~ts/erts-~ts/include", [code:root_dir(), erlang:system_info(version)]), halt().' 2>/dev/null)
 ERL_INTERFACE := $(shell $(ERL) -noshell -eval 'io:format("~ts", [code:lib_dir(erl_interface)]), halt().' 2>/dev/null)
 
+# The one version source: the vsn of src/beamtrace.app.src (rebar3, mix and
+# Hex read it there; `beamtrace --version` gets it from here).
+VERSION := $(shell sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' src/beamtrace.app.src)
+
+# USDT probes need sys/sdt.h (systemtap-sdt-dev). Without it they are
+# compiled out (c_src/usdt_sdt.h); `make USDT=0` compiles them out anyway.
+USDT ?= $(shell printf '\043include <sys/sdt.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 OPT ?= -O2 -g
-CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -Ic_src
+CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -Ic_src -DBMT_USDT=$(USDT)
 NIF_CFLAGS := $(CFLAGS_BASE) -fvisibility=hidden -I$(ERTS_INCLUDE)
 # -z nodelete: a consumer thread may still be inside this library's code
 # when the VM closes an old copy of it after a code upgrade from another
@@ -23,35 +31,60 @@ Q := $(if $(V),,@)
 # The pure C core: no erl_nif.h, shared by the NIF, the CLI and the C tests.
 CORE_SRC := c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c \
             c_src/ring.c c_src/trace_dir.c
-NIF_SRC := $(CORE_SRC) $(sort $(wildcard c_src/nif_*.c))
+# The recorder: sessions, consumer threads, the stop protocol (pure C too,
+# so the C tests drive it under ThreadSanitizer without a VM).
+RECORDER_SRC := c_src/fence.c c_src/recorder.c
+NIF_SRC := $(CORE_SRC) $(RECORDER_SRC) $(sort $(wildcard c_src/nif_*.c))
 CLI_SRC := $(CORE_SRC) c_src/usdt_catalogue.c $(sort $(wildcard c_src/cli/*.c))
-ERL_SRC := $(wildcard src/*.erl)
+ERL_SRC := $(sort $(wildcard src/*.erl))
 BEAMS := $(patsubst src/%.erl,ebin/%.beam,$(ERL_SRC))
+MODULES := $(patsubst src/%.erl,%,$(ERL_SRC))
+comma := ,
+space := $(subst ,, )
 
 NIF := priv/beamtrace_nif.so
 CLI := priv/beamtrace
 # OTP's dyntrace module name, backed by beamtrace (beamtrace:install_dyntrace/0).
+# Its source is in c_src/compat/, not src/: rebar3 and mix compile every
+# .erl under src/ into the application's ebin/, where a second dyntrace
+# would hide OTP's and break releases holding runtime_tools.
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all test demo bench clean docs check-docs fuzz
-all: $(NIF) $(CLI) $(BEAMS) ebin/beamtrace.app $(COMPAT)
+.PHONY: all priv beams test test-otp demo bench fuzz clean docs check-docs usdt-skipped
+all: priv beams
+beams: $(BEAMS) ebin/beamtrace.app
+# What rebar3 (rebar.config's pre_hook) builds: everything but the beams.
+priv: $(NIF) $(CLI) $(COMPAT) lttng
+ifeq ($(USDT),0)
+priv: usdt-skipped
+usdt-skipped:
+	@echo "  SKIP    USDT probes: no sys/sdt.h (install systemtap-sdt-dev) or USDT=0; they are compiled out"
+endif
 
-$(NIF): $(NIF_SRC) $(wildcard c_src/*.h c_src/*.def)
+# Rebuilds the C targets when the compiler, the flags or the version change
+# (CC=clang, USDT=0, OPT=...), not only when a source does.
+BUILD_CONFIG := _build/build-config
+$(BUILD_CONFIG): FORCE
+	@mkdir -p _build
+	@echo '$(CC) $(CFLAGS_BASE) $(VERSION)' | cmp -s - $@ || echo '$(CC) $(CFLAGS_BASE) $(VERSION)' >$@
+.PHONY: FORCE
+
+$(NIF): $(NIF_SRC) $(wildcard c_src/*.h c_src/*.def) $(BUILD_CONFIG) _build/generated.checked
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $(NIF_SRC) $(LDLIBS_NIF)
 
-$(CLI): $(CLI_SRC) $(wildcard c_src/*.h c_src/*.def c_src/cli/*.h)
+$(CLI): $(CLI_SRC) $(wildcard c_src/*.h c_src/*.def c_src/cli/*.h) $(BUILD_CONFIG)
 	@mkdir -p priv
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS_BASE) -Ic_src/cli -o $@ $(CLI_SRC) -lm
+	$(Q)$(CC) $(CFLAGS_BASE) -DBMT_VERSION='"$(VERSION)"' -Ic_src/cli -o $@ $(CLI_SRC) -lm
 
-priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*.h)
+priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*.h) $(BUILD_CONFIG)
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $< -ldl
 
-priv/compat/dyntrace.beam: src/compat/dyntrace.erl $(wildcard include/*.hrl)
+priv/compat/dyntrace.beam: c_src/compat/dyntrace.erl $(wildcard include/*.hrl)
 	@mkdir -p priv/compat
 	@echo "  ERLC    $@"
 	$(Q)$(ERLC) -Werror +debug_info -Iinclude -o priv/compat $<
@@ -61,12 +94,18 @@ ebin/%.beam: src/%.erl $(wildcard include/*.hrl)
 	@echo "  ERLC    $@"
 	$(Q)$(ERLC) -Werror +debug_info -Iinclude -o ebin $<
 
-ebin/beamtrace.app: src/beamtrace.app.src
+# The modules list from the sources, as rebar3 writes it.
+ebin/beamtrace.app: src/beamtrace.app.src $(ERL_SRC)
 	@mkdir -p ebin
-	$(Q)cp $< $@
+	$(Q)sed 's/{modules, *\[[^]]*\]}/{modules, [$(subst $(space),$(comma),$(MODULES))]}/' $< >$@
 
 test: all
 	$(Q)bash test/run_all.sh
+
+# The OTP version matrix: the VM-facing groups on Debian trixie (OTP 27) and
+# sid (OTP 29) in chroots under _build/chroots/ (made on first use, root).
+test-otp:
+	$(Q)bash test/otp/matrix.sh
 
 demo: all
 	$(Q)bash examples/process_tracing.sh
@@ -74,13 +113,16 @@ demo: all
 bench: all
 	$(Q)bash bench/run.sh
 
-# The trace reader's mutation fuzz at scale (FUZZ_RUNS=10000 by default);
-# the test suite runs 1000.
+# Longer fuzz runs than the test suite's: the NIF with 100000 random calls,
+# then the trace reader's mutation fuzz against babeltrace2 (FUZZ_RUNS=10000
+# by default; the test suite runs 1000).
 fuzz: all
+	$(Q)BMT_FUZZ_CALLS=100000 MODULES=bmt_faults_tests BMT_ONLY=callbacks_fuzz_test \
+	    bash test/erl/run.sh
 	$(Q)bash test/cli/fuzz.sh
 
 clean:
-	rm -rf priv/*.so $(CLI) ebin test/out bench/out
+	rm -rf priv/*.so $(CLI) priv/compat ebin test/out bench/out
 
 # The README's tracepoint table comes from the catalogue, through the CLI.
 docs: $(CLI)
@@ -89,13 +131,18 @@ docs: $(CLI)
 check-docs: $(CLI)
 	$(Q)bash tools/update_docs.sh --check
 
-# ---- LTTng-UST sink ---------------------------------------------------------
-# The provider sources in c_src/lttng/ (the tracepoint provider header, one
-# per domain, and the provider library's glue) are generated from the
-# catalogue by tools/gen_lttng.c and committed with a DO-NOT-EDIT banner.
+# ---- Generated sources -----------------------------------------------------
+# What the preprocessor cannot derive readably is generated from the
+# catalogue (c_src/catalogue.def) and the tracer callback table
+# (c_src/tracer_callbacks.def) and committed with a DO-NOT-EDIT banner:
+#  - c_src/lttng/: the LTTng-UST provider header (one per domain) and the
+#    provider library's glue (tools/gen_lttng.c);
+#  - c_src/catalogue_fields.h (named field positions) and
+#    include/beamtrace_tracer.hrl (the callbacks' exports and stubs in
+#    Erlang) (tools/gen_catalogue.c).
 # `make` regenerates them into _build/ and FAILS, naming the fix, when the
-# committed ones are not current; `make generate-lttng` rewrites them (then
-# commit them). `make check-generated` is the same check, for the tests.
+# committed ones are not current; `make generate` rewrites them (then commit
+# them). `make check-generated` is the same check, for the tests.
 #
 # priv/beamtrace_lttng.so, the provider library, is built only where
 # pkg-config finds lttng-ust; elsewhere `make` says once that the LTTng sink
@@ -103,7 +150,9 @@ check-docs: $(CLI)
 # liblttng-ust itself, so one NIF binary works with or without LTTng.
 
 GEN_LTTNG := _build/gen_lttng
+GEN_CATALOGUE := _build/gen_catalogue
 LTTNG_GEN_DIR := c_src/lttng
+GENERATED := $(wildcard $(LTTNG_GEN_DIR)/*) c_src/catalogue_fields.h include/beamtrace_tracer.hrl
 LTTNG_SO := priv/beamtrace_lttng.so
 LTTNG_UST := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
 # dlopen/dladdr for the loader: in libc since glibc 2.34, libdl before.
@@ -117,8 +166,8 @@ LTTNG_CFLAGS := $(CFLAGS_BASE) -fvisibility=hidden -I$(ERTS_INCLUDE) \
                 -DLTTNG_UST_COMPAT_API_VERSION=0 $(shell pkg-config --cflags lttng-ust 2>/dev/null)
 LTTNG_LDLIBS := $(shell pkg-config --libs lttng-ust 2>/dev/null) -ldl
 
-.PHONY: lttng check-generated generate-lttng lttng-skipped
-all: lttng _build/lttng.checked
+.PHONY: lttng check-generated generate generate-lttng lttng-skipped
+all: lttng _build/generated.checked
 
 ifeq ($(LTTNG_UST),yes)
 lttng: $(LTTNG_SO)
@@ -133,27 +182,41 @@ $(GEN_LTTNG): tools/gen_lttng.c c_src/catalogue.c c_src/catalogue.h c_src/catalo
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_BASE) -o $@ tools/gen_lttng.c c_src/catalogue.c
 
-# The check runs again whenever the generator, the catalogue or the
-# committed files change.
-_build/lttng.checked: $(GEN_LTTNG) $(wildcard $(LTTNG_GEN_DIR)/*)
+$(GEN_CATALOGUE): tools/gen_catalogue.c c_src/catalogue.c c_src/catalogue.h c_src/catalogue.def \
+                  c_src/tracer_callbacks.def
+	@mkdir -p _build
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS_BASE) -o $@ tools/gen_catalogue.c c_src/catalogue.c
+
+# The check runs again whenever a generator, a table or the committed
+# files change.
+_build/generated.checked: $(GEN_LTTNG) $(GEN_CATALOGUE) $(GENERATED)
 	$(Q)$(MAKE) --no-print-directory check-generated
 	@touch $@
 
-check-generated: $(GEN_LTTNG)
-	$(Q)rm -rf _build/lttng.new && mkdir -p _build/lttng.new
-	$(Q)$(GEN_LTTNG) _build/lttng.new
-	$(Q)if ! diff -r $(LTTNG_GEN_DIR) _build/lttng.new >_build/lttng.diff 2>&1; then \
-	    echo "error: $(LTTNG_GEN_DIR)/ is not what tools/gen_lttng.c makes from the catalogue" >&2; \
-	    echo "       (diff in _build/lttng.diff): run 'make generate-lttng' and commit $(LTTNG_GEN_DIR)/" >&2; \
+check-generated: $(GEN_LTTNG) $(GEN_CATALOGUE)
+	$(Q)rm -rf _build/gen.new && mkdir -p _build/gen.new/lttng _build/gen.new/c _build/gen.new/include
+	$(Q)$(GEN_LTTNG) _build/gen.new/lttng
+	$(Q)$(GEN_CATALOGUE) _build/gen.new/c _build/gen.new/include
+	$(Q)if ! { diff -r $(LTTNG_GEN_DIR) _build/gen.new/lttng && \
+	           diff c_src/catalogue_fields.h _build/gen.new/c/catalogue_fields.h && \
+	           diff include/beamtrace_tracer.hrl _build/gen.new/include/beamtrace_tracer.hrl; \
+	         } >_build/gen.diff 2>&1; then \
+	    echo "error: generated sources are not what tools/gen_*.c make from the tables" >&2; \
+	    echo "       (diff in _build/gen.diff): run 'make generate' and commit them" >&2; \
 	    exit 1; fi
 
-generate-lttng: $(GEN_LTTNG)
+generate: $(GEN_LTTNG) $(GEN_CATALOGUE)
 	$(Q)rm -rf $(LTTNG_GEN_DIR) && mkdir -p $(LTTNG_GEN_DIR)
 	$(Q)$(GEN_LTTNG) $(LTTNG_GEN_DIR)
-	@echo "  GEN     $(LTTNG_GEN_DIR)/"
+	$(Q)$(GEN_CATALOGUE) c_src include
+	@echo "  GEN     $(LTTNG_GEN_DIR)/ c_src/catalogue_fields.h include/beamtrace_tracer.hrl"
 
-$(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) c_src/nif_sinks.h c_src/event.h c_src/catalogue.h \
-             c_src/catalogue.def _build/lttng.checked
+# The old name.
+generate-lttng: generate
+
+$(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) $(BUILD_CONFIG) c_src/sinks.h c_src/event.h \
+             c_src/catalogue.h c_src/catalogue.def _build/generated.checked
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(LTTNG_CFLAGS) -shared -o $@ $(LTTNG_GEN_DIR)/beamtrace_lttng.c $(LTTNG_LDLIBS)
@@ -161,7 +224,7 @@ $(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) c_src/nif_sinks.h c_src/event.h c_sr
 clean: clean-lttng
 .PHONY: clean-lttng
 clean-lttng:
-	rm -rf _build/gen_lttng _build/lttng.new _build/lttng.diff _build/lttng.checked
+	rm -rf _build/gen_lttng _build/gen_catalogue _build/gen.new _build/gen.diff _build/generated.checked
 
 # `make -s print-CLI_SRC`: a variable's value, for test scripts that build
 # sanitizer variants from the same source lists.

@@ -1,6 +1,6 @@
 /* The LTTng-UST sink's floor on this machine, without a VM: loads
  * priv/beamtrace_lttng.so through the NIF's own loader (c_src/nif_lttng.c)
- * and times enabled() + emit() of function_call and message_send events
+ * and times the enabled state + emit() of function_call and message_send events
  * with the field values the call and send workloads produce. What this
  * costs per event is LTTng's own share of the "LTTng sink - null" figure
  * (ring buffer reserve/commit, clock, string copies, TLS, RCU), which
@@ -12,7 +12,7 @@
  * prints one line per tracepoint:
  *   FLOOR <name> <N> events <ns per event>
  */
-#include "nif_sinks.h"
+#include "sinks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +36,7 @@ static double run(const struct bmt_lttng_provider *p, const struct bmt_event *ev
 {
     double t0 = now_ns();
     for (long i = 0; i < n; i++)
-        if (p->enabled(ev->id))
+        if (bmt_lttng_wants(p, ev->id))
             p->emit(ev);
     return (now_ns() - t0) / (double)n;
 }
@@ -54,9 +54,9 @@ int main(int argc, char **argv)
         printf("FLOOR unavailable: %s\n", why);
         return 1;
     }
-    for (int i = 0; i < 500 && !(p->enabled(BMT_TP_function_call) && p->enabled(BMT_TP_message_send)); i++)
+    for (int i = 0; i < 500 && !(bmt_lttng_wants(p, BMT_TP_function_call) && bmt_lttng_wants(p, BMT_TP_message_send)); i++)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-    if (!(p->enabled(BMT_TP_function_call) && p->enabled(BMT_TP_message_send))) {
+    if (!(bmt_lttng_wants(p, BMT_TP_function_call) && bmt_lttng_wants(p, BMT_TP_message_send))) {
         printf("FLOOR unavailable: function_call/message_send not enabled after 5 s\n");
         return 1;
     }

@@ -2,14 +2,17 @@
  * nothing and answers `ok`. It measures the floor, the VM's own cost of
  * dispatching a trace event to a NIF tracer, against which beamtrace is
  * compared in bench/run.sh; and noop/0, an empty NIF, the baseline of the
- * user probe timings. Benchmark-only; not part of the product.
+ * user probe timings. With the tracer state `discard` every enabled_*
+ * answers `discard` instead (trace_status still `trace`): the floor of a
+ * tracer that is loaded and listens to nothing, which beamtrace with no
+ * sink listening is compared with. Benchmark-only; not part of the product.
  *
  * Atoms are made once at load; no priv_data state is needed beyond them.
  */
 #include <erl_nif.h>
 
 struct null_atoms {
-    ERL_NIF_TERM trace, ok;
+    ERL_NIF_TERM trace, ok, discard, trace_status;
 };
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
@@ -18,6 +21,8 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
     static struct null_atoms atoms;
     atoms.trace = enif_make_atom(env, "trace");
     atoms.ok = enif_make_atom(env, "ok");
+    atoms.discard = enif_make_atom(env, "discard");
+    atoms.trace_status = enif_make_atom(env, "trace_status");
     *priv = &atoms;
     return 0;
 }
@@ -30,8 +35,9 @@ static int upgrade(ErlNifEnv *env, void **priv, void **old_priv, ERL_NIF_TERM in
 
 static ERL_NIF_TERM enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
-    (void)argc, (void)argv;
-    return ((struct null_atoms *)enif_priv_data(env))->trace;
+    (void)argc;
+    const struct null_atoms *a = enif_priv_data(env);
+    return argv[1] == a->discard && argv[0] != a->trace_status ? a->discard : a->trace;
 }
 
 static ERL_NIF_TERM trace(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])

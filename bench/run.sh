@@ -8,11 +8,15 @@
 # show memory stays bounded; runs bench/analyses.sh (the CLI analyses vs
 # babeltrace2 on a 10 M event trace); and ends with a summary of every
 # target and its measured figure. Prints figures; asserts none of them
-# (STYLE.md). Knobs: BENCH_ROUNDS (9), BENCH_SCALE (1.0, ops multiplier),
+# (STYLE.md). Besides wall time it reports each run's CPU time on the
+# scheduler threads and on the consumer thread (schedstat), a +S 1 pass, and
+# instructions per event (bench/callgrind.sh).
+# Knobs: BENCH_ROUNDS (9), BENCH_SCALE (1.0, ops multiplier),
 # FLOOD_MS (3000), PID_FLOOD_MS (1500), BENCH_LTTNG=0 / BENCH_USDT=0 (skip
 # those sinks), BENCH_ANALYSES=0 (skip analyses.sh), ANALYSES_REPEATS (3),
 # BENCH_PROFILE=1 (then also bench/profile.sh: perf profiles of null tracer
-# vs beamtrace, ~3 min).
+# vs beamtrace, ~3 min), BENCH_S1_ROUNDS (5), BENCH_CALLGRIND=0 (skip
+# callgrind), BENCH_RECORD=0 (skip bench/record.sh).
 #
 # LTTng isolation: as root, the script re-runs itself in a private mount
 # namespace with its own empty /run/lttng and /dev/shm (as test/lttng/run.sh
@@ -66,6 +70,24 @@ lttng_setup
 timing_log=$(mktemp)
 node timing "$ROUNDS" | tee "$timing_log"
 
+# The same with one scheduler (+S 1): the traced process and the consumer
+# then never compete for the same scheduler thread's CPU time, and a noisy
+# second core matters less. The recorder against the floor only.
+echo
+echo "== +S 1: one scheduler thread =="
+BENCH_TRACERS=untraced,null,beamtrace_big BENCH_USER=0 \
+    BENCH_OUT="$OUT" $ERL +S 1 -noshell -pa ebin "$OUT" -run bmt_bench main timing \
+    "${BENCH_S1_ROUNDS:-5}" | grep -v '^TIMING-SUMMARY' | tee -a "$timing_log"
+
+# Instructions per event (callgrind): the figure that does not move with
+# the machine's load (bench/callgrind.sh, a few minutes; BENCH_CALLGRIND=0
+# skips it).
+if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+    echo
+    bash bench/callgrind.sh | tee -a "$timing_log" |
+        sed -n 's/^CALLGRIND|\(.*\)|\(.*\)|\(.*\)$/SUMMARY|\1|\2|reference|\3/p' >>"$timing_log"
+fi
+
 # LTTng's own cost per event on this machine (bench/lttng_floor.c): the
 # part of "LTTng sink - null" beamtrace cannot remove.
 if [ "$BENCH_LTTNG" = 1 ]; then
@@ -104,6 +126,14 @@ if [ "${BENCH_ANALYSES:-1}" != 0 ]; then
     echo
     echo "== Analyses vs babeltrace2 (bench/analyses.sh) =="
     bash bench/analyses.sh 10000000 "${ANALYSES_REPEATS:-3}" | tee "$analyses_log"
+fi
+
+# Issue 10: beamtrace record's time to the first event on another node, and
+# the max_rate check's cost per event (bench/record.sh); BENCH_RECORD=0 skips.
+if [ "${BENCH_RECORD:-1}" != 0 ]; then
+    echo
+    echo "== beamtrace record and max_rate (bench/record.sh) =="
+    bash bench/record.sh | tee -a "$timing_log"
 fi
 
 # ---- summary: every target and its measured figure ------------------------

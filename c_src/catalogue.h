@@ -73,6 +73,12 @@ enum bmt_tracepoint_id {
     BMT_TP_COUNT
 };
 
+/* Field positions by name (generated: tools/gen_catalogue.c), except while
+ * generating them. */
+#ifndef BMT_GENERATING_CATALOGUE
+#include "catalogue_fields.h"
+#endif
+
 /* Enable masks are one uint64_t: one bit per tracepoint. */
 _Static_assert(BMT_TP_COUNT <= 64, "enable masks hold 64 tracepoints");
 

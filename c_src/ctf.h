@@ -49,6 +49,7 @@ struct bmt_ctf_trace_info {
     int64_t clock_offset_ns;  /* and the remaining nanoseconds, 0..999999999 */
     int64_t vpid;             /* OS pid of the traced VM */
     char procname[32];        /* its process name, e.g. "beam.smp" */
+    char node[256];           /* the Erlang node name, or empty */
 };
 
 /* Writes the packet header and the fixed part of the context for a packet

@@ -88,6 +88,8 @@ long bmt_ctf_metadata(const struct bmt_ctf_trace_info *info, char *buf, size_t s
             "\tbeamtrace_format = 1;\n\tbeamtrace_vpid = %lld;\n\tbeamtrace_procname = \"",
         (long long)info->vpid);
     put_escaped(&o, info->procname);
+    put(&o, "\";\n\tbeamtrace_node = \"");
+    put_escaped(&o, info->node);
     put(&o, "\";\n};\n\n");
     put(&o, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
             "\tdescription = \"Monotonic Clock\";\n\tfreq = 1000000000; /* Frequency, in Hz */\n"

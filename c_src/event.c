@@ -4,10 +4,10 @@
 
 #include <string.h>
 
-size_t bmt_event_size(const struct bmt_event *ev)
+size_t bmt_event_payload_bytes(const struct bmt_event *ev)
 {
     const struct bmt_tracepoint *tp = &bmt_catalogue[ev->id];
-    size_t bytes = BMT_EVENT_HEADER_BYTES;
+    size_t bytes = 0;
     for (unsigned i = 0; i < tp->field_count; i++) {
         switch (tp->fields[i].type) {
         case BMT_FIELD_STRING: bytes += ev->values[i].len + 1u; break;
@@ -19,12 +19,21 @@ size_t bmt_event_size(const struct bmt_event *ev)
     return bytes;
 }
 
-void bmt_event_encode(const struct bmt_event *ev, uint8_t *dst)
+size_t bmt_event_size(const struct bmt_event *ev)
+{
+    return BMT_EVENT_HEADER_MAX_BYTES + bmt_event_payload_bytes(ev);
+}
+
+size_t bmt_event_encode(const struct bmt_event *ev, uint8_t *dst, uint64_t prev_ts_ns)
+{
+    size_t header = bmt_event_header_write(dst, ev->id, ev->ts_ns, prev_ts_ns);
+    return header + bmt_event_encode_payload(ev, dst + header);
+}
+
+size_t bmt_event_encode_payload(const struct bmt_event *ev, uint8_t *dst)
 {
     const struct bmt_tracepoint *tp = &bmt_catalogue[ev->id];
-    bmt_put_u16(dst, ev->id);
-    bmt_put_u64(dst + 2, ev->ts_ns);
-    dst += BMT_EVENT_HEADER_BYTES;
+    uint8_t *start = dst;
     for (unsigned i = 0; i < tp->field_count; i++) {
         const struct bmt_value *v = &ev->values[i];
         switch (tp->fields[i].type) {
@@ -44,4 +53,5 @@ void bmt_event_encode(const struct bmt_event *ev, uint8_t *dst)
             break;
         }
     }
+    return (size_t)(dst - start);
 }

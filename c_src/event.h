@@ -28,30 +28,80 @@ struct bmt_event {
 /* Size of the event header in the CTF stream: uint16 id + uint64 timestamp,
  * byte-packed (align = 8 bits, like LTTng-UST on x86). */
 #define BMT_EVENT_HEADER_BYTES 10
+/* Largest event header any event gets. */
+#define BMT_EVENT_HEADER_MAX_BYTES 10
 
-/* Returns the number of bytes bmt_event_encode writes for `ev`. */
+/* Returns the number of bytes the fields of `ev` take in CTF (header not
+ * included). */
+size_t bmt_event_payload_bytes(const struct bmt_event *ev);
+
+/* Writes the fields of `ev` in their CTF layout (strings with a trailing
+ * NUL, integers little-endian) to `dst`, which must hold
+ * bmt_event_payload_bytes(ev) bytes. Returns the bytes written. */
+size_t bmt_event_encode_payload(const struct bmt_event *ev, uint8_t *dst);
+
+/* The whole event, header included, for a stream whose previous timestamp
+ * was `prev_ts_ns`: size (an upper bound: the header may be shorter), and
+ * the encoder, which returns the bytes written. */
 size_t bmt_event_size(const struct bmt_event *ev);
+size_t bmt_event_encode(const struct bmt_event *ev, uint8_t *dst, uint64_t prev_ts_ns);
 
-/* Writes `ev` in its CTF layout (header, then each field: strings with a
- * trailing NUL, integers little-endian) to `dst`, which must hold
- * bmt_event_size(ev) bytes. */
-void bmt_event_encode(const struct bmt_event *ev, uint8_t *dst);
-
-/* Little-endian stores and loads used by every CTF encoder and decoder. */
+/* Little-endian stores and loads used by every CTF encoder and decoder: one
+ * unaligned move each on a little-endian host (the byte loops they replace
+ * compiled to eight stores). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define BMT_LE16(v) __builtin_bswap16(v)
+#define BMT_LE32(v) __builtin_bswap32(v)
+#define BMT_LE64(v) __builtin_bswap64(v)
+#else
+#define BMT_LE16(v) (v)
+#define BMT_LE32(v) (v)
+#define BMT_LE64(v) (v)
+#endif
 static inline void bmt_put_u16(uint8_t *p, uint16_t v)
 {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
+    v = BMT_LE16(v);
+    __builtin_memcpy(p, &v, sizeof v);
 }
 static inline void bmt_put_u32(uint8_t *p, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+    v = BMT_LE32(v);
+    __builtin_memcpy(p, &v, sizeof v);
 }
 static inline void bmt_put_u64(uint8_t *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+    v = BMT_LE64(v);
+    __builtin_memcpy(p, &v, sizeof v);
+}
+
+/* Writes the header of an event of tracepoint `id` stamped `ts_ns` at `dst`
+ * (BMT_EVENT_HEADER_MAX_BYTES of room), in a stream whose previous
+ * timestamp was `prev_ts_ns`. Returns the header's size in bytes. */
+static inline size_t bmt_event_header_write(uint8_t *dst, unsigned id, uint64_t ts_ns,
+                                            uint64_t prev_ts_ns)
+{
+    (void)prev_ts_ns;
+    bmt_put_u16(dst, (uint16_t)id);
+    bmt_put_u64(dst + 2, ts_ns);
+    return BMT_EVENT_HEADER_BYTES;
+}
+
+/* Reads the event header at `p` (`room` bytes) of a stream whose previous
+ * timestamp was `prev_ts_ns`: sets *id and *ts_ns and returns the header's
+ * size, or 0 when `room` is too short. The inverse of the writer above. */
+static inline size_t bmt_event_header_read(const uint8_t *p, size_t room, unsigned *id,
+                                           uint64_t *ts_ns, uint64_t prev_ts_ns)
+{
+    (void)prev_ts_ns;
+    if (room < BMT_EVENT_HEADER_BYTES)
+        return 0;
+    uint16_t v16;
+    uint64_t v64;
+    __builtin_memcpy(&v16, p, sizeof v16);
+    __builtin_memcpy(&v64, p + 2, sizeof v64);
+    *id = BMT_LE16(v16);
+    *ts_ns = BMT_LE64(v64);
+    return BMT_EVENT_HEADER_BYTES;
 }
 static inline uint16_t bmt_get_u16(const uint8_t *p)
 {

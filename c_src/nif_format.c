@@ -14,42 +14,36 @@
 /* A thread's slot: the source of truth is the state's pthread key, which
  * every copy of this library sharing the state reads (after a code upgrade
  * from another file, or the dyntrace shim), so a thread has one slot per
- * state, not one per copy. This copy's TLS caches it, tagged with the
- * state's random instance id so a slot of an earlier state is never reused.
- * initial-exec TLS: a direct %fs-relative load on every event; 16 bytes fit
- * the static TLS glibc keeps for dlopen. */
-static __thread uint64_t tls_instance __attribute__((tls_model("initial-exec")));
-static __thread int tls_slot __attribute__((tls_model("initial-exec"))) = -1;
+ * state, not one per copy. This copy's TLS caches the context, tagged with
+ * the state's random instance id so a slot of an earlier state is never
+ * reused (bmt_thread_ctx in nif_priv.h reads it inline). initial-exec TLS: a
+ * direct %fs-relative load on every event; 16 bytes fit the static TLS glibc
+ * keeps for dlopen. */
+__thread uint64_t bmt_tls_instance __attribute__((tls_model("initial-exec")));
+__thread struct thread_ctx *bmt_tls_ctx __attribute__((tls_model("initial-exec")));
 
-struct thread_ctx *bmt_thread_ctx(struct priv *p)
+struct thread_ctx *bmt_thread_ctx_slow(struct priv *p)
 {
-    if (tls_instance != p->instance) {
-        intptr_t stored = (intptr_t)pthread_getspecific(p->slot_key);
-        int slot;
-        if (stored > 0) {
-            slot = (int)stored - 1;
-        } else {
-            slot = atomic_fetch_add(&p->next_thread, 1);
-            /* A thread past the table keeps slot -1: its events are counted
-             * as dropped, never written into another thread's ring. */
-            if (slot >= p->max_threads)
-                slot = -1;
-            else
-                pthread_setspecific(p->slot_key, (void *)(intptr_t)(slot + 1));
-        }
-        tls_instance = p->instance;
-        tls_slot = slot;
+    intptr_t stored = (intptr_t)pthread_getspecific(p->slot_key);
+    int slot;
+    if (stored > 0) {
+        slot = (int)stored - 1;
+    } else {
+        slot = atomic_fetch_add(&p->next_thread, 1);
+        /* A thread past the table has no context: its events are counted
+         * as dropped, never written into another thread's ring. */
+        if (slot >= p->max_threads)
+            slot = -1;
+        else
+            pthread_setspecific(p->slot_key, (void *)(intptr_t)(slot + 1));
     }
-    return tls_slot < 0 ? NULL : &p->threads[tls_slot];
-}
-
-static unsigned hash_word(ERL_NIF_TERM w)
-{
-    uint64_t x = (uint64_t)w;
-    x ^= x >> 29;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 32;
-    return (unsigned)x;
+    bmt_tls_instance = p->instance;
+    bmt_tls_ctx = slot < 0 ? NULL : &p->threads[slot];
+    if (slot >= 0) {
+        p->threads[slot].slot = slot;
+        p->threads[slot].nil = p->nil;
+    }
+    return bmt_tls_ctx;
 }
 
 size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
@@ -58,40 +52,34 @@ size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, 
     return bmt_term_text_cached(&t->text, env, term, out, room);
 }
 
+/* Every destination of an ID or MFA field has room for its kind's bound,
+ * so a cache hit copies its whole fixed-size entry (a few vector moves)
+ * rather than a length-dependent loop, which GCC turns into `rep movsb`,
+ * tens of cycles to start on some CPUs. The NUL is in the entry. */
+_Static_assert(BMT_ID_CACHE_TEXT_BYTES + 1 <= BMT_ID_MAX_BYTES + 1, "id entries fit an ID field");
+_Static_assert(MFA_CACHE_TEXT <= BMT_MFA_MAX_BYTES + 1, "mfa entries fit an MFA field");
+
 size_t bmt_format_id(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
 {
     const struct bmt_id_cache_entry *e = bmt_id_cache_hit(&t->text.ids, term);
     if (e) {
-        memcpy(out, e->text, e->len_bytes);
+        memcpy(out, e->text, sizeof e->text);
         out[e->len_bytes] = '\0';
         return e->len_bytes;
     }
     return bmt_id_text(&t->text.ids, env, term, out, BMT_ID_MAX_BYTES + 1);
 }
 
-size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
+size_t bmt_format_mfa_miss(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
+                           int vm_args)
 {
     static const char undefined[] = "undefined";
     const ERL_NIF_TERM *mfa;
     int size;
     unsigned long arity;
-    unsigned list_len;
-    if (!enif_get_tuple(env, term, &size, &mfa) || size != 3)
+    if (!enif_get_tuple(env, term, &size, &mfa) || size != 3 ||
+        !bmt_mfa_arity(t, env, mfa[2], vm_args, &arity))
         goto undef;
-    if (enif_get_list_length(env, mfa[2], &list_len))
-        arity = list_len;
-    else if (!enif_get_ulong(env, mfa[2], &arity))
-        goto undef;
-
-    /* Only atom keys are ever stored, and a term word names one term, so a
-     * hit needs no type checks. */
-    struct mfa_cache_entry *e =
-        &t->mfas[(hash_word(mfa[0]) ^ hash_word(mfa[1] + arity)) % MFA_CACHE_SIZE];
-    if (e->len && e->module == mfa[0] && e->function == mfa[1] && e->arity == arity) {
-        memcpy(out, e->text, e->len);
-        out[e->len] = '\0';
-        return e->len;
-    }
     if (!enif_is_atom(env, mfa[0]) || !enif_is_atom(env, mfa[1]))
         goto undef;
     int n = enif_snprintf(out, BMT_MFA_MAX_BYTES + 1, "%T:%T/%lu", mfa[0], mfa[1], arity);
@@ -99,10 +87,14 @@ size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, c
         goto undef;
     size_t len = (size_t)n <= BMT_MFA_MAX_BYTES ? (size_t)n : BMT_MFA_MAX_BYTES;
     if (len > 0 && len < MFA_CACHE_TEXT) {
+        /* Only atom keys are ever stored, and a term word names one term,
+         * so a later hit needs no type checks. */
+        struct mfa_cache_entry *e = &t->mfas[bmt_mfa_slot(mfa[0], mfa[1], arity)];
         e->module = mfa[0];
         e->function = mfa[1];
         e->arity = arity;
         e->len = (uint8_t)len;
+        memset(e->text, 0, sizeof e->text);
         memcpy(e->text, out, len + 1);
     }
     return len;
@@ -113,10 +105,14 @@ undef:
 
 /* Heap words of `term` as the VM would copy it into a message, without
  * printing it. Approximate where the NIF API hides the layout (bignums,
- * off-heap binaries, maps); exact for tuples, lists and immediates. Depth is
- * bounded: past it a subterm counts one word. */
-static size_t term_words(ErlNifEnv *env, ERL_NIF_TERM term, int depth)
+ * off-heap binaries, maps); exact for tuples, lists and immediates. The walk
+ * is bounded by `*budget` subterms in all (a term with shared subterms, like
+ * {T, T} nested 40 deep, is small in memory but exponential to walk) and by
+ * nesting depth: past either it stops, leaving *budget negative. */
+static size_t term_words(ErlNifEnv *env, ERL_NIF_TERM term, int depth, long *budget)
 {
+    if (--*budget < 0)
+        return 0;
     if (depth > 64)
         return 1;
     const ERL_NIF_TERM *elems;
@@ -128,15 +124,17 @@ static size_t term_words(ErlNifEnv *env, ERL_NIF_TERM term, int depth)
     case ERL_NIF_TERM_TYPE_TUPLE:
         enif_get_tuple(env, term, &arity, &elems);
         words = 1 + (size_t)arity;
-        for (int i = 0; i < arity; i++)
-            words += term_words(env, elems[i], depth + 1);
+        for (int i = 0; i < arity && *budget >= 0; i++)
+            words += term_words(env, elems[i], depth + 1, budget);
         return words;
     case ERL_NIF_TERM_TYPE_LIST:
-        while (enif_get_list_cell(env, term, &head, &tail)) {
-            words += 2 + term_words(env, head, depth + 1);
+        while (*budget >= 0 && enif_get_list_cell(env, term, &head, &tail)) {
+            words += 2 + term_words(env, head, depth + 1, budget);
             term = tail;
         }
-        return words + (enif_is_empty_list(env, term) ? 0 : term_words(env, term, depth + 1));
+        if (*budget < 0 || enif_is_empty_list(env, term))
+            return words;
+        return words + term_words(env, term, depth + 1, budget);
     case ERL_NIF_TERM_TYPE_BITSTRING:
         if (!enif_inspect_binary(env, term, &bin)) /* a bitstring, not whole bytes */
             return 3;
@@ -160,16 +158,22 @@ static size_t term_words(ErlNifEnv *env, ERL_NIF_TERM term, int depth)
     }
 }
 
-size_t bmt_term_words(ErlNifEnv *env, ERL_NIF_TERM term)
+size_t bmt_term_words(ErlNifEnv *env, ERL_NIF_TERM term, int *complete)
 {
-    return term_words(env, term, 0);
+    long budget = BMT_TERM_WORDS_BUDGET;
+    size_t words = term_words(env, term, 0, &budget);
+    *complete = budget >= 0;
+    return words;
 }
 
 size_t bmt_format_message(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term,
                           int message_bytes, char *out)
 {
     if (message_bytes == BMT_MESSAGE_SIZE_ONLY) {
-        int n = enif_snprintf(out, 48, "<%lu words>", (unsigned long)term_words(env, term, 0));
+        int complete;
+        size_t words = bmt_term_words(env, term, &complete);
+        int n = enif_snprintf(out, 48, complete ? "<%lu words>" : "<more than %lu words>",
+                              (unsigned long)words);
         return n > 0 ? (size_t)n : 0;
     }
     if (message_bytes == 0) {

@@ -4,8 +4,8 @@
  *
  * Concurrency: bmt_lttng_load runs once, in the NIF's load callback, and
  * bmt_lttng_unload once, in its last unload, with no event in flight. In
- * between, the returned provider is immutable and its enabled()/emit() are
- * safe from every scheduler thread at once.
+ * between, the returned provider is immutable; its states are read and its
+ * emit() called from every scheduler thread at once.
  *
  * What loading costs: dlopen runs lttng-ust's constructors. liblttng-ust
  * starts its listener threads (global and per-user session daemon) and waits
@@ -30,7 +30,7 @@
  * registers again with the same listener threads.
  */
 #define _GNU_SOURCE /* dladdr */
-#include "nif_sinks.h"
+#include "sinks.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -81,7 +81,7 @@ const struct bmt_lttng_provider *bmt_lttng_load(const char *priv_dir, char *why,
                  path, (unsigned)provider->abi, (unsigned)BMT_LTTNG_ABI);
         goto fail;
     }
-    if (provider->tracepoint_count != BMT_TP_COUNT || !provider->enabled || !provider->emit) {
+    if (provider->tracepoint_count != BMT_TP_COUNT || !provider->state || !provider->emit) {
         snprintf(why, why_size, "%s has %u tracepoints, this NIF's catalogue %u: rebuild with make",
                  path, (unsigned)provider->tracepoint_count, (unsigned)BMT_TP_COUNT);
         goto fail;

@@ -1,30 +1,27 @@
-/* State shared by the NIF's files: the atoms, the session table, and the
- * per-thread contexts. Lives in the library's priv_data; never in globals.
+/* State shared by the NIF's files: the atoms, the recorder, the per-thread
+ * contexts. Lives in the library's priv_data; never in globals.
  *
  * Threads: the tracer callbacks run on any scheduler thread (normal or
- * dirty) at once; start/stop run on dirty I/O schedulers, serialised by
- * `control`; each running session has one consumer thread.
+ * dirty) at once; start/stop/info/snapshot run on dirty I/O schedulers and
+ * the recorder serialises them; each running session has a consumer thread
+ * (recorder.c) that may call back into on_stopped (nif_control.c).
  *
- * A session core (struct session) is never freed while the library is
- * loaded: a stopped core is reused by a later start with a new generation.
- * Handles given to Erlang name (index, generation), so a stale handle or a
- * tracer state naming a stopped session is recognised without any lock.
+ * Handles given to Erlang name (instance, index, generation), so a stale
+ * handle, or a tracer state naming a stopped session, is recognised without
+ * any lock, and a handle from an earlier load of the library names nothing.
  */
 #ifndef BMT_NIF_PRIV_H
 #define BMT_NIF_PRIV_H
 
 #include "catalogue.h"
 #include "event.h"
-#include "ring.h"
-#include "trace_dir.h"
+#include "recorder.h"
 #include "nif_term_text.h"
 
 #include <erl_nif.h>
 #include <pthread.h>
 #include <stdatomic.h>
-
-#define BMT_MAX_SESSIONS 16
-#define BMT_MAX_THREADS BMT_MAX_STREAMS
+#include <string.h>
 
 /* Atoms made once at load. Tag atoms are the erl_tracer trace tags.
  * X(name) makes atom `name` in field `name`; Y(field, "text") where the text
@@ -41,9 +38,13 @@
     X(dir) X(events) X(mode) X(overwrite) X(buffer_size) X(subbuffers)       \
     X(message_length) X(size_only) Y(default_, "default") X(not_running)     \
     X(too_many_sessions) X(discarded) X(overwritten) X(written_bytes) X(state) \
-    X(running) X(failed) X(reason)                                           \
+    X(running) X(stopped) X(reason) X(infinity)                              \
+    X(file_mode) X(max_bytes) X(max_events) X(duration) X(max_rate)          \
+    X(tracefile_size) X(tracefile_count) X(flush_interval) X(notify)         \
+    X(node) X(wakeups) X(not_flight_recorder) X(beamtrace)                   \
     X(erlang) X(hibernate) X(port_control) X(command) X(close) X(connect)    \
-    X(recorder) X(lttng) X(usdt) X(unavailable) X(s1) X(i4s4) X(n)
+    X(recorder) X(lttng) X(usdt) X(unavailable) X(s1) X(i4s4) X(n)           \
+    X(term)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;
@@ -53,55 +54,26 @@ struct bmt_atoms {
 #undef Y
 };
 
-enum session_state {
-    SESSION_STOPPED = 0, /* free core, or a stopped session */
-    SESSION_RUNNING,
-    SESSION_FAILED,      /* the consumer could not write; waiting for stop */
-    SESSION_STOPPING,
-};
-
-/* The session's message option: printed up to message_bytes, or only the
- * message's size in heap words. */
+/* The session's message option, as format_option: printed up to that many
+ * bytes, or only the message's size in heap words. */
 #define BMT_MESSAGE_SIZE_ONLY (-1)
 
-/* One recording thread's ring in one session. `busy` brackets every write so
- * stop can wait for writers in flight (Dekker-style with `state`). */
-struct slot {
-    struct bmt_ring ring;
-    _Alignas(BMT_CACHE_LINE) _Atomic int busy;
-};
-
-struct session {
-    _Atomic int state;          /* enum session_state */
-    _Atomic uint64_t generation;/* bumped at each start of this core */
-    /* Fixed while running; atomics because a stale writer may read them
-     * while start rewrites a reused core (it then fails the live check). */
-    _Atomic uint64_t enable_mask; /* bit per tracepoint id */
-    _Atomic int message_bytes;  /* 0..BMT_MSG_MAX_BYTES, or BMT_MESSAGE_SIZE_ONLY */
-    enum bmt_ring_mode mode;
-    size_t subbuf_bytes;
-    uint32_t subbuf_count;
-    int ring_count;             /* rings: priv->max_threads */
-    uint8_t *ring_mem;          /* ring_count rings, mmap'ed, pages touched lazily */
-    size_t ring_mem_bytes;
-    uint32_t *packet_meta;      /* per-ring packet_events and packet_bytes arrays */
-    struct bmt_trace_dir dir;
-    ErlNifTid consumer;
-    _Atomic int consumer_stop;
-    int wake_fd;                /* eventfd the consumer sleeps on */
-    int wake_on_publish;        /* writers wake it when they publish a packet */
-    _Atomic int wake_pending;   /* a wakeup is written and not yet consumed */
-    /* Counters. */
-    _Atomic uint64_t no_slot_drops;   /* events from threads past max_threads, or re-entered */
-    _Atomic uint64_t write_lost;      /* events in packets the disk refused */
-    _Atomic uint64_t written_events;  /* events in packets written to disk */
-    _Atomic int error;                /* errno of the first write failure */
-    struct slot slots[BMT_MAX_THREADS];
+/* What enabled_<flag>/3 decided, for the trace_<flag>/5 call the VM makes
+ * next on the same thread for the same event (same tag and tracer state
+ * words). Every sink checks again when it writes, so reusing it is safe. */
+struct bmt_decision {
+    ERL_NIF_TERM tag, state;    /* the enabled_* call's; tag 0 = none */
+    int tp;                     /* tracepoint id */
+    unsigned sinks;             /* BMT_SINK_* bits */
+    struct bmt_session *session;
+    uint64_t generation;
 };
 
 /* Per-thread scratch and caches; owned by exactly one thread. */
 #define MFA_CACHE_SIZE 256
-#define MFA_CACHE_TEXT 120
+/* Longest MFA text the cache keeps; every entry is copied as a whole
+ * fixed-size block (no length-dependent copy loop). */
+#define MFA_CACHE_TEXT 64
 
 struct mfa_cache_entry {
     ERL_NIF_TERM module, function;
@@ -111,15 +83,21 @@ struct mfa_cache_entry {
 };
 
 struct thread_ctx {
+    int slot;                   /* this thread's ring in every session */
+    ERL_NIF_TERM nil;           /* the word of [] (priv's, at hand) */
     int in_use;                 /* re-entry guard */
+    struct bmt_decision decision;
     uint64_t tsc_anchor;        /* TSC at the last clock anchor, ticks */
     uint64_t ns_anchor;         /* CLOCK_MONOTONIC at that anchor, ns */
     uint64_t last_ns;           /* last timestamp this thread gave, ns */
     struct bmt_event event;
     struct bmt_text_cache text; /* pids, ports and atoms */
     struct mfa_cache_entry mfas[MFA_CACHE_SIZE];
-    /* Field text: the bounds of catalogue.h for every string field. */
-    char scratch[4 * (BMT_MFA_MAX_BYTES + 1) + BMT_MSG_MAX_BYTES + 1];
+    /* Field text when no ring takes the event (LTTng or USDT only, user
+     * probes): the largest event of any tracepoint, plus room for the
+     * USDT-only arguments. */
+    _Alignas(8) uint8_t scratch[BMT_EVENT_HEADER_MAX_BYTES + 4 * (BMT_MFA_MAX_BYTES + 1) +
+                                BMT_MSG_MAX_BYTES + 1 + 6 * (BMT_USER_MAX_BYTES + 1)];
 };
 
 struct bmt_lttng_provider;
@@ -135,7 +113,7 @@ struct bmt_tsc_clock {
  * take this state over (upgrade, dyntrace shim). The sizes catch most
  * changes; bump the version for the rest. */
 #define BMT_PRIV_LAYOUT                                                              \
-    ((UINT64_C(1) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct session) << 8) + \
+    ((UINT64_C(2) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct bmt_session) << 8) + \
      sizeof(struct bmt_atoms) / 8)
 
 struct priv {
@@ -145,21 +123,21 @@ struct priv {
     pthread_key_t slot_key;     /* each thread's slot + 1, shared by every copy
                                  * of the library that uses this state */
     struct bmt_atoms atom;
+    ERL_NIF_TERM nil;           /* the word of [], a constant: compared, never called for */
     const struct bmt_lttng_provider *lttng; /* NULL when LTTng-UST is absent */
     char lttng_why[160];        /* why it is absent */
-    _Atomic uint64_t recorder_mask; /* OR of the running sessions' enable masks */
     struct bmt_tsc_clock clock;
     ErlNifResourceType *session_type;
     int refs;                   /* load + upgrades not yet unloaded */
-    ErlNifMutex *control;       /* serialises start/stop */
-    /* The default session as (generation << 8 | index + 1), 0 for none:
-     * one word, so a reader gets an index and generation that belong
-     * together. */
-    _Atomic uint64_t default_session;
     int max_threads;            /* thread slots: the VM's schedulers and then some */
     _Atomic int next_thread;    /* next free thread slot */
     struct thread_ctx *threads; /* BMT_MAX_THREADS, mmap'ed */
-    struct session *sessions;   /* BMT_MAX_SESSIONS */
+    /* One handle per session, kept (a resource reference) while the
+     * session is known, so every term naming it is the same term (=:=):
+     * start's, sessions()', the stop notification's. */
+    ErlNifMutex *handles_lock;
+    struct session_handle *handles[BMT_MAX_SESSIONS];
+    struct bmt_recorder rec;
 };
 
 /* The resource handed to Erlang as a session handle. */
@@ -169,61 +147,32 @@ struct session_handle {
     uint64_t generation;
 };
 
-/* nif_session.c */
+/* nif_control.c: session control NIFs. */
 ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM bmt_nif_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM bmt_nif_sessions(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
-/* Stops every running session, draining it to disk (unload path). */
-void bmt_sessions_stop_all(struct priv *p);
+ERL_NIF_TERM bmt_nif_snapshot(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+/* The recorder's notify callback: tells a session's `notify` process. */
+void bmt_on_stopped(void *ctx, int index, uint64_t generation, enum bmt_stop_reason reason);
 
 /* Resolves a tracer state ([] = the default session, or a handle) to its
  * session core and the generation it must still have. NULL when the state
  * names no session. */
-struct session *bmt_resolve_session(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state,
-                                    uint64_t *generation);
-
-/* Wakes the consumer of `s` (non-blocking; at most one write per wakeup). */
-void bmt_session_wake(struct session *s);
-
-/* Returns 1 when `s` records with `generation`. A session whose disk
- * failed still takes events: the consumer counts them as lost, so every
- * event offered is recorded or counted until stop. */
-static inline int bmt_session_live(struct session *s, uint64_t generation)
+struct bmt_session *bmt_resolve_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state,
+                                       uint64_t *generation);
+static inline struct bmt_session *bmt_resolve_session(struct priv *p, ErlNifEnv *env,
+                                                      ERL_NIF_TERM state, uint64_t *generation)
 {
-    int state = atomic_load(&s->state);
-    return (state == SESSION_RUNNING || state == SESSION_FAILED) &&
-           atomic_load_explicit(&s->generation, memory_order_relaxed) == generation;
+    if (state == p->nil)
+        return bmt_rec_default(&p->rec, generation);
+    return bmt_resolve_handle(p, env, state, generation);
 }
 
-/* 1 when `s` records tracepoint `tp` (the mask is read relaxed: a stale
- * value only matters to a writer that then fails the live check). */
-static inline int bmt_session_wants(const struct session *s, int tp)
-{
-    return atomic_load_explicit(&s->enable_mask, memory_order_relaxed) >> tp & 1;
-}
-
-/* Counts an event `s` wanted but could not take from this thread (no
- * thread slot, or a re-entered callback). */
-static inline void bmt_session_drop(struct session *s)
-{
-    atomic_fetch_add_explicit(&s->no_slot_drops, 1, memory_order_relaxed);
-}
-
-/* nif_tracer.c: the erl_tracer callbacks are listed in nif_main.c's table. */
-#define BMT_TRACER_NIFS(X)                                                       \
-    X(enabled, 3) X(trace, 5)                                                    \
-    X(enabled_procs, 3) X(trace_procs, 5)                                        \
-    X(enabled_ports, 3) X(trace_ports, 5)                                        \
-    X(enabled_running_procs, 3) X(trace_running_procs, 5)                        \
-    X(enabled_running_ports, 3) X(trace_running_ports, 5)                        \
-    X(enabled_call, 3) X(trace_call, 5)                                          \
-    X(enabled_send, 3) X(trace_send, 5)                                          \
-    X(enabled_receive, 3) X(trace_receive, 5)                                    \
-    X(enabled_garbage_collection, 3) X(trace_garbage_collection, 5)
-
+/* nif_tracer.c: the erl_tracer callbacks (their table is
+ * c_src/tracer_callbacks.def). */
 #define X(name, arity) ERL_NIF_TERM bmt_nif_##name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
-BMT_TRACER_NIFS(X)
+#include "tracer_callbacks.def"
 #undef X
 
 /* nif_user.c: user probes. Labels of user_trace_n: 0..1023. */
@@ -232,6 +181,7 @@ ERL_NIF_TERM bmt_nif_user_probe_wanted(ErlNifEnv *env, int argc, const ERL_NIF_T
 ERL_NIF_TERM bmt_nif_user_trace_s1(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM bmt_nif_user_trace_i4s4(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM bmt_nif_user_trace_n(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
 /* nif_clock.c: calibrates `c` against CLOCK_MONOTONIC (about 20 ms; dirty
  * scheduler only); a no-op when done already or without an invariant TSC. */
@@ -240,17 +190,85 @@ void bmt_clock_calibrate(struct bmt_tsc_clock *c);
 uint64_t bmt_event_ns(const struct bmt_tsc_clock *c, struct thread_ctx *t);
 
 /* nif_format.c */
-struct thread_ctx *bmt_thread_ctx(struct priv *p);
+/* The calling thread's context, or NULL when the slots are all taken. */
+extern __thread uint64_t bmt_tls_instance __attribute__((tls_model("initial-exec")));
+extern __thread struct thread_ctx *bmt_tls_ctx __attribute__((tls_model("initial-exec")));
+struct thread_ctx *bmt_thread_ctx_slow(struct priv *p);
+static inline struct thread_ctx *bmt_thread_ctx(struct priv *p)
+{
+    if (__builtin_expect(bmt_tls_instance == p->instance, 1))
+        return bmt_tls_ctx;
+    return bmt_thread_ctx_slow(p);
+}
 /* Each writes text at `out` (room for its kind's bound plus NUL) and returns
  * its length in bytes. */
 size_t bmt_format_id(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out);
-size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out);
+/* `vm_args`: the term's argument list (if any) was built by the VM for a
+ * call, so it holds at most 255 elements. The cache hit is inline; a miss
+ * (or anything odd) takes bmt_format_mfa_miss, which also fills the cache. */
+size_t bmt_format_mfa_miss(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
+                           int vm_args);
+
+static inline unsigned bmt_mfa_slot(ERL_NIF_TERM module, ERL_NIF_TERM function,
+                                    unsigned long arity)
+{
+    uint64_t x = (uint64_t)module * UINT64_C(0x9E3779B97F4A7C15) ^
+                 ((uint64_t)function + arity) * UINT64_C(0xbf58476d1ce4e5b9);
+    return (unsigned)(x >> 56) % MFA_CACHE_SIZE;
+}
+
+/* The arity an MFA's third element says: [] is 0 (compared by its word, a
+ * constant the thread context keeps); a list of arguments its length (the
+ * VM's own walk when the VM built it for a call; else counted up to 256,
+ * since no function takes more than 255); an integer itself (the `arity'
+ * trace flag: the VM copies no arguments). Returns 0 for anything else. */
+static inline int bmt_mfa_arity(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM args,
+                                int vm_args, unsigned long *arity)
+{
+    unsigned len;
+    if (args == t->nil) {
+        *arity = 0;
+        return 1;
+    }
+    if (vm_args) {
+        if (enif_get_list_length(env, args, &len)) {
+            *arity = len;
+            return 1;
+        }
+    } else if (enif_is_list(env, args)) {
+        ERL_NIF_TERM head;
+        for (len = 0; len <= 255 && enif_get_list_cell(env, args, &head, &args);)
+            len++;
+        *arity = len;
+        return len <= 255 && enif_is_empty_list(env, args);
+    }
+    return enif_get_ulong(env, args, arity);
+}
+
+static inline size_t bmt_format_mfa(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term,
+                                    char *out, int vm_args)
+{
+    const ERL_NIF_TERM *mfa;
+    int size;
+    unsigned long arity;
+    if (enif_get_tuple(env, term, &size, &mfa) && size == 3 &&
+        bmt_mfa_arity(t, env, mfa[2], vm_args, &arity)) {
+        const struct mfa_cache_entry *e = &t->mfas[bmt_mfa_slot(mfa[0], mfa[1], arity)];
+        if (e->len && e->module == mfa[0] && e->function == mfa[1] && e->arity == arity) {
+            memcpy(out, e->text, sizeof e->text);
+            return e->len;
+        }
+    }
+    return bmt_format_mfa_miss(t, env, term, out, vm_args);
+}
 size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
                        size_t room);
 size_t bmt_format_message(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term,
                           int message_bytes, char *out);
 /* Heap words the VM would copy for `term` (exact for tuples, lists and
- * immediates, approximate where the NIF API hides the layout). */
-size_t bmt_term_words(ErlNifEnv *env, ERL_NIF_TERM term);
+ * immediates, approximate where the NIF API hides the layout), walking at
+ * most BMT_TERM_WORDS_BUDGET subterms: *complete is 0 when it gave up. */
+#define BMT_TERM_WORDS_BUDGET 65536
+size_t bmt_term_words(ErlNifEnv *env, ERL_NIF_TERM term, int *complete);
 
 #endif

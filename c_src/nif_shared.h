@@ -5,10 +5,11 @@
  *
  * The sibling finds `bmt_shared_api_v1` with dlsym in the already loaded
  * beamtrace_nif.so (RTLD_NOLOAD, which also pins it while dyntrace is
- * loaded), and receives beamtrace's state from beamtrace:'$shared_state'/0,
- * checked by `magic`. retain/release count it among the state's holders, so
- * the state outlives whichever module is unloaded first. Both run inside NIF
- * load/unload, which the VM serialises with all code loading.
+ * loaded). beamtrace:'$shared_state'/0 gives Erlang only the state's random
+ * instance id, never an address: `retain` turns an id into the state while
+ * that state is alive, and counts the sibling among its holders, so the
+ * state outlives whichever module is unloaded first. retain and release run
+ * inside NIF load/unload, which the VM serialises with all code loading.
  */
 #ifndef BMT_NIF_SHARED_H
 #define BMT_NIF_SHARED_H
@@ -16,7 +17,7 @@
 #include <erl_nif.h>
 #include <stdint.h>
 
-#define BMT_SHARED_ABI 1
+#define BMT_SHARED_ABI 2
 #define BMT_PRIV_MAGIC UINT64_C(0x62656d7472616365) /* "bemtrace" */
 
 typedef ERL_NIF_TERM bmt_nif_fn(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
@@ -24,17 +25,28 @@ typedef ERL_NIF_TERM bmt_nif_fn(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
 struct bmt_shared_api {
     uint32_t abi;           /* BMT_SHARED_ABI */
     uint32_t callback_count;
-    /* Returns 0 and counts a new holder when `state` is beamtrace's live
-     * state; -1 otherwise. */
-    int (*retain)(void *state);
+    /* The live state with instance id `instance`, counted as one more
+     * holder; NULL when no live state has that id. */
+    void *(*retain)(uint64_t instance);
     /* Drops a holder; the last one stops every session and frees the state. */
     void (*release)(void *state);
-    /* The erl_tracer callbacks, in BMT_TRACER_NIFS order. */
+    /* The erl_tracer callbacks, in tracer_callbacks.def order. */
     struct {
         const char *name;
         unsigned arity;
         bmt_nif_fn *fn;
     } callbacks[18];
 };
+
+struct priv;
+
+/* Registers `p` as a live state for retain (load). Returns 0 or -1. */
+int bmt_shared_remember(struct priv *p);
+/* Unregisters it (before freeing). */
+void bmt_shared_forget(struct priv *p);
+/* Drops one holder of `p` (nif_main.c: the last one frees it). */
+void bmt_priv_release(void *p);
+/* '$shared_state'() -> integer(): this state's instance id. Not an API. */
+ERL_NIF_TERM bmt_nif_shared_state(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
 #endif

@@ -43,6 +43,7 @@ struct out {
 struct ctx {
     ErlNifEnv *env;
     struct bmt_text_cache *cache;  /* may be NULL */
+    long *scan_budget;             /* list cells and binary bytes left to scan */
 };
 
 static inline int out_full(const struct out *o)
@@ -84,13 +85,26 @@ static void put_fallback(struct out *o, ERL_NIF_TERM t)
     o->p += (size_t)n < room ? (size_t)n : room;
 }
 
+/* "00".."99": two digits per division. */
+#define P(t) t "0" t "1" t "2" t "3" t "4" t "5" t "6" t "7" t "8" t "9"
+static const char two_digits[201] = P("0") P("1") P("2") P("3") P("4") P("5") P("6") P("7")
+    P("8") P("9");
+#undef P
+
 /* Writes the decimal digits of v ending at `end`; returns the start. */
 static char *u64_digits(uint64_t v, char *end)
 {
-    do {
-        *--end = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) {
+        end -= 2;
+        memcpy(end, two_digits + (v % 100) * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        end -= 2;
+        memcpy(end, two_digits + v * 2, 2);
+    } else {
+        *--end = (char)('0' + v);
+    }
     return end;
 }
 
@@ -287,7 +301,9 @@ static inline int is_immediate(ERL_NIF_TERM t)
  * rest of the VM's life. The state is a property of the running VM binary,
  * shared by every thread, hence one process-wide atomic. */
 #define LAYOUT_CHECKS 256
-static _Atomic int pid_layout_state; /* checks passed so far, or -1: disabled */
+/* Checks passed so far, or -1: disabled. A plain int accessed only through
+ * the __atomic builtins: clang rejects those on an _Atomic object. */
+static int pid_layout_state;
 
 static int u32_text(uint32_t v, char *out)
 {
@@ -373,13 +389,28 @@ static inline int word_has_unprintable(uint64_t w)
     return (below | above) != 0;
 }
 
-static int bytes_printable(const unsigned char *b, size_t n)
+/* Whether a binary prints as <<"...">> depends on every byte, and whether a
+ * list prints as "..." on every element, however little of it fits the
+ * output. The VM scans them all; we scan at most SCAN_BUDGET bytes and
+ * cells per term printed (so an event's work is bounded by its message
+ * length plus this, whatever the term), and past the budget take what was
+ * scanned as the answer. Output differs from "%T" only for a binary or
+ * list longer than the budget whose printable prefix is followed by an
+ * unprintable byte or element. */
+#define SCAN_BUDGET (64 * 1024)
+
+static int bytes_printable(const unsigned char *b, size_t n, long *budget)
 {
     size_t i = 0;
     uint64_t w;
 
     if (n == 0)
         return 0;
+    if (*budget <= 0)
+        return 1;
+    if ((long)n > *budget)
+        n = (size_t)*budget;
+    *budget -= (long)n;
     for (; i + 8 <= n; i += 8) {
         memcpy(&w, b + i, 8);
         if (word_has_unprintable(w))
@@ -392,11 +423,11 @@ static int bytes_printable(const unsigned char *b, size_t n)
     return 1;
 }
 
-static void put_binary(struct out *o, const unsigned char *b, size_t n)
+static void put_binary(struct out *o, const unsigned char *b, size_t n, long *budget)
 {
     size_t i;
 
-    if (bytes_printable(b, n)) {
+    if (bytes_printable(b, n, budget)) {
         put_s(o, "<<\"", 3);
         for (i = 0; i < n && !out_full(o); ) {
             /* Copy the run up to the next '"', then escape it. */
@@ -446,8 +477,9 @@ static inline int string_char_ok(int c)
 }
 
 /* 1 if `t` (a non-empty list) prints as "...": proper, all elements
- * small integers 0..255 that are not control characters except space. */
-static int list_is_string(ErlNifEnv *env, ERL_NIF_TERM t)
+ * small integers 0..255 that are not control characters except space
+ * (within the scan budget: see SCAN_BUDGET). */
+static int list_is_string(ErlNifEnv *env, ERL_NIF_TERM t, long *budget)
 {
     ERL_NIF_TERM hd;
     int c;
@@ -456,6 +488,8 @@ static int list_is_string(ErlNifEnv *env, ERL_NIF_TERM t)
         if (!enif_get_int(env, hd, &c) || c < 0 || c > 255
             || !string_char_ok(c))
             return 0;
+        if (--*budget <= 0)
+            return 1;
     }
     return enif_is_empty_list(env, t);
 }
@@ -489,7 +523,7 @@ static void put_list(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
     ERL_NIF_TERM hd;
     int first = 1;
 
-    if (list_is_string(c->env, t)) {
+    if (list_is_string(c->env, t, c->scan_budget)) {
         put_string(c->env, o, t);
         return;
     }
@@ -579,7 +613,7 @@ static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
         ErlNifBinary bin;
         /* Fails for bitstrings whose size is not whole bytes. */
         if (enif_inspect_binary(c->env, t, &bin)) {
-            put_binary(o, bin.data, bin.size);
+            put_binary(o, bin.data, bin.size, c->scan_budget);
             return;
         }
         break;
@@ -643,15 +677,88 @@ void bmt_text_cache_init(struct bmt_text_cache *cache)
     memset(cache, 0, sizeof *cache);
 }
 
+/* ---- the shallow fast path ----------------------------------------- */
+
+/* Small integers are the immediates tagged 0xF (1111) in every OTP since
+ * R7. The tag only picks the path: the value still comes from
+ * enif_get_int64, so a VM with another layout just takes the general one. */
+static inline int maybe_small(ERL_NIF_TERM t)
+{
+    return (t & 0xF) == 0xF;
+}
+
+/* Appends cached text: with room for the whole entry, as one fixed-size
+ * copy (a few vector moves, no call), else clamped as put_s does. */
+#define PUT_CACHED(o, entry)                                                  \
+    do {                                                                      \
+        if ((size_t)((o)->end - (o)->p) >= sizeof (entry)->text) {            \
+            memcpy((o)->p, (entry)->text, sizeof (entry)->text);              \
+            (o)->p += (entry)->len_bytes;                                     \
+        } else {                                                              \
+            put_s((o), (entry)->text, (entry)->len_bytes);                    \
+        }                                                                     \
+    } while (0)
+
+/* Appends the text of immediate `t` when a cache already has it, or it is
+ * a small integer; 0 (nothing written) otherwise. */
+static int put_known_immediate(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
+{
+    const struct bmt_atom_cache_entry *a = &c->cache->atoms.slot[slot_of(t, ATOM_CACHE_BITS)];
+    if (a->key == t) {
+        PUT_CACHED(o, a);
+        return 1;
+    }
+    const struct bmt_id_cache_entry *d = &c->cache->ids.slot[slot_of(t, ID_CACHE_BITS)];
+    if (d->key == t) {
+        PUT_CACHED(o, d);
+        return 1;
+    }
+    ErlNifSInt64 v;
+    if (maybe_small(t) && enif_get_int64(c->env, t, &v)) {
+        put_i64(o, v);
+        return 1;
+    }
+    return 0;
+}
+
+/* The common message, {Self, ping, 42}: a tuple of up to 8 immediates the
+ * caches know (atoms, local pids and ports) or small integers, printed with
+ * one VM call for the tuple and none per element. Returns 0 (and writes
+ * nothing worth keeping) when the term has another shape: the general
+ * printer then starts over. Output is what put_term would write. */
+static int put_flat_tuple(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
+{
+    const ERL_NIF_TERM *el;
+    int arity;
+    if (!c->cache || (t & 3) != 2 || !enif_get_tuple(c->env, t, &arity, &el) || arity > 8)
+        return 0;
+    for (int i = 0; i < arity; i++)
+        if ((el[i] & 3) != 3)
+            return 0; /* boxed or a list: not this path */
+    char *start = o->p;
+    put_c(o, '{');
+    for (int i = 0; i < arity; i++) {
+        if (i)
+            put_c(o, ',');
+        if (!put_known_immediate(c, o, el[i])) {
+            o->p = start;
+            return 0;
+        }
+    }
+    put_c(o, '}');
+    return 1;
+}
+
 size_t bmt_term_text_cached(struct bmt_text_cache *cache, ErlNifEnv *env,
                             ERL_NIF_TERM term, char *buf, size_t size)
 {
-    struct ctx c = { env, cache };
+    long budget = SCAN_BUDGET;
+    struct ctx c = { env, cache, &budget };
     struct out o = { buf, buf + size - 1 };
 
     if (size > BMT_TERM_TEXT_NATIVE_MAX_BYTES) {
         put_fallback(&o, term);
-    } else {
+    } else if (!put_flat_tuple(&c, &o, term)) {
         put_term(&c, &o, term, 0);
     }
     *o.p = '\0';

@@ -22,6 +22,8 @@ int bmt_ring_init(struct bmt_ring *r, uint8_t *mem, uint32_t *packet_events,
     r->stream_instance = stream_instance;
     memcpy(r->uuid, uuid, BMT_CTF_UUID_BYTES);
     atomic_init(&r->committed, 0);
+    atomic_init(&r->written_count, 0);
+    atomic_init(&r->discarded_count, 0);
     atomic_init(&r->consumed, 0);
     atomic_init(&r->flush_requested, 0);
     return 0;
@@ -42,12 +44,14 @@ static int open_packet(struct bmt_ring *r, uint64_t ts_ns)
             return 0;
         /* Flight recorder: the writer owns `consumed` in this mode. */
         uint32_t lost = r->packet_events[consumed % r->subbuf_count];
-        r->discarded_count += lost;
+        bmt_ring_count(&r->discarded_count, lost);
         r->overwritten_count += lost;
         atomic_store_explicit(&r->consumed, consumed + 1, memory_order_release);
     }
     r->open_seq = r->next_seq++;
     r->is_open = 1;
+    r->open_base = subbuf(r, r->open_seq);
+    r->open_limit = r->subbuf_bytes;
     r->offset_bytes = BMT_PKT_HEADER_BYTES;
     r->open_events = 0;
     r->last_ts_ns = ts_ns;
@@ -58,27 +62,29 @@ static int open_packet(struct bmt_ring *r, uint64_t ts_ns)
 static void close_packet(struct bmt_ring *r)
 {
     uint32_t idx = (uint32_t)(r->open_seq % r->subbuf_count);
+    uint64_t discarded = atomic_load_explicit(&r->discarded_count, memory_order_relaxed);
     bmt_ctf_packet_close(subbuf(r, r->open_seq), r->last_ts_ns, r->offset_bytes, r->open_seq,
-                         r->discarded_count);
+                         discarded);
     r->packet_events[idx] = r->open_events;
     r->packet_bytes[idx] = (uint32_t)r->offset_bytes;
-    r->reported_discarded = r->discarded_count;
+    r->reported_discarded = discarded;
     r->is_open = 0;
+    r->open_limit = 0;
     atomic_store_explicit(&r->committed, r->open_seq + 1, memory_order_release);
 }
 
-uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
+uint8_t *bmt_ring_reserve_slow(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
 {
     if (r->is_open && r->offset_bytes + bytes <= r->subbuf_bytes)
         return subbuf(r, r->open_seq) + r->offset_bytes;
     if (bytes > r->subbuf_bytes - BMT_PKT_HEADER_BYTES) {
-        r->discarded_count++;
+        bmt_ring_drop(r, 1);
         return NULL;
     }
     if (r->is_open)
         close_packet(r);
     if (!open_packet(r, ts_ns)) {
-        r->discarded_count++;
+        bmt_ring_drop(r, 1);
         return NULL;
     }
     return subbuf(r, r->open_seq) + r->offset_bytes;
@@ -86,10 +92,12 @@ uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
 
 void bmt_ring_flush(struct bmt_ring *r, uint64_t ts_ns)
 {
+    uint64_t discarded = atomic_load_explicit(&r->discarded_count, memory_order_relaxed);
     if (r->is_open) {
-        if (r->open_events == 0 && r->discarded_count == r->reported_discarded) {
+        if (r->open_events == 0 && discarded == r->reported_discarded) {
             /* Nothing worth publishing; give the sub-buffer back unused. */
             r->is_open = 0;
+            r->open_limit = 0;
             r->next_seq = r->open_seq;
             return;
         }
@@ -101,7 +109,7 @@ void bmt_ring_flush(struct bmt_ring *r, uint64_t ts_ns)
      * sub-buffer: overwriting recorded events to report a loss would lose
      * more. The count stays in discarded_count for the stop figures. */
     uint64_t consumed = atomic_load_explicit(&r->consumed, memory_order_acquire);
-    if (r->discarded_count != r->reported_discarded && r->next_seq - consumed < r->subbuf_count &&
+    if (discarded != r->reported_discarded && r->next_seq - consumed < r->subbuf_count &&
         open_packet(r, ts_ns)) {
         if (ts_ns > r->last_ts_ns)
             r->last_ts_ns = ts_ns;

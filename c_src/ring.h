@@ -24,11 +24,16 @@
  * A full ring never blocks: discard mode drops the new event and counts it;
  * overwrite mode drops the oldest packet and counts its events. The count is
  * free-running and lands in each packet's events_discarded.
+ *
+ * written_count and discarded_count are the writer's, stored with relaxed
+ * atomics (a plain store on every target) so the reader may sample them at
+ * any time for caps and idle detection; only the writer ever stores them.
  */
 #ifndef BMT_RING_H
 #define BMT_RING_H
 
 #include "ctf.h"
+#include "event.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -53,16 +58,18 @@ struct bmt_ring {
     uint8_t uuid[BMT_CTF_UUID_BYTES];
 
     /* Writer-owned. */
-    _Alignas(BMT_CACHE_LINE) int is_open; /* a packet is open for writing */
+    _Alignas(BMT_CACHE_LINE) uint8_t *open_base; /* the open packet's first byte */
+    size_t open_limit;            /* subbuf_bytes while a packet is open, else 0 */
+    int is_open;                  /* a packet is open for writing */
     uint64_t open_seq;            /* absolute index of the open packet */
     size_t offset_bytes;          /* write position inside the open packet */
     uint32_t open_events;         /* events in the open packet */
     uint64_t last_ts_ns;          /* timestamp of the last event written */
     uint64_t next_seq;            /* absolute index of the next packet to open */
-    uint64_t discarded_count;     /* free-running: events dropped or overwritten */
+    _Atomic uint64_t discarded_count; /* free-running: events dropped or overwritten */
     uint64_t overwritten_count;   /* part of discarded_count lost to overwrite */
     uint64_t reported_discarded;  /* discarded_count stamped in the last packet */
-    uint64_t written_count;       /* events committed into packets */
+    _Atomic uint64_t written_count; /* events committed into packets */
 
     /* Shared. */
     _Alignas(BMT_CACHE_LINE) _Atomic uint64_t committed; /* packets published */
@@ -78,18 +85,43 @@ int bmt_ring_init(struct bmt_ring *r, uint8_t *mem, uint32_t *packet_events,
                   enum bmt_ring_mode mode, uint64_t stream_instance,
                   const uint8_t uuid[BMT_CTF_UUID_BYTES]);
 
-/* Writer: returns a pointer to `bytes` writable bytes for an event stamped
- * `ts_ns`, or NULL when the event is dropped (ring full in discard mode, or
- * larger than a packet); drops are counted. */
-uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns);
+/* Writer-side add to one of the reader-visible counters. */
+static inline void bmt_ring_count(_Atomic uint64_t *counter, uint64_t n)
+{
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
 
-/* Writer: publishes the `bytes` just written at the pointer reserve gave. */
+/* Writer: returns a pointer to at least `bytes` writable bytes for an event
+ * stamped `ts_ns`, or NULL when the event is dropped (ring full in discard
+ * mode, or larger than a packet); drops are counted. `bytes` may be an upper
+ * bound: commit says how many were used. On success r->last_ts_ns is the
+ * stream's previous timestamp (the packet's begin time in a new packet),
+ * which the event header is relative to. */
+uint8_t *bmt_ring_reserve_slow(struct bmt_ring *r, size_t bytes, uint64_t ts_ns);
+static inline uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
+{
+    /* The common case, inline: room left in the open packet (a closed
+     * ring's limit is 0, so it always takes the slow path). */
+    if (__builtin_expect(r->offset_bytes + bytes <= r->open_limit, 1))
+        return r->open_base + r->offset_bytes;
+    return bmt_ring_reserve_slow(r, bytes, ts_ns);
+}
+
+/* Writer: publishes the `bytes` (at most what reserve granted) just written
+ * at the pointer reserve gave. */
 static inline void bmt_ring_commit(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
 {
     r->offset_bytes += bytes;
     r->open_events++;
-    r->written_count++;
+    bmt_ring_count(&r->written_count, 1);
     r->last_ts_ns = ts_ns;
+}
+
+/* Writer: counts `n` events dropped before reaching the ring. */
+static inline void bmt_ring_drop(struct bmt_ring *r, uint64_t n)
+{
+    bmt_ring_count(&r->discarded_count, n);
 }
 
 /* Writer (or quiescent writer): closes and publishes the open packet if it
@@ -105,6 +137,18 @@ static inline void bmt_ring_flush_if_requested(struct bmt_ring *r, uint64_t ts_n
         atomic_store_explicit(&r->flush_requested, 0, memory_order_relaxed);
         bmt_ring_flush(r, ts_ns);
     }
+}
+
+/* Writer: encodes `ev` into the ring (reserve, encode, commit). Returns 1
+ * when recorded, 0 when dropped (and counted). For code that builds a
+ * struct bmt_event first: tests, generators. */
+static inline int bmt_ring_put_event(struct bmt_ring *r, const struct bmt_event *ev)
+{
+    uint8_t *p = bmt_ring_reserve(r, bmt_event_size(ev), ev->ts_ns);
+    if (!p)
+        return 0;
+    bmt_ring_commit(r, bmt_event_encode(ev, p, r->last_ts_ns), ev->ts_ns);
+    return 1;
 }
 
 /* Reader: asks the writer to publish its partial packet at its next event. */

@@ -1,6 +1,9 @@
 /* Trace directory writer (contract in trace_dir.h). */
+#define _GNU_SOURCE /* O_DIRECTORY, O_NOFOLLOW, openat */
 #include "trace_dir.h"
+#include "event.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,136 +21,418 @@ uint64_t bmt_clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int write_all(int fd, const void *buf, size_t bytes)
+/* Writes all of `buf` at offset `off`. Returns 0 or a negative errno; a
+ * write that makes no progress is -ENOSPC (what a full disk gives once part
+ * of a buffer went in). */
+static int pwrite_all(int fd, const void *buf, size_t bytes, uint64_t off)
 {
     const uint8_t *p = buf;
     while (bytes > 0) {
-        ssize_t n = write(fd, p, bytes);
+        ssize_t n = pwrite(fd, p, bytes, (off_t)off);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             return -errno;
         }
         if (n == 0)
-            return -EIO;
+            return -ENOSPC;
         p += n;
+        off += (uint64_t)n;
         bytes -= (size_t)n;
     }
     return 0;
 }
 
-/* mkdir -p: creates each missing component of `path`. */
-static int make_dirs(const char *path)
+/* The directory's mode for files of mode `file_mode`: x wherever r. */
+static mode_t dir_mode(unsigned file_mode)
+{
+    mode_t m = (mode_t)(file_mode & 0777) | S_IRWXU;
+    if (m & S_IRGRP)
+        m |= S_IXGRP;
+    if (m & S_IROTH)
+        m |= S_IXOTH;
+    return m;
+}
+
+/* mkdir -p of every parent of `path` (not `path` itself). */
+static int make_parents(const char *path, mode_t mode)
 {
     char tmp[4096];
     size_t len = strlen(path);
     if (len == 0 || len >= sizeof tmp)
         return -ENAMETOOLONG;
     memcpy(tmp, path, len + 1);
+    char *last = strrchr(tmp, '/');
+    if (!last || last == tmp)
+        return 0;
+    *last = '\0';
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        if (mkdir(tmp, mode) != 0 && errno != EEXIST)
             return -errno;
         *p = '/';
     }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+    if (mkdir(tmp, mode) != 0 && errno != EEXIST)
         return -errno;
-    struct stat st;
-    if (stat(tmp, &st) != 0)
-        return -errno;
-    if (!S_ISDIR(st.st_mode))
-        return -ENOTDIR;
     return 0;
 }
 
-int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path,
-                         const struct bmt_ctf_trace_info *info)
+/* 1 when the directory open at `fd` holds nothing but . and .. */
+static int dir_is_empty(int fd)
+{
+    int dup_fd = dup(fd);
+    if (dup_fd < 0)
+        return 0;
+    DIR *dir = fdopendir(dup_fd);
+    if (!dir) {
+        close(dup_fd);
+        return 0;
+    }
+    int empty = 1;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            empty = 0;
+            break;
+        }
+    }
+    closedir(dir);
+    return empty;
+}
+
+/* Makes (or takes, if empty and ours) the directory and opens it. */
+static int open_dir(struct bmt_trace_dir *d, mode_t mode)
+{
+    int rc = make_parents(d->path, mode);
+    if (rc < 0)
+        return rc;
+    struct stat st;
+    if (mkdir(d->path, mode) == 0) {
+        d->created = 1;
+    } else if (errno != EEXIST) {
+        return -errno;
+    } else if (lstat(d->path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        /* A symlink (to anything) is never followed; a file is not a
+         * directory. */
+        return S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+    }
+    /* O_NOFOLLOW again: a symlink swapped in since lstat fails here. */
+    d->dirfd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (d->dirfd < 0) {
+        rc = -errno;
+        goto fail;
+    }
+    if (fstat(d->dirfd, &st) != 0) {
+        rc = -errno;
+        goto fail;
+    }
+    if (!d->created) {
+        if (st.st_uid != geteuid()) {
+            rc = -EPERM;
+            goto fail;
+        }
+        if (!dir_is_empty(d->dirfd)) {
+            rc = -ENOTEMPTY;
+            goto fail;
+        }
+    }
+    /* The umask may have narrowed mkdir's mode, or the directory existed
+     * with another: set exactly what was asked. */
+    if (fchmod(d->dirfd, mode) != 0) {
+        rc = -errno;
+        goto fail;
+    }
+    return 0;
+fail:
+    if (d->dirfd >= 0)
+        close(d->dirfd);
+    d->dirfd = -1;
+    if (d->created)
+        rmdir(d->path);
+    d->created = 0;
+    return rc;
+}
+
+/* Creates `name` in the directory: never an existing file, never through a
+ * symlink, exactly the trace's mode. Returns the descriptor or -errno. */
+static int create_file(struct bmt_trace_dir *d, const char *name)
+{
+    int fd = openat(d->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    (mode_t)d->file_mode);
+    if (fd < 0)
+        return -errno;
+    if (fchmod(fd, (mode_t)d->file_mode) != 0) {
+        int rc = -errno;
+        close(fd);
+        unlinkat(d->dirfd, name, 0);
+        return rc;
+    }
+    return fd;
+}
+
+int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path, unsigned file_mode,
+                         const struct bmt_ctf_trace_info *info, uint64_t tracefile_size_bytes,
+                         uint32_t tracefile_count)
 {
     memset(d, 0, sizeof *d);
+    d->dirfd = -1;
     for (int i = 0; i < BMT_MAX_STREAMS; i++)
-        d->fds[i] = -1;
+        d->streams[i].fd = -1;
+    if (path[0] != '/' || tracefile_count > 1024)
+        return -EINVAL;
     if (strlen(path) + 32 >= sizeof d->path)
         return -ENAMETOOLONG;
     strcpy(d->path, path);
+    /* "dir/" names the same directory as "dir"; without the slash the
+     * parent is what make_parents sees. */
+    for (size_t n = strlen(d->path); n > 1 && d->path[n - 1] == '/'; n--)
+        d->path[n - 1] = '\0';
+    d->file_mode = file_mode ? file_mode & 0777 : BMT_TRACE_FILE_MODE;
+    d->tracefile_size_bytes = tracefile_size_bytes;
+    d->tracefile_count = tracefile_count;
+    memcpy(d->uuid, info->uuid, sizeof d->uuid);
 
-    int rc = make_dirs(path);
+    int rc = open_dir(d, dir_mode(d->file_mode));
     if (rc < 0)
         return rc;
 
     size_t size = 64 * 1024;
     char *text = malloc(size);
-    if (!text)
-        return -ENOMEM;
-    long len = bmt_ctf_metadata(info, text, size);
+    long len = text ? bmt_ctf_metadata(info, text, size) : -ENOMEM;
     if (len < 0) {
-        free(text);
-        return (int)len;
+        rc = (int)len;
+        goto fail;
     }
-    char file[4200];
-    snprintf(file, sizeof file, "%s/metadata", path);
-    int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = create_file(d, "metadata");
     if (fd < 0) {
-        rc = -errno;
-        free(text);
-        return rc;
+        rc = fd;
+        goto fail;
     }
-    rc = write_all(fd, text, (size_t)len);
+    rc = pwrite_all(fd, text, (size_t)len, 0);
     if (rc == 0 && fsync(fd) != 0 && errno != EINVAL)
         rc = -errno;
     if (close(fd) != 0 && rc == 0)
         rc = -errno;
-    free(text);
     if (rc < 0)
-        unlink(file);
+        goto fail;
+    free(text);
+    d->bytes_on_disk = d->bytes_written = (uint64_t)len;
+    return 0;
+fail:
+    free(text);
+    bmt_trace_dir_abandon(d);
     return rc;
 }
 
-int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, const uint8_t *pkt,
-                               size_t bytes)
+static void stream_file_name(const struct bmt_trace_dir *d, unsigned stream, uint32_t index,
+                             char *out, size_t size)
 {
-    if (d->error)
-        return -d->error;
+    if (d->tracefile_size_bytes)
+        snprintf(out, size, "channel0_%u_%u", stream, index);
+    else
+        snprintf(out, size, "channel0_%u", stream);
+}
+
+/* Opens the next file of stream `s` (the first, or the next one when
+ * rotating), deleting the file that falls out of the kept window. */
+static int open_stream_file(struct bmt_trace_dir *d, unsigned stream, struct bmt_stream_file *s)
+{
+    char name[64];
+    if (s->fd >= 0) {
+        if (close(s->fd) != 0) {
+            s->fd = -1;
+            return -errno;
+        }
+        s->fd = -1;
+        s->file_index++;
+    }
+    if (d->tracefile_count && !s->file_events) {
+        /* Allocated once per rotating stream, by the consumer (never on a
+         * writer's path). */
+        s->file_events = calloc(d->tracefile_count, sizeof *s->file_events);
+        if (!s->file_events)
+            return -ENOMEM;
+    }
+    if (d->tracefile_count && s->file_index >= d->tracefile_count) {
+        /* The file leaving the window takes its events with it: they count
+         * as lost (overwritten, as a flight recorder's are). */
+        struct stat st;
+        uint64_t *gone = &s->file_events[s->file_index % d->tracefile_count];
+        stream_file_name(d, stream, s->file_index - d->tracefile_count, name, sizeof name);
+        if (fstatat(d->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            unlinkat(d->dirfd, name, 0) == 0) {
+            if ((uint64_t)st.st_size <= d->bytes_on_disk)
+                d->bytes_on_disk -= (uint64_t)st.st_size;
+            s->events -= *gone;
+            s->lost_events += *gone;
+            s->rotated_events += *gone;
+        }
+        *gone = 0;
+    }
+    stream_file_name(d, stream, s->file_index, name, sizeof name);
+    int fd = create_file(d, name);
+    if (fd < 0)
+        return fd;
+    s->fd = fd;
+    s->file_bytes = 0;
+    s->last_packet_offset = 0;
+    s->last_packet_events = 0;
+    s->tail_offset = 0;
+    return 0;
+}
+
+int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, uint8_t *pkt,
+                               size_t content_bytes, uint32_t events)
+{
     if (stream >= BMT_MAX_STREAMS)
         return -EINVAL;
-    if (d->fds[stream] < 0) {
-        char file[4200];
-        snprintf(file, sizeof file, "%s/channel0_%u", d->path, stream);
-        int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0) {
-            d->error = errno;
-            return -d->error;
-        }
-        d->fds[stream] = fd;
+    struct bmt_stream_file *s = &d->streams[stream];
+    if (d->error) {
+        s->lost_events += events;
+        return -d->error;
     }
-    int rc = write_all(d->fds[stream], pkt, bytes);
+    int rc = 0;
+    if (s->fd < 0 || (d->tracefile_size_bytes && s->file_bytes > 0 &&
+                      s->file_bytes + content_bytes > d->tracefile_size_bytes))
+        rc = open_stream_file(d, stream, s);
+    uint64_t discarded = bmt_get_u64(pkt + BMT_PKT_EVENTS_DISCARDED) + s->lost_events;
+    if (rc == 0) {
+        bmt_put_u64(pkt + BMT_PKT_SEQ_NUM, s->next_seq);
+        bmt_put_u64(pkt + BMT_PKT_EVENTS_DISCARDED, discarded);
+        rc = pwrite_all(s->fd, pkt, content_bytes, s->file_bytes);
+    }
     if (rc < 0) {
+        /* Whole packets only: cut what part of this one went in. */
+        if (s->fd >= 0 && ftruncate(s->fd, (off_t)s->file_bytes) != 0) {
+        }
+        s->lost_events += events;
         d->error = -rc;
         return rc;
     }
-    d->bytes_written += bytes;
+    s->last_packet_offset = s->tail_offset = s->file_bytes;
+    s->last_packet_events = events;
+    s->events += events;
+    if (s->file_events)
+        s->file_events[s->file_index % d->tracefile_count] += events;
+    s->file_bytes += content_bytes;
+    s->next_seq++;
+    s->stamped_discarded = discarded;
+    s->last_ts_end_ns = bmt_get_u64(pkt + BMT_PKT_TS_END);
+    d->bytes_on_disk += content_bytes;
+    d->bytes_written += content_bytes;
     return 0;
+}
+
+void bmt_trace_dir_lose(struct bmt_trace_dir *d, unsigned stream, uint64_t events)
+{
+    if (stream < BMT_MAX_STREAMS)
+        d->streams[stream].lost_events += events;
+}
+
+int bmt_trace_dir_seal_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t ring_discarded,
+                              uint64_t ts_ns)
+{
+    if (stream >= BMT_MAX_STREAMS)
+        return -EINVAL;
+    struct bmt_stream_file *s = &d->streams[stream];
+    if (ring_discarded + s->lost_events == s->stamped_discarded)
+        return 0;
+    if (s->fd < 0) {
+        int rc = open_stream_file(d, stream, s);
+        if (rc < 0)
+            return rc;
+    }
+    uint8_t pkt[BMT_PKT_HEADER_BYTES];
+    for (int attempt = 0; attempt < 2; attempt++) {
+        uint64_t discarded = ring_discarded + s->lost_events;
+        uint64_t ts = ts_ns > s->last_ts_end_ns ? ts_ns : s->last_ts_end_ns;
+        bmt_ctf_packet_open(pkt, d->uuid, stream, ts);
+        bmt_ctf_packet_close(pkt, ts, sizeof pkt, s->next_seq, discarded);
+        int rc = pwrite_all(s->fd, pkt, sizeof pkt, s->file_bytes);
+        if (rc == 0) {
+            s->tail_offset = s->file_bytes;
+            s->file_bytes += sizeof pkt;
+            s->next_seq++;
+            s->stamped_discarded = discarded;
+            s->last_packet_events = 0;
+            d->bytes_on_disk += sizeof pkt;
+            d->bytes_written += sizeof pkt;
+            return 0;
+        }
+        if (ftruncate(s->fd, (off_t)s->file_bytes) != 0) {
+        }
+        if (!d->error)
+            d->error = -rc;
+        /* No room even for a header: give up the last packet (its events
+         * are counted) and put the header where it was. */
+        if (s->last_packet_events == 0 || ftruncate(s->fd, (off_t)s->last_packet_offset) != 0)
+            return rc;
+        d->bytes_on_disk -= s->file_bytes - s->last_packet_offset;
+        s->file_bytes = s->last_packet_offset;
+        s->events -= s->last_packet_events;
+        if (s->file_events)
+            s->file_events[s->file_index % d->tracefile_count] -= s->last_packet_events;
+        s->lost_events += s->last_packet_events;
+        s->last_packet_events = 0;
+        s->next_seq--;
+    }
+    return -ENOSPC;
+}
+
+int bmt_trace_dir_add_discarded(struct bmt_trace_dir *d, unsigned stream, uint64_t events,
+                                uint64_t ts_ns)
+{
+    if (stream >= BMT_MAX_STREAMS)
+        return -EINVAL;
+    struct bmt_stream_file *s = &d->streams[stream];
+    if (events == 0)
+        return 0;
+    if (s->fd < 0 || s->file_bytes == 0)
+        return bmt_trace_dir_seal_stream(d, stream, s->stamped_discarded + events - s->lost_events,
+                                         ts_ns);
+    uint8_t field[8];
+    bmt_put_u64(field, s->stamped_discarded + events);
+    int rc = pwrite_all(s->fd, field, sizeof field, s->tail_offset + BMT_PKT_EVENTS_DISCARDED);
+    if (rc == 0)
+        s->stamped_discarded += events;
+    return rc;
+}
+
+int bmt_trace_dir_removed(const struct bmt_trace_dir *d)
+{
+    struct stat st;
+    if (d->dirfd < 0)
+        return 0;
+    return fstat(d->dirfd, &st) == 0 && st.st_nlink == 0;
 }
 
 int bmt_trace_dir_close(struct bmt_trace_dir *d)
 {
     for (int i = 0; i < BMT_MAX_STREAMS; i++) {
-        if (d->fds[i] < 0)
+        free(d->streams[i].file_events);
+        d->streams[i].file_events = NULL;
+        if (d->streams[i].fd < 0)
             continue;
-        if (close(d->fds[i]) != 0 && !d->error)
+        if (close(d->streams[i].fd) != 0 && !d->error)
             d->error = errno;
-        d->fds[i] = -1;
+        d->streams[i].fd = -1;
     }
+    if (d->dirfd >= 0)
+        close(d->dirfd);
+    d->dirfd = -1;
     return -d->error;
 }
 
 void bmt_trace_dir_abandon(struct bmt_trace_dir *d)
 {
-    char file[4200];
+    if (d->dirfd >= 0)
+        unlinkat(d->dirfd, "metadata", 0);
     bmt_trace_dir_close(d);
-    snprintf(file, sizeof file, "%s/metadata", d->path);
-    unlink(file);
+    if (d->created)
+        rmdir(d->path);
+    d->created = 0;
 }
 
 int bmt_ctf_trace_info_init(struct bmt_ctf_trace_info *info)

@@ -1,11 +1,26 @@
-/* A trace directory on disk: creates it, writes the metadata, and appends
- * packets to one stream file per ring (`channel0_<N>`, opened on the first
- * packet).
+/* A trace directory on disk: creates it privately, writes the metadata, and
+ * appends whole packets to one stream file per ring (`channel0_<N>`, or
+ * `channel0_<N>_<K>` when files rotate), opened on the stream's first packet.
  *
- * Used by one thread at a time (the session's consumer thread, or the
- * stopping thread after the consumer has exited). Pure C and POSIX I/O.
- * Errors are sticky: after the first failed write the directory refuses
- * further packets and bmt_trace_dir_error() reports the errno.
+ * Safety: the directory is created (or an existing empty one of ours is
+ * taken) with mode 0700 unless the caller widens it, and opened once with
+ * O_DIRECTORY|O_NOFOLLOW; every file is created relative to that descriptor
+ * with O_CREAT|O_EXCL|O_NOFOLLOW and fchmod'ed to the chosen mode, so the
+ * umask cannot widen it, a planted symlink makes the open fail instead of
+ * redirecting it, and nothing is ever written outside the directory.
+ *
+ * Whole packets only: when a write fails (ENOSPC, EIO, a short write) the
+ * file is truncated back to the end of its last complete packet, the
+ * packet's events are counted as lost, and the directory refuses further
+ * packets. Every packet is written with its packet_seq_num renumbered
+ * contiguously per stream and its events_discarded raised by the events the
+ * disk never got, so readers see no sequence gap and exact loss counts. At
+ * the end, bmt_trace_dir_seal_stream writes a header-only packet carrying
+ * the stream's final loss count, sacrificing the last packet (counted) if
+ * the disk has no room even for that.
+ *
+ * Used by one thread at a time (a session's consumer, or whoever finishes
+ * the session after the consumer stopped). Pure C and POSIX I/O.
  */
 #ifndef BMT_TRACE_DIR_H
 #define BMT_TRACE_DIR_H
@@ -17,31 +32,91 @@
 
 #define BMT_MAX_STREAMS 1024
 
-struct bmt_trace_dir {
-    char path[4096];
-    int fds[BMT_MAX_STREAMS];   /* -1 until the stream's first packet */
-    int error;                  /* first errno seen, 0 when healthy */
-    uint64_t bytes_written;
+/* Mode of trace files unless the caller asks for another: private. */
+#define BMT_TRACE_FILE_MODE 0600
+
+struct bmt_stream_file {
+    int fd;                      /* -1 until the stream's first packet */
+    uint32_t file_index;         /* rotation: K of the open file channel0_<N>_<K> */
+    uint64_t file_bytes;         /* complete packets in the open file, bytes */
+    uint64_t next_seq;           /* packet_seq_num of the next packet on disk */
+    uint64_t events;             /* events of this stream on disk */
+    uint64_t lost_events;        /* events of this stream the disk never got */
+    uint64_t stamped_discarded;  /* events_discarded of the last packet on disk */
+    uint64_t last_ts_end_ns;     /* timestamp_end of the last packet on disk */
+    uint64_t last_packet_offset; /* where the open file's last packet with events starts */
+    uint32_t last_packet_events; /* its events (0: no packet to sacrifice) */
+    uint64_t tail_offset;        /* where the open file's last packet starts */
+    uint64_t *file_events;       /* rotation: events in each kept file, by K % count */
+    uint64_t rotated_events;     /* events in files rotation deleted (also in lost_events) */
 };
 
-/* Creates `path` (and missing parents, mode 0755) if needed, refuses a
- * directory that already holds a `metadata` file (-EEXIST: never mix two
- * traces), and writes the metadata for `info`. Returns 0 or a negative errno;
- * on failure nothing stays open. */
-int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path,
-                         const struct bmt_ctf_trace_info *info);
+struct bmt_trace_dir {
+    char path[4096];
+    int dirfd;                   /* the directory, O_DIRECTORY|O_NOFOLLOW; -1 when closed */
+    int created;                 /* 1 when we made the directory (abandon removes it) */
+    unsigned file_mode;          /* mode of every file, e.g. 0600 */
+    uint8_t uuid[BMT_CTF_UUID_BYTES];
+    uint64_t tracefile_size_bytes; /* rotate a stream's file past this; 0: never */
+    uint32_t tracefile_count;    /* files kept per stream when rotating, <= 1024; 0: all */
+    uint64_t bytes_on_disk;      /* metadata + stream files now, after rotation */
+    uint64_t bytes_written;      /* every byte written since creation */
+    int error;                   /* first errno of a failed write, 0 when healthy */
+    struct bmt_stream_file streams[BMT_MAX_STREAMS];
+};
 
-/* Appends one packet of `bytes` bytes to stream `stream`. Returns 0 or a
- * negative errno (also remembered as the directory's error). */
-int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, const uint8_t *pkt,
-                               size_t bytes);
+/* Creates the trace directory `path` (absolute; missing parents are created
+ * with the directory's mode) and writes the metadata for `info`. An existing
+ * `path` is taken only if it is an empty directory owned by this user, not a
+ * symlink. `file_mode` (0 = BMT_TRACE_FILE_MODE) is every file's mode; the
+ * directory gets it plus x wherever it has r. Rotation: see the struct.
+ * Returns 0, or a negative errno (-ENOTEMPTY for a directory holding
+ * anything, -ELOOP for a symlink, -EPERM for someone else's directory); on
+ * failure nothing stays open and nothing of ours stays on disk. */
+int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path, unsigned file_mode,
+                         const struct bmt_ctf_trace_info *info, uint64_t tracefile_size_bytes,
+                         uint32_t tracefile_count);
 
-/* Flushes and closes every stream file. Returns 0 or the first error seen
+/* Appends the packet `pkt` (`content_bytes` long, `events` events) to
+ * stream `stream`, after renumbering its packet_seq_num and adding the
+ * stream's lost events to its events_discarded (in place: the caller owns
+ * the packet memory). Returns 0; or a negative errno, the file truncated
+ * back to its last complete packet, this packet's events counted as lost,
+ * and the error remembered (later packets are refused and counted). */
+int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, uint8_t *pkt,
+                               size_t content_bytes, uint32_t events);
+
+/* Counts `events` of stream `stream` as lost without writing them (a cap
+ * was reached, or the directory failed before). */
+void bmt_trace_dir_lose(struct bmt_trace_dir *d, unsigned stream, uint64_t events);
+
+/* Ends stream `stream`: if the trace does not yet say that
+ * `ring_discarded` + its lost events were discarded, appends a header-only
+ * packet stamped `ts_ns` that says so (when even that does not fit, the last
+ * packet is cut off and counted first). A stream with nothing written and
+ * nothing lost stays absent. Works after a write failure too. Returns 0 or
+ * a negative errno. */
+int bmt_trace_dir_seal_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t ring_discarded,
+                              uint64_t ts_ns);
+
+/* Raises the loss count of stream `stream` by `events` in its last packet
+ * on disk (an 8-byte rewrite in place: works on a full disk), or writes a
+ * header-only packet saying so when the stream has no file yet. For events
+ * offered after the trace was sealed. Returns 0 or a negative errno. */
+int bmt_trace_dir_add_discarded(struct bmt_trace_dir *d, unsigned stream, uint64_t events,
+                                uint64_t ts_ns);
+
+/* 1 when the directory was removed (or renamed away and deleted) since it
+ * was created. */
+int bmt_trace_dir_removed(const struct bmt_trace_dir *d);
+
+/* Closes every file and the directory. Returns 0 or the first error seen
  * during the directory's life. Safe to call twice. */
 int bmt_trace_dir_close(struct bmt_trace_dir *d);
 
-/* Closes the stream files and removes the metadata file: a directory whose
- * session never started holds no trace, so a retry can use it again. */
+/* For a session that never started: closes everything and removes what
+ * create made (the metadata, and the directory if it made it), so a retry
+ * with the same path works. */
 void bmt_trace_dir_abandon(struct bmt_trace_dir *d);
 
 /* Fills `info` for the current process: random uuid, hostname, clock offset

@@ -7,6 +7,7 @@
 enum bmt_usdt_status {
     BMT_USDT_PROVIDED, /* fired with OTP's arguments */
     BMT_USDT_APPROX,   /* fired, with a stated approximation */
+    BMT_USDT_NUMBERED, /* provided, one probe per label */
     BMT_USDT_NONE,     /* not derivable on a stock VM */
 };
 

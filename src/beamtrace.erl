@@ -18,7 +18,8 @@
 %% Implements the erl_tracer behaviour (its callbacks are the NIFs below;
 %% erl_tracer.erl ships no behaviour_info in Debian's OTP 25).
 
--export([start/0, start/1, stop/0, stop/1, info/0, info/1, sessions/0, sinks/0]).
+-export([start/0, start/1, stop/0, stop/1, info/0, info/1, sessions/0, sinks/0,
+         snapshot/1, snapshot/2]).
 %% User probes and tags: OTP's dyntrace API.
 -export([available/0, user_trace_s1/1, user_trace_i4s4/9,
          p/0, p/1, p/2, p/3, p/4, p/5, p/6, p/7, p/8,
@@ -26,9 +27,14 @@
          put_tag/1, get_tag/0, get_tag_data/0, spread_tag/1, restore_tag/1]).
 %% OTP's dyntrace module name, backed by beamtrace.
 -export([install_dyntrace/0, uninstall_dyntrace/0]).
+%% Trace flags and patterns in a trace session of beamtrace's own.
+-export([trace_session/1]).
+%% One call: recording, flags and patterns, guard rails, all taken down.
+-export([trace/2, trace_async/2, stop_trace/1, trace_info/1]).
 -export(['$shared_state'/0]).
 
--nifs([start_nif/8, stop_nif/1, info_nif/1, sessions_nif/0, sinks_nif/0, '$shared_state'/0,
+-nifs([start_nif/2, stop_nif/1, info_nif/1, sessions_nif/0, snapshot_nif/2, sinks_nif/0,
+       '$shared_state'/0, emit_nif/3,
        user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10]).
 
 -on_load(load_nif/0).
@@ -36,6 +42,7 @@
 -export_type([session/0, option/0, stats/0]).
 
 -opaque session() :: reference().
+-type limit() :: pos_integer() | infinity.
 -type option() ::
         {dir, file:name_all()}
       | {events, [string() | binary()]}
@@ -43,10 +50,21 @@
       | {buffer_size, pos_integer()}
       | {subbuffers, 2..1024}
       | {message_length, 0..16384 | size_only}
-      | {default, boolean()}.
+      | {default, boolean()}
+      | {file_mode, 8#600..8#777}
+      | {max_bytes, limit()}
+      | {max_events, limit()}
+      | {duration, limit()}
+      | {max_rate, limit()}
+      | {tracefile_size, limit()}
+      | {tracefile_count, limit()}
+      | {flush_interval, pos_integer()}
+      | {notify, pid() | undefined}.
+-type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
+                | vm_exit | unload | file:posix().
 -type stats() :: #{dir := binary(), events := non_neg_integer(),
                    discarded := non_neg_integer(), overwritten := non_neg_integer(),
-                   written_bytes := non_neg_integer()}.
+                   written_bytes := non_neg_integer(), reason := reason()}.
 
 -define(DEFAULTS, #{events => ["*"],
                     mode => discard,
@@ -54,6 +72,15 @@
                     subbuffers => 8,
                     message_length => 255,
                     default => false,
+                    file_mode => 8#600,
+                    max_bytes => 1 bsl 30,
+                    max_events => infinity,
+                    duration => infinity,
+                    max_rate => infinity,
+                    tracefile_size => infinity,
+                    tracefile_count => infinity,
+                    flush_interval => 1000,
+                    notify => undefined,
                     %% Test mode: false makes writers not wake the consumer,
                     %% which then drains only every 10 ms, so a tiny buffer
                     %% really overflows and drop accounting can be tested.
@@ -73,19 +100,35 @@ start() ->
 %%
 %% Options (a map or a proplist):
 %% <dl>
-%% <dt>`dir'</dt><dd>trace directory (created); default a new
-%%   `./beamtrace-traces/beamtrace-YYYYMMDD-HHMMSS'.</dd>
+%% <dt>`dir'</dt><dd>trace directory, created private (0700, files 0600)
+%%   and refused if it is a symlink or already holds anything; default a new
+%%   `./beamtrace-traces/beamtrace-YYYYMMDD-HHMMSS[-N]'.</dd>
 %% <dt>`events'</dt><dd>LTTng-style patterns, e.g.
 %%   `["org_erlang_dyntrace:process_*"]'; default all tracepoints.</dd>
 %% <dt>`mode'</dt><dd>`discard' (keep the oldest, drop new events when full;
-%%   default) or `overwrite' (flight recorder: keep the newest).</dd>
+%%   default) or `overwrite' (flight recorder: keep the newest; written out
+%%   at stop, at VM exit, or by snapshot/1).</dd>
 %% <dt>`buffer_size'</dt><dd>bytes of buffer per recording thread (default
 %%   4 MiB), split into `subbuffers' packets (default 8).</dd>
 %% <dt>`message_length'</dt><dd>bytes of each printed message kept
 %%   (default 255), 0 for none, or `size_only' for its size in words.</dd>
 %% <dt>`default'</dt><dd>make this the session `{tracer, beamtrace, []}'
 %%   feeds; the first session started is the default anyway.</dd>
+%% <dt>`file_mode'</dt><dd>mode of the trace files (default 8#600); the
+%%   directory gets x wherever the files have r.</dd>
+%% <dt>`max_bytes', `max_events', `duration' (ms), `max_rate' (events a
+%%   second, over 100 ms)</dt><dd>caps: past one the session stops by
+%%   itself, with that reason. Default `max_bytes' 1 GiB, others
+%%   `infinity'.</dd>
+%% <dt>`tracefile_size', `tracefile_count'</dt><dd>LTTng-style rotation:
+%%   each thread's stream file is cut at `tracefile_size' bytes and only the
+%%   newest `tracefile_count' files are kept.</dd>
+%% <dt>`flush_interval'</dt><dd>ms within which a thread's partial packet
+%%   reaches the disk (default 1000).</dd>
+%% <dt>`notify'</dt><dd>a process sent `{beamtrace_stopped, Session, Reason}'
+%%   when the session stops by itself.</dd>
 %% </dl>
+%% Errors: `{badopt, Key}', `{Posix, Dir}', `too_many_sessions'.
 -spec start(#{atom() => term()} | [option()]) -> {ok, session()} | {error, term()}.
 start(Opts) when is_list(Opts) ->
     try maps:from_list(Opts) of
@@ -98,33 +141,85 @@ start(Opts) when is_map(Opts) ->
             {error, {badopt, Bad}};
         [] ->
             O = maps:merge(?DEFAULTS, Opts),
-            case dir(O) of
-                {ok, Dir} ->
-                    start_nif(Dir, maps:get(events, O), maps:get(mode, O),
-                              maps:get(buffer_size, O), maps:get(subbuffers, O),
-                              maps:get(message_length, O), maps:get(default, O),
-                              maps:get('$consumer_wakeups', O));
-                Error ->
-                    Error
-            end
+            start_in(O, dir(O))
     end;
 start(_) ->
     {error, {badopt, options}}.
 
+start_in(_O, {error, _} = Error) ->
+    Error;
+start_in(O, {ok, Dir}) ->
+    case start_nif(Dir, nif_options(O)) of
+        {ok, Session} ->
+            statedump(Session),
+            {ok, Session};
+        {error, {Taken, _}} when (Taken =:= eexist orelse Taken =:= enotempty),
+                                  not is_map_key(dir, O) ->
+            %% Another start took the same default name first.
+            start_in(O, dir(O));
+        Error ->
+            Error
+    end.
+
+nif_options(O) ->
+    (maps:without(['$consumer_wakeups', dir], O))#{
+        wakeups => maps:get('$consumer_wakeups', O),
+        node => atom_to_binary(node(), utf8)}.
+
 %% @doc Stops the default session and returns its figures.
+%%
+%% Trace flags are not touched: flags set by hand with `{tracer, beamtrace,
+%% []}' stay on their processes after stop/0, and every traced event still
+%% calls the tracer (which then answers `discard'; about 25% extra CPU per
+%% message on a busy broker). Clear them with `erlang:trace(all, false,
+%% [all])' and the patterns with `erlang:trace_pattern({'_', '_', '_'},
+%% false, [local, meta, call_count, call_time])', or use trace/2, which
+%% removes every flag and pattern it set whenever it stops.
 -spec stop() -> {ok, stats()} | {error, term()}.
 stop() ->
     stop_nif([]).
 
 %% @doc Stops a session: waits for events in flight, writes every buffer
-%% out, closes the trace. `events' were recorded, `discarded' were lost
-%% (full buffers, overwritten packets, write failures), so together they are
-%% every event the session was offered.
+%% out, closes the trace; or collects a session that stopped by itself.
+%% `events' are in the trace, `discarded' were lost (full buffers,
+%% overwritten packets, caps, write failures, offered after it stopped), so
+%% together they are every event the session was offered. `reason' says why
+%% it stopped. A trace the disk refused (`enospc', ...) or whose directory
+%% was removed (`dir_removed') is `{error, {Reason, Stats}}'.
 -spec stop(session()) -> {ok, stats()} | {error, term()}.
 stop(Session) ->
     stop_nif(Session).
 
-%% @doc Live state of the default session.
+%% @doc Writes what a flight recorder (`mode => overwrite') session holds
+%% now into a new trace directory next to its own
+%% (`<dir>-snapshot-<N>'), without stopping it: LTTng's `snapshot record'.
+-spec snapshot(session()) -> {ok, map()} | {error, term()}.
+snapshot(Session) ->
+    case info(Session) of
+        #{dir := Dir} -> snapshot_to(Session, Dir, 1);
+        Error -> Error
+    end.
+
+%% @doc As snapshot/1, into `Dir' (created; must not hold anything).
+-spec snapshot(session(), file:name_all()) -> {ok, map()} | {error, term()}.
+snapshot(Session, Dir) ->
+    try unicode:characters_to_binary(filename:absname(Dir)) of
+        Path when is_binary(Path) -> snapshot_nif(Session, Path);
+        _ -> erlang:error(badarg, [Session, Dir])
+    catch
+        error:_ -> erlang:error(badarg, [Session, Dir])
+    end.
+
+snapshot_to(Session, Dir, N) ->
+    Path = <<Dir/binary, "-snapshot-", (integer_to_binary(N))/binary>>,
+    case snapshot_nif(Session, Path) of
+        {error, {Taken, _}} when Taken =:= eexist; Taken =:= enotempty ->
+            snapshot_to(Session, Dir, N + 1);
+        Result -> Result
+    end.
+
+%% @doc Live state of the default session: `#{state := running | stopped,
+%% dir, events, discarded, written_bytes, default, reason}'.
 -spec info() -> map() | {error, not_running}.
 info() ->
     info_nif([]).
@@ -133,16 +228,115 @@ info() ->
 info(Session) ->
     info_nif(Session).
 
-%% @doc Every running session.
+%% @doc Every running session, and those that stopped by themselves and
+%% were not collected by stop/1 yet.
 -spec sessions() -> [session()].
 sessions() ->
     sessions_nif().
 
 %% @doc Which sinks this node has: the recorder always; LTTng-UST when
-%% liblttng-ust and beamtrace's provider library load; USDT always.
--spec sinks() -> #{recorder := true, lttng := true | {unavailable, binary()}, usdt := true}.
+%% liblttng-ust and beamtrace's provider library load; USDT unless it was
+%% compiled out (no sys/sdt.h at build time).
+-spec sinks() -> #{recorder := true, lttng := true | {unavailable, binary()},
+                   usdt := true | {unavailable, binary()}}.
 sinks() ->
     sinks_nif().
+
+%% @doc Opens a handle through which trace flags and patterns are set with
+%% beamtrace as the tracer, and all taken down again by
+%% beamtrace_tracing:close/1 or when the caller exits: a trace session of
+%% its own on OTP 27+ (untouched by tools clearing the legacy session), the
+%% legacy session otherwise. See beamtrace_tracing for the calls and the
+%% contract. Opts: `tracer_state' (`[]' or a session from start/1),
+%% `name', `backend', `owner'.
+-spec trace_session(beamtrace_tracing:options()) ->
+          {ok, beamtrace_tracing:handle()} | {error, term()}.
+trace_session(Opts) ->
+    beamtrace_tracing:open(Opts).
+
+%% @doc Records `Spec' with guard rails and takes everything down again,
+%% in one call: starts a session (Opts holds start/1's options too), loads
+%% the modules the spec names, sets the trace patterns and flags (through
+%% beamtrace_tracing: a trace session of its own on OTP 27+), waits until
+%% a cap trips, then removes every flag and pattern it set, stops the
+%% session and returns its figures.
+%%
+%% Spec: one item or a list of items.
+%% <ul>
+%% <li>a call spec, redbug style: `"my_mod:handle_call/3"', `"my_mod:f"'
+%%   (any arity), `"my_mod"' (every function), `"my_mod:'_'/2"', `_' or
+%%   `'_'' as wildcards, quoted atoms allowed; `"... -> return"' also
+%%   records returns and exceptions (return_trace, exception_trace). Or a
+%%   tuple `{M, F, A}' / `{M, F, A, return}'. Calls are traced `local'
+%%   (local calls too).</li>
+%% <li>an event kind: `procs', `send', `'receive'', `running',
+%%   `garbage_collection', `ports' (`call' is implied by call specs).</li>
+%% </ul>
+%% Options (map or proplist), with start/1's (but `notify', `default'):
+%% <dl>
+%% <dt>`procs'</dt><dd>`all' (default), `new', `existing', a pid, a
+%%   registered name, or a list of pids and names.</dd>
+%% <dt>`duration'</dt><dd>ms or `infinity'; default 15000. When it
+%%   elapses the flags and patterns go first, then the session stops:
+%%   nothing is cut at the end.</dd>
+%% <dt>`max_events', `max_bytes' (default 1 GiB), `max_rate' (events a
+%%   second over 100 ms windows; the state dump at start does not count)</dt>
+%%   <dd>start/1's caps, enforced by the session's consumer thread at no
+%%   cost per event; the first to trip stops the trace with its name as the
+%%   reason. They count whole packets (buffer_size / subbuffers bytes per
+%%   thread; 64 KiB when a cap is given and neither is), so a trace can
+%%   end up to a packet short of a cap; the events offered between the
+%%   trip and the removal of the flags are counted as discarded.</dd>
+%% <dt>`owner'</dt><dd>the process whose exit stops the trace (default the
+%%   caller).</dd>
+%% <dt>`return_to'</dt><dd>`true' adds the `return_to' flag: timing that
+%%   keeps tail calls (below).</dd>
+%% <dt>`backend'</dt><dd>beamtrace_tracing's: `auto' (default), `session',
+%%   `legacy'.</dd>
+%% </dl>
+%% Returns `{ok, Stats}' (stop/1's map, plus `reason', `functions' and
+%% `processes' matched, `backend', `elapsed_ms'), or `{error, {Posix,
+%% Stats}}' when the disk refused the trace. Setup errors, after which
+%% nothing is left set and no trace directory is left: `{error,
+%% {badspec, Item, Why}}', `{error, {not_loaded, Module}}', `{error,
+%% {no_match, Spec}}' (a spec matching no function), `{error, {no_process,
+%% PidOrName}}', `{error, {already_traced, Pid, Tracer}}' (OTP 25/26: another
+%% tracer holds it), `{error, {badopt, Key}}', start/1's errors.
+%%
+%% `-> return' and tail recursion: return_trace keeps a stack frame for
+%% every traced call until it returns, so a traced function that never
+%% returns, such as a server's receive loop calling itself (`"my_server"'
+%% traces its loop too), grows its stack on every iteration for as long as
+%% the trace runs, until memory runs out. Trace with `-> return' only
+%% functions that return (handle_call/3 does), or use `return_to => true'
+%% without `-> return': the VM then reports where each traced call returns
+%% to (a `function_return' naming the caller), once per chain of tail
+%% calls, and keeps tail recursion. `beamtrace calls' times calls from these
+%% when the caller is traced too; a return into untraced code leaves the
+%% call unfinished there.
+-spec trace(beamtrace_trace:spec(), beamtrace_trace:options() | list()) ->
+          {ok, map()} | {error, term()}.
+trace(Spec, Opts) ->
+    beamtrace_trace:trace(Spec, Opts).
+
+%% @doc As trace/2, but returns `{ok, Trace}' once tracing is set up; when
+%% it stops (a cap, the owner's exit), the caller gets `{beamtrace_trace,
+%% Trace, Result}', Result as trace/2's.
+-spec trace_async(beamtrace_trace:spec(), beamtrace_trace:options() | list()) ->
+          {ok, beamtrace_trace:trace()} | {error, term()}.
+trace_async(Spec, Opts) ->
+    beamtrace_trace:trace_async(Spec, Opts).
+
+%% @doc Stops a trace_async/2 trace now: trace/2's result, reason `stop'.
+-spec stop_trace(beamtrace_trace:trace()) -> {ok, map()} | {error, term()}.
+stop_trace(Trace) ->
+    beamtrace_trace:stop(Trace).
+
+%% @doc Live figures of a trace_async/2 trace: `#{state, elapsed_ms, dir,
+%% events, discarded, written_bytes, functions, processes, backend}'.
+-spec trace_info(beamtrace_trace:trace()) -> map() | {error, not_running}.
+trace_info(Trace) ->
+    beamtrace_trace:info(Trace).
 
 %%% User probes (OTP's dyntrace:p/pn). Integers come first, then strings
 %%% (iodata of at most 1024 bytes), at most 4 of each. A probe returns true
@@ -173,60 +367,60 @@ user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
 -spec p() -> boolean().
 
 p() ->
-    i4s4(undef, undef, undef, undef, undef, undef, undef, undef).
+    i4s4([], [], [], [], [], [], [], []).
 
 p(I1) when ?I(I1) ->
-    i4s4(I1, undef, undef, undef, undef, undef, undef, undef);
+    i4s4(I1, [], [], [], [], [], [], []);
 p(S1) when ?S(S1) ->
-    i4s4(undef, undef, undef, undef, S1, undef, undef, undef).
+    i4s4([], [], [], [], S1, [], [], []).
 
 p(I1, I2) when ?I(I1), ?I(I2) ->
-    i4s4(I1, I2, undef, undef, undef, undef, undef, undef);
+    i4s4(I1, I2, [], [], [], [], [], []);
 p(I1, S1) when ?I(I1), ?S(S1) ->
-    i4s4(I1, undef, undef, undef, S1, undef, undef, undef);
+    i4s4(I1, [], [], [], S1, [], [], []);
 p(S1, S2) when ?S(S1), ?S(S2) ->
-    i4s4(undef, undef, undef, undef, S1, S2, undef, undef).
+    i4s4([], [], [], [], S1, S2, [], []).
 
 p(I1, I2, I3) when ?I(I1), ?I(I2), ?I(I3) ->
-    i4s4(I1, I2, I3, undef, undef, undef, undef, undef);
+    i4s4(I1, I2, I3, [], [], [], [], []);
 p(I1, I2, S1) when ?I(I1), ?I(I2), ?S(S1) ->
-    i4s4(I1, I2, undef, undef, S1, undef, undef, undef);
+    i4s4(I1, I2, [], [], S1, [], [], []);
 p(I1, S1, S2) when ?I(I1), ?S(S1), ?S(S2) ->
-    i4s4(I1, undef, undef, undef, S1, S2, undef, undef);
+    i4s4(I1, [], [], [], S1, S2, [], []);
 p(S1, S2, S3) when ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(undef, undef, undef, undef, S1, S2, S3, undef).
+    i4s4([], [], [], [], S1, S2, S3, []).
 
 p(I1, I2, I3, I4) when ?I(I1), ?I(I2), ?I(I3), ?I(I4) ->
-    i4s4(I1, I2, I3, I4, undef, undef, undef, undef);
+    i4s4(I1, I2, I3, I4, [], [], [], []);
 p(I1, I2, I3, S1) when ?I(I1), ?I(I2), ?I(I3), ?S(S1) ->
-    i4s4(I1, I2, I3, undef, S1, undef, undef, undef);
+    i4s4(I1, I2, I3, [], S1, [], [], []);
 p(I1, I2, S1, S2) when ?I(I1), ?I(I2), ?S(S1), ?S(S2) ->
-    i4s4(I1, I2, undef, undef, S1, S2, undef, undef);
+    i4s4(I1, I2, [], [], S1, S2, [], []);
 p(I1, S1, S2, S3) when ?I(I1), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, undef, undef, undef, S1, S2, S3, undef);
+    i4s4(I1, [], [], [], S1, S2, S3, []);
 p(S1, S2, S3, S4) when ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(undef, undef, undef, undef, S1, S2, S3, S4).
+    i4s4([], [], [], [], S1, S2, S3, S4).
 
 p(I1, I2, I3, I4, S1) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1) ->
-    i4s4(I1, I2, I3, I4, S1, undef, undef, undef);
+    i4s4(I1, I2, I3, I4, S1, [], [], []);
 p(I1, I2, I3, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2) ->
-    i4s4(I1, I2, I3, undef, S1, S2, undef, undef);
+    i4s4(I1, I2, I3, [], S1, S2, [], []);
 p(I1, I2, S1, S2, S3) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, I2, undef, undef, S1, S2, S3, undef);
+    i4s4(I1, I2, [], [], S1, S2, S3, []);
 p(I1, S1, S2, S3, S4) when ?I(I1), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(I1, undef, undef, undef, S1, S2, S3, S4).
+    i4s4(I1, [], [], [], S1, S2, S3, S4).
 
 p(I1, I2, I3, I4, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2) ->
-    i4s4(I1, I2, I3, I4, S1, S2, undef, undef);
+    i4s4(I1, I2, I3, I4, S1, S2, [], []);
 p(I1, I2, I3, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, I2, I3, undef, S1, S2, S3, undef);
+    i4s4(I1, I2, I3, [], S1, S2, S3, []);
 p(I1, I2, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(I1, I2, undef, undef, S1, S2, S3, S4).
+    i4s4(I1, I2, [], [], S1, S2, S3, S4).
 
 p(I1, I2, I3, I4, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, I2, I3, I4, S1, S2, S3, undef);
+    i4s4(I1, I2, I3, I4, S1, S2, S3, []);
 p(I1, I2, I3, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(I1, I2, I3, undef, S1, S2, S3, S4).
+    i4s4(I1, I2, I3, [], S1, S2, S3, S4).
 
 p(I1, I2, I3, I4, S1, S2, S3, S4)
   when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
@@ -236,60 +430,60 @@ p(I1, I2, I3, I4, S1, S2, S3, S4)
 %% USDT probe user_trace-n&lt;Label&gt;).
 
 pn(L) ->
-    n(L, undef, undef, undef, undef, undef, undef, undef, undef).
+    n(L, [], [], [], [], [], [], [], []).
 
 pn(L, I1) when ?I(I1) ->
-    n(L, I1, undef, undef, undef, undef, undef, undef, undef);
+    n(L, I1, [], [], [], [], [], [], []);
 pn(L, S1) when ?S(S1) ->
-    n(L, undef, undef, undef, undef, S1, undef, undef, undef).
+    n(L, [], [], [], [], S1, [], [], []).
 
 pn(L, I1, I2) when ?I(I1), ?I(I2) ->
-    n(L, I1, I2, undef, undef, undef, undef, undef, undef);
+    n(L, I1, I2, [], [], [], [], [], []);
 pn(L, I1, S1) when ?I(I1), ?S(S1) ->
-    n(L, I1, undef, undef, undef, S1, undef, undef, undef);
+    n(L, I1, [], [], [], S1, [], [], []);
 pn(L, S1, S2) when ?S(S1), ?S(S2) ->
-    n(L, undef, undef, undef, undef, S1, S2, undef, undef).
+    n(L, [], [], [], [], S1, S2, [], []).
 
 pn(L, I1, I2, I3) when ?I(I1), ?I(I2), ?I(I3) ->
-    n(L, I1, I2, I3, undef, undef, undef, undef, undef);
+    n(L, I1, I2, I3, [], [], [], [], []);
 pn(L, I1, I2, S1) when ?I(I1), ?I(I2), ?S(S1) ->
-    n(L, I1, I2, undef, undef, S1, undef, undef, undef);
+    n(L, I1, I2, [], [], S1, [], [], []);
 pn(L, I1, S1, S2) when ?I(I1), ?S(S1), ?S(S2) ->
-    n(L, I1, undef, undef, undef, S1, S2, undef, undef);
+    n(L, I1, [], [], [], S1, S2, [], []);
 pn(L, S1, S2, S3) when ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, undef, undef, undef, undef, S1, S2, S3, undef).
+    n(L, [], [], [], [], S1, S2, S3, []).
 
 pn(L, I1, I2, I3, I4) when ?I(I1), ?I(I2), ?I(I3), ?I(I4) ->
-    n(L, I1, I2, I3, I4, undef, undef, undef, undef);
+    n(L, I1, I2, I3, I4, [], [], [], []);
 pn(L, I1, I2, I3, S1) when ?I(I1), ?I(I2), ?I(I3), ?S(S1) ->
-    n(L, I1, I2, I3, undef, S1, undef, undef, undef);
+    n(L, I1, I2, I3, [], S1, [], [], []);
 pn(L, I1, I2, S1, S2) when ?I(I1), ?I(I2), ?S(S1), ?S(S2) ->
-    n(L, I1, I2, undef, undef, S1, S2, undef, undef);
+    n(L, I1, I2, [], [], S1, S2, [], []);
 pn(L, I1, S1, S2, S3) when ?I(I1), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, undef, undef, undef, S1, S2, S3, undef);
+    n(L, I1, [], [], [], S1, S2, S3, []);
 pn(L, S1, S2, S3, S4) when ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, undef, undef, undef, undef, S1, S2, S3, S4).
+    n(L, [], [], [], [], S1, S2, S3, S4).
 
 pn(L, I1, I2, I3, I4, S1) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1) ->
-    n(L, I1, I2, I3, I4, S1, undef, undef, undef);
+    n(L, I1, I2, I3, I4, S1, [], [], []);
 pn(L, I1, I2, I3, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2) ->
-    n(L, I1, I2, I3, undef, S1, S2, undef, undef);
+    n(L, I1, I2, I3, [], S1, S2, [], []);
 pn(L, I1, I2, S1, S2, S3) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, I2, undef, undef, S1, S2, S3, undef);
+    n(L, I1, I2, [], [], S1, S2, S3, []);
 pn(L, I1, S1, S2, S3, S4) when ?I(I1), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, I1, undef, undef, undef, S1, S2, S3, S4).
+    n(L, I1, [], [], [], S1, S2, S3, S4).
 
 pn(L, I1, I2, I3, I4, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2) ->
-    n(L, I1, I2, I3, I4, S1, S2, undef, undef);
+    n(L, I1, I2, I3, I4, S1, S2, [], []);
 pn(L, I1, I2, I3, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, I2, I3, undef, S1, S2, S3, undef);
+    n(L, I1, I2, I3, [], S1, S2, S3, []);
 pn(L, I1, I2, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, I1, I2, undef, undef, S1, S2, S3, S4).
+    n(L, I1, I2, [], [], S1, S2, S3, S4).
 
 pn(L, I1, I2, I3, I4, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, I2, I3, I4, S1, S2, S3, undef);
+    n(L, I1, I2, I3, I4, S1, S2, S3, []);
 pn(L, I1, I2, I3, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, I1, I2, I3, undef, S1, S2, S3, S4).
+    n(L, I1, I2, I3, [], S1, S2, S3, S4).
 
 pn(L, I1, I2, I3, I4, S1, S2, S3, S4)
   when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
@@ -303,9 +497,11 @@ n(Label, I1, I2, I3, I4, S1, S2, S3, S4) ->
     user_probe_wanted(n, Label) andalso
         user_trace_n_nif(Label, tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4).
 
+%% Absent slots and tags are [] (the NIF compares its word: no call into
+%% the VM per slot); an atom in a slot is absent too, as OTP took `undef'.
 tag_for_probe() ->
     case get_tag_data() of
-        undefined -> undef;
+        undefined -> [];
         Tag -> Tag
     end.
 
@@ -431,14 +627,19 @@ clear_token() ->
 %% replaced; uninstall_dyntrace/0 brings it back.
 -spec install_dyntrace() -> ok | {error, term()}.
 install_dyntrace() ->
-    Beam = filename:join([priv_dir(), "compat", "dyntrace"]),
-    _ = code:purge(dyntrace),
-    case code:load_abs(Beam) of
-        {module, dyntrace} ->
+    case priv_dir() of
+        {error, _} = Error ->
+            Error;
+        Priv ->
+            Beam = filename:join([Priv, "compat", "dyntrace"]),
             _ = code:purge(dyntrace),
-            ok;
-        {error, Reason} ->
-            {error, Reason}
+            case code:load_abs(Beam) of
+                {module, dyntrace} ->
+                    _ = code:purge(dyntrace),
+                    ok;
+                {error, Reason} ->
+                    {error, Reason}
+            end
     end.
 
 %% @doc Unloads beamtrace's `dyntrace' and loads OTP's from the code path
@@ -464,6 +665,64 @@ restore_otp_dyntrace() ->
                 {module, dyntrace} -> ok;
                 {error, Reason} -> {error, Reason}
             end
+    end.
+
+%%% The state dump: one org_erlang_beamtrace:process_info event per
+%%% process alive at start, so analyses can name the processes of a trace
+%%% (spawn and register events keep the names current afterwards).
+
+statedump(Session) ->
+    %% The first answer says whether the session records the dump at all.
+    case dump_process(Session, self()) of
+        false -> ok;
+        true -> lists:foreach(fun(P) -> dump_process(Session, P) end, processes() -- [self()])
+    end.
+
+dump_process(Session, Pid) ->
+    case erlang:process_info(Pid, [registered_name, initial_call]) of
+        undefined ->
+            true;
+        [{registered_name, Name}, {initial_call, Initial}] ->
+            emit_nif(Session, process_info,
+                     [Pid, name_text(Name), initial_call(Pid, Initial), label_text(Pid)])
+    end.
+
+%% An absent name or label is "undefined", as Erlang says it, never "":
+%% babeltrace2 2.0 prints an empty string field as the previous event's
+%% value of that field.
+name_text([]) -> undefined;
+name_text(Name) -> Name.
+
+%% proc_lib processes all start in proc_lib:init_p/5, and some processes
+%% started with a fun in erlang:apply/2; the function they run is in their
+%% dictionary. One key is read where the VM allows it (OTP 26+), the whole
+%% dictionary otherwise.
+initial_call(Pid, Initial) when Initial =:= {proc_lib, init_p, 5};
+                                Initial =:= {erlang, apply, 2} ->
+    case dictionary_value(Pid, '$initial_call') of
+        {M, F, A} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
+        {M, F, Args} when is_atom(M), is_atom(F), is_list(Args) -> {M, F, length(Args)};
+        _ -> Initial
+    end;
+initial_call(_Pid, Initial) ->
+    Initial.
+
+%% proc_lib labels (OTP 27+: proc_lib:set_label/1).
+label_text(Pid) ->
+    case erlang:function_exported(proc_lib, get_label, 1) of
+        false -> undefined;
+        true -> {term, dictionary_value(Pid, '$process_label')}
+    end.
+
+dictionary_value(Pid, Key) ->
+    try erlang:process_info(Pid, {dictionary, Key}) of
+        {{dictionary, Key}, Value} -> Value;
+        _ -> undefined
+    catch error:badarg ->
+        case erlang:process_info(Pid, dictionary) of
+            {dictionary, Dict} -> proplists:get_value(Key, Dict);
+            undefined -> undefined
+        end
     end.
 
 %%% Internals
@@ -495,26 +754,52 @@ load_nif() ->
     %% The priv directory also holds the optional sink libraries. Thread
     %% slots: every scheduler (normal, dirty CPU, dirty I/O) may run a trace
     %% callback; 16 more for the VM's other threads.
-    Priv = priv_dir(),
-    Threads = erlang:system_info(schedulers) + erlang:system_info(dirty_cpu_schedulers) +
-        erlang:system_info(dirty_io_schedulers) + 16,
-    erlang:load_nif(filename:join(Priv, "beamtrace_nif"), {Priv, Threads}).
+    case priv_dir() of
+        {error, _} = Error ->
+            Error;
+        Priv ->
+            Threads = erlang:system_info(schedulers) + erlang:system_info(dirty_cpu_schedulers) +
+                erlang:system_info(dirty_io_schedulers) + 16,
+            case erlang:load_nif(filename:join(Priv, "beamtrace_nif"), {Priv, Threads}) of
+                ok ->
+                    ok;
+                {error, Why} = Error ->
+                    %% A shipper (beamtrace record) reads why: the code
+                    %% server only logs it.
+                    _ = application:get_env(beamtrace, priv_dir) =/= undefined andalso
+                        application:set_env(beamtrace, nif_load_error, Why),
+                    Error
+            end
+    end.
 
+%% Where the NIF library is: the application environment's `priv_dir'
+%% first (what `beamtrace record' sets while it loads the modules it
+%% shipped with code:load_binary/3: code:which/1 is `non_existing' during
+%% their on_load), then the application's priv directory, then priv/ next
+%% to the ebin/ this module was loaded from.
 priv_dir() ->
-    case code:priv_dir(beamtrace) of
-        {error, bad_name} ->
-            filename:join(filename:dirname(filename:dirname(code:which(?MODULE))), "priv");
-        Dir ->
-            Dir
+    case application:get_env(beamtrace, priv_dir) of
+        {ok, Dir} when is_list(Dir); is_binary(Dir) ->
+            unicode:characters_to_list(Dir);
+        _ ->
+            case {code:priv_dir(beamtrace), code:which(?MODULE)} of
+                {Dir, _} when is_list(Dir) ->
+                    Dir;
+                {_, Beam} when is_list(Beam) ->
+                    filename:join(filename:dirname(filename:dirname(Beam)), "priv");
+                {_, Other} ->
+                    {error, {no_priv_dir, Other}}
+            end
     end.
 
 %%% NIF stubs: replaced when the library loads.
 
-start_nif(_Dir, _Events, _Mode, _Bytes, _Subbuffers, _MessageLength, _Default, _Wakeups) ->
-    erlang:nif_error(nif_not_loaded).
+start_nif(_Dir, _Options) -> erlang:nif_error(nif_not_loaded).
 stop_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 info_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 sessions_nif() -> erlang:nif_error(nif_not_loaded).
+snapshot_nif(_Session, _Dir) -> erlang:nif_error(nif_not_loaded).
+emit_nif(_Session, _Tracepoint, _Fields) -> erlang:nif_error(nif_not_loaded).
 sinks_nif() -> erlang:nif_error(nif_not_loaded).
 '$shared_state'() -> erlang:nif_error(nif_not_loaded).
 user_probe_wanted(_Kind, _Label) -> erlang:nif_error(nif_not_loaded).

@@ -7,8 +7,18 @@
 # Groups run in the order below; set TEST_GROUPS="c erl" to run a subset.
 set -u
 cd "$(dirname "$0")/.."
-groups=${TEST_GROUPS:-"c cli erl probes e2e lttng analyses usdt"}
+groups=${TEST_GROUPS:-"c cli erl probes e2e lttng analyses usdt trace build deps"}
 mkdir -p test/out
+# The VM the groups run on (sid moves: a result names its OTP and erts).
+${ERL:-erl} -noshell -eval '
+    R = erlang:system_info(otp_release),
+    V = case file:read_file(filename:join([code:root_dir(), "releases", R, "OTP_VERSION"])) of
+            {ok, B} -> string:trim(B);
+            _ -> R
+        end,
+    io:format("# OTP ~s (otp_release ~s, erts ~s) from ~s~n",
+              [V, R, erlang:system_info(version), code:root_dir()]),
+    halt().' 2>/dev/null || echo "# no erl on PATH"
 passed=0 failed=0 skipped=0
 for g in $groups; do
     script="test/$g/run.sh"

@@ -10,8 +10,9 @@
  *    `unsigned int`, U64 `unsigned long`, S64 `int64_t`);
  *  - beamtrace_lttng.c: the provider library's one compilation unit. It
  *    defines the tracepoints and creates the probes, and exports
- *    `bmt_lttng_provider` (nif_sinks.h) whose enabled(id) and emit(ev) are
- *    switches over catalogue ids.
+ *    `bmt_lttng_provider` (sinks.h): a table of pointers to lttng-ust's
+ *    enabled state of each tracepoint, by catalogue id, and emit(ev), a
+ *    switch over catalogue ids.
  *
  * Why a generator and not an X-macro expansion: LTTng-UST's provider header
  * is read several times by its own machinery (LTTNG_UST_TRACEPOINT_HEADER_
@@ -147,24 +148,26 @@ static void write_glue(FILE *f, const int *first, int n)
             " * `bmt_lttng_provider` for the NIF, which dlopens this library\n"
             " * (nif_lttng.c) so that the NIF itself never links liblttng-ust.\n"
             " *\n"
-            " * enabled() and emit() are called from any scheduler thread at once;\n"
-            " * both only read lttng-ust's per-tracepoint state (RCU inside\n"
-            " * lttng-ust). A session may enable or disable an event between\n"
-            " * enabled() and emit(): emit() checks again, so a disabled event is\n"
+            " * The states are read and emit() is called from any scheduler thread\n"
+            " * at once; both only read lttng-ust's per-tracepoint state (RCU inside\n"
+            " * lttng-ust). A session may enable or disable an event between the\n"
+            " * NIF's check and emit(): emit() checks again, so a disabled event is\n"
             " * never written, and an event enabled in between is missed once. */\n");
     fprintf(f, "#define LTTNG_UST_TRACEPOINT_CREATE_PROBES\n");
     fprintf(f, "#define LTTNG_UST_TRACEPOINT_DEFINE\n");
     for (int d = 0; d < n; d++)
         fprintf(f, "#include \"lttng/%s.h\"\n", bmt_catalogue[first[d]].domain);
-    fprintf(f, "\n#include \"nif_sinks.h\"\n\n");
+    fprintf(f, "\n#include \"sinks.h\"\n\n");
 
-    fprintf(f, "static int enabled(unsigned id)\n{\n    switch (id) {\n");
+    /* The state lttng_ust_tracepoint_enabled() reads, so the NIF's check is
+     * one load with no call into this library. */
+    fprintf(f, "static const int *const states[BMT_TP_COUNT] = {\n");
     for (int i = 0; i < BMT_TP_COUNT; i++) {
         const struct bmt_tracepoint *tp = &bmt_catalogue[i];
-        fprintf(f, "    case BMT_TP_%s:\n        return lttng_ust_tracepoint_enabled(%s, %s) != 0;\n",
-                tp->name, tp->domain, tp->name);
+        fprintf(f, "    [BMT_TP_%s] = &lttng_ust_tracepoint_%s___%s.state,\n", tp->name,
+                tp->domain, tp->name);
     }
-    fprintf(f, "    }\n    return 0;\n}\n\n");
+    fprintf(f, "};\n\n");
 
     fprintf(f, "static void emit(const struct bmt_event *ev)\n{\n"
                "    const struct bmt_value *v = ev->values;\n"
@@ -196,7 +199,7 @@ static void write_glue(FILE *f, const int *first, int n)
                "const struct bmt_lttng_provider bmt_lttng_provider = {\n"
                "    .abi = BMT_LTTNG_ABI,\n"
                "    .tracepoint_count = BMT_TP_COUNT,\n"
-               "    .enabled = enabled,\n"
+               "    .state = states,\n"
                "    .emit = emit,\n"
                "};\n");
 }

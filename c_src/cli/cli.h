@@ -63,5 +63,6 @@ int bmt_cmd_gc(int argc, char **argv);
 int bmt_cmd_flame(int argc, char **argv);
 int bmt_cmd_export(int argc, char **argv);
 int bmt_cmd_report(int argc, char **argv);
+int bmt_cmd_record(int argc, char **argv);
 
 #endif

@@ -453,6 +453,11 @@ int bmt_cmd_flame(int argc, char **argv)
         status = bmt_an_out_close(&o, opts.out ? opts.out : "flame");
         if (rc < 0)
             status = BMT_EXIT_FAIL;
+        if (scope.call_count == 0)
+            bmt_reader_warn(&r, "%s: no function_call events%s: the flame graph is empty (trace "
+                            "with the call flag and erlang:trace_pattern/3, return_trace in the "
+                            "match spec)", dir, scope.windowed || scope.filtering ? " in the chosen "
+                            "window and processes" : "");
         if (cs.pruned_calls || cs.pruned_processes)
             bmt_reader_warn(&r, "%s: the call tree reached %u stacks: %llu calls in new stacks were "
                             "charged to their callers, %llu processes drawn as [other processes]",

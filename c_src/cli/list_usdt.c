@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "out.h"
 #include "usdt_catalogue.h"
+#include "usdt_sdt.h"
 
 #include <string.h>
 
@@ -25,7 +26,9 @@ static void json_str(struct bmt_out *o, const char *s)
 void bmt_list_usdt(struct bmt_out *o, enum bmt_list_format format)
 {
     if (format == BMT_LIST_JSON) {
-        bmt_out_str(o, "{\"provider\": \"erlang\", \"probes\": [");
+        bmt_out_str(o, "{\"provider\": \"erlang\", \"compiled_in\": ");
+        bmt_out_str(o, BMT_USDT_COMPILED_IN ? "true" : "false");
+        bmt_out_str(o, ", \"probes\": [");
         for (unsigned i = 0; i < bmt_usdt_count; i++) {
             const struct bmt_usdt_probe *p = &bmt_usdt_catalogue[i];
             bmt_out_str(o, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
@@ -69,6 +72,9 @@ void bmt_list_usdt(struct bmt_out *o, enum bmt_list_format format)
         return;
     }
     bmt_out_str(o, "USDT provider erlang (probes in priv/beamtrace_nif.so; '-' is '__' in the ELF note)\n");
+    if (!BMT_USDT_COMPILED_IN)
+        bmt_out_str(o, "The USDT probes are compiled out of this build: sys/sdt.h was absent\n"
+                       "(install systemtap-sdt-dev, then rebuild); none of the probes below fires.\n");
     for (unsigned i = 0; i < bmt_usdt_count; i++) {
         const struct bmt_usdt_probe *p = &bmt_usdt_catalogue[i];
         size_t len = strlen(p->name);

@@ -21,6 +21,13 @@
      "                              matches PATTERN ('*' wildcards; OTP's or Elixir's\n" \
      "                              spelling, e.g. 'rabbit_channel*', 'MyApp.*')\n"
 
+/* The vsn of src/beamtrace.app.src, passed by the Makefile (the one
+ * version source); a build outside the Makefile (the sanitizer builds of
+ * the tests) says so instead. */
+#ifndef BMT_VERSION
+#define BMT_VERSION "(version unknown: built outside the Makefile)"
+#endif
+
 static const struct bmt_cli_command commands[] = {
     {"view", "print every event as babeltrace2 does",
      "usage: beamtrace view DIR [options]\n"
@@ -184,6 +191,43 @@ static const struct bmt_cli_command commands[] = {
      SCOPE_HELP
      "  -h, --help                  show this help\n",
      bmt_cmd_report},
+    {"record", "trace a running node from outside, with nothing installed on it",
+     "usage: beamtrace record --node NAME [options]\n"
+     "\n"
+     "Connects to a running node as a hidden node (through a controller `erl` it\n"
+     "starts), checks its OTP release, CPU and C library, ships beamtrace's modules\n"
+     "and NIF library into a private 0700 directory there (unless the same build is\n"
+     "loaded), records with the guard rails, copies the trace back into -o DIR and\n"
+     "removes everything it shipped (modules purged, files deleted; no trace flag or\n"
+     "pattern left). Ctrl-C stops early and still brings the trace back.\n"
+     "\n"
+     "  --node NAME               the node: name@host, or name on this host\n"
+     "  --cookie-file FILE        its cookie (default: $BEAMTRACE_COOKIE, then\n"
+     "                            ~/.erlang.cookie; never on the command line)\n"
+     "  --calls SPEC              calls to trace, redbug style (repeatable):\n"
+     "                            'm:f/3', 'm:f/3 -> return' (returns too), 'm:f', 'm'\n"
+     "  --return-to               time calls by where they return to (keeps tail calls)\n"
+     "  --procs WHICH             all (default), new, existing, or NAME,PID,...\n"
+     "  --events LIST             procs,send,receive,running,garbage_collection,ports\n"
+     "  --duration TIME           stop after TIME (default 15s; 500ms, 2m, infinity)\n"
+     "  --max-events N            stop once the trace holds N events\n"
+     "  --max-bytes SIZE          stop once the trace holds SIZE (default 1G)\n"
+     "  --max-rate N              stop if more than N events a second are traced\n"
+     "  -o, --output DIR          where the trace is copied (default\n"
+     "                            ./beamtrace-traces/NAME-YYYYMMDD-HHMMSS)\n"
+     "  --remote-dir[=DIR]        leave the trace on the target (in DIR) instead\n"
+     "  --remote-tmp DIR          where on the target the private directory goes\n"
+     "                            (default its $TMPDIR or /tmp; must allow executables)\n"
+     "  --keep                    leave the shipped modules and files loaded there\n"
+     "  --proto-dist NAME         distribution protocol, e.g. inet_tls (default\n"
+     "                            $BEAMTRACE_PROTO_DIST; ERL_FLAGS is honoured too)\n"
+     "  --ssl-dist-optfile FILE   TLS distribution options (default\n"
+     "                            $BEAMTRACE_SSL_DIST_OPTFILE)\n"
+     "  -h, --help                show this help\n"
+     "\n"
+     "Exit status: 0 recorded, 1 failed (one line says why), 2 bad options,\n"
+     "130 interrupted before recording.\n",
+     bmt_cmd_record},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
@@ -255,7 +299,8 @@ static void print_help(FILE *f)
           "commands:\n", f);
     for (size_t i = 0; i < COMMAND_COUNT; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fputs("\nRun 'beamtrace <command> --help' for a command's options.\n", f);
+    fputs("\nRun 'beamtrace <command> --help' for a command's options;\n"
+          "'beamtrace --version' prints the version.\n", f);
 }
 
 int main(int argc, char **argv)
@@ -267,6 +312,10 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         print_help(stdout);
+        return BMT_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0) {
+        puts("beamtrace " BMT_VERSION);
         return BMT_EXIT_OK;
     }
     for (size_t i = 0; i < COMMAND_COUNT; i++)

@@ -499,8 +499,11 @@ int bmt_meta_parse(struct bmt_meta *m, const char *text, size_t len, char *err)
         int rc = unpacketize((const uint8_t *)text, len, &joined, &n, packet_uuid, err);
         if (rc < 0)
             return rc;
+        /* babeltrace2 reads the joined text as a C string: it ends at the
+         * first NUL byte (a zeroed page in a damaged copy, say). */
+        const char *nul = memchr(joined, '\0', n);
         text = joined;
-        len = n;
+        len = nul ? (size_t)(nul - joined) : n;
         packetized = 1;
     } else {
         static const char header[] = "/* CTF 1.8";

@@ -36,9 +36,12 @@ int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len)
     return id;
 }
 
+/* A name or label, or BMT_NAME_NONE for an absent one: the recorder
+ * writes "undefined", as Erlang says it (an empty string would print as
+ * the previous event's value in babeltrace2 2.0); older traces wrote "". */
 static int64_t text(struct bmt_names *n, const struct bmt_value *v)
 {
-    if (!v->len)
+    if (!v->len || (v->len == 9 && memcmp(v->str, "undefined", 9) == 0))
         return BMT_NAME_NONE;
     return bmt_strtab_intern(&n->text, v->str, v->len);
 }

@@ -130,6 +130,21 @@ int bmt_tok_is(const struct bmt_tok *t, const char *word)
     return t->kind == BMT_T_IDENT && t->len == n && memcmp(t->s, word, n) == 0;
 }
 
+int bmt_tok_is_keyword(const struct bmt_tok *t)
+{
+    /* babeltrace2's lexer (lexer.l) makes these tokens of their own, never
+     * an IDENTIFIER: its grammar refuses them as names. */
+    static const char *const words[] = {
+        "align", "callsite", "const", "char", "clock", "double", "enum", "env", "event",
+        "floating_point", "float", "integer", "int", "long", "short", "signed", "stream",
+        "string", "struct", "trace", "typealias", "typedef", "unsigned", "variant", "void",
+        "_Bool", "_Complex", "_Imaginary"};
+    for (unsigned i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (bmt_tok_is(t, words[i]))
+            return 1;
+    return 0;
+}
+
 int bmt_tok_punct(const struct bmt_tok *t, char c)
 {
     return t->kind == BMT_T_PUNCT && t->punct == c;

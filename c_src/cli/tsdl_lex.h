@@ -41,6 +41,10 @@ struct bmt_tok bmt_lex_peek(const struct bmt_lex *lx);
 /* 1 when `t` is the identifier `word`. */
 int bmt_tok_is(const struct bmt_tok *t, const char *word);
 
+/* 1 when `t` is a TSDL keyword (struct, event, integer...), which cannot
+ * name a type or a field. */
+int bmt_tok_is_keyword(const struct bmt_tok *t);
+
 /* 1 when `t` is the punctuation `c` (or a BMT_P_* code). */
 int bmt_tok_punct(const struct bmt_tok *t, char c);
 

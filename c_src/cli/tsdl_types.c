@@ -125,12 +125,18 @@ static int attrs(struct parser *p, struct bmt_ctf_type *t)
 
 static int members(struct parser *p, struct bmt_ctf_type *t, const char *what);
 
+/* A token that can name a struct, variant, enum or field. */
+static int is_name(struct bmt_tok t)
+{
+    return t.kind == BMT_T_IDENT && !bmt_tok_is_keyword(&t);
+}
+
 static struct bmt_ctf_type *struct_spec(struct parser *p)
 {
     struct bmt_tok name = {0};
     struct bmt_ctf_type *t = NULL;
     int body = 0;
-    if (bmt_tp_peek(p).kind == BMT_T_IDENT)
+    if (is_name(bmt_tp_peek(p)))
         name = bmt_tp_next(p);
     struct bmt_tok t2 = bmt_tp_peek(p);
     if (bmt_tok_punct(&t2, '{')) {
@@ -252,7 +258,7 @@ static int enumerators(struct parser *p, struct bmt_ctf_type *t)
 static struct bmt_ctf_type *enum_spec(struct parser *p)
 {
     struct bmt_tok name = {0};
-    if (bmt_tp_peek(p).kind == BMT_T_IDENT)
+    if (is_name(bmt_tp_peek(p)))
         name = bmt_tp_next(p);
     struct bmt_ctf_type *container = NULL;
     struct bmt_tok t2 = bmt_tp_peek(p);
@@ -342,7 +348,7 @@ static struct bmt_ctf_type *variant_spec(struct parser *p)
 {
     struct bmt_tok name = {0};
     const char *tag = NULL;
-    if (bmt_tp_peek(p).kind == BMT_T_IDENT)
+    if (is_name(bmt_tp_peek(p)))
         name = bmt_tp_next(p);
     if (bmt_tok_punct((struct bmt_tok[]){bmt_tp_peek(p)}, '<') && !(tag = tag_path(p)))
         return NULL;
@@ -552,7 +558,7 @@ static int members(struct parser *p, struct bmt_ctf_type *st, const char *what)
             return -1;
         }
         for (;;) {
-            if (name.kind != BMT_T_IDENT) {
+            if (!is_name(name)) {
                 bmt_tp_fail(p, "expected a field name in a %s", what);
                 return -1;
             }

@@ -22,12 +22,12 @@ static const struct bmt_shared_api *api;
     {                                                                                   \
         return cb_##name(env, argc, argv);                                              \
     }
-BMT_TRACER_NIFS(X)
+#include "../tracer_callbacks.def"
 #undef X
 
 static ErlNifFunc nif_funcs[] = {
 #define X(name, arity) {#name, arity, tramp_##name, 0},
-    BMT_TRACER_NIFS(X)
+#include "../tracer_callbacks.def"
 #undef X
 };
 
@@ -42,26 +42,27 @@ static int bind_callbacks(const struct bmt_shared_api *table)
             table->callbacks[i].arity == fn_arity)                              \
             cb_##fn_name = table->callbacks[i].fn;                              \
     missing |= cb_##fn_name == NULL;
-    BMT_TRACER_NIFS(X)
+#include "../tracer_callbacks.def"
 #undef X
     return missing;
 }
 
-/* load_info: {BeamtraceLibraryPath, SharedState :: binary()}. */
+/* load_info: {BeamtraceLibraryPath, Instance :: integer()}, the instance
+ * id beamtrace:'$shared_state'/0 gives. */
 static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
 {
     const ERL_NIF_TERM *info;
     int arity;
-    ErlNifBinary path_bin, state_bin;
+    ErlNifBinary path_bin;
+    ErlNifUInt64 instance;
     char path[4096];
     void *state;
     if (!enif_get_tuple(env, load_info, &arity, &info) || arity != 2 ||
         !enif_inspect_iolist_as_binary(env, info[0], &path_bin) || path_bin.size >= sizeof path ||
-        !enif_inspect_binary(env, info[1], &state_bin) || state_bin.size != sizeof state)
+        !enif_get_uint64(env, info[1], &instance))
         return 1;
     memcpy(path, path_bin.data, path_bin.size);
     path[path_bin.size] = '\0';
-    memcpy(&state, state_bin.data, sizeof state);
     /* RTLD_NOLOAD: only the copy the VM already loaded for beamtrace. The
      * handle is never closed: it keeps that code mapped for as long as this
      * library may call into it. */
@@ -70,7 +71,7 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
         return 1;
     const struct bmt_shared_api *table = dlsym(lib, "bmt_shared_api_v1");
     if (!table || table->abi != BMT_SHARED_ABI || bind_callbacks(table) != 0 ||
-        table->retain(state) != 0)
+        (state = table->retain(instance)) == NULL)
         return 1;
     api = table;
     *priv_data = state;

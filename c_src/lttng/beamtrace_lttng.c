@@ -7,68 +7,42 @@
  * `bmt_lttng_provider` for the NIF, which dlopens this library
  * (nif_lttng.c) so that the NIF itself never links liblttng-ust.
  *
- * enabled() and emit() are called from any scheduler thread at once;
- * both only read lttng-ust's per-tracepoint state (RCU inside
- * lttng-ust). A session may enable or disable an event between
- * enabled() and emit(): emit() checks again, so a disabled event is
+ * The states are read and emit() is called from any scheduler thread
+ * at once; both only read lttng-ust's per-tracepoint state (RCU inside
+ * lttng-ust). A session may enable or disable an event between the
+ * NIF's check and emit(): emit() checks again, so a disabled event is
  * never written, and an event enabled in between is missed once. */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "lttng/org_erlang_dyntrace.h"
 #include "lttng/org_erlang_beamtrace.h"
 
-#include "nif_sinks.h"
+#include "sinks.h"
 
-static int enabled(unsigned id)
-{
-    switch (id) {
-    case BMT_TP_process_spawn:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_spawn) != 0;
-    case BMT_TP_process_link:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_link) != 0;
-    case BMT_TP_process_exit:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_exit) != 0;
-    case BMT_TP_process_register:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_register) != 0;
-    case BMT_TP_process_scheduled:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_scheduled) != 0;
-    case BMT_TP_port_open:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_open) != 0;
-    case BMT_TP_port_exit:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_exit) != 0;
-    case BMT_TP_port_link:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_link) != 0;
-    case BMT_TP_port_scheduled:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_scheduled) != 0;
-    case BMT_TP_function_call:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, function_call) != 0;
-    case BMT_TP_function_return:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, function_return) != 0;
-    case BMT_TP_function_exception:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, function_exception) != 0;
-    case BMT_TP_message_send:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, message_send) != 0;
-    case BMT_TP_message_receive:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, message_receive) != 0;
-    case BMT_TP_gc_minor_start:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_minor_start) != 0;
-    case BMT_TP_gc_minor_end:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_minor_end) != 0;
-    case BMT_TP_gc_major_start:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_major_start) != 0;
-    case BMT_TP_gc_major_end:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_major_end) != 0;
-    case BMT_TP_user_trace_s1:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_s1) != 0;
-    case BMT_TP_user_trace_i4s4:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_i4s4) != 0;
-    case BMT_TP_user_trace_n:
-        return lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_n) != 0;
-    case BMT_TP_process_info:
-        return lttng_ust_tracepoint_enabled(org_erlang_beamtrace, process_info) != 0;
-    }
-    return 0;
-}
+static const int *const states[BMT_TP_COUNT] = {
+    [BMT_TP_process_spawn] = &lttng_ust_tracepoint_org_erlang_dyntrace___process_spawn.state,
+    [BMT_TP_process_link] = &lttng_ust_tracepoint_org_erlang_dyntrace___process_link.state,
+    [BMT_TP_process_exit] = &lttng_ust_tracepoint_org_erlang_dyntrace___process_exit.state,
+    [BMT_TP_process_register] = &lttng_ust_tracepoint_org_erlang_dyntrace___process_register.state,
+    [BMT_TP_process_scheduled] = &lttng_ust_tracepoint_org_erlang_dyntrace___process_scheduled.state,
+    [BMT_TP_port_open] = &lttng_ust_tracepoint_org_erlang_dyntrace___port_open.state,
+    [BMT_TP_port_exit] = &lttng_ust_tracepoint_org_erlang_dyntrace___port_exit.state,
+    [BMT_TP_port_link] = &lttng_ust_tracepoint_org_erlang_dyntrace___port_link.state,
+    [BMT_TP_port_scheduled] = &lttng_ust_tracepoint_org_erlang_dyntrace___port_scheduled.state,
+    [BMT_TP_function_call] = &lttng_ust_tracepoint_org_erlang_dyntrace___function_call.state,
+    [BMT_TP_function_return] = &lttng_ust_tracepoint_org_erlang_dyntrace___function_return.state,
+    [BMT_TP_function_exception] = &lttng_ust_tracepoint_org_erlang_dyntrace___function_exception.state,
+    [BMT_TP_message_send] = &lttng_ust_tracepoint_org_erlang_dyntrace___message_send.state,
+    [BMT_TP_message_receive] = &lttng_ust_tracepoint_org_erlang_dyntrace___message_receive.state,
+    [BMT_TP_gc_minor_start] = &lttng_ust_tracepoint_org_erlang_dyntrace___gc_minor_start.state,
+    [BMT_TP_gc_minor_end] = &lttng_ust_tracepoint_org_erlang_dyntrace___gc_minor_end.state,
+    [BMT_TP_gc_major_start] = &lttng_ust_tracepoint_org_erlang_dyntrace___gc_major_start.state,
+    [BMT_TP_gc_major_end] = &lttng_ust_tracepoint_org_erlang_dyntrace___gc_major_end.state,
+    [BMT_TP_user_trace_s1] = &lttng_ust_tracepoint_org_erlang_dyntrace___user_trace_s1.state,
+    [BMT_TP_user_trace_i4s4] = &lttng_ust_tracepoint_org_erlang_dyntrace___user_trace_i4s4.state,
+    [BMT_TP_user_trace_n] = &lttng_ust_tracepoint_org_erlang_dyntrace___user_trace_n.state,
+    [BMT_TP_process_info] = &lttng_ust_tracepoint_org_erlang_beamtrace___process_info.state,
+};
 
 static void emit(const struct bmt_event *ev)
 {
@@ -190,6 +164,6 @@ __attribute__((visibility("default")))
 const struct bmt_lttng_provider bmt_lttng_provider = {
     .abi = BMT_LTTNG_ABI,
     .tracepoint_count = BMT_TP_COUNT,
-    .enabled = enabled,
+    .state = states,
     .emit = emit,
 };

@@ -3,11 +3,14 @@
 %% Dir ++ ".expect" as "key value" lines, so the test compares the CLI's
 %% answers with the VM's own measurements, not with machine speed.
 -module(bmt_an_workload).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 -export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0, composed/1]).
 
 main([Kind, Dir]) ->
+    Before = before_start(list_to_atom(Kind)),
     {ok, _} = beamtrace:start(#{dir => Dir, buffer_size => 1 bsl 22}),
-    Expect = run(list_to_atom(Kind)),
+    Expect = run(list_to_atom(Kind), Before),
     {ok, #{discarded := Discarded, events := Events}} = beamtrace:stop(),
     Lines = [io_lib:format("~s ~p~n", [K, V]) || {K, V} <- Expect],
     ok = file:write_file(Dir ++ ".expect",
@@ -15,6 +18,52 @@ main([Kind, Dir]) ->
     halt(0).
 
 -define(MS, [{'_', [], [{return_trace}, {exception_trace}]}]).
+
+%% What must exist before the recorder starts (the state dump names it).
+before_start(names) ->
+    Early = spawn(fun() -> register(bmt_an_early, self()), worker_loop() end),
+    Elixir = spawn(fun() -> put('$initial_call', {'Elixir.BmtAn.Worker', init, 1}),
+                            worker_loop() end),
+    sync(Early), sync(Elixir),
+    {Early, Elixir};
+before_start(_) ->
+    none.
+
+run(names, {Early, Elixir}) ->
+    %% A module named as Elixir names modules, compiled here.
+    Forms = [{attribute, 1, module, 'Elixir.BmtAn.Worker'},
+             {attribute, 1, export, [{handle_call, 3}]},
+             {function, 1, handle_call, 3,
+              [{clause, 1, [{var, 1, '_'}, {var, 1, '_'}, {var, 1, 'S'}], [],
+                [{call, 1, {remote, 1, {atom, 1, timer}, {atom, 1, sleep}}, [{integer, 1, 1}]},
+                 {tuple, 1, [{atom, 1, reply}, {atom, 1, ok}, {var, 1, 'S'}]}]}]}],
+    {ok, Mod, Bin} = compile:forms(Forms),
+    {module, Mod} = code:load_binary(Mod, "bmt_an_worker.erl", Bin),
+    trace_funs([{?MODULE, sleep2, 0}, {?MODULE, busy, 0}, {Mod, handle_call, 3}]),
+    Late = spawn(fun worker_loop/0),
+    sync(Late),
+    [erlang:trace(P, true, [call, {tracer, beamtrace, []}]) || P <- [Early, Elixir]],
+    erlang:trace(Late, true, [call, procs, {tracer, beamtrace, []}]),
+    do(Early, fun() -> [sleep2() || _ <- lists:seq(1, 5)] end),
+    do(Elixir, fun() -> [Mod:handle_call(x, y, z) || _ <- lists:seq(1, 3)] end),
+    do(Late, fun() -> [busy() || _ <- lists:seq(1, 7)] end),
+    do(Late, fun() -> register(bmt_an_late, self()) end),
+    do(Late, fun() -> [busy() || _ <- lists:seq(1, 4)] end),
+    untrace(),
+    [{early_pid, pid_text(Early)}, {elixir_pid, pid_text(Elixir)}, {late_pid, pid_text(Late)}];
+run(Kind, none) ->
+    run(Kind).
+
+pid_text(P) -> lists:flatten(io_lib:format("~p", [P])).
+
+worker_loop() ->
+    receive
+        {do, From, F} -> F(), From ! {done, self()}, worker_loop();
+        {sync, From} -> From ! {synced, self()}, worker_loop()
+    end.
+
+do(P, F) -> P ! {do, self(), F}, receive {done, P} -> ok end.
+sync(P) -> P ! {sync, self()}, receive {synced, P} -> ok end.
 
 %% sleep2/0 (2 ms) called 100 times and busy/0 (~10 us) 10 000 times; each
 %% returns its own duration measured inside the call.

@@ -272,8 +272,10 @@ static void names(const char *path)
     gen_open(g, path, 1);
     uint64_t t = 1000 * MS;
     const char *A = "<0.50.0>", *B = "<0.51.0>", *C = "<0.52.0>", *D = "<0.60.0>";
-    info(g, t, A, "my_server", "my_server:init/1", "");
-    info(g, t + 1, B, "", "rabbit_amqqueue_process:init/1", "{queue,\"q1\"}");
+    /* Absent names and labels as the recorder writes them ("undefined"),
+     * and as older traces did (""). */
+    info(g, t, A, "my_server", "my_server:init/1", "undefined");
+    info(g, t + 1, B, "undefined", "rabbit_amqqueue_process:init/1", "{queue,\"q1\"}");
     info(g, t + 2, C, "", "'Elixir.MyApp.Worker':init/1", "");
     info(g, t + 3, "<0.1.0>", "init", "otp_ring0:start/2", "");
     CALL(t + 1 * MS, A, "my_server:handle_call/3");

@@ -39,12 +39,53 @@ check "workload module compiles" erlc -o "$out/ebin" test/analyses/bmt_an_worklo
 [ -x "$BT" ] && [ -x "$ASAN" ] && [ -x "$out/make_traces" ] || { echo "# cannot continue"; exit 1; }
 
 # ---- workloads on a real node ----
-for k in calls sched procs all; do
+for k in calls sched procs all names; do
     erl -noshell -pa ebin -pa "$out/ebin" -run bmt_an_workload main "$k" "$out/w_$k" \
         >"$out/w_$k.log" 2>&1
     check "workload $k recorded without drops" \
         eval '[ $? -eq 0 ] && [ "$(expect "$out/w_$k" discarded)" = 0 ]'
 done
+
+# Names on a real node: the state dump beamtrace:start/1 writes names the
+# processes alive at start (a registered one; one whose '$initial_call' is
+# an Elixir module's), a registration after start names the third from
+# then on (and --pid finds its earlier calls too).
+w=$out/w_names
+early=$(expect "$w" early_pid | tr -d '"') elixir=$(expect "$w" elixir_pid | tr -d '"')
+late=$(expect "$w" late_pid | tr -d '"')
+"$ASAN" calls --by pid --format json "$w" >"$w.calls.json" 2>"$w.err"
+check "names (real trace): calls --by pid shows the dump's names, the Elixir spelling and the later registration" \
+    python3 - "$w.calls.json" "$early" "$elixir" "$late" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+e, x, l = sys.argv[2:5]
+got = {(f["pid"], f["process"], f["function"], f["count"]) for f in d["functions"]}
+want = {(e, "bmt_an_early", "bmt_an_workload:sleep2/0", 5),
+        (x, "BmtAn.Worker.init/1", "BmtAn.Worker.handle_call/3", 3),
+        (l, "bmt_an_late", "bmt_an_workload:busy/0", 11)}
+if got != want:
+    print("# got  %r\n# want %r" % (sorted(got), sorted(want)))
+sys.exit(0 if got == want else 1)
+PY
+check "names (real trace): no sanitizer report" [ ! -s "$w.err" ]
+"$BT" calls --format json --pid bmt_an_late "$w" >"$w.late.json"
+check "names (real trace): --pid bmt_an_late keeps its 11 calls, 7 made before it registered" \
+    [ "$(jget "$w.late.json" "[(f['function'], f['count']) for f in d['functions']]")" = "[('bmt_an_workload:busy/0', 11)]" ]
+"$BT" calls --format json --name 'BmtAn.*' "$w" >"$w.ex.json"
+check "names (real trace): --name 'BmtAn.*' keeps the process whose initial call is BmtAn.Worker.init/1" \
+    [ "$(jget "$w.ex.json" "[(f['function'], f['count']) for f in d['functions']]")" = "[('BmtAn.Worker.handle_call/3', 3)]" ]
+"$BT" export -o "$w.chrome.json" "$w"
+check "names (real trace): export names the tracks \"<pid> name\"" python3 - "$w.chrome.json" "$early" "$late" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {e["args"]["name"] for e in d["traceEvents"] if e.get("ph") == "M" and e.get("name") == "thread_name"}
+want = {sys.argv[2] + " bmt_an_early", sys.argv[3] + " bmt_an_late"}
+if not want <= names:
+    print("# tracks %r" % sorted(names))
+sys.exit(0 if want <= names and not any(n.endswith(" undefined") for n in names) else 1)
+PY
+check "names (real trace): view keeps OTP's text of the Elixir initial call (escaped as babeltrace2 does)" \
+    grep -qF "entry = \"\\'Elixir.BmtAn.Worker\\':init/1\"" <("$BT" view "$w")
 
 # The same workload written by LTTng: every analysis must agree.
 bash test/analyses/lttng_compare.sh "$out" || failed=1

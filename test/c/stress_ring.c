@@ -108,14 +108,9 @@ static void *writer_main(void *arg)
             ev.values[2].str = msg;
             ev.values[2].len = (uint32_t)(seq % sizeof msg);
         }
-        size_t bytes = bmt_event_size(&ev);
-        uint8_t *p = bmt_ring_reserve(&w->ring, bytes, ts);
-        if (p) {
-            bmt_event_encode(&ev, p);
-            bmt_ring_commit(&w->ring, bytes, ts);
-        } else {
+        ev.ts_ns = ts;
+        if (!bmt_ring_put_event(&w->ring, &ev))
             w->dropped++;
-        }
         if (seq % 256 == 255)
             sched_yield(); /* give the consumer a chance on small machines */
     }
@@ -251,7 +246,7 @@ static int drain_all(int all)
         uint32_t events;
         while ((pkt = bmt_ring_peek(&w->ring, &bytes, &events))) {
             check_packet(w, pkt, bytes, events);
-            int rc = bmt_trace_dir_write_packet(&trace_dir, w->id, pkt, bytes);
+            int rc = bmt_trace_dir_write_packet(&trace_dir, w->id, (uint8_t *)pkt, bytes, events);
             if (rc && w->bad++ < 5)
                 printf("# writer %u: write_packet: %s\n", w->id, strerror(-rc));
             bmt_ring_release(&w->ring);
@@ -322,7 +317,7 @@ int main(int argc, char **argv)
     struct bmt_ctf_trace_info info;
     CHECK(bmt_ctf_trace_info_init(&info) == 0);
     memcpy(info.uuid, UUID, sizeof UUID);
-    int rc = bmt_trace_dir_create(&trace_dir, dir, &info);
+    int rc = bmt_trace_dir_create(&trace_dir, dir, 0, &info, 0, 0);
     CHECKF(rc == 0, "bmt_trace_dir_create(%s): %s", dir, strerror(-rc));
     if (rc) {
         tap_group("stress: trace directory created");

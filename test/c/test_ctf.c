@@ -141,15 +141,15 @@ static void check_golden(const char *name, const void *data, size_t len)
 static size_t build_fixed_packet(uint8_t *pkt, size_t cap)
 {
     size_t off = BMT_PKT_HEADER_BYTES;
+    uint64_t prev_ts = fixed_ts(0);
     bmt_ctf_packet_open(pkt, UUID, 1, fixed_ts(0));
     for (unsigned i = 0; i < BMT_TP_COUNT; i++) {
         struct bmt_event ev;
         fixed_event(i, fixed_ts(i), &ev);
-        size_t sz = bmt_event_size(&ev);
-        if (off + sz > cap)
+        if (off + bmt_event_size(&ev) > cap)
             return 0;
-        bmt_event_encode(&ev, pkt + off);
-        off += sz;
+        off += bmt_event_encode(&ev, pkt + off, prev_ts);
+        prev_ts = ev.ts_ns;
     }
     bmt_ctf_packet_close(pkt, fixed_ts(BMT_TP_COUNT - 1), off, 5, 7);
     return off;
@@ -228,19 +228,14 @@ static void drain(struct stream *s, struct bmt_trace_dir *d)
     size_t bytes;
     uint32_t events;
     while ((pkt = bmt_ring_peek(&s->ring, &bytes, &events))) {
-        CHECK(bmt_trace_dir_write_packet(d, s->id, pkt, bytes) == 0);
+        CHECK(bmt_trace_dir_write_packet(d, s->id, (uint8_t *)pkt, bytes, events) == 0);
         bmt_ring_release(&s->ring);
     }
 }
 
 static void put_event(struct stream *s, struct bmt_trace_dir *d, const struct bmt_event *ev)
 {
-    size_t sz = bmt_event_size(ev);
-    uint8_t *p = bmt_ring_reserve(&s->ring, sz, ev->ts_ns);
-    if (p) {
-        bmt_event_encode(ev, p);
-        bmt_ring_commit(&s->ring, sz, ev->ts_ns);
-    }
+    bmt_ring_put_event(&s->ring, ev);
     drain(s, d);
 }
 
@@ -253,7 +248,7 @@ static int write_fixed_trace(const char *path)
     struct bmt_ctf_trace_info info;
     fixed_info(&info);
     struct bmt_trace_dir d;
-    int rc = bmt_trace_dir_create(&d, path, &info);
+    int rc = bmt_trace_dir_create(&d, path, 0, &info, 0, 0);
     CHECKF(rc == 0, "bmt_trace_dir_create(%s) = %d", path, rc);
     if (rc)
         return rc;
@@ -402,7 +397,7 @@ static void test_event_size(void)
             memset(&ev, 0, sizeof ev);
             ev.id = (uint16_t)i;
             ev.ts_ns = UINT64_C(0x0102030405060708) + (uint64_t)variant;
-            size_t want = BMT_EVENT_HEADER_BYTES;
+            size_t want = BMT_EVENT_HEADER_MAX_BYTES;
             for (unsigned f = 0; f < tp->field_count; f++) {
                 switch (tp->fields[f].type) {
                 case BMT_FIELD_STRING:
@@ -427,7 +422,9 @@ static void test_event_size(void)
             if (sz > sizeof buf - 16)
                 continue;
             memset(buf, 0xa5, sizeof buf);
-            bmt_event_encode(&ev, buf);
+            size_t used = bmt_event_encode(&ev, buf, ev.ts_ns);
+            CHECKF(used <= sz, "%s: encoded %zu bytes, more than the %zu bound", tp->full_name, used, sz);
+            sz = used;
             for (size_t k = sz; k < sz + 16; k++)
                 CHECKF(buf[k] == 0xa5, "%s: byte %zu past the size was written", tp->full_name, k);
             /* Decode it back with the catalogue: ends exactly at sz. */

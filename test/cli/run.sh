@@ -215,6 +215,17 @@ while IFS='|' read -r name opts; do
         check "layout $name: calls, sched, procs, gc and flame give the same answers as beamtrace's layout" [ $same = 1 ]
     fi
 done <<<"$layouts"
+# Packetized metadata is text up to its first NUL byte, for babeltrace2 as
+# for view: a NUL inside the opening comment leaves it unclosed.
+rm -rf "$out/layouts/meta-nul" && cp -r "$out/layouts/large" "$out/layouts/meta-nul" &&
+    python3 -c 'import sys; p = sys.argv[1]; b = open(p, "rb").read(); i = b.index(b"CTF 1.8") + 3
+open(p, "wb").write(b[:i] + b"\0" + b[i + 1:])' "$out/layouts/meta-nul/metadata"
+babeltrace2 "$out/layouts/meta-nul" >/dev/null 2>&1
+bt2_rc=$?
+"$ASAN" view "$out/layouts/meta-nul" >/dev/null 2>"$out/layouts/meta-nul.err"
+view_rc=$?
+check "packetized metadata with a NUL byte: refused as babeltrace2 refuses it, one error line" \
+    eval '[ $view_rc = 1 ] && [ $bt2_rc != 0 ] && one_error_line "$out/layouts/meta-nul.err"'
 check "layouts: the analyses found calls, latencies and collections to compare" python3 - "$out/layouts/beamtrace" <<'PY'
 import json, sys
 b = sys.argv[1]

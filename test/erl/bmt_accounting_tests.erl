@@ -61,7 +61,7 @@ tiny_buffer_test() ->
     %% 4 KiB packet could not hold their largest event and start refuses it.
     Opts = #{buffer_size => 2 * 4096, subbuffers => 2, message_length => 0,
              '$consumer_wakeups' => false,
-             events => ["*:process_*", "*:port_*", "*:function_*", "*:message_*", "*:gc_*"]},
+             events => ["org_erlang_dyntrace:process_*", "*:port_*", "*:function_*", "*:message_*", "*:gc_*"]},
     W = #{burst => ?BURST},
     one_scheduler(fun() ->
         PidCounts = pid_tracer_run(?TINY_ROUNDS, W),

@@ -1,6 +1,8 @@
 %% Bad input and faults: bad options, garbage to the NIF callbacks, bad
 %% handles, unwritable directories, a full disk.
 -module(bmt_faults_tests).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([bad_options_test/0, callbacks_garbage_test/0, callbacks_fuzz_test/0,
          bad_handles_test/0, unwritable_dir_test/0, disk_full_test/0]).
@@ -38,7 +40,7 @@ bad_options_test() ->
              {#{message_length => 16385}, message_length},
              {#{message_length => foo}, message_length},
              {#{message_length => 1.5}, message_length},
-             {#{default => maybe}, default}],
+             {#{default => 'maybe'}, default}],
     Results = [{Opts, beamtrace:start(maps:merge(#{dir => D()}, Opts)), Key} || {Opts, Key} <- Cases]
         ++ [{#{dir => X}, beamtrace:start(#{dir => X}), dir} || X <- [123, {a, b}, self(), [{x}]]],
     Bad = [{Opts, R, Key} || {Opts, R, Key} <- Results, not badopt(R, Key)],
@@ -46,7 +48,7 @@ bad_options_test() ->
     {error, {badopt, _}} = beamtrace:start(not_a_map),
     {error, {badopt, _}} = beamtrace:start([not_a_pair]),
     %% a proplist is fine
-    {ok, S} = beamtrace:start([{dir, D()}, {mode, overwrite}]),
+    {ok, S} = beamtrace:start([{dir, D()}, {mode, overwrite}, {events, ["org_erlang_dyntrace:*"]}]),
     {_, []} = stop_check(S),
     [] = beamtrace:sessions().
 
@@ -100,29 +102,148 @@ check_atom(Cb, Args) ->
 %% Random terms into every callback, with a live session, a stopped
 %% session's handle, [] and garbage as the state. The trace written must
 %% still be readable by babeltrace2.
+%% Random calls to every NIF a caller can reach: the tracer callbacks with
+%% garbage, the control API with random options and handles, user probes and
+%% tags with random arguments. Each returns its documented shape or raises
+%% badarg/function_clause; the node never crashes, and the session that ran
+%% through it all stops with a trace babeltrace2 reads in full.
+%% BMT_FUZZ_CALLS sets the count (`make fuzz' runs 100000), BMT_FUZZ_SEED
+%% replays a seed the output names, BMT_FUZZ_LOG=1 prints every call.
 callbacks_fuzz_test() ->
-    rand:seed(exsss, {17, 42, 4711}),
+    Seed = case os:getenv("BMT_FUZZ_SEED") of
+               false -> erlang:phash2(erlang:monotonic_time());
+               SeedText -> list_to_integer(SeedText)
+           end,
+    io:format("# fuzz seed ~w~n", [Seed]),
+    rand:seed(exsss, {17, 42, Seed}),
+    N = case os:getenv("BMT_FUZZ_CALLS") of
+            false -> 20000;
+            V -> list_to_integer(V)
+        end,
     Stale = start(#{}),
     {_, _} = stop_check(Stale),
     S = start(#{message_length => 64}),
     Tags = all_tags(),
     States = [S, Stale, [], foo, make_ref(), {S}],
-    N = 4000,
-    [begin
-         Cb = pick(?CALLBACKS),
-         Tag = case rand:uniform(4) of 1 -> rand_term(2); _ -> pick(Tags) end,
-         State = pick(States),
-         Args = case arity(Cb) of
-                    3 -> [Tag, State, rand_tracee()];
-                    5 -> [Tag, State, rand_tracee(), rand_term(3), rand_opts()]
-                end,
-         check_atom(Cb, Args)
-     end || _ <- lists:seq(1, N)],
+    Counts = lists:foldl(
+               fun(_, Acc) ->
+                   Kind = case rand:uniform(10) of
+                              K when K =< 7 -> callback;
+                              8 -> probe;
+                              9 -> control;
+                              10 -> tag
+                          end,
+                   case os:getenv("BMT_FUZZ_LOG") of
+                       false -> ok;
+                       _ -> put(fuzz_kind, Kind)
+                   end,
+                   fuzz_one(Kind, Tags, States, S),
+                   maps:update_with(Kind, fun(C) -> C + 1 end, 1, Acc)
+               end, #{}, lists:seq(1, N)),
+    %% anything the control calls left running goes, except S
+    [catch beamtrace:stop(X) || X <- beamtrace:sessions(), X =/= S],
     {#{events := E}, Ev} = stop_check(S),
-    io:format("# fuzz: ~w calls, ~w events recorded~n", [N, E]),
+    io:format("# fuzz: ~w calls ~p, ~w events recorded~n", [N, Counts, E]),
     true = E > 0,
     E = length(Ev),
     ok.
+
+fuzz_one(callback, Tags, States, _S) ->
+    Cb = pick(?CALLBACKS),
+    Tag = case rand:uniform(4) of 1 -> rand_term(2); _ -> pick(Tags) end,
+    State = pick(States),
+    Args = case arity(Cb) of
+               3 -> [Tag, State, rand_tracee()];
+               5 -> [Tag, State, rand_tracee(), rand_term(3), rand_opts()]
+           end,
+    log_call(Cb, Args),
+    check_atom(Cb, Args);
+fuzz_one(probe, _Tags, _States, _S) ->
+    Args = [rand_probe_arg() || _ <- lists:seq(1, rand:uniform(9) - 1)],
+    {F, A} = pick([{p, Args}, {pn, [rand_label() | lists:sublist(Args, 8)]},
+                   {user_trace_s1, [rand_probe_arg()]}]),
+    A1 = case {F, length(A)} of
+             {pn, 0} -> [rand_label()];
+             _ -> A
+         end,
+    log_call(F, A1),
+    case catch apply(beamtrace, F, A1) of
+        B when is_boolean(B) -> ok;
+        {'EXIT', {badarg, _}} -> ok;
+        {'EXIT', {function_clause, _}} -> ok;
+        {'EXIT', {undef, _}} -> ok; % an arity p/pn does not have
+        Other -> erlang:error({probe_returned, F, A1, Other})
+    end;
+fuzz_one(control, _Tags, States, S) ->
+    Handle = pick([S, pick(States), rand_term(1)]),
+    case rand:uniform(5) of
+        1 ->
+            %% random options: a session it starts is stopped at once
+            Opts = maps:from_list([{pick(option_keys()), rand_option_value()}
+                                   || _ <- lists:seq(1, rand:uniform(4))]),
+            case catch beamtrace:start(Opts#{dir => bmt_test_lib:tmpdir("fuzz")}) of
+                {ok, New} -> {ok, _} = beamtrace:stop(New);
+                {error, _} -> ok;
+                Other -> erlang:error({start_returned, Opts, Other})
+            end;
+        2 when Handle =/= S, Handle =/= [] ->
+            case catch beamtrace:stop(Handle) of
+                {error, not_running} -> ok;
+                {'EXIT', {badarg, _}} -> ok;
+                Other -> erlang:error({stop_returned, Handle, Other})
+            end;
+        3 ->
+            case catch beamtrace:info(Handle) of
+                #{state := _} -> ok;
+                {error, not_running} -> ok;
+                {'EXIT', {badarg, _}} -> ok;
+                Other -> erlang:error({info_returned, Handle, Other})
+            end;
+        4 ->
+            case catch beamtrace:snapshot(Handle, pick([bmt_test_lib:tmpdir("fuzz-snap"),
+                                                         rand_term(1)])) of
+                {error, _} -> ok;
+                {'EXIT', {badarg, _}} -> ok;
+                Other -> erlang:error({snapshot_returned, Handle, Other})
+            end;
+        _ ->
+            true = is_list(beamtrace:sessions()),
+            #{recorder := true} = beamtrace:sinks()
+    end;
+fuzz_one(tag, _Tags, _States, _S) ->
+    case catch (pick([fun() -> beamtrace:put_tag(rand_probe_arg()) end,
+                      fun() -> beamtrace:spread_tag(pick([true, false, rand_term(0)])) end,
+                      fun() -> beamtrace:restore_tag(rand_term(1)) end,
+                      fun() -> beamtrace:get_tag() end,
+                      fun() -> beamtrace:get_tag_data() end]))() of
+        {'EXIT', {badarg, _}} -> ok;
+        {'EXIT', {function_clause, _}} -> ok;
+        {'EXIT', Why} -> erlang:error({tag_call_crashed, Why});
+        _ -> ok
+    end.
+
+log_call(F, Args) ->
+    case get(fuzz_kind) of
+        undefined -> ok;
+        _ -> io:format("# CALL ~p ~P~n", [F, Args, 12])
+    end.
+
+option_keys() ->
+    [events, mode, buffer_size, subbuffers, message_length, default, file_mode, max_bytes,
+     max_events, duration, max_rate, tracefile_size, tracefile_count, flush_interval, notify,
+     bogus].
+
+rand_option_value() ->
+    pick([rand_term(1), rand:uniform(1 bsl 20), infinity, 0, -1, 8#640, self(),
+          ["org_erlang_dyntrace:*"], ["*:gc_*", "nope"], discard, overwrite, size_only,
+          true, false, 1 bsl 64]).
+
+rand_label() -> pick([0, 1, 1023, 1024, -1, rand:uniform(2000), foo]).
+
+rand_probe_arg() ->
+    pick([rand:uniform(1 bsl 62), -rand:uniform(1000), 1 bsl 70, "text", <<"bin">>,
+          ["io", [<<"list">>]], lists:duplicate(rand:uniform(2000), $z), undef, foo,
+          rand_term(1)]).
 
 pick(L) -> lists:nth(rand:uniform(length(L)), L).
 
@@ -196,16 +317,21 @@ unwritable_dir_test() ->
     {_, _} = stop_check(S),
     ok.
 
-%% A full disk: writes fail, the session fails, the VM keeps running and
-%% stop reports enospc.
+%% A full disk: the write that does not fit is cut back to the last whole
+%% packet, the session stops recording with reason enospc, the VM keeps
+%% running, and the trace stays readable by babeltrace2 with exact counts:
+%% events + discarded = every send the workload made.
 disk_full_test() ->
+    with_tmpfs("64k", fun disk_full/1).
+
+with_tmpfs(Size, Fun) ->
     Mnt = bmt_test_lib:tmpdir("tmpfs"),
     ok = filelib:ensure_dir(filename:join(Mnt, "x")),
     case os:cmd("id -u") of
         "0\n" ->
-            case bmt_test_lib:cmd("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", Mnt]) of
+            case bmt_test_lib:cmd("mount", ["-t", "tmpfs", "-o", "size=" ++ Size, "tmpfs", Mnt]) of
                 {0, _, _} ->
-                    try disk_full(Mnt)
+                    try Fun(Mnt)
                     after bmt_test_lib:cmd("umount", [Mnt])
                     end;
                 {_, _, Err} ->
@@ -216,34 +342,50 @@ disk_full_test() ->
     end.
 
 disk_full(Mnt) ->
-    S = start(#{dir => filename:join(Mnt, "trace"), message_length => 16384}),
+    %% Small packets, so that some fit before the disk is full.
+    S = start(#{dir => filename:join(Mnt, "trace"), message_length => 2100,
+                buffer_size => 64 * 1024, subbuffers => 8}),
     Ctl = self(),
     Big = lists:duplicate(2000, $x),
-    P = spawn(fun() -> receive go -> ok end, flood(Big, S, 0), Ctl ! {self(), done} end),
+    P = spawn(fun() ->
+                  receive go -> ok end,
+                  N = flood(Big, S, 0),
+                  erlang:trace(self(), false, [send]),
+                  Ctl ! {self(), done, N}
+              end),
     1 = erlang:trace(P, true, [send, {tracer, beamtrace, S}]),
     P ! go,
-    Sent = receive {P, done, N} -> N; {P, done} -> unknown end,
-    #{state := failed, reason := enospc} = beamtrace:info(S),
-    %% the VM keeps running: more tracing into the failed session is
-    %% harmless
+    Sent = receive {P, done, N} -> N end,
+    #{state := stopped, reason := enospc} = beamtrace:info(S),
     true = is_process_alive(whereis(init)),
-    {error, {enospc, #{events := E, discarded := D}}} = beamtrace:stop(S),
-    io:format("# disk full: ~p sent, ~w events written, ~w lost~n", [Sent, E, D]),
+    {error, {enospc, #{events := E, discarded := D, dir := Dir} = Stats}} = beamtrace:stop(S),
+    io:format("# disk full: ~p sends, ~w events in the trace, ~w discarded~n", [Sent, E, D]),
+    assert_eq(events_plus_discarded_vs_sends, Sent, E + D),
     true = D > 0,
+    %% babeltrace2 reads every event the stats count, and reports the rest
+    %% as discarded (checked on a copy: the tmpfs goes at the end).
+    Copy = bmt_test_lib:tmpdir("disk-full-copy"),
+    {0, _, _} = bmt_test_lib:cmd("cp", ["-a", binary_to_list(Dir), Copy]),
+    _ = bmt_test_lib:check_trace(Stats#{dir := list_to_binary(Copy)}),
+    {_, _, Err} = bmt_test_lib:babeltrace(Copy),
+    assert_eq(babeltrace_discarded, D, bmt_test_lib:discard_warnings_total(Err)),
     [] = beamtrace:sessions(),
     ok.
 
-%% Sends big messages to itself until the session reports failure (the
-%% consumer's write failed), at most 100000 of them.
-flood(_, _, 100000) -> ok;
-flood(Big, S, I) ->
+%% Sends big messages to itself (each one traced send) until the session
+%% has stopped by itself, then 100 more; returns how many it sent.
+flood(Big, S, I) when I < 100000 ->
     self() ! {Big, I},
     receive {Big, I} -> ok end,
     case I rem 200 of
         0 ->
             case beamtrace:info(S) of
-                #{state := failed} -> [self() ! {Big, J} || J <- lists:seq(1, 100)], ok;
-                _ -> timer:sleep(1), flood(Big, S, I + 1)
+                #{state := stopped} ->
+                    [begin self() ! {Big, J}, receive {Big, J} -> ok end end
+                     || J <- lists:seq(1, 100)],
+                    I + 1 + 100;
+                _ -> receive after 1 -> flood(Big, S, I + 1) end
             end;
         _ -> flood(Big, S, I + 1)
-    end.
+    end;
+flood(_, _, I) -> I.

@@ -2,6 +2,8 @@
 %% after stop, overwrite mode, code upgrade/purge and unload with a
 %% session running, and nothing ever sent to a traced process.
 -module(bmt_lifecycle_tests).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([two_sessions_test/0, default_session_test/0, trace_status_remove_test/0,
          stale_handle_test/0, overwrite_test/0, reload_purge_test/0,

@@ -4,6 +4,8 @@
 %% test/run_all.sh) and the speed of both printers on sample messages.
 %% Run by test/erl/term_text.sh.
 -module(bmt_term_text_test).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([main/0, main/1]).
 -export([compare/2, theirs/2, bench/2, bench/3]).
@@ -140,7 +142,23 @@ fixed_terms(Port) ->
      LargeMap, Shrunk, Shrunk33, maps:remove(100, LargeMap),
      #{#{a => 1} => #{b => 2}}, #{1.0 => 1, 1 => 2},
      [LargeMap], {Shrunk}]
-    ++ one_bad_byte_binaries().
+    ++ one_bad_byte_binaries() ++ flat_tuple_boundaries(Port).
+
+%% The shallow renderer for a tuple of immediates (nif_term_text.c,
+%% put_flat_tuple) and where it hands over to the general printer: 8 and 9
+%% elements, every immediate kind (atoms quoted or not, small integers at
+%% their bounds, local pids and ports) and one non-immediate in each
+%% position (bignum, float, binary, map, list, improper list, nested tuple,
+%% remote pid, ref, fun). Each also runs at every truncation size.
+flat_tuple_boundaries(Port) ->
+    Imm = [ok, 'Quoted atom', '', 0, -1, 42, (1 bsl 59) - 1, -(1 bsl 59), self(), Port],
+    Other = [1 bsl 60, -(1 bsl 60), 1.5, <<"b">>, <<>>, #{k => v}, [1], "s", [a | b], {x},
+             {}, remote_pid(), make_ref(), fun() -> ok end],
+    [list_to_tuple(lists:sublist(Imm, N)) || N <- lists:seq(1, 10)]
+    ++ [list_to_tuple(lists:duplicate(N, ping)) || N <- [7, 8, 9]]
+    ++ [list_to_tuple(lists:sublist(Imm, 3) ++ [X]) || X <- Other]
+    ++ [list_to_tuple([X | lists:sublist(Imm, 3)]) || X <- Other]
+    ++ [{self(), ping, 42}, {self(), {ping, 42}}, {Port, {command, <<"x">>}}].
 
 %% Printable 40-byte binaries with one boundary byte at every position, so
 %% the word-at-a-time printable check is tested at every lane and tail.

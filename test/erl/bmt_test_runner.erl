@@ -13,6 +13,8 @@
 -define(TIMEOUT, 90000).
 
 main(Mods) ->
+    io:format("# node: otp_release ~s, erts ~s~n",
+              [erlang:system_info(otp_release), erlang:system_info(version)]),
     Failed = lists:foldl(fun(M, F) -> F + run_module(list_to_atom(M)) end, 0, Mods),
     halt(case Failed of 0 -> 0; _ -> 1 end).
 

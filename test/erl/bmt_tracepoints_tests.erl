@@ -1,6 +1,8 @@
 %% Every org_erlang_dyntrace tracepoint from a real workload, read back with
 %% babeltrace2, with its field values checked exactly where they are known.
 -module(bmt_tracepoints_tests).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([procs_test/0, ports_test/0, running_test/0, call_test/0, return_to_test/0,
          send_receive_test/0, message_length_test/0, gc_test/0, long_ids_test/0,

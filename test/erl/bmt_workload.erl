@@ -8,6 +8,8 @@
 %% run. Workers use off-heap message queues so that message allocation does
 %% not depend on lock timing.
 -module(bmt_workload).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([run/2, run/3, worker/1, traced_ok/1, traced_error/1, traced_throw/1,
          pid_tracer/0, pid_tracer_counts/1, tag_tracepoint/2, tracepoints/0,

@@ -11,7 +11,7 @@ out=test/out/erl
 ERL=${ERL:-erl}
 mkdir -p "$out"
 # The NIF and the beams only: the CLI is built by its own group.
-if ! make -C "$root" priv/beamtrace_nif.so ebin/beamtrace.beam ebin/beamtrace.app >"$out/make.log" 2>&1; then
+if ! make -C "$root" priv/beamtrace_nif.so beams >"$out/make.log" 2>&1; then
     cat "$out/make.log"
     echo "not ok - erl: build beamtrace (make)"
     exit 1
@@ -27,7 +27,7 @@ export BMT_TEST_TMP="$root/$out/traces"
 export BMT_TRACES_LIST="$root/$out/traces.list"
 export BMT_ROOT="$root"
 : >"$BMT_TRACES_LIST"
-modules=${MODULES:-"bmt_tracepoints_tests bmt_accounting_tests bmt_lifecycle_tests bmt_faults_tests bmt_babeltrace_tests"}
+modules=${MODULES:-"bmt_tracepoints_tests bmt_accounting_tests bmt_lifecycle_tests bmt_faults_tests bmt_recorder_tests bmt_babeltrace_tests bmt_tracing_tests"}
 status=0
 for m in $modules; do
     log="$out/$m.log"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int bmt_test_gen_open(struct bmt_test_gen *g, const char *path,
                       const struct bmt_ctf_trace_info *info, unsigned streams,
@@ -14,8 +15,12 @@ int bmt_test_gen_open(struct bmt_test_gen *g, const char *path,
     memset(g, 0, sizeof *g);
     if (streams == 0 || streams > BMT_TEST_GEN_STREAMS || drain_every == 0)
         return -EINVAL;
-    snprintf(g->path, sizeof g->path, "%s", path);
-    int rc = bmt_trace_dir_create(&g->dir, path, info);
+    /* The writer takes absolute paths only. */
+    char cwd[2048] = "";
+    if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
+        return -errno;
+    snprintf(g->path, sizeof g->path, "%s%s%s", cwd, cwd[0] ? "/" : "", path);
+    int rc = bmt_trace_dir_create(&g->dir, g->path, 0, info, 0, 0);
     if (rc < 0)
         return rc;
     g->stream_count = streams;
@@ -40,7 +45,7 @@ static int drain(struct bmt_test_gen *g, unsigned s)
     size_t bytes;
     uint32_t events;
     while ((pkt = bmt_ring_peek(&g->rings[s], &bytes, &events))) {
-        int rc = bmt_trace_dir_write_packet(&g->dir, s, pkt, bytes);
+        int rc = bmt_trace_dir_write_packet(&g->dir, s, (uint8_t *)pkt, bytes, events);
         if (rc < 0)
             return rc;
         bmt_ring_release(&g->rings[s]);
@@ -51,13 +56,7 @@ static int drain(struct bmt_test_gen *g, unsigned s)
 int bmt_test_gen_emit(struct bmt_test_gen *g, unsigned s, const struct bmt_event *ev)
 {
     int recorded = 0;
-    size_t bytes = bmt_event_size(ev);
-    uint8_t *p = bmt_ring_reserve(&g->rings[s], bytes, ev->ts_ns);
-    if (p) {
-        bmt_event_encode(ev, p);
-        bmt_ring_commit(&g->rings[s], bytes, ev->ts_ns);
-        recorded = 1;
-    }
+    recorded = bmt_ring_put_event(&g->rings[s], ev);
     g->last_ts_ns[s] = ev->ts_ns;
     if (++g->since_drain[s] >= g->drain_every) {
         g->since_drain[s] = 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Checks an LTTng trace's TSDL metadata (babeltrace2 --output-format=
-ctf-metadata) against OTP's org_erlang_dyntrace provider: every event
+"""Checks an LTTng trace's metadata (babeltrace2 --output-format=
+ctf-metadata: TSDL for CTF 1.8, or JSON fragments for CTF 2, which LTTng
+2.15+ writes by default) against OTP's org_erlang_dyntrace provider: every event
 present, its fields in declaration order, strings as `string`, integers with
 OTP's C types (reference §1.1-1.2): depth `unsigned int` (32-bit unsigned),
 gc fields `unsigned long` (64-bit unsigned); beamtrace's user probes: label
@@ -63,8 +64,35 @@ def parse(tsdl):
     return events
 
 
+def parse_ctf2(text):
+    """CTF 2: a sequence of JSON fragments (RS-separated in the file)."""
+    import json
+    dec, i, events = json.JSONDecoder(), 0, {}
+    text = text.replace("\x1e", " ")
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return events
+        frag, i = dec.raw_decode(text, i)
+        name = frag.get("name", "")
+        if frag.get("type") != "event-record-class" or not name.startswith("org_erlang_dyntrace:"):
+            continue
+        fields = []
+        for m in frag.get("payload-field-class", {}).get("member-classes", []):
+            fc = m["field-class"]
+            if fc["type"] == "null-terminated-string":
+                fields.append((m["name"], S))
+            elif fc["type"] in ("fixed-length-unsigned-integer", "fixed-length-signed-integer"):
+                fields.append((m["name"], ("integer", fc["length"], int("-signed" in fc["type"]))))
+            else:
+                fields.append(("?", fc["type"]))
+        events[name.split(":", 1)[1]] = fields
+
+
 def main():
-    events = parse(open(sys.argv[1]).read())
+    text = open(sys.argv[1]).read()
+    events = parse_ctf2(text) if text.lstrip("\x1e \n").startswith("{") else parse(text)
     bad = 0
     for name, want in EXPECTED.items():
         got = events.get(name)

@@ -13,7 +13,7 @@
  *   emitted=<events emitted while enabled>
  * Exit 0 when loaded (or BEAMTRACE_LTTNG disabled it), 1 otherwise.
  */
-#include "nif_sinks.h"
+#include "sinks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 
     for (int r = 0; r < rounds; r++) {
         for (unsigned id = 0; id < BMT_TP_COUNT; id++) {
-            if (!p->enabled(id))
+            if (!bmt_lttng_wants(p, id))
                 continue;
             fill(&ev, id, buf);
             p->emit(&ev);
@@ -82,14 +82,14 @@ int main(int argc, char **argv)
     }
     /* emit() on a disabled tracepoint must be a no-op: call it for all. */
     for (unsigned id = 0; id < BMT_TP_COUNT; id++)
-        if (!p->enabled(id)) {
+        if (!bmt_lttng_wants(p, id)) {
             fill(&ev, id, buf);
             p->emit(&ev);
         }
 
     printf("enabled=");
     for (unsigned id = 0, first = 1; id < BMT_TP_COUNT; id++)
-        if (p->enabled(id)) {
+        if (bmt_lttng_wants(p, id)) {
             printf("%s%s", first ? "" : ",", bmt_catalogue[id].name);
             first = 0;
         }

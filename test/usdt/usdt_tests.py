@@ -7,7 +7,7 @@ BMT_ONLY="spawn-exit.bt,detach mid-flight" runs only those)
 
 Each scenario: start a node (bmt_usdt_node) that loads beamtrace and waits;
 attach the script with scripts/beamtrace-bpftrace -p PID; wait until
-bpftrace says "Attaching" and every semaphore of the script's probes is
+bpftrace says "Attaching" (or "Attached") and every semaphore of the script's probes is
 set in the node's memory; let the workload go; SIGINT bpftrace; check what
 it printed against what the node reports it did.
 """
@@ -84,14 +84,11 @@ def expected_probes():
     text = open(os.path.join(ROOT, "c_src", "usdt.def")).read()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     names = []
-    for name, status in re.findall(r'USDT\(\s*"([^"]+)"\s*,\s*(\w+)', text):
-        if status not in ("PROVIDED", "APPROX"):
-            continue
-        name = name.replace("-", "__")
-        if name.endswith("<label>"):
-            names += [name[:-len("<label>")] + str(n) for n in range(1024)]
-        else:
-            names.append(name)
+    for symbol, name, status in re.findall(r'USDT\(\s*(\w+)\s*,\s*"([^"]+)"\s*,\s*(\w+)', text):
+        if status == "NUMBERED":
+            names += [symbol + str(n) for n in range(1024)]
+        elif status in ("PROVIDED", "APPROX"):
+            names.append(symbol)
     return names
 
 
@@ -204,7 +201,7 @@ class Bpftrace:
                                      stderr=open(self.err_path, "w"))
         names = script_probes(path)
         attached = wait_for(lambda: self.proc.poll() is not None or (
-            "Attaching" in self.out() and all(semaphores(node.pid, names, probes).values())), 30)
+            self.attached() and all(semaphores(node.pid, names, probes).values())), 30)
         if self.proc.poll() is not None or not attached:
             self.stop(signal.SIGKILL)
             raise RuntimeError("bpftrace did not attach %s: %s" % (script, self.err()[-1500:]))
@@ -212,6 +209,11 @@ class Bpftrace:
         # interval probes after them: a SIGINT before that ends it with
         # status 255 and no END clause (seen with 0.17).
         time.sleep(0.5)
+
+    def attached(self):
+        # "Attaching N probes..." in the output up to bpftrace 0.2x;
+        # "Attached N probes" on stderr from 0.24 or so.
+        return "Attaching" in self.out() or "Attached" in self.err()
 
     def out(self):
         try:
@@ -422,7 +424,10 @@ def t_detach(probes):
         res = json.loads(open(done).read())
         spawn_lines = len(re.findall(r"^pid \S+ mfa bmt_usdt_node:child/1$", out1, re.M))
         check("spawn-exit.bt run as plain 'bpftrace -p PID script LIB' prints spawns mid-workload",
-              spawn_lines > 0 and all(re.match(r"^pid \S+ (mfa|reason) ", l) for l in lines(out1)[1:]),
+              # "Lost N events": bpftrace >= 0.23 reports its own full perf
+              # buffer in the output at this spawn rate.
+              spawn_lines > 0 and all(re.match(r"^(pid \S+ (mfa|reason) |Lost \d+ events$)", l)
+                                      for l in lines(out1)[1:]),
               out1[-1500:])
         vals = semaphores(node.pid, ["process__spawn", "process__exit"], probes)
         print("# semaphores after SIGKILL of bpftrace: %s" % vals)
@@ -456,6 +461,66 @@ def preflight(probes):
         node.kill()
 
 
+HITS_C = r"""
+#include <sys/sdt.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+    (void)argc;
+    while (access(argv[1], F_OK) != 0)
+        usleep(10000);
+    for (int i = 0; i < 3; i++)
+        STAP_PROBE1(bmt, hit, i);
+    return 0;
+}
+"""
+
+
+def doubled_hits():
+    """None, or why bpftrace's output cannot be compared: a probe fired 3
+    times in a tiny C program must print 3 lines. bpftrace 0.27.1 (Debian
+    sid) attaches a USDT probe twice under -p ("Attached 2 probes" for one)
+    and prints every hit twice, beamtrace's or anyone's."""
+    src, exe, go = (os.path.join(OUT, n) for n in ("hits.c", "hits", "hits.go"))
+    open(src, "w").write(HITS_C)
+    if subprocess.call([os.environ.get("CC", "cc"), "-O1", "-o", exe, src]) != 0:
+        return None
+    prog = subprocess.Popen([exe, go])
+    out = os.path.join(OUT, "hits.out")
+    bt = subprocess.Popen(["bpftrace", "-o", out, "-p", str(prog.pid), "-e",
+                           'usdt:%s:bmt:hit { printf("hit %%d\\n", arg0); }' % exe],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=open(out + ".err", "w"))
+    def said(path):
+        return open(path).read() if os.path.exists(path) else ""
+
+    try:
+        wait_for(lambda: bt.poll() is not None or "Attach" in said(out) + said(out + ".err"), 30)
+        time.sleep(0.5)
+        open(go, "w").close()
+        prog.wait(10)
+        time.sleep(0.3)
+    finally:
+        if bt.poll() is None:
+            bt.send_signal(signal.SIGINT)
+            bt.wait(10)
+        if prog.poll() is None:
+            prog.kill()
+    n = len(re.findall(r"^hit \d$", said(out), re.M))
+    print("# bpftrace printed %d lines for 3 hits of a probe in a C program" % n)
+    if n > 3:
+        version = subprocess.run(["bpftrace", "--version"], capture_output=True, text=True).stdout.strip()
+        return ("%s prints every USDT hit %d times under -p (a bpftrace defect, not beamtrace's: "
+                "3 hits of a probe in a plain C program print %d lines), so its output cannot be "
+                "compared with what the node did" % (version, n // 3, n))
+    return None
+
+
+# Scenarios that compare bpftrace's output line for line with the workload.
+EXACT_OUTPUT = {"spawn-exit.bt", "births-deaths.bt", "slow-calls.bt", "cpu-change.bt", "user-probe.bt",
+                "user-probe-n.bt", "garbage-collection.bt", "process-scheduling.bt"}
+
+
 def main():
     probes = test_notes()
     tests = [("spawn-exit.bt", t_spawn_exit), ("births-deaths.bt", t_births_deaths),
@@ -464,12 +529,13 @@ def main():
              ("user-probe-n.bt", t_user_probe_n), ("garbage-collection.bt", t_gc),
              ("process-scheduling.bt", t_process_scheduling), ("detach mid-flight", t_detach)]
     why = os.environ.get("BMT_USDT_SKIP") or preflight(probes)
+    doubled = None if why else doubled_hits()
     only = os.environ.get("BMT_ONLY")
     for name, fn in tests:
         if only and name not in only.split(","):
             continue
-        if why:
-            skip(name, why)
+        if why or (doubled and name in EXACT_OUTPUT):
+            skip(name, why or doubled)
             continue
         try:
             fn(probes)

@@ -1,0 +1,498 @@
+/* Session control NIFs: start, stop, info, sessions, snapshot. Parses and
+ * checks every argument, turns handles into (index, generation) and back,
+ * and turns the recorder's results into terms; the recorder (recorder.c)
+ * does the work.
+ *
+ * All of these run on dirty I/O schedulers: they take the recorder's
+ * control lock, which start and stop hold across disk I/O and thread joins.
+ */
+#define _GNU_SOURCE /* strerrorname_np */
+#include "nif_priv.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define MAX_BUFFER_BYTES (UINT64_C(1) << 30)
+#define MIN_SUBBUF_BYTES 4096u
+#define MIN_TRACEFILE_BYTES (64 * 1024u)
+
+struct bmt_session *bmt_resolve_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state,
+                                       uint64_t *generation)
+{
+    struct session_handle *h;
+    /* A handle from an earlier load of the library names nothing here. */
+    if (enif_get_resource(env, state, p->session_type, (void **)&h) &&
+        h->instance == p->instance) {
+        *generation = h->generation;
+        return &p->rec.sessions[h->index];
+    }
+    return NULL;
+}
+
+/* ---- results ---- */
+
+static ERL_NIF_TERM posix_atom(ErlNifEnv *env, int err)
+{
+    /* Erlang's file errors use the lowercase errno name: enospc, eacces. */
+    char name[32];
+    const char *text = strerrorname_np(err);
+    size_t i = 0;
+    if (!text)
+        text = "eio";
+    for (; text[i] && i < sizeof name - 1; i++)
+        name[i] = (char)(text[i] >= 'A' && text[i] <= 'Z' ? text[i] + 32 : text[i]);
+    name[i] = '\0';
+    return enif_make_atom(env, name);
+}
+
+static ERL_NIF_TERM error_tuple(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM reason)
+{
+    return enif_make_tuple2(env, p->atom.error, reason);
+}
+
+static ERL_NIF_TERM binary_of(ErlNifEnv *env, const char *text)
+{
+    ERL_NIF_TERM bin;
+    size_t len = strlen(text);
+    memcpy(enif_make_new_binary(env, len, &bin), text, len);
+    return bin;
+}
+
+/* {error, {Posix, Path}}: a directory error names the directory. */
+static ERL_NIF_TERM path_error(struct priv *p, ErlNifEnv *env, int err, const char *path)
+{
+    return error_tuple(p, env, enif_make_tuple2(env, posix_atom(env, err), binary_of(env, path)));
+}
+
+/* The reason as a term: a write error is its errno's name. */
+static ERL_NIF_TERM reason_term(ErlNifEnv *env, const struct bmt_rec_stats *st)
+{
+    if (st->reason == BMT_REASON_WRITE_ERROR)
+        return posix_atom(env, st->error ? st->error : EIO);
+    return enif_make_atom(env, bmt_rec_reason_name(st->reason));
+}
+
+static ERL_NIF_TERM stats_map(struct priv *p, ErlNifEnv *env, const struct bmt_rec_stats *st,
+                              const char *dir)
+{
+    ERL_NIF_TERM keys[] = {p->atom.dir, p->atom.events, p->atom.discarded, p->atom.overwritten,
+                           p->atom.written_bytes, p->atom.reason};
+    ERL_NIF_TERM values[] = {binary_of(env, dir), enif_make_uint64(env, st->events),
+                             enif_make_uint64(env, st->discarded),
+                             enif_make_uint64(env, st->overwritten),
+                             enif_make_uint64(env, st->bytes), reason_term(env, st)};
+    ERL_NIF_TERM map;
+    enif_make_map_from_arrays(env, keys, values, sizeof keys / sizeof keys[0], &map);
+    return map;
+}
+
+/* The handle term of session (index, generation): the one kept in
+ * p->handles while the session is known, so handles compare equal; a new
+ * one (kept from now on) the first time. */
+static ERL_NIF_TERM make_handle(struct priv *p, ErlNifEnv *env, int index, uint64_t generation)
+{
+    enif_mutex_lock(p->handles_lock);
+    struct session_handle *h = p->handles[index];
+    if (!h || h->generation != generation) {
+        if (h)
+            enif_release_resource(h);
+        h = enif_alloc_resource(p->session_type, sizeof *h);
+        if (h) {
+            h->instance = p->instance;
+            h->index = index;
+            h->generation = generation;
+        }
+        p->handles[index] = h;
+    }
+    ERL_NIF_TERM term = h ? enif_make_resource(env, h) : p->atom.undefined;
+    enif_mutex_unlock(p->handles_lock);
+    return term;
+}
+
+/* Lets go of the kept handle of a collected session (Erlang terms that
+ * name it stay valid and name nothing). */
+static void forget_handle(struct priv *p, int index, uint64_t generation)
+{
+    enif_mutex_lock(p->handles_lock);
+    struct session_handle *h = p->handles[index];
+    if (h && h->generation == generation) {
+        enif_release_resource(h);
+        p->handles[index] = NULL;
+    }
+    enif_mutex_unlock(p->handles_lock);
+}
+
+/* Reads a handle (not []): 0 when `term` is not one of this load's. */
+static int get_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM term, int *index,
+                      uint64_t *generation)
+{
+    if (enif_is_empty_list(env, term)) {
+        uint64_t packed = atomic_load(&p->rec.default_session);
+        if (!packed)
+            return 0;
+        *index = (int)(packed & 0xff) - 1;
+        *generation = packed >> 8;
+        return 1;
+    }
+    struct session_handle *h;
+    if (!enif_get_resource(env, term, p->session_type, (void **)&h) || h->instance != p->instance)
+        return 0;
+    *index = h->index;
+    *generation = h->generation;
+    return 1;
+}
+
+/* ---- start ---- */
+
+/* Reads an iolist path into `out` (NUL-terminated, no NUL inside). */
+static int get_path(ErlNifEnv *env, ERL_NIF_TERM term, char *out, size_t size)
+{
+    ErlNifBinary bin;
+    if (!enif_inspect_iolist_as_binary(env, term, &bin) || bin.size == 0 || bin.size >= size ||
+        memchr(bin.data, 0, bin.size))
+        return 0;
+    memcpy(out, bin.data, bin.size);
+    out[bin.size] = '\0';
+    return 1;
+}
+
+/* Option `key` of map `opts` as a non-negative integer, `infinity` (0, for
+ * limits where 0 means none) or missing (def). */
+static int get_limit(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, ERL_NIF_TERM key,
+                     uint64_t def, uint64_t *out)
+{
+    ERL_NIF_TERM v;
+    ErlNifUInt64 n;
+    if (!enif_get_map_value(env, opts, key, &v)) {
+        *out = def;
+        return 1;
+    }
+    if (v == p->atom.infinity) {
+        *out = 0;
+        return 1;
+    }
+    if (!enif_get_uint64(env, v, &n) || n == 0)
+        return 0;
+    *out = n;
+    return 1;
+}
+
+struct start_request {
+    struct bmt_rec_config cfg;
+    int message_bytes;
+    int make_default;
+};
+
+/* Parses start's options map into `req`. Returns 0, or the key at fault in
+ * *bad. */
+static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct start_request *req,
+                       ERL_NIF_TERM *bad)
+{
+    struct bmt_rec_config *cfg = &req->cfg;
+    ERL_NIF_TERM v, list, head;
+    const struct bmt_atoms *a = &p->atom;
+
+    /* events: LTTng-style patterns, each matching something. */
+    *bad = a->events;
+    if (!enif_get_map_value(env, opts, a->events, &list) || !enif_is_list(env, list))
+        return -1;
+    while (enif_get_list_cell(env, list, &head, &list)) {
+        char pattern[256];
+        if (!get_path(env, head, pattern, sizeof pattern) ||
+            bmt_catalogue_match(pattern, &cfg->enable_mask) == 0) {
+            *bad = enif_make_tuple2(env, a->events, head);
+            return -1;
+        }
+    }
+    if (!enif_is_empty_list(env, list) || cfg->enable_mask == 0)
+        return -1;
+
+    *bad = a->mode;
+    if (!enif_get_map_value(env, opts, a->mode, &v) || (v != a->discard && v != a->overwrite))
+        return -1;
+    cfg->mode = v == a->overwrite ? BMT_RING_OVERWRITE : BMT_RING_DISCARD;
+
+    unsigned subbuffers;
+    ErlNifUInt64 buffer_bytes;
+    *bad = a->subbuffers;
+    if (!enif_get_map_value(env, opts, a->subbuffers, &v) || !enif_get_uint(env, v, &subbuffers) ||
+        subbuffers < 2 || subbuffers > 1024)
+        return -1;
+    *bad = a->buffer_size;
+    if (!enif_get_map_value(env, opts, a->buffer_size, &v) ||
+        !enif_get_uint64(env, v, &buffer_bytes) || buffer_bytes > MAX_BUFFER_BYTES ||
+        buffer_bytes / subbuffers < MIN_SUBBUF_BYTES)
+        return -1;
+    cfg->subbuf_count = subbuffers;
+    cfg->subbuf_bytes = (size_t)(buffer_bytes / subbuffers) & ~(size_t)7;
+
+    *bad = a->message_length;
+    if (!enif_get_map_value(env, opts, a->message_length, &v))
+        return -1;
+    if (v == a->size_only)
+        req->message_bytes = BMT_MESSAGE_SIZE_ONLY;
+    else if (!enif_get_int(env, v, &req->message_bytes) || req->message_bytes < 0 ||
+             req->message_bytes > BMT_MSG_MAX_BYTES)
+        return -1;
+    /* "<N words>" or "<more than N words>" for size_only. */
+    cfg->message_max_bytes = req->message_bytes > 0 ? (size_t)req->message_bytes : 47;
+
+    /* The largest event this session can record must fit a packet, so that
+     * no event is ever refused for its size alone. */
+    *bad = a->buffer_size;
+    for (int tp = 0; tp < BMT_TP_COUNT; tp++)
+        if ((cfg->enable_mask >> tp & 1) &&
+            cfg->subbuf_bytes < BMT_PKT_HEADER_BYTES + bmt_event_max_bytes(tp, cfg->message_max_bytes))
+            return -1;
+
+    *bad = a->default_;
+    if (!enif_get_map_value(env, opts, a->default_, &v) || (v != a->true_ && v != a->false_))
+        return -1;
+    req->make_default = v == a->true_;
+
+    unsigned mode = 0;
+    *bad = a->file_mode;
+    if (enif_get_map_value(env, opts, a->file_mode, &v) &&
+        (!enif_get_uint(env, v, &mode) || mode > 0777 || !(mode & 0600)))
+        return -1;
+    cfg->file_mode = mode;
+
+    uint64_t ms;
+    *bad = a->max_bytes;
+    if (!get_limit(p, env, opts, a->max_bytes, 0, &cfg->max_bytes))
+        return -1;
+    *bad = a->max_events;
+    if (!get_limit(p, env, opts, a->max_events, 0, &cfg->max_events))
+        return -1;
+    *bad = a->max_rate;
+    if (!get_limit(p, env, opts, a->max_rate, 0, &cfg->max_rate))
+        return -1;
+    *bad = a->duration;
+    if (!get_limit(p, env, opts, a->duration, 0, &ms) || ms > UINT64_MAX / 1000000)
+        return -1;
+    cfg->duration_ns = ms * 1000000;
+    *bad = a->flush_interval;
+    if (!get_limit(p, env, opts, a->flush_interval, 1000, &ms) || ms == 0 || ms > 3600 * 1000)
+        return -1;
+    cfg->flush_interval_ns = ms * 1000000;
+    *bad = a->tracefile_size;
+    if (!get_limit(p, env, opts, a->tracefile_size, 0, &cfg->tracefile_size_bytes) ||
+        (cfg->tracefile_size_bytes && cfg->tracefile_size_bytes < MIN_TRACEFILE_BYTES))
+        return -1;
+    uint64_t count;
+    *bad = a->tracefile_count;
+    if (!get_limit(p, env, opts, a->tracefile_count, 0, &count) || count > 1024 ||
+        (count && !cfg->tracefile_size_bytes))
+        return -1;
+    cfg->tracefile_count = (uint32_t)count;
+
+    /* notify: a process told when the session stops by itself. Kept in the
+     * config, which the recorder hands back to bmt_on_stopped. */
+    *bad = a->notify;
+    if (enif_get_map_value(env, opts, a->notify, &v) && v != a->undefined) {
+        ErlNifPid pid;
+        if (!enif_get_local_pid(env, v, &pid))
+            return -1;
+        _Static_assert(sizeof pid <= sizeof cfg->owner, "a pid fits the owner bytes");
+        memcpy(cfg->owner, &pid, sizeof pid);
+        cfg->owner_bytes = sizeof pid;
+    }
+    /* node: the Erlang node name for the trace's environment. */
+    *bad = a->node;
+    ErlNifBinary node;
+    if (enif_get_map_value(env, opts, a->node, &v)) {
+        if (!enif_inspect_binary(env, v, &node) || node.size >= sizeof cfg->info.node ||
+            memchr(node.data, 0, node.size))
+            return -1;
+        memcpy(cfg->info.node, node.data, node.size);
+        cfg->info.node[node.size] = '\0';
+    }
+    *bad = a->wakeups;
+    cfg->wake_on_publish = 1;
+    if (enif_get_map_value(env, opts, a->wakeups, &v)) {
+        if (v != a->true_ && v != a->false_)
+            return -1;
+        cfg->wake_on_publish = v == a->true_;
+    }
+    /* Overwrite rings are drained at the end: nobody to wake. */
+    if (cfg->mode == BMT_RING_OVERWRITE)
+        cfg->wake_on_publish = 0;
+    return 0;
+}
+
+/* start_nif(Dir, Opts) -> {ok, Handle} | {error, {badopt, Key}}
+ *   | {error, {Posix, Dir}} | {error, too_many_sessions}.
+ * Opts holds every option (beamtrace:start/1 fills the defaults). */
+ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    struct priv *p = enif_priv_data(env);
+    struct start_request *req = enif_alloc(sizeof *req);
+    if (!req)
+        return error_tuple(p, env, posix_atom(env, ENOMEM));
+    memset(req, 0, sizeof *req);
+    ERL_NIF_TERM bad, result;
+    if (!get_path(env, argv[0], req->cfg.dir, sizeof req->cfg.dir - 64)) {
+        result = error_tuple(p, env, enif_make_tuple2(env, p->atom.badopt, p->atom.dir));
+        goto out;
+    }
+    if (!enif_is_map(env, argv[1]))
+        goto badarg;
+    int rc = bmt_ctf_trace_info_init(&req->cfg.info);
+    if (rc == 0 && parse_start(p, env, argv[1], req, &bad) != 0) {
+        result = error_tuple(p, env, enif_make_tuple2(env, p->atom.badopt, bad));
+        goto out;
+    }
+    if (rc == 0) {
+        /* The TSC clock is calibrated once, on this dirty scheduler. */
+        bmt_clock_calibrate(&p->clock);
+        int index;
+        uint64_t generation;
+        rc = bmt_rec_start(&p->rec, &req->cfg, req->message_bytes, req->make_default, &index,
+                           &generation);
+        if (rc == 0) {
+            result = enif_make_tuple2(env, p->atom.ok, make_handle(p, env, index, generation));
+            goto out;
+        }
+    }
+    if (rc == -EBUSY)
+        result = error_tuple(p, env, p->atom.too_many_sessions);
+    else
+        result = path_error(p, env, -rc, req->cfg.dir);
+out:
+    enif_free(req);
+    return result;
+badarg:
+    enif_free(req);
+    return enif_make_badarg(env);
+}
+
+/* ---- stop, info, sessions, snapshot ---- */
+
+static int reason_is_failure(enum bmt_stop_reason reason)
+{
+    return reason == BMT_REASON_WRITE_ERROR || reason == BMT_REASON_DIR_REMOVED;
+}
+
+/* stop(Handle | []) -> {ok, Stats} | {error, {Reason, Stats}} | {error, not_running} */
+ERL_NIF_TERM bmt_nif_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    struct priv *p = enif_priv_data(env);
+    struct session_handle *h;
+    int index;
+    uint64_t generation;
+    if (!enif_is_empty_list(env, argv[0]) &&
+        !enif_get_resource(env, argv[0], p->session_type, (void **)&h))
+        return enif_make_badarg(env);
+    if (!get_handle(p, env, argv[0], &index, &generation))
+        return error_tuple(p, env, p->atom.not_running);
+    char dir[4096];
+    struct bmt_rec_stats st;
+    int state;
+    if (bmt_rec_info(&p->rec, index, generation, &state, &st, dir, sizeof dir) != 0 ||
+        bmt_rec_stop(&p->rec, index, generation, &st) != 0)
+        return error_tuple(p, env, p->atom.not_running);
+    forget_handle(p, index, generation);
+    ERL_NIF_TERM map = stats_map(p, env, &st, dir);
+    if (reason_is_failure(st.reason))
+        return error_tuple(p, env, enif_make_tuple2(env, reason_term(env, &st), map));
+    return enif_make_tuple2(env, p->atom.ok, map);
+}
+
+/* info(Handle | []) -> #{state, dir, events, discarded, written_bytes,
+ * default, reason} | {error, not_running}. */
+ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    struct priv *p = enif_priv_data(env);
+    int index, state;
+    uint64_t generation;
+    char dir[4096];
+    struct bmt_rec_stats st;
+    if (!get_handle(p, env, argv[0], &index, &generation) ||
+        bmt_rec_info(&p->rec, index, generation, &state, &st, dir, sizeof dir) != 0)
+        return error_tuple(p, env, p->atom.not_running);
+    uint64_t packed = atomic_load(&p->rec.default_session);
+    ERL_NIF_TERM keys[] = {p->atom.state, p->atom.dir, p->atom.events, p->atom.discarded,
+                           p->atom.written_bytes, p->atom.default_, p->atom.reason};
+    ERL_NIF_TERM values[] = {
+        state == BMT_SESSION_RUNNING ? p->atom.running : p->atom.stopped,
+        binary_of(env, dir),
+        enif_make_uint64(env, st.events),
+        enif_make_uint64(env, st.discarded),
+        enif_make_uint64(env, st.bytes),
+        packed == (generation << 8 | (uint64_t)(index + 1)) ? p->atom.true_ : p->atom.false_,
+        state == BMT_SESSION_RUNNING ? p->atom.undefined : reason_term(env, &st)};
+    ERL_NIF_TERM map;
+    enif_make_map_from_arrays(env, keys, values, sizeof keys / sizeof keys[0], &map);
+    return map;
+}
+
+/* sessions() -> [Handle]: every running session, and every session that
+ * stopped by itself and was not collected by stop/1 yet. */
+ERL_NIF_TERM bmt_nif_sessions(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc, (void)argv;
+    struct priv *p = enif_priv_data(env);
+    int index[BMT_MAX_SESSIONS];
+    uint64_t generation[BMT_MAX_SESSIONS];
+    int n = bmt_rec_sessions(&p->rec, index, generation);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    while (n-- > 0)
+        list = enif_make_list_cell(env, make_handle(p, env, index[n], generation[n]), list);
+    return list;
+}
+
+/* snapshot(Handle | [], Dir) -> {ok, #{dir, events, discarded, written_bytes}}
+ *   | {error, {Posix, Dir}} | {error, not_running} | {error, not_flight_recorder} */
+ERL_NIF_TERM bmt_nif_snapshot(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    struct priv *p = enif_priv_data(env);
+    int index;
+    uint64_t generation;
+    char dir[4096];
+    if (!get_path(env, argv[1], dir, sizeof dir - 64))
+        return enif_make_badarg(env);
+    if (!get_handle(p, env, argv[0], &index, &generation))
+        return error_tuple(p, env, p->atom.not_running);
+    struct bmt_rec_stats st;
+    int rc = bmt_rec_snapshot(&p->rec, index, generation, dir, &st);
+    if (rc == -ESRCH)
+        return error_tuple(p, env, p->atom.not_running);
+    if (rc == -EINVAL)
+        return error_tuple(p, env, p->atom.not_flight_recorder);
+    if (rc < 0)
+        return path_error(p, env, -rc, dir);
+    ERL_NIF_TERM keys[] = {p->atom.dir, p->atom.events, p->atom.discarded, p->atom.written_bytes};
+    ERL_NIF_TERM values[] = {binary_of(env, dir), enif_make_uint64(env, st.events),
+                             enif_make_uint64(env, st.discarded), enif_make_uint64(env, st.bytes)};
+    ERL_NIF_TERM map;
+    enif_make_map_from_arrays(env, keys, values, sizeof keys / sizeof keys[0], &map);
+    return enif_make_tuple2(env, p->atom.ok, map);
+}
+
+/* ---- notification ---- */
+
+void bmt_on_stopped(void *ctx, int index, uint64_t generation, enum bmt_stop_reason reason)
+{
+    struct priv *p = ctx;
+    const struct bmt_rec_config *cfg = &p->rec.sessions[index].cfg;
+    ErlNifPid pid;
+    if (cfg->owner_bytes != sizeof pid)
+        return;
+    memcpy(&pid, cfg->owner, sizeof pid);
+    ErlNifEnv *env = enif_alloc_env();
+    if (!env)
+        return;
+    struct bmt_rec_stats st = {0};
+    st.reason = reason;
+    st.error = atomic_load(&p->rec.sessions[index].error);
+    /* {beamtrace_stopped, Session, Reason}; stop/1 gives the figures. */
+    ERL_NIF_TERM msg = enif_make_tuple3(env, enif_make_atom(env, "beamtrace_stopped"),
+                                        make_handle(p, env, index, generation),
+                                        reason_term(env, &st));
+    enif_send(NULL, &pid, env, msg);
+    enif_free_env(env);
+}

@@ -1,0 +1,160 @@
+/* Trace events to catalogue fields (contract in nif_decode.h).
+ *
+ * Semantics are OTP dyntrace's (reference §1.2, §4.3) with its known
+ * defects fixed on purpose:
+ *  - pids and ports are never cut (OTP cut them at 15/19 characters);
+ *  - return_to produces function_return (OTP's enabled_call discarded it);
+ *  - gc fields are looked up by key in the GC info list (OTP read the first
+ *    three elements by position).
+ */
+#include "nif_decode.h"
+
+#include <string.h>
+
+void bmt_decode_message_again(struct decode *d, int tp, int message_bytes, uint8_t *where)
+{
+    struct bmt_value *v = &d->t->event.values[tp == BMT_TP_message_send ? BMT_F_message_send_message
+                                                                        : BMT_F_message_receive_message];
+    v->str = (const char *)where;
+    v->len = (uint32_t)bmt_format_message(d->t, d->env, d->term, message_bytes, (char *)where);
+}
+
+/* ---- USDT-only arguments ---- */
+
+/* Writes `term`'s text at *where (bounded by `room`) and returns it. */
+static const char *text_at(struct decode *d, ERL_NIF_TERM term, size_t room, uint8_t **where)
+{
+    char *text = (char *)*where;
+    size_t len = bmt_format_term(d->t, d->env, term, text, room);
+    *where += len + 1;
+    return text;
+}
+
+/* {Module, Function, Args} of a call event, Args a proper list of length
+ * `arity` (call events carry arguments unless the `arity` flag is set). */
+static int call_args(struct decode *d, ERL_NIF_TERM module, ERL_NIF_TERM function,
+                     unsigned arity, ERL_NIF_TERM args[])
+{
+    const ERL_NIF_TERM *mfa;
+    int size;
+    ERL_NIF_TERM list;
+    if (!enif_get_tuple(d->env, d->term, &size, &mfa) || size != 3 || mfa[0] != module ||
+        mfa[1] != function)
+        return 0;
+    list = mfa[2];
+    for (unsigned i = 0; i < arity; i++)
+        if (!enif_get_list_cell(d->env, list, &args[i], &list))
+            return 0;
+    return enif_is_empty_list(d->env, list);
+}
+
+static int module_is_erlang(struct decode *d)
+{
+    const ERL_NIF_TERM *mfa;
+    int size;
+    return enif_get_tuple(d->env, d->term, &size, &mfa) && size == 3 && mfa[0] == d->a->erlang;
+}
+
+static void call_usdt_args(struct decode *d, struct bmt_usdt_args *a, uint8_t **where)
+{
+    ERL_NIF_TERM args[3];
+    a->is_bif = module_is_erlang(d);
+    if (call_args(d, d->a->erlang, d->a->hibernate, 3, args)) {
+        /* The resume function: erlang:hibernate(M, F, Args), at most 255
+         * arguments counted. */
+        unsigned len = 0;
+        ERL_NIF_TERM list = args[2], head;
+        while (len < 256 && enif_get_list_cell(d->env, list, &head, &list))
+            len++;
+        char *mfa = (char *)*where;
+        int n = enif_snprintf(mfa, BMT_MFA_MAX_BYTES + 1, "%T:%T/%u", args[0], args[1], len);
+        *where += (n > 0 ? (size_t)n : 0) + 1;
+        a->hibernate_mfa = mfa;
+    }
+    if (call_args(d, d->a->erlang, d->a->port_control, 3, args)) {
+        a->control_op = 0;
+        enif_get_int(d->env, args[1], &a->control_op);
+        a->control_port = text_at(d, args[0], BMT_ID_MAX_BYTES + 1, where);
+    }
+}
+
+/* Port sends: {Pid, {command, _}}, {Pid, close}, {Pid, {connect, _}}. */
+static void port_command_args(struct decode *d, struct bmt_usdt_args *a, uint8_t **where)
+{
+    const ERL_NIF_TERM *msg, *cmd;
+    int size, cmd_size;
+    if (!enif_get_tuple(d->env, d->term, &size, &msg) || size != 2)
+        return;
+    if (msg[1] == d->a->close)
+        a->port_command = "close";
+    else if (enif_get_tuple(d->env, msg[1], &cmd_size, &cmd) && cmd_size == 2)
+        a->port_command = cmd[0] == d->a->command ? "command"
+                          : cmd[0] == d->a->connect ? "connect"
+                                                    : NULL;
+    if (a->port_command)
+        a->port_sender = text_at(d, msg[0], BMT_ID_MAX_BYTES + 1, where);
+}
+
+static uint32_t message_words(struct decode *d)
+{
+    int complete;
+    size_t words = bmt_term_words(d->env, d->term, &complete);
+    return words > UINT32_MAX ? UINT32_MAX : (uint32_t)words;
+}
+
+static void send_usdt_args(struct decode *d, struct bmt_usdt_args *a, uint8_t **where)
+{
+    ERL_NIF_TERM to = bmt_decode_extra(d);
+    const ERL_NIF_TERM *name_node;
+    int size;
+    ErlNifPid pid;
+    if (enif_is_port(d->env, to)) {
+        a->send_kind = BMT_SEND_PORT;
+        port_command_args(d, a, where);
+        return;
+    }
+    int remote_pid = enif_is_pid(d->env, to) && !enif_get_local_pid(d->env, to, &pid);
+    int remote_name = enif_get_tuple(d->env, to, &size, &name_node) && size == 2;
+    a->message_words = message_words(d);
+    if (remote_pid || remote_name) {
+        a->send_kind = BMT_SEND_REMOTE;
+        a->remote_node = remote_name ? text_at(d, name_node[1], BMT_TERM_MAX_BYTES + 1, where) : "";
+        a->remote_to = remote_name ? text_at(d, name_node[0], BMT_TERM_MAX_BYTES + 1, where)
+                                   : d->t->event.values[BMT_F_message_send_to].str;
+    } else {
+        a->send_kind = BMT_SEND_LOCAL;
+    }
+}
+
+void bmt_decode_usdt_args(struct decode *d, int tp, struct bmt_usdt_args *a, uint8_t *where)
+{
+    memset(a, 0, sizeof *a);
+    switch (tp) {
+    case BMT_TP_process_scheduled:
+        a->scheduled_in = d->tag == d->a->in || d->tag == d->a->in_exiting;
+        break;
+    case BMT_TP_function_call:
+        call_usdt_args(d, a, &where);
+        break;
+    case BMT_TP_function_return:
+        a->is_bif = module_is_erlang(d);
+        break;
+    case BMT_TP_message_send:
+        send_usdt_args(d, a, &where);
+        break;
+    case BMT_TP_message_receive:
+        a->message_words = message_words(d);
+        break;
+    case BMT_TP_port_open: {
+        /* OTP passes the driver name unquoted ("tcp_inet"). */
+        char *driver = (char *)where;
+        if (enif_get_atom(d->env, bmt_decode_extra(d), driver, BMT_TERM_MAX_BYTES + 1,
+                          ERL_NIF_LATIN1) <= 0)
+            driver[0] = '\0';
+        a->driver = driver;
+        break;
+    }
+    default:
+        break;
+    }
+}

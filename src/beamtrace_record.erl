@@ -1,0 +1,801 @@
+%% @doc The controller of `beamtrace record': runs in the hidden node the
+%% command starts (c_src/cli/cmd_record.c), traces a node that has nothing
+%% of beamtrace installed, brings the trace back and leaves nothing behind.
+%%
+%% == Protocol with the command ==
+%% stdin: the cookie (one line: never on a command line, where `ps' shows
+%% it), the options (one Erlang term, ending with a dot), then `stop' lines
+%% (Ctrl-C) or end of file (the command is gone: stop, clean up, halt).
+%% stdout, one line each: `progress ElapsedMs Events Discarded Bytes',
+%% `note Text' (what happens, for stderr), `error Text' (the one line that
+%% says what went wrong and how to fix it), `result Text' (for stdout).
+%% The exit status: 0 recorded, 1 failed, 2 bad options, 130 interrupted
+%% before recording.
+%%
+%% == Steps ==
+%% connect (per-target cookie, hidden) -> lock the target (a process of OTP
+%% code only, registered `beamtrace_record': a second record is refused)
+%% -> check the OTP release, NIF API, OS and CPU -> ship beamtrace_remote,
+%% which the lock becomes (the agent) -> check the C library (ELF symbol
+%% versions the NIF needs against those the target's libc defines) ->
+%% ship the NIF into a private directory and load the modules -> trace
+%% (beamtrace:trace_async/2 with the guard rails) -> copy the trace back
+%% -> clean up and check that nothing is left. Modules already loaded on
+%% the target with the same MD5 are used, never shipped nor removed.
+-module(beamtrace_record).
+
+-export([main/0]).
+
+%% What is shipped, in load order: beamtrace last (its on_load loads the
+%% NIF). beamtrace_remote goes first, on its own.
+-define(MODULES, [beamtrace_remote, beamtrace_tracing, beamtrace_trace, beamtrace]).
+-define(CHUNK_BYTES, (1 bsl 20)).
+-define(PROGRESS_MS, 500).
+-define(STATE, beamtrace_record_state).
+
+-define(EXIT_OK, 0).
+-define(EXIT_FAIL, 1).
+-define(EXIT_USAGE, 2).
+-define(EXIT_INTERRUPTED, 130).
+
+-record(r, {opts :: map(),
+            node :: node(),
+            ref :: reference(),
+            lock :: pid() | undefined,
+            agent :: pid() | undefined,
+            agent_mon :: reference() | undefined,
+            shipped = [] :: [module()],
+            dir :: string() | undefined,       %% private directory on the target
+            trace_dir :: binary() | undefined, %% on the target
+            backend :: atom(),
+            calls = [] :: list()}).
+
+%%% Entry
+
+%% @doc Reads the cookie and options from stdin, records, halts with the
+%% exit status.
+-spec main() -> no_return().
+main() ->
+    %% This node's own reports (a refused TLS handshake, a supervisor
+    %% failing to start distribution) would be noise around the one error
+    %% line; BEAMTRACE_DEBUG=1 shows them.
+    case os:getenv("BEAMTRACE_DEBUG") of
+        false -> logger:set_primary_config(level, none);
+        _ -> ok
+    end,
+    Self = self(),
+    spawn_link(fun() -> read_stdin(Self) end),
+    %% The result line comes after the cleaning up was checked, and
+    %% before the error line when there is one (a trace cut short by a full
+    %% disk still came back).
+    Status = try run() of
+                 S -> result_line(), S
+             catch
+                 throw:{fail, Status0, Text} -> result_line(), error_line(Text), Status0;
+                 Class:Why:Stack ->
+                     error_line(io_lib:format("internal error, please report it: ~0p:~0P ~0P",
+                                              [Class, Why, 20, Stack, 20])),
+                     ?EXIT_FAIL
+             end,
+    erlang:halt(Status, [{flush, true}]).
+
+read_stdin(Main) ->
+    case io:get_line(standard_io, "") of
+        eof -> Main ! {stdin, eof};
+        {error, _} -> Main ! {stdin, eof};
+        Line ->
+            Main ! {stdin, string:trim(Line)},
+            read_stdin(Main)
+    end.
+
+stdin_line() ->
+    receive {stdin, eof} -> throw({fail, ?EXIT_USAGE, "no cookie and options on stdin"});
+            {stdin, L} -> L
+    end.
+
+run() ->
+    Cookie = stdin_line(),
+    Opts = read_options(),
+    Node = node_name(maps:get(node, Opts)),
+    R0 = #r{opts = Opts, node = Node, ref = make_ref()},
+    connect(Node, Cookie, Opts),
+    R1 = st(lock(R0)),
+    R = try ship_and_record(R1)
+        catch throw:{fail, _, _} = F -> abandon(get(?STATE), F)
+        end,
+    finish(R).
+
+%% The latest state, kept where a failure deep in a step still finds what
+%% to take down.
+st(R) ->
+    put(?STATE, R),
+    R.
+
+read_options() ->
+    Text = read_term_text([]),
+    case erl_scan:string(Text) of
+        {ok, Toks, _} ->
+            case erl_parse:parse_term(Toks) of
+                {ok, Map} when is_map(Map) -> Map;
+                _ -> throw({fail, ?EXIT_USAGE, "unreadable options from the command"})
+            end;
+        _ -> throw({fail, ?EXIT_USAGE, "unreadable options from the command"})
+    end.
+
+read_term_text(Acc) ->
+    L = stdin_line(),
+    case lists:suffix(".", L) of
+        true -> lists:append(lists:reverse([L | Acc]));
+        false -> read_term_text([L, "\n" | Acc])
+    end.
+
+%% "name@host" as given; "name" alone is on this host.
+node_name(Given) ->
+    Text = unicode:characters_to_list(Given),
+    case string:split(Text, "@") of
+        [_, _] -> list_to_atom(Text);
+        [Name] ->
+            {ok, Host} = inet:gethostname(),
+            list_to_atom(Name ++ "@" ++ Host)
+    end.
+
+%%% Connecting
+
+connect(Node, Cookie, Opts) ->
+    case Cookie of
+        "" -> fail("the cookie is empty (~s)", [maps:get(cookie_from, Opts, "?")]);
+        _ -> ok
+    end,
+    %% A dynamic name (given by the target at connection), hidden, started
+    %% here so short or long names follow --node.
+    case whereis(net_kernel) of
+        undefined ->
+            Domain = name_domain(Node),
+            case net_kernel:start(undefined, #{name_domain => Domain, hidden => true}) of
+                {ok, _} -> ok;
+                {error, _} when Domain =:= longnames ->
+                    {ok, Here} = inet:gethostname(),
+                    fail("cannot use long node names here: this host's name (~s) is not fully "
+                         "qualified; give --node with the target's short host name, or give "
+                         "this host a domain", [Here]);
+                {error, Why} -> fail("cannot start distribution here: ~0p", [Why])
+            end;
+        _ -> ok
+    end,
+    true = erlang:set_cookie(Node, list_to_atom(Cookie)),
+    case net_kernel:hidden_connect_node(Node) of
+        true ->
+            note("connected to ~s", [Node]);
+        _ ->
+            fail(connect_failure(Node, Opts))
+    end.
+
+name_domain(Node) ->
+    [_, Host] = string:split(atom_to_list(Node), "@"),
+    case lists:member($., Host) of
+        true -> longnames;
+        false -> shortnames
+    end.
+
+%% Which of: no epmd there, no such node, a refused handshake.
+connect_failure(Node, Opts) ->
+    [Name, Host] = string:split(atom_to_list(Node), "@"),
+    case net_adm:names(Host) of
+        {error, address} ->
+            io_lib:format("cannot reach epmd on ~s: check the host name in --node, that the "
+                          "host is up and that port 4369 is open to this host", [Host]);
+        {error, Why} ->
+            io_lib:format("cannot reach ~s: ~s (check the host name in --node)",
+                          [Host, inet:format_error(Why)]);
+        {ok, Names} ->
+            case lists:keymember(Name, 1, Names) of
+                false ->
+                    io_lib:format("no node named ~s on ~s (epmd there lists: ~s): check --node",
+                                  [Name, Host, lists:join(", ", [N || {N, _} <- Names])]);
+                true ->
+                    io_lib:format("~s refused the connection: wrong cookie (read from ~s)? "
+                                  "If the node uses TLS distribution, give --proto-dist "
+                                  "inet_tls --ssl-dist-optfile FILE", [Node,
+                                  maps:get(cookie_from, Opts, "?")])
+            end
+    end.
+
+%%% The lock
+
+%% The code of the lock process, evaluated on the target by erl_eval (no
+%% module of ours is there yet). It traps exits: if the controller goes
+%% before the lock became the agent, it purges what it was told was loaded.
+-define(LOCK_CODE, "
+    process_flag(trap_exit, true),
+    Registered = try register(beamtrace_record, self()) catch error:badarg -> false end,
+    case Registered of
+        true ->
+            C ! {Ref, locked, self()},
+            Loop = fun Loop(Mods) ->
+                       receive
+                           {Ref, will_load, M} -> Loop([M | Mods]);
+                           {Ref, become, Mod, Fun, Args} -> erlang:apply(Mod, Fun, Args);
+                           {Ref, release} -> ok;
+                           {'EXIT', C, _} ->
+                               lists:foreach(fun(M) -> code:purge(M), code:delete(M),
+                                                       code:purge(M) end, Mods)
+                       end
+                   end,
+            Loop([]);
+        false ->
+            C ! {Ref, busy, whereis(beamtrace_record)}
+    end.").
+
+lock(#r{node = T, ref = Ref} = R) ->
+    {ok, Toks, _} = erl_scan:string(?LOCK_CODE),
+    {ok, Exprs} = erl_parse:parse_exprs(Toks),
+    Lock = spawn_link(T, erl_eval, exprs, [Exprs, [{'C', self()}, {'Ref', Ref}]]),
+    receive
+        {Ref, locked, Lock} ->
+            R#r{lock = Lock};
+        {Ref, busy, Holder} ->
+            unlink(Lock),
+            Other = case rpc(T, erlang, process_info, [Holder, links]) of
+                        {links, Links} ->
+                            [atom_to_list(node(P)) || P <- Links, is_pid(P), node(P) =/= T];
+                        _ -> []
+                    end,
+            fail("another beamtrace record~s is recording on ~s: wait for it to finish or "
+                 "stop it (Ctrl-C there)", [case Other of
+                                                [] -> "";
+                                                [O | _] -> " (controller node " ++ O ++ ")"
+                                            end, T])
+    after 15000 ->
+            fail("~s does not answer (no lock after 15 s): is it overloaded?", [T])
+    end.
+
+%%% Shipping
+
+ship_and_record(R0) ->
+    R1 = check_and_ship(R0),
+    record(R1).
+
+check_and_ship(#r{node = T, opts = Opts} = R) ->
+    Nif = maps:get(nif, Opts),
+    NifElf = case beamtrace_remote:elf_file(Nif) of
+                 #{} = E -> E;
+                 {error, Why} -> fail("cannot read the NIF library ~s: ~0p (run make)", [Nif, Why])
+             end,
+    Facts = fake(facts(T)),
+    case beamtrace_compat:check_facts(Facts, NifElf) of
+        ok -> ok;
+        {error, Text} -> fail("cannot load beamtrace on ~s: ~s", [T, Text])
+    end,
+    note("~s: OTP ~s (erts ~s, NIF API ~s) on ~s", [T, maps:get(otp_release, Facts),
+         maps:get(erts, Facts), maps:get(nif_version, Facts), maps:get(arch, Facts)]),
+    interrupted(R),
+    Plan = plan(T),
+    R1 = case lists:keyfind(beamtrace_remote, 1, Plan) of
+             {_, ship, Bin} ->
+                 R#r.lock ! {R#r.ref, will_load, beamtrace_remote},
+                 load_binary(T, beamtrace_remote, Bin),
+                 st(R#r{shipped = [beamtrace_remote]});
+             {_, loaded, _} ->
+                 R
+         end,
+    R2a = become_agent(R1),
+    interrupted(R2a),
+    Libc = agent_call(R2a, libc),
+    case beamtrace_compat:check_libc(fake_libc(Libc), NifElf) of
+        ok -> ok;
+        {unknown, Why0} ->
+            note("could not tell the target's C library (~0p); trying to load", [Why0]);
+        {error, Text2} -> fail("cannot load beamtrace's NIF library on ~s: ~s", [T, Text2])
+    end,
+    interrupted(R2a),
+    %% The private directory: the NIF library and the trace go there.
+    Dir = case agent_call(R2a, {make_dir, tmp_base(T, maps:get(remote_tmp, Opts, undefined))}) of
+              {ok, D} -> D;
+              {error, {Why1, Where}} ->
+                  fail("cannot make a private directory in ~s on ~s: ~s (give --remote-tmp DIR)",
+                       [Where, T, posix(Why1)]);
+              {error, Why1} ->
+                  fail("cannot make a private directory on ~s: ~0p", [T, Why1])
+          end,
+    R2 = st(R2a#r{dir = Dir}),
+    case [{M, Bin} || {M, ship, Bin} <- Plan, M =/= beamtrace_remote] of
+        [] ->
+            note("beamtrace ~s is already loaded on ~s: using it", [vsn(), T]),
+            R2;
+        ToShip ->
+            R3 = R2,
+            interrupted(R3),
+            {ok, SoBin} = file:read_file(Nif),
+            case agent_call(R3, {write, "beamtrace_nif.so", SoBin}) of
+                ok -> ok;
+                {error, {Why2, Path}} ->
+                    fail("cannot write ~s on ~s: ~s (give --remote-tmp DIR)", [Path, T, posix(Why2)])
+            end,
+            interrupted(R3),
+            test_pause(ship),
+            R4 = st(R3#r{shipped = R3#r.shipped ++ [M || {M, _} <- ToShip]}),
+            case agent_call(R4, {load, ToShip}) of
+                ok -> ok;
+                {error, {nif_load_failed, Why3}} ->
+                    fail("the NIF library does not load on ~s: ~s", [T, beamtrace_compat:nif_load_text(Why3)]);
+                {error, {M, Why3}} ->
+                    fail("~s does not load module ~s: ~0p", [T, M, Why3])
+            end,
+            note("shipped ~s and the NIF library (~b KiB) into ~s on ~s",
+                 [lists:join(", ", [atom_to_list(M) || M <- R4#r.shipped]),
+                  byte_size(SoBin) div 1024, Dir, T]),
+            R4
+    end.
+
+tmp_base(_T, Dir) when is_list(Dir); is_binary(Dir) ->
+    Dir;
+tmp_base(T, undefined) ->
+    case erpc:call(T, os, getenv, ["TMPDIR"]) of
+        D when is_list(D), D =/= "" -> D;
+        _ -> "/tmp"
+    end.
+
+load_binary(T, M, Bin) ->
+    case erpc:call(T, code, load_binary, [M, "beamtrace record", Bin]) of
+        {module, M} -> ok;
+        {error, Why} -> fail("~s does not load module ~s: ~0p", [T, M, Why])
+    end.
+
+%% For each module: ship (not loaded there) or loaded (the same MD5 is
+%% loaded there). Another build loaded there: refused, with the fix.
+plan(T) ->
+    [begin
+         {M, Bin, _} = code:get_object_code(M),
+         {ok, {M, Md5}} = beam_lib:md5(Bin),
+         case erpc:call(T, code, is_loaded, [M]) of
+             false -> {M, ship, Bin};
+             {file, _} ->
+                 case erpc:call(T, M, module_info, [md5]) of
+                     Md5 -> {M, loaded, Bin};
+                     _ -> fail("~s runs another build of beamtrace (module ~s differs from "
+                               "this one's, ~s): record with that build's beamtrace command, or "
+                               "unload it there", [T, M, vsn()])
+                 end
+         end
+     end || M <- ?MODULES].
+
+become_agent(#r{node = T, ref = Ref, lock = Lock} = R) ->
+    Opts = #{modules => R#r.shipped, keep => maps:get(keep, R#r.opts, false)},
+    Lock ! {Ref, become, beamtrace_remote, agent, [self(), Ref, Opts]},
+    Mon = monitor(process, Lock),
+    R1 = st(R#r{agent = Lock, agent_mon = Mon}),
+    %% The first call proves the agent runs.
+    case agent_call(R1, progress) of
+        {error, not_running} -> R1;
+        Other -> fail("the agent on ~s does not answer as expected: ~0p", [T, Other])
+    end.
+
+agent_call(#r{agent = A, ref = Ref, agent_mon = Mon, node = T}, Req) ->
+    Tag = make_ref(),
+    A ! {Ref, self(), Tag, Req},
+    receive
+        {Tag, {error, {agent_crash, C, W, S}}} ->
+            fail("the agent on ~s failed: ~0p:~0P ~0P", [T, C, W, 20, S, 20]);
+        {Tag, Reply} -> Reply;
+        {'DOWN', Mon, process, _, Why} -> agent_down(T, Why)
+    end.
+
+agent_down(T, Why) ->
+    gone(),
+    case Why of
+        noconnection ->
+            throw({fail, ?EXIT_FAIL, io_lib:format("~s went down or the connection to it was "
+                                                   "lost", [T])});
+        _ ->
+            throw({fail, ?EXIT_FAIL, io_lib:format("the agent on ~s exited: ~0p", [T, Why])})
+    end.
+
+%% The agent (and so the lock) is gone: cleaning up cannot go through it.
+gone() ->
+    R = get(?STATE),
+    st(R#r{agent = undefined, agent_mon = undefined, lock = undefined}).
+
+
+%%% Compatibility
+
+facts(T) ->
+    try
+        #{otp_release => erpc:call(T, erlang, system_info, [otp_release]),
+          erts => erpc:call(T, erlang, system_info, [version]),
+          nif_version => erpc:call(T, erlang, system_info, [nif_version]),
+          arch => erpc:call(T, erlang, system_info, [system_architecture]),
+          wordsize => erpc:call(T, erlang, system_info, [{wordsize, external}]),
+          os => erpc:call(T, os, type, [])}
+    catch error:{erpc, Why} ->
+            fail("cannot ask ~s what it runs: ~0p", [T, Why])
+    end.
+
+%% Test hook: BEAMTRACE_TEST_FACTS="otp_release=24,arch=aarch64-linux-gnu"
+%% replaces what the target said, so the checks (the real ones) can be
+%% shown a node this machine cannot run.
+fake(Facts) ->
+    case os:getenv("BEAMTRACE_TEST_FACTS") of
+        false -> Facts;
+        "" -> Facts;
+        Text ->
+            lists:foldl(fun(KV, F) ->
+                                case string:split(KV, "=") of
+                                    [K, V] -> F#{list_to_atom(K) => V};
+                                    _ -> F
+                                end
+                        end, Facts, string:lexemes(Text, ","))
+    end.
+
+fake_libc(Libc) ->
+    case os:getenv("BEAMTRACE_TEST_LIBC") of
+        "musl" -> #{libc => musl, path => <<"/lib/ld-musl-x86_64.so.1">>};
+        _ -> Libc
+    end.
+
+vsn() ->
+    case application:get_key(beamtrace, vsn) of
+        {ok, V} -> V;
+        _ ->
+            _ = application:load(beamtrace),
+            case application:get_key(beamtrace, vsn) of
+                {ok, V} -> V;
+                _ -> "(unknown version)"
+            end
+    end.
+
+%%% Recording
+
+record(#r{node = T, opts = Opts} = R) ->
+    Spec = [unicode:characters_to_list(C) || C <- maps:get(calls, Opts, [])]
+        ++ maps:get(events, Opts, []),
+    TraceOpts0 = maps:with([duration, max_events, max_bytes, max_rate, return_to], Opts),
+    TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all))},
+    TraceOpts = case maps:get(remote_dir, Opts, false) of
+                    false -> TraceOpts1;
+                    true -> TraceOpts1#{remote_dir => true};
+                    D -> TraceOpts1#{remote_dir => true, dir => D}
+                end,
+    interrupted(R),
+    T0 = erlang:monotonic_time(millisecond),
+    case agent_call(R, {trace, Spec, TraceOpts}) of
+        {ok, #{dir := TDir} = Info} ->
+            note("recording on ~s into ~s: ~b function~s, ~b process~s (~s trace session)",
+                 [T, TDir, maps:get(functions, Info), plural(maps:get(functions, Info)),
+                  maps:get(processes, Info), plural_es(maps:get(processes, Info)),
+                  case maps:get(backend, Info) of
+                      session -> "its own";
+                      legacy -> "the legacy"
+                  end]),
+            wait(st(R#r{trace_dir = TDir, backend = maps:get(backend, Info)}), T0);
+        {error, Why} ->
+            fail("cannot trace on ~s: ~s", [T, explain(Why)])
+    end.
+
+procs(_T, P) when P =:= all; P =:= new; P =:= existing ->
+    P;
+procs(T, Names) when is_list(Names) ->
+    [case unicode:characters_to_list(Name) of
+         "<" ++ _ = Pid ->
+             try erpc:call(T, erlang, list_to_pid, [Pid])
+             catch error:_ -> fail("--procs: ~s is not a pid", [Pid])
+             end;
+         Text -> list_to_atom(Text)
+     end || Name <- Names].
+
+wait(R, T0) ->
+    erlang:send_after(?PROGRESS_MS, self(), progress),
+    wait_loop(R, T0).
+
+wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
+    receive
+        progress ->
+            case agent_call(R, progress) of
+                {ok, #{} = Info} -> progress_line(Info);
+                _ -> ok
+            end,
+            erlang:send_after(?PROGRESS_MS, self(), progress),
+            wait_loop(R, T0);
+        {Ref, trace_done, Result} ->
+            collect(R, Result);
+        {stdin, L} when L =:= "stop"; L =:= eof ->
+            test_pause(stop),
+            case agent_call(R, stop) of
+                {error, not_running} ->
+                    receive {Ref, trace_done, Result} -> collect(R, Result)
+                    after 5000 -> fail("the trace on ~s did not stop", [T])
+                    end;
+                Result ->
+                    note("stopped (Ctrl-C)", []),
+                    collect(R, Result)
+            end;
+        {'DOWN', Mon, process, _, noconnection} ->
+            gone(),
+            throw({fail, ?EXIT_FAIL,
+                   io_lib:format("~s went down while recording (or the connection to it was "
+                                 "lost): no trace was brought back", [T])});
+        {'DOWN', Mon, process, _, Why} ->
+            agent_down(T, Why)
+    end.
+
+progress_line(#{elapsed_ms := E} = I) ->
+    out("progress ~b ~b ~b ~b", [E, maps:get(events, I, 0), maps:get(discarded, I, 0),
+                                 maps:get(written_bytes, I, 0)]).
+
+%% The trace is complete on the target: bring it back (unless it stays
+%% there), then say what it holds.
+collect(#r{node = T, opts = Opts} = R, Result) ->
+    {Stats, Failure} = case Result of
+                           {ok, S} -> {S, none};
+                           {error, {Posix, S}} when is_map(S) -> {S, Posix};
+                           {error, Why} -> fail("the trace on ~s failed: ~s", [T, explain(Why)])
+                       end,
+    progress_line(Stats),
+    Where = case maps:get(remote_dir, Opts, false) of
+                false -> copy_back(R);
+                _ -> io_lib:format("~s:~s", [T, maps:get(dir, Stats)])
+            end,
+    Summary = io_lib:format("~b events, ~b discarded, ~s in ~.1f s (stopped by ~s); trace in ~s",
+                            [maps:get(events, Stats), maps:get(discarded, Stats),
+                             bytes_text(maps:get(written_bytes, Stats)),
+                             maps:get(elapsed_ms, Stats, 0) / 1000,
+                             reason_text(maps:get(reason, Stats)), Where]),
+    put(result_line, Summary),
+    case Failure of
+        none ->
+            R;
+        _ ->
+            fail("the trace on ~s stopped early: ~s writing ~s there (~s): the trace holds what "
+                 "was written before; free space there or give --remote-tmp DIR",
+                 [T, posix(Failure), maps:get(dir, Stats), Failure])
+    end.
+
+copy_back(#r{node = T, opts = Opts} = R) ->
+    Out = maps:get(out, Opts),
+    Files = case agent_call(R, list_trace) of
+                {ok, F} -> F;
+                {error, Why} -> fail("cannot list the trace on ~s: ~0p", [T, Why])
+            end,
+    _ = filelib:ensure_dir(Out),
+    case file:make_dir(Out) of
+        ok -> ok;
+        {error, eexist} ->
+            case file:list_dir(Out) of
+                {ok, []} -> ok;
+                _ -> fail("~s already exists and is not empty: give -o a new directory", [Out])
+            end;
+        {error, Why2} ->
+            fail("cannot make ~s: ~s (give -o DIR where you can write)", [Out, posix(Why2)])
+    end,
+    _ = file:change_mode(Out, 8#700),
+    Total = lists:sum([S || {_, S} <- Files]),
+    try
+        [copy_file(R, Rel, Size, Out) || {Rel, Size} <- Files]
+    catch throw:{local, Why3, Path, Done} ->
+            _ = file:del_dir_r(Out),
+            fail("cannot write the trace into ~s: ~s at ~s after ~s of ~s; the partial copy was "
+                 "removed: free space or give -o another directory", [Out, posix(Why3), Path,
+                 bytes_text(Done), bytes_text(Total)])
+    end,
+    note("copied ~b files (~s) into ~s", [length(Files), bytes_text(Total), Out]),
+    Out.
+
+copy_file(R, Rel, Size, Out) ->
+    Path = filename:join(Out, Rel),
+    ok = filelib:ensure_dir(Path),
+    case file:open(Path, [write, raw, binary, exclusive]) of
+        {ok, F} ->
+            _ = file:change_mode(Path, 8#600),
+            try copy_chunks(R, Rel, F, 0, Size, Path)
+            after file:close(F)
+            end;
+        {error, Why} ->
+            throw({local, Why, Path, 0})
+    end.
+
+copy_chunks(_R, _Rel, _F, Off, Size, _Path) when Off >= Size ->
+    ok;
+copy_chunks(#r{node = T} = R, Rel, F, Off, Size, Path) ->
+    case agent_call(R, {read, Rel, Off, min(?CHUNK_BYTES, Size - Off)}) of
+        {ok, <<>>} ->
+            ok;
+        {ok, Bin} ->
+            case file:write(F, Bin) of
+                ok -> copy_chunks(R, Rel, F, Off + byte_size(Bin), Size, Path);
+                {error, Why} -> throw({local, Why, Path, Off})
+            end;
+        {error, Why} ->
+            fail("cannot read the trace on ~s: ~0p", [T, Why])
+    end.
+
+%%% Cleaning up
+
+%% After a failure with the agent or lock in place: take everything down,
+%% then fail with the first error.
+abandon(R, {fail, Status, Text}) ->
+    _ = try cleanup(R) catch throw:_ -> ok; error:_ -> ok; exit:_ -> ok end,
+    throw({fail, Status, Text}).
+
+finish(R) ->
+    cleanup(R),
+    ?EXIT_OK.
+
+cleanup(#r{agent = undefined, lock = Lock, ref = Ref, node = T, shipped = Shipped, dir = Dir}) ->
+    _ = is_pid(Lock) andalso (Lock ! {Ref, release}) =/= ok andalso unlink(Lock),
+    case lists:member(T, nodes(hidden)) of
+        false ->
+            note("~s is not connected: nothing could be cleaned up there", [T]);
+        true ->
+            %% The agent is gone (it would have cleaned up itself): what
+            %% it may have left.
+            [rpc(T, code, F, [M]) || M <- Shipped, F <- [purge, delete, purge]],
+            _ = Dir =/= undefined andalso rpc(T, file, del_dir_r, [Dir]),
+            verify(T, Shipped, Dir)
+    end;
+cleanup(#r{node = T, ref = Ref, agent = A, agent_mon = Mon} = R) ->
+    Tag = make_ref(),
+    A ! {Ref, self(), Tag, cleanup},
+    Report = receive
+                 {Tag, {ok, Rep}} -> Rep;
+                 {'DOWN', Mon, process, _, Why} -> agent_down(T, Why)
+             after 60000 -> fail("~s did not clean up within 60 s", [T])
+             end,
+    unlink(A),
+    receive {'DOWN', Mon, process, _, _} -> ok
+    after 10000 -> ok
+    end,
+    Keep = maps:get(keep, R#r.opts, false),
+    case Keep of
+        true ->
+            note("kept on ~s (--keep): ~s~s", [T, lists:join(", ", [atom_to_list(M) || M <- R#r.shipped]),
+                                              case R#r.dir of
+                                                  undefined -> "";
+                                                  D -> ", " ++ D
+                                              end]);
+        false ->
+            verify(T, maps:get(modules, Report), maps:get(dir, Report))
+    end.
+
+%% Checks on the target that what was shipped is gone, and that no flag or
+%% pattern of beamtrace is left; says so, or warns.
+verify(T, Mods, Dir) ->
+    Loaded = wait_purged(T, Mods, 50),
+    DirLeft = Dir =/= undefined andalso
+        element(1, rpc(T, file, read_file_info, [Dir])) =:= ok,
+    NewTracer = case rpc(T, erlang, trace_info, [new, tracer]) of
+                    {tracer, {beamtrace, _} = Tr} -> [Tr];
+                    _ -> []
+                end,
+    Sessions = case rpc(T, trace, session_info, [new]) of
+                   L when is_list(L) -> [S || S = {beamtrace_trace, _} <- L];
+                   _ -> []
+               end,
+    Left = [io_lib:format("modules ~0p", [Loaded]) || Loaded =/= []]
+        ++ [io_lib:format("directory ~s", [Dir]) || DirLeft]
+        ++ [io_lib:format("tracer ~0p on new processes", NewTracer) || NewTracer =/= []]
+        ++ [io_lib:format("trace sessions ~0p", [Sessions]) || Sessions =/= []],
+    case Left of
+        [] ->
+            note("removed from ~s: ~s; no beamtrace flag, pattern or session left",
+                 [T, case {Mods, Dir} of
+                         {[], undefined} -> "nothing was shipped";
+                         _ -> lists:join(", ", [atom_to_list(M) || M <- Mods]
+                                               ++ [Dir || Dir =/= undefined])
+                     end]);
+        _ ->
+            fail("left on ~s after cleaning up: ~s", [T, lists:join("; ", Left)])
+    end.
+
+%% erpc:call/4, any failure as {rpc_failed, Why} (OTP 29 deprecates
+%% 'catch Expr').
+rpc(T, M, F, A) ->
+    try erpc:call(T, M, F, A)
+    catch Class:Why -> {rpc_failed, {Class, Why}}
+    end.
+
+wait_purged(T, Mods, Tries) ->
+    Loaded = [M || M <- Mods, erpc:call(T, code, is_loaded, [M]) =/= false],
+    case {Loaded, Tries} of
+        {[], _} -> [];
+        {_, 0} -> Loaded;
+        _ -> timer:sleep(100), wait_purged(T, Loaded, Tries - 1)
+    end.
+
+%% A stop request (Ctrl-C) or the command gone, while shipping.
+interrupted(_R) ->
+    receive
+        {stdin, L} when L =:= "stop"; L =:= eof ->
+            throw({fail, ?EXIT_INTERRUPTED, "interrupted (Ctrl-C) before recording"})
+    after 0 ->
+            ok
+    end.
+
+%% Test hook: BEAMTRACE_TEST_PAUSE=ship stops while shipping (the NIF
+%% written, the modules not loaded yet) until Ctrl-C; =stop after a Ctrl-C
+%% while recording, before stopping (for a second Ctrl-C to find it busy).
+test_pause(Stage) ->
+    case os:getenv("BEAMTRACE_TEST_PAUSE") =:= atom_to_list(Stage) of
+        false -> ok;
+        true ->
+            note("test pause: ~s", [Stage]),
+            receive
+                {stdin, L} when L =:= "stop"; L =:= eof ->
+                    throw({fail, ?EXIT_INTERRUPTED, "interrupted (Ctrl-C) before recording"})
+            after 30000 -> ok
+            end
+    end.
+
+%%% Text
+
+explain({badspec, Item, Why}) ->
+    io_lib:format("'~ts': ~s", [item_text(Item), Why]);
+explain({not_loaded, M}) ->
+    io_lib:format("module ~s is not loaded and cannot be loaded there (not on its code path): "
+                  "check the module name in --calls", [M]);
+explain({no_match, Spec}) ->
+    io_lib:format("--calls '~ts' matches no function there: check the function name and "
+                  "arity", [Spec]);
+explain({no_process, P}) ->
+    io_lib:format("--procs: no process ~0p there", [P]);
+explain({already_traced, P, Tracer}) ->
+    io_lib:format("--procs: ~0p is already traced by another tool (~0p) on the legacy trace "
+                  "session, which allows one tracer per process before OTP 27: stop that "
+                  "tool first", [P, Tracer]);
+explain({badopt, K}) ->
+    io_lib:format("bad option ~0p", [K]);
+explain({otp_gc_multi_session_defect, #{why := Why, fix := Fix}}) ->
+    io_lib:format("garbage_collection refused: ~s; ~s", [Why, Fix]);
+explain(too_many_sessions) ->
+    "too many beamtrace sessions are running there: stop one";
+explain({Posix, Path}) when is_atom(Posix), is_binary(Path) ->
+    io_lib:format("~s: ~s", [Path, posix(Posix)]);
+explain(Why) ->
+    io_lib:format("~0p", [Why]).
+
+item_text(I) when is_list(I) -> I;
+item_text(I) -> io_lib:format("~0p", [I]).
+
+reason_text(duration) -> "duration";
+reason_text(stop) -> "Ctrl-C";
+reason_text(R) -> io_lib:format("~0p", [R]).
+
+posix(Why) when is_atom(Why) ->
+    case file:format_error(Why) of
+        "unknown POSIX error" ++ _ -> atom_to_list(Why);
+        Text -> Text
+    end;
+posix(Why) ->
+    io_lib:format("~0p", [Why]).
+
+bytes_text(B) when B >= 1 bsl 30 -> io_lib:format("~.1f GiB", [B / (1 bsl 30)]);
+bytes_text(B) when B >= 1 bsl 20 -> io_lib:format("~.1f MiB", [B / (1 bsl 20)]);
+bytes_text(B) when B >= 1 bsl 10 -> io_lib:format("~.1f KiB", [B / (1 bsl 10)]);
+bytes_text(B) -> io_lib:format("~b bytes", [B]).
+
+plural(1) -> "";
+plural(_) -> "s".
+plural_es(1) -> "";
+plural_es(_) -> "es".
+
+note(Fmt, Args) ->
+    out("note " ++ Fmt, Args).
+
+result_line() ->
+    case get(result_line) of
+        undefined -> ok;
+        Summary -> out("result ~s", [Summary])
+    end.
+
+error_line(Text) ->
+    out("error ~s", [oneline(Text)]).
+
+out(Fmt, Args) ->
+    io:put_chars(standard_io, [oneline(io_lib:format(Fmt, Args)), $\n]).
+
+oneline(Text) ->
+    [case C of $\n -> $\s; _ -> C end || C <- lists:flatten(io_lib:format("~ts", [Text]))].
+
+fail(Text) ->
+    throw({fail, ?EXIT_FAIL, Text}).
+
+fail(Fmt, Args) ->
+    throw({fail, ?EXIT_FAIL, io_lib:format(Fmt, Args)}).

@@ -1,0 +1,466 @@
+%% @doc The agent `beamtrace record' runs on the node it traces, and the
+%% ELF reading its compatibility check needs.
+%%
+%% == Structure ==
+%% The controller (beamtrace_record, in a hidden node the command starts)
+%% first spawns, linked, a lock on the target: a process running only OTP
+%% code (erl_eval), registered as `beamtrace_record', so a second record
+%% against the same node is refused before anything is shipped. It ships
+%% this module (pure Erlang) with code:load_binary/3, then the lock becomes
+%% the agent by applying agent/3. The agent does everything else on the
+%% target, one request at a time, and remembers what it made: its private
+%% directory (0700) and the files in it, the modules it loaded, the
+%% application environment it set, the trace it started.
+%%
+%% It removes all of that when asked (`cleanup') or when its link to the
+%% controller breaks (the controller or its node died, the connection was
+%% lost): the trace stops (beamtrace_trace removes its flags and patterns),
+%% files and the private directory are deleted, the shipped modules are
+%% deleted, then purged by a process running only OTP code (a purge kills
+%% processes running the purged code: this one included, once it is done).
+%%
+%% Requests are `{Ref, From, Tag, Request}'; replies `{Tag, Reply}'. The
+%% trace's end is forwarded as `{Ref, trace_done, Result}'.
+-module(beamtrace_remote).
+
+-export([agent/3, libc/0, elf/1, elf_file/1, machine_name/1]).
+
+-include_lib("kernel/include/file.hrl").
+
+-record(ag, {controller :: pid(),
+             ref :: reference(),
+             keep = false :: boolean(),
+             dir :: string() | undefined,       %% the private directory
+             modules = [] :: [module()],        %% shipped: purged at the end
+             trace :: pid() | undefined,
+             trace_dir :: binary() | undefined,
+             remote_dir = false :: boolean()}). %% the trace stays on the target
+
+%% Where shipped modules say they came from (code:which/1).
+-define(SHIPPED_FROM, "beamtrace record").
+
+%%% The agent
+
+%% @private Runs in the lock process, which traps exits and is linked to
+%% the controller. Opts: `modules' (shipped before this call: purged at
+%% the end), `keep'.
+-spec agent(pid(), reference(), map()) -> no_return().
+agent(Controller, Ref, Opts) ->
+    process_flag(trap_exit, true),
+    set_label({beamtrace_record_agent, node(Controller)}),
+    loop(#ag{controller = Controller, ref = Ref, keep = maps:get(keep, Opts, false),
+             modules = maps:get(modules, Opts, [])}).
+
+loop(#ag{controller = C, ref = Ref} = A) ->
+    receive
+        {Ref, C, Tag, cleanup} ->
+            Report = cleanup(A),
+            C ! {Tag, {ok, Report}},
+            purge_and_exit(A);
+        {Ref, C, Tag, Req} ->
+            {Reply, A1} = try handle(Req, A)
+                          catch Class:Why:Stack ->
+                                  {{error, {agent_crash, Class, Why, Stack}}, A}
+                          end,
+            C ! {Tag, Reply},
+            loop(A1);
+        {beamtrace_trace, T, Result} when T =:= A#ag.trace ->
+            C ! {Ref, trace_done, Result},
+            loop(A#ag{trace = undefined});
+        {'EXIT', C, _Why} ->
+            _ = cleanup(A),
+            purge_and_exit(A);
+        _ ->
+            loop(A)
+    end.
+
+handle(libc, A) ->
+    {libc(), A};
+handle({make_dir, Base}, A) ->
+    case make_private_dir(Base, 8) of
+        {ok, Dir} -> {{ok, Dir}, A#ag{dir = Dir}};
+        Error -> {Error, A}
+    end;
+handle({write, Name, Bin}, #ag{dir = Dir} = A) when Dir =/= undefined ->
+    Path = filename:join(Dir, Name),
+    {write_private(Path, Bin), A};
+handle({load, Mods}, #ag{dir = Dir} = A) when Dir =/= undefined ->
+    load(Mods, Dir, A);
+handle({trace, Spec, Opts}, A) ->
+    %% The trace goes into the private directory, unless it is to stay on
+    %% this node: then where asked, or where start/1 puts it by default.
+    TraceOpts = case {maps:is_key(dir, Opts), maps:get(remote_dir, Opts, false)} of
+                    {true, _} -> Opts;
+                    {false, true} -> Opts;
+                    {false, false} when A#ag.dir =/= undefined ->
+                        Opts#{dir => filename:join(A#ag.dir, "trace")};
+                    {false, false} -> Opts
+                end,
+    case beamtrace:trace_async(Spec, maps:without([remote_dir], TraceOpts)) of
+        {ok, T} ->
+            #{dir := TDir} = Info = beamtrace:trace_info(T),
+            {{ok, Info}, A#ag{trace = T, trace_dir = TDir,
+                              remote_dir = maps:get(remote_dir, Opts, false)}};
+        Error ->
+            {Error, A}
+    end;
+handle(progress, #ag{trace = T} = A) when T =/= undefined ->
+    case beamtrace:trace_info(T) of
+        Info when is_map(Info) -> {{ok, Info}, A};
+        Error -> {Error, A}     %% it just stopped: its result is on its way
+    end;
+handle(progress, A) ->
+    {{error, not_running}, A};
+handle(stop, #ag{trace = T} = A) when T =/= undefined ->
+    {beamtrace:stop_trace(T), A#ag{trace = undefined}};
+handle(stop, A) ->
+    {{error, not_running}, A};
+handle(list_trace, #ag{trace_dir = Dir} = A) when Dir =/= undefined ->
+    {list_files(Dir), A};
+handle({read, Rel, Offset, Len}, #ag{trace_dir = Dir} = A) when Dir =/= undefined ->
+    {read_chunk(filename:join(Dir, Rel), Offset, Len), A};
+handle(Req, A) ->
+    {{error, {bad_request, Req}}, A}.
+
+%% A new directory Base/beamtrace-record-XXXXXXXX, mode 0700, made with a
+%% random name until one is free (never an existing path: no symlink can
+%% be planted in its place).
+make_private_dir(_Base, 0) ->
+    {error, eexist};
+make_private_dir(Base, Tries) ->
+    Name = "beamtrace-record-" ++ integer_to_list(rand:uniform(1 bsl 40), 36),
+    Dir = filename:join(Base, Name),
+    case file:make_dir(Dir) of
+        ok ->
+            case file:change_mode(Dir, 8#700) of
+                ok -> {ok, Dir};
+                Error -> _ = file:del_dir(Dir), Error
+            end;
+        {error, eexist} -> make_private_dir(Base, Tries - 1);
+        {error, Why} -> {error, {Why, Base}}
+    end.
+
+%% Files are 0600 inside the 0700 directory; `exclusive': never through a
+%% name someone else made.
+write_private(Path, Bin) ->
+    case file:open(Path, [write, raw, binary, exclusive]) of
+        {ok, F} ->
+            R = file:write(F, Bin),
+            ok = file:close(F),
+            case R of
+                ok -> file:change_mode(Path, 8#600);
+                {error, Why} -> _ = file:delete(Path), {error, {Why, Path}}
+            end;
+        {error, Why} ->
+            {error, {Why, Path}}
+    end.
+
+%% Loads the shipped modules in order (beamtrace last: its on_load loads
+%% the NIF from Dir, told through the application environment, which is
+%% restored right after).
+load(Mods, Dir, A) ->
+    Before = application:get_env(beamtrace, priv_dir),
+    ok = application:set_env(beamtrace, priv_dir, Dir),
+    _ = application:unset_env(beamtrace, nif_load_error),
+    {Result, Loaded} = load_each(Mods, []),
+    case Before of
+        {ok, V} -> application:set_env(beamtrace, priv_dir, V);
+        undefined -> application:unset_env(beamtrace, priv_dir)
+    end,
+    Result1 = case Result of
+                  {error, {beamtrace, on_load_failure}} ->
+                      Why = application:get_env(beamtrace, nif_load_error, unknown),
+                      _ = application:unset_env(beamtrace, nif_load_error),
+                      {error, {nif_load_failed, Why}};
+                  _ -> Result
+              end,
+    {Result1, A#ag{modules = lists:usort(Loaded ++ A#ag.modules)}}.
+
+load_each([], Acc) ->
+    {ok, Acc};
+load_each([{M, Bin} | Rest], Acc) ->
+    case code:load_binary(M, ?SHIPPED_FROM, Bin) of
+        {module, M} -> load_each(Rest, [M | Acc]);
+        {error, Why} -> {{error, {M, Why}}, Acc}
+    end.
+
+list_files(Dir) ->
+    case list_files(Dir, "", []) of
+        {error, _} = Error -> Error;
+        Files -> {ok, lists:sort(Files)}
+    end.
+
+list_files(Root, Rel, Acc) ->
+    case file:list_dir(filename:join(Root, Rel)) of
+        {ok, Names} ->
+            lists:foldl(
+              fun(_, {error, _} = E) -> E;
+                 (N, Acc1) ->
+                      R = case Rel of "" -> N; _ -> filename:join(Rel, N) end,
+                      Path = filename:join(Root, R),
+                      case file:read_link_info(Path) of
+                          {ok, #file_info{type = directory}} -> list_files(Root, R, Acc1);
+                          {ok, #file_info{type = regular, size = Size}} -> [{R, Size} | Acc1];
+                          _ -> Acc1
+                      end
+              end, Acc, Names);
+        {error, Why} ->
+            {error, {Why, filename:join(Root, Rel)}}
+    end.
+
+read_chunk(Path, Offset, Len) ->
+    case file:open(Path, [read, raw, binary]) of
+        {ok, F} ->
+            R = file:pread(F, Offset, Len),
+            ok = file:close(F),
+            case R of
+                {ok, Bin} -> {ok, Bin};
+                eof -> {ok, <<>>};
+                {error, Why} -> {error, {Why, Path}}
+            end;
+        {error, Why} ->
+            {error, {Why, Path}}
+    end.
+
+%%% Taking everything down
+
+%% Stops the trace (its flags and patterns go with it), deletes the trace
+%% unless it was asked to stay on the target, and the private directory
+%% unless `keep'. Returns what it removed.
+cleanup(A) ->
+    Stopped = case A#ag.trace of
+                  undefined -> false;
+                  T -> _ = beamtrace:stop_trace(T), true
+              end,
+    TraceKept = A#ag.remote_dir orelse A#ag.keep,
+    TraceRemoved = case {A#ag.trace_dir, TraceKept} of
+                       {undefined, _} -> false;
+                       {_, true} -> false;
+                       {TD, false} -> file:del_dir_r(TD) =:= ok
+                   end,
+    DirRemoved = case {A#ag.dir, A#ag.keep} of
+                     {undefined, _} -> false;
+                     {_, true} -> false;
+                     {D, false} -> file:del_dir_r(D) =:= ok
+                 end,
+    #{trace_stopped => Stopped, trace_removed => TraceRemoved, dir => A#ag.dir,
+      dir_removed => DirRemoved, modules => case A#ag.keep of
+                                                true -> [];
+                                                false -> A#ag.modules
+                                            end}.
+
+%% Deletes the shipped modules (this process keeps running their old code)
+%% and leaves the purge to a process running OTP code only: the purge
+%% kills this one if it is still here.
+purge_and_exit(#ag{keep = true}) ->
+    exit(normal);
+purge_and_exit(#ag{modules = Mods, controller = C}) ->
+    unlink(C),
+    _ = [code:delete(M) || M <- Mods],
+    _ = spawn(lists, foreach, [fun code:purge/1, Mods]),
+    exit(normal).
+
+%%% The C library of this node and ELF files
+
+%% @doc What the C library this VM runs on is: `#{libc => glibc | musl |
+%% unknown, path => File, elf => elf/1's map}', from /proc/self/maps.
+-spec libc() -> map().
+libc() ->
+    case file:read_file("/proc/self/maps") of
+        {ok, Maps} ->
+            Paths = lists:usort([P || L <- binary:split(Maps, <<"\n">>, [global]),
+                                      P <- [map_path(L)], P =/= <<>>]),
+            case [P || P <- Paths, is_musl(P)] of
+                [P | _] -> #{libc => musl, path => P};
+                [] ->
+                    case [P || P <- Paths, is_glibc(P)] of
+                        [P | _] -> #{libc => glibc, path => P, elf => elf_file(P)};
+                        [] -> #{libc => unknown}
+                    end
+            end;
+        {error, Why} ->
+            #{libc => unknown, why => Why}
+    end.
+
+map_path(Line) ->
+    case binary:split(Line, <<"/">>) of
+        [_, Rest] -> <<"/", Rest/binary>>;
+        _ -> <<>>
+    end.
+
+is_musl(P) ->
+    binary:match(filename:basename(P), [<<"ld-musl">>, <<"libc.musl">>]) =/= nomatch.
+
+is_glibc(P) ->
+    B = filename:basename(P),
+    B =:= <<"libc.so.6">> orelse binary:match(B, <<"libc-2.">>) =/= nomatch.
+
+%% @doc elf/1 of a file: reads its header, section headers, version
+%% sections and their string tables only.
+-spec elf_file(file:name_all()) -> map() | {error, term()}.
+elf_file(Path) ->
+    case file:open(Path, [read, raw, binary]) of
+        {ok, F} ->
+            try elf(fun(Off, Len) ->
+                            case file:pread(F, Off, Len) of
+                                {ok, B} when byte_size(B) =:= Len -> B;
+                                _ -> throw(truncated)
+                            end
+                    end)
+            catch throw:Why -> {error, Why};
+                  error:Why -> {error, {bad_elf, Why}}
+            after file:close(F)
+            end;
+        {error, Why} ->
+            {error, {Why, Path}}
+    end.
+
+%% @doc An ELF file's class, byte order, machine, the symbol versions it
+%% defines (`verdef', e.g. a libc's "GLIBC_2.36") and needs (`verneed':
+%% [{Library, [Version]}]). Read is fun(Offset, Length) -> binary().
+-spec elf(fun((non_neg_integer(), pos_integer()) -> binary())) -> map().
+elf(Read) ->
+    case Read(0, 52) of
+        <<16#7f, "ELF", Class, Data, _/binary>> = H when (Class =:= 1 orelse Class =:= 2),
+                                                        (Data =:= 1 orelse Data =:= 2) ->
+            E = case Data of 1 -> little; 2 -> big end,
+            Hdr = case Class of
+                      2 -> Read(0, 64);
+                      1 -> H
+                  end,
+            {Machine, ShOff, ShEntSize, ShNum} = header(Class, E, Hdr),
+            Sections = [section(Class, E, Read(ShOff + I * ShEntSize, ShEntSize))
+                        || I <- lists:seq(0, ShNum - 1)],
+            Str = fun(Link) ->
+                          {_, Off, Size, _, _} = lists:nth(Link + 1, Sections),
+                          Read(Off, Size)
+                  end,
+            #{class => Class * 32, endian => E, machine => Machine,
+              verdef => lists:append([verdef(E, Read(Off, Size), Str(Link), Info)
+                                      || {16#6ffffffd, Off, Size, Link, Info} <- Sections]),
+              verneed => lists:append([verneed(E, Read(Off, Size), Str(Link), Info)
+                                       || {16#6ffffffe, Off, Size, Link, Info} <- Sections])};
+        _ ->
+            throw(not_elf)
+    end.
+
+header(2, E, <<_:16/binary, _Type:2/binary, Rest/binary>>) ->
+    <<Machine:16, _Version:32, _Entry:64, _PhOff:64, ShOff:64, _Flags:32, _EhSize:16,
+      _PhEntSize:16, _PhNum:16, ShEntSize:16, ShNum:16, _/binary>> = swap(E, Rest, 2),
+    {Machine, ShOff, ShEntSize, ShNum};
+header(1, E, <<_:16/binary, _Type:2/binary, Rest/binary>>) ->
+    <<Machine:16, _Version:32, _Entry:32, _PhOff:32, ShOff:32, _Flags:32, _EhSize:16,
+      _PhEntSize:16, _PhNum:16, ShEntSize:16, ShNum:16, _/binary>> = swap(E, Rest, 1),
+    {Machine, ShOff, ShEntSize, ShNum}.
+
+%% {Type, Offset, Size, Link, Info}
+section(2, little, <<_Name:32/little, Type:32/little, _Flags:64/little, _Addr:64/little,
+                     Off:64/little, Size:64/little, Link:32/little, Info:32/little, _/binary>>) ->
+    {Type, Off, Size, Link, Info};
+section(2, big, <<_Name:32, Type:32, _Flags:64, _Addr:64, Off:64, Size:64, Link:32, Info:32,
+                  _/binary>>) ->
+    {Type, Off, Size, Link, Info};
+section(1, little, <<_Name:32/little, Type:32/little, _Flags:32/little, _Addr:32/little,
+                     Off:32/little, Size:32/little, Link:32/little, Info:32/little, _/binary>>) ->
+    {Type, Off, Size, Link, Info};
+section(1, big, <<_Name:32, Type:32, _Flags:32, _Addr:32, Off:32, Size:32, Link:32, Info:32,
+                  _/binary>>) ->
+    {Type, Off, Size, Link, Info}.
+
+%% The header fields after e_type, as big-endian, whatever the file's
+%% order: each field is reversed for a little-endian file.
+swap(big, Bin, _Class) ->
+    Bin;
+swap(little, Bin, Class) ->
+    Sizes = case Class of
+                2 -> [2, 4, 8, 8, 8, 4, 2, 2, 2, 2, 2, 2];
+                1 -> [2, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2]
+            end,
+    swap_fields(Sizes, Bin, []).
+
+swap_fields([], _Rest, Acc) ->
+    iolist_to_binary(lists:reverse(Acc));
+swap_fields([N | Ns], Bin, Acc) ->
+    <<F:N/binary, Rest/binary>> = Bin,
+    swap_fields(Ns, Rest, [list_to_binary(lists:reverse(binary_to_list(F))) | Acc]).
+
+u16(little, <<V:16/little>>) -> V;
+u16(big, <<V:16>>) -> V.
+u32(little, <<V:32/little>>) -> V;
+u32(big, <<V:32>>) -> V.
+
+cstr(Str, Off) ->
+    <<_:Off/binary, Rest/binary>> = Str,
+    [S | _] = binary:split(Rest, <<0>>),
+    S.
+
+%% Verdef entries: vd_version, vd_flags, vd_ndx, vd_cnt (16 bits), vd_hash,
+%% vd_aux, vd_next (32); the first Verdaux (vda_name, vda_next) names it.
+verdef(_E, _Sec, _Str, 0) ->
+    [];
+verdef(E, Sec, Str, Count) ->
+    verdef_at(E, Sec, Str, 0, Count).
+
+verdef_at(_E, _Sec, _Str, _Off, 0) ->
+    [];
+verdef_at(E, Sec, Str, Off, N) ->
+    <<_:Off/binary, _Ver:2/binary, Flags:2/binary, _Ndx:2/binary, _Cnt:2/binary,
+      _Hash:4/binary, Aux:4/binary, Next:4/binary, _/binary>> = Sec,
+    AuxOff = Off + u32(E, Aux),
+    <<_:AuxOff/binary, Name:4/binary, _/binary>> = Sec,
+    %% VER_FLG_BASE (1): the file's own name, not a version.
+    Here = case u16(E, Flags) band 1 of
+               1 -> [];
+               0 -> [cstr(Str, u32(E, Name))]
+           end,
+    case u32(E, Next) of
+        0 -> Here;
+        D -> Here ++ verdef_at(E, Sec, Str, Off + D, N - 1)
+    end.
+
+%% Verneed entries: vn_version, vn_cnt (16), vn_file, vn_aux, vn_next (32);
+%% Vernaux: vna_hash (32), vna_flags, vna_other (16), vna_name, vna_next (32).
+verneed(_E, _Sec, _Str, 0) ->
+    [];
+verneed(E, Sec, Str, Count) ->
+    verneed_at(E, Sec, Str, 0, Count).
+
+verneed_at(_E, _Sec, _Str, _Off, 0) ->
+    [];
+verneed_at(E, Sec, Str, Off, N) ->
+    <<_:Off/binary, _Ver:2/binary, Cnt:2/binary, File:4/binary, Aux:4/binary, Next:4/binary,
+      _/binary>> = Sec,
+    Names = vernaux(E, Sec, Str, Off + u32(E, Aux), u16(E, Cnt)),
+    Here = {cstr(Str, u32(E, File)), Names},
+    case u32(E, Next) of
+        0 -> [Here];
+        D -> [Here | verneed_at(E, Sec, Str, Off + D, N - 1)]
+    end.
+
+vernaux(_E, _Sec, _Str, _Off, 0) ->
+    [];
+vernaux(E, Sec, Str, Off, N) ->
+    <<_:Off/binary, _Hash:4/binary, _Flags:2/binary, _Other:2/binary, Name:4/binary,
+      Next:4/binary, _/binary>> = Sec,
+    Here = cstr(Str, u32(E, Name)),
+    case u32(E, Next) of
+        0 -> [Here];
+        D -> [Here | vernaux(E, Sec, Str, Off + D, N - 1)]
+    end.
+
+%% @doc A readable name for an ELF e_machine value.
+-spec machine_name(non_neg_integer()) -> string().
+machine_name(3) -> "x86 (i386)";
+machine_name(62) -> "x86_64";
+machine_name(40) -> "arm";
+machine_name(183) -> "aarch64";
+machine_name(243) -> "riscv";
+machine_name(21) -> "ppc64";
+machine_name(22) -> "s390x";
+machine_name(N) -> "ELF machine " ++ integer_to_list(N).
+
+set_label(Label) ->
+    case erlang:function_exported(proc_lib, set_label, 1) of
+        true -> proc_lib:set_label(Label);
+        false -> ok
+    end.

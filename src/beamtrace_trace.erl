@@ -1,0 +1,598 @@
+%% @doc One call that sets up a recording, trace flags and trace patterns,
+%% with guard rails, and takes all of it down again: what
+%% beamtrace:trace/2, trace_async/2, stop_trace/1 and trace_info/1 run.
+%%
+%% ```
+%% %% What is the p99 of my_mod:handle_call/3 over the next 10 s?
+%% {ok, #{dir := Dir}} = beamtrace:trace("my_mod:handle_call/3 -> return",
+%%                                       #{duration => 10000}).
+%% %% then, in a shell: beamtrace calls Dir
+%% '''
+%%
+%% == Structure ==
+%% The caller (or `owner') starts a controller process. The controller
+%% parses the spec, loads the modules named in it, starts a recorder
+%% session (beamtrace:start/1, with the caps as options: the consumer thread
+%% enforces them, nothing is added per event), opens a beamtrace_tracing
+%% handle it owns (its own trace session on OTP 27+, exact undo on the
+%% legacy session on OTP 25/26), sets the patterns, then the process and
+%% port flags. It stops on the first of: the duration elapsing (its own
+%% timer), a cap tripping (the recorder's `{beamtrace_stopped, ...}'
+%% notification), stop_trace/1, the owner's exit, the tracing handle's
+%% exit. The duration is the controller's so that the flags go before the
+%% session stops: a trace that simply ran its course has no event cut at
+%% its end (a cap tripping cuts, and counts what it cut as discarded). The
+%% session's own duration cap is set ?BACKSTOP_MS later, as a backstop. Stopping closes the handle first (every flag
+%% and pattern gone), then stops the session (every buffer written) and
+%% answers with the session's figures and why it stopped.
+%%
+%% If the controller itself is killed, the handle's owner is gone and it
+%% closes itself (flags and patterns removed); the session stops at its
+%% backstop duration cap (the duration + 5 s) and stays listed by
+%% beamtrace:sessions/0 until collected.
+-module(beamtrace_trace).
+
+-export([trace/2, trace_async/2, stop/1, info/1, parse/1]).
+%% The controller process.
+-export([init/3]).
+
+-export_type([spec/0, options/0, trace/0, result/0]).
+
+-opaque trace() :: pid().
+-type call_spec() :: string() | binary()
+                   | {module(), atom(), arity() | '_'}
+                   | {module(), atom(), arity() | '_', return}.
+-type kind() :: procs | send | 'receive' | running | garbage_collection | ports | call.
+-type spec() :: call_spec() | kind() | [call_spec() | kind()].
+-type procs() :: all | new | existing | pid() | atom() | [pid() | atom()].
+-type options() :: #{procs => procs(), return_to => boolean(), owner => pid(),
+                     backend => auto | session | legacy, atom() => term()}.
+-type result() :: {ok, map()} | {error, term()}.
+
+%% trace/2's own options; every other key is a beamtrace:start/1 option.
+-define(OWN, [procs, return_to, owner, backend]).
+%% The recorder options trace/2 sets itself.
+-define(RESERVED, [notify, default]).
+-define(DEFAULT_DURATION_MS, 15000).
+%% The recorder's own duration cap, past the controller's timer.
+-define(BACKSTOP_MS, 5000).
+-define(KINDS, [procs, send, 'receive', running, garbage_collection, ports, call]).
+
+%%% API
+
+%% @doc Traces for the duration (default 15 s) or until a cap trips, then
+%% returns the figures. See beamtrace:trace/2.
+-spec trace(spec(), options() | list()) -> result().
+trace(Spec, Opts) ->
+    case start(Spec, Opts) of
+        {ok, T} ->
+            Ref = monitor(process, T),
+            receive
+                {beamtrace_trace, T, Result} ->
+                    demonitor(Ref, [flush]),
+                    Result;
+                {'DOWN', Ref, process, T, Why} ->
+                    {error, {controller_down, Why}}
+            end;
+        Error ->
+            Error
+    end.
+
+%% @doc Sets everything up and returns; `{beamtrace_trace, Trace, Result}'
+%% goes to the caller when it stops other than by stop/1.
+-spec trace_async(spec(), options() | list()) -> {ok, trace()} | {error, term()}.
+trace_async(Spec, Opts) ->
+    start(Spec, Opts).
+
+%% @doc Stops now and returns the result. A trace that already stopped by
+%% itself: its result, if the caller started it and has not received it
+%% yet; else `{error, not_running}'.
+-spec stop(trace()) -> result().
+stop(T) when is_pid(T) ->
+    case call(T, stop) of
+        {ok, Result} ->
+            Result;
+        {error, not_running} ->
+            receive {beamtrace_trace, T, Result} -> Result
+            after 0 -> {error, not_running}
+            end
+    end.
+
+%% @doc Live figures: `#{state, elapsed_ms, dir, events, discarded,
+%% written_bytes, functions, processes, backend}'.
+-spec info(trace()) -> map() | {error, not_running}.
+info(T) when is_pid(T) ->
+    case call(T, info) of
+        {ok, Info} -> Info;
+        Error -> Error
+    end.
+
+%%% Spec parsing
+
+%% @doc Parses a spec: `{ok, #{calls => [{M, F, A, Return, Text}], kinds =>
+%% [Kind]}}' or `{error, {badspec, Item, Why}}'.
+-spec parse(spec()) -> {ok, map()} | {error, term()}.
+parse(Spec) ->
+    Items = case Spec of
+                [] -> [];
+                _ when is_list(Spec) ->
+                    case io_lib:printable_unicode_list(Spec) of
+                        true -> [Spec];
+                        false -> Spec
+                    end;
+                _ -> [Spec]
+            end,
+    parse_items(Items, [], []).
+
+parse_items([], [], []) ->
+    {error, {badspec, [], "nothing to trace: give a call spec such as \"my_mod:handle_call/3\" "
+                          "or an event kind (procs, send, 'receive', running, "
+                          "garbage_collection, ports)"}};
+parse_items([], Calls, Kinds) ->
+    {ok, #{calls => lists:reverse(Calls), kinds => lists:usort(Kinds)}};
+parse_items([Kind | Rest], Calls, Kinds) when is_atom(Kind) ->
+    case lists:member(Kind, ?KINDS) of
+        true -> parse_items(Rest, Calls, [Kind | Kinds]);
+        false -> {error, {badspec, Kind, "unknown event kind (procs, send, 'receive', running, "
+                                         "garbage_collection, ports, call)"}}
+    end;
+parse_items([Item | Rest], Calls, Kinds) ->
+    case parse_call(Item) of
+        {ok, Call} -> parse_items(Rest, [Call | Calls], Kinds);
+        {error, Why} -> {error, {badspec, Item, Why}}
+    end;
+parse_items(Other, _, _) ->
+    {error, {badspec, Other, "not a list"}}.
+
+parse_call({M, F, A}) ->
+    parse_call({M, F, A, call});
+parse_call({M, F, A, Action} = T) when is_atom(M), is_atom(F) ->
+    Text = lists:flatten(io_lib:format("~p", [T])),
+    case check_mfa(M, F, A) of
+        ok when Action =:= return -> {ok, {M, F, A, true, Text}};
+        ok when Action =:= call -> {ok, {M, F, A, false, Text}};
+        ok -> {error, "the fourth element may only be return"};
+        Error -> Error
+    end;
+parse_call(Bin) when is_binary(Bin) ->
+    case unicode:characters_to_list(Bin) of
+        L when is_list(L) -> parse_call(L);
+        _ -> {error, "not UTF-8"}
+    end;
+parse_call(S) when is_list(S) ->
+    case io_lib:printable_unicode_list(S) of
+        false -> {error, "not a string, an MFA tuple or an event kind"};
+        true -> parse_call_text(S)
+    end;
+parse_call(_) ->
+    {error, "not a string, an MFA tuple or an event kind"}.
+
+parse_call_text(S) ->
+    {MfaText, Action} = case string:split(S, "->") of
+                            [Mfa, Act] -> {Mfa, string:trim(Act)};
+                            [Mfa] -> {Mfa, none}
+                        end,
+    case {parse_mfa(string:trim(MfaText)), Action} of
+        {{ok, {M, F, A}}, none} -> {ok, {M, F, A, false, S}};
+        {{ok, {M, F, A}}, "return"} -> {ok, {M, F, A, true, S}};
+        {{ok, _}, Other} ->
+            {error, "unknown action \"" ++ Other ++ "\" after '->' (only \"return\"; "
+                    "for timing without return_trace, see the return_to option)"};
+        {Error, _} -> Error
+    end.
+
+%% "m", "m:f", "m:f/3", "m:f/_", "m:'_'/2", quoted atoms anywhere.
+parse_mfa(S) ->
+    case atom_text(S) of
+        {ok, M, ""} -> mfa(M, '_', '_');
+        {ok, M, ":" ++ R1} ->
+            case atom_text(R1) of
+                {ok, F, ""} -> mfa(M, F, '_');
+                {ok, F, "/" ++ R2} -> arity(M, F, string:trim(R2));
+                {ok, _, _} -> {error, "expected module:function/arity"};
+                Error -> Error
+            end;
+        {ok, _, _} -> {error, "expected module:function/arity"};
+        Error -> Error
+    end.
+
+arity(M, F, A) when A =:= "_"; A =:= "'_'" ->
+    mfa(M, F, '_');
+arity(M, F, A) ->
+    case string:to_integer(A) of
+        {N, ""} when N >= 0, N =< 255 -> mfa(M, F, N);
+        _ -> {error, "the arity must be an integer 0..255 or _"}
+    end.
+
+mfa(M, F, A) ->
+    case check_mfa(M, F, A) of
+        ok -> {ok, {M, F, A}};
+        Error -> Error
+    end.
+
+check_mfa('_', _, _) ->
+    {error, "a module is needed (tracing every module is a tsunami)"};
+check_mfa(M, F, A) when is_atom(M), is_atom(F),
+                        (A =:= '_' orelse (is_integer(A) andalso A >= 0 andalso A =< 255)) ->
+    ok;
+check_mfa(_, _, _) ->
+    {error, "expected {Module, Function, Arity}, '_' allowed for Function and Arity"}.
+
+%% A quoted atom ('...' with \ escapes) or a run of characters up to ':',
+%% '/' or white space; "_" is the wildcard.
+atom_text([$' | R]) ->
+    quoted(R, []);
+atom_text(S) ->
+    {Name, Rest} = lists:splitwith(fun(C) -> not lists:member(C, ":/ \t") end, S),
+    case Name of
+        "" -> {error, "expected module:function/arity"};
+        "_" -> {ok, '_', string:trim(Rest, leading)};
+        _ -> {ok, list_to_atom(Name), string:trim(Rest, leading)}
+    end.
+
+quoted([$\\, C | R], Acc) -> quoted(R, [C | Acc]);
+quoted([$' | R], Acc) -> {ok, list_to_atom(lists:reverse(Acc)), string:trim(R, leading)};
+quoted([C | R], Acc) -> quoted(R, [C | Acc]);
+quoted([], _) -> {error, "unterminated quoted atom"}.
+
+%%% Options
+
+%% {ok, Own, RecorderOptions} or {error, {badopt, Key}}.
+options(Opts) when is_list(Opts) ->
+    try maps:from_list(Opts) of
+        Map -> options(Map)
+    catch error:_ -> {error, {badopt, Opts}}
+    end;
+options(Opts) when is_map(Opts) ->
+    Own = maps:with(?OWN, Opts),
+    Rec = maps:without(?OWN, Opts),
+    case [K || K <- maps:keys(Rec), lists:member(K, ?RESERVED)] of
+        [K | _] -> {error, {badopt, K}};
+        [] ->
+            Duration = maps:get(duration, Rec, ?DEFAULT_DURATION_MS),
+            Backstop = case Duration of
+                           D when is_integer(D), D > 0 -> D + ?BACKSTOP_MS;
+                           D -> D    %% infinity, or a bad value start/1 refuses
+                       end,
+            check_own(maps:merge(#{procs => all, return_to => false, owner => self(),
+                                   backend => auto}, Own#{duration => Duration}),
+                      maps:merge(rec_defaults(Rec), Rec#{duration => Backstop}))
+    end;
+options(_) ->
+    {error, {badopt, options}}.
+
+%% The caps count whole packets (buffer_size / subbuffers bytes, per
+%% thread): the packet that would cross max_events or max_bytes is left out.
+%% With a cap, smaller packets (64 KiB at the default 4 MiB) keep the trace
+%% close to it.
+rec_defaults(Rec) ->
+    Capped = is_map_key(max_events, Rec) orelse is_map_key(max_bytes, Rec),
+    Sized = is_map_key(buffer_size, Rec) orelse is_map_key(subbuffers, Rec),
+    Packets = case Capped andalso not Sized of
+                  true -> #{subbuffers => 64};
+                  false -> #{}
+              end,
+    Packets.
+
+check_own(#{return_to := R}, _) when not is_boolean(R) -> {error, {badopt, return_to}};
+check_own(#{owner := O}, _) when not is_pid(O) -> {error, {badopt, owner}};
+check_own(#{backend := B}, _) when B =/= auto, B =/= session, B =/= legacy ->
+    {error, {badopt, backend}};
+check_own(#{duration := D}, _) when D =/= infinity, not (is_integer(D) andalso D > 0) ->
+    {error, {badopt, duration}};
+check_own(Own, Rec) -> {ok, Own, Rec}.
+
+%% The processes to set flags on: [all | new | existing | pid()].
+resolve_procs(P) when P =:= all; P =:= new; P =:= existing -> {ok, [P]};
+resolve_procs(P) when is_pid(P); is_atom(P) -> resolve_procs([P]);
+resolve_procs(L) when is_list(L), L =/= [] -> resolve_list(L, []);
+resolve_procs(_) -> {error, {badopt, procs}}.
+
+resolve_list([], Acc) ->
+    {ok, lists:usort(Acc)};
+resolve_list([P | Rest], Acc) when is_pid(P), node(P) =:= node() ->
+    case is_process_alive(P) of
+        true -> resolve_list(Rest, [P | Acc]);
+        false -> {error, {no_process, P}}
+    end;
+resolve_list([Name | Rest], Acc) when is_atom(Name), Name =/= all, Name =/= new,
+                                      Name =/= existing ->
+    case whereis(Name) of
+        P when is_pid(P) -> resolve_list(Rest, [P | Acc]);
+        _ -> {error, {no_process, Name}}
+    end;
+resolve_list(_, _) ->
+    {error, {badopt, procs}}.
+
+%%% Starting
+
+start(Spec, Opts) ->
+    case {parse(Spec), options(Opts)} of
+        {{ok, Parsed}, {ok, Own, Rec}} ->
+            Caller = self(),
+            Ref = make_ref(),
+            {Pid, Mon} = spawn_monitor(?MODULE, init, [Caller, Ref, {Parsed, Own, Rec}]),
+            receive
+                {Ref, started} ->
+                    demonitor(Mon, [flush]),
+                    {ok, Pid};
+                {Ref, {error, _} = Error} ->
+                    demonitor(Mon, [flush]),
+                    Error;
+                {'DOWN', Mon, process, Pid, Why} ->
+                    {error, {controller_down, Why}}
+            end;
+        {{error, _} = Error, _} -> Error;
+        {_, {error, _} = Error} -> Error
+    end.
+
+-record(st, {owner, owner_mon, reply_to, handle, handle_mon, session, dir, started_ms,
+             functions = 0, processes = 0, backend}).
+
+%% @private The controller: sets up, answers the caller, waits for a reason
+%% to stop.
+-spec init(pid(), reference(), {map(), map(), map()}) -> ok.
+init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
+    set_label(beamtrace_trace),
+    #{owner := Owner} = Own,
+    OwnerMon = monitor(process, Owner),
+    case setup(Calls, Kinds, Own, Rec) of
+        {ok, St0} ->
+            St = St0#st{owner = Owner, owner_mon = OwnerMon, reply_to = Caller,
+                        started_ms = erlang:monotonic_time(millisecond)},
+            _ = is_integer(maps:get(duration, Own)) andalso
+                erlang:send_after(maps:get(duration, Own), self(), duration_elapsed),
+            Caller ! {Ref, started},
+            loop(St);
+        {error, _} = Error ->
+            Caller ! {Ref, Error}
+    end.
+
+setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend}, Rec) ->
+    Has = fun(K) -> lists:member(K, Kinds) end,
+    if
+        Calls =:= [], ReturnTo -> {error, {badopt, return_to}};
+        true ->
+            maybe_setup([fun() -> check_call_kind(Calls, Kinds) end,
+                         fun() -> load_modules(Calls) end,
+                         fun() -> resolve_procs(Procs) end],
+                        fun([_, _, Targets]) ->
+                                ProcFlags = [K || K <- [procs, send, 'receive', running,
+                                                        garbage_collection], Has(K)]
+                                    ++ [call || Calls =/= []]
+                                    ++ [return_to || ReturnTo],
+                                start_session(Rec, Calls, Targets, ProcFlags, Has(ports),
+                                              Backend)
+                        end)
+    end.
+
+maybe_setup(Steps, Then) ->
+    maybe_setup(Steps, Then, []).
+
+maybe_setup([], Then, Acc) ->
+    Then(lists:reverse(Acc));
+maybe_setup([Step | Rest], Then, Acc) ->
+    case Step() of
+        {error, _} = Error -> Error;
+        ok -> maybe_setup(Rest, Then, [ok | Acc]);
+        {ok, V} -> maybe_setup(Rest, Then, [V | Acc])
+    end.
+
+check_call_kind([], Kinds) ->
+    case lists:member(call, Kinds) of
+        true -> {error, {badspec, call, "the call kind needs call specs "
+                                        "(\"my_mod:handle_call/3\")"}};
+        false -> ok
+    end;
+check_call_kind(_, _) ->
+    ok.
+
+%% Modules named in call specs are loaded first: a pattern on a module that
+%% is not loaded matches nothing and would record nothing, silently.
+load_modules(Calls) ->
+    Mods = lists:usort([M || {M, _, _, _, _} <- Calls]),
+    case [M || M <- Mods, not loaded(M)] of
+        [] -> ok;
+        [M | _] -> {error, {not_loaded, M}}
+    end.
+
+loaded(M) ->
+    case code:ensure_loaded(M) of
+        {module, M} -> true;
+        _ -> false
+    end.
+
+start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend) ->
+    case beamtrace:start(Rec#{notify => self()}) of
+        {ok, S} ->
+            Dir = maps:get(dir, beamtrace:info(S)),
+            Opts = #{tracer_state => S, owner => self(), name => beamtrace_trace,
+                     backend => Backend},
+            case beamtrace_tracing:open(Opts) of
+                {ok, H} ->
+                    St = #st{handle = H, handle_mon = monitor(process, H), session = S,
+                             dir = Dir, started_ms = erlang:monotonic_time(millisecond),
+                             backend = maps:get(backend, beamtrace_tracing:info(H))},
+                    case set_all(St, Calls, Targets, ProcFlags, Ports) of
+                        {ok, St1} ->
+                            {ok, St1};
+                        {error, _} = Error ->
+                            undo(St),
+                            Error
+                    end;
+                {error, _} = Error ->
+                    undo(#st{session = S, dir = Dir}),
+                    Error
+            end;
+        {error, _} = Error ->
+            Error
+    end.
+
+%% Patterns first, then flags: a process gets call flags only once the
+%% patterns say which calls to report.
+set_all(St, Calls, Targets, ProcFlags, Ports) ->
+    H = St#st.handle,
+    case set_patterns(H, Calls, 0) of
+        {ok, NF} ->
+            case set_procs(H, Targets, ProcFlags, 0) of
+                {ok, NP} when Ports ->
+                    PortSpec = case Targets of
+                                   [new] -> new;
+                                   [existing] -> existing;
+                                   _ -> all
+                               end,
+                    case beamtrace_tracing:port(H, PortSpec, true, [ports]) of
+                        {ok, _} -> {ok, St#st{functions = NF, processes = NP}};
+                        Error -> Error
+                    end;
+                {ok, NP} ->
+                    {ok, St#st{functions = NF, processes = NP}};
+                Error ->
+                    Error
+            end;
+        Error ->
+            Error
+    end.
+
+set_patterns(_H, [], N) ->
+    {ok, N};
+set_patterns(H, [{M, F, A, Return, Text} | Rest], N) ->
+    MS = case Return of
+             true -> [{'_', [], [{return_trace}, {exception_trace}]}];
+             false -> true
+         end,
+    case set_pattern(H, expand(M, F, A), MS, 0) of
+        {ok, 0} -> {error, {no_match, Text}};
+        {ok, K} -> set_patterns(H, Rest, N + K);
+        Error -> Error
+    end.
+
+set_pattern(_H, [], _MS, N) ->
+    {ok, N};
+set_pattern(H, [MFA | Rest], MS, N) ->
+    case beamtrace_tracing:function(H, MFA, MS, [local]) of
+        {ok, K} -> set_pattern(H, Rest, MS, N + K);
+        Error -> Error
+    end.
+
+%% trace_pattern/3 takes {M, '_', '_'} and {M, F, '_'}, not {M, '_', A}:
+%% that one is every function of M of arity A.
+expand(M, '_', A) when is_integer(A) ->
+    [{M, F, A} || {F, Ar} <- M:module_info(functions), Ar =:= A,
+                  hd(atom_to_list(F)) =/= $-];
+expand(M, F, A) ->
+    [{M, F, A}].
+
+set_procs(H, Targets, Flags, N) when Flags =/= [] ->
+    case set_procs1(H, Targets, Flags, N) of
+        {ok, K} ->
+            %% Not this controller nor the handle: their own messages are
+            %% beamtrace's business, not the trace's.
+            _ = [beamtrace_tracing:process(H, P, false, Flags)
+                 || P <- [self(), H], lists:member(all, Targets) orelse
+                                      lists:member(existing, Targets)],
+            {ok, K};
+        Error ->
+            Error
+    end;
+set_procs(_H, _Targets, [], N) ->
+    {ok, N}.
+
+set_procs1(_H, _Targets, [], N) ->
+    {ok, N};
+set_procs1(_H, [], _Flags, N) ->
+    {ok, N};
+set_procs1(H, [P | Rest], Flags, N) ->
+    case beamtrace_tracing:process(H, P, true, Flags) of
+        {ok, 0} when is_pid(P) ->
+            {error, {already_traced, P, erlang:trace_info(P, tracer)}};
+        {ok, K} -> set_procs1(H, Rest, Flags, N + K);
+        {error, _} = Error -> Error
+    end.
+
+%% Takes down a trace that did not get going: flags, patterns, the session
+%% and its directory (it holds no trace anyone asked for).
+undo(#st{handle = H, session = S, dir = Dir}) ->
+    _ = H =/= undefined andalso beamtrace_tracing:close(H),
+    _ = beamtrace:stop(S),
+    _ = file:del_dir_r(Dir),
+    ok.
+
+%%% Running
+
+loop(St) ->
+    receive
+        %% The controller has one session (the handle in the message is
+        %% another term for it: a resource made afresh compares unequal).
+        duration_elapsed ->
+            finish(St, duration, notify);
+        {beamtrace_stopped, _, _Reason} ->
+            finish(St, undefined, notify);
+        {'DOWN', Ref, process, _, _} when Ref =:= St#st.owner_mon ->
+            finish(St, owner_exit, notify);
+        {'DOWN', Ref, process, _, Why} when Ref =:= St#st.handle_mon ->
+            finish(St, {tracing_down, Why}, notify);
+        {From, Ref, stop} ->
+            Result = finish(St, stop, quiet),
+            From ! {Ref, {ok, Result}},
+            ok;
+        {From, Ref, info} ->
+            From ! {Ref, {ok, live_info(St)}},
+            loop(St);
+        _ ->
+            loop(St)
+    end.
+
+%% Closes the handle (every flag and pattern removed), then stops the
+%% session. Reason undefined: the session's own (a cap it tripped).
+finish(St, Reason, How) ->
+    demonitor(St#st.handle_mon, [flush]),
+    ok = beamtrace_tracing:close(St#st.handle),
+    Result = case beamtrace:stop(St#st.session) of
+                 {ok, Stats} -> {ok, result_map(St, Stats, Reason)};
+                 {error, {Posix, Stats}} when is_map(Stats) ->
+                     {error, {Posix, result_map(St, Stats, Reason)}};
+                 {error, _} = Error -> Error
+             end,
+    case How of
+        notify -> St#st.reply_to ! {beamtrace_trace, self(), Result};
+        quiet -> ok
+    end,
+    Result.
+
+result_map(St, Stats, Reason) ->
+    R = case Reason of
+            undefined -> maps:get(reason, Stats);
+            _ -> Reason
+        end,
+    Stats#{reason => R, functions => St#st.functions, processes => St#st.processes,
+           backend => St#st.backend,
+           elapsed_ms => erlang:monotonic_time(millisecond) - St#st.started_ms}.
+
+live_info(St) ->
+    Info = case beamtrace:info(St#st.session) of
+               M when is_map(M) -> maps:with([state, events, discarded, written_bytes, reason], M);
+               _ -> #{}
+           end,
+    Info#{dir => St#st.dir, functions => St#st.functions, processes => St#st.processes,
+          backend => St#st.backend,
+          elapsed_ms => erlang:monotonic_time(millisecond) - St#st.started_ms}.
+
+%%% Internals
+
+call(T, Req) ->
+    Ref = monitor(process, T),
+    T ! {self(), Ref, Req},
+    receive
+        {Ref, Reply} ->
+            demonitor(Ref, [flush]),
+            Reply;
+        {'DOWN', Ref, process, T, _} ->
+            {error, not_running}
+    end.
+
+set_label(Label) ->
+    case erlang:function_exported(proc_lib, set_label, 1) of
+        true -> proc_lib:set_label(Label);
+        false -> ok
+    end.

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds beamtrace the other ways users build it, each in a scratch copy of
+# the working tree: with clang (CC=clang, warnings as errors as with gcc),
+# and with the USDT probes compiled out (USDT=0, as where sys/sdt.h is
+# absent; test/otp/minimal.sh checks a build where it really is). TAP lines
+# (see test/run_all.sh).
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$root/test/out/build
+rm -rf "$out" && mkdir -p "$out"
+failures=0
+ok() { echo "ok - build: $1"; }
+not_ok() { echo "not ok - build: $1"; failures=$((failures + 1)); }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+show() { sed 's/^/#   /' "$1" | tail -25; }
+copy() { bash "$root/tools/copy_tree.sh" "$1"; }
+version=$(sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' "$root/src/beamtrace.app.src")
+
+# ---- clang ----
+if ! command -v clang >/dev/null; then
+    echo "ok - build: CC=clang make # SKIP clang not installed (apt-get install clang)"
+else
+    echo "# $(clang --version | head -1)"
+    copy "$out/clang"
+    make -C "$out/clang" CC=clang >"$out/clang.log" 2>&1
+    check "CC=clang make builds the NIF, the command, the compat module and the beams" \
+        '[ $? -eq 0 ] && [ -f "$out/clang/priv/beamtrace_nif.so" ] && [ -x "$out/clang/priv/beamtrace" ] &&
+         [ -f "$out/clang/priv/dyntrace_nif.so" ] && [ -f "$out/clang/ebin/beamtrace.beam" ]' || show "$out/clang.log"
+    check "the clang-built NIF is clang's (.comment)" \
+        'readelf -p .comment "$out/clang/priv/beamtrace_nif.so" 2>/dev/null | grep -q clang'
+    erl -noshell -pa "$out/clang/ebin" -eval '
+        [Dir] = init:get_plain_arguments(),
+        {ok, S} = beamtrace:start(#{dir => Dir, events => ["org_erlang_dyntrace:process_spawn"]}),
+        erlang:trace(self(), true, [procs, {tracer, beamtrace, []}]),
+        [spawn(fun() -> ok end) || _ <- lists:seq(1, 10)],
+        erlang:trace(self(), false, [procs]),
+        {ok, #{events := N}} = beamtrace:stop(S),
+        io:format("events ~p~n", [N]), halt().' -extra "$out/clang-trace" >"$out/clang-node.log" 2>&1
+    check "the clang-built NIF records (10 spawns)" 'grep -qx "events 10" "$out/clang-node.log"' ||
+        show "$out/clang-node.log"
+fi
+
+# ---- USDT compiled out ----
+copy "$out/no-usdt"
+make -C "$out/no-usdt" USDT=0 >"$out/no-usdt.log" 2>&1
+check "make USDT=0 builds, and says the probes are compiled out" \
+    '[ $? -eq 0 ] && grep -q "SKIP    USDT probes" "$out/no-usdt.log"' || show "$out/no-usdt.log"
+check "USDT=0: no probe note in the NIF; list --usdt and --format json say compiled out" \
+    '! readelf -n "$out/no-usdt/priv/beamtrace_nif.so" | grep -q stapsdt &&
+     "$out/no-usdt/priv/beamtrace" list --usdt | grep -q "compiled out of this build" &&
+     "$out/no-usdt/priv/beamtrace" list --usdt --format json | grep -q "\"compiled_in\": false"'
+check "USDT=0: sinks() says usdt is unavailable, compiled out" \
+    'erl -noshell -pa "$out/no-usdt/ebin" -eval "io:format(\"~p~n\", [maps:get(usdt, beamtrace:sinks())]), halt()." |
+     grep -q "{unavailable,<<\"compiled out"'
+check "default build: list --usdt --format json says compiled in where sys/sdt.h is" \
+    '! printf "#include <sys/sdt.h>\n" | ${CC:-cc} -E -x c - >/dev/null 2>&1 ||
+     "$root/priv/beamtrace" list --usdt --format json | grep -q "\"compiled_in\": true"'
+check "beamtrace --version prints the .app.src vsn ($version)" \
+    '[ "$("$out/no-usdt/priv/beamtrace" --version)" = "beamtrace $version" ]'
+
+exit $((failures > 0))

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# beamtrace as a dependency, the way a new user adds it: a rebar3 project
+# (git dependency: compile, `rebar3 shell`, `rebar3 release` with
+# runtime_tools, the release running) and a mix project (path and git
+# dependencies, `mix run`, `mix release` with runtime_tools), with Debian's
+# rebar3 and elixir. Also the Hex package's file list: `make priv` builds
+# from those files alone. TAP lines (see test/run_all.sh).
+#
+# Offline and hermetic: the dependency is this working tree committed into a
+# scratch git repository (file:// URL), HOME is a scratch directory (rebar3's
+# and mix's caches), and mix runs rebar3 from MIX_REBAR3 instead of fetching
+# it from Hex.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$root/test/out/deps
+rm -rf "$out" && mkdir -p "$out/home"
+export HOME=$out/home
+cd "$out"
+failures=0
+ok() { echo "ok - deps: $1"; }
+not_ok() { echo "not ok - deps: $1"; failures=$((failures + 1)); }
+skip() { echo "ok - deps: $1 # SKIP $2"; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+show() { sed 's/^/#   /' "$1" | tail -${2:-25}; }
+# A command with stdin kept open until it exits (rebar3 shell ends when its
+# stdin does, before its --script has run).
+with_open_stdin() {
+    local fifo=$out/stdin.$$ pid rc
+    rm -f "$fifo" && mkfifo "$fifo"
+    "$@" <"$fifo" &
+    pid=$!
+    exec 3>"$fifo"
+    wait $pid
+    rc=$?
+    exec 3>&-
+    rm -f "$fifo"
+    return $rc
+}
+version=$(sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' "$root/src/beamtrace.app.src")
+
+# ---- the dependency: this working tree as a git repository ----
+src=$out/beamtrace
+bash "$root/tools/copy_tree.sh" "$src"
+(cd "$src" && git init -q -b main && git add -A &&
+    git -c user.name=bmt -c user.email=bmt@localhost commit -qm "beamtrace under test") ||
+    { echo "not ok - deps: scratch git repository of the working tree"; exit 1; }
+url=file://$src
+
+# What the node runs in every project: record one registration, and say
+# where the dyntrace module comes from (OTP's runtime_tools, never
+# beamtrace's ebin).
+probe_erl='{ok, S} = beamtrace:start(#{dir => filename:join(os:getenv("BMT_PROBE_DIR"), integer_to_list(erlang:unique_integer([positive]))), events => ["org_erlang_dyntrace:process_register"]}),
+    erlang:trace(new, true, [procs, {tracer, beamtrace, []}]),
+    spawn(fun() -> register(bmt_deps_probe, self()) end),
+    timer:sleep(200),
+    erlang:trace(new, false, [procs]),
+    {ok, #{events := N}} = beamtrace:stop(S),
+    R = lists:flatten(io_lib:format("RESULT events=~p dyntrace=~s", [N, code:which(dyntrace)])),
+    io:format("~s~n", [R]),
+    R'
+export BMT_PROBE_DIR=$out/traces
+mkdir -p "$BMT_PROBE_DIR"
+# At least one event, and dyntrace from runtime_tools (or absent). A
+# release's eval prints the expression's value (the line quoted), and the
+# shell's prompt may come first.
+probe_ok() {
+    grep -qE '(^|> )"?RESULT events=[1-9][0-9]* dyntrace=(/[^ ]*/runtime_tools[^ ]*/ebin/dyntrace.beam|non_existing)"?$' "$1"
+}
+
+# ---- rebar3 ----
+if ! command -v rebar3 >/dev/null; then
+    for c in compile shell release release_runs; do skip "rebar3 $c" "rebar3 not installed (apt-get install rebar3)"; done
+else
+    echo "# $(rebar3 version 2>/dev/null)"
+    rebar3 new app name=bmt_dep_app >"$out/rebar3-new.log" 2>&1
+    app=$out/bmt_dep_app
+    node=bmt_deps_$$
+    mkdir -p "$app/config"
+    printf -- '-sname %s\n-setcookie bmt_deps_test\n' "$node" >"$app/config/vm.args"
+    cat >"$app/rebar.config" <<EOF
+{erl_opts, [debug_info]}.
+{deps, [{beamtrace, {git, "$url", {branch, "main"}}}]}.
+{relx, [{release, {bmt_dep_app, "0.1.0"}, [bmt_dep_app, runtime_tools, beamtrace]},
+        {vm_args, "config/vm.args"}, {dev_mode, false}, {include_erts, false}]}.
+EOF
+    lib=$app/_build/default/lib/beamtrace
+    (cd "$app" && rebar3 compile) >"$out/rebar3-compile.log" 2>&1
+    check "rebar3 compile builds priv/ (NIF, command, dyntrace compat) and the beams" \
+        '[ $? -eq 0 ] && [ -f "$lib/priv/beamtrace_nif.so" ] && [ -x "$lib/priv/beamtrace" ] &&
+         [ -f "$lib/priv/compat/dyntrace.beam" ] && [ -f "$lib/ebin/beamtrace.beam" ] &&
+         [ -f "$lib/ebin/beamtrace_tracing.beam" ]' || show "$out/rebar3-compile.log"
+    check "no dyntrace module in any ebin/ of the project" \
+        '[ -z "$(find "$app/_build" -path "*/ebin/dyntrace.beam")" ]'
+    check "priv/beamtrace --version is the .app.src vsn" \
+        '[ "$("$lib/priv/beamtrace" --version)" = "beamtrace $version" ]'
+    printf -- '-module(bmt_deps_probe).\n-export([main/1]).\nmain(_) ->\n    %s,\n    halt(0).\n' \
+        "$probe_erl" >"$out/probe.escript"
+    (cd "$app" && with_open_stdin timeout 300 rebar3 shell --script "$out/probe.escript") \
+        >"$out/rebar3-shell.log" 2>&1
+    check "rebar3 shell: beamtrace records from the project's shell" 'probe_ok "$out/rebar3-shell.log"' ||
+        show "$out/rebar3-shell.log"
+    (cd "$app" && rebar3 release) >"$out/rebar3-release.log" 2>&1
+    check "rebar3 release with runtime_tools assembles (no duplicated dyntrace)" \
+        '[ $? -eq 0 ] && ! grep -q "Duplicated modules" "$out/rebar3-release.log"' ||
+        show "$out/rebar3-release.log"
+    rel=$app/_build/default/rel/bmt_dep_app/bin/bmt_dep_app
+    epmd_before=$(pgrep -x epmd)
+    if [ -x "$rel" ] && "$rel" daemon >"$out/rel-daemon.log" 2>&1; then
+        for _ in $(seq 100); do "$rel" ping >/dev/null 2>&1 && break; sleep 0.2; done
+        "$rel" eval "$probe_erl." >"$out/rel-eval.log" 2>&1
+        "$rel" eval 'code:priv_dir(beamtrace).' >>"$out/rel-eval.log" 2>&1
+        "$rel" stop >>"$out/rel-daemon.log" 2>&1
+        check "the release runs: beamtrace records in it, its NIF from the release's own lib/" \
+            'probe_ok "$out/rel-eval.log" && grep -qx "\"$app/_build/default/rel/bmt_dep_app/lib/beamtrace-$version/priv\"" "$out/rel-eval.log"' ||
+            show "$out/rel-eval.log"
+    else
+        not_ok "the release runs: bin/bmt_dep_app daemon"
+        show "$out/rel-daemon.log"
+    fi
+    # epmd, if the release started it.
+    [ -z "$epmd_before" ] && epmd -kill >/dev/null 2>&1
+fi
+
+# ---- mix ----
+if ! command -v mix >/dev/null; then
+    for c in path git run release; do skip "mix $c" "mix not installed (apt-get install elixir)"; done
+elif ! command -v rebar3 >/dev/null; then
+    for c in path git run release; do skip "mix $c" "rebar3 not installed (mix builds beamtrace with rebar3)"; done
+else
+    export MIX_REBAR3
+    MIX_REBAR3=$(command -v rebar3)
+    echo "# $(elixir --version 2>/dev/null | tail -1)"
+    cat >"$out/probe.exs" <<'EOF'
+dir = Path.join(System.get_env("BMT_PROBE_DIR"), "mix_#{System.unique_integer([:positive])}_#{System.os_time()}")
+{:ok, s} = :beamtrace.start(%{dir: String.to_charlist(dir), events: [~c"org_erlang_dyntrace:process_register"]})
+:erlang.trace(:new, true, [:procs, {:tracer, :beamtrace, []}])
+spawn(fn -> Process.register(self(), :bmt_deps_probe) end)
+Process.sleep(200)
+:erlang.trace(:new, false, [:procs])
+{:ok, %{events: n}} = :beamtrace.stop(s)
+IO.puts("RESULT events=#{n} dyntrace=#{:code.which(:dyntrace)}")
+EOF
+    for kind in path git; do
+        proj=$out/bmt_mix_$kind
+        (cd "$out" && mix new "bmt_mix_$kind" >/dev/null 2>&1)
+        case $kind in
+        path) dep="{:beamtrace, path: \"$src\"}" ;;
+        git) dep="{:beamtrace, git: \"$url\", branch: \"main\"}" ;;
+        esac
+        sed -i "s|# {:dep_from_hexpm, \"~> 0.3.0\"}|$dep|; s|extra_applications: \[:logger\]|extra_applications: [:logger, :runtime_tools]|" \
+            "$proj/mix.exs"
+        (cd "$proj" && mix deps.get && mix compile) >"$out/mix-$kind.log" 2>&1
+        check "mix $kind dependency: compiles, priv/ built" \
+            '[ $? -eq 0 ] && [ -f "$proj/_build/dev/lib/beamtrace/priv/beamtrace_nif.so" ] &&
+             [ -z "$(find "$proj/_build" -path "*/ebin/dyntrace.beam")" ]' || show "$out/mix-$kind.log"
+        (cd "$proj" && mix run "$out/probe.exs") >"$out/mix-$kind-run.log" 2>&1
+        check "mix $kind dependency: mix run records" 'probe_ok "$out/mix-$kind-run.log"' ||
+            show "$out/mix-$kind-run.log"
+    done
+    proj=$out/bmt_mix_git
+    (cd "$proj" && mix release --overwrite) >"$out/mix-release.log" 2>&1
+    check "mix release with runtime_tools assembles" '[ $? -eq 0 ]' || show "$out/mix-release.log"
+    "$proj/_build/dev/rel/bmt_mix_git/bin/bmt_mix_git" eval "$(cat "$out/probe.exs")" >"$out/mix-release-eval.log" 2>&1
+    check "mix release runs: beamtrace records in it" 'probe_ok "$out/mix-release-eval.log"' ||
+        show "$out/mix-release-eval.log"
+fi
+
+# ---- the Hex package ----
+# The files .app.src lists for the package (rebar3_hex reads them), alone,
+# must be enough for `make priv`.
+files=$(erl -noshell -eval '{ok, [{application, _, P}]} = file:consult(hd(init:get_plain_arguments())),
+    [io:format("~s~n", [F]) || F <- proplists:get_value(files, P)], halt().' -extra "$root/src/beamtrace.app.src")
+pkg=$out/hex-package
+mkdir -p "$pkg"
+# shellcheck disable=SC2086
+(cd "$src" && cp -r --parents $files "$pkg")
+check "Hex metadata: description, licenses [\"Apache-2.0\"], LICENSE file" \
+    'grep -q "{description, \"" "$root/src/beamtrace.app.src" &&
+     grep -q "{licenses, \[\"Apache-2.0\"\]}" "$root/src/beamtrace.app.src" &&
+     grep -q "Apache License" "$root/LICENSE" && grep -q "Version 2.0" "$root/LICENSE"'
+make -C "$pkg" priv >"$out/hex-make.log" 2>&1
+check "make priv builds from the Hex package's files alone" '[ $? -eq 0 ] && [ -f "$pkg/priv/beamtrace_nif.so" ]' ||
+    show "$out/hex-make.log"
+
+exit $((failures > 0))

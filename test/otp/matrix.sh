@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The OTP version matrix (`make test-otp`): beamtrace built and tested on the
+# OTP releases of Debian trixie (OTP 27) and sid (OTP 29), each in a chroot
+# made by test/otp/chroot.sh under _build/chroots/ (made on first use, about
+# a minute each; reused afterwards). Needs root, debootstrap and the Debian
+# mirror for the first run.
+#
+# Per release:
+#   1. test/otp/minimal.sh in the base chroot, which holds only erlang-dev,
+#      gcc and make: the build skips USDT and LTTng and still records.
+#   2. `make` and test/run_all.sh with the VM-facing groups (OTP_GROUPS,
+#      default below) in the full chroot (the test tools on top), then
+#      test/otp/facts/run.sh: what a NIF tracer receives there ("# fact:"
+#      lines, information only).
+# Every TAP line is printed with the release in front ("ok - [OTP 27] ..."),
+# the logs stay in _build/otp/SUITE/, and the last line is the total
+# "N passed, N failed, N skipped". OTP_SUITES="trixie" runs one release.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+suites=${OTP_SUITES:-"trixie sid"}
+# The groups that run a VM (trace: one-call tracing and record against real
+# nodes, own trace sessions on 27+; deps: rebar3 and mix projects on that OTP). c
+# and cli are the VM-free C core and reader, build the clang and USDT=0
+# variants: tested on the host; the chroot's `make` compiles all the C with
+# its newer gcc, warnings as errors.
+groups=${OTP_GROUPS:-"erl probes e2e analyses lttng usdt trace deps"}
+out=$root/_build/otp
+passed=0 failed=0 skipped=0
+summary=()
+
+if [ "$(id -u)" != 0 ]; then
+    echo "not ok - test-otp: needs root (debootstrap, chroot and mounts)"
+    echo "0 passed, 1 failed, 0 skipped"
+    exit 1
+fi
+
+# A copy of the working tree without build outputs, so the chroot builds
+# from scratch with its own OTP.
+copy_tree() {
+    rm -rf "$1" && bash tools/copy_tree.sh "$1"
+}
+
+# Runs a TAP-producing command, prefixing test names with the release and
+# adding its counts to the totals.
+tap() { # LABEL LOG CMD...
+    local label=$1 log=$2
+    shift 2
+    "$@" 2>&1 | tee "$log" | sed -u "s/^\(not ok\|ok\) - /\1 - [$label] /"
+    local rc=${PIPESTATUS[0]} p s f
+    p=$(grep -cE '^ok - ' "$log")
+    s=$(grep -cE '^ok - .*# SKIP' "$log")
+    f=$(grep -cE '^not ok - ' "$log")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "not ok - [$label] $(basename "$log" .log) exited with status $rc"
+        f=1
+    fi
+    passed=$((passed + p - s)); skipped=$((skipped + s)); failed=$((failed + f))
+    return "$rc"
+}
+
+for suite in $suites; do
+    mkdir -p "$out/$suite"
+    t0=$(date +%s)
+    if ! bash test/otp/chroot.sh "$suite" ensure 2>&1 | tee "$out/$suite/ensure.log"; then
+        echo "not ok - [$suite] chroot: $(tail -1 "$out/$suite/ensure.log")"
+        failed=$((failed + 1))
+        summary+=("$suite: no chroot")
+        continue
+    fi
+    t1=$(date +%s)
+    otp=$(cat _build/chroots/"$suite"/base/usr/lib/erlang/releases/*/OTP_VERSION 2>/dev/null | head -1)
+    label="OTP ${otp%%.*}"
+    echo "# $suite: OTP $otp; chroot ready in $((t1 - t0)) s"
+
+    copy_tree "$out/$suite/minimal"
+    BMT_SRC=$out/$suite/minimal tap "$label" "$out/$suite/minimal.log" \
+        bash test/otp/chroot.sh "$suite" run base bash /beamtrace/test/otp/minimal.sh
+    t2=$(date +%s)
+
+    copy_tree "$out/$suite/full"
+    BMT_SRC=$out/$suite/full tap "$label" "$out/$suite/groups.log" \
+        bash test/otp/chroot.sh "$suite" run full bash -c \
+        "cd /beamtrace && mkdir -p test/out && if make >test/out/make.log 2>&1; then
+             TEST_GROUPS='$groups' bash test/run_all.sh; rc=\$?
+             bash test/otp/facts/run.sh 2>&1 | sed 's/^/# fact: /'; exit \$rc
+         else cat test/out/make.log; echo 'not ok - make (the build make test runs first)'; exit 1; fi"
+    t3=$(date +%s)
+    closing=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$suite/groups.log" | tail -1)
+    summary+=("$suite (OTP $otp): chroot $((t1 - t0)) s, minimal build $((t2 - t1)) s, groups [$groups] $((t3 - t2)) s: ${closing:-no closing line}")
+done
+
+echo "# test-otp summary"
+for line in "${summary[@]}"; do echo "#   $line"; done
+echo "${passed} passed, ${failed} failed, ${skipped} skipped"
+[ "$failed" -eq 0 ]

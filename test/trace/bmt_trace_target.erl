@@ -1,0 +1,100 @@
+%% The workload of a target node (no beamtrace on its code path): a process
+%% that keeps spawning, sending and calling, plus helpers the test driver
+%% calls over distribution. The node halts when the driver node goes.
+-module(bmt_trace_target).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
+
+-export([start/1, start_timeout/1, load/0, work/1, tick/0, loop_report/2,
+         dbg_start/0, dbg_count/0, dbg_stop/0, beamtrace_left/0]).
+
+%% -eval'd at boot: watch the driver, run the load.
+start(Driver) ->
+    spawn(fun() ->
+                  true = net_kernel:connect_node(Driver),
+                  monitor_node(Driver, true),
+                  receive {nodedown, Driver} -> erlang:halt() end
+          end),
+    register(bmt_load, spawn(fun load/0)),
+    ok.
+
+%% For a target the driver cannot reach (TLS distribution): halt after Ms.
+start_timeout(Ms) ->
+    spawn(fun() -> timer:sleep(Ms), erlang:halt() end),
+    register(bmt_load, spawn(fun load/0)),
+    ok.
+
+%% What of beamtrace is on this node: processes and ports traced by it,
+%% its trace sessions (OTP 27+), its modules, the lock, its application
+%% environment. [] when nothing.
+beamtrace_left() ->
+    Tracers = [P || P <- processes() ++ erlang:ports(),
+                    case catch erlang:trace_info(P, tracer) of
+                        {tracer, {beamtrace, _}} -> true;
+                        _ -> false
+                    end],
+    _ = code:ensure_loaded(trace),
+    Sessions = case erlang:function_exported(trace, session_info, 1) of
+                   false -> [];
+                   true -> lists:usort([S || W <- [new | processes()],
+                                             L <- [catch trace:session_info(W)], is_list(L),
+                                             {beamtrace_trace, _} = S <- L])
+               end,
+    Mods = [M || M <- [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote],
+                 code:is_loaded(M) =/= false],
+    [{traced_by_beamtrace, Tracers} || Tracers =/= []]
+        ++ [{sessions, Sessions} || Sessions =/= []]
+        ++ [{modules, Mods} || Mods =/= []]
+        ++ [{lock, P} || P <- [whereis(beamtrace_record)], P =/= undefined]
+        ++ [{env, E} || E <- application:get_all_env(beamtrace)]
+        ++ [{new_flags, F} || {flags, F} <- [erlang:trace_info(new, flags)], F =/= []].
+
+%% Every ~2 ms: spawn a child that receives one message and exits, send it
+%% the message, call work/1.
+load() ->
+    C = spawn(fun() -> receive {ping, N} -> work(N) end end),
+    C ! {ping, 1},
+    _ = ?MODULE:work(2),
+    ?MODULE:tick(),
+    timer:sleep(2),
+    load().
+
+work(N) ->
+    N + 1.
+
+tick() ->
+    ok.
+
+%% A tail-recursive loop of N iterations, which sends its stack size (words)
+%% to From at the end: what `-> return' does to tail recursion.
+loop_report(0, From) ->
+    {stack_size, Words} = erlang:process_info(self(), stack_size),
+    From ! {stack_words, Words},
+    done;
+loop_report(N, From) ->
+    _ = work(N),
+    loop_report(N - 1, From).
+
+%% A dbg user on the same node: counts call messages for tick/0 of the
+%% load process.
+dbg_start() ->
+    Counter = spawn(fun() -> count(0) end),
+    register(bmt_dbg_counter, Counter),
+    {ok, _} = dbg:tracer(process, {fun(Msg, _) -> Counter ! Msg, 0 end, 0}),
+    {ok, _} = dbg:p(whereis(bmt_load), [c]),
+    {ok, _} = dbg:tpl(?MODULE, tick, 0, []),
+    ok.
+
+count(N) ->
+    receive
+        {get, From} -> From ! {count, N}, count(N);
+        {trace, _, call, _} -> count(N + 1);
+        _ -> count(N)
+    end.
+
+dbg_count() ->
+    bmt_dbg_counter ! {get, self()},
+    receive {count, N} -> N after 5000 -> timeout end.
+
+dbg_stop() ->
+    dbg:stop().
