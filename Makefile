@@ -113,10 +113,13 @@ demo: all
 bench: all
 	$(Q)bash bench/run.sh
 
-# Longer fuzz runs than the test suite's: the NIF with 100000 random calls.
+# Longer fuzz runs than the test suite's: the NIF with 100000 random calls,
+# then the trace reader's mutation fuzz against babeltrace2 (FUZZ_RUNS=10000
+# by default; the test suite runs 1000).
 fuzz: all
 	$(Q)BMT_FUZZ_CALLS=100000 MODULES=bmt_faults_tests BMT_ONLY=callbacks_fuzz_test \
 	    bash test/erl/run.sh
+	$(Q)bash test/cli/fuzz.sh
 
 clean:
 	rm -rf priv/*.so $(CLI) priv/compat ebin test/out bench/out

@@ -1,19 +1,31 @@
 /* Call stack reconstruction (rules and contract in callstack.h). */
 #include "callstack.h"
-#include "analysis.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void bmt_callstack_init(struct bmt_callstack *cs)
+void bmt_callstack_init(struct bmt_callstack *cs, struct bmt_an_scope *scope)
 {
     memset(cs, 0, sizeof *cs);
-    bmt_strtab_init(&cs->pids);
+    cs->scope = scope;
+    cs->max_nodes = BMT_CS_MAX_NODES;
+    /* Tests lower the cap to see the pruning without millions of stacks. */
+    const char *cap = getenv("BEAMTRACE_MAX_STACKS");
+    if (cap && atol(cap) >= 16 && atol(cap) < BMT_CS_MAX_NODES)
+        cs->max_nodes = (uint32_t)atol(cap);
     bmt_strtab_init(&cs->funcs);
-    bmt_strtab_init(&cs->names);
     bmt_u64map_init(&cs->children);
+}
+
+uint64_t bmt_cs_node_ns(const struct bmt_cs_node *n, unsigned mask)
+{
+    uint64_t sum = 0;
+    for (int k = 0; k < BMT_K_COUNT; k++)
+        if (mask >> k & 1)
+            sum += n->self[k];
+    return sum;
 }
 
 static int64_t new_node(struct bmt_callstack *cs, uint32_t parent, uint32_t func, int is_proc)
@@ -27,27 +39,35 @@ static int64_t new_node(struct bmt_callstack *cs, uint32_t parent, uint32_t func
         cs->node_cap = cap;
     }
     uint32_t id = cs->node_count++;
-    cs->nodes[id] = (struct bmt_cs_node){parent, func, (uint8_t)is_proc, 0, 0};
+    memset(&cs->nodes[id], 0, sizeof cs->nodes[id]);
+    cs->nodes[id].parent = parent;
+    cs->nodes[id].func = func;
+    cs->nodes[id].is_proc = (uint8_t)is_proc;
     return id;
 }
 
+/* The child of `parent` for `func`; when the tree is full and it is new,
+ * BMT_CS_NONE (the caller charges the time to the parent). */
 static int64_t child_node(struct bmt_callstack *cs, uint32_t parent, uint32_t func, int is_proc)
 {
     uint64_t key = ((uint64_t)parent << 32) | func;
     if (is_proc)
         key |= 1ull << 63; /* parent is the root (0) for process nodes */
+    uint32_t found = bmt_u64map_find(&cs->children, key);
+    if (found != UINT32_MAX)
+        return found;
+    if (cs->node_count >= cs->max_nodes)
+        return BMT_CS_NONE;
     int created;
     uint32_t *slot = bmt_u64map_get(&cs->children, key, cs->node_count, &created);
     if (!slot)
         return -ENOMEM;
-    if (!created)
-        return *slot;
     return new_node(cs, parent, func, is_proc);
 }
 
-int64_t bmt_callstack_proc(struct bmt_callstack *cs, const char *s, size_t len)
+int64_t bmt_callstack_proc(struct bmt_callstack *cs, const char *s, size_t len, uint64_t ts)
 {
-    int64_t id = bmt_strtab_intern(&cs->pids, s, len);
+    int64_t id = bmt_names_pid(&cs->scope->names, s, len);
     if (id < 0)
         return id;
     if ((uint32_t)id >= cs->proc_cap) {
@@ -59,29 +79,60 @@ int64_t bmt_callstack_proc(struct bmt_callstack *cs, const char *s, size_t len)
             return -ENOMEM;
         memset(p + cs->proc_cap, 0, (cap - cs->proc_cap) * sizeof *p);
         for (uint32_t i = cs->proc_cap; i < cap; i++)
-            p[i].name = p[i].root = BMT_CS_NONE;
+            p[i].root = BMT_CS_NONE;
         cs->procs = p;
         cs->proc_cap = cap;
+    }
+    struct bmt_proc *p = &cs->procs[id];
+    if (!p->tracked) {
+        p->tracked = 1;
+        bmt_pstate_init(&p->ps, ts);
     }
     return id;
 }
 
-/* Ends the top frame of process `pid` at end_ns. */
-static int pop(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsigned flags)
+/* The process of the pid in `v`, when the filter keeps it; -1 when not,
+ * -ENOMEM. */
+static int64_t tracked(struct bmt_callstack *cs, const struct bmt_value *v, uint64_t ts)
+{
+    if (!bmt_an_keep(cs->scope, v->str, v->len))
+        return -1;
+    return bmt_callstack_proc(cs, v->str, v->len, ts);
+}
+
+/* Ends the top frame of process `pid` at end_ns; `then` is the process's
+ * time by kind at end_ns when taken earlier (a settled tentative return),
+ * or NULL to take it now. */
+static int pop_at(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsigned flags,
+                  const uint64_t *then)
 {
     struct bmt_proc *p = &cs->procs[pid];
     struct bmt_frame *f = &p->frames[p->depth - 1];
-    uint64_t dur = end_ns > f->start_ns ? end_ns - f->start_ns : 0;
-    uint64_t child = f->child_ns < dur ? f->child_ns : dur;
-    if (f->node != BMT_CS_NONE) {
-        cs->nodes[f->node].total_ns += dur;
-        cs->nodes[f->node].self_ns += dur - child;
-    }
-    int rc = cs->on_leave ? cs->on_leave(cs->ctx, cs, pid, f, end_ns, flags) : 0;
+    uint64_t now[BMT_K_COUNT], incl[BMT_K_COUNT];
+    if (then)
+        memcpy(now, then, sizeof now);
+    else
+        bmt_pstate_snapshot(&p->ps, end_ns, &cs->scope->window, now);
+    for (int k = 0; k < BMT_K_COUNT; k++)
+        incl[k] = now[k] >= f->snap[k] ? now[k] - f->snap[k] : 0;
+    if (f->node != BMT_CS_NONE)
+        for (int k = 0; k < BMT_K_COUNT; k++)
+            cs->nodes[f->node].self[k] += incl[k] - (f->child[k] < incl[k] ? f->child[k] : incl[k]);
+    if (f->start_ns < cs->scope->window.begin_ns)
+        flags |= BMT_CS_CUT;
+    if (end_ns > cs->scope->window.end_ns)
+        flags |= BMT_CS_UNFINISHED;
+    int rc = cs->on_leave ? cs->on_leave(cs->ctx, cs, pid, f, end_ns, flags, incl) : 0;
     p->depth--;
     if (p->depth)
-        p->frames[p->depth - 1].child_ns += dur;
+        for (int k = 0; k < BMT_K_COUNT; k++)
+            p->frames[p->depth - 1].child[k] += incl[k];
     return rc;
+}
+
+static int pop(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsigned flags)
+{
+    return pop_at(cs, pid, end_ns, flags, NULL);
 }
 
 /* Confirms a tentative return: the top frame ended at its mark. */
@@ -91,7 +142,7 @@ static int settle_mark(struct bmt_callstack *cs, uint32_t pid)
     if (!p->marked)
         return 0;
     p->marked = 0;
-    return pop(cs, pid, p->mark_ns, 0);
+    return pop_at(cs, pid, p->mark_ns, 0, p->mark_snap);
 }
 
 /* Index of the topmost frame running `func`, or -1. */
@@ -103,12 +154,47 @@ static int64_t find_frame(const struct bmt_proc *p, uint32_t func)
     return -1;
 }
 
+/* The call-tree node a new frame of `func` goes to. */
+static int64_t frame_node(struct bmt_callstack *cs, uint32_t pid, uint32_t func)
+{
+    struct bmt_proc *p = &cs->procs[pid];
+    if (cs->node_count == 0) {
+        if (new_node(cs, BMT_CS_NONE, 0, 0) < 0 || new_node(cs, 0, 0, 1) < 0) /* root, others */
+            return -ENOMEM;
+    }
+    uint32_t parent;
+    if (p->depth) {
+        parent = p->frames[p->depth - 1].node;
+    } else if (cs->merge_processes) {
+        parent = 0;
+    } else {
+        if (p->root == BMT_CS_NONE) {
+            int64_t r = child_node(cs, 0, pid, 1);
+            if (r < 0)
+                return r;
+            if (r == BMT_CS_NONE) {
+                r = BMT_CS_OTHERS_NODE;
+                cs->pruned_processes++;
+            }
+            p->root = (uint32_t)r;
+        }
+        parent = p->root;
+    }
+    int64_t n = child_node(cs, parent, func, 0);
+    if (n == BMT_CS_NONE) {
+        /* The tree is full: the call shares its caller's node (its time
+         * becomes the caller's own time; a root call's goes to its process). */
+        cs->pruned_calls++;
+        n = parent;
+    }
+    return n;
+}
+
 static int on_call(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint64_t ts)
 {
     struct bmt_proc *p = &cs->procs[pid];
     p->marked = 0; /* the top was returned *to*: it keeps running */
     p->last_ret = 0;
-    p->seen_call = 1;
     if (p->depth >= BMT_CS_MAX_DEPTH) {
         cs->overflow_count++;
         return 0;
@@ -123,28 +209,17 @@ static int on_call(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint64
     }
     uint32_t node = BMT_CS_NONE;
     if (cs->tree) {
-        uint32_t parent;
-        if (cs->node_count == 0 && new_node(cs, BMT_CS_NONE, 0, 0) < 0)
-            return -ENOMEM;
-        if (p->depth) {
-            parent = p->frames[p->depth - 1].node;
-        } else if (cs->merge_processes) {
-            parent = 0;
-        } else {
-            if (p->root == BMT_CS_NONE) {
-                int64_t r = child_node(cs, 0, pid, 1);
-                if (r < 0)
-                    return (int)r;
-                p->root = (uint32_t)r;
-            }
-            parent = p->root;
-        }
-        int64_t n = child_node(cs, parent, func, 0);
+        int64_t n = frame_node(cs, pid, func);
         if (n < 0)
             return (int)n;
         node = (uint32_t)n;
     }
-    p->frames[p->depth++] = (struct bmt_frame){func, node, ts, 0};
+    struct bmt_frame *f = &p->frames[p->depth++];
+    f->func = func;
+    f->node = node;
+    f->start_ns = ts;
+    bmt_pstate_snapshot(&p->ps, ts, &cs->scope->window, f->snap);
+    memset(f->child, 0, sizeof f->child);
     return 0;
 }
 
@@ -181,6 +256,7 @@ static int on_return(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint
         if (cs->return_to_seen && after_ret) {
             p->marked = 1;
             p->mark_ns = ts;
+            bmt_pstate_snapshot(&p->ps, ts, &cs->scope->window, p->mark_snap);
             return 0;
         }
         return pop(cs, pid, ts, 0);
@@ -202,39 +278,102 @@ static int close_all(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns)
     return rc;
 }
 
+static void state_event(struct bmt_callstack *cs, uint32_t pid, enum bmt_pstate_event e,
+                        uint64_t ts)
+{
+    bmt_pstate_event(&cs->procs[pid].ps, e, ts, &cs->scope->window);
+}
+
+/* The process a message is sent to: a pid, or a name registered now. */
+static int64_t receiver(struct bmt_callstack *cs, const struct bmt_value *to, uint64_t ts)
+{
+    if (to->len && to->str[0] == '<')
+        return tracked(cs, to, ts);
+    int64_t pid = bmt_names_holder(&cs->scope->names, to->str, to->len);
+    if (pid < 0 || (uint32_t)pid >= cs->proc_cap || !cs->procs[pid].tracked)
+        return -1;
+    return pid;
+}
+
+/* Applies state event `e` to the process of pid text `v`, if kept. */
+static int state_of(struct bmt_callstack *cs, const struct bmt_value *v, enum bmt_pstate_event e,
+                    uint64_t ts)
+{
+    int64_t pid = tracked(cs, v, ts);
+    if (pid < 0)
+        return pid == -1 ? 0 : (int)pid;
+    state_event(cs, (uint32_t)pid, e, ts);
+    return 0;
+}
+
 int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
 {
     const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
+    uint64_t ts = rec->ts_ns;
     int64_t pid, func;
+    if (!bmt_an_valid(cs->scope, ts))
+        return 0; /* a flight recorder's incomplete start: nothing to build on */
     switch (rec->tp) {
     case BMT_TP_function_call:
     case BMT_TP_function_return:
     case BMT_TP_function_exception: {
         unsigned fp = rec->tp == BMT_TP_function_exception ? F->exc_pid : F->call_pid;
         unsigned fe = rec->tp == BMT_TP_function_exception ? F->exc_entry : F->call_entry;
-        if ((pid = bmt_callstack_proc(cs, v[fp].str, v[fp].len)) < 0)
-            return (int)pid;
+        if ((pid = tracked(cs, &v[fp], ts)) < 0)
+            return pid == -1 ? 0 : (int)pid;
         if ((func = bmt_strtab_intern(&cs->funcs, v[fe].str, v[fe].len)) < 0)
             return (int)func;
+        state_event(cs, (uint32_t)pid, BMT_PS_ACTIVITY, ts);
         if (rec->tp == BMT_TP_function_call)
-            return on_call(cs, (uint32_t)pid, (uint32_t)func, rec->ts_ns);
-        return on_return(cs, (uint32_t)pid, (uint32_t)func, rec->ts_ns,
+            return on_call(cs, (uint32_t)pid, (uint32_t)func, ts);
+        return on_return(cs, (uint32_t)pid, (uint32_t)func, ts,
                          rec->tp == BMT_TP_function_exception);
     }
-    case BMT_TP_process_exit:
-        pid = bmt_strtab_find(&cs->pids, v[F->exit_pid].str, v[F->exit_pid].len);
-        return pid < 0 ? 0 : close_all(cs, (uint32_t)pid, rec->ts_ns);
-    case BMT_TP_process_register: {
-        if (v[F->reg_type].len != 8 || memcmp(v[F->reg_type].str, "register", 8) != 0)
-            return 0; /* keep the last name through unregister: labels stay useful */
-        if ((pid = bmt_callstack_proc(cs, v[F->reg_pid].str, v[F->reg_pid].len)) < 0)
-            return (int)pid;
-        int64_t name = bmt_strtab_intern(&cs->names, v[F->reg_name].str, v[F->reg_name].len);
-        if (name < 0)
-            return (int)name;
-        cs->procs[pid].name = (uint32_t)name;
+    case BMT_TP_process_scheduled: {
+        const struct bmt_value *type = &v[F->sched_type];
+        return state_of(cs, &v[F->sched_pid],
+                        type->len >= 2 && memcmp(type->str, "in", 2) == 0 ? BMT_PS_IN : BMT_PS_OUT,
+                        ts);
+    }
+    case BMT_TP_message_receive: {
+        const struct bmt_value *m = &v[F->recv_msg];
+        int timeout = m->len == 7 && memcmp(m->str, "timeout", 7) == 0;
+        return state_of(cs, &v[F->recv_to], timeout ? BMT_PS_TIMEOUT : BMT_PS_RECEIVE, ts);
+    }
+    case BMT_TP_message_send: {
+        int rc = state_of(cs, &v[F->send_from], BMT_PS_ACTIVITY, ts);
+        if (rc < 0)
+            return rc;
+        if ((pid = receiver(cs, &v[F->send_to], ts)) < 0)
+            return pid == -1 ? 0 : (int)pid;
+        state_event(cs, (uint32_t)pid, BMT_PS_SENT_TO, ts);
         return 0;
+    }
+    case BMT_TP_gc_minor_start:
+    case BMT_TP_gc_major_start:
+    case BMT_TP_gc_minor_end:
+    case BMT_TP_gc_major_end:
+        return state_of(cs, &v[F->gc_pid],
+                        rec->tp == BMT_TP_gc_minor_start || rec->tp == BMT_TP_gc_major_start
+                            ? BMT_PS_GC_START : BMT_PS_GC_END, ts);
+    case BMT_TP_process_spawn:
+        return state_of(cs, &v[F->spawn_parent], BMT_PS_ACTIVITY, ts);
+    case BMT_TP_process_register:
+        return state_of(cs, &v[F->reg_pid], BMT_PS_ACTIVITY, ts);
+    case BMT_TP_process_exit: {
+        int64_t id = bmt_strtab_find(&cs->scope->names.pids, v[F->exit_pid].str, v[F->exit_pid].len);
+        if (id < 0 || (uint32_t)id >= cs->proc_cap || !cs->procs[id].tracked)
+            return 0;
+        state_event(cs, (uint32_t)id, BMT_PS_ACTIVITY, ts); /* it ran to exit */
+        int rc = close_all(cs, (uint32_t)id, ts);
+        state_event(cs, (uint32_t)id, BMT_PS_EXIT, ts);
+        /* An exited process keeps its small record (names, tree root), not
+         * its frames. */
+        free(cs->procs[id].frames);
+        cs->procs[id].frames = NULL;
+        cs->procs[id].cap = 0;
+        return rc;
     }
     default:
         return 0;
@@ -243,7 +382,9 @@ int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
 
 int bmt_callstack_finish(struct bmt_callstack *cs, uint64_t end_ns)
 {
-    for (uint32_t pid = 0; pid < cs->pids.count; pid++) {
+    for (uint32_t pid = 0; pid < cs->proc_cap; pid++) {
+        if (!cs->procs[pid].tracked)
+            continue;
         int rc = close_all(cs, pid, end_ns);
         if (rc < 0)
             return rc;
@@ -253,12 +394,8 @@ int bmt_callstack_finish(struct bmt_callstack *cs, uint64_t end_ns)
 
 void bmt_callstack_label(const struct bmt_callstack *cs, uint32_t pid, char *buf, size_t size)
 {
-    const struct bmt_proc *p = &cs->procs[pid];
-    if (p->name != BMT_CS_NONE)
-        snprintf(buf, size, "%s %s", bmt_strtab_str(&cs->pids, pid),
-                 bmt_strtab_str(&cs->names, p->name));
-    else
-        snprintf(buf, size, "%s", bmt_strtab_str(&cs->pids, pid));
+    const struct bmt_names *n = &cs->scope->names;
+    bmt_names_label(n, bmt_strtab_str(&n->pids, pid), bmt_strtab_len(&n->pids, pid), buf, size);
 }
 
 void bmt_callstack_free(struct bmt_callstack *cs)
@@ -268,8 +405,6 @@ void bmt_callstack_free(struct bmt_callstack *cs)
     free(cs->procs);
     free(cs->nodes);
     bmt_u64map_free(&cs->children);
-    bmt_strtab_free(&cs->pids);
     bmt_strtab_free(&cs->funcs);
-    bmt_strtab_free(&cs->names);
     memset(cs, 0, sizeof *cs);
 }

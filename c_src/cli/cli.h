@@ -9,6 +9,7 @@
 #ifndef BMT_CLI_H
 #define BMT_CLI_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 enum {
@@ -26,6 +27,12 @@ struct bmt_cli_command {
 
 /* Prints `usage` of command `name` to stdout: for --help. */
 void bmt_cli_print_usage(const char *name);
+
+/* Prints `prefix` then the formatted message as one line on stderr: control
+ * characters (from file names or corrupt traces) become '?'. */
+void bmt_cli_line(const char *prefix, const char *fmt, va_list ap);
+void bmt_cli_error_line(const char *prefix, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Prints one line "beamtrace: <message>" to stderr. */
 void bmt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -18,6 +18,13 @@
  * thread while the receiver may be running a call elsewhere; should the
  * call end in that very nanosecond, the 1 ns slice would overlap it.
  *
+ * Scope (analysis.h): only processes the filter keeps get tracks (a flow
+ * needs both ends kept); with a window, only events inside it are written,
+ * times count from its start, and slices cut by its edges are clipped to
+ * it (args.end "cut"), so a few seconds of a busy node give a file a
+ * browser opens. Function names are shown in Elixir's spelling for Elixir
+ * modules; tracks are named "<0.66.0> name".
+ *
  * Streaming: events are written as the trace is read; state is per
  * process, plus unmatched sends (at most MAX_PENDING; further sends get no
  * arrow and are counted).
@@ -45,8 +52,9 @@ struct queue {
 
 struct export {
     struct bmt_out *o;
-    struct bmt_callstack cs;       /* stacks, pid -> tid, names */
-    struct bmt_u64map name_pid;    /* registered name id -> pid id */
+    struct bmt_an_scope *scope;
+    struct bmt_callstack cs;       /* stacks; its pid ids are the tids */
+    uint8_t *used;                 /* per pid: has a track */
     uint64_t t0_ns;
     int started;
     uint64_t event_count;          /* JSON events written */
@@ -76,6 +84,7 @@ static void ev_begin(struct export *e, const char *ph, const char *cat, uint32_t
     bmt_out_u64(o, tid + 1);
     bmt_out_str(o, ",\"ts\":");
     bmt_an_us3(o, ts_ns - e->t0_ns);
+    e->used[tid] = 1;
 }
 
 static void name_str(struct export *e, const char *s, size_t len)
@@ -84,25 +93,45 @@ static void name_str(struct export *e, const char *s, size_t len)
     bmt_an_json_string(e->o, s, len);
 }
 
+static void function_name(struct export *e, uint32_t func)
+{
+    char fn[600];
+    bmt_an_function(bmt_strtab_str(&e->cs.funcs, func), bmt_strtab_len(&e->cs.funcs, func), fn,
+                    sizeof fn);
+    name_str(e, fn, strlen(fn));
+}
+
+static int64_t grow_to(struct export *e, int64_t id);
+
 static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
-                    uint64_t end_ns, unsigned flags)
+                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT])
 {
     struct export *e = ctx;
-    ev_begin(e, "X", "call", 1, pid, f->start_ns);
+    (void)cs;
+    (void)kinds;
+    uint64_t begin = e->scope->window.begin_ns, start = f->start_ns > begin ? f->start_ns : begin;
+    if (end_ns < begin)
+        return 0; /* over before the window */
+    if (grow_to(e, pid) < 0)
+        return -ENOMEM;
+    ev_begin(e, "X", "call", 1, pid, start);
     bmt_out_str(e->o, ",\"dur\":");
-    bmt_an_us3(e->o, end_ns - f->start_ns);
-    name_str(e, bmt_strtab_str(&cs->funcs, f->func), bmt_strtab_len(&cs->funcs, f->func));
-    if (flags)
-        bmt_out_str(e->o, flags & BMT_CS_UNFINISHED ? ",\"args\":{\"end\":\"unfinished\"}}"
-                                                    : ",\"args\":{\"end\":\"exception\"}}");
+    bmt_an_us3(e->o, end_ns - start);
+    function_name(e, f->func);
+    if (flags & (BMT_CS_UNFINISHED | BMT_CS_CUT))
+        bmt_out_str(e->o, flags & BMT_CS_CUT ? ",\"args\":{\"end\":\"cut\"}}"
+                                             : ",\"args\":{\"end\":\"unfinished\"}}");
+    else if (flags & BMT_CS_EXCEPTION)
+        bmt_out_str(e->o, ",\"args\":{\"end\":\"exception\"}}");
     else
         bmt_out_char(e->o, '}');
     return 0;
 }
 
-static int64_t proc(struct export *e, const struct bmt_value *v)
+/* The pid id of `v` (a process the filter keeps), growing the per-pid
+ * arrays; -1 when the filter drops it; -ENOMEM. */
+static int64_t grow_to(struct export *e, int64_t id)
 {
-    int64_t id = bmt_callstack_proc(&e->cs, v->str, v->len);
     if (id < 0 || (uint32_t)id < e->cap)
         return id;
     uint32_t cap = e->cap ? e->cap * 2 : 64;
@@ -117,12 +146,23 @@ static int64_t proc(struct export *e, const struct bmt_value *v)
     uint64_t *gc = realloc(e->gc_ns, 2 * (size_t)cap * sizeof *gc);
     if (gc)
         e->gc_ns = gc;
-    if (!in || !ent || !gc)
+    uint8_t *used = realloc(e->used, cap);
+    if (used)
+        e->used = used;
+    if (!in || !ent || !gc || !used)
         return -ENOMEM;
     memset(in + e->cap, 0, (cap - e->cap) * sizeof *in);
     memset(gc + 2 * (size_t)e->cap, 0, 2 * (size_t)(cap - e->cap) * sizeof *gc);
+    memset(used + e->cap, 0, cap - e->cap);
     e->cap = cap;
     return id;
+}
+
+static int64_t proc(struct export *e, const struct bmt_value *v, uint64_t ts)
+{
+    if (!bmt_an_keep(e->scope, v->str, v->len))
+        return -1;
+    return grow_to(e, bmt_callstack_proc(&e->cs, v->str, v->len, ts));
 }
 
 static void instant(struct export *e, uint32_t pid, uint64_t ts, const char *cat, const char *name)
@@ -164,7 +204,8 @@ static int remember_send(struct export *e, uint32_t to, uint32_t tid, uint64_t t
         e->dropped_flows++;
         return 0;
     }
-    struct bmt_value pidv = {bmt_strtab_str(&e->cs.pids, to), bmt_strtab_len(&e->cs.pids, to), 0};
+    const struct bmt_strtab *pids = &e->scope->names.pids;
+    struct bmt_value pidv = {bmt_strtab_str(pids, to), bmt_strtab_len(pids, to), 0};
     uint64_t key = flow_key(&pidv, msg);
     uint32_t pi;
     if (e->pend_free != BMT_CS_NONE) {
@@ -246,13 +287,16 @@ static void match_receive(struct export *e, uint32_t to, uint64_t ts, const stru
 
 static void running_slice(struct export *e, uint32_t pid, uint64_t end_ns, int unfinished)
 {
-    uint64_t in = e->in_ns[pid] - 1;
+    uint64_t in = e->in_ns[pid] - 1, begin = e->scope->window.begin_ns;
     e->in_ns[pid] = 0;
+    if (end_ns < begin)
+        return;
+    if (in < begin)
+        in = begin;
     ev_begin(e, "X", "running", 2, pid, in);
     bmt_out_str(e->o, ",\"dur\":");
     bmt_an_us3(e->o, end_ns - in);
-    uint32_t f = e->in_entry[pid];
-    name_str(e, bmt_strtab_str(&e->cs.funcs, f), bmt_strtab_len(&e->cs.funcs, f));
+    function_name(e, e->in_entry[pid]);
     bmt_out_str(e->o, unfinished ? ",\"args\":{\"end\":\"unfinished\"}}" : "}");
 }
 
@@ -264,18 +308,20 @@ static int feed(void *ctx, const struct bmt_record *rec)
     uint64_t ts = rec->ts_ns;
     int64_t pid, other;
     char buf[128];
-    if (!e->started) {
-        e->started = 1;
-        e->t0_ns = ts;
-    }
+    if (!bmt_an_valid(e->scope, ts))
+        return 0;
+    int out = ts >= e->scope->window.begin_ns; /* written, not only state */
     switch (rec->tp) {
     case BMT_TP_function_call:
     case BMT_TP_function_return:
     case BMT_TP_function_exception:
         return bmt_callstack_feed(&e->cs, rec);
     case BMT_TP_process_scheduled: {
-        if ((pid = proc(e, &v[F->sched_pid])) < 0)
-            return (int)pid;
+        if ((pid = proc(e, &v[F->sched_pid], ts)) < 0)
+            return pid == -1 ? 0 : (int)pid;
+        int rc = bmt_callstack_feed(&e->cs, rec);
+        if (rc < 0)
+            return rc;
         const struct bmt_value *type = &v[F->sched_type];
         if (type->len >= 2 && memcmp(type->str, "in", 2) == 0) {
             if (e->in_ns[pid])
@@ -292,76 +338,82 @@ static int feed(void *ctx, const struct bmt_record *rec)
         return 0;
     }
     case BMT_TP_process_spawn:
-        if ((pid = proc(e, &v[F->spawn_parent])) < 0 || (other = proc(e, &v[F->spawn_pid])) < 0)
-            return -ENOMEM;
-        instant(e, (uint32_t)pid, ts, "procs", "spawn");
-        arg(e, 1, "pid", &v[F->spawn_pid]);
-        arg(e, 0, "entry", &v[F->spawn_entry]);
-        bmt_out_str(e->o, "}}");
+        if ((pid = proc(e, &v[F->spawn_parent], ts)) < 0)
+            return pid == -1 ? 0 : (int)pid;
+        if (out) {
+            instant(e, (uint32_t)pid, ts, "procs", "spawn");
+            arg(e, 1, "pid", &v[F->spawn_pid]);
+            arg(e, 0, "entry", &v[F->spawn_entry]);
+            bmt_out_str(e->o, "}}");
+        }
         return 0;
-    case BMT_TP_process_exit:
-        if ((pid = proc(e, &v[F->exit_pid])) < 0)
-            return (int)pid;
-        instant(e, (uint32_t)pid, ts, "procs", "exit");
-        arg(e, 1, "reason", &v[F->exit_reason]);
-        bmt_out_str(e->o, "}}");
+    case BMT_TP_process_exit: {
+        if ((pid = proc(e, &v[F->exit_pid], ts)) < 0)
+            return pid == -1 ? 0 : (int)pid;
+        if (out) {
+            instant(e, (uint32_t)pid, ts, "procs", "exit");
+            arg(e, 1, "reason", &v[F->exit_reason]);
+            bmt_out_str(e->o, "}}");
+        }
         if (e->in_ns[pid])
             running_slice(e, (uint32_t)pid, ts, 0);
         return bmt_callstack_feed(&e->cs, rec);
+    }
     case BMT_TP_process_register: {
-        if ((pid = proc(e, &v[F->reg_pid])) < 0)
-            return (int)pid;
-        instant(e, (uint32_t)pid, ts, "procs", "register");
-        arg(e, 1, "name", &v[F->reg_name]);
-        arg(e, 0, "type", &v[F->reg_type]);
-        bmt_out_str(e->o, "}}");
-        int rc = bmt_callstack_feed(&e->cs, rec);
-        if (rc < 0)
-            return rc;
-        int64_t name = bmt_strtab_find(&e->cs.names, v[F->reg_name].str, v[F->reg_name].len);
-        int created;
-        uint32_t *slot = name < 0 ? NULL : bmt_u64map_get(&e->name_pid, (uint64_t)name,
-                                                          (uint32_t)pid, &created);
-        if (name >= 0 && !slot)
-            return -ENOMEM;
-        if (slot)
-            *slot = v[F->reg_type].len == 8 ? (uint32_t)pid : BMT_CS_NONE - 1;
+        if ((pid = proc(e, &v[F->reg_pid], ts)) < 0)
+            return pid == -1 ? 0 : (int)pid;
+        if (out) {
+            instant(e, (uint32_t)pid, ts, "procs", "register");
+            arg(e, 1, "name", &v[F->reg_name]);
+            arg(e, 0, "type", &v[F->reg_type]);
+            bmt_out_str(e->o, "}}");
+        }
         return 0;
     }
     case BMT_TP_message_send: {
-        if ((pid = proc(e, &v[F->send_from])) < 0)
-            return (int)pid;
+        if ((pid = proc(e, &v[F->send_from], ts)) < 0)
+            return pid == -1 ? 0 : (int)pid;
+        if (!out)
+            return 0;
         message_slice(e, (uint32_t)pid, ts, "send");
         arg(e, 1, "to", &v[F->send_to]);
         arg(e, 0, "message", &v[F->send_msg]);
         bmt_out_str(e->o, "}}");
         const struct bmt_value *to = &v[F->send_to];
         if (to->len && to->str[0] == '<') {
-            if ((other = proc(e, to)) < 0)
-                return (int)other;
+            if ((other = proc(e, to, ts)) < 0)
+                return other == -1 ? 0 : (int)other;
         } else {
-            int64_t name = bmt_strtab_find(&e->cs.names, to->str, to->len);
-            uint32_t p = name < 0 ? UINT32_MAX : bmt_u64map_find(&e->name_pid, (uint64_t)name);
-            if (p >= BMT_CS_NONE - 1)
+            /* A registered name: the process that holds it now. */
+            const struct bmt_names *n = &e->scope->names;
+            other = bmt_names_holder(n, to->str, to->len);
+            if (other < 0 || !bmt_an_keep(e->scope, bmt_strtab_str(&n->pids, (uint32_t)other),
+                                          bmt_strtab_len(&n->pids, (uint32_t)other)))
                 return 0;
-            other = p;
         }
         return remember_send(e, (uint32_t)other, (uint32_t)pid, ts, &v[F->send_msg]);
     }
-    case BMT_TP_message_receive:
-        if ((pid = proc(e, &v[F->recv_to])) < 0)
-            return (int)pid;
+    case BMT_TP_message_receive: {
+        if ((pid = proc(e, &v[F->recv_to], ts)) < 0)
+            return pid == -1 ? 0 : (int)pid;
+        int rc = bmt_callstack_feed(&e->cs, rec);
+        if (rc < 0 || !out)
+            return rc;
         message_slice(e, (uint32_t)pid, ts, "receive");
         arg(e, 1, "message", &v[F->recv_msg]);
         bmt_out_str(e->o, "}}");
         match_receive(e, (uint32_t)pid, ts, &v[F->recv_to], &v[F->recv_msg]);
         return 0;
+    }
     case BMT_TP_gc_minor_start:
     case BMT_TP_gc_major_start:
     case BMT_TP_gc_minor_end:
     case BMT_TP_gc_major_end: {
-        if ((pid = proc(e, &v[F->gc_pid])) < 0)
-            return (int)pid;
+        if ((pid = proc(e, &v[F->gc_pid], ts)) < 0)
+            return pid == -1 ? 0 : (int)pid;
+        int rc = bmt_callstack_feed(&e->cs, rec);
+        if (rc < 0)
+            return rc;
         int major = rec->tp == BMT_TP_gc_major_start || rec->tp == BMT_TP_gc_major_end;
         uint64_t *start = &e->gc_ns[2 * pid + major];
         if (rec->tp == BMT_TP_gc_minor_start || rec->tp == BMT_TP_gc_major_start) {
@@ -370,6 +422,8 @@ static int feed(void *ctx, const struct bmt_record *rec)
         }
         uint64_t began = *start ? *start - 1 : ts;
         *start = 0;
+        if (!out || began < e->scope->window.begin_ns)
+            return 0;
         instant(e, (uint32_t)pid, began, "gc", major ? "gc major" : "gc minor");
         snprintf(buf, sizeof buf, "\"pause_ns\":%llu,\"reclaimed_words\":%llu,\"heap_words\":%llu}}",
                  (unsigned long long)(ts - began), (unsigned long long)v[F->gc_reclaimed].integer,
@@ -382,10 +436,20 @@ static int feed(void *ctx, const struct bmt_record *rec)
     }
 }
 
+static int export_feed(void *ctx, const struct bmt_record *rec)
+{
+    struct export *e = ctx;
+    if (!e->started) {
+        e->started = 1;
+        e->t0_ns = e->scope->window.begin_ns > rec->ts_ns ? e->scope->window.begin_ns : rec->ts_ns;
+    }
+    return feed(ctx, rec);
+}
+
 static void metadata(struct export *e)
 {
     static const char *const groups[] = {"BEAM calls and events", "BEAM scheduling"};
-    char label[600];
+    char label[700];
     for (unsigned g = 1; g <= 2; g++) {
         bmt_out_str(e->o, e->event_count++ ? ",\n" : "\n");
         bmt_out_str(e->o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
@@ -393,7 +457,9 @@ static void metadata(struct export *e)
         bmt_out_str(e->o, ",\"tid\":0,\"args\":{\"name\":\"");
         bmt_out_str(e->o, groups[g - 1]);
         bmt_out_str(e->o, "\"}}");
-        for (uint32_t pid = 0; pid < e->cs.pids.count; pid++) {
+        for (uint32_t pid = 0; pid < e->cap; pid++) {
+            if (!e->used[pid])
+                continue;
             bmt_callstack_label(&e->cs, pid, label, sizeof label);
             bmt_out_str(e->o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
             bmt_out_u64(e->o, g);
@@ -439,21 +505,30 @@ int bmt_cmd_export(int argc, char **argv)
     struct opts opts = {NULL};
     int json = -1;
     const char *dir;
-    int rc = bmt_an_parse_args("export", argc, argv, extra, "o:", parse_opt, &opts, &json, &dir);
-    if (rc || !dir)
+    struct bmt_an_scope scope;
+    bmt_an_scope_init(&scope);
+    int rc = bmt_an_parse_args("export", argc, argv, extra, "o:", parse_opt, &opts, &json, &scope,
+                               &dir);
+    if (rc || !dir) {
+        bmt_an_scope_free(&scope);
         return rc;
-    if (json == 0)
+    }
+    if (json == 0) {
+        bmt_an_scope_free(&scope);
         return bmt_cli_usage_error("export", "unknown format 'text' (expected chrome)");
+    }
     struct bmt_out o;
-    if (bmt_an_out_open(&o, opts.out) != 0)
+    if (bmt_an_out_open(&o, opts.out) != 0) {
+        bmt_an_scope_free(&scope);
         return BMT_EXIT_FAIL;
+    }
     struct export e;
     memset(&e, 0, sizeof e);
     e.o = &o;
-    bmt_callstack_init(&e.cs);
+    e.scope = &scope;
+    bmt_callstack_init(&e.cs, &scope);
     e.cs.on_leave = on_leave;
     e.cs.ctx = &e;
-    bmt_u64map_init(&e.name_pid);
     bmt_u64map_init(&e.pending);
     e.pend_free = e.queue_free = BMT_CS_NONE;
     bmt_out_str(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace\":");
@@ -462,15 +537,17 @@ int bmt_cmd_export(int argc, char **argv)
     struct bmt_reader r;
     struct bmt_an_pass pass;
     int status = BMT_EXIT_FAIL;
-    rc = bmt_an_run(&r, dir, feed, &e, &pass);
+    rc = bmt_an_run(&r, dir, &scope, export_feed, &e, &pass);
     if (rc == 0)
-        rc = bmt_callstack_finish(&e.cs, pass.last_ns);
+        rc = bmt_callstack_finish(&e.cs, pass.end_ns);
     if (rc < 0) {
-        bmt_an_fail(dir, &r);
+        if (rc == -ENOMEM)
+            snprintf(r.error, sizeof r.error, "out of memory; free some memory");
+        status = bmt_an_fail("export", dir, &r, rc);
     } else {
-        for (uint32_t pid = 0; pid < e.cap && pid < e.cs.pids.count; pid++)
+        for (uint32_t pid = 0; pid < e.cap; pid++)
             if (e.in_ns[pid])
-                running_slice(&e, pid, pass.last_ns, 1);
+                running_slice(&e, pid, pass.end_ns, 1);
         metadata(&e);
         bmt_out_str(&o, "\n]}\n");
         if (e.dropped_flows)
@@ -480,13 +557,14 @@ int bmt_cmd_export(int argc, char **argv)
     }
     int out_status = bmt_an_out_close(&o, opts.out ? opts.out : "export");
     bmt_callstack_free(&e.cs);
-    bmt_u64map_free(&e.name_pid);
     bmt_u64map_free(&e.pending);
     free(e.pends);
     free(e.queues);
     free(e.in_ns);
     free(e.in_entry);
     free(e.gc_ns);
+    free(e.used);
     bmt_reader_close(&r);
+    bmt_an_scope_free(&scope);
     return status == BMT_EXIT_OK ? out_status : status;
 }

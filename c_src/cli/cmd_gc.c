@@ -3,8 +3,10 @@
  * histograms with percentiles, words reclaimed, and the processes that
  * spent the most time collecting.
  *
- * Reclaimed totals add every gc_*_end event, matched or not, so they equal
- * the sum over the trace's end events. Memory: per process.
+ * A pause is a sample when it starts and ends inside the window; one cut by
+ * an edge adds its inside part to its process's total and is counted apart.
+ * Reclaimed totals add every gc_*_end event inside the window, matched or
+ * not, so they equal the sum over those end events. Memory: per process.
  */
 #include "analyses.h"
 #include "cli.h"
@@ -16,10 +18,10 @@
 
 #define TOP 10
 
-void bmt_gc_init(struct bmt_gc *g)
+void bmt_gc_init(struct bmt_gc *g, struct bmt_an_scope *scope)
 {
     memset(g, 0, sizeof *g);
-    bmt_callstack_init(&g->names);
+    g->scope = scope;
     bmt_hist_init(&g->hist[0]);
     bmt_hist_init(&g->hist[1]);
 }
@@ -27,18 +29,21 @@ void bmt_gc_init(struct bmt_gc *g)
 int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
 {
     struct bmt_gc *g = ctx;
+    const struct bmt_an_scope *sc = g->scope;
     const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
+    uint64_t ts = rec->ts_ns;
     int k, start;
     switch (rec->tp) {
     case BMT_TP_gc_minor_start: k = 0, start = 1; break;
     case BMT_TP_gc_minor_end: k = 0, start = 0; break;
     case BMT_TP_gc_major_start: k = 1, start = 1; break;
     case BMT_TP_gc_major_end: k = 1, start = 0; break;
-    case BMT_TP_process_register: return bmt_callstack_feed(&g->names, rec);
     default: return 0;
     }
-    int64_t pid = bmt_callstack_proc(&g->names, v[F->gc_pid].str, v[F->gc_pid].len);
+    if (!bmt_an_valid(sc, ts) || !bmt_an_keep(sc, v[F->gc_pid].str, v[F->gc_pid].len))
+        return 0;
+    int64_t pid = bmt_names_pid(&g->scope->names, v[F->gc_pid].str, v[F->gc_pid].len);
     if (pid < 0)
         return (int)pid;
     if ((uint32_t)pid >= g->proc_cap) {
@@ -54,20 +59,29 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
     }
     struct bmt_gc_proc *p = &g->procs[pid];
     if (start) {
-        if (p->start_ns[k])
+        if (p->start_ns[k] && p->start_ns[k] - 1 >= sc->window.begin_ns)
             g->unmatched_count++;
-        p->start_ns[k] = rec->ts_ns + 1;
+        p->start_ns[k] = ts + 1;
         return 0;
     }
     uint64_t reclaimed = v[F->gc_reclaimed].integer;
-    g->reclaimed_words[k] += reclaimed;
+    if (ts >= sc->window.begin_ns)
+        g->reclaimed_words[k] += reclaimed;
     if (!p->start_ns[k]) {
-        g->unmatched_count++;
+        if (ts >= sc->window.begin_ns)
+            g->unmatched_count++;
         return 0;
     }
-    uint64_t began = p->start_ns[k] - 1, pause = rec->ts_ns >= began ? rec->ts_ns - began : 0;
+    uint64_t began = p->start_ns[k] - 1, pause = ts >= began ? ts - began : 0;
     p->start_ns[k] = 0;
-    p->pause_ns += pause;
+    uint64_t from = began > sc->window.begin_ns ? began : sc->window.begin_ns;
+    if (ts <= from)
+        return 0; /* over before the window */
+    p->pause_ns += ts - from;
+    if (!bmt_an_inside(sc, began, ts)) {
+        g->cut_count++;
+        return 0;
+    }
     p->gc_count++;
     p->reclaimed_words += reclaimed;
     return bmt_hist_add(&g->hist[k], pause);
@@ -75,7 +89,6 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
 
 void bmt_gc_free(struct bmt_gc *g)
 {
-    bmt_callstack_free(&g->names);
     free(g->procs);
     bmt_hist_free(&g->hist[0]);
     bmt_hist_free(&g->hist[1]);
@@ -85,9 +98,9 @@ void bmt_gc_free(struct bmt_gc *g)
 static unsigned top_collectors(const struct bmt_gc *g, uint32_t top[TOP])
 {
     unsigned n = 0;
-    for (uint32_t pid = 0; pid < g->names.pids.count && pid < g->proc_cap; pid++) {
+    for (uint32_t pid = 0; pid < g->proc_cap; pid++) {
         uint64_t pause = g->procs[pid].pause_ns;
-        if (!g->procs[pid].gc_count)
+        if (!g->procs[pid].gc_count && !g->procs[pid].pause_ns)
             continue;
         if (n == TOP && pause <= g->procs[top[n - 1]].pause_ns)
             continue;
@@ -138,22 +151,26 @@ int bmt_cmd_gc(int argc, char **argv)
 {
     int json = 0;
     const char *dir;
-    int rc = bmt_an_parse_args("gc", argc, argv, NULL, "", NULL, NULL, &json, &dir);
-    if (rc || !dir)
+    struct bmt_an_scope scope;
+    bmt_an_scope_init(&scope);
+    int rc = bmt_an_parse_args("gc", argc, argv, NULL, "", NULL, NULL, &json, &scope, &dir);
+    if (rc || !dir) {
+        bmt_an_scope_free(&scope);
         return rc;
+    }
     struct bmt_reader r;
     struct bmt_gc g;
     struct bmt_an_pass pass;
-    bmt_gc_init(&g);
+    bmt_gc_init(&g, &scope);
     int status = BMT_EXIT_FAIL;
-    rc = bmt_an_run(&r, dir, bmt_gc_feed, &g, &pass);
+    rc = bmt_an_run(&r, dir, &scope, bmt_gc_feed, &g, &pass);
     struct bmt_out o;
     if (rc < 0) {
-        bmt_an_fail(dir, &r);
+        status = bmt_an_fail("gc", dir, &r, rc);
     } else if (bmt_an_out_open(&o, NULL) == 0) {
         uint32_t top[TOP];
         unsigned n = top_collectors(&g, top);
-        char buf[512], label[300];
+        char buf[512], label[600];
         if (json) {
             bmt_out_str(&o, "{\"trace\": ");
             bmt_an_json_string(&o, dir, strlen(dir));
@@ -161,9 +178,11 @@ int bmt_cmd_gc(int argc, char **argv)
             print_kind(&o, &g, 0, 1);
             bmt_out_str(&o, ", ");
             print_kind(&o, &g, 1, 1);
-            snprintf(buf, sizeof buf, ", \"unmatched\": %llu, \"top_collectors\": [",
-                     (unsigned long long)g.unmatched_count);
+            snprintf(buf, sizeof buf, ", \"unmatched\": %llu, \"cut_by_window\": %llu, ",
+                     (unsigned long long)g.unmatched_count, (unsigned long long)g.cut_count);
             bmt_out_str(&o, buf);
+            bmt_an_json_scope(&o, &r, &scope, &pass);
+            bmt_out_str(&o, ", \"top_collectors\": [");
         } else {
             print_kind(&o, &g, 0, 0);
             bmt_out_char(&o, '\n');
@@ -184,7 +203,8 @@ int bmt_cmd_gc(int argc, char **argv)
         }
         for (unsigned i = 0; i < n; i++) {
             const struct bmt_gc_proc *p = &g.procs[top[i]];
-            bmt_callstack_label(&g.names, top[i], label, sizeof label);
+            bmt_names_label(&scope.names, bmt_strtab_str(&scope.names.pids, top[i]),
+                            bmt_strtab_len(&scope.names.pids, top[i]), label, sizeof label);
             if (json) {
                 bmt_out_str(&o, i ? ", {\"process\": " : "{\"process\": ");
                 bmt_an_json_string(&o, label, strlen(label));
@@ -208,5 +228,6 @@ int bmt_cmd_gc(int argc, char **argv)
     }
     bmt_gc_free(&g);
     bmt_reader_close(&r);
+    bmt_an_scope_free(&scope);
     return status;
 }

@@ -1,12 +1,16 @@
 /* `beamtrace procs`: births and deaths (seed 003's "Births and Deaths?"):
  * spawns and exits per second, exit reasons, and the longest- and
- * shortest-lived processes (process_spawn -> process_exit of the same pid).
+ * shortest-lived processes (process_spawn -> process_exit of the same pid),
+ * with their names.
  *
- * Seconds count from the trace's first event. Processes whose spawn was not
- * traced (running before tracing started, or spawned by an untraced
- * process) exit without a lifetime and are counted apart. Needs the procs
- * flag (set_on_spawn for children of traced processes). Memory: per process,
- * per exit reason and per second of trace.
+ * Seconds count from the window's start (the trace's first event without
+ * one); only seconds that had a spawn or an exit are kept and listed, so
+ * memory follows the events, never the time the trace spans. Processes
+ * whose spawn was not traced (running before tracing started, or spawned by
+ * an untraced process) exit without a lifetime and are counted apart; a
+ * lifetime is shown for an exit inside the window whatever the time of the
+ * spawn. Needs the procs flag (set_on_spawn for children of traced
+ * processes). Memory: per process, per exit reason and per active second.
  */
 #include "analyses.h"
 #include "cli.h"
@@ -16,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bmt_procs_init(struct bmt_procs *p)
+void bmt_procs_init(struct bmt_procs *p, struct bmt_an_scope *scope)
 {
     memset(p, 0, sizeof *p);
-    bmt_strtab_init(&p->pids);
+    p->scope = scope;
     bmt_strtab_init(&p->reasons);
 }
 
@@ -30,8 +34,6 @@ static int grow_u64(uint64_t **arr, uint64_t *cap, uint64_t need)
     uint64_t n = *cap ? *cap : 64;
     while (n <= need)
         n *= 2;
-    if (n > (1ull << 40))
-        return -ENOMEM;
     uint64_t *q = realloc(*arr, n * sizeof *q);
     if (!q)
         return -ENOMEM;
@@ -61,43 +63,68 @@ static void top_insert(struct bmt_life *top, unsigned *count, struct bmt_life l,
     *count = n + 1;
 }
 
+/* The row of the second holding `ts`, appended if new (input is in time
+ * order, so only the last row can be it). */
+static struct bmt_second *second_of(struct bmt_procs *p, uint64_t ts)
+{
+    uint64_t sec = (ts - p->first_ns) / 1000000000u;
+    if (p->second_count && p->seconds[p->second_count - 1].second == sec)
+        return &p->seconds[p->second_count - 1];
+    if (p->second_count == p->second_cap) {
+        uint64_t cap = p->second_cap ? p->second_cap * 2 : 64;
+        struct bmt_second *s = realloc(p->seconds, cap * sizeof *s);
+        if (!s)
+            return NULL;
+        p->seconds = s;
+        p->second_cap = cap;
+    }
+    struct bmt_second *s = &p->seconds[p->second_count++];
+    s->second = sec;
+    s->spawns = s->exits = 0;
+    return s;
+}
+
 int bmt_procs_feed(void *ctx, const struct bmt_record *rec)
 {
     struct bmt_procs *p = ctx;
+    const struct bmt_an_scope *sc = p->scope;
     const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
-    if (!p->started) {
-        p->started = 1;
-        p->first_ns = rec->ts_ns;
-    }
+    uint64_t ts = rec->ts_ns;
     if (rec->tp != BMT_TP_process_spawn && rec->tp != BMT_TP_process_exit)
         return 0;
-    uint64_t sec = (rec->ts_ns - p->first_ns) / 1000000000u;
-    uint64_t cap = p->second_cap;
-    if (grow_u64(&p->spawns, &cap, sec) < 0)
-        return -ENOMEM;
-    cap = p->second_cap;
-    if (grow_u64(&p->exits, &cap, sec) < 0)
-        return -ENOMEM;
-    p->second_cap = cap;
-    if (sec + 1 > p->seconds)
-        p->seconds = sec + 1;
+    if (!bmt_an_valid(sc, ts))
+        return 0;
     unsigned f = rec->tp == BMT_TP_process_spawn ? F->spawn_pid : F->exit_pid;
-    int64_t pid = bmt_strtab_intern(&p->pids, v[f].str, v[f].len);
+    if (!bmt_an_keep(sc, v[f].str, v[f].len))
+        return 0;
+    int64_t pid = bmt_names_pid(&p->scope->names, v[f].str, v[f].len);
     if (pid < 0)
         return (int)pid;
     uint64_t pcap = p->pid_cap;
     if (grow_u64(&p->spawn_ns, &pcap, (uint64_t)pid) < 0)
         return -ENOMEM;
     p->pid_cap = (uint32_t)pcap;
+    if (rec->tp == BMT_TP_process_spawn)
+        p->spawn_ns[pid] = ts + 1;
+    if (ts < sc->window.begin_ns)
+        return 0; /* before the window: only the spawn time is kept */
+    if (!p->started) {
+        p->started = 1;
+        p->first_ns = sc->windowed && sc->window.begin_ns ? sc->window.begin_ns : sc->first_ns;
+        if (p->first_ns > ts)
+            p->first_ns = ts;
+    }
+    struct bmt_second *second = second_of(p, ts);
+    if (!second)
+        return -ENOMEM;
     if (rec->tp == BMT_TP_process_spawn) {
         p->spawn_count++;
-        p->spawns[sec]++;
-        p->spawn_ns[pid] = rec->ts_ns + 1;
+        second->spawns++;
         return 0;
     }
     p->exit_count++;
-    p->exits[sec]++;
+    second->exits++;
     const struct bmt_value *reason = &v[F->exit_reason];
     int64_t rid = bmt_strtab_intern(&p->reasons, reason->str, reason->len);
     if (rid < 0)
@@ -111,7 +138,7 @@ int bmt_procs_feed(void *ctx, const struct bmt_record *rec)
         p->exit_unknown_count++;
         return 0;
     }
-    struct bmt_life l = {(uint32_t)pid, rec->ts_ns - (p->spawn_ns[pid] - 1)};
+    struct bmt_life l = {(uint32_t)pid, ts - (p->spawn_ns[pid] - 1)};
     p->spawn_ns[pid] = 0;
     top_insert(p->longest, &p->longest_count, l, 1);
     top_insert(p->shortest, &p->shortest_count, l, -1);
@@ -120,12 +147,10 @@ int bmt_procs_feed(void *ctx, const struct bmt_record *rec)
 
 void bmt_procs_free(struct bmt_procs *p)
 {
-    bmt_strtab_free(&p->pids);
     bmt_strtab_free(&p->reasons);
     free(p->spawn_ns);
     free(p->reason_counts);
-    free(p->spawns);
-    free(p->exits);
+    free(p->seconds);
 }
 
 static const struct bmt_procs *sort_procs;
@@ -140,19 +165,25 @@ static int by_reason_desc(const void *a, const void *b)
 static void print_lives(struct bmt_out *o, const struct bmt_procs *p, const struct bmt_life *l,
                         unsigned n, int json)
 {
-    char buf[128];
+    const struct bmt_names *names = &p->scope->names;
+    char buf[700], label[600], name[512];
     for (unsigned i = 0; i < n; i++) {
-        const char *s = bmt_strtab_str(&p->pids, l[i].pid);
+        const char *s = bmt_strtab_str(&names->pids, l[i].pid);
+        size_t len = bmt_strtab_len(&names->pids, l[i].pid);
         if (json) {
             bmt_out_str(o, i ? ", {\"pid\": " : "{\"pid\": ");
-            bmt_an_json_string(o, s, strlen(s));
+            bmt_an_json_string(o, s, len);
+            bmt_names_name(names, l[i].pid, name, sizeof name);
+            bmt_out_str(o, ", \"process\": ");
+            bmt_an_json_string(o, name, strlen(name));
             bmt_out_str(o, ", \"lifetime_ns\": ");
             bmt_out_u64(o, l[i].lifetime_ns);
             bmt_out_char(o, '}');
         } else {
             char d[32];
             bmt_an_duration_text(l[i].lifetime_ns, d);
-            snprintf(buf, sizeof buf, "  %-20s %14s\n", s, d);
+            bmt_names_label(names, s, len, label, sizeof label);
+            snprintf(buf, sizeof buf, "  %14s  %s\n", d, label);
             bmt_out_str(o, buf);
         }
     }
@@ -162,19 +193,23 @@ int bmt_cmd_procs(int argc, char **argv)
 {
     int json = 0;
     const char *dir;
-    int rc = bmt_an_parse_args("procs", argc, argv, NULL, "", NULL, NULL, &json, &dir);
-    if (rc || !dir)
+    struct bmt_an_scope scope;
+    bmt_an_scope_init(&scope);
+    int rc = bmt_an_parse_args("procs", argc, argv, NULL, "", NULL, NULL, &json, &scope, &dir);
+    if (rc || !dir) {
+        bmt_an_scope_free(&scope);
         return rc;
+    }
     struct bmt_reader r;
     struct bmt_procs p;
     struct bmt_an_pass pass;
-    bmt_procs_init(&p);
+    bmt_procs_init(&p, &scope);
     int status = BMT_EXIT_FAIL;
-    rc = bmt_an_run(&r, dir, bmt_procs_feed, &p, &pass);
+    rc = bmt_an_run(&r, dir, &scope, bmt_procs_feed, &p, &pass);
     uint32_t *order = rc == 0 ? malloc((p.reasons.count + 1) * sizeof *order) : NULL;
     struct bmt_out o;
     if (rc < 0) {
-        bmt_an_fail(dir, &r);
+        status = bmt_an_fail("procs", dir, &r, rc);
     } else if (!order) {
         bmt_cli_error("out of memory; free some memory");
     } else if (bmt_an_out_open(&o, NULL) == 0) {
@@ -183,7 +218,7 @@ int bmt_cmd_procs(int argc, char **argv)
         sort_procs = &p;
         qsort(order, p.reasons.count, sizeof *order, by_reason_desc);
         uint64_t alive = 0;
-        for (uint32_t i = 0; i < p.pids.count; i++)
+        for (uint32_t i = 0; i < p.pid_cap; i++)
             alive += p.spawn_ns[i] != 0;
         char buf[256];
         if (json) {
@@ -191,14 +226,17 @@ int bmt_cmd_procs(int argc, char **argv)
             bmt_an_json_string(&o, dir, strlen(dir));
             snprintf(buf, sizeof buf,
                      ", \"spawns\": %llu, \"exits\": %llu, \"exits_without_spawn\": %llu, "
-                     "\"alive_at_end\": %llu, \"per_second\": [",
+                     "\"alive_at_end\": %llu, ",
                      (unsigned long long)p.spawn_count, (unsigned long long)p.exit_count,
                      (unsigned long long)p.exit_unknown_count, (unsigned long long)alive);
             bmt_out_str(&o, buf);
-            for (uint64_t s = 0; s < p.seconds; s++) {
+            bmt_an_json_scope(&o, &r, &scope, &pass);
+            bmt_out_str(&o, ", \"per_second\": [");
+            for (uint64_t s = 0; s < p.second_count; s++) {
                 snprintf(buf, sizeof buf, "%s{\"second\": %llu, \"spawns\": %llu, \"exits\": %llu}",
-                         s ? ", " : "", (unsigned long long)s, (unsigned long long)p.spawns[s],
-                         (unsigned long long)p.exits[s]);
+                         s ? ", " : "", (unsigned long long)p.seconds[s].second,
+                         (unsigned long long)p.seconds[s].spawns,
+                         (unsigned long long)p.seconds[s].exits);
                 bmt_out_str(&o, buf);
             }
             bmt_out_str(&o, "], \"exit_reasons\": [");
@@ -223,11 +261,15 @@ int bmt_cmd_procs(int argc, char **argv)
                      (unsigned long long)p.exit_unknown_count, (unsigned long long)alive,
                      "SECOND", "FROM", "SPAWNS", "EXITS");
             bmt_out_str(&o, buf);
-            for (uint64_t s = 0; s < p.seconds; s++) {
+            for (uint64_t s = 0; s < p.second_count; s++) {
                 char t[32];
-                bmt_an_clock_text(&r, p.first_ns + s * 1000000000u, t);
-                snprintf(buf, sizeof buf, "%8llu %-18s %10llu %10llu\n", (unsigned long long)s, t,
-                         (unsigned long long)p.spawns[s], (unsigned long long)p.exits[s]);
+                const struct bmt_second *sec = &p.seconds[s];
+                if (s && sec->second > p.seconds[s - 1].second + 1)
+                    bmt_out_str(&o, "       .\n"); /* seconds without spawns or exits */
+                bmt_an_clock_text(&r, p.first_ns + sec->second * 1000000000u, t);
+                snprintf(buf, sizeof buf, "%8llu %-18s %10llu %10llu\n",
+                         (unsigned long long)sec->second, t, (unsigned long long)sec->spawns,
+                         (unsigned long long)sec->exits);
                 bmt_out_str(&o, buf);
             }
             bmt_out_str(&o, "\nEXITS      REASON\n");
@@ -250,5 +292,6 @@ int bmt_cmd_procs(int argc, char **argv)
     free(order);
     bmt_procs_free(&p);
     bmt_reader_close(&r);
+    bmt_an_scope_free(&scope);
     return status;
 }

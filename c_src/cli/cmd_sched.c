@@ -2,26 +2,35 @@
  * process_scheduled(in), as DTrace's quantize draws it (seed 003's "Message
  * Send -> Proc Scheduled Latency", Dustin Sallings's script).
  *
- * Per receiver, the earliest send not yet consumed is remembered; the
- * receiver's next `in` records in - send and consumes it. Unlike the D
- * script (which keeps the latest send), the earliest send measures how long
- * the first waiting message waited. Sends to registered names are resolved
- * through process_register events seen so far; other destinations (ports,
- * {Name, Node}, unknown names) are skipped. Needs the send and running
- * flags on the processes involved. Memory: per process and name.
+ * Two measures, chosen with --from:
+ *  - first (default): per receiver, the earliest send it has not been
+ *    scheduled in since; its next `in` records in - send. How long the
+ *    oldest message waited before its receiver ran: a queue's delay.
+ *  - last: the latest such send, as the D script (sent[receiver] =
+ *    timestamp on every send) and scripts/send-to-sched.bt do. How soon a
+ *    process runs after its last wake-up message: the scheduler's reaction.
+ * On a busy receiver the two differ a lot (20x on one broker's trace): the
+ * first counts the whole backlog, the last only the final hop.
+ * Sends to registered names are resolved through the names known so far
+ * (state dump and process_register); other destinations (ports, {Name,
+ * Node}, unknown names) are skipped. A latency is counted when its send and
+ * its `in` are inside the window (sends before it or `in`s after it: cut).
+ * Needs the send and running flags on the processes involved. Memory: per
+ * process and name.
  */
 #include "analyses.h"
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void bmt_sched_init(struct bmt_sched *s)
+void bmt_sched_init(struct bmt_sched *s, struct bmt_an_scope *scope)
 {
     memset(s, 0, sizeof *s);
-    bmt_strtab_init(&s->pids);
-    bmt_strtab_init(&s->names);
+    s->scope = scope;
     bmt_hist_init(&s->hist);
 }
 
@@ -43,7 +52,7 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 
 static int64_t pid_id(struct bmt_sched *s, const char *str, size_t len)
 {
-    int64_t id = bmt_strtab_intern(&s->pids, str, len);
+    int64_t id = bmt_names_pid(&s->scope->names, str, len);
     if (id >= 0 && grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)id, sizeof(uint64_t)) < 0)
         return -ENOMEM;
     return id;
@@ -52,49 +61,51 @@ static int64_t pid_id(struct bmt_sched *s, const char *str, size_t len)
 int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
 {
     struct bmt_sched *s = ctx;
+    const struct bmt_an_scope *sc = s->scope;
     const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
+    uint64_t ts = rec->ts_ns;
     int64_t pid;
     switch (rec->tp) {
     case BMT_TP_message_send: {
+        if (!bmt_an_valid(sc, ts))
+            return 0;
         const struct bmt_value *to = &v[F->send_to];
-        s->send_count++;
+        int in_window = ts >= sc->window.begin_ns;
+        s->send_count += in_window;
         if (to->len && to->str[0] == '<') {
+            if (!bmt_an_keep(sc, to->str, to->len))
+                return 0;
             if ((pid = pid_id(s, to->str, to->len)) < 0)
                 return (int)pid;
         } else {
-            int64_t name = bmt_strtab_find(&s->names, to->str, to->len);
-            if (name < 0 || !s->name_pid[name])
+            if ((pid = bmt_names_holder(&sc->names, to->str, to->len)) < 0)
                 return 0;
-            pid = s->name_pid[name] - 1;
+            if (grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)pid, sizeof(uint64_t)) < 0)
+                return -ENOMEM;
+            const struct bmt_strtab *pids = &sc->names.pids;
+            if (!bmt_an_keep(sc, bmt_strtab_str(pids, (uint32_t)pid), bmt_strtab_len(pids, (uint32_t)pid)))
+                return 0;
         }
-        s->resolved_count++;
-        if (!s->pending_ns[pid])
-            s->pending_ns[pid] = rec->ts_ns + 1;
+        s->resolved_count += in_window;
+        if (!s->pending_ns[pid] || s->from_last)
+            s->pending_ns[pid] = ts + 1;
         return 0;
     }
     case BMT_TP_process_scheduled: {
         const struct bmt_value *type = &v[F->sched_type];
         if (type->len != 2 || memcmp(type->str, "in", 2) != 0)
             return 0;
-        pid = bmt_strtab_find(&s->pids, v[F->sched_pid].str, v[F->sched_pid].len);
-        if (pid < 0 || !s->pending_ns[pid])
+        pid = bmt_strtab_find(&sc->names.pids, v[F->sched_pid].str, v[F->sched_pid].len);
+        if (pid < 0 || (uint32_t)pid >= s->pid_cap || !s->pending_ns[pid])
             return 0;
         uint64_t sent = s->pending_ns[pid] - 1;
         s->pending_ns[pid] = 0;
-        return bmt_hist_add(&s->hist, rec->ts_ns >= sent ? rec->ts_ns - sent : 0);
-    }
-    case BMT_TP_process_register: {
-        const struct bmt_value *type = &v[F->reg_type];
-        int reg = type->len == 8 && memcmp(type->str, "register", 8) == 0;
-        int64_t name = bmt_strtab_intern(&s->names, v[F->reg_name].str, v[F->reg_name].len);
-        if (name < 0 || grow((void **)&s->name_pid, &s->name_cap, (uint32_t)name,
-                             sizeof(uint32_t)) < 0)
-            return -ENOMEM;
-        if ((pid = pid_id(s, v[F->reg_pid].str, v[F->reg_pid].len)) < 0)
-            return (int)pid;
-        s->name_pid[name] = reg ? (uint32_t)pid + 1 : 0;
-        return 0;
+        if (!bmt_an_inside(sc, sent, ts)) {
+            s->cut_count++;
+            return 0;
+        }
+        return bmt_hist_add(&s->hist, ts >= sent ? ts - sent : 0);
     }
     default:
         return 0;
@@ -103,46 +114,74 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
 
 void bmt_sched_free(struct bmt_sched *s)
 {
-    bmt_strtab_free(&s->pids);
-    bmt_strtab_free(&s->names);
     free(s->pending_ns);
-    free(s->name_pid);
     bmt_hist_free(&s->hist);
+}
+
+static int parse_opt(void *ctx, int code, const char *arg)
+{
+    int *from_last = ctx;
+    if (code != 'f')
+        return bmt_cli_usage_error("sched", "unknown option");
+    if (strcmp(arg, "last") == 0)
+        *from_last = 1;
+    else if (strcmp(arg, "first") == 0)
+        *from_last = 0;
+    else
+        return bmt_cli_usage_error("sched", "--from takes first or last, not '%s'", arg);
+    return 0;
 }
 
 int bmt_cmd_sched(int argc, char **argv)
 {
-    int json = 0;
+    static const struct option extra[] = {
+        {"from", required_argument, NULL, 'f'},
+        {NULL, 0, NULL, 0},
+    };
+    int json = 0, from_last = 0;
     const char *dir;
-    int rc = bmt_an_parse_args("sched", argc, argv, NULL, "", NULL, NULL, &json, &dir);
-    if (rc || !dir)
+    struct bmt_an_scope scope;
+    bmt_an_scope_init(&scope);
+    int rc = bmt_an_parse_args("sched", argc, argv, extra, "", parse_opt, &from_last, &json,
+                               &scope, &dir);
+    if (rc || !dir) {
+        bmt_an_scope_free(&scope);
         return rc;
+    }
     struct bmt_reader r;
     struct bmt_sched s;
     struct bmt_an_pass pass;
-    bmt_sched_init(&s);
+    bmt_sched_init(&s, &scope);
+    s.from_last = from_last;
     int status = BMT_EXIT_FAIL;
-    rc = bmt_an_run(&r, dir, bmt_sched_feed, &s, &pass);
+    rc = bmt_an_run(&r, dir, &scope, bmt_sched_feed, &s, &pass);
     struct bmt_out o;
+    const char *measure = from_last ? "last" : "first";
     if (rc < 0) {
-        bmt_an_fail(dir, &r);
+        status = bmt_an_fail("sched", dir, &r, rc);
     } else if (bmt_an_out_open(&o, NULL) == 0) {
         const struct bmt_hist *h = &s.hist;
         char buf[512];
         if (json) {
             bmt_out_str(&o, "{\"trace\": ");
             bmt_an_json_string(&o, dir, strlen(dir));
-            snprintf(buf, sizeof buf, ", \"sends\": %llu, \"sends_to_known_pid\": %llu, ",
-                     (unsigned long long)s.send_count, (unsigned long long)s.resolved_count);
+            snprintf(buf, sizeof buf, ", \"from\": \"%s\", \"sends\": %llu, "
+                     "\"sends_to_known_pid\": %llu, \"cut_by_window\": %llu, ", measure,
+                     (unsigned long long)s.send_count, (unsigned long long)s.resolved_count,
+                     (unsigned long long)s.cut_count);
             bmt_out_str(&o, buf);
+            bmt_an_json_scope(&o, &r, &scope, &pass);
+            bmt_out_str(&o, ", ");
             bmt_hist_print_json_stats(&o, h);
             bmt_out_str(&o, ", \"quantize_ns\": ");
             bmt_hist_print_json_quantize(&o, h);
             bmt_out_str(&o, "}\n");
         } else {
             snprintf(buf, sizeof buf,
-                     "message_send -> receiver scheduled in latency, ns: %llu latencies from "
-                     "%llu sends (%llu to a known pid)\n\n",
+                     "message_send -> receiver scheduled in latency, ns, from the %s send the "
+                     "receiver has not run since%s: %llu latencies from %llu sends (%llu to a "
+                     "known pid)\n\n", measure,
+                     from_last ? " (as the D script)" : " (its oldest waiting message)",
                      (unsigned long long)h->count, (unsigned long long)s.send_count,
                      (unsigned long long)s.resolved_count);
             bmt_out_str(&o, buf);
@@ -166,5 +205,6 @@ int bmt_cmd_sched(int argc, char **argv)
     }
     bmt_sched_free(&s);
     bmt_reader_close(&r);
+    bmt_an_scope_free(&scope);
     return status;
 }

@@ -6,10 +6,12 @@
  * sequentially skips the heap and keeps the prefetcher busy. String fields
  * are only measured (memchr for the NUL), never printed or copied.
  */
+#include "analysis.h"
 #include "cli.h"
 #include "out.h"
 #include "reader.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,10 @@
 #include <time.h>
 
 struct stats {
-    uint64_t counts[BMT_TP_COUNT];
+    uint64_t *counts;           /* per event class (global index) */
+    const char **names;         /* rows: distinct event names with events */
+    uint64_t *row_counts;
+    unsigned row_count;
     uint64_t event_count;
     uint64_t discarded_count;
     uint64_t lost_packet_count;
@@ -29,12 +34,21 @@ static int collect(struct bmt_reader *r, struct stats *st)
 {
     memset(st, 0, sizeof *st);
     st->first_ns = UINT64_MAX;
+    unsigned n = r->event_class_count + 1;
+    st->counts = calloc(n, sizeof *st->counts);
+    st->names = calloc(n, sizeof *st->names);
+    st->row_counts = calloc(n, sizeof *st->row_counts);
+    if (!st->counts || !st->names || !st->row_counts) {
+        snprintf(r->error, sizeof r->error, "out of memory; free some memory");
+        return -ENOMEM;
+    }
     for (unsigned s = 0; s < r->stream_count; s++) {
         const struct bmt_record *rec;
         uint64_t first = UINT64_MAX, last = 0;
         int rc;
+        uint32_t base = r->streams[s].trace->event_base;
         while ((rc = bmt_reader_stream_next(r, s, &rec)) == 1) {
-            st->counts[rec->tp]++;
+            st->counts[base + rec->ec->index]++;
             if (rec->ts_ns < first)
                 first = rec->ts_ns;
             if (rec->ts_ns > last)
@@ -50,49 +64,62 @@ static int collect(struct bmt_reader *r, struct stats *st)
         st->lost_packet_count += r->streams[s].lost_packet_count;
         st->packet_count += r->streams[s].packet_count;
     }
-    for (int i = 0; i < BMT_TP_COUNT; i++)
-        st->event_count += st->counts[i];
+    /* One row per event name (several traces may declare the same). */
+    for (unsigned t = 0; t < r->trace_count; t++) {
+        const struct bmt_meta *m = &r->traces[t].meta;
+        for (unsigned e = 0; e < m->event_count; e++) {
+            uint64_t c = st->counts[r->traces[t].event_base + e];
+            if (!c)
+                continue;
+            unsigned row = 0;
+            while (row < st->row_count && strcmp(st->names[row], m->events[e]->name) != 0)
+                row++;
+            if (row == st->row_count)
+                st->names[st->row_count++] = m->events[e]->name;
+            st->row_counts[row] += c;
+            st->event_count += c;
+        }
+    }
     return 0;
 }
 
-static void wall_text(const struct bmt_reader *r, uint64_t ts_ns, char out[64])
+static void free_stats(struct stats *st)
 {
-    int64_t s, ns;
-    bmt_wall_split(bmt_reader_wall_ns(r, ts_ns), &s, &ns);
-    struct tm tm;
-    time_t t = (time_t)s;
-    char date[40];
-    if (!localtime_r(&t, &tm) || strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm) == 0)
-        strcpy(date, "?");
-    snprintf(out, 64, "%s.%09lld", date, (long long)ns);
+    free(st->counts);
+    free(st->names);
+    free(st->row_counts);
 }
 
 static const struct stats *sort_stats;
 
 static int by_count_desc(const void *a, const void *b)
 {
-    int x = *(const int *)a, y = *(const int *)b;
-    if (sort_stats->counts[x] != sort_stats->counts[y])
-        return sort_stats->counts[x] > sort_stats->counts[y] ? -1 : 1;
-    return x - y;
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    if (sort_stats->row_counts[x] != sort_stats->row_counts[y])
+        return sort_stats->row_counts[x] > sort_stats->row_counts[y] ? -1 : 1;
+    int c = bmt_catalogue_find(sort_stats->names[x]), d = bmt_catalogue_find(sort_stats->names[y]);
+    if (c != d) /* catalogue order first, then by name */
+        return (unsigned)c < (unsigned)d ? -1 : 1;
+    return strcmp(sort_stats->names[x], sort_stats->names[y]);
 }
 
-static void report(struct bmt_out *o, const char *dir, const struct bmt_reader *r,
+static int report(struct bmt_out *o, const char *dir, const struct bmt_reader *r,
                    const struct stats *st, int json)
 {
-    int order[BMT_TP_COUNT], n = 0;
-    for (int i = 0; i < BMT_TP_COUNT; i++)
-        if (st->counts[i])
-            order[n++] = i;
+    unsigned *order = malloc((st->row_count + 1) * sizeof *order), n = 0;
+    if (!order)
+        return -ENOMEM;
+    for (unsigned i = 0; i < st->row_count; i++)
+        order[n++] = i;
     sort_stats = st;
-    qsort(order, (size_t)n, sizeof order[0], by_count_desc);
+    qsort(order, n, sizeof order[0], by_count_desc);
 
     uint64_t duration_ns = st->event_count ? st->last_ns - st->first_ns : 0;
     double rate = duration_ns ? (double)st->event_count * 1e9 / (double)duration_ns : 0.0;
     char buf[128], first[64] = "-", last[64] = "-";
     if (st->event_count) {
-        wall_text(r, st->first_ns, first);
-        wall_text(r, st->last_ns, last);
+        bmt_an_date_text(r, st->first_ns, first);
+        bmt_an_date_text(r, st->last_ns, last);
     }
 
     if (json) {
@@ -126,18 +153,19 @@ static void report(struct bmt_out *o, const char *dir, const struct bmt_reader *
         snprintf(buf, sizeof buf, ", \"events_per_second\": %.3f", rate);
         bmt_out_str(o, buf);
         bmt_out_str(o, ", \"tracepoints\": [");
-        for (int k = 0; k < n; k++) {
-            int i = order[k];
+        for (unsigned k = 0; k < n; k++) {
+            unsigned i = order[k];
             bmt_out_str(o, k ? ",\n  {\"name\": " : "\n  {\"name\": ");
-            bmt_out_json_string(o, bmt_catalogue[i].full_name, strlen(bmt_catalogue[i].full_name));
+            bmt_out_json_string(o, st->names[i], strlen(st->names[i]));
             bmt_out_str(o, ", \"events\": ");
-            bmt_out_u64(o, st->counts[i]);
+            bmt_out_u64(o, st->row_counts[i]);
             snprintf(buf, sizeof buf, ", \"percent\": %.2f}",
-                     100.0 * (double)st->counts[i] / (double)st->event_count);
+                     100.0 * (double)st->row_counts[i] / (double)st->event_count);
             bmt_out_str(o, buf);
         }
         bmt_out_str(o, n ? "\n]}\n" : "]}\n");
-        return;
+        free(order);
+        return 0;
     }
 
     snprintf(buf, sizeof buf, "%-14s", "trace");
@@ -161,19 +189,21 @@ static void report(struct bmt_out *o, const char *dir, const struct bmt_reader *
 #undef LINE
     bmt_out_str(o, "\n\n");
     size_t w = strlen("TRACEPOINT");
-    for (int k = 0; k < n; k++) {
-        size_t l = strlen(bmt_catalogue[order[k]].full_name);
+    for (unsigned k = 0; k < n; k++) {
+        size_t l = strlen(st->names[order[k]]);
         w = l > w ? l : w;
     }
     snprintf(buf, sizeof buf, "%-*s %14s %7s\n", (int)w, "TRACEPOINT", "EVENTS", "%");
     bmt_out_str(o, buf);
-    for (int k = 0; k < n; k++) {
-        int i = order[k];
-        snprintf(buf, sizeof buf, "%-*s %14llu %7.2f\n", (int)w, bmt_catalogue[i].full_name,
-                 (unsigned long long)st->counts[i],
-                 100.0 * (double)st->counts[i] / (double)st->event_count);
+    for (unsigned k = 0; k < n; k++) {
+        unsigned i = order[k];
+        snprintf(buf, sizeof buf, "%-*s %14llu %7.2f\n", (int)w, st->names[i],
+                 (unsigned long long)st->row_counts[i],
+                 100.0 * (double)st->row_counts[i] / (double)st->event_count);
         bmt_out_str(o, buf);
     }
+    free(order);
+    return 0;
 }
 
 int bmt_cmd_stats(int argc, char **argv)
@@ -209,10 +239,19 @@ int bmt_cmd_stats(int argc, char **argv)
     tzset();
     struct bmt_reader r;
     struct stats st;
+    memset(&st, 0, sizeof st);
     int status = BMT_EXIT_FAIL;
     int rc = bmt_reader_open(&r, dir);
     if (rc == 0)
         rc = collect(&r, &st);
+    /* The same line as the analyses give (analysis.c): more than 30 days. */
+    if (rc == 0 && st.event_count && st.last_ns - st.first_ns > 30ull * 86400 * 1000000000) {
+        char a[64], b[64];
+        bmt_an_date_text(&r, st.first_ns, a);
+        bmt_an_date_text(&r, st.last_ns, b);
+        bmt_reader_warn(&r, "%s: the events span %.1f days (%s to %s): a corrupt or unusual trace",
+                        dir, (double)(st.last_ns - st.first_ns) / 86400e9, a, b);
+    }
     if (rc < 0) {
         bmt_cli_error("%s: %s", dir, r.error);
     } else {
@@ -220,13 +259,17 @@ int bmt_cmd_stats(int argc, char **argv)
         if (bmt_out_open(&o, 1, 1 << 16) < 0) {
             bmt_cli_error("%s: out of memory; free some memory", dir);
         } else {
-            report(&o, dir, &r, &st, json);
-            if (bmt_out_close(&o) < 0)
+            int rrc = report(&o, dir, &r, &st, json);
+            if (rrc < 0) {
+                bmt_out_close(&o);
+                bmt_cli_error("%s: out of memory; free some memory", dir);
+            } else if (bmt_out_close(&o) < 0)
                 bmt_cli_error("%s: cannot write the output; check the disk or pipe", dir);
             else
                 status = BMT_EXIT_OK;
         }
     }
+    free_stats(&st);
     bmt_reader_close(&r);
     return status;
 }

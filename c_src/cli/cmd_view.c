@@ -3,12 +3,17 @@
  *
  * Why byte-identical: users diff and grep babeltrace2 output in scripts;
  * `view` must be a faster drop-in. The line is
- *   [HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) HOST domain:name: { cpu_id = N }, { f = v, ... }
- * Deltas are between printed lines. The per-tracepoint constant text is
- * built once; wall-clock text is recomputed only when the second changes.
+ *   [HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) HOST[:PROCNAME][:(VPID)] domain:name: { cpu_id = N }, ...
+ * with every scope babeltrace2 prints (print_bt2.c), for any event the
+ * metadata declares, from any of the layouts the reader reads (beamtrace,
+ * LTTng, babeltrace2's own). Deltas are between printed lines. The
+ * per-event-class constant text is built once; wall-clock text is
+ * recomputed only when the second changes. A trace whose time goes
+ * backwards is an error, as it is for babeltrace2, not a huge delta.
  */
 #include "cli.h"
 #include "out.h"
+#include "print_bt2.h"
 #include "reader.h"
 
 #include <getopt.h>
@@ -18,11 +23,20 @@
 
 #define NS_PER_S 1000000000LL
 
-_Static_assert(BMT_TP_COUNT <= 64, "tracepoint masks are 64-bit");
+struct bmt_packet_text {
+    int valid, printed;
+    uint64_t offset;              /* packet it was printed for */
+    unsigned file;
+    size_t len;
+    char text[256];
+};
 
 struct view {
     struct bmt_out out;
-    uint64_t tp_mask;             /* tracepoints to print */
+    struct bmt_packet_text *packets; /* per stream */
+    char **patterns;              /* -t patterns, or none */
+    unsigned pattern_count;
+    uint8_t *selected;            /* per event class (global index): print it */
     char **pids;                  /* normalised pid/port texts to match, or none */
     unsigned pid_count;
     int no_delta, gmt;
@@ -31,10 +45,9 @@ struct view {
     int64_t cached_s;             /* second whose HH:MM:SS is in hms */
     int have_cache;
     char hms[16];
-    char *prefix[BMT_TP_COUNT];   /* "HOST domain:name: { cpu_id = " */
-    size_t prefix_len[BMT_TP_COUNT];
-    const char *host;             /* for warnings */
-    char uuid[37];
+    char **prefix;                /* per event class (global index): "HOST domain:name: " */
+    size_t *prefix_len;
+    unsigned class_count;
 };
 
 static void hms_text(int gmt, int64_t s, char out[16])
@@ -81,6 +94,8 @@ static void put_delta(struct view *v, int64_t wall_ns)
 
 static int pid_matches(const struct view *v, const struct bmt_record *rec)
 {
+    if (rec->tp == BMT_TP_NONE)
+        return 0;
     const struct bmt_tracepoint *t = &bmt_catalogue[rec->tp];
     for (unsigned f = 0; f < t->field_count; f++) {
         if (t->fields[f].kind != BMT_KIND_ID || t->fields[f].type != BMT_FIELD_STRING)
@@ -93,32 +108,46 @@ static int pid_matches(const struct view *v, const struct bmt_record *rec)
     return 0;
 }
 
+static unsigned class_index(const struct bmt_reader *r, const struct bmt_record *rec)
+{
+    return r->streams[rec->stream].trace->event_base + rec->ec->index;
+}
+
+/* The packet context's text ("{ cpu_id = 0 }"), printed once per packet. */
+static void packet_text(struct view *v, const struct bmt_reader *r, unsigned stream)
+{
+    const struct bmt_reader_stream *s = &r->streams[stream];
+    struct bmt_packet_text *p = &v->packets[stream];
+    if (p->valid && p->offset == s->packet && p->file == s->file_index)
+        return;
+    struct bmt_out tmp = {-1, p->text, 0, sizeof p->text, 0};
+    p->printed = bmt_print_bt2_packet(&tmp, r, stream);
+    /* A context too long for the cache (never from beamtrace or LTTng):
+     * printed each time instead. */
+    p->valid = tmp.len < sizeof p->text && !tmp.error;
+    p->len = tmp.len;
+    p->offset = s->packet;
+    p->file = s->file_index;
+}
+
 static void print_event(struct view *v, const struct bmt_reader *r, const struct bmt_record *rec)
 {
     struct bmt_out *o = &v->out;
     int64_t wall_ns = bmt_reader_wall_ns(r, rec->ts_ns);
+    unsigned k = class_index(r, rec);
     put_time(v, wall_ns);
     if (!v->no_delta)
         put_delta(v, wall_ns);
-    bmt_out_mem(o, v->prefix[rec->tp], v->prefix_len[rec->tp]);
-    bmt_out_u64(o, rec->cpu_id);
-    bmt_out_mem(o, " }, { ", 6);
-    const struct bmt_tracepoint *t = &bmt_catalogue[rec->tp];
-    for (unsigned f = 0; f < t->field_count; f++) {
-        if (f)
-            bmt_out_mem(o, ", ", 2);
-        bmt_out_str(o, t->fields[f].name);
-        bmt_out_mem(o, " = ", 3);
-        if (t->fields[f].type == BMT_FIELD_STRING) {
-            bmt_out_bt2_string(o, rec->values[f].str, rec->values[f].len);
-        } else if (t->fields[f].type == BMT_FIELD_S64 && (int64_t)rec->values[f].integer < 0) {
-            bmt_out_char(o, '-');
-            bmt_out_u64(o, -rec->values[f].integer); /* two's complement magnitude */
-        } else {
-            bmt_out_u64(o, rec->values[f].integer);
-        }
+    bmt_out_mem(o, v->prefix[k], v->prefix_len[k]);
+    packet_text(v, r, rec->stream);
+    const struct bmt_packet_text *p = &v->packets[rec->stream];
+    if (p->valid) {
+        bmt_out_mem(o, p->text, p->len);
+        bmt_print_bt2_event(o, r, rec, p->printed);
+    } else {
+        bmt_print_bt2_fields(o, r, rec);
     }
-    bmt_out_mem(o, " }\n", 3);
+    bmt_out_char(o, '\n');
 }
 
 static void warn_time(const struct view *v, const struct bmt_reader *r, uint64_t ts_ns,
@@ -138,6 +167,8 @@ static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
 {
     struct view *v = ctx;
     const struct bmt_reader_stream *s = &r->streams[stream];
+    const struct bmt_trace *t = s->trace;
+    const char *host = t->meta.hostname ? t->meta.hostname : "";
     char t1[32], t2[32], abs[4096];
     /* babeltrace2 names the stream by its absolute path. */
     const char *path = realpath(s->path, abs) ? abs : s->path;
@@ -146,20 +177,20 @@ static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
     if (info->new_discarded_count)
         fprintf(stderr,
                 "WARNING: Tracer discarded %llu event%s between [%s] and [%s] in trace \"%s\" "
-                "(UUID: %s) within stream \"%s\" (stream class ID: 0, stream ID: %llu).\n",
+                "(UUID: %s) within stream \"%s\" (stream class ID: %llu, stream ID: %llu).\n",
                 (unsigned long long)info->new_discarded_count,
-                info->new_discarded_count == 1 ? "" : "s", t1, t2, v->host, v->uuid, path,
-                (unsigned long long)s->stream_instance_id);
+                info->new_discarded_count == 1 ? "" : "s", t1, t2, host, t->uuid_text, path,
+                (unsigned long long)s->sc->id, (unsigned long long)s->stream_instance_id);
     /* babeltrace2 reports a packet gap between the previous packet's end and
      * this one's beginning, and says nothing of packets lost before the first. */
     warn_time(v, r, info->ts_begin_ns, t2);
     if (info->lost_packet_count && !info->first)
         fprintf(stderr,
                 "WARNING: Tracer discarded %llu packet%s between [%s] and [%s] in trace \"%s\" "
-                "(UUID: %s) within stream \"%s\" (stream class ID: 0, stream ID: %llu).\n",
+                "(UUID: %s) within stream \"%s\" (stream class ID: %llu, stream ID: %llu).\n",
                 (unsigned long long)info->lost_packet_count,
-                info->lost_packet_count == 1 ? "" : "s", t1, t2, v->host, v->uuid, path,
-                (unsigned long long)s->stream_instance_id);
+                info->lost_packet_count == 1 ? "" : "s", t1, t2, host, t->uuid_text, path,
+                (unsigned long long)s->sc->id, (unsigned long long)s->stream_instance_id);
 }
 
 /* "<0.66.0>", "0.66.0" -> "<0.66.0>"; ports and other forms kept as given. */
@@ -176,18 +207,58 @@ static char *normalise_pid(const char *arg)
     return p;
 }
 
+/* The per-event-class text after the time: babeltrace2 prints the trace
+ * environment's hostname, procname and vpid (joined by ':') when present. */
 static int build_prefixes(struct view *v, const struct bmt_reader *r)
 {
-    for (int i = 0; i < BMT_TP_COUNT; i++) {
-        size_t n = strlen(r->meta.hostname) + strlen(bmt_catalogue[i].full_name) + 32;
-        if (!(v->prefix[i] = malloc(n)))
-            return -1;
-        v->prefix_len[i] = (size_t)snprintf(v->prefix[i], n, "%s%s%s: { cpu_id = ",
-                                            r->meta.has_hostname ? r->meta.hostname : "",
-                                            r->meta.has_hostname ? " " : "",
-                                            bmt_catalogue[i].full_name);
+    v->class_count = r->event_class_count;
+    v->prefix = calloc(v->class_count + 1, sizeof *v->prefix);
+    v->prefix_len = calloc(v->class_count + 1, sizeof *v->prefix_len);
+    v->selected = calloc(v->class_count + 1, 1);
+    if (!v->prefix || !v->prefix_len || !v->selected)
+        return -1;
+    for (unsigned t = 0; t < r->trace_count; t++) {
+        const struct bmt_meta *m = &r->traces[t].meta;
+        char env[600] = "";
+        size_t n = 0;
+        if (m->hostname)
+            n += (size_t)snprintf(env + n, sizeof env - n, " %s", m->hostname);
+        if (m->procname && n < sizeof env)
+            n += (size_t)snprintf(env + n, sizeof env - n, "%s%s", n ? ":" : " ", m->procname);
+        if (m->has_vpid && n < sizeof env)
+            n += (size_t)snprintf(env + n, sizeof env - n, "%s(%lld)", n ? ":" : " ",
+                                  (long long)m->vpid);
+        for (unsigned e = 0; e < m->event_count; e++) {
+            unsigned k = r->traces[t].event_base + e;
+            const char *name = m->events[e]->name;
+            size_t len = strlen(env) + strlen(name) + 4;
+            if (!(v->prefix[k] = malloc(len)))
+                return -1;
+            /* The time's "] " or delta's ") " already ends in a space. */
+            v->prefix_len[k] = (size_t)snprintf(v->prefix[k], len, "%s%s%s: ",
+                                                env[0] ? env + 1 : "", env[0] ? " " : "", name);
+            v->selected[k] = v->pattern_count == 0;
+            for (unsigned i = 0; i < v->pattern_count; i++)
+                if (bmt_glob_match(v->patterns[i], name))
+                    v->selected[k] = 1;
+        }
     }
     return 0;
+}
+
+/* A -t pattern must match a catalogue tracepoint or an event of the trace. */
+static const char *unmatched_pattern(const struct view *v, const struct bmt_reader *r)
+{
+    for (unsigned i = 0; i < v->pattern_count; i++) {
+        uint64_t mask = 0;
+        int hit = bmt_catalogue_match(v->patterns[i], &mask) > 0;
+        for (unsigned t = 0; !hit && t < r->trace_count; t++)
+            for (unsigned e = 0; !hit && e < r->traces[t].meta.event_count; e++)
+                hit = bmt_glob_match(v->patterns[i], r->traces[t].meta.events[e]->name);
+        if (!hit)
+            return v->patterns[i];
+    }
+    return NULL;
 }
 
 int bmt_cmd_view(int argc, char **argv)
@@ -202,20 +273,20 @@ int bmt_cmd_view(int argc, char **argv)
     };
     struct view v;
     memset(&v, 0, sizeof v);
-    int status = BMT_EXIT_USAGE, opt, any_tp = 0;
-    if (!(v.pids = calloc((size_t)argc, sizeof *v.pids)))
+    int status = BMT_EXIT_USAGE, opt;
+    v.pids = calloc((size_t)argc, sizeof *v.pids);
+    v.patterns = calloc((size_t)argc, sizeof *v.patterns);
+    if (!v.pids || !v.patterns) {
+        free(v.pids);
+        free(v.patterns);
         return BMT_EXIT_FAIL;
+    }
     opterr = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, ":t:p:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 't':
-            any_tp = 1;
-            if (bmt_catalogue_match(optarg, &v.tp_mask) == 0) {
-                bmt_cli_usage_error("view", "tracepoint pattern '%s' matches no tracepoint "
-                                            "(see 'beamtrace list')", optarg);
-                goto out;
-            }
+            v.patterns[v.pattern_count++] = optarg;
             break;
         case 'p':
             if (!(v.pids[v.pid_count] = normalise_pid(optarg))) {
@@ -244,26 +315,32 @@ int bmt_cmd_view(int argc, char **argv)
                             argc - optind);
         goto out;
     }
-    if (!any_tp)
-        v.tp_mask = ~UINT64_C(0);
     const char *dir = argv[optind];
     tzset();
 
     struct bmt_reader r;
     status = BMT_EXIT_FAIL;
     int rc = bmt_reader_open(&r, dir);
-    if (rc == 0 && (build_prefixes(&v, &r) < 0 || bmt_out_open(&v.out, 1, 1 << 20) < 0)) {
+    if (rc == 0 && (!(v.packets = calloc(r.stream_count + 1, sizeof *v.packets)) ||
+                    build_prefixes(&v, &r) < 0 || bmt_out_open(&v.out, 1, 1 << 20) < 0)) {
         snprintf(r.error, sizeof r.error, "out of memory; free some memory");
         rc = -1;
     }
+    const char *bad = rc == 0 ? unmatched_pattern(&v, &r) : NULL;
+    if (bad) {
+        bmt_cli_usage_error("view", "tracepoint pattern '%s' matches no tracepoint of the "
+                                    "catalogue or the trace (see 'beamtrace list')", bad);
+        status = BMT_EXIT_USAGE;
+        bmt_out_close(&v.out);
+        bmt_reader_close(&r);
+        goto out;
+    }
     if (rc == 0) {
-        bmt_ctf_uuid_text(r.meta.uuid, v.uuid);
-        v.host = r.meta.hostname;
         r.on_packet = on_packet;
         r.on_packet_ctx = &v;
         const struct bmt_record *rec;
         while ((rc = bmt_reader_next(&r, &rec)) == 1) {
-            if (!(v.tp_mask >> rec->tp & 1))
+            if (!v.selected[class_index(&r, rec)])
                 continue;
             if (v.pid_count && !pid_matches(&v, rec))
                 continue;
@@ -284,7 +361,12 @@ out:
     for (unsigned i = 0; i < v.pid_count; i++)
         free(v.pids[i]);
     free(v.pids);
-    for (int i = 0; i < BMT_TP_COUNT; i++)
+    free(v.patterns);
+    for (unsigned i = 0; v.prefix && i < v.class_count; i++)
         free(v.prefix[i]);
+    free(v.prefix);
+    free(v.prefix_len);
+    free(v.selected);
+    free(v.packets);
     return status;
 }

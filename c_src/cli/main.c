@@ -9,6 +9,18 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* The options every analysis and export takes (analysis.h: the scope). */
+#define SCOPE_HELP \
+     "      --begin TIME            count from TIME: HH:MM:SS[.nnn] or\n" \
+     "                              YYYY-MM-DD HH:MM:SS[.nnn] (local, Z for UTC), or\n" \
+     "                              +DURATION after the first event (+2s, +250ms)\n" \
+     "      --end TIME              stop at TIME (same forms)\n" \
+     "  -p, --pid PID|NAME          only this process: <0.66.0>, 0.66.0, or a\n" \
+     "                              registered name or label it ever had (repeatable)\n" \
+     "      --name PATTERN          only processes whose name, label or initial call\n" \
+     "                              matches PATTERN ('*' wildcards; OTP's or Elixir's\n" \
+     "                              spelling, e.g. 'rabbit_channel*', 'MyApp.*')\n"
+
 /* The vsn of src/beamtrace.app.src, passed by the Makefile (the one
  * version source); a build outside the Makefile (the sanitizer builds of
  * the tests) says so instead. */
@@ -21,7 +33,9 @@ static const struct bmt_cli_command commands[] = {
      "usage: beamtrace view DIR [options]\n"
      "\n"
      "Prints the events of the trace in DIR in time order, one line each, exactly\n"
-     "as `babeltrace2 DIR` does. Discarded events are reported on stderr.\n"
+     "as `babeltrace2 DIR` does: beamtrace's traces, LTTng's (DIR may be the session\n"
+     "directory) and babeltrace2's CTF output alike. Discarded events are reported\n"
+     "on stderr; a last packet cut short is skipped with one warning.\n"
      "\n"
      "  -t, --tracepoint PATTERN  only events whose domain:name matches PATTERN\n"
      "                            ('*' matches any run of characters; repeatable),\n"
@@ -53,77 +67,100 @@ static const struct bmt_cli_command commands[] = {
      "      --format FORMAT  text (default) or json\n"
      "  -h, --help           show this help\n",
      bmt_cmd_stats},
-    {"calls", "per function call counts, time and latency percentiles",
+    {"calls", "per function calls, latency percentiles, where the time went",
      "usage: beamtrace calls DIR [options]\n"
      "\n"
      "Rebuilds each process's call stack from function_call, function_return and\n"
-     "function_exception events and prints, per function (m:f/a): finished calls,\n"
-     "calls still open at process exit or trace end (UNFIN), calls ended by an\n"
-     "exception (EXC), total (inclusive) and own (exclusive) time, and latency\n"
+     "function_exception events and prints, per function (m:f/a, Elixir modules as\n"
+     "Elixir writes them): finished calls, calls cut by the window or open at\n"
+     "process exit or trace end (UNFIN), calls ended by an exception (EXC), total\n"
+     "(inclusive) time, own time (OWN CPU: minus the time the process was seen off\n"
+     "CPU; OWN WALL when the trace has no scheduling events), and latency\n"
      "p50/p90/p99/p99.9/max (within 1%), largest total first. Record with\n"
      "erlang:trace_pattern(MFA, [{'_',[],[{return_trace},{exception_trace}]}], [local]).\n"
      "\n"
+     "      --breakdown             where each function's time went: on CPU, runnable\n"
+     "                              (ready, not running), waiting for a message, GC;\n"
+     "                              sums, per-call p50/p99, and the slowest calls with\n"
+     "                              their process. Needs the running, 'receive' and\n"
+     "                              garbage_collection flags on the callers and send\n"
+     "                              on whoever messages them; says what is missing\n"
+     "      --slowest N             how many slowest calls --breakdown lists (10)\n"
      "      --slower-than DURATION  first list every call longer than DURATION\n"
-     "                              (e.g. 1ms, 250us, 2s, 800ns) with its pid, start\n"
-     "                              and end times, as it ends\n"
+     "                              (e.g. 1ms, 250us, 2s, 800ns) with its process,\n"
+     "                              start and end times, as it ends\n"
      "      --by pid                one row per process and function\n"
      "      --top N                 only the N largest rows\n"
+     SCOPE_HELP
      "      --format FORMAT         text (default) or json (times in ns)\n"
      "  -h, --help                  show this help\n",
      bmt_cmd_calls},
     {"sched", "message send -> receiver scheduled-in latency histogram",
-     "usage: beamtrace sched DIR [--format text|json]\n"
+     "usage: beamtrace sched DIR [options]\n"
      "\n"
-     "For each message_send to a pid (or a name registered in the trace), the time\n"
-     "until the receiver is next scheduled in (process_scheduled type in): the\n"
-     "earliest unconsumed send per receiver counts. Prints a DTrace quantize\n"
-     "histogram in ns (power-of-two value, @-bar distribution, count) and\n"
-     "p50/p90/p99/max. Record with the send and running flags.\n"
+     "For message_send events to a pid (or to a name registered in the trace), the\n"
+     "time until the receiver is next scheduled in (process_scheduled in), as a\n"
+     "DTrace quantize histogram in ns (power-of-two value, @-bar distribution,\n"
+     "count) and p50/p90/p99/max. Record with the send and running flags.\n"
      "\n"
-     "      --format FORMAT  text (default) or json\n"
-     "  -h, --help           show this help\n",
+     "      --from first            (default) from the oldest send the receiver has\n"
+     "                              not run since: how long its oldest waiting message\n"
+     "                              waited, backlog included\n"
+     "      --from last             from the latest such send, as the D script and\n"
+     "                              scripts/send-to-sched.bt: the last hop only\n"
+     SCOPE_HELP
+     "      --format FORMAT         text (default) or json\n"
+     "  -h, --help                  show this help\n",
      bmt_cmd_sched},
     {"procs", "spawns and exits per second, exit reasons, lifetimes",
-     "usage: beamtrace procs DIR [--format text|json]\n"
+     "usage: beamtrace procs DIR [options]\n"
      "\n"
-     "Births and deaths: process_spawn and process_exit counts per second of\n"
-     "trace, exit reasons by count, and the ten longest- and shortest-lived\n"
-     "processes (spawn to exit). Record with the procs flag (and set_on_spawn).\n"
+     "Births and deaths: process_spawn and process_exit counts per second (seconds\n"
+     "with any), exit reasons by count, and the ten longest- and shortest-lived\n"
+     "processes (spawn to exit) with their names. Record with the procs flag (and\n"
+     "set_on_spawn).\n"
      "\n"
-     "      --format FORMAT  text (default) or json\n"
-     "  -h, --help           show this help\n",
+     SCOPE_HELP
+     "      --format FORMAT         text (default) or json\n"
+     "  -h, --help                  show this help\n",
      bmt_cmd_procs},
     {"gc", "garbage collection pauses, words reclaimed, top collectors",
-     "usage: beamtrace gc DIR [--format text|json]\n"
+     "usage: beamtrace gc DIR [options]\n"
      "\n"
      "Pause of each collection (gc_minor_start -> gc_minor_end, gc_major_start ->\n"
      "gc_major_end of the same process) as quantize histograms in ns with\n"
      "percentiles, minor and major apart; words reclaimed; the ten processes with\n"
      "the largest total pause. Record with the garbage_collection flag.\n"
      "\n"
-     "      --format FORMAT  text (default) or json\n"
-     "  -h, --help           show this help\n",
+     SCOPE_HELP
+     "      --format FORMAT         text (default) or json\n"
+     "  -h, --help                  show this help\n",
      bmt_cmd_gc},
-    {"flame", "flame graph of time per call stack (SVG or folded stacks)",
+    {"flame", "flame graph: on-CPU time per call stack, off-CPU as frames",
      "usage: beamtrace flame DIR [options]\n"
      "\n"
-     "Rebuilds call stacks as `calls` does and aggregates self time per distinct\n"
-     "stack: the counts sum to the time spent in root-level traced calls. The root\n"
-     "frame is the process (\"<0.66.0>\" or \"<0.66.0> name\" once registered).\n"
-     "Default output: a self-contained interactive SVG (click a frame to zoom,\n"
-     "hover for times, \"Reset zoom\" to go back).\n"
+     "Rebuilds call stacks as `calls` does. A function's frame is as wide as the\n"
+     "time its process ran on a CPU in it; time off CPU is drawn as distinct\n"
+     "[runnable] and [waiting] frames above it, collections as [gc] (without\n"
+     "process_scheduled events all time is wall time, charged to the function).\n"
+     "The counts sum to the time spent in root-level traced calls. The root frame\n"
+     "is the process (\"<0.66.0> name\"). Default output: a self-contained\n"
+     "interactive SVG (click a frame to zoom, hover for times).\n"
      "\n"
-     "      --folded           print folded stacks instead (root;...;leaf COUNT),\n"
-     "                         for flamegraph.pl, speedscope or grep\n"
-     "      --unit us|ns       unit of folded counts (default us, rounded)\n"
-     "      --merge-processes  no process root frame: merge all processes\n"
-     "  -o, --output FILE      write to FILE instead of stdout\n"
-     "      --title TEXT       SVG title\n"
-     "      --width PIXELS     SVG width (default 1200)\n"
-     "  -h, --help             show this help\n",
+     "      --on-cpu                on-CPU time only (no off-CPU frames)\n"
+     "      --off-cpu               off-CPU time only ([runnable], [waiting] frames)\n"
+     "      --folded                print folded stacks instead (root;...;leaf COUNT),\n"
+     "                              for flamegraph.pl, speedscope or grep\n"
+     "      --unit us|ns            unit of folded counts (default us, rounded)\n"
+     "      --merge-processes       no process root frame: merge all processes\n"
+     "  -o, --output FILE           write to FILE instead of stdout\n"
+     "      --title TEXT            SVG title\n"
+     "      --width PIXELS          SVG width (default 1200)\n"
+     SCOPE_HELP
+     "  -h, --help                  show this help\n",
      bmt_cmd_flame},
     {"export", "Chrome Trace Event JSON for Perfetto and chrome://tracing",
-     "usage: beamtrace export --format chrome DIR [-o FILE]\n"
+     "usage: beamtrace export --format chrome DIR [-o FILE] [options]\n"
      "\n"
      "Writes the trace as Chrome Trace Event JSON (open it in ui.perfetto.dev or\n"
      "chrome://tracing). Group \"BEAM calls and events\" (pid 1) has one track per\n"
@@ -132,23 +169,27 @@ static const struct bmt_cli_command commands[] = {
      "1 ns slices for sends and receives, and flow arrows from each send to its\n"
      "receive (same receiver and message, first in first out). Group \"BEAM\n"
      "scheduling\" (pid 2) has the scheduled-in periods of the same processes.\n"
-     "Times are microseconds since the first event.\n"
+     "Times are microseconds since the window's start. Use --begin/--end to keep a\n"
+     "busy node's export small enough for a browser.\n"
      "\n"
-     "      --format chrome  the output format (the only one, and the default)\n"
-     "  -o, --output FILE    write to FILE instead of stdout\n"
-     "  -h, --help           show this help\n",
+     "      --format chrome         the output format (the only one, and the default)\n"
+     "  -o, --output FILE           write to FILE instead of stdout\n"
+     SCOPE_HELP
+     "  -h, --help                  show this help\n",
      bmt_cmd_export},
     {"report", "one self-contained HTML page: summary, histograms, flame graph",
-     "usage: beamtrace report DIR -o FILE\n"
+     "usage: beamtrace report DIR -o FILE [options]\n"
      "\n"
      "Reads the trace once and writes one HTML page (no network needed): the\n"
      "summary and events per tracepoint, the send -> scheduled-in latency, GC pause\n"
      "and top functions' call latency histograms (inline SVG), the top functions\n"
-     "table, processes and exit reasons, the flame graph (click to zoom) and a\n"
-     "timeline of when the first 24 processes ran.\n"
+     "with where their time went, processes and exit reasons, the flame graph\n"
+     "(click to zoom) and a timeline of when the busiest processes ran (bars:\n"
+     "the share of each time slice they ran; lives end at exit).\n"
      "\n"
-     "  -o, --output FILE  the HTML file to write (required)\n"
-     "  -h, --help         show this help\n",
+     "  -o, --output FILE           the HTML file to write (required)\n"
+     SCOPE_HELP
+     "  -h, --help                  show this help\n",
      bmt_cmd_report},
     {"record", "trace a running node from outside, with nothing installed on it",
      "usage: beamtrace record --node NAME [options]\n"
@@ -191,24 +232,42 @@ static const struct bmt_cli_command commands[] = {
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
+void bmt_cli_error_line(const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bmt_cli_line(prefix, fmt, ap);
+    va_end(ap);
+}
+
+void bmt_cli_line(const char *prefix, const char *fmt, va_list ap)
+{
+    char buf[2048];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    /* One line, whatever a file name or a corrupt trace put in the message. */
+    for (char *c = buf; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    fprintf(stderr, "%s%s\n", prefix, buf);
+}
+
 void bmt_cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("beamtrace: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    bmt_cli_line("beamtrace: ", fmt, ap);
     va_end(ap);
 }
 
 int bmt_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
+    char msg[1024], prefix[64];
     va_start(ap, fmt);
-    fprintf(stderr, "beamtrace: %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "; run 'beamtrace %s --help' for usage\n", cmd);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    snprintf(prefix, sizeof prefix, "beamtrace: %s: ", cmd);
+    bmt_cli_error_line(prefix, "%s; run 'beamtrace %s --help' for usage", msg, cmd);
     return BMT_EXIT_USAGE;
 }
 
@@ -234,8 +293,8 @@ static void print_help(FILE *f)
 {
     fputs("usage: beamtrace <command> [options]\n"
           "\n"
-          "Reads traces recorded by beamtrace (CTF 1.8 directories of\n"
-          "org_erlang_dyntrace events).\n"
+          "Reads traces recorded by beamtrace or LTTng (CTF 1.8 directories of\n"
+          "org_erlang_dyntrace events), and babeltrace2's CTF output of them.\n"
           "\n"
           "commands:\n", f);
     for (size_t i = 0; i < COMMAND_COUNT; i++)

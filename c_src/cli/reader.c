@@ -1,30 +1,35 @@
-/* Trace directory reader (contract in reader.h).
+/* Reading a trace's packets and events, in file order or merged in time
+ * order (contract in reader.h; opening and closing: reader_open.c).
  *
- * Bounds discipline: every offset is compared against the mapping size or
- * the current packet's content end before the bytes are loaded, and sizes
- * read from the file are compared in their own units before any addition,
- * so a hostile 64-bit size cannot overflow an offset.
+ * Bounds discipline: decode.c checks every field against the packet's
+ * content end (or the file's end while the packet header and context are
+ * read); sizes read from the file are compared in their own units before
+ * any addition, so a hostile 64-bit size cannot overflow an offset.
+ * Memory: the file mappings are the only thing that grows with the trace,
+ * and every stream hands its mapping back behind its current packet.
  */
-#define _GNU_SOURCE /* strverscmp */
 #include "reader.h"
 #include "catalogue.h"
+#include "cli.h"
+#include "decode.h"
+#include "reader_priv.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#define METADATA_MAX_BYTES (64u << 20)
+/* Give mapped pages back in steps of this many bytes (per stream). */
+#define RELEASE_BYTES (8u << 20)
+/* A packet running past the end of its file is "the last packet, cut
+ * short" when it is no larger than this or than four times the stream's
+ * largest complete packet; a larger claim is corruption. */
+#define PLAUSIBLE_PACKET_BYTES (64ull << 20)
 
-static int fail(struct bmt_reader *r, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(struct bmt_reader *r, int rc, const char *fmt, ...)
+int bmt_reader_fail(struct bmt_reader *r, int rc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -33,320 +38,329 @@ static int fail(struct bmt_reader *r, int rc, const char *fmt, ...)
     return rc;
 }
 
-static const char TRUNCATED_FIX[] =
-    "the file is truncated or corrupt (was the recording cut short?): copy the trace "
-    "again, or move the damaged stream file out of the directory to read the rest";
-
-static int read_metadata(struct bmt_reader *r)
+void bmt_reader_warn(struct bmt_reader *r, const char *fmt, ...)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/metadata", r->dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        if (e == ENOENT)
-            return fail(r, -ENOENT, "no metadata file; this is not a trace directory: pass a "
-                                    "directory written by beamtrace (it holds `metadata` and "
-                                    "channel0_* files)");
-        return fail(r, -e, "cannot open metadata: %s; check the directory's permissions",
-                    strerror(e));
+    va_list ap;
+    bmt_progress_clear(&r->progress);
+    va_start(ap, fmt);
+    bmt_cli_line("beamtrace: warning: ", fmt, ap);
+    va_end(ap);
+}
+
+static const char CORRUPT_FIX[] =
+    "the file is damaged: copy the trace again, or move the damaged stream file out of the "
+    "directory to read the rest";
+
+/* ---- packets ---- */
+
+/* Reader time of `cycles` of trace `t`'s clock; -1 when beyond
+ * r->max_ts_ns. */
+static int to_ns(const struct bmt_reader *r, const struct bmt_trace *t, uint64_t cycles,
+                 uint64_t *ns)
+{
+    if (t->freq_hz == NS_PER_S) {
+        uint64_t v;
+        if (__builtin_add_overflow(cycles, t->delta_ns, &v) || v > r->max_ts_ns)
+            return -1;
+        *ns = v;
+        return 0;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > METADATA_MAX_BYTES) {
-        close(fd);
-        return fail(r, -EINVAL, "metadata is not a regular file of at most %u MiB; the trace "
-                                "directory is damaged: re-record it", METADATA_MAX_BYTES >> 20);
-    }
-    size_t size = (size_t)st.st_size, got = 0;
-    char *text = malloc(size + 1);
-    if (!text) {
-        close(fd);
-        return fail(r, -ENOMEM, "out of memory reading metadata; free some memory");
-    }
-    while (got < size) {
-        ssize_t n = read(fd, text + got, size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd);
-    text[got] = '\0';
-    char err[BMT_META_ERROR_BYTES];
-    int rc = bmt_meta_parse(&r->meta, text, got, err);
-    free(text);
-    if (rc == -ENOMEM)
-        return fail(r, rc, "out of memory parsing metadata; free some memory");
-    if (rc < 0)
-        return fail(r, rc, "metadata: %s", err);
+    unsigned __int128 v = t->freq_hz == NS_PER_S
+                              ? cycles
+                              : (unsigned __int128)cycles * NS_PER_S / t->freq_hz;
+    v += t->delta_ns;
+    if (v > r->max_ts_ns)
+        return -1;
+    *ns = (uint64_t)v;
     return 0;
 }
 
-static int by_version(const void *a, const void *b)
+static void release_behind(struct bmt_reader_stream *s, uint64_t off)
 {
-    return strverscmp(*(char *const *)a, *(char *const *)b);
+    static long page;
+    if (!page)
+        page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+    uint64_t upto = off & ~(uint64_t)(page - 1);
+    if (upto < s->released_bytes + RELEASE_BYTES)
+        return;
+    madvise((void *)(uintptr_t)(s->map + s->released_bytes), upto - s->released_bytes,
+            MADV_DONTNEED);
+    s->released_bytes = upto;
 }
 
-/* Lists the stream files of the directory, sorted so channel0_2 < channel0_10. */
-static int list_streams(struct bmt_reader *r, char ***names_out, unsigned *count_out)
+/* The last packet of a stream runs past the end of the file: warn, skip it,
+ * end the stream. */
+static int cut_short(struct bmt_reader *r, struct bmt_reader_stream *s, uint64_t off,
+                     uint64_t declared_bytes)
 {
-    DIR *d = opendir(r->dir);
-    if (!d) {
-        int e = errno;
-        if (e == ENOENT)
-            return fail(r, -e, "no such directory; check the path");
-        if (e == ENOTDIR)
-            return fail(r, -e, "not a directory; pass the trace directory (the one that holds "
-                               "`metadata`)");
-        return fail(r, -e, "cannot open the directory: %s; check its permissions", strerror(e));
-    }
-    char **names = NULL;
-    unsigned count = 0, cap = 0;
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.' || strcmp(de->d_name, "metadata") == 0)
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        if (count == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **grown = realloc(names, cap * sizeof *names);
-            if (!grown) {
-                rc = -ENOMEM;
-                break;
-            }
-            names = grown;
-        }
-        if (!(names[count] = strdup(de->d_name))) {
-            rc = -ENOMEM;
-            break;
-        }
-        count++;
-    }
-    closedir(d);
-    if (rc < 0) {
-        for (unsigned i = 0; i < count; i++)
-            free(names[i]);
-        free(names);
-        return fail(r, rc, "out of memory listing the directory; free some memory");
-    }
-    if (count)
-        qsort(names, count, sizeof *names, by_version);
-    *names_out = names;
-    *count_out = count;
+    uint64_t left = s->size_bytes - off;
+    s->skipped_bytes += left;
+    s->next_packet = s->size_bytes; /* the stream goes on in its next file, if any */
+    s->pos_bits = s->content_bits = 0;
+    if (declared_bytes)
+        bmt_reader_warn(r, "%s: the last packet (byte %llu) is cut short: %llu of its %llu bytes "
+                        "are in the file; skipped those %llu bytes (the recording was interrupted "
+                        "or the copy is incomplete)", s->path, (unsigned long long)off,
+                        (unsigned long long)left, (unsigned long long)declared_bytes,
+                        (unsigned long long)left);
+    else
+        bmt_reader_warn(r, "%s: the file ends inside the last packet's header (byte %llu); "
+                        "skipped its %llu bytes (the recording was interrupted or the copy is "
+                        "incomplete)", s->path, (unsigned long long)off, (unsigned long long)left);
     return 0;
 }
 
-static int map_stream(struct bmt_reader *r, struct bmt_reader_stream *s, const char *name)
+static const char *decode_reason(const struct bmt_decode *d)
 {
-    size_t len = strlen(r->dir) + strlen(name) + 2;
-    if (!(s->path = malloc(len)))
-        return fail(r, -ENOMEM, "out of memory; free some memory");
-    snprintf(s->path, len, "%s/%s", r->dir, name);
-    s->file = s->path + strlen(r->dir) + 1;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        return fail(r, -e, "%s: cannot open: %s; check its permissions", name, strerror(e));
+    switch (d->error) {
+    case BMT_DEC_NO_NUL: return "has no terminating NUL";
+    case BMT_DEC_BAD_TAG: return "is a variant whose tag selects no option";
+    case BMT_DEC_TOO_LONG: return "is an array of empty elements too long to be real";
+    default: return "runs past the end";
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return fail(r, -e, "%s: cannot stat: %s; check the file system", name, strerror(e));
-    }
-    s->size_bytes = (size_t)st.st_size;
-    if (s->size_bytes > 0) {
-        void *m = mmap(NULL, s->size_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            int e = errno;
-            close(fd);
-            s->size_bytes = 0;
-            return fail(r, -e, "%s: cannot map: %s; check free address space and the file",
-                        name, strerror(e));
-        }
-        madvise(m, s->size_bytes, MADV_SEQUENTIAL);
-        s->map = m;
-    }
-    close(fd);
-    return 0;
 }
 
-int bmt_reader_open(struct bmt_reader *r, const char *dir)
-{
-    memset(r, 0, sizeof *r);
-    r->dir = dir;
-    r->popped = -1;
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        int e = errno;
-        if (e == ENOENT)
-            return fail(r, -e, "no such directory; check the path");
-        return fail(r, -e, "cannot access: %s; check the path and its permissions", strerror(e));
-    }
-    if (!S_ISDIR(st.st_mode))
-        return fail(r, -ENOTDIR, "not a directory; pass the trace directory (the one that "
-                                 "holds `metadata`)");
-    int rc = read_metadata(r);
-    if (rc < 0)
-        return rc;
-    if (__builtin_mul_overflow(r->meta.clock_offset_s, (int64_t)1000000000, &r->wall_offset_ns) ||
-        __builtin_add_overflow(r->wall_offset_ns, r->meta.clock_offset_ns, &r->wall_offset_ns))
-        return fail(r, -EINVAL, "metadata: the clock offset overflows 64-bit nanoseconds; the "
-                                "metadata is corrupt: re-record the trace");
-
-    r->max_ts_ns = r->wall_offset_ns >= 0 ? (uint64_t)(INT64_MAX - r->wall_offset_ns)
-                                          : (uint64_t)INT64_MAX;
-    char **names = NULL;
-    unsigned count = 0;
-    if ((rc = list_streams(r, &names, &count)) < 0)
-        return rc;
-    r->streams = calloc(count ? count : 1, sizeof *r->streams);
-    r->heap = calloc(count ? count : 1, sizeof *r->heap);
-    if (!r->streams || !r->heap)
-        rc = fail(r, -ENOMEM, "out of memory; free some memory");
-    for (unsigned i = 0; i < count; i++) {
-        if (rc == 0) {
-            rc = map_stream(r, &r->streams[i], names[i]);
-            r->stream_count = i + 1;
-        }
-        free(names[i]);
-    }
-    free(names);
-    return rc;
-}
-
-/* Enters the packet at s->next_packet after validating its header. */
+/* Enters the packet at s->next_packet after validating its header and
+ * context. Returns 0 (s->ended set when there is nothing more to read) or
+ * -EINVAL. */
 static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsigned idx)
 {
-    size_t off = s->next_packet, left = s->size_bytes - off;
-    const uint8_t *p = s->map + off;
-    if (left < BMT_PKT_HEADER_BYTES)
-        return fail(r, -EINVAL, "%s: ends inside a packet header at byte %zu (%zu of %d bytes); %s",
-                    s->file, off, left, BMT_PKT_HEADER_BYTES, TRUNCATED_FIX);
-    uint32_t magic = bmt_get_u32(p + BMT_PKT_MAGIC);
-    if (magic != BMT_CTF_MAGIC)
-        return fail(r, -EINVAL, "%s: packet at byte %zu has magic 0x%08x, not 0x%08x; %s",
-                    s->file, off, magic, BMT_CTF_MAGIC,
+    const struct bmt_meta *m = &s->trace->meta;
+    uint64_t off = s->next_packet, left = s->size_bytes - off;
+    release_behind(s, off);
+    bmt_progress_update(&r->progress, r->done_bytes, r->total_bytes);
+    struct bmt_decode d;
+    memset(&d, 0, sizeof d);
+    d.base = s->map + off;
+    d.end = left > UINT64_MAX / 8 ? UINT64_MAX : left * 8;
+    d.vals = s->vals;
+    d.clock = s->clock;
+    if (m->packet_header && bmt_decode(&d, m->packet_header) < 0) {
+        /* Cut short inside the header: the file's last packet when it got
+         * as far as a good magic number (or follows other packets). */
+        if (d.error == BMT_DEC_PAST_END &&
+            (off > 0 || (d.seen >> BMT_M_MAGIC & 1 && d.meaning[BMT_M_MAGIC] == BMT_CTF_MAGIC)))
+            return cut_short(r, s, off, 0);
+        return bmt_reader_fail(r, -EINVAL, "%s: the packet header at byte %llu %s of the file; %s", s->path,
+                    (unsigned long long)off, d.error == BMT_DEC_PAST_END ? "runs past the end"
+                                                                         : decode_reason(&d),
                     off == 0 ? "this file is not a CTF stream: move it out of the trace directory"
-                             : TRUNCATED_FIX);
-    if (memcmp(p + BMT_PKT_UUID, r->meta.uuid, BMT_CTF_UUID_BYTES) != 0)
-        return fail(r, -EINVAL, "%s: packet at byte %zu has a uuid other than the metadata's; "
-                                "the file belongs to another trace: move it to its own trace "
-                                "directory", s->file, off);
-    uint64_t content_bits = bmt_get_u64(p + BMT_PKT_CONTENT_SIZE);
-    uint64_t packet_bits = bmt_get_u64(p + BMT_PKT_PACKET_SIZE);
-    if (content_bits % 8 || packet_bits % 8)
-        return fail(r, -EINVAL, "%s: packet at byte %zu has a content or packet size of %llu/%llu "
-                                "bits, not whole bytes; %s", s->file, off,
-                    (unsigned long long)content_bits, (unsigned long long)packet_bits,
-                    TRUNCATED_FIX);
-    uint64_t content = content_bits / 8, packet = packet_bits / 8;
-    if (content < BMT_PKT_HEADER_BYTES || packet < content)
-        return fail(r, -EINVAL, "%s: packet at byte %zu declares %llu content bytes in a %llu-byte "
-                                "packet, less than its own header or content; %s", s->file, off,
-                    (unsigned long long)content, (unsigned long long)packet, TRUNCATED_FIX);
-    if (packet > left)
-        return fail(r, -EINVAL, "%s: packet at byte %zu declares %llu bytes but only %zu remain "
-                                "in the file; %s", s->file, off, (unsigned long long)packet, left,
-                    TRUNCATED_FIX);
+                             : CORRUPT_FIX);
+    }
+    if ((d.seen >> BMT_M_MAGIC & 1) && d.meaning[BMT_M_MAGIC] != BMT_CTF_MAGIC)
+        return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has magic 0x%08llx, not 0x%08x; %s",
+                    s->path, (unsigned long long)off, (unsigned long long)d.meaning[BMT_M_MAGIC],
+                    BMT_CTF_MAGIC,
+                    off == 0 ? "this file is not a CTF stream: move it out of the trace directory"
+                             : CORRUPT_FIX);
+    if (d.uuid && m->has_uuid && memcmp(d.uuid, m->uuid, BMT_CTF_UUID_BYTES) != 0)
+        return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has a uuid other than the metadata's; the "
+                    "file belongs to another trace: move it to its own trace directory", s->path,
+                    (unsigned long long)off);
+    const struct bmt_ctf_stream_class *sc =
+        bmt_meta_stream(m, d.seen >> BMT_M_STREAM_ID & 1, d.meaning[BMT_M_STREAM_ID]);
+    if (!sc)
+        return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu names stream class %llu, which the "
+                    "metadata does not declare; %s", s->path, (unsigned long long)off,
+                    (unsigned long long)d.meaning[BMT_M_STREAM_ID], CORRUPT_FIX);
+    if (sc->packet_context && bmt_decode(&d, sc->packet_context) < 0) {
+        if (d.error == BMT_DEC_PAST_END)
+            return cut_short(r, s, off, 0);
+        return bmt_reader_fail(r, -EINVAL, "%s: the packet context at byte %llu %s; %s", s->path,
+                    (unsigned long long)off, decode_reason(&d), CORRUPT_FIX);
+    }
+    int has_p = d.seen >> BMT_M_PACKET_SIZE & 1, has_c = d.seen >> BMT_M_CONTENT_SIZE & 1;
+    uint64_t packet_bits = d.meaning[BMT_M_PACKET_SIZE], content_bits = d.meaning[BMT_M_CONTENT_SIZE];
+    if (!has_p && !has_c)
+        packet_bits = content_bits = d.end; /* no sizes: the file is one packet */
+    else if (!has_p)
+        packet_bits = content_bits;
+    else if (!has_c)
+        content_bits = packet_bits;
+    /* A size in bits that is not whole bytes: the next packet starts at the
+     * byte below, but the partial byte must still be in the file (babeltrace2
+     * reads it as padding). */
+    if (packet_bits % 8 && packet_bits / 8 + 1 > left && packet_bits / 8 <= left)
+        return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has a size of %llu bits, which runs past "
+                    "the end of the file; %s", s->path, (unsigned long long)off,
+                    (unsigned long long)packet_bits, CORRUPT_FIX);
+    if (content_bits > packet_bits || content_bits < d.pos)
+        return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu declares %llu content bits in a %llu-bit "
+                    "packet whose header and context take %llu; %s", s->path,
+                    (unsigned long long)off, (unsigned long long)content_bits,
+                    (unsigned long long)packet_bits, (unsigned long long)d.pos, CORRUPT_FIX);
+    uint64_t packet_bytes = packet_bits / 8;
+    if (packet_bytes > left) {
+        uint64_t plausible = s->largest_packet_bytes > PLAUSIBLE_PACKET_BYTES / 4
+                                 ? 4 * s->largest_packet_bytes : PLAUSIBLE_PACKET_BYTES;
+        if (packet_bytes <= plausible)
+            return cut_short(r, s, off, packet_bytes);
+        return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu declares %llu bytes but only %llu remain "
+                    "in the file; %s", s->path, (unsigned long long)off,
+                    (unsigned long long)packet_bytes, (unsigned long long)left, CORRUPT_FIX);
+    }
+    if (packet_bytes > s->largest_packet_bytes)
+        s->largest_packet_bytes = packet_bytes;
 
     struct bmt_packet_info info;
-    info.ts_begin_ns = bmt_get_u64(p + BMT_PKT_TS_BEGIN);
-    info.ts_end_ns = bmt_get_u64(p + BMT_PKT_TS_END);
-    info.seq_num = bmt_get_u64(p + BMT_PKT_SEQ_NUM);
-    info.events_discarded = bmt_get_u64(p + BMT_PKT_EVENTS_DISCARDED);
+    memset(&info, 0, sizeof info);
+    /* timestamp_end 0 means "not known" (lttng-crash writes such packets);
+     * babeltrace2 ignores it too. */
+    int has_begin = d.seen >> BMT_M_TS_BEGIN & 1,
+        has_end = (d.seen >> BMT_M_TS_END & 1) && d.meaning[BMT_M_TS_END] != 0;
+    uint64_t begin_ns = s->last_ns, end_ns = UINT64_MAX;
+    if ((has_begin && to_ns(r, s->trace, d.meaning[BMT_M_TS_BEGIN], &begin_ns) < 0) ||
+        (has_end && to_ns(r, s->trace, d.meaning[BMT_M_TS_END], &end_ns) < 0))
+        return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has a time beyond what 64-bit nanoseconds "
+                    "since the epoch can hold; %s", s->path, (unsigned long long)off, CORRUPT_FIX);
+    if (s->packet_count && begin_ns < s->last_ns)
+        return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu begins %llu ns before the previous packet "
+                    "or event of its stream: time goes backwards; %s", s->path,
+                    (unsigned long long)off, (unsigned long long)(s->last_ns - begin_ns),
+                    CORRUPT_FIX);
+    if (has_end && end_ns < begin_ns)
+        return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu ends %llu ns before it begins: time goes "
+                    "backwards; %s", s->path, (unsigned long long)off,
+                    (unsigned long long)(begin_ns - end_ns), CORRUPT_FIX);
+    if (has_begin)
+        s->clock = d.meaning[BMT_M_TS_BEGIN];
+    s->last_ns = begin_ns;
+    s->packet_end_ns = end_ns;
+    info.ts_begin_ns = begin_ns;
+    info.ts_end_ns = has_end ? end_ns : begin_ns;
+    info.seq_num = d.meaning[BMT_M_SEQ_NUM];
+    info.events_discarded = d.meaning[BMT_M_DISCARDED];
     info.first = s->packet_count == 0;
+    s->has_seq = d.seen >> BMT_M_SEQ_NUM & 1;
     if (info.first) {
-        s->stream_instance_id = bmt_get_u64(p + BMT_PKT_STREAM_INSTANCE_ID);
+        s->stream_instance_id = d.meaning[BMT_M_STREAM_INSTANCE_ID];
+        s->first_seq = info.seq_num;
+        s->first_packet_begin_ns = begin_ns;
+        s->first_begin_pending = !has_begin;
         /* Packets are numbered from 0 per stream: a later first packet means
          * the oldest ones were overwritten (flight recorder). */
-        info.lost_packet_count = info.seq_num;
+        info.lost_packet_count = s->has_seq ? info.seq_num : 0;
         info.prev_ts_end_ns = info.ts_begin_ns;
     } else {
-        info.lost_packet_count = info.seq_num > s->last_seq + 1 ? info.seq_num - s->last_seq - 1 : 0;
+        info.lost_packet_count =
+            s->has_seq && info.seq_num > s->last_seq + 1 ? info.seq_num - s->last_seq - 1 : 0;
         info.prev_ts_end_ns = s->last_ts_end_ns;
     }
     info.new_discarded_count =
         info.events_discarded > s->discarded_count ? info.events_discarded - s->discarded_count : 0;
+    s->sc = sc;
     s->discarded_count = info.events_discarded;
     s->lost_packet_count += info.lost_packet_count;
     s->last_seq = info.seq_num;
     s->last_ts_end_ns = info.ts_end_ns;
     s->packet_count++;
-    s->cpu_id = bmt_get_u32(p + BMT_PKT_CPU_ID);
-    s->cursor = off + BMT_PKT_HEADER_BYTES;
-    s->content_end = off + (size_t)content;
-    s->next_packet = off + (size_t)packet;
+    s->cpu_id = 0;
+    if (sc->packet_context) {
+        const struct bmt_ctf_member *cpu = bmt_ctf_member(sc->packet_context, "cpu_id");
+        if (cpu && (cpu->type->kind == BMT_CTF_INT || cpu->type->kind == BMT_CTF_ENUM))
+            s->cpu_id = (uint32_t)s->vals[cpu->type->slot].integer;
+    }
+    s->packet = off;
+    s->pos_bits = d.pos;
+    s->content_bits = content_bits;
+    s->next_packet = off + packet_bytes;
+    r->done_bytes += packet_bytes;
     if (r->on_packet)
         r->on_packet(r->on_packet_ctx, r, idx, &info);
     return 0;
 }
 
-static int past_content(struct bmt_reader *r, struct bmt_reader_stream *s, size_t ev_off,
-                        const char *what)
-{
-    return fail(r, -EINVAL, "%s: the event at byte %zu runs past its packet's content end (byte "
-                            "%zu)%s; %s", s->file, ev_off, s->content_end, what, TRUNCATED_FIX);
-}
+/* ---- events ---- */
 
-/* Decodes the event at s->cursor into s->head and moves the cursor past it. */
+/* Decodes the event at the stream's cursor into s->head. 1 or -EINVAL. */
 static int decode_event(struct bmt_reader *r, struct bmt_reader_stream *s, unsigned idx)
 {
-    const uint8_t *base = s->map;
-    size_t ev_off = s->cursor, off = ev_off, end = s->content_end;
+    const struct bmt_ctf_stream_class *sc = s->sc;
+    struct bmt_decode d;
+    d.base = s->map + s->packet;
+    d.pos = s->pos_bits;
+    d.end = s->content_bits;
+    d.vals = s->vals;
+    d.clock = s->clock;
+    d.seen = 0;
+    d.uuid = NULL;
+    d.meaning[BMT_M_EVENT_ID] = 0;
+    uint64_t ev_byte = s->packet + s->pos_bits / 8;
+    const struct bmt_ctf_event_class *ec = NULL;
+    const char *where = "header";
+    if (bmt_decode_run(&d, sc->header) < 0)
+        goto bad;
+    ec = bmt_meta_event(sc, d.meaning[BMT_M_EVENT_ID]);
+    if (!ec)
+        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu has id %llu, which the metadata does "
+                    "not declare; %s", s->path, (unsigned long long)ev_byte,
+                    (unsigned long long)d.meaning[BMT_M_EVENT_ID], CORRUPT_FIX);
+    where = "fields";
+    if (bmt_decode_run(&d, ec->body) < 0)
+        goto bad;
+    if (d.pos == s->pos_bits)
+        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu takes no bits (the metadata declares "
+                    "an event without header or fields), so it cannot be read: use babeltrace2",
+                    s->path, (unsigned long long)ev_byte);
     struct bmt_record *rec = &s->head;
-    if (end - off < BMT_EVENT_HEADER_BYTES)
-        return past_content(r, s, ev_off, " inside its header");
-    uint16_t id = bmt_get_u16(base + off);
-    uint16_t tp = r->meta.id_map[id];
-    if (tp == BMT_META_NO_EVENT)
-        return fail(r, -EINVAL, "%s: the event at byte %zu has id %u, which the metadata does not "
-                                "declare; %s", s->file, ev_off, id, TRUNCATED_FIX);
-    rec->tp = tp;
-    rec->ts_ns = bmt_get_u64(base + off + 2);
-    if (rec->ts_ns > r->max_ts_ns)
-        return fail(r, -EINVAL, "%s: the event at byte %zu has timestamp %llu ns, beyond what "
-                                "64-bit nanoseconds since the epoch can hold; %s", s->file, ev_off,
-                    (unsigned long long)rec->ts_ns, TRUNCATED_FIX);
+    uint64_t ts;
+    if (to_ns(r, s->trace, d.clock, &ts) < 0)
+        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu has a time beyond what 64-bit "
+                    "nanoseconds since the epoch can hold; %s", s->path,
+                    (unsigned long long)ev_byte, CORRUPT_FIX);
+    if (ts < s->last_ns)
+        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu is %llu ns earlier than the previous "
+                    "event or packet start of its stream: time goes backwards; %s", s->path,
+                    (unsigned long long)ev_byte, (unsigned long long)(s->last_ns - ts),
+                    CORRUPT_FIX);
+    if (ts > s->packet_end_ns)
+        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu is %llu ns later than its packet's "
+                    "end time; %s", s->path, (unsigned long long)ev_byte,
+                    (unsigned long long)(ts - s->packet_end_ns), CORRUPT_FIX);
+    if (s->first_begin_pending) {
+        s->first_packet_begin_ns = ts;
+        s->first_begin_pending = 0;
+    }
+    s->clock = d.clock;
+    s->last_ns = ts;
+    s->pos_bits = d.pos;
+    rec->tp = ec->tp;
+    rec->ts_ns = ts;
     rec->cpu_id = s->cpu_id;
     rec->stream = idx;
-    off += BMT_EVENT_HEADER_BYTES;
-    const struct bmt_tracepoint *t = &bmt_catalogue[tp];
-    for (unsigned i = 0; i < t->field_count; i++) {
-        struct bmt_value *v = &rec->values[i];
-        switch (t->fields[i].type) {
-        case BMT_FIELD_STRING: {
-            const uint8_t *nul = memchr(base + off, 0, end - off);
-            if (!nul)
-                return fail(r, -EINVAL, "%s: string field %s of the %s event at byte %zu has no "
-                                        "terminating NUL inside its packet; %s", s->file,
-                            t->fields[i].name, t->full_name, ev_off, TRUNCATED_FIX);
-            v->str = (const char *)(base + off);
-            v->len = (uint32_t)(nul - (base + off));
-            off = (size_t)(nul - base) + 1;
-            break;
-        }
-        case BMT_FIELD_U32:
-            if (end - off < 4)
-                return past_content(r, s, ev_off, "");
-            v->integer = bmt_get_u32(base + off);
-            off += 4;
-            break;
-        case BMT_FIELD_U64:
-        case BMT_FIELD_S64:
-            if (end - off < 8)
-                return past_content(r, s, ev_off, "");
-            v->integer = bmt_get_u64(base + off);
-            off += 8;
-            break;
-        }
+    rec->ec = ec;
+    if (ec->tp == BMT_TP_NONE) {
+        rec->values = s->cat;
+    } else if (ec->cat_contiguous) {
+        rec->values = &s->vals[ec->cat_slot[0]];
+    } else {
+        unsigned n = bmt_catalogue[ec->tp].field_count;
+        for (unsigned i = 0; i < n; i++)
+            s->cat[i] = s->vals[ec->cat_slot[i]];
+        rec->values = s->cat;
     }
-    s->cursor = off;
     return 1;
+bad:
+    /* An event cut at the end of the file, in the stream's last packet: the
+     * recording (or the copy) stopped there. Read up to it, as babeltrace2
+     * does, and say so. */
+    if ((d.error == BMT_DEC_PAST_END || d.error == BMT_DEC_NO_NUL) &&
+        s->packet + s->content_bits / 8 >= s->size_bytes && s->next_packet >= s->size_bytes) {
+        s->next_packet = s->size_bytes;
+        s->pos_bits = s->content_bits;
+        s->skipped_bytes += s->size_bytes - ev_byte;
+        bmt_reader_warn(r, "%s: the last event (byte %llu) is cut short by the end of the file; "
+                        "skipped its %llu bytes (the recording was interrupted or the copy is "
+                        "incomplete)", s->path, (unsigned long long)ev_byte,
+                        (unsigned long long)s->skipped_bytes);
+        return 0;
+    }
+    return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu%s%s%s: its %s%s%s %s of its packet's "
+                "content (byte %llu); %s", s->path, (unsigned long long)ev_byte,
+                ec ? " (" : "", ec ? ec->name : "", ec ? ")" : "", where,
+                d.error_field ? " field " : "", d.error_field ? d.error_field : "",
+                decode_reason(&d), (unsigned long long)(s->packet + s->content_bits / 8),
+                CORRUPT_FIX);
 }
 
 /* Advances stream `idx` to its next event (into its head). 1, 0 or -EINVAL. */
@@ -354,10 +368,37 @@ static int advance(struct bmt_reader *r, unsigned idx)
 {
     struct bmt_reader_stream *s = &r->streams[idx];
     for (;;) {
-        if (s->cursor < s->content_end)
-            return decode_event(r, s, idx);
-        if (s->next_packet >= s->size_bytes)
+        if (s->sc && s->pos_bits < s->content_bits) {
+            int rc = decode_event(r, s, idx);
+            if (rc != 0)
+                return rc;
+            continue; /* the stream ended on a cut-short event */
+        }
+        if (s->ended)
             return 0;
+        if (s->next_packet >= s->size_bytes) {
+            if (s->sc && s->packet_end_ns != UINT64_MAX)
+                s->last_ns = s->packet_end_ns;
+            s->sc = NULL;
+            if (s->file_index + 1 >= s->file_count) {
+                s->ended = 1;
+                return 0;
+            }
+            /* The stream goes on in its next file: hand this one back. */
+            if (s->map)
+                madvise((void *)(uintptr_t)s->map, s->size_bytes, MADV_DONTNEED);
+            struct bmt_stream_file *f = &s->files[++s->file_index];
+            s->path = f->path;
+            const char *slash = strrchr(f->path, '/');
+            s->file = slash ? slash + 1 : f->path;
+            s->map = f->map;
+            s->size_bytes = f->size_bytes;
+            s->next_packet = s->released_bytes = 0;
+            continue;
+        }
+        if (s->sc && s->packet_end_ns != UINT64_MAX)
+            s->last_ns = s->packet_end_ns; /* the next packet must not begin before it */
+        s->sc = NULL;
         int rc = enter_packet(r, s, idx);
         if (rc < 0)
             return rc;
@@ -369,6 +410,8 @@ int bmt_reader_stream_next(struct bmt_reader *r, unsigned stream, const struct b
     int rc = advance(r, stream);
     if (rc == 1)
         *rec = &r->streams[stream].head;
+    else
+        bmt_progress_clear(&r->progress);
     return rc;
 }
 
@@ -427,6 +470,12 @@ int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
                 r->heap[r->heap_count++] = i;
                 sift_up(r, r->heap_count - 1);
             }
+            const struct bmt_reader_stream *s = &r->streams[i];
+            if (s->packet_count && s->has_seq && s->first_seq > 0) {
+                r->overwritten = 1;
+                if (s->first_packet_begin_ns > r->complete_from_ns)
+                    r->complete_from_ns = s->first_packet_begin_ns;
+            }
         }
     } else if (r->popped >= 0) {
         /* The stream returned last is still on top: refill it in place. */
@@ -439,25 +488,10 @@ int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
     }
     if (r->heap_count == 0) {
         r->popped = -1;
+        bmt_progress_clear(&r->progress);
         return 0;
     }
     r->popped = (int)r->heap[0];
     *rec = &r->streams[r->popped].head;
     return 1;
-}
-
-void bmt_reader_close(struct bmt_reader *r)
-{
-    for (unsigned i = 0; r->streams && i < r->stream_count; i++) {
-        struct bmt_reader_stream *s = &r->streams[i];
-        if (s->map)
-            munmap((void *)(uintptr_t)s->map, s->size_bytes);
-        free(s->path);
-    }
-    free(r->streams);
-    free(r->heap);
-    r->streams = NULL;
-    r->heap = NULL;
-    r->stream_count = 0;
-    bmt_meta_free(&r->meta);
 }

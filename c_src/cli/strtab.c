@@ -50,17 +50,34 @@ static int strtab_grow_index(struct bmt_strtab *t)
     return 0;
 }
 
+/* Equality of two `n`-byte strings; short ones (pids, most names) without
+ * a call. */
+static inline int same(const char *a, const char *b, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t x0, y0, x1, y1;
+        memcpy(&x0, a, 8);
+        memcpy(&y0, b, 8);
+        memcpy(&x1, a + n - 8, 8);
+        memcpy(&y1, b + n - 8, 8);
+        return x0 == y0 && x1 == y1;
+    }
+    return memcmp(a, b, n) == 0;
+}
+
 int64_t bmt_strtab_find(const struct bmt_strtab *t, const char *s, size_t len)
 {
     if (!t->slots)
         return -1;
-    uint32_t i = (uint32_t)bmt_hash_bytes(s, len, 0) & t->slot_mask;
+    uint64_t h = bmt_hash_bytes(s, len, 0);
+    uint32_t i = (uint32_t)h & t->slot_mask;
     for (;; i = (i + 1) & t->slot_mask) {
         uint32_t v = t->slots[i];
         if (!v)
             return -1;
         uint32_t id = v - 1;
-        if (t->lens[id] == len && memcmp(t->bytes + t->offsets[id], s, len) == 0)
+        if (t->hashes[id] == (uint32_t)(h >> 32) && t->lens[id] == len &&
+            same(t->bytes + t->offsets[id], s, len))
             return id;
     }
 }
@@ -85,6 +102,10 @@ int64_t bmt_strtab_intern(struct bmt_strtab *t, const char *s, size_t len)
         if (!l)
             return -ENOMEM;
         t->lens = l;
+        uint32_t *hs = realloc(t->hashes, cap * sizeof *hs);
+        if (!hs)
+            return -ENOMEM;
+        t->hashes = hs;
         t->id_cap = cap;
     }
     if (t->bytes_cap - t->bytes_len < len + 1) {
@@ -98,13 +119,15 @@ int64_t bmt_strtab_intern(struct bmt_strtab *t, const char *s, size_t len)
         t->bytes_cap = cap;
     }
     uint32_t id = t->count++;
+    uint64_t h = bmt_hash_bytes(s, len, 0);
     t->offsets[id] = t->bytes_len;
     t->lens[id] = (uint32_t)len;
+    t->hashes[id] = (uint32_t)(h >> 32);
     if (len)
         memcpy(t->bytes + t->bytes_len, s, len);
     t->bytes[t->bytes_len + len] = '\0';
     t->bytes_len += len + 1;
-    uint32_t i = (uint32_t)bmt_hash_bytes(s, len, 0) & t->slot_mask;
+    uint32_t i = (uint32_t)h & t->slot_mask;
     while (t->slots[i])
         i = (i + 1) & t->slot_mask;
     t->slots[i] = id + 1;
@@ -116,6 +139,7 @@ void bmt_strtab_free(struct bmt_strtab *t)
     free(t->bytes);
     free(t->offsets);
     free(t->lens);
+    free(t->hashes);
     free(t->slots);
     memset(t, 0, sizeof *t);
 }

@@ -20,6 +20,7 @@ struct bmt_strtab {
     size_t bytes_len, bytes_cap;
     uint64_t *offsets;    /* id -> offset in bytes */
     uint32_t *lens;       /* id -> length in bytes */
+    uint32_t *hashes;     /* id -> low 32 bits of its hash (cheap mismatch test) */
     uint32_t count;       /* strings interned; ids are 0..count-1 */
     uint32_t id_cap;
     uint32_t *slots;      /* hash index: id + 1, or 0 when empty */

@@ -5,11 +5,12 @@
 -module(bmt_an_workload).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
--export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0]).
+-export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0, composed/1]).
 
 main([Kind, Dir]) ->
+    Before = before_start(list_to_atom(Kind)),
     {ok, _} = beamtrace:start(#{dir => Dir, buffer_size => 1 bsl 22}),
-    Expect = run(list_to_atom(Kind)),
+    Expect = run(list_to_atom(Kind), Before),
     {ok, #{discarded := Discarded, events := Events}} = beamtrace:stop(),
     Lines = [io_lib:format("~s ~p~n", [K, V]) || {K, V} <- Expect],
     ok = file:write_file(Dir ++ ".expect",
@@ -17,6 +18,52 @@ main([Kind, Dir]) ->
     halt(0).
 
 -define(MS, [{'_', [], [{return_trace}, {exception_trace}]}]).
+
+%% What must exist before the recorder starts (the state dump names it).
+before_start(names) ->
+    Early = spawn(fun() -> register(bmt_an_early, self()), worker_loop() end),
+    Elixir = spawn(fun() -> put('$initial_call', {'Elixir.BmtAn.Worker', init, 1}),
+                            worker_loop() end),
+    sync(Early), sync(Elixir),
+    {Early, Elixir};
+before_start(_) ->
+    none.
+
+run(names, {Early, Elixir}) ->
+    %% A module named as Elixir names modules, compiled here.
+    Forms = [{attribute, 1, module, 'Elixir.BmtAn.Worker'},
+             {attribute, 1, export, [{handle_call, 3}]},
+             {function, 1, handle_call, 3,
+              [{clause, 1, [{var, 1, '_'}, {var, 1, '_'}, {var, 1, 'S'}], [],
+                [{call, 1, {remote, 1, {atom, 1, timer}, {atom, 1, sleep}}, [{integer, 1, 1}]},
+                 {tuple, 1, [{atom, 1, reply}, {atom, 1, ok}, {var, 1, 'S'}]}]}]}],
+    {ok, Mod, Bin} = compile:forms(Forms),
+    {module, Mod} = code:load_binary(Mod, "bmt_an_worker.erl", Bin),
+    trace_funs([{?MODULE, sleep2, 0}, {?MODULE, busy, 0}, {Mod, handle_call, 3}]),
+    Late = spawn(fun worker_loop/0),
+    sync(Late),
+    [erlang:trace(P, true, [call, {tracer, beamtrace, []}]) || P <- [Early, Elixir]],
+    erlang:trace(Late, true, [call, procs, {tracer, beamtrace, []}]),
+    do(Early, fun() -> [sleep2() || _ <- lists:seq(1, 5)] end),
+    do(Elixir, fun() -> [Mod:handle_call(x, y, z) || _ <- lists:seq(1, 3)] end),
+    do(Late, fun() -> [busy() || _ <- lists:seq(1, 7)] end),
+    do(Late, fun() -> register(bmt_an_late, self()) end),
+    do(Late, fun() -> [busy() || _ <- lists:seq(1, 4)] end),
+    untrace(),
+    [{early_pid, pid_text(Early)}, {elixir_pid, pid_text(Elixir)}, {late_pid, pid_text(Late)}];
+run(Kind, none) ->
+    run(Kind).
+
+pid_text(P) -> lists:flatten(io_lib:format("~p", [P])).
+
+worker_loop() ->
+    receive
+        {do, From, F} -> F(), From ! {done, self()}, worker_loop();
+        {sync, From} -> From ! {synced, self()}, worker_loop()
+    end.
+
+do(P, F) -> P ! {do, self(), F}, receive {done, P} -> ok end.
+sync(P) -> P ! {sync, self()}, receive {synced, P} -> ok end.
 
 %% sleep2/0 (2 ms) called 100 times and busy/0 (~10 us) 10 000 times; each
 %% returns its own duration measured inside the call.
@@ -58,6 +105,30 @@ run(procs) ->
     receive done -> ok end,
     untrace(),
     [{spawns, N}];
+%% Known composition, on one scheduler (the node runs with +S 1): each
+%% composed/1 call computes for 2 ms (on CPU), then waits for a reply that
+%% the replier sends 5 ms later (waiting), then stays runnable while the
+%% replier, at high priority, computes for 3 ms right after sending
+%% (runnable). Each call returns the three durations measured by the node
+%% itself; the expectations are their medians.
+run(breakdown) ->
+    trace_funs([{?MODULE, composed, 1}]),
+    Self = self(),
+    R = spawn(fun replier/0),
+    W = spawn(fun() -> receive go -> ok end,
+                       Parts = [composed(R) || _ <- lists:seq(1, 30)],
+                       Self ! {parts, Parts} end),
+    erlang:trace(W, true, [call, running, 'receive', garbage_collection,
+                           {tracer, beamtrace, []}]),
+    erlang:trace(R, true, [send, {tracer, beamtrace, []}]),
+    W ! go,
+    receive {parts, Parts} -> ok end,
+    untrace(),
+    R ! stop,
+    [{on_cpu_p50_ns, median([C || {C, _, _} <- Parts])},
+     {waiting_p50_ns, median([Wt || {_, Wt, _} <- Parts])},
+     {runnable_p50_ns, median([Rn || {_, _, Rn} <- Parts])},
+     {calls, length(Parts)}];
 %% Everything at once: calls (nested, with an exception and a process that
 %% dies mid-call), messages, scheduling, gc, spawns and registrations.
 run(all) ->
@@ -113,6 +184,27 @@ spin(Until) ->
     case now_ns() >= Until of
         true -> ok;
         false -> spin(Until)
+    end.
+
+composed(R) ->
+    T0 = now_ns(),
+    spin(T0 + 2000000),
+    T1 = now_ns(),
+    R ! {req, self()},
+    receive {reply, Tsend} -> ok end,
+    T2 = now_ns(),
+    {T1 - T0, Tsend - T1, T2 - Tsend}.
+
+replier() ->
+    process_flag(priority, high),
+    receive
+        {req, W} ->
+            timer:sleep(5),
+            Tsend = now_ns(),
+            W ! {reply, Tsend},
+            spin(now_ns() + 3000000),
+            replier();
+        stop -> ok
     end.
 
 pingpong(B) ->

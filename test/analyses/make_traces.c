@@ -4,9 +4,16 @@
  *
  *   make_traces edges OUTDIR    OUTDIR/{edges,return_to,both}: call-stack edge
  *                               cases (expected answers in run.sh)
- *   make_traces bench DIR N     N events over 4 streams: nested call/return
- *                               pairs of 256 processes, sends, receives,
- *                               scheduling and gc
+ *   make_traces bench DIR N     N events over 4 streams: a state dump of 256
+ *                               processes, then their nested call/return
+ *                               pairs, sends, receives, scheduling and gc,
+ *                               and a short-lived process every 1000 events
+ *   make_traces scenarios OUTDIR  OUTDIR/{names,window,overwrite,span34,report,
+ *                               stacks}: traces with known answers for names
+ *                               (state dump, spawn, registration, Elixir),
+ *                               time windows, flight recorders, an absurd
+ *                               time span, the report's layout and the call
+ *                               tree's cap (answers in run.sh)
  * Deterministic (fixed uuid, clock offset, seeded PRNG). Aborts on error.
  */
 #include "catalogue.h"
@@ -73,6 +80,23 @@ static void put(struct gen *g, unsigned stream, int tp, uint64_t ts, const char 
         }
     }
     if (bmt_test_gen_emit(&g->t, stream, &ev) != 1)
+        die("an event was dropped or could not be written");
+}
+
+/* A process_info (state dump) event: four strings. */
+static void info(struct gen *g, uint64_t ts, const char *pid, const char *name, const char *entry,
+                 const char *label)
+{
+    const char *strs[4] = {pid, name, entry, label};
+    struct bmt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.id = BMT_TP_process_info;
+    ev.ts_ns = ts;
+    for (unsigned f = 0; f < 4; f++) {
+        ev.values[f].str = strs[f];
+        ev.values[f].len = (uint32_t)strlen(strs[f]);
+    }
+    if (bmt_test_gen_emit(&g->t, 0, &ev) != 1)
         die("an event was dropped or could not be written");
 }
 
@@ -194,8 +218,22 @@ static void bench(const char *path, unsigned long long n)
     for (unsigned i = 0; i < PROCS; i++)
         snprintf(pids[i], sizeof pids[i], "<0.%u.0>", 100 + i);
     uint64_t ts = 5000000000000ull;
+    /* The state dump: every process's names, as the recorder writes it. */
+    for (unsigned i = 0; i < PROCS; i++) {
+        char name[32], entry[48];
+        snprintf(name, sizeof name, i % 2 ? "" : "worker_%u", i);
+        snprintf(entry, sizeof entry, "'Elixir.MyApp.Worker%u':init/1", i % 7);
+        info(g, ts + i, pids[i], name, entry, i % 2 ? "{pool,1}" : "");
+    }
+    ts += PROCS;
     for (unsigned long long i = 0; i < n; i++) {
         unsigned p = (unsigned)(rnd() % PROCS), s = p % STREAMS;
+        if (i % 1000 == 999) { /* churn: a short-lived process */
+            char child[32];
+            snprintf(child, sizeof child, "<0.%llu.0>", 100000 + i / 1000);
+            put(g, s, BMT_TP_process_spawn, ++ts, child, pids[p], "my_app:job/1", 0, 0);
+            put(g, s, BMT_TP_process_exit, ++ts, child, "normal", NULL, 0, 0);
+        }
         unsigned r = (unsigned)(rnd() % 100);
         ts += 1 + rnd() % 200;
         if (r < 70) {
@@ -221,6 +259,230 @@ static void bench(const char *path, unsigned long long n)
     gen_close(g);
 }
 
+#define SCHED(ts, pid, type) put(g, 0, BMT_TP_process_scheduled, ts, pid, "m:loop/0", type, 0, 0)
+#define MS 1000000ull
+#define US 1000ull
+
+/* Names: a state dump (registered name, proc_lib label, initial calls,
+ * an Elixir module), a spawn with an Elixir initial call, a name
+ * registered after the process's calls, Elixir function names. */
+static void names(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open(g, path, 1);
+    uint64_t t = 1000 * MS;
+    const char *A = "<0.50.0>", *B = "<0.51.0>", *C = "<0.52.0>", *D = "<0.60.0>";
+    /* Absent names and labels as the recorder writes them ("undefined"),
+     * and as older traces did (""). */
+    info(g, t, A, "my_server", "my_server:init/1", "undefined");
+    info(g, t + 1, B, "undefined", "rabbit_amqqueue_process:init/1", "{queue,\"q1\"}");
+    info(g, t + 2, C, "", "'Elixir.MyApp.Worker':init/1", "");
+    info(g, t + 3, "<0.1.0>", "init", "otp_ring0:start/2", "");
+    CALL(t + 1 * MS, A, "my_server:handle_call/3");
+    RET(t + 2 * MS, A, "my_server:handle_call/3");
+    CALL(t + 3 * MS, B, "rabbit_amqqueue_process:handle_cast/2");
+    RET(t + 5 * MS, B, "rabbit_amqqueue_process:handle_cast/2");
+    CALL(t + 6 * MS, C, "'Elixir.MyApp.Worker':handle_call/3");
+    CALL(t + 7 * MS, C, "'Elixir.MyApp.Worker':'-handle_call/3-fun-0-'/1");
+    put(g, 0, BMT_TP_gc_minor_start, t + 7 * MS + 100 * US, C, NULL, NULL, 10, 610);
+    put(g, 0, BMT_TP_gc_minor_end, t + 7 * MS + 300 * US, C, NULL, NULL, 400, 610);
+    RET(t + 8 * MS, C, "'Elixir.MyApp.Worker':'-handle_call/3-fun-0-'/1");
+    RET(t + 9 * MS, C, "'Elixir.MyApp.Worker':handle_call/3");
+    put(g, 0, BMT_TP_process_spawn, t + 10 * MS, D, A, "'Elixir.MyApp.Worker':init/1", 0, 0);
+    CALL(t + 11 * MS, D, "'Elixir.MyApp.Worker':handle_call/3");
+    RET(t + 15 * MS, D, "'Elixir.MyApp.Worker':handle_call/3");
+    /* B sends to my_server (a name from the state dump), C to A's pid 40 us
+     * later; A runs 100 us after the first send (sched --from first: 100 us,
+     * --from last: 60 us). */
+    put(g, 0, BMT_TP_message_send, t + 16 * MS, B, "my_server", "{req,1}", 0, 0);
+    put(g, 0, BMT_TP_message_send, t + 16 * MS + 40 * US, C, A, "{req,2}", 0, 0);
+    SCHED(t + 16 * MS + 100 * US, A, "in");
+    SCHED(t + 16 * MS + 200 * US, A, "out");
+    put(g, 0, BMT_TP_process_register, t + 17 * MS, D, "'Elixir.MyApp.Registry'", "register", 0, 0);
+    put(g, 0, BMT_TP_process_exit, t + 18 * MS, D, "normal", NULL, 0, 0);
+    gen_close(g);
+}
+
+/* Windows: P runs f [0, 10 ms], g [12, 14 ms], h [20, 30 ms]; a GC pause
+ * [4, 6 ms] and a send -> in latency [4, 6.5 ms] straddle +5 ms; Q is
+ * spawned at 1 ms and exits at 8 ms. Windows of [+5ms, +25ms] cut f and h
+ * in half. */
+static void window(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open(g, path, 1);
+    uint64_t t = 2000 * MS;
+    const char *P = "<0.70.0>", *Q = "<0.71.0>";
+    CALL(t, P, "w:f/0");
+    put(g, 0, BMT_TP_process_spawn, t + 1 * MS, Q, P, "w:q/0", 0, 0);
+    put(g, 0, BMT_TP_gc_minor_start, t + 4 * MS, P, NULL, NULL, 10, 610);
+    put(g, 0, BMT_TP_message_send, t + 4 * MS + 1, P, Q, "{go}", 0, 0);
+    put(g, 0, BMT_TP_gc_minor_end, t + 6 * MS, P, NULL, NULL, 100, 610);
+    SCHED(t + 6 * MS + 500 * US, Q, "in");
+    put(g, 0, BMT_TP_process_exit, t + 8 * MS, Q, "normal", NULL, 0, 0);
+    RET(t + 10 * MS, P, "w:f/0");
+    CALL(t + 12 * MS, P, "w:g/0");
+    RET(t + 14 * MS, P, "w:g/0");
+    put(g, 0, BMT_TP_gc_minor_start, t + 15 * MS, P, NULL, NULL, 10, 610);
+    put(g, 0, BMT_TP_gc_minor_end, t + 15 * MS + 200 * US, P, NULL, NULL, 100, 610);
+    CALL(t + 20 * MS, P, "w:h/0");
+    RET(t + 30 * MS, P, "w:h/0");
+    put(g, 0, BMT_TP_process_exit, t + 31 * MS, "<0.99.0>", "normal", NULL, 0, 0);
+    gen_close(g);
+}
+
+/* A flight recorder: stream 1 holds every call, stream 0 every return;
+ * run.sh then cuts stream 0's first packets away (as an overwriting ring
+ * does). The returns of the early calls go with them. */
+static void overwrite(const char *path)
+{
+    struct gen gg, *g = &gg;
+    struct bmt_ctf_trace_info info;
+    memset(&info, 0, sizeof info);
+    for (int i = 0; i < BMT_CTF_UUID_BYTES; i++)
+        info.uuid[i] = (uint8_t)(i * 13 + 5);
+    strcpy(info.hostname, "analyses-host");
+    info.clock_offset_s = 1700000000;
+    /* 256-byte packets, drained after every event: one or two per packet. */
+    if (bmt_test_gen_open(&g->t, path, &info, 2, 256, 8, BMT_RING_DISCARD, 1) < 0)
+        die("cannot create the trace");
+    uint64_t t = 3000 * MS;
+    for (unsigned i = 0; i < 40; i++) {
+        const char *p = i % 2 ? "<0.80.0>" : "<0.81.0>";
+        uint64_t at = t + i * 5 * MS;
+        put(g, 1, BMT_TP_function_call, at, p, "fr:work/0", NULL, 0, 0);
+        put(g, 0, BMT_TP_function_return, at + 3 * MS, p, "fr:work/0", NULL, 0, 0);
+    }
+    gen_close(g);
+}
+
+/* A 40 KB trace whose last events come 34 years after its first. */
+static void span34(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open(g, path, 1);
+    uint64_t t = 1000 * MS, later = t + 34ull * 365 * 86400 * 1000 * MS;
+    for (unsigned i = 0; i < 300; i++) {
+        char p[32];
+        snprintf(p, sizeof p, "<0.%u.0>", 100 + i % 20);
+        put(g, 0, BMT_TP_process_spawn, t + i * 1000, p, "<0.1.0>", "s:w/0", 0, 0);
+        CALL(t + i * 1000 + 10, p, "s:f/0");
+        SCHED(t + i * 1000 + 20, p, "in");
+        RET(t + i * 1000 + 30, p, "s:f/0");
+        SCHED(t + i * 1000 + 40, p, "out");
+    }
+    put(g, 0, BMT_TP_process_spawn, later - 10, "<0.500.0>", "<0.1.0>", "s:w/0", 0, 0);
+    CALL(later, "<0.500.0>", "s:f/0");
+    SCHED(later + 1, "<0.500.0>", "in");
+    put(g, 0, BMT_TP_gc_minor_start, later + 2, "<0.500.0>", NULL, NULL, 10, 610);
+    put(g, 0, BMT_TP_gc_minor_end, later + 3, "<0.500.0>", NULL, NULL, 10, 610);
+    RET(later + 4, "<0.500.0>", "s:f/0");
+    put(g, 0, BMT_TP_process_exit, later + 5, "<0.500.0>", "normal", NULL, 0, 0);
+    gen_close(g);
+}
+
+/* Events collected out of order, then written in time order. */
+struct later {
+    uint64_t ts;
+    int tp;
+    const char *s[3];
+    uint64_t n[2];
+};
+static struct later queued[4096];
+static unsigned queued_count;
+
+static void queue(uint64_t ts, int tp, const char *s0, const char *s1, const char *s2, uint64_t n0,
+                  uint64_t n1)
+{
+    if (queued_count == sizeof queued / sizeof queued[0])
+        die("too many queued events");
+    queued[queued_count++] = (struct later){ts, tp, {s0, s1, s2}, {n0, n1}};
+}
+
+static int by_ts(const void *a, const void *b)
+{
+    const struct later *x = a, *y = b;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static void flush_queue(struct gen *g)
+{
+    qsort(queued, queued_count, sizeof queued[0], by_ts);
+    for (unsigned i = 0; i < queued_count; i++) {
+        const struct later *e = &queued[i];
+        put(g, 0, e->tp, e->ts, e->s[0], e->s[1], e->s[2], e->n[0], e->n[1]);
+    }
+    queued_count = 0;
+}
+
+/* The report's layout cases over 100 ms: X exits 65 us after being
+ * scheduled in (no out), Y runs 11 x 100 us (1.1 %), Z runs all the time
+ * and sends to W, which runs 1 ns after 2^k ns (the latency histogram);
+ * a call of exactly 524288 ns; a function with a very long name. */
+static void report(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open(g, path, 1);
+#undef SCHED
+#undef CALL
+#undef RET
+#define SCHED(ts, pid, type) queue(ts, BMT_TP_process_scheduled, pid, "m:loop/0", type, 0, 0)
+#define CALL(ts, pid, f) queue(ts, BMT_TP_function_call, pid, f, NULL, 0, 0)
+#define RET(ts, pid, f) queue(ts, BMT_TP_function_return, pid, f, NULL, 0, 0)
+#define put(g, s, tp, ts, a, b, c, n0, n1) queue(ts, tp, a, b, c, n0, n1)
+    uint64_t t = 4000 * MS;
+    const char *X = "<0.90.0>", *Y = "<0.91.0>", *Z = "<0.92.0>";
+    const char *longf = "a_module_with_a_rather_long_name:and_a_function_whose_name_goes_on_and_on/3";
+    info(g, t, Y, "mostly_idle", "idle:init/1", "");
+    SCHED(t, Z, "in");
+    SCHED(t + 10 * MS, X, "in");
+    put(g, 0, BMT_TP_process_exit, t + 10 * MS + 65 * US, X, "normal", NULL, 0, 0);
+    for (unsigned i = 0; i < 11; i++) {
+        SCHED(t + (5 + i * 9) * MS, Y, "in");
+        SCHED(t + (5 + i * 9) * MS + 100 * US, Y, "out");
+    }
+    for (unsigned i = 0; i < 5; i++) {
+        CALL(t + (20 + i) * MS, Z, "r:exact/0");
+        RET(t + (20 + i) * MS + 524288, Z, "r:exact/0");
+        CALL(t + (30 + i) * MS, Z, longf);
+        RET(t + (30 + i) * MS + (1 + i) * 3000, Z, longf);
+    }
+    for (unsigned i = 0; i < 200; i++) {
+        put(g, 0, BMT_TP_message_send, t + (40 * MS) + i * 100 * US, Z, "<0.93.0>", "{x}", 0, 0);
+        SCHED(t + (40 * MS) + i * 100 * US + (1u << (i % 16)), "<0.93.0>", "in");
+        SCHED(t + (40 * MS) + i * 100 * US + (1u << (i % 16)) + 1, "<0.93.0>", "out");
+    }
+    SCHED(t + 100 * MS, Z, "out");
+#undef put
+#undef SCHED
+#undef CALL
+#undef RET
+#define CALL(ts, pid, f) put(g, 0, BMT_TP_function_call, ts, pid, f, NULL, 0, 0)
+#define RET(ts, pid, f) put(g, 0, BMT_TP_function_return, ts, pid, f, NULL, 0, 0)
+    flush_queue(g);
+    gen_close(g);
+}
+
+/* Many distinct stacks (run.sh lowers the tree's cap to see the pruning):
+ * 64 processes, each calling a chain of 6 of 16 functions, 4000 calls. */
+static void stacks(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open(g, path, 1);
+    uint64_t t = 5000 * MS;
+    for (unsigned i = 0; i < 4000; i++) {
+        char p[32], f[6][16];
+        snprintf(p, sizeof p, "<0.%u.0>", 200 + (unsigned)(rnd() % 64));
+        for (unsigned d = 0; d < 6; d++)
+            snprintf(f[d], sizeof f[d], "st:f%u/0", (unsigned)(rnd() % 16));
+        for (unsigned d = 0; d < 6; d++)
+            CALL(t += 1000, p, f[d]);
+        for (unsigned d = 6; d-- > 0;)
+            RET(t += 1000, p, f[d]);
+    }
+    gen_close(g);
+}
+
 int main(int argc, char **argv)
 {
     char path[4096];
@@ -234,10 +496,23 @@ int main(int argc, char **argv)
         both(path);
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "scenarios") == 0) {
+        static const struct {
+            const char *name;
+            void (*make)(const char *);
+        } all[] = {{"names", names}, {"window", window}, {"overwrite", overwrite},
+                   {"span34", span34}, {"report", report}, {"stacks", stacks}};
+        mkdir(argv[2], 0755);
+        for (unsigned i = 0; i < sizeof all / sizeof all[0]; i++) {
+            snprintf(path, sizeof path, "%s/%s", argv[2], all[i].name);
+            all[i].make(path);
+        }
+        return 0;
+    }
     if (argc == 4 && strcmp(argv[1], "bench") == 0) {
         bench(argv[2], strtoull(argv[3], NULL, 10));
         return 0;
     }
-    fprintf(stderr, "usage: make_traces edges OUTDIR | make_traces bench DIR N\n");
+    fprintf(stderr, "usage: make_traces edges|scenarios OUTDIR | make_traces bench DIR N\n");
     return 2;
 }

@@ -39,12 +39,56 @@ check "workload module compiles" erlc -o "$out/ebin" test/analyses/bmt_an_worklo
 [ -x "$BT" ] && [ -x "$ASAN" ] && [ -x "$out/make_traces" ] || { echo "# cannot continue"; exit 1; }
 
 # ---- workloads on a real node ----
-for k in calls sched procs all; do
+for k in calls sched procs all names; do
     erl -noshell -pa ebin -pa "$out/ebin" -run bmt_an_workload main "$k" "$out/w_$k" \
         >"$out/w_$k.log" 2>&1
     check "workload $k recorded without drops" \
         eval '[ $? -eq 0 ] && [ "$(expect "$out/w_$k" discarded)" = 0 ]'
 done
+
+# Names on a real node: the state dump beamtrace:start/1 writes names the
+# processes alive at start (a registered one; one whose '$initial_call' is
+# an Elixir module's), a registration after start names the third from
+# then on (and --pid finds its earlier calls too).
+w=$out/w_names
+early=$(expect "$w" early_pid | tr -d '"') elixir=$(expect "$w" elixir_pid | tr -d '"')
+late=$(expect "$w" late_pid | tr -d '"')
+"$ASAN" calls --by pid --format json "$w" >"$w.calls.json" 2>"$w.err"
+check "names (real trace): calls --by pid shows the dump's names, the Elixir spelling and the later registration" \
+    python3 - "$w.calls.json" "$early" "$elixir" "$late" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+e, x, l = sys.argv[2:5]
+got = {(f["pid"], f["process"], f["function"], f["count"]) for f in d["functions"]}
+want = {(e, "bmt_an_early", "bmt_an_workload:sleep2/0", 5),
+        (x, "BmtAn.Worker.init/1", "BmtAn.Worker.handle_call/3", 3),
+        (l, "bmt_an_late", "bmt_an_workload:busy/0", 11)}
+if got != want:
+    print("# got  %r\n# want %r" % (sorted(got), sorted(want)))
+sys.exit(0 if got == want else 1)
+PY
+check "names (real trace): no sanitizer report" [ ! -s "$w.err" ]
+"$BT" calls --format json --pid bmt_an_late "$w" >"$w.late.json"
+check "names (real trace): --pid bmt_an_late keeps its 11 calls, 7 made before it registered" \
+    [ "$(jget "$w.late.json" "[(f['function'], f['count']) for f in d['functions']]")" = "[('bmt_an_workload:busy/0', 11)]" ]
+"$BT" calls --format json --name 'BmtAn.*' "$w" >"$w.ex.json"
+check "names (real trace): --name 'BmtAn.*' keeps the process whose initial call is BmtAn.Worker.init/1" \
+    [ "$(jget "$w.ex.json" "[(f['function'], f['count']) for f in d['functions']]")" = "[('BmtAn.Worker.handle_call/3', 3)]" ]
+"$BT" export -o "$w.chrome.json" "$w"
+check "names (real trace): export names the tracks \"<pid> name\"" python3 - "$w.chrome.json" "$early" "$late" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {e["args"]["name"] for e in d["traceEvents"] if e.get("ph") == "M" and e.get("name") == "thread_name"}
+want = {sys.argv[2] + " bmt_an_early", sys.argv[3] + " bmt_an_late"}
+if not want <= names:
+    print("# tracks %r" % sorted(names))
+sys.exit(0 if want <= names and not any(n.endswith(" undefined") for n in names) else 1)
+PY
+check "names (real trace): view keeps OTP's text of the Elixir initial call (escaped as babeltrace2 does)" \
+    grep -qF "entry = \"\\'Elixir.BmtAn.Worker\\':init/1\"" <("$BT" view "$w")
+
+# The same workload written by LTTng: every analysis must agree.
+bash test/analyses/lttng_compare.sh "$out" || failed=1
 
 "$BT" calls --format json "$out/w_calls" >"$out/calls.json"
 for f in sleep2 busy; do
@@ -181,6 +225,214 @@ for t in edges return_to both; do
         eval 'python3 test/analyses/check_chrome.py "$out/edges/$t.chrome.json" >/dev/null && [ ! -s "$out/edges/$t.export.err" ]'
 done
 
+# ---- where the time goes: a workload of known composition on one scheduler ----
+# composed/1 computes 2 ms, waits ~5 ms for a reply, then stays runnable
+# ~3 ms behind a high-priority process; the node measures each part itself.
+erl +S 1:1 -noshell -pa ebin -pa "$out/ebin" -run bmt_an_workload main breakdown "$out/w_breakdown" \
+    >"$out/w_breakdown.log" 2>&1
+check "workload breakdown recorded without drops" \
+    eval '[ $? -eq 0 ] && [ "$(expect "$out/w_breakdown" discarded)" = 0 ]'
+"$BT" calls --breakdown --format json "$out/w_breakdown" >"$out/breakdown.json"
+"$BT" calls --breakdown "$out/w_breakdown" >"$out/breakdown.txt"
+for k in on_cpu waiting runnable; do
+    want=$(expect "$out/w_breakdown" "${k}_p50_ns")
+    got=$(jget "$out/breakdown.json" "[f['${k}_p50_ns'] for f in d['functions'] if f['function'] == 'bmt_an_workload:composed/1'][0]")
+    check "breakdown: composed/1 ${k} p50 ${got} ns within 10% of the node's ${want} ns" \
+        python3 -c "import sys; sys.exit(0 if abs($got - $want) <= 0.1 * $want else 1)"
+done
+check "breakdown: per function, on CPU + runnable + waiting + GC + unknown = total; nothing lacking" python3 - "$out/breakdown.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [x for x in d["functions"] if x["function"] == "bmt_an_workload:composed/1"][0]
+parts = f["on_cpu_ns"] + f["runnable_ns"] + f["waiting_ns"] + f["gc_ns"] + f["unknown_ns"]
+ok = parts == f["total_ns"] and d["lacks"] == [] and f["count"] == 30 and d["own_time"] == "on_cpu"
+ok = ok and len(d["slowest_calls"]) == 10 and all(s["duration_ns"] >= d["slowest_calls"][-1]["duration_ns"] for s in d["slowest_calls"])
+ok = ok and all(s["pid"].startswith("<") and s["on_cpu_ns"] + s["runnable_ns"] + s["waiting_ns"] + s["gc_ns"] + s["unknown_ns"] == s["duration_ns"] for s in d["slowest_calls"])
+sys.exit(0 if ok else 1)
+PY
+check "breakdown: text shows the columns, per-call p50/p99 and the slowest calls" \
+    eval 'grep -q "ON-CPU .*RUNNABLE .*WAITING .*GC" "$out/breakdown.txt" && grep -q "^the 10 slowest calls" "$out/breakdown.txt" && grep -q "OWN CPU" "$out/breakdown.txt"'
+"$BT" calls --breakdown --format json "$out/w_calls" >"$out/nobreak.json"
+check "breakdown without scheduling events: says it lacks them, all time unknown, OWN is wall time" python3 - "$out/nobreak.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = "running" in d["lacks"] and "receive" in d["lacks"] and d["own_time"] == "wall"
+ok = ok and all(f["unknown_ns"] == f["total_ns"] and f["runnable_ns"] is None for f in d["functions"])
+sys.exit(0 if ok else 1)
+PY
+"$BT" calls --breakdown "$out/w_calls" >"$out/nobreak.txt"
+check "breakdown without scheduling events: the text says what to record" \
+    grep -q "no process_scheduled events (the running flag)" "$out/nobreak.txt"
+"$BT" flame --folded --unit ns "$out/w_breakdown" >"$out/breakdown.folded"
+check "flame: off-CPU time as [runnable] and [waiting] frames above the function, on-CPU as its own" python3 - "$out/breakdown.folded" "$out/breakdown.json" <<'PY'
+import json, sys
+lines = [l.rsplit(" ", 1) for l in open(sys.argv[1]).read().splitlines()]
+d = json.load(open(sys.argv[2]))
+f = [x for x in d["functions"] if x["function"] == "bmt_an_workload:composed/1"][0]
+get = lambda suffix: sum(int(n) for s, n in lines if s.endswith(suffix))
+ok = get("composed/1;[waiting]") == f["waiting_ns"] and get("composed/1;[runnable]") == f["runnable_ns"]
+ok = ok and get("composed/1") == f["on_cpu_ns"] + f["unknown_ns"]
+sys.exit(0 if ok else 1)
+PY
+on=$("$BT" flame --folded --unit ns --on-cpu "$out/w_breakdown" | awk '{s += $NF} END {print s + 0}')
+off=$("$BT" flame --folded --unit ns --off-cpu "$out/w_breakdown" | awk '{s += $NF} END {print s + 0}')
+all=$(awk '{s += $NF} END {print s + 0}' "$out/breakdown.folded")
+check "flame --on-cpu ($on ns) + --off-cpu ($off ns) = the default graph ($all ns) when no time is unknown" \
+    python3 -c "import sys; sys.exit(0 if abs($on + $off - $all) <= $all * 0.001 else 1)"
+"$BT" flame --on-cpu "$out/w_calls" >/dev/null 2>"$out/oncpu.err"
+rc=$?
+check "flame --on-cpu on a trace without scheduling events: exit 2, one line saying what is missing" \
+    eval '[ $rc -eq 2 ] && [ "$(wc -l <"$out/oncpu.err")" -eq 1 ] && grep -q "running flag" "$out/oncpu.err"'
+
+# ---- scenario traces with known answers ----
+"$out/make_traces" scenarios "$out/sc"
+sc=$out/sc
+check "scenario traces generated" [ -d "$sc/names" ]
+
+# Names: state dump, spawn, late registration, Elixir.
+"$ASAN" calls --by pid --format json "$sc/names" >"$sc/names.json" 2>"$sc/names.err"
+check "names: every process shown with its name (dump name, label, initial call, later registration)" python3 - "$sc/names.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = {(f["pid"], f["process"], f["function"]) for f in d["functions"]}
+want = {("<0.50.0>", "my_server", "my_server:handle_call/3"),
+        ("<0.51.0>", '{queue,"q1"}', "rabbit_amqqueue_process:handle_cast/2"),
+        ("<0.52.0>", "MyApp.Worker.init/1", "MyApp.Worker.handle_call/3"),
+        ("<0.52.0>", "MyApp.Worker.init/1", "anonymous fn/1 in MyApp.Worker.handle_call/3"),
+        ("<0.60.0>", "MyApp.Registry", "MyApp.Worker.handle_call/3")}
+if got != want:
+    print("# got  %r\n# want %r" % (sorted(got), sorted(want)))
+sys.exit(0 if got == want else 1)
+PY
+funcs() { jget "$1" "sorted({f['function'] for f in d['functions']})"; }
+"$BT" calls --format json --pid my_server "$sc/names" >"$sc/p1.json"
+check "names: --pid NAME (from the state dump) keeps that process" \
+    [ "$(funcs "$sc/p1.json")" = "['my_server:handle_call/3']" ]
+kept() { jget "$1" "d['window']['processes']"; }
+"$BT" calls --format json --pid MyApp.Registry "$sc/names" >"$sc/p2.json"
+check "names: --pid NAME registered after the process's calls still keeps all of them (Elixir spelling)" \
+    [ "$(funcs "$sc/p2.json") $(kept "$sc/p2.json")" = "['MyApp.Worker.handle_call/3'] ['<0.60.0>']" ]
+"$BT" calls --format json --name 'MyApp.*' "$sc/names" >"$sc/p3.json"
+check "names: --name PATTERN matches names and initial calls (Elixir's spelling)" \
+    [ "$(kept "$sc/p3.json")" = "['<0.52.0>', '<0.60.0>']" ]
+"$BT" calls --format json --pid 0.51.0 "$sc/names" >"$sc/p4.json"
+"$BT" calls --format json --pid '<0.51.0>' "$sc/names" >"$sc/p4b.json"
+check "names: --pid 0.51.0 and --pid '<0.51.0>' keep the same process" \
+    [ "$(funcs "$sc/p4.json") $(kept "$sc/p4b.json")" = "['rabbit_amqqueue_process:handle_cast/2'] ['<0.51.0>']" ]
+"$BT" calls --pid no_such_name "$sc/names" >"$sc/p5.txt"
+check "names: --pid of an unknown name keeps nothing (and says so)" grep -q "no function_call events" "$sc/p5.txt"
+"$BT" view "$sc/names" >"$sc/names.view"
+check "names: view keeps OTP's text (escaped as babeltrace2 does)" \
+    grep -qF "entry = \"\\'Elixir.MyApp.Worker\\':handle_call/3\"" "$sc/names.view"
+"$BT" flame --folded --unit ns "$sc/names" >"$sc/names.folded"
+check "names: flame roots and frames carry names, Elixir spelling" \
+    eval 'grep -qx "<0.50.0> my_server;my_server:handle_call/3 1000000" "$sc/names.folded" && grep -q "^<0.52.0> MyApp.Worker.init/1;MyApp.Worker.handle_call/3;anonymous fn/1 in MyApp.Worker.handle_call/3" "$sc/names.folded"'
+"$BT" export "$sc/names" -o "$sc/names.chrome.json"
+check "names: export tracks named \"<pid> name\", functions in Elixir spelling, structure valid" \
+    eval 'python3 test/analyses/check_chrome.py "$sc/names.chrome.json" >/dev/null && grep -q "\"name\":\"<0.60.0> MyApp.Registry\"" "$sc/names.chrome.json" && grep -q "\"name\":\"MyApp.Worker.handle_call/3\"" "$sc/names.chrome.json"'
+check "names: procs shows the exited process by name" \
+    eval '"$BT" procs "$sc/names" | grep -q "<0.60.0> MyApp.Registry"'
+check "names: gc's top collectors carry names" \
+    eval '"$BT" gc "$sc/names" | grep -q "<0.52.0> MyApp.Worker.init/1"'
+check "sched --from first (default): the oldest unconsumed send, resolved through a name from the state dump (100 us)" \
+    [ "$("$BT" sched --format json "$sc/names" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["from"], d["count"], d["max_ns"])')" = "first 1 100000" ]
+check "sched --from last: the latest send, as the D script (60 us)" \
+    [ "$("$BT" sched --from last --format json "$sc/names" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["from"], d["count"], d["max_ns"])')" = "last 1 60000" ]
+"$BT" report "$sc/names" -o "$sc/names.html"
+check "names: the report names processes" grep -q "&lt;0.60.0&gt; MyApp.Registry" "$sc/names.html"
+
+# Windows cutting calls, a GC pause and a latency in half.
+"$ASAN" calls --format json --begin +5ms --end +25ms "$sc/window" >"$sc/w.json" 2>"$sc/w.err"
+check "window: calls cut by either edge count their inside part only, as unfinished; whole ones as samples" python3 - "$sc/w.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = {f["function"]: (f["count"], f["unfinished"], f["total_ns"]) for f in d["functions"]}
+want = {"w:f/0": (0, 1, 5000000), "w:g/0": (1, 0, 2000000), "w:h/0": (0, 1, 5000000)}
+w = d["window"]
+if got != want:
+    print("# got %r" % got)
+sys.exit(0 if got == want and w["duration_ns"] == 20000000 else 1)
+PY
+check "window: flame covers exactly the window's 12 ms of calls (GC inside f as [gc])" \
+    eval '[ "$("$BT" flame --folded --unit ns --begin +5ms --end +25ms "$sc/window" | awk "{s += \$NF} END {print s}")" = 12000000 ] && "$BT" flame --folded --unit ns --begin +5ms --end +25ms "$sc/window" | grep -qx "<0.70.0>;w:f/0;\[gc\] 1000000"'
+check "window: a GC pause straddling the start is cut, not a sample" \
+    [ "$("$BT" gc --format json --begin +5ms "$sc/window" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["minor"]["count"], d["cut_by_window"])')" = "1 1" ]
+check "window: a send -> in latency straddling the start is not counted" \
+    [ "$("$BT" sched --format json --begin +5ms "$sc/window" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["count"], d["cut_by_window"])')" = "0 1" ]
+check "window: procs counts the exit inside, with the lifetime from a spawn before it" \
+    [ "$("$BT" procs --format json --begin +5ms "$sc/window" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["spawns"], d["exits"], d["longest_lived"][0]["lifetime_ns"])')" = "0 2 7000000" ]
+"$BT" export --begin +5ms --end +25ms "$sc/window" -o "$sc/w.chrome.json"
+check "window: export clips slices to the window, marks cut ones, times from the window's start" python3 - "$sc/w.chrome.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+x = {e["name"]: (e["ts"], e["dur"], e.get("args", {}).get("end")) for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == "call"}
+ok = x == {"w:f/0": (0.0, 5000.0, "cut"), "w:g/0": (7000.0, 2000.0, None), "w:h/0": (15000.0, 5000.0, "unfinished")}
+ok = ok and all(e.get("ts", 0) >= 0 for e in d["traceEvents"])
+if not ok:
+    print("# %r" % x)
+sys.exit(0 if ok else 1)
+PY
+first=$("$BT" view --gmt "$sc/window" | head -1 | sed 's/^\[\([0-9:.]*\)\].*/\1/')
+"$BT" calls --format json --begin "${first%?????????}005000000Z" --end +25ms "$sc/window" >"$sc/w2.json"
+check "window: --begin as a wall time (HH:MM:SS.nnnnnnnnnZ) equals +5ms" \
+    [ "$(jget "$sc/w2.json" "d['functions']")" = "$(jget "$sc/w.json" "d['functions']")" ]
+check "window: a bad --begin is a usage error (exit 2, one line)" \
+    eval '"$BT" calls --begin 12:0x "$sc/window" >/dev/null 2>"$sc/bad.err"; [ $? -eq 2 ] && [ "$(wc -l <"$sc/bad.err")" -eq 1 ]'
+check "window: --end before --begin is a usage error" \
+    eval '"$BT" calls --begin +5ms --end +1ms "$sc/window" >/dev/null 2>&1; [ $? -eq 2 ]'
+
+# A flight recorder: cut stream 0's oldest packets as an overwriting ring does.
+python3 - "$sc/overwrite/channel0_0" <<'PY'
+import struct, sys
+p = sys.argv[1]; d = open(p, "rb").read()
+offs, off = [], 0
+while off + 84 <= len(d):
+    offs.append(off); off += struct.unpack_from("<Q", d, off + 56)[0] // 8
+open(p, "wb").write(d[offs[len(offs) // 2]:])
+PY
+"$ASAN" calls --format json "$sc/overwrite" >"$sc/ow.json" 2>"$sc/ow.err"
+span=$("$BT" stats --format json "$sc/overwrite" | python3 -c 'import json,sys; print(json.load(sys.stdin)["duration_ns"])')
+check "flight recorder: calls whose start came before every stream had data are skipped; no call runs to the end; total time <= span ($span ns)" python3 - "$sc/ow.json" "$span" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); span = int(sys.argv[2])
+f = d["functions"][0]
+ok = len(d["functions"]) == 1 and f["unfinished"] == 0 and f["max_ns"] == 3000000 and f["total_ns"] <= span
+ok = ok and d["window"]["complete_from_unix_ns"] is not None and f["count"] == f["total_ns"] // 3000000
+sys.exit(0 if ok else 1)
+PY
+check "flight recorder: one warning line saying from when the trace is counted" \
+    eval '[ "$(wc -l <"$sc/ow.err")" -eq 1 ] && grep -q "flight-recorder trace .* counted from" "$sc/ow.err"'
+
+# 34 years between the first and last events, 40 KB: bounded memory everywhere.
+span_ok=1
+for c in stats view calls "calls --breakdown" sched procs gc flame "flame --folded" export "report -o $sc/s34.html"; do
+    # shellcheck disable=SC2086
+    /usr/bin/time -f "%M" -o "$sc/s34.rss" "$BT" $c "$sc/span34" >/dev/null 2>"$sc/s34.err"
+    rc=$?
+    rss=$(tail -1 "$sc/s34.rss")
+    n=$(grep -c "corrupt or unusual trace" "$sc/s34.err")
+    lines=$(wc -l <"$sc/s34.err")
+    if [ $rc -ne 0 ] || [ "$rss" -gt 65536 ] || { [ "$c" != view ] && { [ "$n" -ne 1 ] || [ "$lines" -ne 1 ]; }; }; then
+        echo "# $c: exit $rc, ${rss} KB, $n warning(s) in $lines line(s)"; span_ok=0
+    fi
+    # shellcheck disable=SC2086
+    "$ASAN" $c "$sc/span34" >/dev/null 2>"$sc/s34.asan" || { echo "# $c under ASan failed"; span_ok=0; }
+    grep -qE 'Sanitizer|runtime error' "$sc/s34.asan" && { echo "# $c: sanitizer report"; span_ok=0; }
+done
+check "34-year trace: every subcommand exits 0 under 64 MB with one 'corrupt or unusual trace' line" [ $span_ok = 1 ]
+
+# The call tree's cap: pruned calls keep their time (charged to callers).
+full=$("$BT" flame --folded --unit ns "$sc/stacks" | awk '{s += $NF} END {print s}')
+capped=$(BEAMTRACE_MAX_STACKS=64 "$BT" flame --folded --unit ns "$sc/stacks" 2>"$sc/cap.err" | awk '{s += $NF} END {print s}')
+check "stack cap: with 64 stacks the flame graph keeps all the time ($capped = $full ns) and says it pruned" \
+    eval '[ "$capped" = "$full" ] && grep -q "the call tree reached 64 stacks" "$sc/cap.err"'
+
+# Progress on stderr (forced: stderr is not a terminal here).
+BEAMTRACE_PROGRESS=always "$BT" stats "$out/w_all" >"$sc/progress.out" 2>"$sc/progress.err"
+check "progress: a line rewritten in place on stderr, erased at the end, stdout untouched" \
+    python3 -c 'import sys; e = open(sys.argv[1], "rb").read(); sys.exit(0 if b"reading the trace: " in e and b"%" in e and e.endswith(b"\r\x1b[K") else 1)' "$sc/progress.err"
+check "progress: stdout untouched" cmp -s "$sc/progress.out" <("$BT" stats "$out/w_all")
+
 # ---- every subcommand under ASan/UBSan on the real trace ----
 for c in "calls" "calls --by pid --slower-than 10us" "sched" "procs" "gc" "flame" "flame --folded" \
          "export" "report -o $out/asan.html" "calls --format json" "sched --format json" \
@@ -218,6 +470,58 @@ PY
     timeout 120 "$CHROMIUM" "${cflags[@]}" --user-data-dir="$(mktemp -d)" --window-size=1280,2600 \
         --screenshot="$root/$out/report.png" "$page" >/dev/null 2>&1
     check "report: screenshot taken ($out/report.png)" [ -s "$out/report.png" ]
+    # Geometry, measured in the rendered page by test/analyses/check_report.js.
+    for t in report names; do
+        "$BT" report "$sc/$t" -o "$out/geo-$t.html"
+        { cat "$out/geo-$t.html"; echo "<script>"; cat test/analyses/check_report.js; echo "</script>"; } \
+            >"$out/geo-$t-check.html"
+        timeout 120 "$CHROMIUM" "${cflags[@]}" --user-data-dir="$(mktemp -d)" --window-size=1400,3000 \
+            --dump-dom "file://$root/$out/geo-$t-check.html" >"$out/geo-$t.dom" 2>/dev/null
+        python3 - "$out/geo-$t.dom" >"$out/geo-$t.json" <<'PY'
+import html, json, re, sys
+found = re.findall(r'<pre id="bmt-check">(\{.*?)</pre>', open(sys.argv[1], encoding="utf-8").read(), re.S)
+print(html.unescape(found[-1]) if found else "{}")
+PY
+    done
+    geo=$out/geo-report.json
+    check "report (Chromium): every chart text inside its chart, titles clear of the statistics line, no overlapping axis labels" python3 - "$geo" "$out/geo-names.json" <<'PY'
+import json, sys
+ok = True
+for path in sys.argv[1:]:
+    d = json.load(open(path))
+    ok = ok and len(d.get("charts", [])) >= 5
+    for c in d.get("charts", []):
+        if c["outside"] or c["title_overlaps"] or c["label_overlaps"]:
+            print("# %s: %r" % (c["title"], c)); ok = False
+sys.exit(0 if ok else 1)
+PY
+    check "report (Chromium): histogram labels keep their first digit (a 524288 ns call reads 524 µs)" python3 - "$geo" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = [c for c in d["charts"] if c["title"] == "call latency: r:exact/0"][0]
+sys.exit(0 if c["labels"] == ["524 \u00b5s"] else 1)
+PY
+    check "report (Chromium): a long chart title is cut to fit, the full title in its tooltip" python3 - "$geo" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = [c for c in d["charts"] if c["full_title"].startswith("call latency: a_module")][0]
+sys.exit(0 if c["title"].endswith("\u2026") and len(c["title"]) < len(c["full_title"]) and not c["outside"] else 1)
+PY
+    check "report (Chromium): a process that exits while running stops at its exit (65 us, not to the end)" python3 - "$geo" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+x = [l for l in d["lanes"] if l["pid"] == "<0.90.0>"][0]
+sys.exit(0 if x["exit_x"] is not None and x["last_bar_right"] <= x["exit_x"] + 0.01 and x["data_share"] < 0.001 else 1)
+PY
+    check "report (Chromium): utilisation drawn as a share: 1.1% of the time paints 1.1% of the lane, and says 1.1%" python3 - "$geo" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+y = [l for l in d["lanes"] if l["pid"] == "<0.91.0>"][0]
+z = [l for l in d["lanes"] if l["pid"] == "<0.92.0>"][0]
+ok = abs(y["painted_share"] - 0.011) < 0.001 and y["share_text"] == "1.1%" and "mostly_idle" in y["label"]
+ok = ok and z["painted_share"] > 0.99 and z["share_text"] == "100%" and all(l["label_inside"] for l in d["lanes"])
+sys.exit(0 if ok else 1)
+PY
 fi
 
 # ---- malformed traces and bad command lines ----
@@ -238,6 +542,12 @@ for dir in "$out"/corpus/bad/*/ /nonexistent; do
     done
 done
 check "malformed traces: every subcommand prints one error line and exits 1, no sanitizer report" [ $bad_ok = 1 ]
+python3 test/cli/fuzz.py --seed 4242 --cmds "calls --breakdown,sched --from last,procs,gc,flame --folded,export -o /dev/null,report -o /dev/null,calls --begin +1ms --name my*" \
+    "$ASAN" "$out" "${FUZZ_RUNS_ANALYSES:-150}" "$out/w_all" "$sc/names" >"$out/fuzz.log" 2>&1
+rc=$?
+tail -1 "$out/fuzz.log"
+check "mutation fuzz of every analysis under ASan/UBSan: no crash, hang or sanitizer report" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || grep '^# run' "$out/fuzz.log" | head
 good_ok=1
 for dir in "$out"/corpus/good/*/; do
     for c in calls "calls --by pid --slower-than 1ns --format json" sched procs gc flame \

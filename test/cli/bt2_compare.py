@@ -25,12 +25,11 @@ def split(line):
     return parts
 
 
-def main():
-    mine = open(sys.argv[1], "rb").read().split(b"\n")
-    theirs = open(sys.argv[2], "rb").read().split(b"\n")
+def compare(mine_text, theirs_text):
+    """(ok, stale_lines, message): ok when identical but for the defect."""
+    mine, theirs = mine_text.split(b"\n"), theirs_text.split(b"\n")
     if len(mine) != len(theirs):
-        print(f"# line count differs: beamtrace {len(mine) - 1}, babeltrace2 {len(theirs) - 1}")
-        return 1
+        return False, 0, f"line count differs: beamtrace {len(mine) - 1}, babeltrace2 {len(theirs) - 1}"
     stale = 0
     for n, (a, b) in enumerate(zip(mine, theirs), 1):
         if a == b:
@@ -39,15 +38,23 @@ def main():
         ok = len(pa) == len(pb) and all(
             x == y or (kx == b"s" and x == b'""') for (kx, x), (_, y) in zip(pa, pb))
         if not ok:
-            print(f"# first difference at line {n}:")
-            print("#  beamtrace:   " + a.decode("utf-8", "replace"))
-            print("#  babeltrace2: " + b.decode("utf-8", "replace"))
-            return 1
+            return False, stale, (f"first difference at line {n}:\n#  beamtrace:   " +
+                                  a.decode("utf-8", "replace") + "\n#  babeltrace2: " +
+                                  b.decode("utf-8", "replace"))
         stale += 1
+    return True, stale, ""
+
+
+def main():
+    ok, stale, msg = compare(open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read())
+    if not ok:
+        print("# " + msg)
+        return 1
     if stale:
         print(f"# {stale} lines differ only where babeltrace2 2.0 printed a stale value "
               f"for an empty string")
     return 0
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -305,7 +305,8 @@ static void file_in(char *out, size_t cap, const char *dir, const char *name)
 static void make_small(const char *path, unsigned events)
 {
     struct gen g;
-    gen_open(&g, path, 1, 4096, 4, BMT_RING_DISCARD, 1000000);
+    /* 8 events per packet: more events make more packets. */
+    gen_open(&g, path, 1, BMT_PKT_HEADER_BYTES + 8 * 25, 4, BMT_RING_DISCARD, 1000000);
     for (unsigned i = 0; i < events; i++) {
         struct bmt_event ev;
         memset(&ev, 0, sizeof ev);
@@ -377,21 +378,11 @@ static void make_bad(const char *root)
     const size_t ev_bytes = 25, one_pkt = BMT_PKT_HEADER_BYTES + 3 * ev_bytes;
 
 #define BAD(name) snprintf(d, sizeof d, "%s/bad/%s", root, name)
-    BAD("truncated_header");
-    make_small(d, 3);
-    truncate_stream(d, 50);
-
-    BAD("truncated_mid_packet");
-    make_small(d, 3);
-    truncate_stream(d, one_pkt - 30);
-
-    /* Cut inside the second event and shrink the sizes to match: the
-     * packet is self-consistent but its last event runs past its end. */
-    BAD("truncated_mid_event");
-    make_small(d, 3);
-    truncate_stream(d, BMT_PKT_HEADER_BYTES + ev_bytes + 12);
+    /* An event running past its packet's content end in a packet that is
+     * not the file's last: corruption, not a cut-short recording. */
+    BAD("event_past_content");
+    make_small(d, 6);
     put64(d, BMT_PKT_CONTENT_SIZE, (BMT_PKT_HEADER_BYTES + ev_bytes + 12) * 8);
-    put64(d, BMT_PKT_PACKET_SIZE, (BMT_PKT_HEADER_BYTES + ev_bytes + 12) * 8);
 
     BAD("bad_magic");
     make_small(d, 3);
@@ -419,10 +410,11 @@ static void make_bad(const char *root)
     put64(d, BMT_PKT_CONTENT_SIZE, UINT64_MAX - 7);
     put64(d, BMT_PKT_PACKET_SIZE, UINT64_MAX - 7);
 
-    /* The last byte of the packet is the last string's NUL. */
+    /* The last byte of the first packet is its last string's NUL; a second
+     * packet follows. */
     BAD("string_without_nul");
-    make_small(d, 3);
-    patch_stream(d, one_pkt - 1, "x", 1);
+    make_small(d, 3 + 8);
+    patch_stream(d, BMT_PKT_HEADER_BYTES + 8 * ev_bytes - 1, "x", 1);
 
     BAD("unknown_event_id");
     make_small(d, 3);
@@ -448,22 +440,136 @@ static void make_bad(const char *root)
         write_text(m, "");
     }
 
-    BAD("unknown_event_name");
-    make_small(d, 3);
-    edit_metadata(d, ":process_spawn\"", ":process_spawned\"");
-
-    BAD("field_mismatch");
-    make_small(d, 3);
-    edit_metadata(d, "_parent;", "_parant;");
-
     BAD("unterminated_metadata");
     make_small(d, 3);
     edit_metadata(d, "event {", "event { name = \"");
+
+    /* The second event 1 ns before the first (a corrupted timestamp):
+     * babeltrace2 refuses the trace; so must view, instead of printing a
+     * huge positive gap. */
+    BAD("time_backwards");
+    make_small(d, 3);
+    put64(d, BMT_PKT_HEADER_BYTES + ev_bytes + 2, 1000000000ull - 1);
+
+    /* Big-endian metadata over little-endian packets. */
+    BAD("wrong_byte_order");
+    make_small(d, 3);
+    edit_metadata(d, "byte_order = le", "byte_order = be");
 
     BAD("empty_dir");
     if (mkdir(d, 0755) != 0 && errno != EEXIST)
         die("%s: mkdir: %s", d, strerror(errno));
 #undef BAD
+}
+
+/* ---- Traces read with a warning: a last packet cut short. ---- */
+
+static void copy_file(const char *from, const char *to)
+{
+    size_t size;
+    uint8_t *buf = slurp(from, &size);
+    spit(to, buf, size);
+    free(buf);
+}
+
+/* Offsets of the packets of a stream file (at most `cap`); returns how many. */
+static unsigned packet_offsets(const char *file, size_t *offs, unsigned cap, size_t *file_size)
+{
+    size_t size, off = 0;
+    unsigned n = 0;
+    uint8_t *buf = slurp(file, &size);
+    while (off + BMT_PKT_HEADER_BYTES <= size && n < cap) {
+        offs[n++] = off;
+        off += bmt_get_u64(buf + off + BMT_PKT_PACKET_SIZE) / 8;
+    }
+    free(buf);
+    *file_size = size;
+    return n;
+}
+
+/* A basic trace whose channel0_0 is cut `into` bytes after the start of
+ * its last packet; DIR.whole is the same trace cut at that packet's start
+ * (what a reader that skips the cut packet must show). */
+static void make_cut(const char *root, const char *name, size_t into)
+{
+    char d[4200], whole[4300], file[4400], cut[4500];
+    snprintf(d, sizeof d, "%s/truncated/%s", root, name);
+    snprintf(whole, sizeof whole, "%s.whole", d);
+    struct gen g;
+    gen_open(&g, d, 2, 1024, 8, BMT_RING_DISCARD, 1);
+    uint64_t ts = 21000000000000ull;
+    for (unsigned i = 0; i < 120; i++) {
+        struct bmt_event ev;
+        ts += 1 + rnd() % 5000000;
+        fill_event(&ev, (int)(i % BMT_TP_COUNT), ts);
+        emit(&g, i % 2, &ev);
+    }
+    gen_close(&g);
+    size_t offs[256], size;
+    snprintf(file, sizeof file, "%s/channel0_0", d);
+    unsigned n = packet_offsets(file, offs, 256, &size);
+    if (n < 3 || offs[n - 1] + into >= size)
+        die("%s: too few packets (%u) to cut", d, n);
+    if (mkdir(whole, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", whole, strerror(errno));
+    static const char *const files[] = {"metadata", "channel0_0", "channel0_1"};
+    for (unsigned i = 0; i < 3; i++) {
+        snprintf(file, sizeof file, "%s/%s", d, files[i]);
+        snprintf(cut, sizeof cut, "%s/%s", whole, files[i]);
+        copy_file(file, cut);
+    }
+    snprintf(cut, sizeof cut, "%s/channel0_0", whole);
+    if (truncate(cut, (off_t)offs[n - 1]) != 0)
+        die("%s: truncate: %s", cut, strerror(errno));
+    truncate_stream(d, offs[n - 1] + into);
+    snprintf(file, sizeof file, "%s.expect", d);
+    unlink(file);
+}
+
+/* A one-packet trace whose file ends inside its third event, with the
+ * packet's sizes saying it ends there too (a writer that recorded sizes as
+ * it went, then stopped); DIR.whole has the two complete events. */
+static void make_cut_event(const char *root)
+{
+    char d[4200], whole[4300];
+    const size_t size = BMT_PKT_HEADER_BYTES + 2 * 25 + 12;
+    snprintf(d, sizeof d, "%s/truncated/cut_mid_event", root);
+    snprintf(whole, sizeof whole, "%s.whole", d);
+    make_small(whole, 2);
+    make_small(d, 3);
+    truncate_stream(d, size);
+    put64(d, BMT_PKT_CONTENT_SIZE, size * 8);
+    put64(d, BMT_PKT_PACKET_SIZE, size * 8);
+}
+
+static void make_truncated(const char *root)
+{
+    char d[4200];
+    snprintf(d, sizeof d, "%s/truncated", root);
+    if (mkdir(d, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", d, strerror(errno));
+    make_cut(root, "cut_mid_packet", BMT_PKT_HEADER_BYTES + 40);
+    make_cut(root, "cut_in_header", 30);
+    make_cut(root, "cut_after_magic", 4);
+    make_cut_event(root);
+}
+
+/* ---- Traces babeltrace2 reads that the analyses only warn about. ---- */
+
+static void make_odd(const char *root)
+{
+    char d[4200];
+    snprintf(d, sizeof d, "%s/odd", root);
+    if (mkdir(d, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", d, strerror(errno));
+    /* An event named in beamtrace's domain that the catalogue lacks. */
+    snprintf(d, sizeof d, "%s/odd/unknown_event_name", root);
+    make_basic(d, 2, 3);
+    edit_metadata(d, ":process_spawn\"", ":process_spawned\"");
+    /* A catalogue event whose fields differ from the catalogue's. */
+    snprintf(d, sizeof d, "%s/odd/field_mismatch", root);
+    make_basic(d, 2, 3);
+    edit_metadata(d, "_parent;", "_parant;");
 }
 
 int main(int argc, char **argv)
@@ -506,5 +612,7 @@ int main(int argc, char **argv)
     make_many(d, 20000);
 #undef GOOD
     make_bad(root);
+    make_truncated(root);
+    make_odd(root);
     return 0;
 }

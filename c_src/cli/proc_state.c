@@ -1,0 +1,130 @@
+/* Process time by kind (rules and contract in proc_state.h). */
+#include "proc_state.h"
+
+#include <string.h>
+
+enum { S_UNKNOWN, S_RUNNING, S_OUT, S_IN_PENDING, S_EXITED };
+
+const char *const bmt_kind_names[BMT_K_COUNT] = {"on_cpu", "runnable", "waiting",
+                                                  "gc", "unknown", "preempted"};
+
+void bmt_pstate_init(struct bmt_pstate *p, uint64_t ts)
+{
+    memset(p, 0, sizeof *p);
+    p->since_ns = ts;
+    p->state = S_UNKNOWN;
+}
+
+/* Adds [a, b] clipped to the window to sum `k`. */
+static void add(uint64_t *cum, enum bmt_kind k, uint64_t a, uint64_t b, const struct bmt_window *w)
+{
+    if (a < w->begin_ns)
+        a = w->begin_ns;
+    if (b > w->end_ns)
+        b = w->end_ns;
+    if (b > a)
+        cum[k] += b - a;
+}
+
+/* The kind of the open segment while running or unknown. */
+static enum bmt_kind current(const struct bmt_pstate *p)
+{
+    if (p->gc_depth)
+        return BMT_K_GC;
+    return p->state == S_RUNNING || p->state == S_IN_PENDING ? BMT_K_ON_CPU : BMT_K_UNKNOWN;
+}
+
+/* Classifies the off-CPU period [out, in] now that the process's first
+ * event after `in` says why it ran again. */
+static void classify(struct bmt_pstate *p, enum bmt_pstate_event why, const struct bmt_window *w)
+{
+    if (why == BMT_PS_TIMEOUT) {
+        add(p->cum, BMT_K_WAITING, p->out_ns, p->in_ns, w);
+    } else if (why == BMT_PS_RECEIVE) {
+        if (p->sent_ns) {
+            add(p->cum, BMT_K_WAITING, p->out_ns, p->sent_ns - 1, w);
+            add(p->cum, BMT_K_RUNNABLE, p->sent_ns - 1, p->in_ns, w);
+        } else {
+            add(p->cum, BMT_K_UNKNOWN, p->out_ns, p->in_ns, w);
+        }
+    } else {
+        add(p->cum, BMT_K_PREEMPTED, p->out_ns, p->in_ns, w);
+    }
+    p->state = S_RUNNING;
+}
+
+void bmt_pstate_event(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts,
+                      const struct bmt_window *w)
+{
+    if (p->state == S_EXITED || ts < p->since_ns)
+        return;
+    if (p->state == S_IN_PENDING && e != BMT_PS_IN && e != BMT_PS_SENT_TO &&
+        e != BMT_PS_GC_START && e != BMT_PS_GC_END)
+        classify(p, e, w);
+    switch (e) {
+    case BMT_PS_IN:
+        if (p->state == S_OUT) {
+            p->in_ns = ts;
+            p->state = S_IN_PENDING;
+        } else {
+            add(p->cum, current(p), p->since_ns, ts, w);
+            p->state = S_RUNNING;
+        }
+        break;
+    case BMT_PS_OUT:
+        if (p->state == S_OUT)
+            return; /* a second out: keep the period open */
+        add(p->cum, current(p), p->since_ns, ts, w);
+        p->state = S_OUT;
+        p->out_ns = ts;
+        p->sent_ns = 0;
+        break;
+    case BMT_PS_SENT_TO:
+        if (p->state == S_OUT && !p->sent_ns)
+            p->sent_ns = ts + 1;
+        return;
+    case BMT_PS_RECEIVE:
+    case BMT_PS_TIMEOUT:
+    case BMT_PS_ACTIVITY:
+        if (p->state == S_OUT)
+            return; /* nothing it did itself: the period stays open */
+        add(p->cum, current(p), p->since_ns, ts, w);
+        break;
+    case BMT_PS_GC_START:
+    case BMT_PS_GC_END:
+        if (p->state == S_OUT) {
+            /* Collected while out (another process asked for it): the time
+             * out before it cannot be told waiting from runnable; the
+             * off-CPU period starts again after it. */
+            add(p->cum, p->gc_depth ? BMT_K_GC : BMT_K_UNKNOWN, p->since_ns, ts, w);
+            p->out_ns = ts;
+        } else {
+            add(p->cum, current(p), p->since_ns, ts, w);
+        }
+        if (e == BMT_PS_GC_START && p->gc_depth < 255)
+            p->gc_depth++;
+        else if (e == BMT_PS_GC_END && p->gc_depth)
+            p->gc_depth--;
+        break;
+    case BMT_PS_EXIT:
+        add(p->cum, p->state == S_OUT ? BMT_K_UNKNOWN : current(p), p->since_ns, ts, w);
+        p->state = S_EXITED;
+        p->gc_depth = 0;
+        break;
+    }
+    p->since_ns = ts;
+}
+
+void bmt_pstate_snapshot(const struct bmt_pstate *p, uint64_t ts, const struct bmt_window *w,
+                         uint64_t out[BMT_K_COUNT])
+{
+    memcpy(out, p->cum, sizeof p->cum);
+    if (p->state == S_EXITED)
+        return;
+    if (p->state == S_IN_PENDING) {
+        add(out, BMT_K_UNKNOWN, p->out_ns, p->in_ns, w);
+        add(out, current(p), p->since_ns, ts, w);
+    } else if (ts > p->since_ns) {
+        add(out, p->state == S_OUT ? BMT_K_UNKNOWN : current(p), p->since_ns, ts, w);
+    }
+}

@@ -1,0 +1,98 @@
+/* Where a process's time goes, from the events around it: on a CPU,
+ * runnable, waiting for a message, collecting garbage, or unknown.
+ *
+ * What OTP 25's trace says (checked with erlang:trace/3 and monotonic
+ * timestamps): `out` and `in` bracket every descheduling; a 'receive'
+ * event is emitted when the receiver *takes* a message, i.e. just after
+ * it is scheduled in, and a receive that times out emits 'receive'
+ * `timeout` the same way; a message_send is emitted by the sender when it
+ * sends. So an off-CPU period [out, in] is classified when the process's
+ * next event after `in` shows why it ran again:
+ *  - 'receive' of a message: it was waiting until the message was sent to
+ *    it (the first message_send to it since `out`), runnable from then
+ *    until `in`; when no such send is in the trace (senders not traced with
+ *    `send`), the period cannot be split and counts as unknown;
+ *  - 'receive' `timeout`: waiting (for a timer) the whole period; the
+ *    trace does not say when the timer fired, so its run-queue delay is
+ *    counted as waiting;
+ *  - anything else (a call, a return, a send, being scheduled out again):
+ *    it was preempted with work to do: runnable the whole period
+ *    ("preempted", reported with runnable).
+ * A collection (gc_*_start .. gc_*_end) counts as GC whatever else; time
+ * before a process's first scheduling event, or off CPU at the end of the
+ * trace, is unknown. Limits: a process preempted just before a receive
+ * whose message arrived while it was out looks woken by that message;
+ * without message_receive events nothing tells waiting from preempted, so
+ * callers report off-CPU time as one unsplit figure (the trace lacks the
+ * events); a process traced without 'receive' among processes traced with
+ * it has its waits counted as preempted.
+ *
+ * Time is kept as running sums per kind, counted only inside the window
+ * [begin, end], so the breakdown of any interval is the difference of two
+ * snapshots taken at events of the process, and sums to the interval's
+ * wall time within the window. ~80 bytes per process. Single-threaded.
+ */
+#ifndef BMT_CLI_PROC_STATE_H
+#define BMT_CLI_PROC_STATE_H
+
+#include <stdint.h>
+
+enum bmt_kind {
+    BMT_K_ON_CPU,
+    BMT_K_RUNNABLE,   /* a message was sent to it, not yet scheduled in */
+    BMT_K_WAITING,    /* for a message or a timeout */
+    BMT_K_GC,
+    BMT_K_UNKNOWN,
+    BMT_K_PREEMPTED,  /* off CPU and resumed without a receive: runnable when the
+                       * process is traced with 'receive' (callers fold it in) */
+    BMT_K_COUNT
+};
+
+enum bmt_pstate_event {
+    BMT_PS_IN,        /* scheduled in */
+    BMT_PS_OUT,       /* scheduled out */
+    BMT_PS_SENT_TO,   /* a message was sent to it */
+    BMT_PS_RECEIVE,   /* it took a message (message_receive) */
+    BMT_PS_TIMEOUT,   /* message_receive of `timeout`: a receive timed out */
+    BMT_PS_ACTIVITY,  /* anything else it did (call, return, send, spawn, ...) */
+    BMT_PS_GC_START,
+    BMT_PS_GC_END,
+    BMT_PS_EXIT,
+};
+
+struct bmt_window {
+    uint64_t begin_ns, end_ns;      /* time is counted in [begin, end] */
+};
+
+struct bmt_pstate {
+    uint64_t cum[BMT_K_COUNT];      /* ns in each kind, inside the window, up to since_ns */
+    uint64_t since_ns;              /* start of the open segment */
+    uint64_t out_ns;                /* last scheduled out */
+    uint64_t in_ns;                 /* scheduled in again (classification pending) */
+    uint64_t sent_ns;               /* first message sent to it while out, + 1, or 0 */
+    uint8_t state;                  /* internal: unknown, running, out, in-pending, exited */
+    uint8_t gc_depth;               /* collections open */
+};
+
+/* A process first seen at `ts`. */
+void bmt_pstate_init(struct bmt_pstate *p, uint64_t ts);
+
+/* Applies event `e` at `ts` (>= the previous event's). */
+void bmt_pstate_event(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts,
+                      const struct bmt_window *w);
+
+/* The sums at `ts` (>= since) into out[BMT_K_COUNT], the open segment
+ * included (an off-CPU period not yet classified counts as unknown). */
+void bmt_pstate_snapshot(const struct bmt_pstate *p, uint64_t ts, const struct bmt_window *w,
+                         uint64_t out[BMT_K_COUNT]);
+
+/* Runnable time as reported: a message waiting for it, or preempted. */
+static inline uint64_t bmt_kind_runnable(const uint64_t *kinds)
+{
+    return kinds[BMT_K_RUNNABLE] + kinds[BMT_K_PREEMPTED];
+}
+
+/* Display names of the kinds. */
+extern const char *const bmt_kind_names[BMT_K_COUNT];
+
+#endif
