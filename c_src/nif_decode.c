@@ -63,6 +63,17 @@ static void put_u64(struct decode *d, uint64_t v)
     d->cursor += 8;
 }
 
+/* An atom's text as is (no quotes: a node name), or "undefined". */
+static void put_atom_text(struct decode *d, ERL_NIF_TERM atom)
+{
+    int n = enif_get_atom(d->env, atom, (char *)d->cursor, BMT_TERM_MAX_BYTES + 1, ERL_NIF_LATIN1);
+    if (n <= 0) {
+        put_word(d, "undefined");
+        return;
+    }
+    put_text(d, (size_t)n - 1);
+}
+
 ERL_NIF_TERM bmt_decode_extra(struct decode *d)
 {
     /* enif_get_map_value answers false for a term that is not a map (the
@@ -191,6 +202,41 @@ void bmt_decode_fields(struct decode *d, int tp)
         put_id(d, d->tracee);
         put_message(d, d->term);
         break;
+    case BMT_TP_message_send_link: {
+        ERL_NIF_TERM to = bmt_decode_extra(d);
+        put_id(d, d->tracee);
+        if (is_local_id(to))
+            put_id(d, to);
+        else
+            put_term(d, to);
+        put_message(d, d->term);
+        put_word(d, d->tag == d->a->send_to_non_existing_process ? "send_to_non_existing_process"
+                                                                  : "send");
+        put_u64(d, bmt_fingerprint(d->env, d->term));
+        break;
+    }
+    case BMT_TP_message_receive_link: {
+        /* The 'receive' match spec beamtrace sets with links returns
+         * {Node, Sender} of OTP's [Node, Sender, Message] head. */
+        ERL_NIF_TERM result;
+        const ERL_NIF_TERM *ns;
+        int arity;
+        put_id(d, d->tracee);
+        put_message(d, d->term);
+        if (enif_get_map_value(d->env, d->opts, d->a->match_spec_result, &result) &&
+            enif_get_tuple(d->env, result, &arity, &ns) && arity == 2) {
+            if (enif_is_pid(d->env, ns[1]) || enif_is_port(d->env, ns[1]))
+                put_id(d, ns[1]);
+            else
+                put_word(d, "undefined");
+            put_atom_text(d, ns[0]);
+        } else {
+            put_word(d, "undefined");
+            put_word(d, "undefined");
+        }
+        put_u64(d, bmt_fingerprint(d->env, d->term));
+        break;
+    }
     case BMT_TP_gc_minor_start:
     case BMT_TP_gc_minor_end:
     case BMT_TP_gc_major_start:
@@ -205,6 +251,10 @@ void bmt_decode_fields(struct decode *d, int tp)
 
 void bmt_decode_message_again(struct decode *d, int tp, int message_bytes, uint8_t *where)
 {
+    /* The link variants keep OTP's fields first: the same positions. */
+    _Static_assert(BMT_F_message_send_link_message == BMT_F_message_send_message &&
+                       BMT_F_message_receive_link_message == BMT_F_message_receive_message,
+                   "link variants start with OTP's fields");
     struct bmt_value *v = &d->t->event.values[tp == BMT_TP_message_send ? BMT_F_message_send_message
                                                                         : BMT_F_message_receive_message];
     v->str = (const char *)where;

@@ -43,6 +43,11 @@ void bmt_decode_message_again(struct decode *d, int tp, int message_bytes, uint8
 #define BMT_USDT_ARGS_TEXT_BYTES (BMT_MFA_MAX_BYTES + 1 + 3 * (BMT_TERM_MAX_BYTES + 1))
 void bmt_decode_usdt_args(struct decode *d, int tp, struct bmt_usdt_args *args, uint8_t *where);
 
+/* The link fingerprint of `message` (nif_fingerprint.c): 64 bits, equal
+ * for equal terms on every node, at most 64 terms and 128 bytes of each
+ * binary looked at. Calling thread only; no allocation. */
+uint64_t bmt_fingerprint(ErlNifEnv *env, ERL_NIF_TERM message);
+
 /* The `extra` value of the trace callback's options, or 'undefined'. */
 ERL_NIF_TERM bmt_decode_extra(struct decode *d);
 

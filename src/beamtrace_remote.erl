@@ -76,6 +76,9 @@ loop(#ag{controller = C, ref = Ref} = A) ->
 
 handle(libc, A) ->
     {libc(), A};
+handle(clock_ns, A) ->
+    %% beamtrace's trace clock (the NIF is loaded by now).
+    {beamtrace:clock_ns(), A};
 handle({make_dir, Base}, A) ->
     case make_private_dir(Base, 8) of
         {ok, Dir} -> {{ok, Dir}, A#ag{dir = Dir}};

@@ -46,11 +46,16 @@
 -type spec() :: call_spec() | kind() | [call_spec() | kind()].
 -type procs() :: all | new | existing | pid() | atom() | [pid() | atom()].
 -type options() :: #{procs => procs(), return_to => boolean(), owner => pid(),
-                     backend => auto | session | legacy, atom() => term()}.
+                     backend => auto | session | legacy, links => boolean(),
+                     nodes => [node()], atom() => term()}.
 -type result() :: {ok, map()} | {error, term()}.
 
-%% trace/2's own options; every other key is a beamtrace:start/1 option.
+%% trace/2's own options; every other key is a beamtrace:start/1 option
+%% (links is both: the recorder's, and the 'receive' pattern set here).
 -define(OWN, [procs, return_to, owner, backend]).
+%% The 'receive' pattern links need: OTP's head is [Node, Sender, Message];
+%% the result reaches the tracer as match_spec_result.
+-define(LINKS_RECV_MS, [{['$1', '$2', '_'], [], [{message, {{'$1', '$2'}}}]}]).
 %% The recorder options trace/2 sets itself.
 -define(RESERVED, [notify, default]).
 -define(DEFAULT_DURATION_MS, 15000).
@@ -63,6 +68,8 @@
 %% @doc Traces for the duration (default 15 s) or until a cap trips, then
 %% returns the figures. See beamtrace:trace/2.
 -spec trace(spec(), options() | list()) -> result().
+trace(Spec, #{nodes := Nodes} = Opts) ->
+    beamtrace_cluster:trace(Spec, Nodes, maps:remove(nodes, Opts));
 trace(Spec, Opts) ->
     case start(Spec, Opts) of
         {ok, T} ->
@@ -81,6 +88,8 @@ trace(Spec, Opts) ->
 %% @doc Sets everything up and returns; `{beamtrace_trace, Trace, Result}'
 %% goes to the caller when it stops other than by stop/1.
 -spec trace_async(spec(), options() | list()) -> {ok, trace()} | {error, term()}.
+trace_async(_Spec, #{nodes := _}) ->
+    {error, {badopt, nodes}};
 trace_async(Spec, Opts) ->
     start(Spec, Opts).
 
@@ -350,8 +359,12 @@ init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
 
 setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend}, Rec) ->
     Has = fun(K) -> lists:member(K, Kinds) end,
+    Links = maps:get(links, Rec, false),
+    Messages = Has(send) orelse Has('receive'),
     if
         Calls =:= [], ReturnTo -> {error, {badopt, return_to}};
+        Links =/= false, Links =/= true -> {error, {badopt, links}};
+        Links, not Messages -> {error, {badopt, links}};
         true ->
             maybe_setup([fun() -> check_call_kind(Calls, Kinds) end,
                          fun() -> load_modules(Calls) end,
@@ -362,7 +375,7 @@ setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend}
                                     ++ [call || Calls =/= []]
                                     ++ [return_to || ReturnTo],
                                 start_session(Rec, Calls, Targets, ProcFlags, Has(ports),
-                                              Backend)
+                                              Backend, Links andalso Has('receive'))
                         end)
     end.
 
@@ -402,7 +415,7 @@ loaded(M) ->
         _ -> false
     end.
 
-start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend) ->
+start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend, RecvPattern) ->
     case beamtrace:start(Rec#{notify => self()}) of
         {ok, S} ->
             Dir = maps:get(dir, beamtrace:info(S)),
@@ -413,7 +426,7 @@ start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend) ->
                     St = #st{handle = H, handle_mon = monitor(process, H), session = S,
                              dir = Dir, started_ms = erlang:monotonic_time(millisecond),
                              backend = maps:get(backend, beamtrace_tracing:info(H))},
-                    case set_all(St, Calls, Targets, ProcFlags, Ports) of
+                    case set_all(St, Calls, Targets, ProcFlags, Ports, RecvPattern) of
                         {ok, St1} ->
                             {ok, St1};
                         {error, _} = Error ->
@@ -429,10 +442,20 @@ start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend) ->
     end.
 
 %% Patterns first, then flags: a process gets call flags only once the
-%% patterns say which calls to report.
-set_all(St, Calls, Targets, ProcFlags, Ports) ->
+%% patterns say which calls to report (and receive flags once the links'
+%% pattern says the sender).
+set_all(St, Calls, Targets, ProcFlags, Ports, RecvPattern) ->
     H = St#st.handle,
-    case set_patterns(H, Calls, 0) of
+    Patterns = case RecvPattern of
+                   true ->
+                       case beamtrace_tracing:recv(H, ?LINKS_RECV_MS, []) of
+                           {ok, _} -> set_patterns(H, Calls, 0);
+                           Error0 -> Error0
+                       end;
+                   false ->
+                       set_patterns(H, Calls, 0)
+               end,
+    case Patterns of
         {ok, NF} ->
             case set_procs(H, Targets, ProcFlags, 0) of
                 {ok, NP} when Ports ->
@@ -486,11 +509,12 @@ expand(M, F, A) ->
 set_procs(H, Targets, Flags, N) when Flags =/= [] ->
     case set_procs1(H, Targets, Flags, N) of
         {ok, K} ->
-            %% Not this controller nor the handle: their own messages are
-            %% beamtrace's business, not the trace's.
+            %% Not this controller, the handle nor the node table's
+            %% watcher: their own messages are beamtrace's business, not
+            %% the trace's.
             _ = [beamtrace_tracing:process(H, P, false, Flags)
-                 || P <- [self(), H], lists:member(all, Targets) orelse
-                                      lists:member(existing, Targets)],
+                 || P <- [self(), H | [W || W <- [beamtrace_statedump:watcher()], is_pid(W)]],
+                    lists:member(all, Targets) orelse lists:member(existing, Targets)],
             {ok, K};
         Error ->
             Error
