@@ -42,12 +42,14 @@ at_start(Session) ->
     _ = node_table(Session, start),
     ensure_watcher().
 
-%% @doc Before a session stops: the node table again.
+%% @doc Before a session stops: the node table again. Not into a session
+%% that stopped by itself (a cap): it would count these as discarded, and
+%% its trace is complete as it is.
 -spec at_stop(beamtrace:session() | []) -> ok.
 at_stop(Session) ->
-    %% A session that is not running: stop says so, not this.
-    _ = try node_table(Session, stop)
-        catch error:badarg -> false
+    _ = case beamtrace:info(Session) of
+            #{state := running} -> node_table(Session, stop);
+            _ -> false
         end,
     ok.
 
