@@ -94,7 +94,7 @@ combine(#{offset_ns := B, error_ns := EB} = Before, #{offset_ns := A, error_ns :
 %% replaced atomically, with the same mode.
 -spec rewrite_metadata(file:name_all(), integer(), map()) -> ok | {error, term()}.
 rewrite_metadata(Dir, Epoch, Estimate) ->
-    Path = filename:join(Dir, "metadata"),
+    Path = unicode:characters_to_list(filename:join(Dir, "metadata")),
     case file:read_file(Path) of
         {ok, Text} ->
             case rewrite(Text, Epoch, Estimate) of

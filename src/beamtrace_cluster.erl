@@ -204,13 +204,13 @@ shell_result(Ws, Out) ->
     Started = lists:any(fun(W) -> W#w.stats =/= undefined end, All),
     case {maps:size(Failed), Started} of
         {0, _} ->
-            {ok, #{dir => list_to_binary(Out), nodes => Traces}};
+            {ok, #{dir => unicode:characters_to_binary(Out), nodes => Traces}};
         {_, false} ->
             %% Nothing was recorded: the first failure says why.
             [{Node, Text} | _] = lists:sort(maps:to_list(Failed)),
             {error, {Node, Text}};
         {_, true} ->
-            {error, {nodes_failed, Failed, #{dir => list_to_binary(Out), nodes => Traces}}}
+            {error, {nodes_failed, Failed, #{dir => unicode:characters_to_binary(Out), nodes => Traces}}}
     end.
 
 %%% The coordinator
@@ -283,9 +283,14 @@ recording(Ws, Mode) ->
                     recording(Ws, Mode);
                 Msg ->
                     case event(Msg, Ws, Mode) of
-                        {ok, Ws1} -> recording(Ws1, Mode);
-                        {failed, Ws1, _, _} -> recording(Ws1, Mode);
-                        {stop, Ws1} -> recording(Ws1, Mode)
+                        {ok, Ws1} ->
+                            recording(Ws1, Mode);
+                        {failed, Ws1, _, Text} ->
+                            %% Said now; the error line at the end repeats it.
+                            beamtrace_record:note("~s; the other nodes go on", [Text]),
+                            recording(Ws1, Mode);
+                        {stop, Ws1} ->
+                            recording(Ws1, Mode)
                     end
             end
     end.
@@ -381,6 +386,12 @@ result_text(Ws, Out) ->
 %% @private Records one node for the coordinator Coord.
 -spec worker(pid(), node(), map(), map()) -> ok.
 worker(Coord, Node, Opts, How) ->
+    %% The lock and the agent on the node are linked to this process (its
+    %% death makes them take everything down): their links breaking when
+    %% the node goes must not kill it; the agent's monitor says so. The
+    %% coordinator's exit, though, ends this worker (beamtrace_record's
+    %% wait and the wait for `go' look for it).
+    process_flag(trap_exit, true),
     try
         connect(Node, Opts, How),
         R = beamtrace_record:setup(Node, Opts, Coord),
@@ -398,6 +409,7 @@ steps(Coord, Node, Out, R, #{epoch := Epoch}) ->
         receive
             {?MODULE, go} -> ok;
             {?SINK, abort, Abort} -> beamtrace_record:fail("~s", [Abort]);
+            {'EXIT', Coord, CoordGone} -> exit(CoordGone);
             {stdin, _} -> throw({fail, 130, "interrupted (Ctrl-C) before recording"})
         end,
         {R1, T0} = beamtrace_record:start_trace(R),
@@ -422,11 +434,18 @@ steps(Coord, Node, Out, R, #{epoch := Epoch}) ->
         Ms = erlang:monotonic_time(millisecond) - Stopped,
         beamtrace_record:finish(R2),
         beamtrace_record:note("~s: ~s", [Node, Summary]),
-        Coord ! {?MODULE, self(), {done, (stats(Result))#{dir => list_to_binary(Out),
+        Coord ! {?MODULE, self(), {done, (stats(Result))#{dir => unicode:characters_to_binary(Out),
                                                           clock => Estimate}, Summary, Ms}},
         ok
     catch
-        throw:{fail, _, _} = F -> beamtrace_record:abandon(F)
+        throw:{fail, _, _} = F ->
+            beamtrace_record:abandon(F);
+        Class:Why:Stack ->
+            %% A defect here: everything on the node still goes, and the
+            %% node's line says what happened.
+            beamtrace_record:abandon({fail, 1, io_lib:format("recording ~s failed, please report "
+                                                             "it: ~0p:~0P ~0P",
+                                                             [Node, Class, Why, 20, Stack, 20])})
     end.
 
 sign(N) when N < 0 -> "-";

@@ -207,18 +207,22 @@ name_domain(Node) ->
 %% Which of: no epmd there, no such node, a refused handshake.
 connect_failure(Node, Opts) ->
     [Name, Host] = string:split(atom_to_list(Node), "@"),
+    Flag = case maps:is_key(nodes, Opts) of
+               true -> "--nodes";
+               false -> "--node"
+           end,
     case net_adm:names(Host) of
         {error, address} ->
-            io_lib:format("cannot reach epmd on ~s: check the host name in --node, that the "
-                          "host is up and that port 4369 is open to this host", [Host]);
+            io_lib:format("cannot reach epmd on ~s: check the host name in ~s, that the "
+                          "host is up and that port 4369 is open to this host", [Host, Flag]);
         {error, Why} ->
-            io_lib:format("cannot reach ~s: ~s (check the host name in --node)",
-                          [Host, inet:format_error(Why)]);
+            io_lib:format("cannot reach ~s: ~s (check the host name in ~s)",
+                          [Host, inet:format_error(Why), Flag]);
         {ok, Names} ->
             case lists:keymember(Name, 1, Names) of
                 false ->
-                    io_lib:format("no node named ~s on ~s (epmd there lists: ~s): check --node",
-                                  [Name, Host, lists:join(", ", [N || {N, _} <- Names])]);
+                    io_lib:format("no node named ~s on ~s (epmd there lists: ~s): check ~s",
+                                  [Name, Host, lists:join(", ", [N || {N, _} <- Names]), Flag]);
                 true ->
                     io_lib:format("~s refused the connection: wrong cookie (read from ~s)? "
                                   "If the node uses TLS distribution, give --proto-dist "
@@ -531,6 +535,7 @@ wait(R, T0) ->
     wait_loop(R, T0).
 
 wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
+    Coordinator = get(?SINK),   %% a cluster worker's, or undefined
     receive
         progress ->
             case agent_call(R, progress) of
@@ -543,6 +548,10 @@ wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
             Result;
         {?SINK, abort, Why} ->
             throw({fail, ?EXIT_FAIL, Why});
+        {'EXIT', Sink, Why} when Sink =:= Coordinator ->
+            %% A cluster worker whose coordinator is gone: the agent's link
+            %% breaking makes it take everything down.
+            exit(Why);
         {stdin, L} when L =:= "stop"; L =:= eof ->
             test_pause(stop),
             case agent_call(R, stop) of
