@@ -47,12 +47,13 @@
 -type procs() :: all | new | existing | pid() | atom() | [pid() | atom()].
 -type options() :: #{procs => procs(), return_to => boolean(), owner => pid(),
                      backend => auto | session | legacy, links => boolean(),
+                     exclude => [pid()],
                      nodes => [node()], atom() => term()}.
 -type result() :: {ok, map()} | {error, term()}.
 
 %% trace/2's own options; every other key is a beamtrace:start/1 option
 %% (links is both: the recorder's, and the 'receive' pattern set here).
--define(OWN, [procs, return_to, owner, backend]).
+-define(OWN, [procs, return_to, owner, backend, exclude]).
 %% The 'receive' pattern links need: OTP's head is [Node, Sender, Message];
 %% the result reaches the tracer as match_spec_result.
 -define(LINKS_RECV_MS, [{['$1', '$2', '_'], [], [{message, {{'$1', '$2'}}}]}]).
@@ -264,7 +265,7 @@ options(Opts) when is_map(Opts) ->
                            D -> D    %% infinity, or a bad value start/1 refuses
                        end,
             check_own(maps:merge(#{procs => all, return_to => false, owner => self(),
-                                   backend => auto}, Own#{duration => Duration}),
+                                   backend => auto, exclude => []}, Own#{duration => Duration}),
                       maps:merge(rec_defaults(Rec), Rec#{duration => Backstop}))
     end;
 options(_) ->
@@ -289,6 +290,12 @@ check_own(#{backend := B}, _) when B =/= auto, B =/= session, B =/= legacy ->
     {error, {badopt, backend}};
 check_own(#{duration := D}, _) when D =/= infinity, not (is_integer(D) andalso D > 0) ->
     {error, {badopt, duration}};
+check_own(#{exclude := X}, _) when not is_list(X) -> {error, {badopt, exclude}};
+check_own(#{exclude := X} = Own, Rec) ->
+    case lists:all(fun is_pid/1, X) of
+        true -> {ok, Own, Rec};
+        false -> {error, {badopt, exclude}}
+    end;
 check_own(Own, Rec) -> {ok, Own, Rec}.
 
 %% The processes to set flags on: [all | new | existing | pid()].
@@ -357,7 +364,8 @@ init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
             Caller ! {Ref, Error}
     end.
 
-setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend}, Rec) ->
+setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend,
+                      exclude := Exclude}, Rec) ->
     Has = fun(K) -> lists:member(K, Kinds) end,
     Links = maps:get(links, Rec, false),
     Messages = Has(send) orelse Has('receive'),
@@ -374,8 +382,8 @@ setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend}
                                                         garbage_collection], Has(K)]
                                     ++ [call || Calls =/= []]
                                     ++ [return_to || ReturnTo],
-                                start_session(Rec, Calls, Targets, ProcFlags, Has(ports),
-                                              Backend, Links andalso Has('receive'))
+                                start_session(Rec, Calls, {Targets, Exclude}, ProcFlags,
+                                              Has(ports), Backend, Links andalso Has('receive'))
                         end)
     end.
 
@@ -444,7 +452,7 @@ start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend, RecvPattern) ->
 %% Patterns first, then flags: a process gets call flags only once the
 %% patterns say which calls to report (and receive flags once the links'
 %% pattern says the sender).
-set_all(St, Calls, Targets, ProcFlags, Ports, RecvPattern) ->
+set_all(St, Calls, {Targets, Exclude}, ProcFlags, Ports, RecvPattern) ->
     H = St#st.handle,
     Patterns = case RecvPattern of
                    true ->
@@ -457,7 +465,7 @@ set_all(St, Calls, Targets, ProcFlags, Ports, RecvPattern) ->
                end,
     case Patterns of
         {ok, NF} ->
-            case set_procs(H, Targets, ProcFlags, 0) of
+            case set_procs(H, Targets, Exclude, ProcFlags) of
                 {ok, NP} when Ports ->
                     PortSpec = case Targets of
                                    [new] -> new;
@@ -506,21 +514,22 @@ expand(M, '_', A) when is_integer(A) ->
 expand(M, F, A) ->
     [{M, F, A}].
 
-set_procs(H, Targets, Flags, N) when Flags =/= [] ->
-    case set_procs1(H, Targets, Flags, N) of
+set_procs(H, Targets, Exclude, Flags) when Flags =/= [] ->
+    case set_procs1(H, Targets, Flags, 0) of
         {ok, K} ->
-            %% Not this controller, the handle nor the node table's
-            %% watcher: their own messages are beamtrace's business, not
-            %% the trace's.
+            %% Not this controller, the handle, the node table's watcher,
+            %% nor what the caller excludes (beamtrace record's agent):
+            %% their own messages are beamtrace's business, not the trace's.
+            Watcher = [W || W <- [beamtrace_statedump:watcher()], is_pid(W)],
             _ = [beamtrace_tracing:process(H, P, false, Flags)
-                 || P <- [self(), H | [W || W <- [beamtrace_statedump:watcher()], is_pid(W)]],
+                 || P <- [self(), H | Watcher ++ Exclude],
                     lists:member(all, Targets) orelse lists:member(existing, Targets)],
             {ok, K};
         Error ->
             Error
     end;
-set_procs(_H, _Targets, [], N) ->
-    {ok, N}.
+set_procs(_H, _Targets, _Exclude, []) ->
+    {ok, 0}.
 
 set_procs1(_H, _Targets, [], N) ->
     {ok, N};
