@@ -216,23 +216,29 @@ void bmt_decode_fields(struct decode *d, int tp)
         break;
     }
     case BMT_TP_message_receive_link: {
-        /* The 'receive' match spec beamtrace sets with links returns
-         * {Node, Sender} of OTP's [Node, Sender, Message] head. */
+        /* The 'receive' match spec beamtrace sets with links
+         * (beamtrace_trace's LINKS_RECV_MS) answers, of OTP's [Node,
+         * Sender, Message], the sender when it is on this node, else the
+         * sender's node: one immediate either way, nothing to copy. */
         ERL_NIF_TERM result;
-        const ERL_NIF_TERM *ns;
-        int arity;
+        int found = enif_get_map_value(d->env, d->opts, d->a->match_spec_result, &result);
         put_id(d, d->tracee);
         put_message(d, d->term);
-        if (enif_get_map_value(d->env, d->opts, d->a->match_spec_result, &result) &&
-            enif_get_tuple(d->env, result, &arity, &ns) && arity == 2) {
-            if (enif_is_pid(d->env, ns[1]) || enif_is_port(d->env, ns[1]))
-                put_id(d, ns[1]);
-            else
+        if (found && (enif_is_pid(d->env, result) || enif_is_port(d->env, result))) {
+            put_id(d, result);
+            if (d->node && *d->node) {
+                size_t len = strlen(d->node);
+                memcpy(d->cursor, d->node, len + 1);
+                put_text(d, len);
+            } else {
                 put_word(d, "undefined");
-            put_atom_text(d, ns[0]);
+            }
         } else {
             put_word(d, "undefined");
-            put_word(d, "undefined");
+            if (found && enif_is_atom(d->env, result))
+                put_atom_text(d, result);
+            else
+                put_word(d, "undefined");
         }
         put_u64(d, bmt_fingerprint(d->env, d->term));
         break;

@@ -25,6 +25,8 @@ struct decode {
     ERL_NIF_TERM tag, tracee, term, opts;
     uint8_t *cursor;    /* where the next field goes */
     unsigned field;     /* index of the next field */
+    const char *node;   /* the recording session's node name (its trace's
+                           beamtrace_node), for link variants; else NULL */
 };
 
 /* Writes the fields of tracepoint `tp` for the erl_tracer event in `d` at

@@ -7,8 +7,17 @@
  * the message, since the traced process pays it (a 1 MiB binary must not
  * cost what erlang:phash2/1 costs for it, 0.9 ms).
  *
- * How: a walk over at most FP_BUDGET terms in a fixed order (tuples and
- * lists in element order), mixing into 64 bits:
+ * How, for a message of at most FP_SMALL_COST (terms, plus a term per 64
+ * bytes of binary; measured first, cheaply, without hashing anything):
+ * erlang:phash2/1 of the whole message (enif_hash(ERL_NIF_PHASH2), one
+ * call: defined on the term, not on its node-local representation, so a
+ * pid hashes the same where it is local and where it is remote, an atom by
+ * its text, a map whatever its internal order), in the high 32 bits, and
+ * the message's shape (terms, binary bytes) in the low ones. Most messages
+ * are that small; the measure stops as soon as a message is not.
+ *
+ * A larger message: a walk over at most FP_BUDGET terms in a fixed order
+ * (tuples and lists in element order), mixing into 64 bits:
  *  - each container's kind and size (tuple arity, map size, binary size);
  *  - atoms, integers, floats, pids, ports and references as
  *    enif_hash(ERL_NIF_PHASH2), which is erlang:phash2/1: defined on the
@@ -36,6 +45,7 @@
 #include <endian.h>
 #include <string.h>
 
+#define FP_SMALL_COST 256
 #define FP_BUDGET 64
 #define FP_BINARY_BYTES 64
 #define FP_MAP_ENTRIES 8
@@ -164,9 +174,81 @@ static void walk(struct fp *f, ERL_NIF_TERM t)
     }
 }
 
+/* The cost of `t` (terms, and a term per 64 bytes of binary) into *cost,
+ * stopping once it passes FP_SMALL_COST; *bytes: binary bytes seen. Maps
+ * are looked into whole (their order does not change the sum) when they
+ * can be small; a larger map is too large. */
+static void measure(ErlNifEnv *env, ERL_NIF_TERM t, int *cost, uint64_t *bytes)
+{
+    if (++*cost > FP_SMALL_COST)
+        return;
+    switch (enif_term_type(env, t)) {
+    case ERL_NIF_TERM_TYPE_TUPLE: {
+        int arity = 0;
+        const ERL_NIF_TERM *el;
+        enif_get_tuple(env, t, &arity, &el);
+        for (int i = 0; i < arity && *cost <= FP_SMALL_COST; i++)
+            measure(env, el[i], cost, bytes);
+        break;
+    }
+    case ERL_NIF_TERM_TYPE_LIST: {
+        ERL_NIF_TERM head;
+        while (*cost <= FP_SMALL_COST && enif_get_list_cell(env, t, &head, &t)) {
+            ++*cost;
+            measure(env, head, cost, bytes);
+        }
+        if (*cost <= FP_SMALL_COST && !enif_is_empty_list(env, t))
+            measure(env, t, cost, bytes);
+        break;
+    }
+    case ERL_NIF_TERM_TYPE_MAP: {
+        size_t size = 0;
+        ErlNifMapIterator it;
+        ERL_NIF_TERM key, value;
+        enif_get_map_size(env, t, &size);
+        if (size > FP_SMALL_COST / 2) {
+            *cost = FP_SMALL_COST + 1;
+            break;
+        }
+        if (size == 0 || !enif_map_iterator_create(env, t, &it, ERL_NIF_MAP_ITERATOR_FIRST))
+            break;
+        while (*cost <= FP_SMALL_COST && enif_map_iterator_get_pair(env, &it, &key, &value)) {
+            measure(env, key, cost, bytes);
+            measure(env, value, cost, bytes);
+            enif_map_iterator_next(env, &it);
+        }
+        enif_map_iterator_destroy(env, &it);
+        break;
+    }
+    case ERL_NIF_TERM_TYPE_BITSTRING: {
+        ErlNifBinary bin;
+        if (enif_inspect_binary(env, t, &bin)) {
+            *bytes += bin.size;
+            *cost += (int)(bin.size > (size_t)FP_SMALL_COST * 64 ? (size_t)FP_SMALL_COST
+                                                                 : bin.size / 64);
+        } else {
+            *cost = FP_SMALL_COST + 1; /* a bitstring: its hash walks it whole */
+        }
+        break;
+    }
+    case ERL_NIF_TERM_TYPE_FUN:
+        *cost = FP_SMALL_COST + 1; /* its environment can be anything */
+        break;
+    default:
+        break;
+    }
+}
+
 uint64_t bmt_fingerprint(ErlNifEnv *env, ERL_NIF_TERM message)
 {
+    int cost = 0;
+    uint64_t bytes = 0;
+    measure(env, message, &cost, &bytes);
+    if (cost <= FP_SMALL_COST)
+        return enif_hash(ERL_NIF_PHASH2, message, 0) << 32 |
+               (finish(mix((uint64_t)cost, bytes)) & UINT64_C(0xffffffff));
     struct fp f = {env, 0, FP_BUDGET};
     walk(&f, message);
-    return finish(f.h);
+    /* Bit 63 set: phash2 is 27 bits, so the two kinds never meet. */
+    return finish(f.h) | UINT64_C(1) << 63;
 }

@@ -188,8 +188,10 @@ static ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_
             dst = bmt_rec_reserve(s, ring, dec.rec_tp, ts, &start);
     }
     if (dst || external) {
+        /* The session is pinned while its ring is entered: its node name
+         * stays put. */
         struct decode d = {env, &p->atom, t, message_bytes, argv[0], argv[2], argv[3], argv[4],
-                           dst ? dst : t->scratch, 0};
+                           dst ? dst : t->scratch, 0, dst ? s->cfg.info.node : NULL};
         /* A link variant starts with OTP's fields: the other sinks read
          * those, as OTP's event. */
         int decoded = dst ? dec.rec_tp : tp;

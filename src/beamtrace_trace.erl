@@ -55,8 +55,11 @@
 %% (links is both: the recorder's, and the 'receive' pattern set here).
 -define(OWN, [procs, return_to, owner, backend, exclude]).
 %% The 'receive' pattern links need: OTP's head is [Node, Sender, Message];
-%% the result reaches the tracer as match_spec_result.
--define(LINKS_RECV_MS, [{['$1', '$2', '_'], [], [{message, {{'$1', '$2'}}}]}]).
+%% the result reaches the tracer as match_spec_result: the sender when it
+%% is on this node (OTP gives no remote sender), else its node. Immediates
+%% both: no term is built per message.
+-define(LINKS_RECV_MS, [{['$1', '$2', '_'], [{'==', '$1', {node}}], [{message, '$2'}]},
+                        {['$1', '_', '_'], [], [{message, '$1'}]}]).
 %% The recorder options trace/2 sets itself.
 -define(RESERVED, [notify, default]).
 -define(DEFAULT_DURATION_MS, 15000).
