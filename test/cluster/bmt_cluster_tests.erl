@@ -246,11 +246,13 @@ check_links(Out, WorkloadSent, Errors) ->
                                    [<<"{req,">>, <<"{rep,">>, <<"{map,">>])
                  end,
     Cross = fun(#{node := SN, receiver := {RN, _}}) -> SN =/= RN; (_) -> false end,
-    AllSends = [E || {_, Es} <- Traces, {_, message_send_link, _} = E <- Es],
+    AllSends = [E || {_, Es, _} <- Traces, {_, message_send_link, _} = E <- Es],
     Linked = [L || {S, _} = L <- maps:get(links, R), IsWorkload(S), Cross(S)],
-    NotLinked = [S || K <- [not_received, in_flight, dead, unresolved, external_sends],
+    NotLinked = [S || K <- [not_received, in_flight, receiver_not_traced, dead, unresolved,
+                            external_sends],
                       S <- maps:get(K, R), IsWorkload(S)],
-    Unmatched = [X || K <- [unmatched, ambiguous], X <- maps:get(K, R), IsWorkload(X)],
+    Unmatched = [X || K <- [unmatched, ambiguous], X <- maps:get(K, R), IsWorkload(X)]
+        ++ [S || {S, _} <- maps:get(uncertain, R), IsWorkload(S)],
     assert_eq(workload_sends_not_linked, [], NotLinked),
     assert_eq(workload_receipts_not_linked, [], Unmatched),
     assert_eq(workload_cross_node_links, WorkloadSent, length(Linked)),
@@ -261,19 +263,23 @@ check_links(Out, WorkloadSent, Errors) ->
               [length(Late), length(Linked),
                case Late of
                    [] -> "";
-                   _ -> io_lib:format(", by up to ~b us", [lists:max([ST - RT || {#{ts := ST}, #{ts := RT}} <- Late]) div 1000])
+                   _ -> io_lib:format(", by up to ~b us",
+                                      [lists:max([ST - RT || {#{ts := ST}, #{ts := RT}} <- Late])
+                                       div 1000])
                end]),
     AllLinks = length(maps:get(links, R)),
-    ToTraced = AllLinks + length(maps:get(not_received, R)) + length(maps:get(in_flight, R)),
+    ToTraced = AllLinks + length(maps:get(not_received, R)) + length(maps:get(in_flight, R))
+        + length(maps:get(receiver_not_traced, R)),
+    Count = fun(K) -> length(maps:get(K, R)) end,
     io:format("# links: ~b cross-node workload messages linked (the workload's own count); "
-              "~b of ~b traced sends to traced nodes linked (~.1f%), ~b not received, ~b in "
-              "flight at the end, ~b dead, ~b external, ~b unresolved; ~b receipts unmatched, ~b "
-              "ambiguous, ~b from outside the cluster; ~b message_send_link events~n",
+              "~b of ~b traced sends to traced nodes linked (~.1f%, ~b uncertain), ~b not "
+              "received, ~b in flight at the end, ~b to receivers not traced, ~b dead, ~b "
+              "external, ~b unresolved; ~b receipts unmatched, ~b ambiguous, ~b from outside "
+              "the cluster; ~b message_send_link events~n",
               [length(Linked), AllLinks, ToTraced, 100 * AllLinks / max(1, ToTraced),
-               length(maps:get(not_received, R)), length(maps:get(in_flight, R)),
-               length(maps:get(dead, R)), length(maps:get(external_sends, R)),
-               length(maps:get(unresolved, R)), length(maps:get(unmatched, R)),
-               length(maps:get(ambiguous, R)), length(maps:get(external_receipts, R)),
+               Count(uncertain), Count(not_received), Count(in_flight),
+               Count(receiver_not_traced), Count(dead), Count(external_sends),
+               Count(unresolved), Count(unmatched), Count(ambiguous), Count(external_receipts),
                length(AllSends)]),
     R.
 
@@ -343,7 +349,8 @@ ts(Line) ->
 %% The matching rule on made-up traces: per-pair order, several senders of
 %% one node (receipts without a sender pid), a lost receipt, equal messages
 %% from two senders pending at once (ambiguous, never guessed), a send to a
-%% dead process, a receipt from outside the cluster.
+%% dead process, a receipt from outside the cluster, equal messages of one
+%% pair around a loss (an uncertain link), a receiver that is not traced.
 matcher_rule_test() ->
     Info = fun(Ts, I, N) -> {Ts, node_info, #{index => I, node => N}} end,
     Send = fun(Ts, From, To, M) -> {Ts, message_send_link, #{from => From, to => To,
@@ -362,7 +369,10 @@ matcher_rule_test() ->
          Send(21, <<"<0.6.0>">>, <<"<7.9.0>">>, <<"same">>),
          {22, message_send_link, #{from => <<"<0.5.0>">>, to => <<"<0.99.0>">>, message => <<"x">>,
                                    type => <<"send_to_non_existing_process">>, fingerprint => 1}},
-         Send(30, <<"<0.5.0>">>, <<"<7.9.0>">>, <<"late">>)],
+         Send(30, <<"<0.5.0>">>, <<"<7.9.0>">>, <<"late">>),
+         Send(40, <<"<0.7.0>">>, <<"<7.9.0>">>, <<"tick">>),
+         Send(41, <<"<0.7.0>">>, <<"<7.9.0>">>, <<"tick">>),
+         Send(42, <<"<0.5.0>">>, <<"<7.50.0>">>, <<"nobody">>)],
     B = [Info(0, 0, <<"b@h">>), Info(0, 3, <<"a@h">>),
          {0, process_info, #{pid => <<"<0.9.0>">>, name => <<"srv">>}},
          Recv(14, <<"<0.9.0>">>, <<"m2">>, <<"undefined">>, <<"a@h">>),
@@ -370,14 +380,18 @@ matcher_rule_test() ->
          Recv(16, <<"<0.9.0>">>, <<"m4">>, <<"undefined">>, <<"a@h">>),
          Recv(23, <<"<0.9.0>">>, <<"same">>, <<"undefined">>, <<"a@h">>),
          Recv(24, <<"<0.9.0>">>, <<"same">>, <<"undefined">>, <<"a@h">>),
-         Recv(25, <<"<0.9.0>">>, <<"hello">>, <<"undefined">>, <<"ctl@h">>)],
-    R = bmt_links:match([{'a@h', A}, {'b@h', B}]),
+         Recv(25, <<"<0.9.0>">>, <<"hello">>, <<"undefined">>, <<"ctl@h">>),
+         Recv(45, <<"<0.9.0>">>, <<"tick">>, <<"undefined">>, <<"a@h">>)],
+    %% b@h lost events between 42 and 44: one of the ticks' receipts.
+    R = bmt_links:match([{'a@h', A}, {'b@h', B, [{42, 44}]}]),
     Msgs = fun(K) -> lists:sort([maps:get(message, X) || X <- maps:get(K, R)]) end,
-    assert_eq(links, [<<"m1">>, <<"m2">>, <<"m4">>],
+    assert_eq(links, [<<"m1">>, <<"m2">>, <<"m4">>, <<"tick">>],
               lists:sort([maps:get(message, S) || {S, _} <- maps:get(links, R)])),
+    assert_eq(uncertain, [<<"tick">>], [maps:get(message, S) || {S, _} <- maps:get(uncertain, R)]),
     assert_eq(not_received, [<<"m3">>], Msgs(not_received)),
     assert_eq(ambiguous, [<<"same">>, <<"same">>], Msgs(ambiguous)),
-    assert_eq(in_flight, [<<"late">>, <<"same">>, <<"same">>], Msgs(in_flight)),
+    assert_eq(in_flight, [<<"late">>, <<"same">>, <<"same">>, <<"tick">>], Msgs(in_flight)),
+    assert_eq(receiver_not_traced, [<<"nobody">>], Msgs(receiver_not_traced)),
     assert_eq(dead, [<<"x">>], Msgs(dead)),
     assert_eq(external_receipts, [<<"hello">>], Msgs(external_receipts)),
     ok.

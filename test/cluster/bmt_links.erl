@@ -4,40 +4,60 @@
 %% chrome flows are to compute, written plainly, step by step as the
 %% document says it.
 %%
-%% match(Traces) with Traces = [{Node, [Event]}], each node's events in its
-%% trace's order (Event = {TsNs, Name, Fields}, Fields as
-%% bmt_test_lib:parse_line/1 gives them), returns
-%% #{links => [{Send, Receipt}], unmatched => [Receipt], ambiguous =>
-%% [Receipt], not_received => [Send], in_flight => [Send], dead => [Send],
-%% external_sends => [Send], external_receipts => [Receipt], unresolved =>
-%% [Send]}, where Send = #{node, ts, from, to, message, fingerprint,
-%% receiver} and Receipt = #{node, ts, to, from, from_node, message,
-%% fingerprint}.
+%% match(Traces) with Traces = [{Node, [Event]}] or [{Node, [Event],
+%% Losses}], each node's events in its trace's order (Event = {TsNs, Name,
+%% Fields}, Fields as bmt_test_lib:parse_line/1 gives them; Losses the
+%% [{FromNs, ToNs}] ranges where the trace discarded events), returns
+%% #{links => [{Send, Receipt}], uncertain => [{Send, Receipt}] (links
+%% also counted in links, not to be drawn), unmatched => [Receipt],
+%% ambiguous => [Receipt], not_received => [Send], in_flight => [Send],
+%% dead => [Send], external_sends => [Send], external_receipts =>
+%% [Receipt], unresolved => [Send]}, where Send = #{node, ts, from, to,
+%% message, fingerprint, receiver} and Receipt = #{node, ts, to, from,
+%% from_node, message, fingerprint}.
 -module(bmt_links).
 
 -export([read/1, match/1, sender/1]).
 
 %%% Reading
 
-%% The traces of a cluster directory: [{Node, [Event]}].
+%% The traces of a cluster directory: [{Node, [Event], Losses}].
 read(ClusterDir) ->
     {ok, Subdirs} = file:list_dir(ClusterDir),
     [read_trace(filename:join(ClusterDir, D)) || D <- lists:sort(Subdirs)].
 
 read_trace(Dir) ->
-    {0, Lines, _} = bmt_test_lib:cmd("babeltrace2", ["--clock-seconds", Dir]),
+    {0, Lines, Err} = bmt_test_lib:cmd("babeltrace2", ["--clock-seconds", Dir]),
     Events = [begin
-                  {match, [S, Ns]} = re:run(L, <<"^\\[([0-9]+)\\.([0-9]{9})\\]">>,
-                                            [{capture, all_but_first, binary}]),
                   {Name, Fields} = bmt_test_lib:parse_line(L),
-                  {binary_to_integer(S) * 1000000000 + binary_to_integer(Ns), Name, Fields}
+                  {ts(L), Name, Fields}
               end || L <- Lines],
     [Node | _] = [binary_to_atom(N) || {_, node_info, #{index := 0, node := N}} <- Events],
-    {Node, Events}.
+    %% "WARNING: Tracer discarded N events between [t1] and [t2] in trace ..."
+    Losses = case re:run(Err, <<"discarded [0-9]+ events? between \\[([0-9]+)\\.([0-9]{9})\\] "
+                                "and \\[([0-9]+)\\.([0-9]{9})\\]">>,
+                         [global, {capture, all_but_first, binary}]) of
+                 {match, Ms} -> [{ns(S1, N1), ns(S2, N2)} || [S1, N1, S2, N2] <- Ms];
+                 nomatch -> []
+             end,
+    {Node, Events, Losses}.
+
+ts(Line) ->
+    {match, [S, Ns]} = re:run(Line, <<"^\\[([0-9]+)\\.([0-9]{9})\\]">>,
+                              [{capture, all_but_first, binary}]),
+    ns(S, Ns).
+
+ns(S, Ns) ->
+    binary_to_integer(S) * 1000000000 + binary_to_integer(Ns).
 
 %%% The rule
 
-match(Traces) ->
+match(Traces0) ->
+    Traces = [{N, Es} || T <- Traces0, {N, Es} <- [{element(1, T), element(2, T)}]],
+    Losses = maps:from_list([{element(1, T), case T of {_, _, L} -> L; _ -> [] end}
+                             || T <- Traces0]),
+    Starts = maps:from_list([{N, case Es of [{Ts, _, _} | _] -> Ts; [] -> 0 end}
+                             || {N, Es} <- Traces]),
     Traced = [N || {N, _} <- Traces],
     %% 1. Node tables: index -> node, per trace; registered names per node.
     Tables = maps:from_list([{N, node_table(N, Es)} || {N, Es} <- Traces]),
@@ -60,14 +80,21 @@ match(Traces) ->
     {ExternalR, Receipts} = lists:partition(
                               fun(#{from_node := FN}) -> not lists:member(FN, Traced) end,
                               Receipts0),
-    Acc0 = #{queues => Queues, links => [], unmatched => [], ambiguous => [],
-             not_received => []},
+    Acc0 = #{queues => Queues, links => [], uncertain => [], unmatched => [], ambiguous => [],
+             not_received => [], losses => Losses, starts => Starts},
     Acc = lists:foldl(fun step/2, Acc0, Receipts),
+    %% A send whose receiver has no receipt at all: receiver not traced.
+    Receiving = lists:usort([{N, To} || #{node := N, to := To} <- Receipts ++ ExternalR]),
+    {InFlight, NotTraced} = lists:partition(fun(#{receiver := Rcv}) ->
+                                                    lists:member(Rcv, Receiving)
+                                            end, lists:append(maps:values(maps:get(queues, Acc)))),
     #{links => lists:reverse(maps:get(links, Acc)),
+      uncertain => maps:get(uncertain, Acc),
+      receiver_not_traced => NotTraced,
       unmatched => maps:get(unmatched, Acc),
       ambiguous => maps:get(ambiguous, Acc),
       not_received => maps:get(not_received, Acc),
-      in_flight => lists:append(maps:values(maps:get(queues, Acc))),
+      in_flight => InFlight,
       dead => Dead, unresolved => Unresolved,
       external_sends => External, external_receipts => ExternalR}.
 
@@ -83,14 +110,29 @@ step(#{to := To, node := RN, from := From, from_node := FN, fingerprint := FP} =
                                            fun(X) -> maps:get(fingerprint, X) =/= FP end, Q)]],
     case Hits of
         [{Key, Before, S, After}] ->
-            Acc#{queues := Qs#{Key := After},
-                 links := [{S, R} | maps:get(links, Acc)],
-                 not_received := Before ++ maps:get(not_received, Acc)};
+            Acc1 = Acc#{queues := Qs#{Key := After},
+                        links := [{S, R} | maps:get(links, Acc)],
+                        not_received := Before ++ maps:get(not_received, Acc)},
+            case uncertain(S, R, After, Acc) of
+                true -> Acc1#{uncertain := [{S, R} | maps:get(uncertain, Acc)]};
+                false -> Acc1
+            end;
         [] ->
             Acc#{unmatched := [R | maps:get(unmatched, Acc)]};
         _ ->
             Acc#{ambiguous := [R | maps:get(ambiguous, Acc)]}
     end.
+
+%% Another send with the same fingerprint still queued after the linked
+%% one, and a receipt may be missing between them: a loss on either node
+%% between the send and the receipt, or the send made before the
+%% receiver's trace began.
+uncertain(#{node := SN, ts := ST, fingerprint := FP}, #{node := RN, ts := RT}, After,
+          #{losses := Losses, starts := Starts}) ->
+    Twin = lists:any(fun(X) -> maps:get(fingerprint, X) =:= FP end, After),
+    Lost = lists:any(fun({From, To}) -> From =< RT andalso To >= ST end,
+                     maps:get(SN, Losses, []) ++ maps:get(RN, Losses, [])),
+    Twin andalso (Lost orelse ST < maps:get(RN, Starts, 0)).
 
 sender(#{node := N, from := F}) -> {N, F}.
 
