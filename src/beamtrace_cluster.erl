@@ -38,6 +38,8 @@
 %% The processes.
 -export([worker/4, coordinate/4]).
 
+-import(beamtrace_record_text, [bytes_text/1, plural/1]).
+
 -define(SINK, beamtrace_record_sink).
 -define(CLOCK_SAMPLES, 300).
 -define(PROGRESS_MS, 500).
@@ -480,10 +482,3 @@ connect(Node, _Opts, #{}) ->
 
 text(T) -> lists:flatten(io_lib:format("~ts", [T])).
 
-plural(1) -> "";
-plural(_) -> "s".
-
-bytes_text(B) when B >= 1 bsl 30 -> io_lib:format("~.1f GiB", [B / (1 bsl 30)]);
-bytes_text(B) when B >= 1 bsl 20 -> io_lib:format("~.1f MiB", [B / (1 bsl 20)]);
-bytes_text(B) when B >= 1 bsl 10 -> io_lib:format("~.1f KiB", [B / (1 bsl 10)]);
-bytes_text(B) -> io_lib:format("~b bytes", [B]).

@@ -22,6 +22,16 @@
 %% (beamtrace:trace_async/2 with the guard rails) -> copy the trace back
 %% -> clean up and check that nothing is left. Modules already loaded on
 %% the target with the same MD5 are used, never shipped nor removed.
+%%
+%% The same steps, exported, are what beamtrace_cluster's workers run for
+%% each node of a cluster (`record --nodes', trace/2 with `nodes'): one
+%% process per node, whose state is in its own process dictionary, whose
+%% lines go to the coordinator (the sink) instead of stdout.
+%%
+%% One file past the usual size: the steps of one node share the agent
+%% protocol and the state record; splitting them would put the two halves
+%% of that protocol in different files (STYLE.md's smell). Its words are in
+%% beamtrace_record_text.
 -module(beamtrace_record).
 
 -export([main/0]).
@@ -36,6 +46,9 @@
                   beamtrace]).
 %% Where a worker's output goes (a pid) instead of stdout.
 -define(SINK, beamtrace_record_sink).
+
+-import(beamtrace_record_text, [explain/1, reason_text/1, posix/1, bytes_text/1, plural/1,
+                                plural_es/1]).
 -define(CHUNK_BYTES, (1 bsl 20)).
 -define(PROGRESS_MS, 500).
 -define(STATE, beamtrace_record_state).
@@ -800,57 +813,7 @@ test_pause(Stage) ->
             end
     end.
 
-%%% Text
-
-explain({badspec, Item, Why}) ->
-    io_lib:format("'~ts': ~s", [item_text(Item), Why]);
-explain({not_loaded, M}) ->
-    io_lib:format("module ~s is not loaded and cannot be loaded there (not on its code path): "
-                  "check the module name in --calls", [M]);
-explain({no_match, Spec}) ->
-    io_lib:format("--calls '~ts' matches no function there: check the function name and "
-                  "arity", [Spec]);
-explain({no_process, P}) ->
-    io_lib:format("--procs: no process ~0p there", [P]);
-explain({already_traced, P, Tracer}) ->
-    io_lib:format("--procs: ~0p is already traced by another tool (~0p) on the legacy trace "
-                  "session, which allows one tracer per process before OTP 27: stop that "
-                  "tool first", [P, Tracer]);
-explain({badopt, K}) ->
-    io_lib:format("bad option ~0p", [K]);
-explain({otp_gc_multi_session_defect, #{why := Why, fix := Fix}}) ->
-    io_lib:format("garbage_collection refused: ~s; ~s", [Why, Fix]);
-explain(too_many_sessions) ->
-    "too many beamtrace sessions are running there: stop one";
-explain({Posix, Path}) when is_atom(Posix), is_binary(Path) ->
-    io_lib:format("~s: ~s", [Path, posix(Posix)]);
-explain(Why) ->
-    io_lib:format("~0p", [Why]).
-
-item_text(I) when is_list(I) -> I;
-item_text(I) -> io_lib:format("~0p", [I]).
-
-reason_text(duration) -> "duration";
-reason_text(stop) -> "Ctrl-C";
-reason_text(R) -> io_lib:format("~0p", [R]).
-
-posix(Why) when is_atom(Why) ->
-    case file:format_error(Why) of
-        "unknown POSIX error" ++ _ -> atom_to_list(Why);
-        Text -> Text
-    end;
-posix(Why) ->
-    io_lib:format("~0p", [Why]).
-
-bytes_text(B) when B >= 1 bsl 30 -> io_lib:format("~.1f GiB", [B / (1 bsl 30)]);
-bytes_text(B) when B >= 1 bsl 20 -> io_lib:format("~.1f MiB", [B / (1 bsl 20)]);
-bytes_text(B) when B >= 1 bsl 10 -> io_lib:format("~.1f KiB", [B / (1 bsl 10)]);
-bytes_text(B) -> io_lib:format("~b bytes", [B]).
-
-plural(1) -> "";
-plural(_) -> "s".
-plural_es(1) -> "";
-plural_es(_) -> "es".
+%%% Lines
 
 %% @doc A note line (stderr of the command).
 -spec note(io:format(), list()) -> ok.
