@@ -203,11 +203,14 @@ connect(Node, Cookie, Opts) ->
         _ -> ok
     end,
     true = erlang:set_cookie(Node, list_to_atom(Cookie)),
-    case net_kernel:hidden_connect_node(Node) of
+    case lists:member(Node, nodes(connected)) of
         true ->
-            note("connected to ~s", [Node]);
-        _ ->
-            fail(connect_failure(Node, Opts))
+            ok;     %% a cluster's first node, connected before its worker starts
+        false ->
+            case net_kernel:hidden_connect_node(Node) of
+                true -> note("connected to ~s", [Node]);
+                _ -> fail(connect_failure(Node, Opts))
+            end
     end.
 
 name_domain(Node) ->

@@ -37,7 +37,7 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
-/* a node this node knows, and the number it prints for it: resolves <N.x.y>, #Port<N.x> and #Ref<N.a.b.c> texts to node names */
+/* a node the traced node knows, and the number N its pids, ports and references print with there (pid N.x.y): N to node name, fixed for the VM's life */
 LTTNG_UST_TRACEPOINT_EVENT(
     org_erlang_beamtrace,
     node_info,
