@@ -1,8 +1,10 @@
 %% The workload of a cluster node (no beamtrace on its code path): a vnode
-%% server, registered `bmt_vnode', answering requests from any node, and
-%% request fan-outs: each request is an FSM process that sends one request
-%% to the vnode of every other node (one by name, `{bmt_vnode, Node}', the
-%% others by pid) and waits for every reply. Every process counts the
+%% server, registered `bmt_vnode', answering requests from any node, a
+%% gen_server `bmt_kv', and request fan-outs: each request is an FSM
+%% process that sends one request to the vnode of every other node (one by
+%% name, `{bmt_vnode, Node}', the others by pid), waits for every reply,
+%% then calls the bmt_kv of the first other node (gen_server:call: the
+%% reply goes to a process alias, a reference). Every process counts the
 %% messages it sends to another node, so a test knows exactly how many
 %% cross-node messages the workload sent. The node halts when the driver
 %% node goes.
@@ -12,6 +14,8 @@
 
 -export([start/1, mesh/1, run/3, vnode_sent/0, make_atoms/1, send_map/2, traced/0,
          beamtrace_left/0]).
+%% bmt_kv, a gen_server: calls across nodes, replies to process aliases.
+-export([init/1, handle_call/3, handle_cast/2]).
 
 %% -eval'd at boot. The driver is connected hidden: it is no part of the
 %% cluster (nodes() here, so --cluster, leaves it out).
@@ -22,7 +26,19 @@ start(Driver) ->
                   receive {nodedown, Driver} -> erlang:halt() end
           end),
     register(bmt_vnode, spawn(fun() -> vnode(0) end)),
+    {ok, _} = gen_server:start({local, bmt_kv}, ?MODULE, [], []),
     ok.
+
+init([]) ->
+    {ok, 0}.
+
+handle_call({get, J}, {From, _Tag}, Sent) ->
+    {reply, {value, J, node()}, Sent + cross(From)};
+handle_call(sent, _From, Sent) ->
+    {reply, Sent, Sent}.
+
+handle_cast(_Msg, Sent) ->
+    {noreply, Sent}.
 
 %% Connects this node to every node of Nodes.
 mesh(Nodes) ->
@@ -63,14 +79,16 @@ run(I, N, Batch, Vnodes, Sent) ->
     More = lists:sum([receive {fsm_done, F, S} -> S end || F <- Fsms]),
     run(Last + 1, N, Batch, Vnodes, Sent + More).
 
-fsm(J, Vnodes) ->
+fsm(J, [First | _] = Vnodes) ->
     Refs = [begin
                 Ref = make_ref(),
                 V ! {req, self(), Ref, {J, node()}},
                 Ref
             end || V <- Vnodes],
     [receive {rep, Ref, _, _} -> ok end || Ref <- Refs],
-    length([V || V <- Vnodes, dest_node(V) =/= node()]).
+    KvNode = dest_node(First),
+    {value, J, KvNode} = gen_server:call({bmt_kv, KvNode}, {get, J}),
+    length([V || V <- Vnodes, dest_node(V) =/= node()]) + 1.
 
 %% Atoms made here in the order given: a map keyed by them is laid out by
 %% atom index on OTP 26+, so its order here differs from a node that made
@@ -103,9 +121,10 @@ traced() ->
 dest_node({_Name, Node}) -> Node;
 dest_node(Pid) -> node(Pid).
 
+%% The cross-node messages the vnode and bmt_kv sent (replies).
 vnode_sent() ->
     bmt_vnode ! {sent, self()},
-    receive {vnode_sent, N} -> N after 5000 -> timeout end.
+    receive {vnode_sent, N} -> N + gen_server:call(bmt_kv, sent) after 5000 -> timeout end.
 
 %% What of beamtrace is on this node ([] when nothing): processes and ports
 %% traced by it, its trace sessions (OTP 27+), its modules, the lock, the

@@ -242,8 +242,10 @@ check_links(Out, WorkloadSent, Errors) ->
     Traces = bmt_links:read(Out),
     R = bmt_links:match(Traces),
     IsWorkload = fun(#{message := M}) ->
-                         lists:any(fun(P) -> binary:match(M, P) =:= {0, byte_size(P)} end,
-                                   [<<"{req,">>, <<"{rep,">>, <<"{map,">>])
+                         lists:any(fun(Re) -> re:run(M, Re) =/= nomatch end,
+                                   [<<"^{req,">>, <<"^{rep,">>, <<"^{map,">>,
+                                    <<"^{'\\$gen_call',{<[0-9.]+>,\\[alias\\|#Ref<[0-9.]+>\\]},{get,">>,
+                                    <<"^{\\[alias\\|#Ref<[0-9.]+>\\],{value,">>])
                  end,
     Cross = fun(#{node := SN, receiver := {RN, _}}) -> SN =/= RN; (_) -> false end,
     AllSends = [E || {_, Es, _} <- Traces, {_, message_send_link, _} = E <- Es],

@@ -85,8 +85,8 @@ match(Traces0) ->
     Acc = lists:foldl(fun step/2, Acc0, Receipts),
     %% A send whose receiver has no receipt at all: receiver not traced.
     Receiving = lists:usort([{N, To} || #{node := N, to := To} <- Receipts ++ ExternalR]),
-    {InFlight, NotTraced} = lists:partition(fun(#{receiver := Rcv}) ->
-                                                    lists:member(Rcv, Receiving)
+    {InFlight, NotTraced} = lists:partition(fun(#{receiver := {_, {alias, _}}}) -> true;
+                                               (#{receiver := Rcv}) -> lists:member(Rcv, Receiving)
                                             end, lists:append(maps:values(maps:get(queues, Acc)))),
     #{links => lists:reverse(maps:get(links, Acc)),
       uncertain => maps:get(uncertain, Acc),
@@ -103,7 +103,7 @@ step(#{to := To, node := RN, from := From, from_node := FN, fingerprint := FP} =
      #{queues := Qs} = Acc) ->
     Receiver = {RN, To},
     Candidates = [{Key, Q} || {{{SN, SP}, Rcv} = Key, Q} <- maps:to_list(Qs),
-                              Rcv =:= Receiver, SN =:= FN,
+                              Rcv =:= Receiver orelse alias_on(RN, Rcv), SN =:= FN,
                               From =:= <<"undefined">> orelse SP =:= From],
     Hits = [{Key, Before, S, After} || {Key, Q} <- Candidates,
                                        {Before, [S | After]} <- [lists:splitwith(
@@ -136,6 +136,11 @@ uncertain(#{node := SN, ts := ST, fingerprint := FP}, #{node := RN, ts := RT}, A
 
 sender(#{node := N, from := F}) -> {N, F}.
 
+%% A send to a process alias of node Node (its owner is not in the trace:
+%% any receiver of that node may be it).
+alias_on(Node, {Node, {alias, _}}) -> true;
+alias_on(_, _) -> false.
+
 send(Node, Ts, #{from := From, to := To, message := M, type := Type, fingerprint := FP},
      Tables, Names) ->
     #{node => Node, ts => Ts, from => From, to => To, message => M, type => Type,
@@ -148,11 +153,13 @@ receipt(Node, Ts, #{to := To, from := From, from_node := FN, message := M,
 
 %% The receiving process of a send: {Node, <<"<0.X.Y>">>} or unresolved.
 receiver(Node, Ts, To, Tables, Names) ->
-    case re:run(To, <<"^<([0-9]+)\\.([0-9]+)\\.([0-9]+)>$">>, [{capture, all_but_first, binary}]) of
-        {match, [I, X, Y]} ->
-            case index_node(Node, binary_to_integer(I), Tables) of
-                unknown -> unresolved;
-                DN -> {DN, <<"<0.", X/binary, ".", Y/binary, ">">>}
+    case re:run(To, <<"^(<|#Ref<)([0-9]+)(\\.[0-9.]+>)$">>, [{capture, all_but_first, binary}]) of
+        {match, [Kind, I, Rest]} ->
+            case {index_node(Node, binary_to_integer(I), Tables), Kind} of
+                {unknown, _} -> unresolved;
+                {DN, <<"<">>} -> {DN, <<"<0", Rest/binary>>};
+                %% A reference: a process alias (gen_server replies).
+                {DN, _} -> {DN, {alias, <<"#Ref<0", Rest/binary>>}}
             end;
         nomatch ->
             case parse_term(To) of
