@@ -16,7 +16,8 @@
 -compile(nowarn_deprecated_catch).
 
 -export([usage_test/0, metadata_rewrite_test/0, matcher_rule_test/0, record_nodes_test/0,
-         record_cluster_option_test/0, setup_failure_test/0, node_dies_test/0,
+         record_cluster_option_test/0, setup_failure_test/0, interrupt_setup_test/0,
+         node_dies_test/0,
          shell_trace_test/0]).
 
 -include_lib("kernel/include/file.hrl").
@@ -123,12 +124,15 @@ wait_traced(Nodes, K) ->
 %%% The command
 
 start_record(Args) ->
+    start_record(Args, []).
+
+start_record(Args, Env) ->
     ErrFile = tmpdir("stderr") ++ ".txt",
     ok = filelib:ensure_dir(ErrFile),
     Port = open_port({spawn_executable, "/bin/sh"},
                      [{args, ["-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", ErrFile, cli(),
                               "record" | Args]},
-                      binary, exit_status, use_stdio, {line, 4096}]),
+                      {env, Env}, binary, exit_status, use_stdio, {line, 4096}]),
     {Port, ErrFile}.
 
 finish_record(Port, ErrFile) ->
@@ -446,6 +450,22 @@ setup_failure_test() ->
         binary:match(Line, list_to_binary(Name)) =/= nomatch orelse fail(names_the_node, Line),
         false = filelib:is_file(Out),
         assert_clean(TA),
+        ok
+    end).
+
+%% Ctrl-C while shipping to every node (the test hook holds each worker
+%% there): every node undone, exit 130, one line, no cluster directory.
+interrupt_setup_test() ->
+    with_cluster(fun(Ts, Nodes) ->
+        Out = tmpdir("cluster-interrupt"),
+        {Port, ErrFile} = start_record(nodes_args(Nodes) ++ ["--events", "send", "-o", Out],
+                                       [{"BEAMTRACE_TEST_PAUSE", "ship"}]),
+        wait_stderr(ErrFile, <<"test pause: ship">>, 3),
+        interrupt(Port),
+        R = finish_record(Port, ErrFile),
+        _ = assert_error(130, R, <<"interrupted \\(Ctrl-C\\) before recording">>),
+        false = filelib:is_file(Out),
+        [assert_clean(T) || T <- Ts],
         ok
     end).
 
