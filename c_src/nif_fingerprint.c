@@ -7,8 +7,9 @@
  * the message, since the traced process pays it (a 1 MiB binary must not
  * cost what erlang:phash2/1 costs for it, 0.9 ms).
  *
- * How, for a message of at most FP_SMALL_COST (terms, plus a term per 64
- * bytes of binary; measured first, cheaply, without hashing anything):
+ * How, for a message of at most FP_SMALL_COST (terms, plus a term per 16
+ * bytes of binary, nested at most FP_SMALL_DEPTH deep; measured first,
+ * cheaply, without hashing anything):
  * erlang:phash2/1 of the whole message (enif_hash(ERL_NIF_PHASH2), one
  * call: defined on the term, not on its node-local representation, so a
  * pid hashes the same where it is local and where it is remote, an atom by
@@ -46,6 +47,7 @@
 #include <string.h>
 
 #define FP_SMALL_COST 256
+#define FP_SMALL_DEPTH 32
 #define FP_BUDGET 64
 #define FP_BINARY_BYTES 64
 #define FP_MAP_ENTRIES 8
@@ -174,31 +176,37 @@ static void walk(struct fp *f, ERL_NIF_TERM t)
     }
 }
 
-/* The cost of `t` (terms, and a term per 64 bytes of binary) into *cost,
+/* The cost of `t` (terms, and a term per 16 bytes of binary) into *cost,
  * stopping once it passes FP_SMALL_COST; *bytes: binary bytes seen. Maps
  * are looked into whole (their order does not change the sum) when they
- * can be small; a larger map is too large. */
-static void measure(ErlNifEnv *env, ERL_NIF_TERM t, int *cost, uint64_t *bytes)
+ * can be small; a larger map is too large, and so is nesting deeper than
+ * FP_SMALL_DEPTH (which also bounds this recursion). So phash2 of a small
+ * message hashes at most 4 KiB of binary. */
+static void measure(ErlNifEnv *env, ERL_NIF_TERM t, int depth, int *cost, uint64_t *bytes)
 {
     if (++*cost > FP_SMALL_COST)
         return;
+    if (depth > FP_SMALL_DEPTH) {
+        *cost = FP_SMALL_COST + 1;
+        return;
+    }
     switch (enif_term_type(env, t)) {
     case ERL_NIF_TERM_TYPE_TUPLE: {
         int arity = 0;
         const ERL_NIF_TERM *el;
         enif_get_tuple(env, t, &arity, &el);
         for (int i = 0; i < arity && *cost <= FP_SMALL_COST; i++)
-            measure(env, el[i], cost, bytes);
+            measure(env, el[i], depth + 1, cost, bytes);
         break;
     }
     case ERL_NIF_TERM_TYPE_LIST: {
         ERL_NIF_TERM head;
         while (*cost <= FP_SMALL_COST && enif_get_list_cell(env, t, &head, &t)) {
             ++*cost;
-            measure(env, head, cost, bytes);
+            measure(env, head, depth + 1, cost, bytes);
         }
         if (*cost <= FP_SMALL_COST && !enif_is_empty_list(env, t))
-            measure(env, t, cost, bytes);
+            measure(env, t, depth + 1, cost, bytes);
         break;
     }
     case ERL_NIF_TERM_TYPE_MAP: {
@@ -213,8 +221,8 @@ static void measure(ErlNifEnv *env, ERL_NIF_TERM t, int *cost, uint64_t *bytes)
         if (size == 0 || !enif_map_iterator_create(env, t, &it, ERL_NIF_MAP_ITERATOR_FIRST))
             break;
         while (*cost <= FP_SMALL_COST && enif_map_iterator_get_pair(env, &it, &key, &value)) {
-            measure(env, key, cost, bytes);
-            measure(env, value, cost, bytes);
+            measure(env, key, depth + 1, cost, bytes);
+            measure(env, value, depth + 1, cost, bytes);
             enif_map_iterator_next(env, &it);
         }
         enif_map_iterator_destroy(env, &it);
@@ -224,8 +232,8 @@ static void measure(ErlNifEnv *env, ERL_NIF_TERM t, int *cost, uint64_t *bytes)
         ErlNifBinary bin;
         if (enif_inspect_binary(env, t, &bin)) {
             *bytes += bin.size;
-            *cost += (int)(bin.size > (size_t)FP_SMALL_COST * 64 ? (size_t)FP_SMALL_COST
-                                                                 : bin.size / 64);
+            *cost += (int)(bin.size > (size_t)FP_SMALL_COST * 16 ? (size_t)FP_SMALL_COST
+                                                                 : bin.size / 16);
         } else {
             *cost = FP_SMALL_COST + 1; /* a bitstring: its hash walks it whole */
         }
@@ -243,7 +251,7 @@ uint64_t bmt_fingerprint(ErlNifEnv *env, ERL_NIF_TERM message)
 {
     int cost = 0;
     uint64_t bytes = 0;
-    measure(env, message, &cost, &bytes);
+    measure(env, message, 0, &cost, &bytes);
     if (cost <= FP_SMALL_COST)
         return enif_hash(ERL_NIF_PHASH2, message, 0) << 32 |
                (finish(mix((uint64_t)cost, bytes)) & UINT64_C(0xffffffff));

@@ -12,8 +12,8 @@
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
 
--export([start/1, mesh/1, run/3, vnode_sent/0, make_atoms/1, send_map/2, traced/0,
-         beamtrace_left/0]).
+-export([start/1, mesh/1, run/3, vnode_sent/0, make_atoms/1, send_map/2, send_kinds/1,
+         traced/0, beamtrace_left/0]).
 %% bmt_kv, a gen_server: calls across nodes, replies to process aliases.
 -export([init/1, handle_call/3, handle_cast/2]).
 
@@ -51,6 +51,8 @@ vnode(Sent) ->
             From ! {rep, Ref, node(), Payload},
             vnode(Sent + cross(From));
         {map, _Ref, _Map} ->
+            vnode(Sent);
+        {any, _, _} ->
             vnode(Sent);
         {sent, From} ->
             From ! {vnode_sent, Sent},
@@ -103,6 +105,25 @@ send_map(Node, Names) ->
     Map = maps:from_list([{list_to_atom(N), I} || {I, N} <- lists:zip(lists:seq(1, length(Names)), Names)]),
     {bmt_vnode, Node} ! {map, make_ref(), Map},
     1.
+
+%% One message of each kind of term to the vnode of Node, `{any, I, Term}':
+%% the fingerprint's both ways (one phash2, or the bounded walk) on every
+%% kind of term. Returns how many.
+send_kinds(Node) ->
+    Deep = lists:foldl(fun(_, Acc) -> {Acc} end, leaf, lists:seq(1, 40)),
+    Kinds = [{small, 1, 2.5, -7, "text"},
+             1 bsl 100,
+             [a, b | c],
+             binary:copy(<<"0123456789abcdef">>, 320),   %% 5 KiB: the walk
+             <<1:3>>,
+             Deep,
+             maps:from_list([{K, {K}} || K <- lists:seq(1, 200)]),
+             lists:seq(1, 1000),
+             fun(X) -> {X, node()} end,
+             {self(), make_ref(), hd(erlang:ports())},
+             #{a => 1, <<"b">> => [2], {c} => #{d => 3.0}}],
+    [{bmt_vnode, Node} ! {any, I, K} || {I, K} <- lists:zip(lists:seq(1, length(Kinds)), Kinds)],
+    length(Kinds).
 
 %% The vnode is traced by beamtrace (legacy session or a trace session).
 traced() ->

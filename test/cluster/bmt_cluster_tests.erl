@@ -17,7 +17,7 @@
 
 -export([usage_test/0, metadata_rewrite_test/0, matcher_rule_test/0, record_nodes_test/0,
          record_cluster_option_test/0, setup_failure_test/0, interrupt_setup_test/0,
-         node_dies_test/0,
+         node_dies_test/0, fingerprint_kinds_test/0,
          shell_trace_test/0]).
 
 -include_lib("kernel/include/file.hrl").
@@ -496,6 +496,30 @@ node_dies_test() ->
          || N <- [A, B]],
         [assert_clean(T) || T <- [TA, TB]],
         _ = TC,
+        ok
+    end).
+
+%% Every kind of term keeps its fingerprint across nodes (the sender's and
+%% the receiver's are equal: linked), both ways of computing it (one
+%% phash2 for small messages, the bounded walk for large ones).
+fingerprint_kinds_test() ->
+    with_cluster(fun(Ts, [A, B | _]) ->
+        Out = tmpdir("cluster-kinds"),
+        Self = self(),
+        spawn_link(fun() ->
+                           Self ! {traced, beamtrace:trace([send, 'receive'],
+                                                           #{nodes => [A, B], links => true,
+                                                             duration => 3000, dir => Out})}
+                   end),
+        wait_traced([A, B]),
+        N = erpc:call(A, bmt_cluster_target, send_kinds, [B]),
+        {ok, _} = receive {traced, R} -> R after 60000 -> fail(trace_timeout, A) end,
+        Links = maps:get(links, bmt_links:match(bmt_links:read(Out))),
+        Kinds = lists:usort([I || {#{message := M, node := SN}, #{node := RN}} <- Links, SN =/= RN,
+                                  {match, [I]} <- [re:run(M, <<"^{any,([0-9]+),">>,
+                                                          [{capture, all_but_first, binary}])]]),
+        assert_eq(kinds_linked, lists:seq(1, N), lists:sort([binary_to_integer(I) || I <- Kinds])),
+        [assert_clean(T) || T <- Ts],
         ok
     end).
 
