@@ -317,6 +317,17 @@ trace_session(Opts) ->
 %%   keeps tail calls (below).</dd>
 %% <dt>`backend'</dt><dd>beamtrace_tracing's: `auto' (default), `session',
 %%   `legacy'.</dd>
+%% <dt>`links'</dt><dd>`true' (with `send' and/or `'receive''): message
+%%   events carry what links each send to its receipt (start/1's `links'),
+%%   and the `'receive'' pattern that tells the sender is set (in the own
+%%   trace session on OTP 27+; on OTP 25/26 the node's one `'receive''
+%%   pattern, restored at the end). docs/cluster.md. Default `false'.</dd>
+%% <dt>`exclude'</dt><dd>pids never traced (with `procs' `all' or
+%%   `existing'); default `[]'.</dd>
+%% <dt>`nodes'</dt><dd>a list of nodes (this one may be among them): the
+%%   same on each, traces brought back into one cluster directory here, on
+%%   this node's clock: `{ok, #{dir, nodes => #{Node => Stats}}}'. See
+%%   beamtrace_cluster:trace/3. Not with trace_async/2.</dd>
 %% </dl>
 %% Returns `{ok, Stats}' (stop/1's map, plus `reason', `functions' and
 %% `processes' matched, `backend', `elapsed_ms'), or `{error, {Posix,
