@@ -7,9 +7,9 @@
  * the message, since the traced process pays it (a 1 MiB binary must not
  * cost what erlang:phash2/1 costs for it, 0.9 ms).
  *
- * How, for a message of at most FP_SMALL_COST (terms, plus a term per 16
- * bytes of binary, nested at most FP_SMALL_DEPTH deep; measured first,
- * cheaply, without hashing anything):
+ * How, for a message of at most FP_SMALL_COST (terms, plus a term per 4
+ * bytes of binary, maps of at most FP_MAP_SMALL entries, nested at most
+ * FP_SMALL_DEPTH deep; measured first, cheaply, without hashing anything):
  * erlang:phash2/1 of the whole message (enif_hash(ERL_NIF_PHASH2), one
  * call: defined on the term, not on its node-local representation, so a
  * pid hashes the same where it is local and where it is remote, an atom by
@@ -48,6 +48,8 @@
 
 #define FP_SMALL_COST 256
 #define FP_SMALL_DEPTH 32
+/* The VM's map iterator allocates for maps of more entries (hash maps). */
+#define FP_MAP_SMALL 32
 #define FP_BUDGET 64
 #define FP_BINARY_BYTES 64
 #define FP_MAP_ENTRIES 8
@@ -176,12 +178,12 @@ static void walk(struct fp *f, ERL_NIF_TERM t)
     }
 }
 
-/* The cost of `t` (terms, and a term per 16 bytes of binary) into *cost,
+/* The cost of `t` (terms, and a term per 4 bytes of binary) into *cost,
  * stopping once it passes FP_SMALL_COST; *bytes: binary bytes seen. Maps
- * are looked into whole (their order does not change the sum) when they
- * can be small; a larger map is too large, and so is nesting deeper than
- * FP_SMALL_DEPTH (which also bounds this recursion). So phash2 of a small
- * message hashes at most 4 KiB of binary. */
+ * of at most FP_MAP_SMALL entries are looked into whole (their order does
+ * not change the sum); a larger map is too large, and so is nesting deeper
+ * than FP_SMALL_DEPTH (which also bounds this recursion). So phash2 of a
+ * small message hashes at most 1 KiB of binary. */
 static void measure(ErlNifEnv *env, ERL_NIF_TERM t, int depth, int *cost, uint64_t *bytes)
 {
     if (++*cost > FP_SMALL_COST)
@@ -214,7 +216,7 @@ static void measure(ErlNifEnv *env, ERL_NIF_TERM t, int depth, int *cost, uint64
         ErlNifMapIterator it;
         ERL_NIF_TERM key, value;
         enif_get_map_size(env, t, &size);
-        if (size > FP_SMALL_COST / 2) {
+        if (size > FP_MAP_SMALL) {
             *cost = FP_SMALL_COST + 1;
             break;
         }
@@ -232,8 +234,8 @@ static void measure(ErlNifEnv *env, ERL_NIF_TERM t, int depth, int *cost, uint64
         ErlNifBinary bin;
         if (enif_inspect_binary(env, t, &bin)) {
             *bytes += bin.size;
-            *cost += (int)(bin.size > (size_t)FP_SMALL_COST * 16 ? (size_t)FP_SMALL_COST
-                                                                 : bin.size / 16);
+            *cost += (int)(bin.size > (size_t)FP_SMALL_COST * 4 ? (size_t)FP_SMALL_COST
+                                                                : bin.size / 4);
         } else {
             *cost = FP_SMALL_COST + 1; /* a bitstring: its hash walks it whole */
         }
