@@ -16,7 +16,8 @@
 # those sinks), BENCH_ANALYSES=0 (skip analyses.sh), ANALYSES_REPEATS (3),
 # BENCH_PROFILE=1 (then also bench/profile.sh: perf profiles of null tracer
 # vs beamtrace, ~3 min), BENCH_S1_ROUNDS (5), BENCH_CALLGRIND=0 (skip
-# callgrind), BENCH_RECORD=0 (skip bench/record.sh).
+# callgrind), BENCH_RECORD=0 (skip bench/record.sh), BENCH_CLUSTER=0 (skip
+# bench/cluster.sh).
 #
 # LTTng isolation: as root, the script re-runs itself in a private mount
 # namespace with its own empty /run/lttng and /dev/shm (as test/lttng/run.sh
@@ -155,6 +156,15 @@ if [ "${BENCH_RECORD:-1}" != 0 ]; then
     echo
     echo "== beamtrace record and max_rate (bench/record.sh) =="
     bash bench/record.sh | tee -a "$timing_log"
+fi
+
+# Issue 11: what links cost a traced message, the clock offset estimate's
+# error on one host, the time to bring back a 3-node trace (bench/cluster.sh);
+# BENCH_CLUSTER=0 skips.
+if [ "${BENCH_CLUSTER:-1}" != 0 ]; then
+    echo
+    echo "== cluster: links, clocks, bringing traces back (bench/cluster.sh) =="
+    bash bench/cluster.sh | tee -a "$timing_log"
 fi
 
 # ---- summary: every target and its measured figure ------------------------

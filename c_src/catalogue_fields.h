@@ -89,6 +89,20 @@ enum bmt_field_index {
     BMT_F_process_info_name = 1,
     BMT_F_process_info_entry = 2,
     BMT_F_process_info_label = 3,
+    BMT_F_node_info_index = 0,
+    BMT_F_node_info_node = 1,
+    BMT_F_node_info_type = 2,
+    BMT_F_node_info_event = 3,
+    BMT_F_message_send_link_from = 0,
+    BMT_F_message_send_link_to = 1,
+    BMT_F_message_send_link_message = 2,
+    BMT_F_message_send_link_type = 3,
+    BMT_F_message_send_link_fingerprint = 4,
+    BMT_F_message_receive_link_to = 0,
+    BMT_F_message_receive_link_message = 1,
+    BMT_F_message_receive_link_from = 2,
+    BMT_F_message_receive_link_from_node = 3,
+    BMT_F_message_receive_link_fingerprint = 4,
 };
 
 #endif

@@ -110,3 +110,9 @@ uint64_t bmt_event_ns(const struct bmt_tsc_clock *c, struct thread_ctx *t)
     t->last_ns = ns;
     return ns;
 }
+
+ERL_NIF_TERM bmt_nif_clock_ns(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc, (void)argv;
+    return enif_make_uint64(env, bmt_clock_ns());
+}

@@ -180,6 +180,7 @@ static int get_limit(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, ERL_NIF_
 struct start_request {
     struct bmt_rec_config cfg;
     int message_bytes;
+    int links;
     int make_default;
 };
 
@@ -309,6 +310,14 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
         memcpy(cfg->info.node, node.data, node.size);
         cfg->info.node[node.size] = '\0';
     }
+    /* links: message events as their link variants (beamtrace:start/1 also
+     * enables those tracepoints). */
+    *bad = a->links;
+    if (enif_get_map_value(env, opts, a->links, &v)) {
+        if (v != a->true_ && v != a->false_)
+            return -1;
+        req->links = v == a->true_;
+    }
     *bad = a->wakeups;
     cfg->wake_on_publish = 1;
     if (enif_get_map_value(env, opts, a->wakeups, &v)) {
@@ -350,7 +359,8 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         bmt_clock_calibrate(&p->clock);
         int index;
         uint64_t generation;
-        rc = bmt_rec_start(&p->rec, &req->cfg, req->message_bytes, req->make_default, &index,
+        rc = bmt_rec_start(&p->rec, &req->cfg, bmt_format_pack(req->message_bytes, req->links),
+                           req->make_default, &index,
                            &generation);
         if (rc == 0) {
             result = enif_make_tuple2(env, p->atom.ok, make_handle(p, env, index, generation));

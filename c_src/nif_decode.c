@@ -13,6 +13,10 @@
 
 void bmt_decode_message_again(struct decode *d, int tp, int message_bytes, uint8_t *where)
 {
+    /* The link variants keep OTP's fields first: the same positions. */
+    _Static_assert(BMT_F_message_send_link_message == BMT_F_message_send_message &&
+                       BMT_F_message_receive_link_message == BMT_F_message_receive_message,
+                   "link variants start with OTP's fields");
     struct bmt_value *v = &d->t->event.values[tp == BMT_TP_message_send ? BMT_F_message_send_message
                                                                         : BMT_F_message_receive_message];
     v->str = (const char *)where;

@@ -25,6 +25,8 @@ struct decode {
     ERL_NIF_TERM tag, tracee, term, opts;
     uint8_t *cursor;    /* where the next field goes */
     unsigned field;     /* index of the next field */
+    const char *node;   /* the recording session's node name (its trace's
+                           beamtrace_node), for link variants; else NULL */
 };
 
 
@@ -39,6 +41,10 @@ void bmt_decode_message_again(struct decode *d, int tp, int message_bytes, uint8
 #define BMT_USDT_ARGS_TEXT_BYTES (BMT_MFA_MAX_BYTES + 1 + 3 * (BMT_TERM_MAX_BYTES + 1))
 void bmt_decode_usdt_args(struct decode *d, int tp, struct bmt_usdt_args *args, uint8_t *where);
 
+/* The link fingerprint of `message` (nif_fingerprint.c): 64 bits, equal
+ * for equal terms on every node, at most 64 terms and 128 bytes of each
+ * binary looked at. Calling thread only; no allocation. */
+uint64_t bmt_fingerprint(ErlNifEnv *env, ERL_NIF_TERM message);
 
 /* bmt_decode_fields(d, tp) writes the fields of tracepoint `tp` for the
  * erl_tracer event in `d` at d->cursor and points d->t->event.values at
@@ -97,6 +103,17 @@ static inline void put_u64(struct decode *d, uint64_t v)
     d->t->event.values[d->field++].integer = v;
     bmt_put_u64(d->cursor, v);
     d->cursor += 8;
+}
+
+/* An atom's text as is (no quotes: a node name), or "undefined". */
+static inline void put_atom_text(struct decode *d, ERL_NIF_TERM atom)
+{
+    int n = enif_get_atom(d->env, atom, (char *)d->cursor, BMT_TERM_MAX_BYTES + 1, ERL_NIF_LATIN1);
+    if (n <= 0) {
+        put_word(d, "undefined");
+        return;
+    }
+    put_text(d, (size_t)n - 1);
 }
 
 static inline ERL_NIF_TERM bmt_decode_extra(struct decode *d)
@@ -227,6 +244,47 @@ static inline __attribute__((always_inline)) void bmt_decode_fields(struct decod
         put_id(d, d->tracee);
         put_message(d, d->term);
         break;
+    case BMT_TP_message_send_link: {
+        ERL_NIF_TERM to = bmt_decode_extra(d);
+        put_id(d, d->tracee);
+        if (is_local_id(to))
+            put_id(d, to);
+        else
+            put_term(d, to);
+        put_message(d, d->term);
+        put_word(d, d->tag == d->a->send_to_non_existing_process ? "send_to_non_existing_process"
+                                                                  : "send");
+        put_u64(d, bmt_fingerprint(d->env, d->term));
+        break;
+    }
+    case BMT_TP_message_receive_link: {
+        /* The 'receive' match spec beamtrace sets with links
+         * (beamtrace_trace's LINKS_RECV_MS) answers, of OTP's [Node,
+         * Sender, Message], the sender when it is on this node, else the
+         * sender's node: one immediate either way, nothing to copy. */
+        ERL_NIF_TERM result;
+        int found = enif_get_map_value(d->env, d->opts, d->a->match_spec_result, &result);
+        put_id(d, d->tracee);
+        put_message(d, d->term);
+        if (found && (enif_is_pid(d->env, result) || enif_is_port(d->env, result))) {
+            put_id(d, result);
+            if (d->node && *d->node) {
+                size_t len = strlen(d->node);
+                memcpy(d->cursor, d->node, len + 1);
+                put_text(d, len);
+            } else {
+                put_word(d, "undefined");
+            }
+        } else {
+            put_word(d, "undefined");
+            if (found && enif_is_atom(d->env, result))
+                put_atom_text(d, result);
+            else
+                put_word(d, "undefined");
+        }
+        put_u64(d, bmt_fingerprint(d->env, d->term));
+        break;
+    }
     case BMT_TP_gc_minor_start:
     case BMT_TP_gc_minor_end:
     case BMT_TP_gc_major_start:

@@ -189,6 +189,7 @@ static ErlNifFunc nif_funcs[] = {
     {"user_trace_i4s4_nif", 9, bmt_nif_user_trace_i4s4, 0},
     {"user_trace_n_nif", 10, bmt_nif_user_trace_n, 0},
     {"emit_nif", 3, bmt_nif_emit, 0},
+    {"clock_ns", 0, bmt_nif_clock_ns, 0},
 };
 
 ERL_NIF_INIT(beamtrace, nif_funcs, load, NULL, upgrade, unload)

@@ -44,7 +44,8 @@
     X(node) X(wakeups) X(not_flight_recorder) X(beamtrace)                   \
     X(erlang) X(hibernate) X(port_control) X(command) X(close) X(connect)    \
     X(recorder) X(lttng) X(usdt) X(unavailable) X(s1) X(i4s4) X(n)           \
-    X(term)
+    X(term) X(send) X(send_to_non_existing_process) X(match_spec_result)    \
+    X(links)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;
@@ -54,9 +55,26 @@ struct bmt_atoms {
 #undef Y
 };
 
-/* The session's message option, as format_option: printed up to that many
- * bytes, or only the message's size in heap words. */
+/* The session's message option: printed up to that many bytes, or only
+ * the message's size in heap words. */
 #define BMT_MESSAGE_SIZE_ONLY (-1)
+
+/* The session's tracer options, packed into the recorder's opaque
+ * format_option: the message option in the low 16 bits (0xffff for
+ * BMT_MESSAGE_SIZE_ONLY; BMT_MSG_MAX_BYTES fits), and BMT_FORMAT_LINKS when
+ * message events are recorded as their link variants (message_send_link,
+ * message_receive_link). */
+#define BMT_FORMAT_LINKS 0x10000
+_Static_assert(BMT_MSG_MAX_BYTES < 0xffff, "the message option fits 16 bits");
+static inline int bmt_format_pack(int message_bytes, int links)
+{
+    return (message_bytes & 0xffff) | (links ? BMT_FORMAT_LINKS : 0);
+}
+static inline int bmt_format_message_bytes(int format_option)
+{
+    int bytes = format_option & 0xffff;
+    return bytes == 0xffff ? BMT_MESSAGE_SIZE_ONLY : bytes;
+}
 
 /* What enabled_<flag>/3 decided, for the trace_<flag>/5 call the VM makes
  * next on the same thread for the same event (same tag and tracer state
@@ -64,6 +82,7 @@ struct bmt_atoms {
 struct bmt_decision {
     ERL_NIF_TERM tag, state;    /* the enabled_* call's; tag 0 = none */
     int tp;                     /* tracepoint id */
+    int rec_tp;                 /* what the recorder records: tp, or its link variant */
     unsigned sinks;             /* BMT_SINK_* bits */
     struct bmt_session *session;
     uint64_t generation;
@@ -188,6 +207,9 @@ ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 void bmt_clock_calibrate(struct bmt_tsc_clock *c);
 /* CLOCK_MONOTONIC ns for an event on the calling thread: monotonic per thread. */
 uint64_t bmt_event_ns(const struct bmt_tsc_clock *c, struct thread_ctx *t);
+/* clock_ns() -> integer(): CLOCK_MONOTONIC now, ns: the clock of the
+ * trace's timestamps (for estimating clock offsets between nodes). */
+ERL_NIF_TERM bmt_nif_clock_ns(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
 /* nif_format.c */
 /* The calling thread's context, or NULL when the slots are all taken. */

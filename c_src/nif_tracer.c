@@ -104,9 +104,16 @@ HOT void decide(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM tag, ERL_NIF_TERM s
     d->tp = map(&p->atom, tag);
     if (d->tp < 0)
         return;
+    d->rec_tp = d->tp;
     d->session = bmt_resolve_session(p, env, state, &d->generation);
-    if (d->session && bmt_rec_wants(d->session, d->generation, d->tp))
+    if (d->session && bmt_rec_wants(d->session, d->generation, d->tp)) {
         d->sinks |= BMT_SINK_RECORDER;
+        if ((d->tp == BMT_TP_message_send || d->tp == BMT_TP_message_receive) &&
+            (atomic_load_explicit(&d->session->format_option, memory_order_relaxed) &
+             BMT_FORMAT_LINKS))
+            d->rec_tp = d->tp == BMT_TP_message_send ? BMT_TP_message_send_link
+                                                     : BMT_TP_message_receive_link;
+    }
     if (bmt_lttng_wants(p->lttng, d->tp))
         d->sinks |= BMT_SINK_LTTNG;
     if (bmt_usdt_wants(d->tp))
@@ -175,10 +182,11 @@ HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map
     unsigned external = sinks & ~BMT_SINK_RECORDER;
     /* Message text: the recorder session's bound; OTP's 255 bytes for
      * LTTng; none when only USDT listens (no USDT probe carries it). */
-    int message_bytes = (sinks & BMT_SINK_RECORDER)
-                            ? atomic_load_explicit(&s->format_option, memory_order_relaxed)
-                        : (sinks & BMT_SINK_LTTNG) ? OTP_MESSAGE_BYTES
-                                                   : 0;
+    int message_bytes =
+        (sinks & BMT_SINK_RECORDER)
+            ? bmt_format_message_bytes(atomic_load_explicit(&s->format_option, memory_order_relaxed))
+        : (sinks & BMT_SINK_LTTNG) ? OTP_MESSAGE_BYTES
+                                   : 0;
     struct bmt_ring *ring = NULL;
     uint8_t *start = NULL, *dst = NULL;
     uint64_t ts = 0;
@@ -186,19 +194,26 @@ HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map
         ts = bmt_event_ns(&p->clock, t);
         ring = bmt_rec_enter(s, generation, (unsigned)t->slot);
         if (ring)
-            dst = bmt_rec_reserve(s, ring, tp, ts, &start);
+            dst = bmt_rec_reserve(s, ring, dec->rec_tp, ts, &start);
     }
     if (dst || external) {
+        /* The session is pinned while its ring is entered: its node name
+         * stays put. */
         struct decode d = {env, &p->atom, t, message_bytes, argv[0], argv[2], argv[3], argv[4],
-                           dst ? dst : t->scratch, 0};
-        t->event.id = (uint16_t)tp;
+                           dst ? dst : t->scratch, 0, dst ? s->cfg.info.node : NULL};
+        /* A link variant starts with OTP's fields: the other sinks read
+         * those, as OTP's event. */
+        int decoded = dst ? dec->rec_tp : tp;
+        t->event.id = (uint16_t)decoded;
         t->event.ts_ns = ts;
-        bmt_decode_fields(&d, tp);
+        bmt_decode_fields(&d, decoded);
         if (start)
             bmt_rec_commit(ring, start, d.cursor, ts);
         /* Ring space past the event is not ours: extras go to scratch. */
-        if (external)
+        if (external) {
+            t->event.id = (uint16_t)tp;
             emit_external(p, &d, tp, external, start ? t->scratch : d.cursor);
+        }
     }
     if (ring)
         bmt_rec_leave(s, (unsigned)t->slot, ts);

@@ -241,7 +241,7 @@ static ERL_NIF_TERM fire(ErlNifEnv *env, int tp, unsigned label, const ERL_NIF_T
         return p->atom.false_;
     }
     t->in_use = 1;
-    struct decode d = {env, &p->atom, t, 0, 0, 0, 0, 0, t->scratch, 0};
+    struct decode d = {env, &p->atom, t, 0, 0, 0, 0, 0, t->scratch, 0, NULL};
     struct bmt_event *ev = &t->event;
     int bad = 0;
     ev->id = (uint16_t)tp;
@@ -384,7 +384,7 @@ ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return p->atom.false_;
     }
     t->in_use = 1;
-    struct decode d = {env, &p->atom, t, 0, 0, 0, 0, 0, t->scratch, 0};
+    struct decode d = {env, &p->atom, t, 0, 0, 0, 0, 0, t->scratch, 0, NULL};
     ERL_NIF_TERM list = argv[2], head;
     t->event.id = (uint16_t)tp;
     for (unsigned i = 0; enif_get_list_cell(env, list, &head, &list); i++) {

@@ -32,9 +32,11 @@
 %% One call: recording, flags and patterns, guard rails, all taken down.
 -export([trace/2, trace_async/2, stop_trace/1, trace_info/1]).
 -export(['$shared_state'/0]).
+%% The trace clock; beamtrace's own events, for beamtrace's modules.
+-export([clock_ns/0, emit_nif/3, priv_dir/0]).
 
 -nifs([start_nif/2, stop_nif/1, info_nif/1, sessions_nif/0, snapshot_nif/2, sinks_nif/0,
-       '$shared_state'/0, emit_nif/3,
+       '$shared_state'/0, emit_nif/3, clock_ns/0,
        user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10]).
 
 -on_load(load_nif/0).
@@ -59,6 +61,7 @@
       | {tracefile_size, limit()}
       | {tracefile_count, limit()}
       | {flush_interval, pos_integer()}
+      | {links, boolean()}
       | {notify, pid() | undefined}.
 -type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
                 | vm_exit | unload | file:posix().
@@ -80,6 +83,7 @@
                     tracefile_size => infinity,
                     tracefile_count => infinity,
                     flush_interval => 1000,
+                    links => false,
                     notify => undefined,
                     %% Test mode: false makes writers not wake the consumer,
                     %% which then drains only every 10 ms, so a tiny buffer
@@ -127,6 +131,13 @@ start() ->
 %%   reaches the disk (default 1000).</dd>
 %% <dt>`notify'</dt><dd>a process sent `{beamtrace_stopped, Session, Reason}'
 %%   when the session stops by itself.</dd>
+%% <dt>`links'</dt><dd>`true' records message events as
+%%   `org_erlang_beamtrace:message_send_link' and `message_receive_link'
+%%   instead of OTP's `message_send' and `message_receive': the same fields
+%%   plus what matches each send to its receipt (docs/cluster.md). It costs
+%%   the traced processes a bounded fingerprint of every traced message;
+%%   the receiving side also needs the `receive' trace pattern trace/2 sets
+%%   with its `links' option. Default `false'.</dd>
 %% </dl>
 %% Errors: `{badopt, Key}', `{Posix, Dir}', `too_many_sessions'.
 -spec start(#{atom() => term()} | [option()]) -> {ok, session()} | {error, term()}.
@@ -151,7 +162,7 @@ start_in(_O, {error, _} = Error) ->
 start_in(O, {ok, Dir}) ->
     case start_nif(Dir, nif_options(O)) of
         {ok, Session} ->
-            statedump(Session),
+            beamtrace_statedump:at_start(Session),
             {ok, Session};
         {error, {Taken, _}} when (Taken =:= eexist orelse Taken =:= enotempty),
                                   not is_map_key(dir, O) ->
@@ -162,7 +173,14 @@ start_in(O, {ok, Dir}) ->
     end.
 
 nif_options(O) ->
+    %% Links record the link variants of the message events: the session
+    %% records them when it records the message events at all.
+    Events = case maps:get(links, O) of
+                 true -> maps:get(events, O) ++ [<<"org_erlang_beamtrace:message_*_link">>];
+                 _ -> maps:get(events, O)
+             end,
     (maps:without(['$consumer_wakeups', dir], O))#{
+        events => Events,
         wakeups => maps:get('$consumer_wakeups', O),
         node => atom_to_binary(node(), utf8)}.
 
@@ -177,7 +195,8 @@ nif_options(O) ->
 %% removes every flag and pattern it set whenever it stops.
 -spec stop() -> {ok, stats()} | {error, term()}.
 stop() ->
-    stop_nif([]).
+    beamtrace_statedump:at_stop([]),
+    stopped(stop_nif([])).
 
 %% @doc Stops a session: waits for events in flight, writes every buffer
 %% out, closes the trace; or collects a session that stopped by itself.
@@ -188,7 +207,12 @@ stop() ->
 %% was removed (`dir_removed') is `{error, {Reason, Stats}}'.
 -spec stop(session()) -> {ok, stats()} | {error, term()}.
 stop(Session) ->
-    stop_nif(Session).
+    beamtrace_statedump:at_stop(Session),
+    stopped(stop_nif(Session)).
+
+stopped(Result) ->
+    beamtrace_statedump:after_stop(),
+    Result.
 
 %% @doc Writes what a flight recorder (`mode => overwrite') session holds
 %% now into a new trace directory next to its own
@@ -293,6 +317,17 @@ trace_session(Opts) ->
 %%   keeps tail calls (below).</dd>
 %% <dt>`backend'</dt><dd>beamtrace_tracing's: `auto' (default), `session',
 %%   `legacy'.</dd>
+%% <dt>`links'</dt><dd>`true' (with `send' and/or `'receive''): message
+%%   events carry what links each send to its receipt (start/1's `links'),
+%%   and the `'receive'' pattern that tells the sender is set (in the own
+%%   trace session on OTP 27+; on OTP 25/26 the node's one `'receive''
+%%   pattern, restored at the end). docs/cluster.md. Default `false'.</dd>
+%% <dt>`exclude'</dt><dd>pids never traced (with `procs' `all' or
+%%   `existing'); default `[]'.</dd>
+%% <dt>`nodes'</dt><dd>a list of nodes (this one may be among them): the
+%%   same on each, traces brought back into one cluster directory here, on
+%%   this node's clock: `{ok, #{dir, nodes => #{Node => Stats}}}'. See
+%%   beamtrace_cluster:trace/3. Not with trace_async/2.</dd>
 %% </dl>
 %% Returns `{ok, Stats}' (stop/1's map, plus `reason', `functions' and
 %% `processes' matched, `backend', `elapsed_ms'), or `{error, {Posix,
@@ -667,64 +702,6 @@ restore_otp_dyntrace() ->
             end
     end.
 
-%%% The state dump: one org_erlang_beamtrace:process_info event per
-%%% process alive at start, so analyses can name the processes of a trace
-%%% (spawn and register events keep the names current afterwards).
-
-statedump(Session) ->
-    %% The first answer says whether the session records the dump at all.
-    case dump_process(Session, self()) of
-        false -> ok;
-        true -> lists:foreach(fun(P) -> dump_process(Session, P) end, processes() -- [self()])
-    end.
-
-dump_process(Session, Pid) ->
-    case erlang:process_info(Pid, [registered_name, initial_call]) of
-        undefined ->
-            true;
-        [{registered_name, Name}, {initial_call, Initial}] ->
-            emit_nif(Session, process_info,
-                     [Pid, name_text(Name), initial_call(Pid, Initial), label_text(Pid)])
-    end.
-
-%% An absent name or label is "undefined", as Erlang says it, never "":
-%% babeltrace2 2.0 prints an empty string field as the previous event's
-%% value of that field.
-name_text([]) -> undefined;
-name_text(Name) -> Name.
-
-%% proc_lib processes all start in proc_lib:init_p/5, and some processes
-%% started with a fun in erlang:apply/2; the function they run is in their
-%% dictionary. One key is read where the VM allows it (OTP 26+), the whole
-%% dictionary otherwise.
-initial_call(Pid, Initial) when Initial =:= {proc_lib, init_p, 5};
-                                Initial =:= {erlang, apply, 2} ->
-    case dictionary_value(Pid, '$initial_call') of
-        {M, F, A} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
-        {M, F, Args} when is_atom(M), is_atom(F), is_list(Args) -> {M, F, length(Args)};
-        _ -> Initial
-    end;
-initial_call(_Pid, Initial) ->
-    Initial.
-
-%% proc_lib labels (OTP 27+: proc_lib:set_label/1).
-label_text(Pid) ->
-    case erlang:function_exported(proc_lib, get_label, 1) of
-        false -> undefined;
-        true -> {term, dictionary_value(Pid, '$process_label')}
-    end.
-
-dictionary_value(Pid, Key) ->
-    try erlang:process_info(Pid, {dictionary, Key}) of
-        {{dictionary, Key}, Value} -> Value;
-        _ -> undefined
-    catch error:badarg ->
-        case erlang:process_info(Pid, dictionary) of
-            {dictionary, Dict} -> proplists:get_value(Key, Dict);
-            undefined -> undefined
-        end
-    end.
-
 %%% Internals
 
 dir(#{dir := Dir}) ->
@@ -772,11 +749,12 @@ load_nif() ->
             end
     end.
 
-%% Where the NIF library is: the application environment's `priv_dir'
+%% @private Where the NIF library is: the application environment's `priv_dir'
 %% first (what `beamtrace record' sets while it loads the modules it
 %% shipped with code:load_binary/3: code:which/1 is `non_existing' during
 %% their on_load), then the application's priv directory, then priv/ next
 %% to the ebin/ this module was loaded from.
+-spec priv_dir() -> string() | {error, term()}.
 priv_dir() ->
     case application:get_env(beamtrace, priv_dir) of
         {ok, Dir} when is_list(Dir); is_binary(Dir) ->
@@ -799,7 +777,15 @@ stop_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 info_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 sessions_nif() -> erlang:nif_error(nif_not_loaded).
 snapshot_nif(_Session, _Dir) -> erlang:nif_error(nif_not_loaded).
+%% @private Records one org_erlang_beamtrace event (beamtrace's own code:
+%% the state dump, the node table).
+-spec emit_nif(session() | [], atom(), [term()]) -> boolean().
 emit_nif(_Session, _Tracepoint, _Fields) -> erlang:nif_error(nif_not_loaded).
+%% @doc The trace clock now: CLOCK_MONOTONIC in nanoseconds, the clock of
+%% every timestamp in a trace (their metadata holds its offset to the
+%% epoch). For estimating one node's clock against another's.
+-spec clock_ns() -> non_neg_integer().
+clock_ns() -> erlang:nif_error(nif_not_loaded).
 sinks_nif() -> erlang:nif_error(nif_not_loaded).
 '$shared_state'() -> erlang:nif_error(nif_not_loaded).
 user_probe_wanted(_Kind, _Label) -> erlang:nif_error(nif_not_loaded).

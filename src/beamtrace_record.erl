@@ -22,13 +22,33 @@
 %% (beamtrace:trace_async/2 with the guard rails) -> copy the trace back
 %% -> clean up and check that nothing is left. Modules already loaded on
 %% the target with the same MD5 are used, never shipped nor removed.
+%%
+%% The same steps, exported, are what beamtrace_cluster's workers run for
+%% each node of a cluster (`record --nodes', trace/2 with `nodes'): one
+%% process per node, whose state is in its own process dictionary, whose
+%% lines go to the coordinator (the sink) instead of stdout.
+%%
+%% One file past the usual size: the steps of one node share the agent
+%% protocol and the state record; splitting them would put the two halves
+%% of that protocol in different files (STYLE.md's smell). Its words are in
+%% beamtrace_record_text.
 -module(beamtrace_record).
 
 -export([main/0]).
+%% One node's steps, for beamtrace_cluster's workers (one process per
+%% node: the state is theirs, in their process dictionary).
+-export([node_name/1, connect/3, setup/3, start_trace/1, wait/2, collect/2, finish/1,
+         abandon/1, agent_call/2, note/2, fail/2]).
 
 %% What is shipped, in load order: beamtrace last (its on_load loads the
 %% NIF). beamtrace_remote goes first, on its own.
--define(MODULES, [beamtrace_remote, beamtrace_tracing, beamtrace_trace, beamtrace]).
+-define(MODULES, [beamtrace_remote, beamtrace_tracing, beamtrace_trace, beamtrace_statedump,
+                  beamtrace]).
+%% Where a worker's output goes (a pid) instead of stdout.
+-define(SINK, beamtrace_record_sink).
+
+-import(beamtrace_record_text, [explain/1, reason_text/1, posix/1, bytes_text/1, plural/1,
+                                plural_es/1]).
 -define(CHUNK_BYTES, (1 bsl 20)).
 -define(PROGRESS_MS, 500).
 -define(STATE, beamtrace_record_state).
@@ -99,11 +119,27 @@ run() ->
     Node = node_name(maps:get(node, Opts)),
     R0 = #r{opts = Opts, node = Node, ref = make_ref()},
     connect(Node, Cookie, Opts),
-    R1 = st(lock(R0)),
-    R = try ship_and_record(R1)
-        catch throw:{fail, _, _} = F -> abandon(get(?STATE), F)
-        end,
-    finish(R).
+    case maps:is_key(nodes, Opts) orelse maps:get(cluster, Opts, false) of
+        true ->
+            beamtrace_cluster:record(Node, Cookie, Opts);
+        false ->
+            R1 = st(lock(R0)),
+            R = try ship_and_record(R1)
+                catch throw:{fail, _, _} = F -> abandon(get(?STATE), F)
+                end,
+            finish(R)
+    end.
+
+%% @doc Locks Node and ships what it lacks (a worker's first step, once
+%% connected): the state for start_trace/1. Failures are thrown as
+%% `{fail, Status, Text}' after everything shipped was taken down.
+-spec setup(node(), map(), pid() | undefined) -> term().
+setup(Node, Opts, Sink) ->
+    put(?SINK, Sink),
+    R1 = st(lock(#r{opts = Opts, node = Node, ref = make_ref()})),
+    try check_and_ship(R1)
+    catch throw:{fail, _, _} = F -> abandon(get(?STATE), F)
+    end.
 
 %% The latest state, kept where a failure deep in a step still finds what
 %% to take down.
@@ -129,7 +165,8 @@ read_term_text(Acc) ->
         false -> read_term_text([L, "\n" | Acc])
     end.
 
-%% "name@host" as given; "name" alone is on this host.
+%% @doc "name@host" as given; "name" alone is on this host.
+-spec node_name(unicode:chardata()) -> node().
 node_name(Given) ->
     Text = unicode:characters_to_list(Given),
     case string:split(Text, "@") of
@@ -141,6 +178,9 @@ node_name(Given) ->
 
 %%% Connecting
 
+%% @doc Connects to Node as a hidden node with Cookie, starting this
+%% node's distribution first if needed.
+-spec connect(node(), string(), map()) -> ok.
 connect(Node, Cookie, Opts) ->
     case Cookie of
         "" -> fail("the cookie is empty (~s)", [maps:get(cookie_from, Opts, "?")]);
@@ -163,11 +203,14 @@ connect(Node, Cookie, Opts) ->
         _ -> ok
     end,
     true = erlang:set_cookie(Node, list_to_atom(Cookie)),
-    case net_kernel:hidden_connect_node(Node) of
+    case lists:member(Node, nodes(connected)) of
         true ->
-            note("connected to ~s", [Node]);
-        _ ->
-            fail(connect_failure(Node, Opts))
+            ok;     %% a cluster's first node, connected before its worker starts
+        false ->
+            case net_kernel:hidden_connect_node(Node) of
+                true -> note("connected to ~s", [Node]);
+                _ -> fail(connect_failure(Node, Opts))
+            end
     end.
 
 name_domain(Node) ->
@@ -180,18 +223,22 @@ name_domain(Node) ->
 %% Which of: no epmd there, no such node, a refused handshake.
 connect_failure(Node, Opts) ->
     [Name, Host] = string:split(atom_to_list(Node), "@"),
+    Flag = case maps:is_key(nodes, Opts) of
+               true -> "--nodes";
+               false -> "--node"
+           end,
     case net_adm:names(Host) of
         {error, address} ->
-            io_lib:format("cannot reach epmd on ~s: check the host name in --node, that the "
-                          "host is up and that port 4369 is open to this host", [Host]);
+            io_lib:format("cannot reach epmd on ~s: check the host name in ~s, that the "
+                          "host is up and that port 4369 is open to this host", [Host, Flag]);
         {error, Why} ->
-            io_lib:format("cannot reach ~s: ~s (check the host name in --node)",
-                          [Host, inet:format_error(Why)]);
+            io_lib:format("cannot reach ~s: ~s (check the host name in ~s)",
+                          [Host, inet:format_error(Why), Flag]);
         {ok, Names} ->
             case lists:keymember(Name, 1, Names) of
                 false ->
-                    io_lib:format("no node named ~s on ~s (epmd there lists: ~s): check --node",
-                                  [Name, Host, lists:join(", ", [N || {N, _} <- Names])]);
+                    io_lib:format("no node named ~s on ~s (epmd there lists: ~s): check ~s",
+                                  [Name, Host, lists:join(", ", [N || {N, _} <- Names]), Flag]);
                 true ->
                     io_lib:format("~s refused the connection: wrong cookie (read from ~s)? "
                                   "If the node uses TLS distribution, give --proto-dist "
@@ -253,7 +300,8 @@ lock(#r{node = T, ref = Ref} = R) ->
 
 ship_and_record(R0) ->
     R1 = check_and_ship(R0),
-    record(R1).
+    {R2, T0} = start_trace(R1),
+    collect(R2, wait(R2, T0)).
 
 check_and_ship(#r{node = T, opts = Opts} = R) ->
     Nif = maps:get(nif, Opts),
@@ -370,6 +418,8 @@ become_agent(#r{node = T, ref = Ref, lock = Lock} = R) ->
         Other -> fail("the agent on ~s does not answer as expected: ~0p", [T, Other])
     end.
 
+%% @doc One request to the node's agent, its reply.
+-spec agent_call(term(), term()) -> term().
 agent_call(#r{agent = A, ref = Ref, agent_mon = Mon, node = T}, Req) ->
     Tag = make_ref(),
     A ! {Ref, self(), Tag, Req},
@@ -445,16 +495,27 @@ vsn() ->
 
 %%% Recording
 
-record(#r{node = T, opts = Opts} = R) ->
-    Spec = [unicode:characters_to_list(C) || C <- maps:get(calls, Opts, [])]
-        ++ maps:get(events, Opts, []),
-    TraceOpts0 = maps:with([duration, max_events, max_bytes, max_rate, return_to], Opts),
-    TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all))},
-    TraceOpts = case maps:get(remote_dir, Opts, false) of
-                    false -> TraceOpts1;
-                    true -> TraceOpts1#{remote_dir => true};
-                    D -> TraceOpts1#{remote_dir => true, dir => D}
-                end,
+%% @doc Starts the trace on the node: `{State, StartMs}'.
+-spec start_trace(term()) -> {term(), integer()}.
+start_trace(#r{node = T, opts = Opts} = R) ->
+    %% From a shell (beamtrace:trace/2 with nodes): the caller's own spec
+    %% and options. From the command: its calls, events and options.
+    {Spec, TraceOpts} =
+        case Opts of
+            #{spec := Spec0, trace_opts := TraceOpts0} ->
+                {Spec0, TraceOpts0};
+            #{} ->
+                Spec0 = [unicode:characters_to_list(C) || C <- maps:get(calls, Opts, [])]
+                    ++ maps:get(events, Opts, []),
+                TraceOpts0 = maps:with([duration, max_events, max_bytes, max_rate, return_to,
+                                        links], Opts),
+                TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all))},
+                {Spec0, case maps:get(remote_dir, Opts, false) of
+                            false -> TraceOpts1;
+                            true -> TraceOpts1#{remote_dir => true};
+                            D -> TraceOpts1#{remote_dir => true, dir => D}
+                        end}
+        end,
     interrupted(R),
     T0 = erlang:monotonic_time(millisecond),
     case agent_call(R, {trace, Spec, TraceOpts}) of
@@ -466,7 +527,7 @@ record(#r{node = T, opts = Opts} = R) ->
                       session -> "its own";
                       legacy -> "the legacy"
                   end]),
-            wait(st(R#r{trace_dir = TDir, backend = maps:get(backend, Info)}), T0);
+            {st(R#r{trace_dir = TDir, backend = maps:get(backend, Info)}), T0};
         {error, Why} ->
             fail("cannot trace on ~s: ~s", [T, explain(Why)])
     end.
@@ -482,11 +543,15 @@ procs(T, Names) when is_list(Names) ->
          Text -> list_to_atom(Text)
      end || Name <- Names].
 
+%% @doc Waits until the trace on the node ends (its caps, Ctrl-C), and
+%% returns its result for collect/2.
+-spec wait(term(), integer()) -> term().
 wait(R, T0) ->
     erlang:send_after(?PROGRESS_MS, self(), progress),
     wait_loop(R, T0).
 
 wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
+    Coordinator = get(?SINK),   %% a cluster worker's, or undefined
     receive
         progress ->
             case agent_call(R, progress) of
@@ -496,17 +561,23 @@ wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
             erlang:send_after(?PROGRESS_MS, self(), progress),
             wait_loop(R, T0);
         {Ref, trace_done, Result} ->
-            collect(R, Result);
+            Result;
+        {?SINK, abort, Why} ->
+            throw({fail, ?EXIT_FAIL, Why});
+        {'EXIT', Sink, Why} when Sink =:= Coordinator ->
+            %% A cluster worker whose coordinator is gone: the agent's link
+            %% breaking makes it take everything down.
+            exit(Why);
         {stdin, L} when L =:= "stop"; L =:= eof ->
             test_pause(stop),
             case agent_call(R, stop) of
                 {error, not_running} ->
-                    receive {Ref, trace_done, Result} -> collect(R, Result)
+                    receive {Ref, trace_done, Result} -> Result
                     after 5000 -> fail("the trace on ~s did not stop", [T])
                     end;
                 Result ->
-                    note("stopped (Ctrl-C)", []),
-                    collect(R, Result)
+                    note("~s stopped (Ctrl-C)", [T]),
+                    Result
             end;
         {'DOWN', Mon, process, _, noconnection} ->
             gone(),
@@ -518,11 +589,18 @@ wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
     end.
 
 progress_line(#{elapsed_ms := E} = I) ->
-    out("progress ~b ~b ~b ~b", [E, maps:get(events, I, 0), maps:get(discarded, I, 0),
-                                 maps:get(written_bytes, I, 0)]).
+    case get(?SINK) of
+        Sink when is_pid(Sink) ->
+            Sink ! {?SINK, self(), {progress, I}};
+        _ ->
+            out("progress ~b ~b ~b ~b", [E, maps:get(events, I, 0), maps:get(discarded, I, 0),
+                                         maps:get(written_bytes, I, 0)])
+    end.
 
-%% The trace is complete on the target: bring it back (unless it stays
-%% there), then say what it holds.
+%% @doc The trace is complete on the target: brings it back (unless it
+%% stays there), then says what it holds (the result line's text, also
+%% under `result_line' in the process dictionary).
+-spec collect(term(), term()) -> term().
 collect(#r{node = T, opts = Opts} = R, Result) ->
     {Stats, Failure} = case Result of
                            {ok, S} -> {S, none};
@@ -609,12 +687,19 @@ copy_chunks(#r{node = T} = R, Rel, F, Off, Size, Path) ->
 
 %%% Cleaning up
 
-%% After a failure with the agent or lock in place: take everything down,
-%% then fail with the first error.
+%% @doc A worker's abandon/2: with the state it has.
+-spec abandon({fail, integer(), iodata()}) -> no_return().
+abandon(Failure) ->
+    abandon(get(?STATE), Failure).
+
+%% After a failure with the agent or lock in place: takes everything down,
+%% then fails with the first error.
 abandon(R, {fail, Status, Text}) ->
     _ = try cleanup(R) catch throw:_ -> ok; error:_ -> ok; exit:_ -> ok end,
     throw({fail, Status, Text}).
 
+%% @doc Takes everything down on the node and checks that nothing is left.
+-spec finish(term()) -> 0.
 finish(R) ->
     cleanup(R),
     ?EXIT_OK.
@@ -669,7 +754,12 @@ verify(T, Mods, Dir) ->
                    L when is_list(L) -> [S || S = {beamtrace_trace, _} <- L];
                    _ -> []
                end,
+    Watcher = case rpc(T, erlang, whereis, [beamtrace_nodes]) of
+                  W when is_pid(W) -> [W];
+                  _ -> []
+              end,
     Left = [io_lib:format("modules ~0p", [Loaded]) || Loaded =/= []]
+        ++ [io_lib:format("the node table's watcher ~0p", Watcher) || Watcher =/= []]
         ++ [io_lib:format("directory ~s", [Dir]) || DirLeft]
         ++ [io_lib:format("tracer ~0p on new processes", NewTracer) || NewTracer =/= []]
         ++ [io_lib:format("trace sessions ~0p", [Sessions]) || Sessions =/= []],
@@ -704,7 +794,9 @@ wait_purged(T, Mods, Tries) ->
 interrupted(_R) ->
     receive
         {stdin, L} when L =:= "stop"; L =:= eof ->
-            throw({fail, ?EXIT_INTERRUPTED, "interrupted (Ctrl-C) before recording"})
+            throw({fail, ?EXIT_INTERRUPTED, "interrupted (Ctrl-C) before recording"});
+        {?SINK, abort, Why} ->
+            throw({fail, ?EXIT_FAIL, Why})
     after 0 ->
             ok
     end.
@@ -724,58 +816,10 @@ test_pause(Stage) ->
             end
     end.
 
-%%% Text
+%%% Lines
 
-explain({badspec, Item, Why}) ->
-    io_lib:format("'~ts': ~s", [item_text(Item), Why]);
-explain({not_loaded, M}) ->
-    io_lib:format("module ~s is not loaded and cannot be loaded there (not on its code path): "
-                  "check the module name in --calls", [M]);
-explain({no_match, Spec}) ->
-    io_lib:format("--calls '~ts' matches no function there: check the function name and "
-                  "arity", [Spec]);
-explain({no_process, P}) ->
-    io_lib:format("--procs: no process ~0p there", [P]);
-explain({already_traced, P, Tracer}) ->
-    io_lib:format("--procs: ~0p is already traced by another tool (~0p) on the legacy trace "
-                  "session, which allows one tracer per process before OTP 27: stop that "
-                  "tool first", [P, Tracer]);
-explain({badopt, K}) ->
-    io_lib:format("bad option ~0p", [K]);
-explain({otp_gc_multi_session_defect, #{why := Why, fix := Fix}}) ->
-    io_lib:format("garbage_collection refused: ~s; ~s", [Why, Fix]);
-explain(too_many_sessions) ->
-    "too many beamtrace sessions are running there: stop one";
-explain({Posix, Path}) when is_atom(Posix), is_binary(Path) ->
-    io_lib:format("~s: ~s", [Path, posix(Posix)]);
-explain(Why) ->
-    io_lib:format("~0p", [Why]).
-
-item_text(I) when is_list(I) -> I;
-item_text(I) -> io_lib:format("~0p", [I]).
-
-reason_text(duration) -> "duration";
-reason_text(stop) -> "Ctrl-C";
-reason_text(R) -> io_lib:format("~0p", [R]).
-
-posix(Why) when is_atom(Why) ->
-    case file:format_error(Why) of
-        "unknown POSIX error" ++ _ -> atom_to_list(Why);
-        Text -> Text
-    end;
-posix(Why) ->
-    io_lib:format("~0p", [Why]).
-
-bytes_text(B) when B >= 1 bsl 30 -> io_lib:format("~.1f GiB", [B / (1 bsl 30)]);
-bytes_text(B) when B >= 1 bsl 20 -> io_lib:format("~.1f MiB", [B / (1 bsl 20)]);
-bytes_text(B) when B >= 1 bsl 10 -> io_lib:format("~.1f KiB", [B / (1 bsl 10)]);
-bytes_text(B) -> io_lib:format("~b bytes", [B]).
-
-plural(1) -> "";
-plural(_) -> "s".
-plural_es(1) -> "";
-plural_es(_) -> "es".
-
+%% @doc A note line (stderr of the command).
+-spec note(io:format(), list()) -> ok.
 note(Fmt, Args) ->
     out("note " ++ Fmt, Args).
 
@@ -789,7 +833,11 @@ error_line(Text) ->
     out("error ~s", [oneline(Text)]).
 
 out(Fmt, Args) ->
-    io:put_chars(standard_io, [oneline(io_lib:format(Fmt, Args)), $\n]).
+    Line = oneline(io_lib:format(Fmt, Args)),
+    case get(?SINK) of
+        Sink when is_pid(Sink) -> Sink ! {?SINK, self(), {line, Line}}, ok;
+        _ -> io:put_chars(standard_io, [Line, $\n])
+    end.
 
 oneline(Text) ->
     [case C of $\n -> $\s; _ -> C end || C <- lists:flatten(io_lib:format("~ts", [Text]))].
@@ -797,5 +845,7 @@ oneline(Text) ->
 fail(Text) ->
     throw({fail, ?EXIT_FAIL, Text}).
 
+%% @doc Fails the step: throws the one error line's text.
+-spec fail(io:format(), list()) -> no_return().
 fail(Fmt, Args) ->
     throw({fail, ?EXIT_FAIL, io_lib:format(Fmt, Args)}).

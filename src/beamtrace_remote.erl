@@ -76,6 +76,9 @@ loop(#ag{controller = C, ref = Ref} = A) ->
 
 handle(libc, A) ->
     {libc(), A};
+handle(clock_ns, A) ->
+    %% beamtrace's trace clock (the NIF is loaded by now).
+    {beamtrace:clock_ns(), A};
 handle({make_dir, Base}, A) ->
     case make_private_dir(Base, 8) of
         {ok, Dir} -> {{ok, Dir}, A#ag{dir = Dir}};
@@ -96,7 +99,9 @@ handle({trace, Spec, Opts}, A) ->
                         Opts#{dir => filename:join(A#ag.dir, "trace")};
                     {false, false} -> Opts
                 end,
-    case beamtrace:trace_async(Spec, maps:without([remote_dir], TraceOpts)) of
+    %% This agent is beamtrace's own: not in the trace.
+    Exclude = [self() | maps:get(exclude, TraceOpts, [])],
+    case beamtrace:trace_async(Spec, (maps:without([remote_dir], TraceOpts))#{exclude => Exclude}) of
         {ok, T} ->
             #{dir := TDir} = Info = beamtrace:trace_info(T),
             {{ok, Info}, A#ag{trace = T, trace_dir = TDir,

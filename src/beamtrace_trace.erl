@@ -46,11 +46,20 @@
 -type spec() :: call_spec() | kind() | [call_spec() | kind()].
 -type procs() :: all | new | existing | pid() | atom() | [pid() | atom()].
 -type options() :: #{procs => procs(), return_to => boolean(), owner => pid(),
-                     backend => auto | session | legacy, atom() => term()}.
+                     backend => auto | session | legacy, links => boolean(),
+                     exclude => [pid()],
+                     nodes => [node()], atom() => term()}.
 -type result() :: {ok, map()} | {error, term()}.
 
-%% trace/2's own options; every other key is a beamtrace:start/1 option.
--define(OWN, [procs, return_to, owner, backend]).
+%% trace/2's own options; every other key is a beamtrace:start/1 option
+%% (links is both: the recorder's, and the 'receive' pattern set here).
+-define(OWN, [procs, return_to, owner, backend, exclude]).
+%% The 'receive' pattern links need: OTP's head is [Node, Sender, Message];
+%% the result reaches the tracer as match_spec_result: the sender when it
+%% is on this node (OTP gives no remote sender), else its node. Immediates
+%% both: no term is built per message.
+-define(LINKS_RECV_MS, [{['$1', '$2', '_'], [{'==', '$1', {node}}], [{message, '$2'}]},
+                        {['$1', '_', '_'], [], [{message, '$1'}]}]).
 %% The recorder options trace/2 sets itself.
 -define(RESERVED, [notify, default]).
 -define(DEFAULT_DURATION_MS, 15000).
@@ -63,6 +72,8 @@
 %% @doc Traces for the duration (default 15 s) or until a cap trips, then
 %% returns the figures. See beamtrace:trace/2.
 -spec trace(spec(), options() | list()) -> result().
+trace(Spec, #{nodes := Nodes} = Opts) ->
+    beamtrace_cluster:trace(Spec, Nodes, maps:remove(nodes, Opts));
 trace(Spec, Opts) ->
     case start(Spec, Opts) of
         {ok, T} ->
@@ -81,6 +92,8 @@ trace(Spec, Opts) ->
 %% @doc Sets everything up and returns; `{beamtrace_trace, Trace, Result}'
 %% goes to the caller when it stops other than by stop/1.
 -spec trace_async(spec(), options() | list()) -> {ok, trace()} | {error, term()}.
+trace_async(_Spec, #{nodes := _}) ->
+    {error, {badopt, nodes}};
 trace_async(Spec, Opts) ->
     start(Spec, Opts).
 
@@ -255,7 +268,7 @@ options(Opts) when is_map(Opts) ->
                            D -> D    %% infinity, or a bad value start/1 refuses
                        end,
             check_own(maps:merge(#{procs => all, return_to => false, owner => self(),
-                                   backend => auto}, Own#{duration => Duration}),
+                                   backend => auto, exclude => []}, Own#{duration => Duration}),
                       maps:merge(rec_defaults(Rec), Rec#{duration => Backstop}))
     end;
 options(_) ->
@@ -280,6 +293,12 @@ check_own(#{backend := B}, _) when B =/= auto, B =/= session, B =/= legacy ->
     {error, {badopt, backend}};
 check_own(#{duration := D}, _) when D =/= infinity, not (is_integer(D) andalso D > 0) ->
     {error, {badopt, duration}};
+check_own(#{exclude := X}, _) when not is_list(X) -> {error, {badopt, exclude}};
+check_own(#{exclude := X} = Own, Rec) ->
+    case lists:all(fun is_pid/1, X) of
+        true -> {ok, Own, Rec};
+        false -> {error, {badopt, exclude}}
+    end;
 check_own(Own, Rec) -> {ok, Own, Rec}.
 
 %% The processes to set flags on: [all | new | existing | pid()].
@@ -348,10 +367,15 @@ init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
             Caller ! {Ref, Error}
     end.
 
-setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend}, Rec) ->
+setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend,
+                      exclude := Exclude}, Rec) ->
     Has = fun(K) -> lists:member(K, Kinds) end,
+    Links = maps:get(links, Rec, false),
+    Messages = Has(send) orelse Has('receive'),
     if
         Calls =:= [], ReturnTo -> {error, {badopt, return_to}};
+        Links =/= false, Links =/= true -> {error, {badopt, links}};
+        Links, not Messages -> {error, {badopt, links}};
         true ->
             maybe_setup([fun() -> check_call_kind(Calls, Kinds) end,
                          fun() -> load_modules(Calls) end,
@@ -361,8 +385,8 @@ setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend}
                                                         garbage_collection], Has(K)]
                                     ++ [call || Calls =/= []]
                                     ++ [return_to || ReturnTo],
-                                start_session(Rec, Calls, Targets, ProcFlags, Has(ports),
-                                              Backend)
+                                start_session(Rec, Calls, {Targets, Exclude}, ProcFlags,
+                                              Has(ports), Backend, Links andalso Has('receive'))
                         end)
     end.
 
@@ -402,7 +426,7 @@ loaded(M) ->
         _ -> false
     end.
 
-start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend) ->
+start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend, RecvPattern) ->
     case beamtrace:start(Rec#{notify => self()}) of
         {ok, S} ->
             Dir = maps:get(dir, beamtrace:info(S)),
@@ -413,7 +437,7 @@ start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend) ->
                     St = #st{handle = H, handle_mon = monitor(process, H), session = S,
                              dir = Dir, started_ms = erlang:monotonic_time(millisecond),
                              backend = maps:get(backend, beamtrace_tracing:info(H))},
-                    case set_all(St, Calls, Targets, ProcFlags, Ports) of
+                    case set_all(St, Calls, Targets, ProcFlags, Ports, RecvPattern) of
                         {ok, St1} ->
                             {ok, St1};
                         {error, _} = Error ->
@@ -429,12 +453,22 @@ start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend) ->
     end.
 
 %% Patterns first, then flags: a process gets call flags only once the
-%% patterns say which calls to report.
-set_all(St, Calls, Targets, ProcFlags, Ports) ->
+%% patterns say which calls to report (and receive flags once the links'
+%% pattern says the sender).
+set_all(St, Calls, {Targets, Exclude}, ProcFlags, Ports, RecvPattern) ->
     H = St#st.handle,
-    case set_patterns(H, Calls, 0) of
+    Patterns = case RecvPattern of
+                   true ->
+                       case beamtrace_tracing:recv(H, ?LINKS_RECV_MS, []) of
+                           {ok, _} -> set_patterns(H, Calls, 0);
+                           Error0 -> Error0
+                       end;
+                   false ->
+                       set_patterns(H, Calls, 0)
+               end,
+    case Patterns of
         {ok, NF} ->
-            case set_procs(H, Targets, ProcFlags, 0) of
+            case set_procs(H, Targets, Exclude, ProcFlags) of
                 {ok, NP} when Ports ->
                     PortSpec = case Targets of
                                    [new] -> new;
@@ -483,20 +517,22 @@ expand(M, '_', A) when is_integer(A) ->
 expand(M, F, A) ->
     [{M, F, A}].
 
-set_procs(H, Targets, Flags, N) when Flags =/= [] ->
-    case set_procs1(H, Targets, Flags, N) of
+set_procs(H, Targets, Exclude, Flags) when Flags =/= [] ->
+    case set_procs1(H, Targets, Flags, 0) of
         {ok, K} ->
-            %% Not this controller nor the handle: their own messages are
-            %% beamtrace's business, not the trace's.
+            %% Not this controller, the handle, the node table's watcher,
+            %% nor what the caller excludes (beamtrace record's agent):
+            %% their own messages are beamtrace's business, not the trace's.
+            Watcher = [W || W <- [beamtrace_statedump:watcher()], is_pid(W)],
             _ = [beamtrace_tracing:process(H, P, false, Flags)
-                 || P <- [self(), H], lists:member(all, Targets) orelse
-                                      lists:member(existing, Targets)],
+                 || P <- [self(), H | Watcher ++ Exclude],
+                    lists:member(all, Targets) orelse lists:member(existing, Targets)],
             {ok, K};
         Error ->
             Error
     end;
-set_procs(_H, _Targets, [], N) ->
-    {ok, N}.
+set_procs(_H, _Targets, _Exclude, []) ->
+    {ok, 0}.
 
 set_procs1(_H, _Targets, [], N) ->
     {ok, N};

@@ -54,6 +54,9 @@
 
 struct record_opts {
     const char *node;
+    const char *nodes;        /* --nodes a@h1,b@h2,...: a cluster */
+    int cluster;              /* --cluster: --node and every node connected to it */
+    int links;                /* --links: message events with what links them */
     const char *cookie_file;
     const char *calls[MAX_CALLS];
     int call_count;
@@ -577,6 +580,24 @@ static int build_term(struct text *t, const struct record_opts *o, const char *r
     snprintf(nif, sizeof nif, "%s/priv/beamtrace_nif.so", root);
     text_str(t, "#{node => ");
     text_binary(t, o->node);
+    if (o->nodes) {
+        char *copy = strdup(o->nodes), *save = NULL;
+        int first = 1;
+        if (!copy)
+            t->failed = 1;
+        text_str(t, ", nodes => [");
+        for (char *n = copy ? strtok_r(copy, ",", &save) : NULL; n; n = strtok_r(NULL, ",", &save)) {
+            text_str(t, first ? "" : ", ");
+            text_binary(t, n);
+            first = 0;
+        }
+        text_str(t, "]");
+        free(copy);
+    }
+    if (o->cluster)
+        text_str(t, ", cluster => true");
+    if (o->links)
+        text_str(t, ", links => true");
     text_str(t, ", calls => [");
     for (int i = 0; i < o->call_count; i++) {
         text_str(t, i ? ", " : "");
@@ -646,12 +667,13 @@ static int build_term(struct text *t, const struct record_opts *o, const char *r
 }
 
 /* -o's default: ./beamtrace-traces/NAME-YYYYMMDD-HHMMSS (NAME: the node's
- * name before '@'). Made by the controller once there is a trace to copy:
- * a run that fails earlier leaves nothing here either. */
-static int default_out(const char *node, char *out, size_t size)
+ * name before '@'; cluster-NAME for a cluster). Made by the controller once
+ * there is a trace to copy: a run that fails earlier leaves nothing here
+ * either. */
+static int default_out(const char *node, int cluster, char *out, size_t size)
 {
-    char name[128];
-    snprintf(name, sizeof name, "%s", node);
+    char name[300];
+    snprintf(name, sizeof name, "%s%.255s", cluster ? "cluster-" : "", node);
     char *at = strchr(name, '@');
     if (at)
         *at = '\0';
@@ -681,11 +703,14 @@ static int default_out(const char *node, char *out, size_t size)
 
 int bmt_cmd_record(int argc, char **argv)
 {
-    enum { O_NODE = 256, O_COOKIE, O_CALLS, O_PROCS, O_EVENTS, O_DURATION, O_MAX_EVENTS,
+    enum { O_NODE = 256, O_NODES, O_CLUSTER, O_LINKS, O_COOKIE, O_CALLS, O_PROCS, O_EVENTS, O_DURATION, O_MAX_EVENTS,
            O_MAX_BYTES, O_MAX_RATE, O_REMOTE_DIR, O_REMOTE_TMP, O_KEEP, O_RETURN_TO,
            O_PROTO_DIST, O_SSL_OPTFILE };
     static const struct option longopts[] = {
         {"node", required_argument, NULL, O_NODE},
+        {"nodes", required_argument, NULL, O_NODES},
+        {"cluster", no_argument, NULL, O_CLUSTER},
+        {"links", no_argument, NULL, O_LINKS},
         {"cookie-file", required_argument, NULL, O_COOKIE},
         {"calls", required_argument, NULL, O_CALLS},
         {"procs", required_argument, NULL, O_PROCS},
@@ -705,6 +730,7 @@ int bmt_cmd_record(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     struct record_opts o;
+    char first_node[256];
     memset(&o, 0, sizeof o);
     o.duration_ms = 15000;
     o.proto_dist = getenv("BEAMTRACE_PROTO_DIST");
@@ -719,6 +745,9 @@ int bmt_cmd_record(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case O_NODE: o.node = optarg; break;
+        case O_NODES: o.nodes = optarg; break;
+        case O_CLUSTER: o.cluster = 1; break;
+        case O_LINKS: o.links = 1; break;
         case O_COOKIE: o.cookie_file = optarg; break;
         case O_CALLS:
             if (o.call_count == MAX_CALLS)
@@ -769,8 +798,34 @@ int bmt_cmd_record(int argc, char **argv)
     }
     if (optind < argc)
         return bmt_cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (o.nodes && (o.node || o.cluster))
+        return bmt_cli_usage_error(CMD, "--nodes names every node: not with --node or --cluster "
+                                   "(--cluster --node NAME records NAME and its nodes)");
+    if (o.nodes) {
+        if (!*o.nodes || o.nodes[0] == ',' || strstr(o.nodes, ",,") ||
+            o.nodes[strlen(o.nodes) - 1] == ',')
+            return bmt_cli_usage_error(CMD, "--nodes '%s': expected NAME,NAME,... (e.g. "
+                                       "a@host1,b@host2)", o.nodes);
+        /* The first one: the controller connects to it first. */
+        size_t n = strcspn(o.nodes, ",");
+        if (n >= sizeof first_node)
+            return bmt_cli_usage_error(CMD, "--nodes: a node name is too long");
+        memcpy(first_node, o.nodes, n);
+        first_node[n] = '\0';
+        o.node = first_node;
+    }
     if (!o.node)
-        return bmt_cli_usage_error(CMD, "--node NAME is required (e.g. --node myapp@host)");
+        return bmt_cli_usage_error(CMD, "--node NAME is required (e.g. --node myapp@host), or "
+                                   "--nodes NAME,NAME,... for several");
+    if ((o.nodes || o.cluster) && o.remote_dir)
+        return bmt_cli_usage_error(CMD, "--remote-dir leaves one node's trace there: not with "
+                                   "--nodes or --cluster");
+    if ((o.nodes || o.cluster) && o.procs && strchr(o.procs, '<'))
+        return bmt_cli_usage_error(CMD, "--procs: a pid names a process of one node; with "
+                                   "--nodes or --cluster give registered names");
+    if (o.links && (!o.events || (!strstr(o.events, "send") && !strstr(o.events, "receive"))))
+        return bmt_cli_usage_error(CMD, "--links links sends to receipts: give --events with "
+                                   "send and receive");
     if (o.call_count == 0 && !o.events)
         return bmt_cli_usage_error(CMD, "nothing to trace: give --calls SPEC (e.g. "
                                    "'my_mod:handle_call/3 -> return') or --events LIST");
@@ -821,7 +876,7 @@ int bmt_cmd_record(int argc, char **argv)
             free(cookie);
             return bmt_cli_usage_error(CMD, "-o %s: exists and is not a directory", o.out);
         }
-    } else if (!o.remote_dir && default_out(o.node, out, sizeof out) != 0) {
+    } else if (!o.remote_dir && default_out(o.node, o.nodes || o.cluster, out, sizeof out) != 0) {
         free(cookie);
         return BMT_EXIT_FAIL;
     } else if (o.remote_dir) {

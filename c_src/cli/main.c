@@ -193,6 +193,7 @@ static const struct bmt_cli_command commands[] = {
      bmt_cmd_report},
     {"record", "trace a running node from outside, with nothing installed on it",
      "usage: beamtrace record --node NAME [options]\n"
+     "       beamtrace record --nodes NAME,NAME,... | --cluster --node NAME [options]\n"
      "\n"
      "Connects to a running node as a hidden node (through a controller `erl` it\n"
      "starts), checks its OTP release, CPU and C library, ships beamtrace's modules\n"
@@ -202,6 +203,11 @@ static const struct bmt_cli_command commands[] = {
      "pattern left). Ctrl-C stops early and still brings the trace back.\n"
      "\n"
      "  --node NAME               the node: name@host, or name on this host\n"
+     "  --nodes NAME,NAME,...     several nodes: one trace each, brought back into\n"
+     "                            -o DIR/NODE, aligned to this host's clock\n"
+     "  --cluster                 --node and every node connected to it\n"
+     "  --links                   record what links each send to its receipt\n"
+     "                            (with --events send,receive; docs/cluster.md)\n"
      "  --cookie-file FILE        its cookie (default: $BEAMTRACE_COOKIE, then\n"
      "                            ~/.erlang.cookie; never on the command line)\n"
      "  --calls SPEC              calls to trace, redbug style (repeatable):\n"

@@ -42,6 +42,9 @@ static const int *const states[BMT_TP_COUNT] = {
     [BMT_TP_user_trace_i4s4] = &lttng_ust_tracepoint_org_erlang_dyntrace___user_trace_i4s4.state,
     [BMT_TP_user_trace_n] = &lttng_ust_tracepoint_org_erlang_dyntrace___user_trace_n.state,
     [BMT_TP_process_info] = &lttng_ust_tracepoint_org_erlang_beamtrace___process_info.state,
+    [BMT_TP_node_info] = &lttng_ust_tracepoint_org_erlang_beamtrace___node_info.state,
+    [BMT_TP_message_send_link] = &lttng_ust_tracepoint_org_erlang_beamtrace___message_send_link.state,
+    [BMT_TP_message_receive_link] = &lttng_ust_tracepoint_org_erlang_beamtrace___message_receive_link.state,
 };
 
 static void emit(const struct bmt_event *ev)
@@ -153,6 +156,21 @@ static void emit(const struct bmt_event *ev)
     case BMT_TP_process_info:
         if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, process_info))
             lttng_ust_do_tracepoint(org_erlang_beamtrace, process_info, v[0].str, v[1].str, v[2].str, v[3].str);
+        break;
+    case BMT_TP_node_info:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, node_info))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, node_info,
+                (unsigned int)v[0].integer, v[1].str, v[2].str, v[3].str);
+        break;
+    case BMT_TP_message_send_link:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, message_send_link))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, message_send_link, v[0].str, v[1].str, v[2].str, v[3].str,
+                (unsigned long)v[4].integer);
+        break;
+    case BMT_TP_message_receive_link:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, message_receive_link))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, message_receive_link, v[0].str, v[1].str, v[2].str, v[3].str,
+                (unsigned long)v[4].integer);
         break;
     }
 }

@@ -37,6 +37,64 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
+/* a node the traced node knows, and the number N its pids, ports and references print with there (pid N.x.y): N to node name, fixed for the VM's life */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    node_info,
+    LTTNG_UST_TP_ARGS(
+        unsigned int, index,
+        const char *, node,
+        const char *, type,
+        const char *, event
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_integer(unsigned int, index, index)
+        lttng_ust_field_string(node, node)
+        lttng_ust_field_string(type, type)
+        lttng_ust_field_string(event, event)
+    )
+)
+
+/* a traced process or port sent a message: OTP's message_send plus what links it to its receipt */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    message_send_link,
+    LTTNG_UST_TP_ARGS(
+        const char *, from,
+        const char *, to,
+        const char *, message,
+        const char *, type,
+        unsigned long, fingerprint
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(from, from)
+        lttng_ust_field_string(to, to)
+        lttng_ust_field_string(message, message)
+        lttng_ust_field_string(type, type)
+        lttng_ust_field_integer(unsigned long, fingerprint, fingerprint)
+    )
+)
+
+/* a message was queued to a traced process: OTP's message_receive plus what links it to its send */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    message_receive_link,
+    LTTNG_UST_TP_ARGS(
+        const char *, to,
+        const char *, message,
+        const char *, from,
+        const char *, from_node,
+        unsigned long, fingerprint
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(to, to)
+        lttng_ust_field_string(message, message)
+        lttng_ust_field_string(from, from)
+        lttng_ust_field_string(from_node, from_node)
+        lttng_ust_field_integer(unsigned long, fingerprint, fingerprint)
+    )
+)
+
 #endif
 
 #include <lttng/tracepoint-event.h>

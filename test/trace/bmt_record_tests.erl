@@ -23,7 +23,8 @@
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2, babeltrace/1, cmd/2]).
 
 -define(WORK, "bmt_trace_target:work/1").
--define(MODS, [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote]).
+-define(MODS, [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
+               beamtrace_statedump]).
 
 %%% Targets
 
@@ -540,7 +541,8 @@ keep_test() ->
 already_loaded_test() ->
     Eval = io_lib:format("code:add_patha(\"~s\"), {module, beamtrace} = code:ensure_loaded(beamtrace), "
                          "[{module, M} = code:ensure_loaded(M) || M <- [beamtrace_tracing, "
-                         "beamtrace_trace, beamtrace_remote]], bmt_trace_target:start('~s')",
+                         "beamtrace_trace, beamtrace_remote, beamtrace_statedump]], "
+                         "bmt_trace_target:start('~s')",
                          [filename:join(root(), "ebin"), node()]),
     with_target(#{eval => Eval}, fun(#{node := N} = T) ->
         {0, _, Err} = record(node_args(T) ++ ["--calls", ?WORK, "--duration", "300ms",

@@ -40,12 +40,14 @@ beamtrace_left() ->
                                              L <- [catch trace:session_info(W)], is_list(L),
                                              {beamtrace_trace, _} = S <- L])
                end,
-    Mods = [M || M <- [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote],
+    Mods = [M || M <- [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
+                       beamtrace_statedump],
                  code:is_loaded(M) =/= false],
     [{traced_by_beamtrace, Tracers} || Tracers =/= []]
         ++ [{sessions, Sessions} || Sessions =/= []]
         ++ [{modules, Mods} || Mods =/= []]
         ++ [{lock, P} || P <- [whereis(beamtrace_record)], P =/= undefined]
+        ++ [{node_watcher, P} || P <- [whereis(beamtrace_nodes)], P =/= undefined]
         ++ [{env, E} || E <- application:get_all_env(beamtrace)]
         ++ [{new_flags, F} || {flags, F} <- [erlang:trace_info(new, flags)], F =/= []].
 

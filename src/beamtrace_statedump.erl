@@ -1,0 +1,215 @@
+%% @doc The state dump: what a trace needs to name what its events refer
+%% to, recorded at session start (as LTTng's state dump) and kept current.
+%%
+%% == Processes ==
+%% One `org_erlang_beamtrace:process_info' event per process alive at
+%% start, so analyses can name the processes of a trace (spawn and register
+%% events keep the names current afterwards).
+%%
+%% == Nodes ==
+%% OTP prints a pid of another node as `<N.x.y>', a port as `#Port<N.x>'
+%% and a reference as `#Ref<N.a.b.c>', where N is a number of the printing
+%% node's own: the index of the other node's name in its atom table
+%% (measured on OTP 25, 27 and 29: the N of a node name made when the atom
+%% table held K atoms is K, whatever the node's creation). The local node is
+%% 0, for any creation. So, within one VM's life, N and the node name are
+%% one-to-one and never reused (atoms are never freed); the same node has a
+%% different N on every other node, and two incarnations of one node (a
+%% restart, a new creation) print alike.
+%%
+%% A session records that mapping as `org_erlang_beamtrace:node_info'
+%% events: at start, for this node and every node it knows (connected, or
+%% referred to by a pid, port or reference it holds); when a node connects
+%% or disconnects while a session runs (a watcher process, registered
+%% `beamtrace_nodes', subscribed with net_kernel:monitor_nodes/2, started
+%% with the first session and gone with the last); and at stop, for nodes
+%% that became known without connecting (a pid in a message).
+-module(beamtrace_statedump).
+
+-export([at_start/1, at_stop/1, after_stop/0, node_index/1, watcher/0]).
+%% The watcher's process.
+-export([watch/1]).
+
+-define(WATCHER, beamtrace_nodes).
+%% How often the watcher looks whether any session is left, ms.
+-define(IDLE_CHECK_MS, 5000).
+
+%% @doc At a session's start: every process, every known node, and the
+%% watcher running.
+-spec at_start(beamtrace:session()) -> ok.
+at_start(Session) ->
+    processes(Session),
+    _ = node_table(Session, start),
+    ensure_watcher().
+
+%% @doc Before a session stops: the node table again. Not into a session
+%% that stopped by itself (a cap): it would count these as discarded, and
+%% its trace is complete as it is.
+-spec at_stop(beamtrace:session() | []) -> ok.
+at_stop(Session) ->
+    _ = case beamtrace:info(Session) of
+            #{state := running} -> node_table(Session, stop);
+            _ -> false
+        end,
+    ok.
+
+%% @doc After a session stopped: the watcher goes with the last session.
+-spec after_stop() -> ok.
+after_stop() ->
+    case {beamtrace:sessions(), whereis(?WATCHER)} of
+        {[], W} when is_pid(W) ->
+            Mon = monitor(process, W),
+            W ! {self(), stop},
+            receive {'DOWN', Mon, process, W, _} -> ok
+            after 5000 -> exit(W, kill), ok
+            end;
+        _ ->
+            ok
+    end.
+
+%% @doc The N this node prints in `<N.x.y>' for pids of Node.
+-spec node_index(node()) -> non_neg_integer().
+node_index(Node) when Node =:= node() ->
+    0;
+node_index(Node) ->
+    %% A pid of Node made here (NEW_PID_EXT, creation 1): its text gives N.
+    %% It makes no connection; the node table entry goes with the term.
+    Name = atom_to_binary(Node, latin1),
+    Pid = binary_to_term(<<131, 88, 100, (byte_size(Name)):16, Name/binary, 0:32, 0:32, 1:32>>),
+    "<" ++ Text = pid_to_list(Pid),
+    {N, "." ++ _} = string:to_integer(Text),
+    N.
+
+%% @doc The watcher's pid, or undefined.
+-spec watcher() -> pid() | undefined.
+watcher() ->
+    whereis(?WATCHER).
+
+%%% Processes
+
+processes(Session) ->
+    %% The first answer says whether the session records the dump at all.
+    case dump_process(Session, self()) of
+        false -> ok;
+        true -> lists:foreach(fun(P) -> dump_process(Session, P) end, erlang:processes() -- [self()])
+    end.
+
+dump_process(Session, Pid) ->
+    case erlang:process_info(Pid, [registered_name, initial_call]) of
+        undefined ->
+            true;
+        [{registered_name, Name}, {initial_call, Initial}] ->
+            beamtrace:emit_nif(Session, process_info,
+                     [Pid, name_text(Name), initial_call(Pid, Initial), label_text(Pid)])
+    end.
+
+%% An absent name or label is "undefined", as Erlang says it, never "":
+%% babeltrace2 2.0 prints an empty string field as the previous event's
+%% value of that field.
+name_text([]) -> undefined;
+name_text(Name) -> Name.
+
+%% proc_lib processes all start in proc_lib:init_p/5, and some processes
+%% started with a fun in erlang:apply/2; the function they run is in their
+%% dictionary. One key is read where the VM allows it (OTP 26+), the whole
+%% dictionary otherwise.
+initial_call(Pid, Initial) when Initial =:= {proc_lib, init_p, 5};
+                                Initial =:= {erlang, apply, 2} ->
+    case dictionary_value(Pid, '$initial_call') of
+        {M, F, A} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
+        {M, F, Args} when is_atom(M), is_atom(F), is_list(Args) -> {M, F, length(Args)};
+        _ -> Initial
+    end;
+initial_call(_Pid, Initial) ->
+    Initial.
+
+%% proc_lib labels (OTP 27+: proc_lib:set_label/1).
+label_text(Pid) ->
+    case erlang:function_exported(proc_lib, get_label, 1) of
+        false -> undefined;
+        true -> {term, dictionary_value(Pid, '$process_label')}
+    end.
+
+dictionary_value(Pid, Key) ->
+    try erlang:process_info(Pid, {dictionary, Key}) of
+        {{dictionary, Key}, Value} -> Value;
+        _ -> undefined
+    catch error:badarg ->
+        case erlang:process_info(Pid, dictionary) of
+            {dictionary, Dict} -> proplists:get_value(Key, Dict);
+            undefined -> undefined
+        end
+    end.
+
+%%% Nodes
+
+%% Returns false when the session does not record node_info.
+node_table(Session, Event) ->
+    Visible = erlang:nodes(visible),
+    Hidden = erlang:nodes(hidden),
+    node_info(Session, node(), this, Event) andalso
+        begin
+            _ = [node_info(Session, N, node_type(N, Visible, Hidden), Event)
+                 || N <- lists:usort(erlang:nodes(known)), N =/= node()],
+            true
+        end.
+
+node_type(N, Visible, Hidden) ->
+    case {lists:member(N, Visible), lists:member(N, Hidden)} of
+        {true, _} -> visible;
+        {_, true} -> hidden;
+        _ -> known
+    end.
+
+node_info(Session, Node, Type, Event) ->
+    beamtrace:emit_nif(Session, node_info,
+                       [node_index(Node), atom_to_binary(Node, latin1), Type, Event]).
+
+%% Starts the watcher unless it runs, or this node is not alive (no node
+%% can connect to it).
+ensure_watcher() ->
+    case is_alive() andalso whereis(?WATCHER) =:= undefined of
+        false -> ok;
+        true ->
+            Ref = make_ref(),
+            {Pid, Mon} = spawn_monitor(?MODULE, watch, [{self(), Ref}]),
+            receive
+                {Ref, _} -> demonitor(Mon, [flush]), ok;
+                {'DOWN', Mon, process, Pid, _} -> ok
+            end
+    end.
+
+%% @private The watcher: node_info into every session at each nodeup and
+%% nodedown. Gone when no session is left (after_stop/0, or its own check).
+-spec watch({pid(), reference()}) -> ok.
+watch({From, Ref}) ->
+    %% A start racing this one may have registered first: then this goes.
+    try register(?WATCHER, self()) of
+        true ->
+            ok = net_kernel:monitor_nodes(true, #{node_type => all}),
+            From ! {Ref, started},
+            _ = erlang:function_exported(proc_lib, set_label, 1) andalso
+                proc_lib:set_label(?WATCHER),
+            erlang:send_after(?IDLE_CHECK_MS, self(), idle_check),
+            watch_loop()
+    catch error:badarg ->
+            From ! {Ref, already_running},
+            ok
+    end.
+
+watch_loop() ->
+    receive
+        {NodeEvent, Node, Info} when NodeEvent =:= nodeup; NodeEvent =:= nodedown ->
+            Type = maps:get(node_type, Info, visible),
+            _ = [node_info(S, Node, Type, NodeEvent) || S <- beamtrace:sessions()],
+            watch_loop();
+        idle_check ->
+            case beamtrace:sessions() of
+                [] -> ok;
+                _ -> erlang:send_after(?IDLE_CHECK_MS, self(), idle_check), watch_loop()
+            end;
+        {_From, stop} ->
+            ok;
+        _ ->
+            watch_loop()
+    end.
