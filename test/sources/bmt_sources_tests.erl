@@ -269,6 +269,7 @@ counters_at_interval(_) ->
     timer:sleep(1050),
     exit(Busy, kill),
     T1 = erlang:monotonic_time(millisecond),
+    #{dir := Dir} = beamtrace:info(S),
     Events = stop(S),
     Elapsed = T1 - T0,
     Count = fun(Pattern) -> length(select(Events, Pattern#{'$name' => counter})) end,
@@ -287,6 +288,16 @@ counters_at_interval(_) ->
     ?EXPECT(lists:max(Utils) > 500000, {no_busy_scheduler, lists:max(Utils)}),
     [?EXPECT(field(value, E) > 0, {memory_total, E})
      || E <- select(Events, #{'$name' => counter, counter => <<"memory">>, instance => <<"total">>})],
+    %% The chrome export draws every sample as a counter ("C") event.
+    Json = filename:join(bmt_test_lib:tmpdir("chrome"), "trace.json"),
+    ok = filelib:ensure_dir(Json),
+    Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+    {0, _, _} = bmt_test_lib:cmd(Cli, ["export", "--format", "chrome", "-o", Json, Dir]),
+    {ok, Text} = file:read_file(Json),
+    Cs = binary:matches(Text, <<"{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,">>),
+    assert_eq(chrome_counters, length(select(Events, #{'$name' => counter})), length(Cs)),
+    ?EXPECT(binary:match(Text, <<"\"name\":\"scheduler_utilization (ppm)\",\"args\":{\"total\":">>)
+            =/= nomatch, chrome_track_name),
     ok.
 
 message_queue_top(_) ->
