@@ -25,11 +25,18 @@
  * browser opens. Function names are shown in Elixir's spelling for Elixir
  * modules; tracks are named "<0.66.0> name".
  *
+ * Counters (org_erlang_beamtrace:counter, the samples option of
+ * beamtrace:start/1) go to pid 3 ("BEAM counters") as counter ("C")
+ * events, one track per counter and unit ("scheduler_utilization (ppm)"),
+ * one series per instance; they are not per process, so the process
+ * filter does not apply to them, the window does.
+ *
  * Streaming: events are written as the trace is read; state is per
  * process, plus unmatched sends (at most MAX_PENDING; further sends get no
  * arrow and are counted).
  */
 #include "analyses.h"
+#include "catalogue_fields.h"
 #include "cli.h"
 
 #include <errno.h>
@@ -68,6 +75,7 @@ struct export {
     uint32_t pend_count, pend_cap, pend_free, queue_count, queue_cap, queue_free;
     uint64_t flow_id;
     uint64_t dropped_flows;
+    int counters;                  /* a counter event was written: pid 3 named */
 };
 
 static void ev_begin(struct export *e, const char *ph, const char *cat, uint32_t pid_group,
@@ -300,6 +308,26 @@ static void running_slice(struct export *e, uint32_t pid, uint64_t end_ns, int u
     bmt_out_str(e->o, unfinished ? ",\"args\":{\"end\":\"unfinished\"}}" : "}");
 }
 
+/* One sample as a counter event: track "counter (unit)", series instance. */
+static void counter(struct export *e, const struct bmt_value *v, uint64_t ts)
+{
+    const struct bmt_value *c = &v[BMT_F_counter_counter], *u = &v[BMT_F_counter_unit];
+    char name[BMT_TERM_MAX_BYTES + BMT_WORD_MAX_BYTES + 8];
+    snprintf(name, sizeof name, "%.*s (%.*s)", (int)c->len, c->str, (int)u->len, u->str);
+    bmt_out_str(e->o, e->event_count++ ? ",\n{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,\"ts\":"
+                                       : "\n{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,\"ts\":");
+    bmt_an_us3(e->o, ts - e->t0_ns);
+    name_str(e, name, strlen(name));
+    bmt_out_str(e->o, ",\"args\":{");
+    bmt_an_json_string(e->o, v[BMT_F_counter_instance].str, v[BMT_F_counter_instance].len);
+    bmt_out_char(e->o, ':');
+    char num[24];
+    snprintf(num, sizeof num, "%lld", (long long)(int64_t)v[BMT_F_counter_value].integer);
+    bmt_out_str(e->o, num);
+    bmt_out_str(e->o, "}}");
+    e->counters = 1;
+}
+
 static int feed(void *ctx, const struct bmt_record *rec)
 {
     struct export *e = ctx;
@@ -431,6 +459,10 @@ static int feed(void *ctx, const struct bmt_record *rec)
         bmt_out_str(e->o, buf);
         return 0;
     }
+    case BMT_TP_counter:
+        if (out)
+            counter(e, v, ts);
+        return 0;
     default:
         return 0;
     }
@@ -450,6 +482,11 @@ static void metadata(struct export *e)
 {
     static const char *const groups[] = {"BEAM calls and events", "BEAM scheduling"};
     char label[700];
+    if (e->counters) {
+        bmt_out_str(e->o, e->event_count++ ? ",\n" : "\n");
+        bmt_out_str(e->o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,"
+                          "\"args\":{\"name\":\"BEAM counters\"}}");
+    }
     for (unsigned g = 1; g <= 2; g++) {
         bmt_out_str(e->o, e->event_count++ ? ",\n" : "\n");
         bmt_out_str(e->o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
