@@ -39,7 +39,7 @@ base_pkgs="erlang-base,erlang-dev,gcc,make,libc6-dev"
 # report's rendering).
 full_pkgs="erlang-runtime-tools erlang-eunit erlang-os-mon erlang-tools python3 procps \
 mount util-linux pkg-config binutils babeltrace2 systemtap-sdt-dev liblttng-ust-dev lttng-tools bpftrace \
-rebar3 elixir git openssl"
+rebar3 elixir git openssl time"
 chroot_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 if [ "$(id -u)" != 0 ]; then
