@@ -380,13 +380,14 @@ static int feed(void *ctx, const struct bmt_record *rec)
         arg(e, 0, "message", &v[F->send_msg]);
         bmt_out_str(e->o, "}}");
         const struct bmt_value *to = &v[F->send_to];
-        if (to->len && to->str[0] == '<') {
+        if (bmt_names_is_pid(to->str, to->len)) {
             if ((other = proc(e, to, ts)) < 0)
                 return other == -1 ? 0 : (int)other;
         } else {
             /* A registered name: the process that holds it now. */
             const struct bmt_names *n = &e->scope->names;
-            other = bmt_names_holder(n, to->str, to->len);
+            other = bmt_names_holder(n, v[F->send_from].str, v[F->send_from].len, to->str,
+                                     to->len);
             if (other < 0 || !bmt_an_keep(e->scope, bmt_strtab_str(&n->pids, (uint32_t)other),
                                           bmt_strtab_len(&n->pids, (uint32_t)other)))
                 return 0;

@@ -231,17 +231,16 @@ int bmt_cmd_stats(int argc, char **argv)
             return bmt_cli_usage_error("stats", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1)
-        return bmt_cli_usage_error("stats", optind == argc ? "no trace directory given"
-                                                           : "expected one trace directory, got %d",
-                                   argc - optind);
-    const char *dir = argv[optind];
+    if (optind == argc)
+        return bmt_cli_usage_error("stats", "no trace directory given");
+    char dir[512];
+    bmt_reader_label((const char *const *)argv + optind, (unsigned)(argc - optind), dir, sizeof dir);
     tzset();
     struct bmt_reader r;
     struct stats st;
     memset(&st, 0, sizeof st);
     int status = BMT_EXIT_FAIL;
-    int rc = bmt_reader_open(&r, dir);
+    int rc = bmt_reader_open(&r, (const char *const *)argv + optind, (unsigned)(argc - optind));
     if (rc == 0)
         rc = collect(&r, &st);
     /* The same line as the analyses give (analysis.c): more than 30 days. */

@@ -309,18 +309,17 @@ int bmt_cmd_view(int argc, char **argv)
             goto out;
         }
     }
-    if (optind != argc - 1) {
-        bmt_cli_usage_error("view", optind == argc ? "no trace directory given"
-                                                   : "expected one trace directory, got %d",
-                            argc - optind);
+    if (optind == argc) {
+        bmt_cli_usage_error("view", "no trace directory given");
         goto out;
     }
-    const char *dir = argv[optind];
+    char dir[512];
+    bmt_reader_label((const char *const *)argv + optind, (unsigned)(argc - optind), dir, sizeof dir);
     tzset();
 
     struct bmt_reader r;
     status = BMT_EXIT_FAIL;
-    int rc = bmt_reader_open(&r, dir);
+    int rc = bmt_reader_open(&r, (const char *const *)argv + optind, (unsigned)(argc - optind));
     if (rc == 0 && (!(v.packets = calloc(r.stream_count + 1, sizeof *v.packets)) ||
                     build_prefixes(&v, &r) < 0 || bmt_out_open(&v.out, 1, 1 << 20) < 0)) {
         snprintf(r.error, sizeof r.error, "out of memory; free some memory");
