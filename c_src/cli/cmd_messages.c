@@ -412,8 +412,13 @@ static void report(struct messages *m, struct bmt_out *o, const char *dir, const
             proc_label(m, m->lefts[k].sender, a, sizeof a);
             proc_label(m, m->lefts[k].receiver, b, sizeof b);
             bmt_an_clock_text(m->r, m->lefts[k].send_ns, t);
-            snprintf(buf, sizeof buf, "  %s  %s -> %s\n", t, a, b);
-            bmt_out_str(o, buf);
+            bmt_out_str(o, "  ");
+            bmt_out_str(o, t);
+            bmt_out_str(o, "  ");
+            bmt_out_str(o, a);
+            bmt_out_str(o, " -> ");
+            bmt_out_str(o, b);
+            bmt_out_char(o, '\n');
         }
     }
 }
