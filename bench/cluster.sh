@@ -3,10 +3,14 @@
 #  1. what links cost a traced message, per message kind, next to
 #     erlang:phash2/1 (bench/bmt_bench_cluster.erl links/0);
 #  2. three nodes on this host recorded with beamtrace:trace/2 and nodes:
-#     the clock offset estimation error and the time to bring the traces
-#     back (cluster/1; CLUSTER_ROUNDS, default 5).
-# Link coverage comes from the cluster test group (test/cluster: "links:"
-# lines). Prints figures and SUMMARY| lines; asserts nothing (STYLE.md).
+#     the clock offset estimation error, the time to bring the traces
+#     back, and the C side on each round's trace (gen_server calls between
+#     the nodes while traced): the time `beamtrace messages` takes to merge
+#     and match the three traces, and its link coverage (cluster/1;
+#     CLUSTER_ROUNDS, default 5).
+# The cluster test group (test/cluster) prints the same figures on its
+# fan-out workload ("# link coverage", "# merge and analyse" lines).
+# Prints figures and SUMMARY| lines; asserts nothing (STYLE.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=bench/out/cluster
