@@ -572,6 +572,94 @@ static void make_odd(const char *root)
     edit_metadata(d, "_parent;", "_parant;");
 }
 
+
+/* ---- a cluster: two nodes' traces (the matching rule's cases) ---- */
+
+/* One event of tracepoint `tp` at `ts` with the given fields (strings, or
+ * integers for numeric fields, in catalogue order). */
+static void cl_emit(struct gen *g, int tp, uint64_t ts, ...)
+{
+    struct bmt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.id = (uint16_t)tp;
+    ev.ts_ns = 5000000000000ull + ts * 1000;
+    va_list ap;
+    va_start(ap, ts);
+    for (unsigned f = 0; f < bmt_catalogue[tp].field_count; f++) {
+        if (bmt_catalogue[tp].fields[f].type == BMT_FIELD_STRING) {
+            ev.values[f].str = va_arg(ap, const char *);
+            ev.values[f].len = (uint32_t)strlen(ev.values[f].str);
+        } else {
+            ev.values[f].integer = va_arg(ap, uint64_t);
+        }
+    }
+    va_end(ap);
+    emit(g, 0, &ev);
+}
+
+static void cl_open(struct gen *g, const char *root, const char *node, uint8_t seed)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", root, node);
+    fixed_info(&g->info, seed);
+    snprintf(g->info.node, sizeof g->info.node, "%s", node);
+    int rc = bmt_test_gen_open(&g->t, path, &g->info, 1, 1 << 16, 8, BMT_RING_DISCARD, 1);
+    if (rc < 0)
+        die("%s: cannot create trace: %s", path, strerror(-rc));
+}
+
+/* A fingerprint: equal for equal texts (FNV-1a), as the recorder's is for
+ * equal messages. */
+static uint64_t FP(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+#define SEND(ts, from, to, m) cl_emit(&g, BMT_TP_message_send_link, ts, from, to, m, "send", FP(m))
+#define RECV(ts, to, m, from, fnode) \
+    cl_emit(&g, BMT_TP_message_receive_link, ts, to, m, from, fnode, FP(m))
+
+/* The cases of bmt_cluster_tests:matcher_rule_test/0 (without the loss):
+ * a@h sends to b@h's <0.9.0> (`srv`), which a@h prints as <7.9.0>. */
+static void make_cluster(const char *root)
+{
+    struct gen g;
+    if (mkdir(root, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", root, strerror(errno));
+    cl_open(&g, root, "a@h", 31);
+    cl_emit(&g, BMT_TP_node_info, 0, (uint64_t)0, "a@h", "this", "start");
+    cl_emit(&g, BMT_TP_node_info, 0, (uint64_t)7, "b@h", "visible", "start");
+    SEND(10, "<0.5.0>", "<7.9.0>", "m1");
+    SEND(11, "<0.6.0>", "{srv,b@h}", "m2");
+    SEND(12, "<0.5.0>", "<7.9.0>", "m3");   /* its receipt is lost: not received */
+    SEND(13, "<0.5.0>", "<7.9.0>", "m4");
+    SEND(20, "<0.5.0>", "<7.9.0>", "same");
+    SEND(21, "<0.6.0>", "<7.9.0>", "same"); /* ambiguous receipts */
+    cl_emit(&g, BMT_TP_message_send_link, 22, "<0.5.0>", "<0.99.0>", "x",
+            "send_to_non_existing_process", (uint64_t)1);
+    SEND(30, "<0.5.0>", "<7.9.0>", "late");
+    SEND(40, "<0.7.0>", "<7.9.0>", "tick");
+    SEND(41, "<0.7.0>", "<7.9.0>", "tick");
+    SEND(42, "<0.5.0>", "<7.50.0>", "nobody"); /* a receiver without receipts */
+    SEND(43, "<0.5.0>", "<8.1.0>", "lost");    /* N 8: no node_info, unresolved */
+    gen_close(&g);
+    cl_open(&g, root, "b@h", 32);
+    cl_emit(&g, BMT_TP_node_info, 0, (uint64_t)0, "b@h", "this", "start");
+    cl_emit(&g, BMT_TP_node_info, 0, (uint64_t)3, "a@h", "visible", "start");
+    cl_emit(&g, BMT_TP_process_info, 0, "<0.9.0>", "srv", "undefined", "undefined");
+    RECV(14, "<0.9.0>", "m2", "undefined", "a@h");
+    RECV(15, "<0.9.0>", "m1", "undefined", "a@h");
+    RECV(16, "<0.9.0>", "m4", "undefined", "a@h");
+    RECV(23, "<0.9.0>", "same", "undefined", "a@h");
+    RECV(24, "<0.9.0>", "same", "undefined", "a@h");
+    RECV(25, "<0.9.0>", "hello", "undefined", "ctl@h"); /* from outside the cluster */
+    RECV(45, "<0.9.0>", "tick", "undefined", "a@h");
+    gen_close(&g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--big") == 0) {
@@ -613,6 +701,8 @@ int main(int argc, char **argv)
 #undef GOOD
     make_bad(root);
     make_truncated(root);
+    snprintf(d, sizeof d, "%s/cluster", root);
+    make_cluster(d);
     make_odd(root);
     return 0;
 }
