@@ -9,8 +9,10 @@
  * it can be negative (a remote send stamped after the message left, or
  * clocks within their error bounds): such links are kept and counted, and
  * percentiles are taken over signed values (two histograms, one per sign).
- * Memory: per node pair, per process pair linked (a histogram each), and
- * what links.h holds. Needs events recorded with links (record --links).
+ * With --pid or --name, the tables (node pairs, process pairs, in flight)
+ * hold only sends from or to the processes kept; the counts of what each
+ * send and receipt became cover the whole trace. Memory: per node pair, per
+ * process pair linked (a histogram each), and what links.h holds. Needs events recorded with links (record --links).
  */
 #include "analyses.h"
 #include "cli.h"
@@ -85,9 +87,19 @@ static void slat_free(struct slat *s)
     bmt_hist_free(&s->neg);
 }
 
+/* With --pid or --name: only pairs with a kept end go into the tables. */
+static int kept(const struct messages *m, uint32_t sender, uint32_t receiver)
+{
+    const struct bmt_strtab *p = &m->links.procs;
+    return bmt_an_keep(m->scope, bmt_strtab_str(p, sender), bmt_strtab_len(p, sender)) ||
+           bmt_an_keep(m->scope, bmt_strtab_str(p, receiver), bmt_strtab_len(p, receiver));
+}
+
 static void on_link(void *ctx, const struct bmt_link *k)
 {
     struct messages *m = ctx;
+    if (!kept(m, k->sender, k->receiver))
+        return;
     if (k->sender_node < m->nodes && k->receiver_node < m->nodes) {
         size_t i = (size_t)k->sender_node * m->nodes + k->receiver_node;
         m->node_links[i]++;
@@ -127,6 +139,8 @@ static void on_link(void *ctx, const struct bmt_link *k)
 static void on_left(void *ctx, const struct bmt_left_send *s)
 {
     struct messages *m = ctx;
+    if (!kept(m, s->sender, s->receiver))
+        return;
     if (s->sender_node < m->nodes && s->receiver_node < m->nodes && s->kind == BMT_L_IN_FLIGHT)
         m->node_left[(size_t)s->sender_node * m->nodes + s->receiver_node]++;
     if (s->kind != BMT_L_IN_FLIGHT || !m->top)
@@ -405,8 +419,9 @@ static void report(struct messages *m, struct bmt_out *o, const char *dir, const
         bmt_out_char(o, '\n');
     }
     if (m->left_count) {
-        snprintf(buf, sizeof buf, "\nin flight at the end: %llu (the %u oldest)\n",
-                 (unsigned long long)c[BMT_L_IN_FLIGHT], m->left_count);
+        snprintf(buf, sizeof buf, "\nin flight at the end: %llu (the %u oldest%s)\n",
+                 (unsigned long long)c[BMT_L_IN_FLIGHT], m->left_count,
+                 m->scope->filtering ? " from or to the processes kept" : "");
         bmt_out_str(o, buf);
         for (unsigned k = 0; k < m->left_count; k++) {
             proc_label(m, m->lefts[k].sender, a, sizeof a);

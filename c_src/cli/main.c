@@ -50,7 +50,8 @@ static const struct bmt_cli_command commands[] = {
      "                            ('*' matches any run of characters; repeatable),\n"
      "                            e.g. 'org_erlang_dyntrace:process_*' or '*gc_*'\n"
      "  -p, --pid PID             only events with a pid or port field equal to PID\n"
-     "                            (<0.66.0>, 0.66.0 or #Port<0.7>; repeatable)\n"
+     "                            (<0.66.0>, 0.66.0 or #Port<0.7>; repeatable); in a\n"
+     "                            cluster also kv@h2/<0.66.0> (lines keep OTP's text)\n"
      "      --no-delta            do not print the time since the previous line\n"
      "      --gmt                 print times in UTC instead of local time\n"
      "  -h, --help                show this help\n",
@@ -208,6 +209,9 @@ static const struct bmt_cli_command commands[] = {
      "per node pair and for the top process pairs (negative when a receipt is\n"
      "stamped before its send), and the oldest sends still in flight. Record with\n"
      "`beamtrace record --links --events send,receive` (message_*_link events).\n"
+     "\n"
+     "With --pid or --name, the tables hold only sends from or to those processes;\n"
+     "the counts cover every send and receipt of the trace (in the window).\n"
      "\n"
      "      --top N                 process pairs and in-flight sends listed (10)\n"
      SCOPE_HELP

@@ -307,6 +307,11 @@ ok = (len(s) == 4 and all(groups[s[i]].startswith("a@h: ") and groups[f[i]].star
       and "b@h/<0.9.0> srv" in tracks)
 sys.exit(0 if ok else 1)
 PY
+check "cluster: view -p takes a node-qualified pid (the sends of a@h's <0.5.0>)" \
+    eval '[ "$("$BT" view -p "a@h/<0.5.0>" "$cl" | grep -c "message_send_link.*from = \"<0.5.0>\"")" -eq 8 ] &&
+          [ "$("$BT" view -p "a@h/<0.5.0>" "$cl" | wc -l)" -eq 8 ]'
+check "cluster: messages --pid NODE/PID keeps that process's pairs only" \
+    eval '"$BT" messages --format json --pid "a@h/<0.7.0>" "$cl" | python3 -c "import json,sys; m = json.load(sys.stdin); sys.exit(0 if [(p[\"from\"], p[\"to\"]) for p in m[\"process_pairs\"]] == [(\"a@h/<0.7.0>\", \"b@h/<0.9.0> srv\")] and m[\"sends\"][\"linked\"] == 4 else 1)"'
 cluster_error() { # cluster_error PATTERN ARGS...: exit 1 and one line matching PATTERN
     local re=$1; shift
     "$ASAN" "$@" >/dev/null 2>"$out/cluster.err"
