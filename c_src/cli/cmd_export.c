@@ -361,6 +361,15 @@ static int links_ready(struct export *e)
     return rc;
 }
 
+/* Losses make links uncertain (links.h). */
+static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
+                      const struct bmt_packet_info *info)
+{
+    struct export *e = ctx;
+    if (links_ready(e) < 0 || bmt_links_packet(&e->links, r, stream, info) < 0)
+        e->error = -ENOMEM;
+}
+
 static void running_slice(struct export *e, uint32_t pid, uint64_t end_ns, int unfinished)
 {
     uint64_t in = e->in_ns[pid] - 1, begin = e->scope->window.begin_ns;
@@ -637,6 +646,7 @@ int bmt_cmd_export(int argc, char **argv)
     e.pend_free = e.queue_free = BMT_CS_NONE;
     e.r = &r;
     scope.keep_links = 1;
+    scope.on_packet = on_packet;
     bmt_out_str(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace\":");
     bmt_an_json_string(&o, dir, strlen(dir));
     bmt_out_str(&o, ",\"producer\":\"beamtrace export\"},\"traceEvents\":[");

@@ -190,14 +190,7 @@ static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
                       const struct bmt_packet_info *info)
 {
     struct messages *m = ctx;
-    if (!info->new_discarded_count && !info->lost_packet_count)
-        return;
-    if (ready(m) < 0) {
-        m->error = -ENOMEM;
-        return;
-    }
-    unsigned trace = (unsigned)(r->streams[stream].trace - r->traces);
-    if (bmt_links_loss(&m->links, trace, info->prev_ts_end_ns, info->ts_begin_ns) < 0)
+    if (ready(m) < 0 || bmt_links_packet(&m->links, r, stream, info) < 0)
         m->error = -ENOMEM;
 }
 

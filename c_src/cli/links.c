@@ -469,6 +469,15 @@ int bmt_links_loss(struct bmt_links *l, unsigned trace, uint64_t from_ns, uint64
     return 0;
 }
 
+int bmt_links_packet(struct bmt_links *l, const struct bmt_reader *r, unsigned stream,
+                     const struct bmt_packet_info *info)
+{
+    if (!info->new_discarded_count && !info->lost_packet_count)
+        return 0;
+    unsigned trace = (unsigned)(r->streams[stream].trace - r->traces);
+    return bmt_links_loss(l, trace, info->prev_ts_end_ns, info->ts_begin_ns);
+}
+
 int bmt_links_finish(struct bmt_links *l)
 {
     release(l, 0, 1);

@@ -105,6 +105,11 @@ int bmt_links_feed(struct bmt_links *l, const struct bmt_record *rec);
  * [from_ns, to_ns]. Returns 0 or -ENOMEM. */
 int bmt_links_loss(struct bmt_links *l, unsigned trace, uint64_t from_ns, uint64_t to_ns);
 
+/* The same from a reader's on_packet hook (reader.h): the gap before a
+ * packet that counts newly discarded events, or follows lost packets. */
+int bmt_links_packet(struct bmt_links *l, const struct bmt_reader *r, unsigned stream,
+                     const struct bmt_packet_info *info);
+
 /* Matches every receipt still held, then classifies the sends left (on_left
  * for each). Returns 0 or -ENOMEM. */
 int bmt_links_finish(struct bmt_links *l);

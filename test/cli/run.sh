@@ -272,17 +272,17 @@ TZ=UTC babeltrace2 "$cl" >"$out/cluster.bt2" 2>/dev/null
 TZ=UTC "$ASAN" view "$cl" >"$out/cluster.view" 2>"$out/cluster.view.err"
 check "cluster: view of the cluster directory is byte-identical to babeltrace2" \
     eval 'cmp -s "$out/cluster.view" "$out/cluster.bt2" && no_sanitizer_report "$out/cluster.view.err"'
-TZ=UTC "$ASAN" view "$cl/a@h" "$cl/b@h" >"$out/cluster.view2" 2>&1
+TZ=UTC "$ASAN" view "$cl/a@h" "$cl/b@h" >"$out/cluster.view2" 2>"$out/cluster.view2.err"
 check "cluster: view of its two directories is the same" cmp -s "$out/cluster.view2" "$out/cluster.bt2"
 "$ASAN" messages --format json "$cl" >"$out/cluster.messages.json" 2>"$out/cluster.messages.err"
 check "cluster: messages exits 0, no sanitizer report" \
     eval '[ $? -eq 0 ] && no_sanitizer_report "$out/cluster.messages.err"'
 # The counts bmt_cluster_tests:matcher_rule_test/0 expects of the reference
-# matcher on the same cases (without its loss).
+# matcher on the same cases (the loss: b@h discarded events around 42 us).
 check "cluster: messages counts each case as the matching rule says" python3 - "$out/cluster.messages.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
-want_s = {"linked": 4, "uncertain": 0, "not_received": 1, "in_flight": 4, "receiver_not_traced": 1,
+want_s = {"linked": 4, "uncertain": 1, "not_received": 1, "in_flight": 4, "receiver_not_traced": 1,
           "dead": 1, "unresolved": 1, "external": 0}
 want_r = {"linked": 4, "unmatched": 0, "ambiguous": 2, "external": 1}
 pairs = [(p["from"], p["to"]) for p in m["process_pairs"]]
@@ -296,14 +296,16 @@ PY
 check "cluster: messages of its two directories is the same" \
     eval 'diff <(sed 1s/\"trace\":[^,]*// "$out/cluster.messages.json") <(sed 1s/\"trace\":[^,]*// "$out/cluster.messages2.json") >/dev/null'
 "$ASAN" export "$cl" -o "$out/cluster.chrome.json" 2>"$out/cluster.export.err"
-check "cluster: export draws the 4 links between the nodes' groups" python3 - "$out/cluster.chrome.json" <<'PY'
+check "cluster: export draws the 3 certain links between the nodes' groups, says 1 is uncertain" \
+    eval 'grep -q "1 message links are uncertain" "$out/cluster.export.err" && no_sanitizer_report "$out/cluster.export.err"'
+check "cluster: export's flows go from a@h's group to b@h's" python3 - "$out/cluster.chrome.json" <<'PY'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 s = {e["id"]: e["pid"] for e in ev if e["ph"] == "s"}
 f = {e["id"]: e["pid"] for e in ev if e["ph"] == "f"}
 groups = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
 tracks = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"]
-ok = (len(s) == 4 and all(groups[s[i]].startswith("a@h: ") and groups[f[i]].startswith("b@h: ") for i in s)
+ok = (len(s) == 3 and all(groups[s[i]].startswith("a@h: ") and groups[f[i]].startswith("b@h: ") for i in s)
       and "b@h/<0.9.0> srv" in tracks)
 sys.exit(0 if ok else 1)
 PY
