@@ -267,7 +267,7 @@ static int by_links(const void *a, const void *b)
 
 static const char *const kind_key[BMT_L_KIND_COUNT] = {
     "linked", "uncertain", "not_received", "in_flight", "receiver_not_traced", "dead",
-    "unresolved", "external", "unmatched", "ambiguous", "external"};
+    "unresolved", "external", "not_queued", "unmatched", "ambiguous", "external"};
 
 static void report(struct messages *m, struct bmt_out *o, const char *dir, const uint32_t *order,
                    uint32_t shown, const struct bmt_an_pass *pass)
@@ -293,7 +293,7 @@ static void report(struct messages *m, struct bmt_out *o, const char *dir, const
                  (unsigned long long)m->links.link_send_count,
                  (unsigned long long)m->links.link_receipt_count);
         bmt_out_str(o, buf);
-        for (unsigned k = BMT_L_LINKED; k <= BMT_L_EXTERNAL_SEND; k++) {
+        for (unsigned k = BMT_L_LINKED; k <= BMT_L_NOT_QUEUED; k++) {
             snprintf(buf, sizeof buf, "%s\"%s\": %llu", k ? ", " : "", kind_key[k],
                      (unsigned long long)c[k]);
             bmt_out_str(o, buf);
@@ -365,6 +365,12 @@ static void report(struct messages *m, struct bmt_out *o, const char *dir, const
              (unsigned long long)c[BMT_L_DEAD], (unsigned long long)c[BMT_L_EXTERNAL_SEND],
              (unsigned long long)c[BMT_L_UNRESOLVED]);
     bmt_out_str(o, buf);
+    if (c[BMT_L_NOT_QUEUED]) {
+        snprintf(buf, sizeof buf, "          %llu sends not matched: more than %u pending at once "
+                 "(their receipts count as unmatched)\n",
+                 (unsigned long long)c[BMT_L_NOT_QUEUED], BMT_LINKS_MAX_PENDING);
+        bmt_out_str(o, buf);
+    }
     snprintf(buf, sizeof buf, "receipts  %llu traced: %llu linked, %llu unmatched, %llu "
              "ambiguous, %llu from outside the trace\n",
              (unsigned long long)m->links.link_receipt_count, (unsigned long long)c[BMT_L_LINKED],

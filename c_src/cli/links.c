@@ -24,7 +24,8 @@ struct bmt_links_queue {
     uint32_t head, tail;            /* sends, or NONE when empty */
     uint32_t sender, receiver;
     uint32_t next;                  /* next queue of the receiver's (or alias node's) list */
-    uint8_t alias, listed;          /* to a process alias; in its node's alias list */
+    uint8_t alias;                  /* to a process alias */
+    uint8_t listed;                 /* in its receiver's (or alias node's) list */
 };
 
 struct bmt_links_receipt {
@@ -150,16 +151,16 @@ static int64_t queue(struct bmt_links *l, uint32_t sender, uint32_t receiver, in
         q->sender = sender;
         q->receiver = receiver;
         q->alias = (uint8_t)alias;
-        if (!alias) {
-            q->next = l->proc_queues[receiver];
-            l->proc_queues[receiver] = qi;
-        }
     }
+    /* Empty queues leave their list as it is walked (match): a receiver
+     * that heard once from each of many processes, or the aliases of a
+     * node, which are new with every gen_server call, keep short lists. */
     struct bmt_links_queue *q = &l->queues[qi];
-    if (q->alias && !q->listed) {
-        uint32_t node = l->proc_node[receiver];
-        q->next = l->alias_queues[node];
-        l->alias_queues[node] = qi;
+    if (!q->listed) {
+        uint32_t *head = q->alias ? &l->alias_queues[l->proc_node[receiver]]
+                                  : &l->proc_queues[receiver];
+        q->next = *head;
+        *head = qi;
         q->listed = 1;
     }
     return qi;
@@ -172,6 +173,10 @@ static int push_send(struct bmt_links *l, uint32_t qi, uint64_t ts, uint64_t fp,
         si = l->send_free;
         l->send_free = l->sends[si].next;
     } else {
+        if (l->send_count >= BMT_LINKS_MAX_PENDING) {
+            l->count[BMT_L_NOT_QUEUED]++;
+            return 0;
+        }
         if (l->send_count == l->send_cap) {
             uint32_t cap = l->send_cap ? l->send_cap * 2 : 1024;
             struct bmt_links_send *s = realloc(l->sends, cap * sizeof *s);
@@ -336,6 +341,22 @@ static void try_queue(struct bmt_links *l, const struct bmt_links_receipt *r, ui
     }
 }
 
+/* Tries every queue of the list at *head, unlinking the empty ones. */
+static void walk(struct bmt_links *l, const struct bmt_links_receipt *r, uint32_t *head,
+                 unsigned *hits, uint32_t *hit_q, uint32_t *hit_s)
+{
+    while (*head != BMT_LINKS_NONE) {
+        struct bmt_links_queue *q = &l->queues[*head];
+        if (q->head == BMT_LINKS_NONE) {
+            q->listed = 0;
+            *head = q->next;
+            continue;
+        }
+        try_queue(l, r, *head, hits, hit_q, hit_s);
+        head = &q->next;
+    }
+}
+
 static void match(struct bmt_links *l, const struct bmt_links_receipt *r)
 {
     unsigned hits = 0;
@@ -345,22 +366,12 @@ static void match(struct bmt_links *l, const struct bmt_links_receipt *r)
         if (qi != UINT32_MAX)
             try_queue(l, r, qi, &hits, &hq, &hs);
     } else {
-        for (uint32_t qi = l->proc_queues[r->receiver]; qi != BMT_LINKS_NONE; qi = l->queues[qi].next)
-            try_queue(l, r, qi, &hits, &hq, &hs);
+        walk(l, r, &l->proc_queues[r->receiver], &hits, &hq, &hs);
     }
-    /* Aliases of the receiver's node; empty alias queues leave the list. */
+    /* Aliases of the receiver's node. */
     uint32_t node = l->proc_node[r->receiver];
-    uint32_t *link_to = node < bmt_links_node_count(l) ? &l->alias_queues[node] : NULL;
-    while (link_to && *link_to != BMT_LINKS_NONE) {
-        struct bmt_links_queue *q = &l->queues[*link_to];
-        if (q->head == BMT_LINKS_NONE) {
-            q->listed = 0;
-            *link_to = q->next;
-            continue;
-        }
-        try_queue(l, r, *link_to, &hits, &hq, &hs);
-        link_to = &q->next;
-    }
+    if (node < bmt_links_node_count(l))
+        walk(l, r, &l->alias_queues[node], &hits, &hq, &hs);
     if (hits == 1)
         link(l, r, hq, hs);
     else

@@ -20,9 +20,9 @@
  * send after the message may have left; clock offsets are estimates). So
  * each receipt is held back BMT_LINKS_DELAY_NS of trace time before it is
  * matched; a receipt stamped more than that before its send is unmatched.
- * Memory: per process pair with sends pending, per process, and the
- * receipts of the last BMT_LINKS_DELAY_NS; never per event of the whole
- * trace. Single-threaded.
+ * Memory: per process pair with sends pending, per process, the sends
+ * pending (at most BMT_LINKS_MAX_PENDING) and the receipts of the last
+ * BMT_LINKS_DELAY_NS; never per event of the whole trace. Single-threaded.
  */
 #ifndef BMT_CLI_LINKS_H
 #define BMT_CLI_LINKS_H
@@ -36,12 +36,17 @@
 
 #define BMT_LINKS_DELAY_NS 100000000ull  /* 100 ms */
 #define BMT_LINKS_NONE UINT32_MAX
+/* Sends pending at once (about 32 bytes each), beyond which a send is not
+ * queued but counted (BMT_L_NOT_QUEUED): memory stays bounded when a
+ * receiver's receipts are not traced. Its receipt then shows as unmatched. */
+#define BMT_LINKS_MAX_PENDING (1u << 22)
 
 /* What each send and receipt became (docs/cluster.md). */
 enum bmt_links_kind {
     BMT_L_LINKED, BMT_L_UNCERTAIN,    /* sends (uncertain: also counted as linked) */
     BMT_L_NOT_RECEIVED, BMT_L_IN_FLIGHT, BMT_L_NOT_TRACED, BMT_L_DEAD, BMT_L_UNRESOLVED,
     BMT_L_EXTERNAL_SEND,
+    BMT_L_NOT_QUEUED,                 /* more than BMT_LINKS_MAX_PENDING sends pending */
     BMT_L_UNMATCHED, BMT_L_AMBIGUOUS, BMT_L_EXTERNAL_RECEIPT, /* receipts */
     BMT_L_KIND_COUNT
 };
