@@ -60,12 +60,13 @@ vnode(Sent) ->
             vnode(Sent)
     end.
 
-%% The latency probe: each message carries its send time, and the receiver
-%% notes when it sees it. One host, so os:system_time/1 is one clock on
-%% every node. While a probe runs (N messages announced) the receiver
-%% polls its mailbox instead of sleeping in `receive': a trace's receipt is
-%% the message's arrival in the mailbox, and a sleeping receiver would add
-%% its wake-up (its scheduler's too) to what it measures.
+%% The latency probe: each message carries the time its send began, the
+%% sender also notes when its send returned, and the receiver notes when it
+%% sees it. One host, so os:system_time/1 is one clock on every node. While
+%% a probe runs (N messages announced) the receiver polls its mailbox
+%% instead of sleeping in `receive': a trace's receipt is the message's
+%% arrival in the mailbox, and a sleeping receiver would add its wake-up
+%% (its scheduler's too) to what it measures.
 lat(Acc) ->
     receive
         {lat_expect, N} ->
@@ -84,22 +85,23 @@ spin(N, Acc) ->
             spin(N, Acc);
         _ ->
             T = os:system_time(nanosecond),
-            receive {lat, _I, T0} -> spin(N - 1, [T - T0 | Acc]) end
+            receive {lat, I, T0} -> spin(N - 1, [{I, T0, T} | Acc]) end
     end.
 
 %% N timestamped messages to the latency probe of Node, 2 ms apart (never
-%% queued behind each other): N.
+%% queued behind each other): [{I, SendReturnedNs}].
 latency(Node, N) ->
     Pid = erpc:call(Node, erlang, whereis, [bmt_lat]),
     Pid ! {lat_expect, N},
     timer:sleep(10),
     [begin
          Pid ! {lat, I, os:system_time(nanosecond)},
-         timer:sleep(2)
-     end || I <- lists:seq(1, N)],
-    N.
+         T1 = os:system_time(nanosecond),
+         timer:sleep(2),
+         {I, T1}
+     end || I <- lists:seq(1, N)].
 
-%% The latencies (ns) the probe here measured, oldest first.
+%% What the probe here saw: [{I, SendBeganNs, SeenNs}], oldest first.
 latency_result() ->
     bmt_lat ! {lat_get, self()},
     receive {lat_result, L} -> L after 5000 -> [] end.
