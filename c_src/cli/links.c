@@ -47,6 +47,7 @@ int bmt_links_init(struct bmt_links *l, const struct bmt_reader *r, const struct
     l->names = names;
     bmt_strtab_init(&l->procs);
     bmt_u64map_init(&l->queue_of);
+    bmt_u64map_init(&l->fp_count);
     l->send_free = BMT_LINKS_NONE;
     l->trace_count = r->trace_count;
     l->alias_queues = malloc(traced_nodes(r) * sizeof *l->alias_queues);
@@ -166,6 +167,44 @@ static int64_t queue(struct bmt_links *l, uint32_t sender, uint32_t receiver, in
     return qi;
 }
 
+/* How many sends with fingerprint `fp` queue `qi` holds, in one map over
+ * every queue: a receipt skips the queues without its fingerprint (those
+ * of the other senders to its receiver, which grow long while receipts
+ * wait) in one lookup. Keys of two (queue, fingerprint) pairs may
+ * coincide: the count is then their sum, which only costs a scan. */
+static uint64_t fp_key(uint32_t qi, uint64_t fp)
+{
+    return fp ^ ((uint64_t)qi + 1) * 0x9e3779b97f4a7c15ull;
+}
+
+static int fp_add(struct bmt_links *l, uint32_t qi, uint64_t fp)
+{
+    int created;
+    uint32_t *n = bmt_u64map_get(&l->fp_count, fp_key(qi, fp), 0, &created);
+    if (!n)
+        return -ENOMEM;
+    (*n)++;
+    return 0;
+}
+
+static void fp_del(struct bmt_links *l, uint32_t qi, uint64_t fp)
+{
+    int created;
+    uint64_t key = fp_key(qi, fp);
+    if (bmt_u64map_find(&l->fp_count, key) == UINT32_MAX)
+        return;
+    uint32_t *n = bmt_u64map_get(&l->fp_count, key, 0, &created);
+    if (*n <= 1)
+        bmt_u64map_remove(&l->fp_count, key);
+    else
+        (*n)--;
+}
+
+static int fp_has(const struct bmt_links *l, uint32_t qi, uint64_t fp)
+{
+    return bmt_u64map_find(&l->fp_count, fp_key(qi, fp)) != UINT32_MAX;
+}
+
 static int push_send(struct bmt_links *l, uint32_t qi, uint64_t ts, uint64_t fp, uint32_t trace)
 {
     uint32_t si;
@@ -186,6 +225,11 @@ static int push_send(struct bmt_links *l, uint32_t qi, uint64_t ts, uint64_t fp,
             l->send_cap = cap;
         }
         si = l->send_count++;
+    }
+    if (fp_add(l, qi, fp) < 0) {
+        l->sends[si].next = l->send_free;
+        l->send_free = si;
+        return -ENOMEM;
     }
     l->sends[si] = (struct bmt_links_send){ts, fp, BMT_LINKS_NONE, trace};
     struct bmt_links_queue *q = &l->queues[qi];
@@ -299,6 +343,7 @@ static void link(struct bmt_links *l, const struct bmt_links_receipt *r, uint32_
     while (q->head != si) {
         uint32_t s = q->head;
         q->head = l->sends[s].next;
+        fp_del(l, qi, l->sends[s].fingerprint);
         l->sends[s].next = l->send_free;
         l->send_free = s;
         l->count[BMT_L_NOT_RECEIVED]++;
@@ -309,9 +354,10 @@ static void link(struct bmt_links *l, const struct bmt_links_receipt *r, uint32_
         q->tail = BMT_LINKS_NONE;
     l->sends[si].next = l->send_free;
     l->send_free = si;
-    int twin = 0;
-    for (uint32_t x = q->head; x != BMT_LINKS_NONE && !twin; x = l->sends[x].next)
-        twin = l->sends[x].fingerprint == s.fingerprint;
+    fp_del(l, qi, s.fingerprint);
+    /* Sends before the linked one never have its fingerprint (it was the
+     * first): any left is after it. */
+    int twin = fp_has(l, qi, s.fingerprint);
     int uncertain = twin && (lost_between(l, s.trace, s.ts_ns, r->ts_ns) ||
                              lost_between(l, r->trace, s.ts_ns, r->ts_ns) ||
                              s.ts_ns + 1 < l->trace_start_ns[r->trace]);
@@ -330,7 +376,8 @@ static void try_queue(struct bmt_links *l, const struct bmt_links_receipt *r, ui
 {
     const struct bmt_links_queue *q = &l->queues[qi];
     if (q->head == BMT_LINKS_NONE || l->proc_node[q->sender] != r->from_node ||
-        (r->sender != BMT_LINKS_NONE && q->sender != r->sender))
+        (r->sender != BMT_LINKS_NONE && q->sender != r->sender) ||
+        !fp_has(l, qi, r->fingerprint))
         return;
     uint32_t prev, s = find(l, qi, r->fingerprint, &prev);
     if (s != BMT_LINKS_NONE) {
@@ -514,6 +561,7 @@ void bmt_links_free(struct bmt_links *l)
 {
     bmt_strtab_free(&l->procs);
     bmt_u64map_free(&l->queue_of);
+    bmt_u64map_free(&l->fp_count);
     free(l->proc_node);
     free(l->proc_queues);
     free(l->proc_receives);

@@ -84,6 +84,7 @@ struct bmt_links {
     struct bmt_links_queue *queues;
     uint32_t queue_count, queue_cap;
     struct bmt_u64map queue_of;     /* sender << 32 | receiver -> queue */
+    struct bmt_u64map fp_count;     /* (queue, fingerprint) -> sends pending (links.c) */
     uint32_t *alias_queues;         /* per node: first queue to an alias of that node */
     struct bmt_links_receipt *held; /* receipts waiting, a ring in time order */
     uint32_t held_head, held_count, held_cap;

@@ -667,14 +667,85 @@ static void make_cluster(const char *root)
     gen_close(&g);
 }
 
+/* A big cluster for timing and memory: three nodes, MESSAGES messages,
+ * each a send on node k % 3 to a process of node (k + 1) % 3 and its
+ * receipt 50 us later (sends on stream 0, receipts on stream 1 of each
+ * trace), all linked. */
+static void make_big_cluster(const char *root, unsigned long long messages)
+{
+    static const char *const nodes[3] = {"n0@h", "n1@h", "n2@h"};
+    struct gen g[3];
+    if (mkdir(root, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", root, strerror(errno));
+    for (unsigned n = 0; n < 3; n++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", root, nodes[n]);
+        fixed_info(&g[n].info, (uint8_t)(40 + n));
+        snprintf(g[n].info.node, sizeof g[n].info.node, "%s", nodes[n]);
+        if (bmt_test_gen_open(&g[n].t, path, &g[n].info, 2, 1 << 16, 8, BMT_RING_DISCARD, 1) < 0)
+            die("%s: cannot create trace", path);
+        /* Node m prints as index m + 1 everywhere (0: itself). */
+        for (unsigned m = 0; m < 3; m++) {
+            struct bmt_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.id = BMT_TP_node_info;
+            ev.ts_ns = 14000000000000ull;
+            ev.values[0].integer = m == n ? 0 : m + 1;
+            ev.values[1].str = nodes[m];
+            ev.values[1].len = (uint32_t)strlen(nodes[m]);
+            ev.values[2].str = m == n ? "this" : "visible";
+            ev.values[2].len = (uint32_t)strlen(ev.values[2].str);
+            ev.values[3].str = "start";
+            ev.values[3].len = 5;
+            emit(&g[n], 0, &ev);
+        }
+    }
+    for (unsigned long long k = 0; k < messages; k++) {
+        unsigned a = (unsigned)(k % 3), b = (a + 1) % 3;
+        char from[32], to_remote[32], to[32], msg[48];
+        snprintf(from, sizeof from, "<0.%llu.0>", 100 + k % 50);
+        snprintf(to_remote, sizeof to_remote, "<%u.%llu.0>", b + 1, 200 + k % 20);
+        snprintf(to, sizeof to, "<0.%llu.0>", 200 + k % 20);
+        snprintf(msg, sizeof msg, "{req,%llu,<<\"payload\">>}", k);
+        uint64_t ts = 14000000001000ull + k * 1000;
+        struct bmt_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.id = BMT_TP_message_send_link;
+        ev.ts_ns = ts;
+        const char *sv[4] = {from, to_remote, msg, "send"};
+        for (unsigned f = 0; f < 4; f++) {
+            ev.values[f].str = sv[f];
+            ev.values[f].len = (uint32_t)strlen(sv[f]);
+        }
+        ev.values[4].integer = FP(msg);
+        emit(&g[a], 0, &ev);
+        ev.id = BMT_TP_message_receive_link;
+        ev.ts_ns = ts + 50000;
+        const char *rv[4] = {to, msg, "undefined", nodes[a]};
+        for (unsigned f = 0; f < 4; f++) {
+            ev.values[f].str = rv[f];
+            ev.values[f].len = (uint32_t)strlen(rv[f]);
+        }
+        emit(&g[b], 1, &ev);
+    }
+    for (unsigned n = 0; n < 3; n++)
+        if (bmt_test_gen_close(&g[n].t) < 0)
+            die("%s: close failed", g[n].t.path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--big") == 0) {
         make_big(argv[2], strtoull(argv[3], NULL, 10));
         return 0;
     }
+    if (argc == 4 && strcmp(argv[1], "--big-cluster") == 0) {
+        make_big_cluster(argv[2], strtoull(argv[3], NULL, 10));
+        return 0;
+    }
     if (argc != 2)
-        die("usage: make_corpus OUTDIR | make_corpus --big DIR EVENTS");
+        die("usage: make_corpus OUTDIR | make_corpus --big DIR EVENTS | "
+            "make_corpus --big-cluster DIR MESSAGES");
     char d[4200];
     const char *root = argv[1];
     snprintf(d, sizeof d, "%s/good", root);
