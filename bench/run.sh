@@ -17,7 +17,7 @@
 # BENCH_PROFILE=1 (then also bench/profile.sh: perf profiles of null tracer
 # vs beamtrace, ~3 min), BENCH_S1_ROUNDS (5), BENCH_CALLGRIND=0 (skip
 # callgrind), BENCH_RECORD=0 (skip bench/record.sh), BENCH_CLUSTER=0 (skip
-# bench/cluster.sh).
+# bench/cluster.sh), BENCH_SOURCES=0 (skip bench/sources.sh).
 #
 # LTTng isolation: as root, the script re-runs itself in a private mount
 # namespace with its own empty /run/lttng and /dev/shm (as test/lttng/run.sh
@@ -165,6 +165,13 @@ if [ "${BENCH_CLUSTER:-1}" != 0 ]; then
     echo
     echo "== cluster: links, clocks, bringing traces back (bench/cluster.sh) =="
     bash bench/cluster.sh | tee -a "$timing_log"
+fi
+
+# The session sources' overhead (system_monitor, samples, distribution),
+# each side by side with the untraced workload (bench/sources.sh).
+if [ "${BENCH_SOURCES:-1}" != 0 ]; then
+    echo "== session sources (bench/sources.sh) =="
+    bash bench/sources.sh | tee -a "$timing_log"
 fi
 
 # ---- summary: every target and its measured figure ------------------------

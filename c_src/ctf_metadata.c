@@ -102,9 +102,17 @@ long bmt_ctf_metadata(const struct bmt_ctf_trace_info *info, char *buf, size_t s
             "\tuint64_clock_monotonic_t timestamp_end;\n\tuint64_t content_size;\n"
             "\tuint64_t packet_size;\n\tuint64_t packet_seq_num;\n"
             "\tunsigned long events_discarded;\n\tuint32_t cpu_id;\n};\n\n");
-    put(&o, "struct event_header {\n\tuint16_t id;\n"
-            "\tuint64_clock_monotonic_t timestamp;\n} align(8);\n\n");
-    put(&o, "stream {\n\tid = 0;\n\tevent.header := struct event_header;\n"
+    /* LTTng-UST's large event header (event.h), byte-packed. */
+    put(&o, "typealias integer {\n\tsize = 32; align = 8; signed = false;\n"
+            "\tmap = clock.monotonic.value;\n} := uint32_clock_monotonic_t;\n\n");
+    put(&o, "struct event_header_large {\n"
+            "\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n"
+            "\tvariant <id> {\n"
+            "\t\tstruct {\n\t\t\tuint32_clock_monotonic_t timestamp;\n\t\t} compact;\n"
+            "\t\tstruct {\n\t\t\tuint32_t id;\n"
+            "\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n"
+            "\t} v;\n} align(8);\n\n");
+    put(&o, "stream {\n\tid = 0;\n\tevent.header := struct event_header_large;\n"
             "\tpacket.context := struct packet_context;\n};\n\n");
 
     for (int i = 0; i < BMT_TP_COUNT; i++) {

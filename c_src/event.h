@@ -25,11 +25,19 @@ struct bmt_event {
     struct bmt_value values[BMT_MAX_FIELDS];
 };
 
-/* Size of the event header in the CTF stream: uint16 id + uint64 timestamp,
- * byte-packed (align = 8 bits, like LTTng-UST on x86). */
-#define BMT_EVENT_HEADER_BYTES 10
-/* Largest event header any event gets. */
-#define BMT_EVENT_HEADER_MAX_BYTES 10
+/* The event header is LTTng-UST's "large" header: a 16-bit id and the low
+ * 32 bits of the timestamp (6 bytes), or, when the id is 65535, a 32-bit id
+ * and the whole 64-bit timestamp (14 bytes). A reader keeps the stream's
+ * clock and takes the 32 bits as its new low half, carrying into the high
+ * half when they wrapped (CTF 1.8, 8.1 "clocks"): exact while an event comes
+ * less than 2^32 ns (4.3 s) after the stream's previous timestamp (the
+ * packet's timestamp_begin for a packet's first event), so the writer uses
+ * the extended form otherwise. Byte-packed (align 8), as LTTng-UST on x86.
+ * Bytes per event then equal LTTng's for the same fields. */
+#define BMT_EVENT_HEADER_BYTES 6
+#define BMT_EVENT_HEADER_EXTENDED 0xffffu
+/* Largest event header any event gets: the extended form. */
+#define BMT_EVENT_HEADER_MAX_BYTES 14
 
 /* Returns the number of bytes the fields of `ev` take in CTF (header not
  * included). */
@@ -80,10 +88,17 @@ static inline void bmt_put_u64(uint8_t *p, uint64_t v)
 static inline size_t bmt_event_header_write(uint8_t *dst, unsigned id, uint64_t ts_ns,
                                             uint64_t prev_ts_ns)
 {
-    (void)prev_ts_ns;
-    bmt_put_u16(dst, (uint16_t)id);
-    bmt_put_u64(dst + 2, ts_ns);
-    return BMT_EVENT_HEADER_BYTES;
+    if (__builtin_expect(ts_ns >= prev_ts_ns && ts_ns - prev_ts_ns <= UINT32_MAX &&
+                             id < BMT_EVENT_HEADER_EXTENDED,
+                         1)) {
+        bmt_put_u16(dst, (uint16_t)id);
+        bmt_put_u32(dst + 2, (uint32_t)ts_ns);
+        return BMT_EVENT_HEADER_BYTES;
+    }
+    bmt_put_u16(dst, BMT_EVENT_HEADER_EXTENDED);
+    bmt_put_u32(dst + 2, id);
+    bmt_put_u64(dst + 6, ts_ns);
+    return BMT_EVENT_HEADER_MAX_BYTES;
 }
 
 /* Reads the event header at `p` (`room` bytes) of a stream whose previous
@@ -92,16 +107,29 @@ static inline size_t bmt_event_header_write(uint8_t *dst, unsigned id, uint64_t 
 static inline size_t bmt_event_header_read(const uint8_t *p, size_t room, unsigned *id,
                                            uint64_t *ts_ns, uint64_t prev_ts_ns)
 {
-    (void)prev_ts_ns;
+    uint16_t v16;
+    uint32_t v32;
+    uint64_t v64;
     if (room < BMT_EVENT_HEADER_BYTES)
         return 0;
-    uint16_t v16;
-    uint64_t v64;
     __builtin_memcpy(&v16, p, sizeof v16);
-    __builtin_memcpy(&v64, p + 2, sizeof v64);
-    *id = BMT_LE16(v16);
+    __builtin_memcpy(&v32, p + 2, sizeof v32);
+    v16 = BMT_LE16(v16);
+    v32 = BMT_LE32(v32);
+    if (v16 != BMT_EVENT_HEADER_EXTENDED) {
+        uint64_t ts = (prev_ts_ns & ~(uint64_t)UINT32_MAX) | v32;
+        if (v32 < (uint32_t)prev_ts_ns)
+            ts += UINT64_C(1) << 32;
+        *id = v16;
+        *ts_ns = ts;
+        return BMT_EVENT_HEADER_BYTES;
+    }
+    if (room < BMT_EVENT_HEADER_MAX_BYTES)
+        return 0;
+    __builtin_memcpy(&v64, p + 6, sizeof v64);
+    *id = v32;
     *ts_ns = BMT_LE64(v64);
-    return BMT_EVENT_HEADER_BYTES;
+    return BMT_EVENT_HEADER_MAX_BYTES;
 }
 static inline uint16_t bmt_get_u16(const uint8_t *p)
 {

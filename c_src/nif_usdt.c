@@ -200,6 +200,21 @@ void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
     case BMT_TP_user_trace_n:
         fire_user_n(ev);
         break;
+    case BMT_TP_busy_port:
+        if (ON(port__busy))
+            STAP_PROBE1(erlang, port__busy, S(busy_port, port));
+        break;
+    case BMT_TP_busy_dist_port:
+        if (ON(dist__port_busy))
+            STAP_PROBE4(erlang, dist__port_busy, S(busy_dist_port, node), S(busy_dist_port, port),
+                        S(busy_dist_port, remote_node), S(busy_dist_port, pid));
+        break;
+    case BMT_TP_dist_monitor:
+        if (ON(dist__monitor))
+            STAP_PROBE5(erlang, dist__monitor, S(dist_monitor, node), S(dist_monitor, what),
+                        S(dist_monitor, monitored_node), S(dist_monitor, type),
+                        S(dist_monitor, reason));
+        break;
     default:
         break;
     }

@@ -356,7 +356,9 @@ static void put_value_text(struct decode *d, ERL_NIF_TERM term, const struct bmt
  * one session, fields in catalogue order (integers for integer fields;
  * strings as put_value_text says). false when the session does not record
  * it; badarg for an unknown tracepoint, a wrong field count or an integer
- * field that is not an integer of its type. */
+ * field that is not an integer of its type. LTTng and USDT get the event
+ * too when they listen (the return value says only whether the session
+ * recorded it). */
 ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -373,14 +375,19 @@ ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return enif_make_badarg(env);
     uint64_t gen;
     struct bmt_session *s = bmt_resolve_session(p, env, argv[0], &gen);
-    if (!s || !bmt_rec_wants(s, gen, tp))
+    int recorded = s && bmt_rec_wants(s, gen, tp);
+    unsigned sinks = (bmt_lttng_wants(p->lttng, tp) ? BMT_SINK_LTTNG : 0) |
+                     (bmt_usdt_wants(tp) ? BMT_SINK_USDT : 0);
+    if (!recorded && !sinks)
         return p->atom.false_;
     /* Before the event is offered: the consumer reading the exempt count
      * first can only undercount the rate, never trip on the dump. */
-    bmt_rec_rate_exempt(s);
+    if (recorded)
+        bmt_rec_rate_exempt(s);
     struct thread_ctx *t = bmt_thread_ctx(p);
     if (!t || t->in_use) {
-        bmt_rec_drop(s);
+        if (recorded)
+            bmt_rec_drop(s);
         return p->atom.false_;
     }
     t->in_use = 1;
@@ -413,9 +420,19 @@ ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         }
     }
     t->event.ts_ns = bmt_event_ns(&p->clock, t);
-    record_one(t, s, gen, tp, t->scratch, (size_t)(d.cursor - t->scratch));
+    if (recorded)
+        record_one(t, s, gen, tp, t->scratch, (size_t)(d.cursor - t->scratch));
+    /* Derived events reach LTTng and USDT as the VM's do (a session's
+     * source runs only while that session asks for it). */
+    if (sinks & BMT_SINK_LTTNG)
+        p->lttng->emit(&t->event);
+    if (sinks & BMT_SINK_USDT) {
+        struct bmt_usdt_args none;
+        memset(&none, 0, sizeof none);
+        bmt_usdt_emit(&t->event, &none);
+    }
     t->in_use = 0;
-    return p->atom.true_;
+    return recorded ? p->atom.true_ : p->atom.false_;
 badarg:
     t->in_use = 0;
     return enif_make_badarg(env);

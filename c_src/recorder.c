@@ -178,7 +178,14 @@ static enum bmt_stop_reason drain_ring(struct bmt_session *s, int i, int capped)
     const uint8_t *pkt;
     size_t bytes;
     uint32_t events;
-    while ((pkt = bmt_ring_peek(r, &bytes, &events)) != NULL) {
+    /* At most one ring's worth per call: a writer refilling the ring as
+     * fast as the disk takes it would otherwise keep the consumer here, and
+     * the caps (duration, max_rate, the directory's removal) it checks
+     * between calls would never fire (seen with O_DIRECT: a 100 ms
+     * duration ended after 8-18 s). At stop the writers are gone and the
+     * ring holds at most subbuf_count packets: one call still drains it. */
+    for (uint32_t budget = r->subbuf_count;
+         budget > 0 && (pkt = bmt_ring_peek(r, &bytes, &events)) != NULL; budget--) {
         uint64_t on_disk = atomic_load_explicit(&s->events_on_disk, memory_order_relaxed);
         if (!capped && s->cfg.max_events && on_disk + events > s->cfg.max_events)
             stop = BMT_REASON_MAX_EVENTS;

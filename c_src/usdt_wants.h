@@ -46,6 +46,9 @@ static inline __attribute__((always_inline)) int bmt_usdt_wants(int tp)
     case BMT_TP_port_exit: return ON(port__exit);
     case BMT_TP_user_trace_s1: return ON(user_trace__s1);
     case BMT_TP_user_trace_i4s4: return ON(user_trace__i4s4);
+    case BMT_TP_busy_port: return ON(port__busy);
+    case BMT_TP_busy_dist_port: return ON(dist__port_busy);
+    case BMT_TP_dist_monitor: return ON(dist__monitor);
     default: return 0;
     }
 }

@@ -62,7 +62,10 @@
       | {tracefile_count, limit()}
       | {flush_interval, pos_integer()}
       | {links, boolean()}
-      | {notify, pid() | undefined}.
+      | {notify, pid() | undefined}
+      | {system_monitor, map()}
+      | {samples, map()}
+      | {distribution, boolean()}.
 -type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
                 | vm_exit | unload | file:posix().
 -type stats() :: #{dir := binary(), events := non_neg_integer(),
@@ -138,8 +141,13 @@ start() ->
 %%   the traced processes a bounded fingerprint of every traced message;
 %%   the receiving side also needs the `receive' trace pattern trace/2 sets
 %%   with its `links' option. Default `false'.</dd>
+%% <dt>`system_monitor', `samples', `distribution'</dt><dd>the session's
+%%   own sources (long GCs and schedules, busy ports, counters, node up and
+%%   down): see beamtrace_sources. Off by default; none costs anything
+%%   unless asked for.</dd>
 %% </dl>
-%% Errors: `{badopt, Key}', `{Posix, Dir}', `too_many_sessions'.
+%% Errors: `{badopt, Key}', `{Posix, Dir}', `too_many_sessions', and the
+%% sources' (`{system_monitor, {in_use, Pid}}', ...).
 -spec start(#{atom() => term()} | [option()]) -> {ok, session()} | {error, term()}.
 start(Opts) when is_list(Opts) ->
     try maps:from_list(Opts) of
@@ -147,27 +155,42 @@ start(Opts) when is_list(Opts) ->
     catch error:_ -> {error, {badopt, Opts}}
     end;
 start(Opts) when is_map(Opts) ->
-    case [K || K <- maps:keys(Opts), not is_map_key(K, ?DEFAULTS), K =/= dir] of
+    case [K || K <- maps:keys(Opts), not is_map_key(K, ?DEFAULTS), K =/= dir,
+               not lists:member(K, [system_monitor, samples, distribution])] of
         [Bad | _] ->
             {error, {badopt, Bad}};
         [] ->
-            O = maps:merge(?DEFAULTS, Opts),
-            start_in(O, dir(O))
+            case beamtrace_sources:validate(Opts) of
+                {ok, Sources, Rest} ->
+                    O = maps:merge(?DEFAULTS, Rest),
+                    start_in(O, dir(O), Sources);
+                Error ->
+                    Error
+            end
     end;
 start(_) ->
     {error, {badopt, options}}.
 
-start_in(_O, {error, _} = Error) ->
+start_in(_O, {error, _} = Error, _Sources) ->
     Error;
-start_in(O, {ok, Dir}) ->
+start_in(O, {ok, Dir}, Sources) ->
     case start_nif(Dir, nif_options(O)) of
         {ok, Session} ->
             beamtrace_statedump:at_start(Session),
-            {ok, Session};
+            case beamtrace_sources:start(Session, Dir, Sources) of
+                ok ->
+                    {ok, Session};
+                {error, _} = Error ->
+                    %% Nothing of a session that could not start stays.
+                    _ = stop_nif(Session),
+                    beamtrace_statedump:after_stop(),
+                    _ = file:del_dir_r(Dir),
+                    Error
+            end;
         {error, {Taken, _}} when (Taken =:= eexist orelse Taken =:= enotempty),
                                   not is_map_key(dir, O) ->
             %% Another start took the same default name first.
-            start_in(O, dir(O));
+            start_in(O, dir(O), Sources);
         Error ->
             Error
     end.
@@ -195,6 +218,7 @@ nif_options(O) ->
 %% removes every flag and pattern it set whenever it stops.
 -spec stop() -> {ok, stats()} | {error, term()}.
 stop() ->
+    beamtrace_sources:stop([]),
     beamtrace_statedump:at_stop([]),
     stopped(stop_nif([])).
 
@@ -207,6 +231,7 @@ stop() ->
 %% was removed (`dir_removed') is `{error, {Reason, Stats}}'.
 -spec stop(session()) -> {ok, stats()} | {error, term()}.
 stop(Session) ->
+    beamtrace_sources:stop(Session),
     beamtrace_statedump:at_stop(Session),
     stopped(stop_nif(Session)).
 

@@ -13,7 +13,14 @@
  * slices on one track to nest. Flow arrows (ph s -> f, bp "e") join each
  * message_send to the message_receive that matches it (same receiver and
  * message text, first in first out); both ends are written when the receive
- * is read. Timestamps are microseconds since the trace's first event (3
+ * is read. Traces recorded with links (message_*_link events) get one arrow
+ * per certain link links.c makes instead, across nodes too (uncertain ones
+ * are counted, not drawn).
+ *
+ * A cluster (several nodes' traces, processes node-qualified: nodes.h)
+ * gets both groups per node, named "NODE: BEAM calls and events" and
+ * "NODE: BEAM scheduling": pids 1 and 2 for the first node, then 5 and 6,
+ * 7 and 8, ... (3 is the counters'). Timestamps are microseconds since the trace's first event (3
  * decimals: nanoseconds are kept). A receive is stamped on the sender's
  * thread while the receiver may be running a call elsewhere; should the
  * call end in that very nanosecond, the 1 ns slice would overlap it.
@@ -25,11 +32,18 @@
  * browser opens. Function names are shown in Elixir's spelling for Elixir
  * modules; tracks are named "<0.66.0> name".
  *
+ * Counters (org_erlang_beamtrace:counter, the samples option of
+ * beamtrace:start/1) go to pid 3 ("BEAM counters") as counter ("C")
+ * events, one track per counter and unit ("scheduler_utilization (ppm)"),
+ * one series per instance; they are not per process, so the process
+ * filter does not apply to them, the window does.
+ *
  * Streaming: events are written as the trace is read; state is per
  * process, plus unmatched sends (at most MAX_PENDING; further sends get no
  * arrow and are counted).
  */
 #include "analyses.h"
+#include "catalogue_fields.h"
 #include "cli.h"
 #include "links.h"
 
@@ -78,6 +92,7 @@ struct export {
     int links_ready;
     uint64_t uncertain_links;
     int error;
+    int counters;                  /* a counter event was written: pid 3 named */
 };
 
 /* The node (group) index of process `tid`; 0 when unknown (one trace). */
@@ -98,6 +113,14 @@ static uint32_t node_index(struct export *e, uint32_t tid)
     return e->node_of[tid];
 }
 
+/* The Chrome pid of group `g` (1 calls and events, 2 scheduling) of node
+ * `k`: 1 and 2 for the first (or only) node, 3 is the counters', then two
+ * per node. */
+static uint64_t group_pid(unsigned g, uint32_t k)
+{
+    return k ? 2 + 2 * (uint64_t)k + g : g;
+}
+
 static void ev_begin(struct export *e, const char *ph, const char *cat, uint32_t pid_group,
                      uint32_t tid, uint64_t ts_ns)
 {
@@ -107,7 +130,7 @@ static void ev_begin(struct export *e, const char *ph, const char *cat, uint32_t
     bmt_out_str(o, "\",\"cat\":\"");
     bmt_out_str(o, cat);
     bmt_out_str(o, "\",\"pid\":");
-    bmt_out_u64(o, pid_group + 2 * (uint64_t)node_index(e, tid));
+    bmt_out_u64(o, group_pid(pid_group, node_index(e, tid)));
     bmt_out_str(o, ",\"tid\":");
     bmt_out_u64(o, tid + 1);
     bmt_out_str(o, ",\"ts\":");
@@ -385,6 +408,26 @@ static void running_slice(struct export *e, uint32_t pid, uint64_t end_ns, int u
     bmt_out_str(e->o, unfinished ? ",\"args\":{\"end\":\"unfinished\"}}" : "}");
 }
 
+/* One sample as a counter event: track "counter (unit)", series instance. */
+static void counter(struct export *e, const struct bmt_value *v, uint64_t ts)
+{
+    const struct bmt_value *c = &v[BMT_F_counter_counter], *u = &v[BMT_F_counter_unit];
+    char name[BMT_TERM_MAX_BYTES + BMT_WORD_MAX_BYTES + 8];
+    snprintf(name, sizeof name, "%.*s (%.*s)", (int)c->len, c->str, (int)u->len, u->str);
+    bmt_out_str(e->o, e->event_count++ ? ",\n{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,\"ts\":"
+                                       : "\n{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,\"ts\":");
+    bmt_an_us3(e->o, ts - e->t0_ns);
+    name_str(e, name, strlen(name));
+    bmt_out_str(e->o, ",\"args\":{");
+    bmt_an_json_string(e->o, v[BMT_F_counter_instance].str, v[BMT_F_counter_instance].len);
+    bmt_out_char(e->o, ':');
+    char num[24];
+    snprintf(num, sizeof num, "%lld", (long long)(int64_t)v[BMT_F_counter_value].integer);
+    bmt_out_str(e->o, num);
+    bmt_out_str(e->o, "}}");
+    e->counters = 1;
+}
+
 static int feed(void *ctx, const struct bmt_record *rec, int linked)
 {
     struct export *e = ctx;
@@ -520,6 +563,10 @@ static int feed(void *ctx, const struct bmt_record *rec, int linked)
         bmt_out_str(e->o, buf);
         return 0;
     }
+    case BMT_TP_counter:
+        if (out)
+            counter(e, v, ts);
+        return 0;
     default:
         return 0;
     }
@@ -548,11 +595,16 @@ static void metadata(struct export *e)
 {
     static const char *const groups[] = {"BEAM calls and events", "BEAM scheduling"};
     char label[700];
+    if (e->counters) {
+        bmt_out_str(e->o, e->event_count++ ? ",\n" : "\n");
+        bmt_out_str(e->o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,"
+                          "\"args\":{\"name\":\"BEAM counters\"}}");
+    }
     uint32_t node_count = e->nodes.count ? e->nodes.count : 1;
     for (uint32_t k = 0; k < node_count; k++) {
         const char *node = k < e->nodes.count ? bmt_strtab_str(&e->nodes, k) : "";
         for (unsigned g = 1; g <= 2; g++) {
-            uint64_t group = g + 2 * (uint64_t)k;
+            uint64_t group = group_pid(g, k);
             bmt_out_str(e->o, e->event_count++ ? ",\n" : "\n");
             bmt_out_str(e->o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
             bmt_out_u64(e->o, group);

@@ -1,4 +1,5 @@
-/* `beamtrace stats`: one pass over a trace, counting events per tracepoint,
+/* `beamtrace stats`: one pass over a trace, counting events (and the bytes
+ * they take, header included: what sizes a trace) per tracepoint,
  * drops and lost packets, and the time span.
  *
  * Why streams one after another rather than the time-ordered merge: counts
@@ -20,8 +21,10 @@
 
 struct stats {
     uint64_t *counts;           /* per event class (global index) */
+    uint64_t *bits;             /* per event class: bits its events take */
     const char **names;         /* rows: distinct event names with events */
     uint64_t *row_counts;
+    uint64_t *row_bits;
     unsigned row_count;
     uint64_t event_count;
     uint64_t discarded_count;
@@ -38,7 +41,9 @@ static int collect(struct bmt_reader *r, struct stats *st)
     st->counts = calloc(n, sizeof *st->counts);
     st->names = calloc(n, sizeof *st->names);
     st->row_counts = calloc(n, sizeof *st->row_counts);
-    if (!st->counts || !st->names || !st->row_counts) {
+    st->bits = calloc(n, sizeof *st->bits);
+    st->row_bits = calloc(n, sizeof *st->row_bits);
+    if (!st->counts || !st->names || !st->row_counts || !st->bits || !st->row_bits) {
         snprintf(r->error, sizeof r->error, "out of memory; free some memory");
         return -ENOMEM;
     }
@@ -49,6 +54,7 @@ static int collect(struct bmt_reader *r, struct stats *st)
         uint32_t base = r->streams[s].trace->event_base;
         while ((rc = bmt_reader_stream_next(r, s, &rec)) == 1) {
             st->counts[base + rec->ec->index]++;
+            st->bits[base + rec->ec->index] += rec->bits;
             if (rec->ts_ns < first)
                 first = rec->ts_ns;
             if (rec->ts_ns > last)
@@ -77,6 +83,7 @@ static int collect(struct bmt_reader *r, struct stats *st)
             if (row == st->row_count)
                 st->names[st->row_count++] = m->events[e]->name;
             st->row_counts[row] += c;
+            st->row_bits[row] += st->bits[r->traces[t].event_base + e];
             st->event_count += c;
         }
     }
@@ -88,6 +95,8 @@ static void free_stats(struct stats *st)
     free(st->counts);
     free(st->names);
     free(st->row_counts);
+    free(st->bits);
+    free(st->row_bits);
 }
 
 static const struct stats *sort_stats;
@@ -159,8 +168,9 @@ static int report(struct bmt_out *o, const char *dir, const struct bmt_reader *r
             bmt_out_json_string(o, st->names[i], strlen(st->names[i]));
             bmt_out_str(o, ", \"events\": ");
             bmt_out_u64(o, st->row_counts[i]);
-            snprintf(buf, sizeof buf, ", \"percent\": %.2f}",
-                     100.0 * (double)st->row_counts[i] / (double)st->event_count);
+            snprintf(buf, sizeof buf, ", \"percent\": %.2f, \"bytes_per_event\": %.2f}",
+                     100.0 * (double)st->row_counts[i] / (double)st->event_count,
+                     (double)st->row_bits[i] / 8.0 / (double)st->row_counts[i]);
             bmt_out_str(o, buf);
         }
         bmt_out_str(o, n ? "\n]}\n" : "]}\n");
@@ -193,13 +203,14 @@ static int report(struct bmt_out *o, const char *dir, const struct bmt_reader *r
         size_t l = strlen(st->names[order[k]]);
         w = l > w ? l : w;
     }
-    snprintf(buf, sizeof buf, "%-*s %14s %7s\n", (int)w, "TRACEPOINT", "EVENTS", "%");
+    snprintf(buf, sizeof buf, "%-*s %14s %7s %9s\n", (int)w, "TRACEPOINT", "EVENTS", "%", "BYTES/EV");
     bmt_out_str(o, buf);
     for (unsigned k = 0; k < n; k++) {
         unsigned i = order[k];
-        snprintf(buf, sizeof buf, "%-*s %14llu %7.2f\n", (int)w, st->names[i],
+        snprintf(buf, sizeof buf, "%-*s %14llu %7.2f %9.1f\n", (int)w, st->names[i],
                  (unsigned long long)st->row_counts[i],
-                 100.0 * (double)st->row_counts[i] / (double)st->event_count);
+                 100.0 * (double)st->row_counts[i] / (double)st->event_count,
+                 (double)st->row_bits[i] / 8.0 / (double)st->row_counts[i]);
         bmt_out_str(o, buf);
     }
     free(order);

@@ -72,8 +72,9 @@ static const struct bmt_cli_command commands[] = {
      "\n"
      INPUT_HELP
      "Reads the trace in DIR in one pass and prints events per tracepoint\n"
-     "(most frequent first, with percent), the total, discarded events, lost\n"
-     "packets, first and last timestamps, duration, event rate and stream count.\n"
+     "(most frequent first, with percent and bytes per event, header included),\n"
+     "the total, discarded events, lost packets, first and last timestamps,\n"
+     "duration, event rate and stream count.\n"
      "\n"
      "      --format FORMAT  text (default) or json\n"
      "  -h, --help           show this help\n",

@@ -323,6 +323,7 @@ static int decode_event(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
     }
     s->clock = d.clock;
     s->last_ns = ts;
+    rec->bits = (uint32_t)(d.pos - s->pos_bits);
     s->pos_bits = d.pos;
     rec->tp = ec->tp;
     rec->trace = (unsigned)(s->trace - r->traces);

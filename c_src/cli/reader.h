@@ -53,6 +53,7 @@ struct bmt_record {
     unsigned stream;      /* index into bmt_reader.streams */
     const struct bmt_ctf_event_class *ec;
     const struct bmt_value *values; /* catalogue fields, in catalogue order (tp != BMT_TP_NONE) */
+    uint32_t bits;        /* what the event takes in its stream: header, fields, alignment */
 };
 
 /* Packet bookkeeping, passed to the on_packet hook before its events. */

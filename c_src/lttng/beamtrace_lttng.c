@@ -45,6 +45,14 @@ static const int *const states[BMT_TP_COUNT] = {
     [BMT_TP_node_info] = &lttng_ust_tracepoint_org_erlang_beamtrace___node_info.state,
     [BMT_TP_message_send_link] = &lttng_ust_tracepoint_org_erlang_beamtrace___message_send_link.state,
     [BMT_TP_message_receive_link] = &lttng_ust_tracepoint_org_erlang_beamtrace___message_receive_link.state,
+    [BMT_TP_long_gc] = &lttng_ust_tracepoint_org_erlang_beamtrace___long_gc.state,
+    [BMT_TP_large_heap] = &lttng_ust_tracepoint_org_erlang_beamtrace___large_heap.state,
+    [BMT_TP_long_schedule] = &lttng_ust_tracepoint_org_erlang_beamtrace___long_schedule.state,
+    [BMT_TP_busy_port] = &lttng_ust_tracepoint_org_erlang_beamtrace___busy_port.state,
+    [BMT_TP_busy_dist_port] = &lttng_ust_tracepoint_org_erlang_beamtrace___busy_dist_port.state,
+    [BMT_TP_long_message_queue] = &lttng_ust_tracepoint_org_erlang_beamtrace___long_message_queue.state,
+    [BMT_TP_dist_monitor] = &lttng_ust_tracepoint_org_erlang_beamtrace___dist_monitor.state,
+    [BMT_TP_counter] = &lttng_ust_tracepoint_org_erlang_beamtrace___counter.state,
 };
 
 static void emit(const struct bmt_event *ev)
@@ -171,6 +179,54 @@ static void emit(const struct bmt_event *ev)
         if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, message_receive_link))
             lttng_ust_do_tracepoint(org_erlang_beamtrace, message_receive_link, v[0].str, v[1].str, v[2].str, v[3].str,
                 (unsigned long)v[4].integer);
+        break;
+    case BMT_TP_long_gc:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, long_gc))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, long_gc, v[0].str, v[1].str,
+                (unsigned long)v[2].integer,
+                (unsigned long)v[3].integer,
+                (unsigned long)v[4].integer,
+                (unsigned long)v[5].integer,
+                (unsigned long)v[6].integer,
+                (unsigned long)v[7].integer,
+                (unsigned long)v[8].integer, v[9].str);
+        break;
+    case BMT_TP_large_heap:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, large_heap))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, large_heap, v[0].str, v[1].str,
+                (unsigned long)v[2].integer,
+                (unsigned long)v[3].integer,
+                (unsigned long)v[4].integer,
+                (unsigned long)v[5].integer,
+                (unsigned long)v[6].integer,
+                (unsigned long)v[7].integer, v[8].str);
+        break;
+    case BMT_TP_long_schedule:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, long_schedule))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, long_schedule, v[0].str, v[1].str,
+                (unsigned long)v[2].integer, v[3].str, v[4].str);
+        break;
+    case BMT_TP_busy_port:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, busy_port))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, busy_port, v[0].str, v[1].str, v[2].str, v[3].str);
+        break;
+    case BMT_TP_busy_dist_port:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, busy_dist_port))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, busy_dist_port, v[0].str, v[1].str, v[2].str, v[3].str, v[4].str);
+        break;
+    case BMT_TP_long_message_queue:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, long_message_queue))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, long_message_queue, v[0].str, v[1].str, v[2].str,
+                (unsigned long)v[3].integer);
+        break;
+    case BMT_TP_dist_monitor:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, dist_monitor))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, dist_monitor, v[0].str, v[1].str, v[2].str, v[3].str, v[4].str);
+        break;
+    case BMT_TP_counter:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, counter))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, counter, v[0].str, v[1].str,
+                (int64_t)v[2].integer, v[3].str);
         break;
     }
 }

@@ -95,6 +95,178 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
+/* a garbage collection took at least the session's long_gc ms (erlang:system_monitor/2's figures) */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    long_gc,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, name,
+        unsigned long, timeout,
+        unsigned long, heap_size,
+        unsigned long, heap_block_size,
+        unsigned long, old_heap_size,
+        unsigned long, old_heap_block_size,
+        unsigned long, stack_size,
+        unsigned long, mbuf_size,
+        const char *, location
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(name, name)
+        lttng_ust_field_integer(unsigned long, timeout, timeout)
+        lttng_ust_field_integer(unsigned long, heap_size, heap_size)
+        lttng_ust_field_integer(unsigned long, heap_block_size, heap_block_size)
+        lttng_ust_field_integer(unsigned long, old_heap_size, old_heap_size)
+        lttng_ust_field_integer(unsigned long, old_heap_block_size, old_heap_block_size)
+        lttng_ust_field_integer(unsigned long, stack_size, stack_size)
+        lttng_ust_field_integer(unsigned long, mbuf_size, mbuf_size)
+        lttng_ust_field_string(location, location)
+    )
+)
+
+/* a garbage collection left a heap of at least the session's large_heap words */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    large_heap,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, name,
+        unsigned long, heap_size,
+        unsigned long, heap_block_size,
+        unsigned long, old_heap_size,
+        unsigned long, old_heap_block_size,
+        unsigned long, stack_size,
+        unsigned long, mbuf_size,
+        const char *, location
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(name, name)
+        lttng_ust_field_integer(unsigned long, heap_size, heap_size)
+        lttng_ust_field_integer(unsigned long, heap_block_size, heap_block_size)
+        lttng_ust_field_integer(unsigned long, old_heap_size, old_heap_size)
+        lttng_ust_field_integer(unsigned long, old_heap_block_size, old_heap_block_size)
+        lttng_ust_field_integer(unsigned long, stack_size, stack_size)
+        lttng_ust_field_integer(unsigned long, mbuf_size, mbuf_size)
+        lttng_ust_field_string(location, location)
+    )
+)
+
+/* a process or port ran uninterrupted for at least the session's long_schedule ms */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    long_schedule,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, name,
+        unsigned long, timeout,
+        const char *, in,
+        const char *, out
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(name, name)
+        lttng_ust_field_integer(unsigned long, timeout, timeout)
+        lttng_ust_field_string(in, in)
+        lttng_ust_field_string(out, out)
+    )
+)
+
+/* a process was suspended sending to a busy port */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    busy_port,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, name,
+        const char *, port,
+        const char *, port_name
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(name, name)
+        lttng_ust_field_string(port, port)
+        lttng_ust_field_string(port_name, port_name)
+    )
+)
+
+/* a process was suspended sending through a busy distribution port */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    busy_dist_port,
+    LTTNG_UST_TP_ARGS(
+        const char *, node,
+        const char *, pid,
+        const char *, name,
+        const char *, port,
+        const char *, remote_node
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(node, node)
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(name, name)
+        lttng_ust_field_string(port, port)
+        lttng_ust_field_string(remote_node, remote_node)
+    )
+)
+
+/* a process's message queue grew past the session's enable length, or fell back under its disable length */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    long_message_queue,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, name,
+        const char *, is_long,
+        unsigned long, message_queue_len
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(name, name)
+        lttng_ust_field_string(is_long, is_long)
+        lttng_ust_field_integer(unsigned long, message_queue_len, message_queue_len)
+    )
+)
+
+/* a node connected or disconnected (OTP's DTrace dist-monitor) */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    dist_monitor,
+    LTTNG_UST_TP_ARGS(
+        const char *, node,
+        const char *, what,
+        const char *, monitored_node,
+        const char *, type,
+        const char *, reason
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(node, node)
+        lttng_ust_field_string(what, what)
+        lttng_ust_field_string(monitored_node, monitored_node)
+        lttng_ust_field_string(type, type)
+        lttng_ust_field_string(reason, reason)
+    )
+)
+
+/* a periodic sample of a counter (the chrome export draws each counter as a track) */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    counter,
+    LTTNG_UST_TP_ARGS(
+        const char *, counter,
+        const char *, instance,
+        int64_t, value,
+        const char *, unit
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(counter, counter)
+        lttng_ust_field_string(instance, instance)
+        lttng_ust_field_integer(int64_t, value, value)
+        lttng_ust_field_string(unit, unit)
+    )
+)
+
 #endif
 
 #include <lttng/tracepoint-event.h>

@@ -95,11 +95,24 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 }
-# The state dump (org_erlang_beamtrace:process_info) goes to the session
-# that beamtrace:start/1 opened, the recorder's, not to LTTng's: LTTng's
-# trace names processes only from the spawns and registrations it saw.
+# The state dump (org_erlang_beamtrace:process_info) and the node table
+# (node_info) go to the session that beamtrace:start/1 opened, the
+# recorder's, not to LTTng's: LTTng's trace names processes only from the
+# spawns and registrations it saw.
 check "same events per tracepoint in both traces (the recorder's has the state dump and node table too)" cmp_json stats \
     'dict((t["name"], t["events"]) for t in a["tracepoints"] if t["name"] not in ("org_erlang_beamtrace:process_info", "org_erlang_beamtrace:node_info")) == dict((t["name"], t["events"]) for t in b["tracepoints"] if t["name"] not in ("org_erlang_beamtrace:process_info", "org_erlang_beamtrace:node_info")) and any(t["name"] == "org_erlang_beamtrace:process_info" for t in a["tracepoints"]) and a["events"] > 300'
+# Bytes per event (stats, header included): the recorder's never more than
+# LTTng's for the same tracepoint and the same events (issue 8's target).
+check "bytes per event: the recorder's <= LTTng's for every tracepoint both recorded" cmp_json stats \
+    'all(t["bytes_per_event"] <= u["bytes_per_event"] + 0.005 for t in a["tracepoints"] for u in b["tracepoints"] if t["name"] == u["name"]) and any(t["name"] == u["name"] for t in a["tracepoints"] for u in b["tracepoints"])'
+python3 - "$work/rec.stats.json" "$work/lt.stats.json" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+lt = dict((t["name"], t["bytes_per_event"]) for t in b["tracepoints"])
+for t in a["tracepoints"]:
+    if t["name"] in lt:
+        print("# bytes/event %-45s recorder %6.2f  LTTng %6.2f" % (t["name"], t["bytes_per_event"], lt[t["name"]]))
+PY
 check "calls equal: counts, exceptions, unfinished per function; times within 2%" cmp_json calls \
     'sorted((f["function"], f["count"], f["exceptions"], f["unfinished"]) for f in a["functions"]) == sorted((f["function"], f["count"], f["exceptions"], f["unfinished"]) for f in b["functions"]) and all(close(f["total_ns"], g["total_ns"]) and close(f["p50_ns"], g["p50_ns"]) for f in a["functions"] for g in b["functions"] if f["function"] == g["function"])'
 check "sched equal: latency count, p50 within 2%" cmp_json sched \

@@ -121,14 +121,13 @@ static void *writer_main(void *arg)
 
 /* Decodes one event at `p` (at most `room` bytes); returns its size, or 0
  * when malformed. Sets *writer_id and *seq from the payload. */
-static size_t decode_event(const uint8_t *p, size_t room, uint64_t *ts, uint64_t *writer_id,
-                           uint64_t *seq)
+static size_t decode_event(const uint8_t *p, size_t room, uint64_t prev_ts, uint64_t *ts,
+                           uint64_t *writer_id, uint64_t *seq)
 {
-    if (room < BMT_EVENT_HEADER_BYTES)
+    unsigned id;
+    size_t off = bmt_event_header_read(p, room, &id, ts, prev_ts);
+    if (!off)
         return 0;
-    uint16_t id = bmt_get_u16(p);
-    *ts = bmt_get_u64(p + 2);
-    size_t off = BMT_EVENT_HEADER_BYTES;
     const char *pid = (const char *)p + off;
     size_t n = strnlen(pid, room - off);
     if (n == room - off)
@@ -170,7 +169,8 @@ static size_t decode_event(const uint8_t *p, size_t room, uint64_t *ts, uint64_t
 static uint64_t decode_first_seq(const uint8_t *pkt, size_t bytes)
 {
     uint64_t ts, wid, seq;
-    if (!decode_event(pkt + BMT_PKT_HEADER_BYTES, bytes - BMT_PKT_HEADER_BYTES, &ts, &wid, &seq))
+    if (!decode_event(pkt + BMT_PKT_HEADER_BYTES, bytes - BMT_PKT_HEADER_BYTES,
+                      bmt_get_u64(pkt + BMT_PKT_TS_BEGIN), &ts, &wid, &seq))
         return UINT64_MAX;
     return seq;
 }
@@ -209,7 +209,7 @@ static void check_packet(struct writer *w, const uint8_t *pkt, size_t bytes, uin
     uint64_t ts = begin;
     for (uint32_t i = 0; i < events; i++) {
         uint64_t ets = 0, wid = 0, seq = 0;
-        size_t n = decode_event(pkt + off, bytes - off, &ets, &wid, &seq);
+        size_t n = decode_event(pkt + off, bytes - off, ts, &ets, &wid, &seq);
         if (!n || wid != w->id || seq != first_expected + i || seq < w->next_seq || ets < ts ||
             ets > end || (i == 0 && ets != begin) || (i + 1 == events && ets != end)) {
             if (w->bad++ < 5)

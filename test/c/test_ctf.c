@@ -74,11 +74,15 @@ static void fixed_event(unsigned i, uint64_t ts_ns, struct bmt_event *ev)
     }
 }
 
-#define FIXED_TS0 UINT64_C(1000000000)
+/* The low 32 bits of the clock wrap after event 16 (the large event
+ * header's 32-bit timestamps carry into the high half), and events from 30
+ * on come 5 s later (more than 2^32 ns: the extended header). */
+#define FIXED_TS0 (UINT64_C(0x200000000) - 16384)
 
 static uint64_t fixed_ts(unsigned i)
 {
-    return FIXED_TS0 + (uint64_t)i * 1000 + (i % 3); /* irregular gaps */
+    return FIXED_TS0 + (uint64_t)i * 1000 + (i % 3) /* irregular gaps */ +
+           (i >= 30 ? UINT64_C(5000000000) : 0);
 }
 
 /* ---- files ---- */
@@ -174,8 +178,8 @@ static void test_golden_packet(void)
     CHECK(bmt_get_u64(pkt + 72) == 7);
     CHECK(bmt_get_u32(pkt + 80) == 1);
     CHECK(bmt_get_u16(pkt + 84) == 0);            /* first event id */
-    CHECK(bmt_get_u64(pkt + 86) == fixed_ts(0));  /* and its timestamp */
-    CHECK(memcmp(pkt + 94, STRINGS[0], strlen(STRINGS[0]) + 1) == 0);
+    CHECK(bmt_get_u32(pkt + 86) == (uint32_t)fixed_ts(0)); /* its timestamp's low half */
+    CHECK(memcmp(pkt + 90, STRINGS[0], strlen(STRINGS[0]) + 1) == 0);
     check_golden("packet.bin", pkt, len);
     tap_group("ctf: fixed event set encodes to golden/packet.bin byte for byte");
 }
@@ -279,6 +283,50 @@ static int write_fixed_trace(const char *path)
     return bmt_trace_dir_close(&d);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* babeltrace2 --clock-cycles prints each event's raw clock value: every
+ * timestamp written (compact headers across the low half's wrap, extended
+ * ones after the 5 s gap) must come back exactly. */
+static void check_cycles(const char *trace, const char *dir)
+{
+    char cmd[1024], out[160];
+    snprintf(out, sizeof out, "%s/cycles.txt", dir);
+    snprintf(cmd, sizeof cmd, "timeout 20 babeltrace2 --clock-cycles '%s' >'%s' 2>/dev/null", trace,
+             out);
+    CHECK(system(cmd) == 0);
+    size_t len;
+    char *text = read_file(out, &len);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    static uint64_t want[3 * BMT_TP_COUNT], got[3 * BMT_TP_COUNT];
+    size_t nw = 0, ng = 0;
+    for (unsigned i = 0; i < 2 * BMT_TP_COUNT; i++) {
+        want[nw++] = fixed_ts(i);
+        if (i < BMT_TP_COUNT)
+            want[nw++] = fixed_ts(i) + 500;
+    }
+    for (char *line = text; line && *line && ng < 3 * BMT_TP_COUNT;) {
+        unsigned long long v;
+        if (sscanf(line, "[%llu]", &v) == 1)
+            got[ng++] = v;
+        line = strchr(line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    qsort(want, nw, sizeof want[0], cmp_u64);
+    qsort(got, ng, sizeof got[0], cmp_u64);
+    CHECKF(ng == nw, "babeltrace2 --clock-cycles printed %zu events, %zu written", ng, nw);
+    for (size_t i = 0; i < ng && i < nw; i++)
+        CHECKF(got[i] == want[i], "event %zu: babeltrace2 reads clock %llu, written %llu", i,
+               (unsigned long long)got[i], (unsigned long long)want[i]);
+    free(text);
+}
+
 static void test_babeltrace(void)
 {
     if (system("babeltrace2 --version >/dev/null 2>&1") != 0) {
@@ -308,6 +356,7 @@ static void test_babeltrace(void)
         CHECKF(lines == 3 * BMT_TP_COUNT, "babeltrace2 printed %zu events", lines);
         CHECKF(strstr(etext, "discarded 1 event") != NULL, "stderr: %s", etext);
         check_golden("babeltrace.txt", text, len);
+        check_cycles(trace, dir);
         if (tap_group_failures)
             printf("# babeltrace2 stderr:\n%s", etext);
     }
@@ -365,7 +414,8 @@ static void test_catalogue(void)
     CHECK(bmt_catalogue_match("org_erlang_dyntrace:nope*", &mask) == 0 && mask == 0);
     CHECK(bmt_catalogue_match("", &mask) == 0 && mask == 0);
     mask = 0;
-    CHECK(bmt_catalogue_match("*message*", &mask) == 2);
+    /* message_send, message_receive, their _link variants, long_message_queue */
+    CHECK(bmt_catalogue_match("*message*", &mask) == 5);
 
     for (int i = 0; i < BMT_TP_COUNT; i++) {
         const struct bmt_tracepoint *tp = &bmt_catalogue[i];
@@ -429,9 +479,10 @@ static void test_event_size(void)
             for (size_t k = sz; k < sz + 16; k++)
                 CHECKF(buf[k] == 0xa5, "%s: byte %zu past the size was written", tp->full_name, k);
             /* Decode it back with the catalogue: ends exactly at sz. */
-            CHECK(bmt_get_u16(buf) == i);
-            CHECK(bmt_get_u64(buf + 2) == ev.ts_ns);
-            size_t off = BMT_EVENT_HEADER_BYTES;
+            unsigned got_id;
+            uint64_t got_ts;
+            size_t off = bmt_event_header_read(buf, sz, &got_id, &got_ts, ev.ts_ns);
+            CHECK(off == BMT_EVENT_HEADER_BYTES && got_id == (unsigned)i && got_ts == ev.ts_ns);
             for (unsigned f = 0; f < tp->field_count && off < sz; f++) {
                 switch (tp->fields[f].type) {
                 case BMT_FIELD_STRING: {
@@ -457,6 +508,43 @@ static void test_event_size(void)
     tap_group("event: bmt_event_size equals the encoded length for every tracepoint");
 }
 
+/* The large event header: compact while the timestamp is at most 2^32-1 ns
+ * past the previous one and not before it, extended otherwise; reading it
+ * back with the same previous timestamp gives the id and time written. */
+static void test_event_header(void)
+{
+    static const struct {
+        uint64_t prev, ts;
+        unsigned id;
+        size_t bytes;
+    } cases[] = {
+        {1000, 1000, 3, 6},
+        {1000, 1001, 0, 6},
+        {UINT64_C(0x1fffffff0), UINT64_C(0x200000010), 7, 6}, /* low half wraps */
+        {0, UINT32_MAX, 1, 6},
+        {0, UINT64_C(0x100000000), 1, 14},                     /* 2^32 ns later */
+        {UINT64_C(0x100000000), 5, 2, 14},                     /* backwards */
+        {5, UINT64_MAX, 65534, 14},
+        {5, 6, 65535, 14},                                     /* id needs 32 bits */
+        {5, 6, 70000, 14},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t buf[BMT_EVENT_HEADER_MAX_BYTES + 1];
+        memset(buf, 0xa5, sizeof buf);
+        size_t n = bmt_event_header_write(buf, cases[i].id, cases[i].ts, cases[i].prev);
+        CHECKF(n == cases[i].bytes, "case %zu: header of %zu bytes, expected %zu", i, n,
+               cases[i].bytes);
+        CHECK(buf[BMT_EVENT_HEADER_MAX_BYTES] == 0xa5);
+        unsigned id = 0;
+        uint64_t ts = 0;
+        CHECKF(bmt_event_header_read(buf, n, &id, &ts, cases[i].prev) == n && id == cases[i].id &&
+                   ts == cases[i].ts,
+               "case %zu: read id %u ts %llu", i, id, (unsigned long long)ts);
+        CHECK(bmt_event_header_read(buf, n - 1, &id, &ts, cases[i].prev) == 0);
+    }
+    tap_group("event: large header, compact and extended, round trip and bounds");
+}
+
 int main(int argc, char **argv)
 {
     golden_dir = argc > 1 ? argv[1] : "test/c/golden";
@@ -466,5 +554,6 @@ int main(int argc, char **argv)
     test_babeltrace();
     test_catalogue();
     test_event_size();
+    test_event_header();
     return tap_exit();
 }

@@ -18,6 +18,7 @@
 #include "trace_gen.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,16 +303,27 @@ static void file_in(char *out, size_t cap, const char *dir, const char *name)
 }
 
 /* A one-stream trace with `events` process_exit events in a single packet. */
-static void make_small(const char *path, unsigned events)
+/* A small trace's event: 6 header (event.h) + "<0.1.0>\0" (8) + "normal\0"
+ * (7) bytes. */
+#define SMALL_EV_BYTES (BMT_EVENT_HEADER_BYTES + 8 + 7)
+
+/* `backwards_at`: that event (if < events) is stamped 1 ns before the
+ * first, as a corrupted timestamp would be (the writer then gives it the
+ * extended header: 8 more bytes). */
+static void make_small_at(const char *path, unsigned events, unsigned backwards_at)
 {
     struct gen g;
-    /* 8 events per packet: more events make more packets. */
-    gen_open(&g, path, 1, BMT_PKT_HEADER_BYTES + 8 * 25, 4, BMT_RING_DISCARD, 1000000);
+    /* 8 events per packet: more events make more packets. The ring
+     * reserves room for the largest header, 8 bytes more than it writes. */
+    gen_open(&g, path, 1,
+             BMT_PKT_HEADER_BYTES + 8 * SMALL_EV_BYTES + BMT_EVENT_HEADER_MAX_BYTES -
+                 BMT_EVENT_HEADER_BYTES,
+             4, BMT_RING_DISCARD, 1000000);
     for (unsigned i = 0; i < events; i++) {
         struct bmt_event ev;
         memset(&ev, 0, sizeof ev);
         ev.id = BMT_TP_process_exit;
-        ev.ts_ns = 1000000000ull + i;
+        ev.ts_ns = i == backwards_at ? 1000000000ull - 1 : 1000000000ull + i;
         ev.values[0].str = "<0.1.0>";
         ev.values[0].len = 7;
         ev.values[1].str = "normal";
@@ -322,6 +334,11 @@ static void make_small(const char *path, unsigned events)
     char file[4200];
     snprintf(file, sizeof file, "%s.expect", path);
     unlink(file);
+}
+
+static void make_small(const char *path, unsigned events)
+{
+    make_small_at(path, events, UINT_MAX);
 }
 
 static void patch_stream(const char *dir, size_t off, const void *bytes, size_t n)
@@ -374,8 +391,7 @@ static void put64(const char *dir, size_t off, uint64_t v)
 static void make_bad(const char *root)
 {
     char d[4200];
-    /* Event: 10 header + "<0.1.0>\0" (8) + "normal\0" (7) = 25 bytes. */
-    const size_t ev_bytes = 25, one_pkt = BMT_PKT_HEADER_BYTES + 3 * ev_bytes;
+    const size_t ev_bytes = SMALL_EV_BYTES, one_pkt = BMT_PKT_HEADER_BYTES + 3 * ev_bytes;
 
 #define BAD(name) snprintf(d, sizeof d, "%s/bad/%s", root, name)
     /* An event running past its packet's content end in a packet that is
@@ -448,8 +464,7 @@ static void make_bad(const char *root)
      * babeltrace2 refuses the trace; so must view, instead of printing a
      * huge positive gap. */
     BAD("time_backwards");
-    make_small(d, 3);
-    put64(d, BMT_PKT_HEADER_BYTES + ev_bytes + 2, 1000000000ull - 1);
+    make_small_at(d, 3, 1);
 
     /* Big-endian metadata over little-endian packets. */
     BAD("wrong_byte_order");
@@ -532,7 +547,7 @@ static void make_cut(const char *root, const char *name, size_t into)
 static void make_cut_event(const char *root)
 {
     char d[4200], whole[4300];
-    const size_t size = BMT_PKT_HEADER_BYTES + 2 * 25 + 12;
+    const size_t size = BMT_PKT_HEADER_BYTES + 2 * SMALL_EV_BYTES + 12;
     snprintf(d, sizeof d, "%s/truncated/cut_mid_event", root);
     snprintf(whole, sizeof whole, "%s.whole", d);
     make_small(whole, 2);

@@ -24,7 +24,7 @@
 
 -define(WORK, "bmt_trace_target:work/1").
 -define(MODS, [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
-               beamtrace_statedump]).
+               beamtrace_statedump, beamtrace_sources]).
 
 %%% Targets
 
@@ -541,7 +541,7 @@ keep_test() ->
 already_loaded_test() ->
     Eval = io_lib:format("code:add_patha(\"~s\"), {module, beamtrace} = code:ensure_loaded(beamtrace), "
                          "[{module, M} = code:ensure_loaded(M) || M <- [beamtrace_tracing, "
-                         "beamtrace_trace, beamtrace_remote, beamtrace_statedump]], "
+                         "beamtrace_trace, beamtrace_remote, beamtrace_statedump, beamtrace_sources]], "
                          "bmt_trace_target:start('~s')",
                          [filename:join(root(), "ebin"), node()]),
     with_target(#{eval => Eval}, fun(#{node := N} = T) ->

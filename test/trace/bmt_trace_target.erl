@@ -41,7 +41,7 @@ beamtrace_left() ->
                                              {beamtrace_trace, _} = S <- L])
                end,
     Mods = [M || M <- [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
-                       beamtrace_statedump],
+                       beamtrace_statedump, beamtrace_sources],
                  code:is_loaded(M) =/= false],
     [{traced_by_beamtrace, Tracers} || Tracers =/= []]
         ++ [{sessions, Sessions} || Sessions =/= []]

@@ -27,12 +27,13 @@ ulimit -l unlimited 2>/dev/null || true
 
 cd "$root"
 rm -rf "$out" && mkdir -p "$out/beamtrace/ebin" "$out/beamtrace/priv"
-if ! make -s priv/beamtrace_nif.so ebin/beamtrace.beam ebin/beamtrace.app >"$out/make.log" 2>&1; then
+if ! make -s priv/beamtrace_nif.so beams ebin/beamtrace.app >"$out/make.log" 2>&1; then
     cat "$out/make.log"
     echo "not ok - usdt: build beamtrace (make)"
     exit 1
 fi
-cp priv/beamtrace_nif.so "$out/beamtrace/priv/" && cp ebin/beamtrace.beam ebin/beamtrace.app "$out/beamtrace/ebin/"
+# Every module: beamtrace:start/1 calls others (the state dump, the node table).
+cp priv/beamtrace_nif.so "$out/beamtrace/priv/" && cp ebin/*.beam ebin/beamtrace.app "$out/beamtrace/ebin/"
 [ -f priv/beamtrace_lttng.so ] && cp priv/beamtrace_lttng.so "$out/beamtrace/priv/"
 if ! erlc -Werror -o "$out" test/usdt/bmt_usdt_node.erl; then
     echo "not ok - usdt: compile test/usdt/bmt_usdt_node.erl"

@@ -1,0 +1,504 @@
+%% @doc A session's own sources: events the VM reports to a process rather
+%% than to a tracer, recorded as org_erlang_beamtrace tracepoints.
+%%
+%% ```
+%% {ok, S} = beamtrace:start(#{system_monitor => #{long_gc => 50, busy_port => true},
+%%                             samples => #{schedulers => 1000, memory => 5000},
+%%                             distribution => true}),
+%% ...,
+%% beamtrace:stop(S).
+%% '''
+%%
+%% == Options (beamtrace:start/1 and trace/2) ==
+%% <dl>
+%% <dt>`system_monitor => #{...}'</dt><dd>erlang:system_monitor/2's
+%%   settings: `long_gc => Ms', `long_schedule => Ms', `large_heap => Words',
+%%   `busy_port => true', `busy_dist_port => true', `long_message_queue =>
+%%   {Disable, Enable}' (OTP 27+; refused with
+%%   `{system_monitor, {unsupported, long_message_queue}}' where the VM does
+%%   not have it). Tracepoints long_gc, large_heap, long_schedule,
+%%   busy_port, busy_dist_port, long_message_queue.</dd>
+%% <dt>`samples => #{...}'</dt><dd>periodic `counter' events:
+%%   `schedulers => Ms' (utilisation of each scheduler, normal and dirty,
+%%   and the total, ppm of wall time, from statistics(scheduler_wall_time_all)),
+%%   `run_queues => Ms' (run queue lengths), `memory => Ms' (erlang:memory/0
+%%   categories, bytes), `message_queues => {Ms, TopN}' (the TopN longest
+%%   message queues, TopN =&lt; 100; a process that drops out of the top
+%%   gets one 0). The first sample is one interval after start.</dd>
+%% <dt>`distribution => true'</dt><dd>`dist_monitor' events at each
+%%   nodeup and nodedown, with the reason (net_kernel:monitor_nodes/2 with
+%%   nodedown_reason).</dd>
+%% </dl>
+%% A source not asked for costs nothing: no process, no setting.
+%%
+%% == The system monitor is one per node ==
+%% erlang:system_monitor/2 is a single global setting. beamtrace chains: if
+%% another process is the system monitor when a session starts, the session
+%% installs the union of both settings (smaller thresholds, either's
+%% booleans) and forwards to the previous monitor every message its own
+%% settings asked for, unchanged; at stop the previous monitor and its
+%% settings are back. A second beamtrace session asking for the system
+%% monitor while another holds it is refused:
+%% `{system_monitor, {in_use, OtherHelper}}'; so is a long_message_queue
+%% setting that differs from the previous monitor's
+%% (`{system_monitor, {conflict, long_message_queue}}').
+%%
+%% == Structure ==
+%% Two processes per session with sources, neither linked to the caller:
+%% the helper (receives the VM's messages and the sample timers, records
+%% the events) and the keeper (holds what must be undone: the previous
+%% system monitor). Whenever the helper ends (stop, a crash, a kill) the
+%% keeper puts the previous system monitor back; net_kernel's subscription
+%% and the scheduler_wall_time flag belong to the helper and the VM drops
+%% them when it exits (the flag is counted per process: it stays on if
+%% someone else turned it on). If the keeper dies first, the helper undoes
+%% and exits. The helper also exits when its session stops by itself (a
+%% cap). Events are stamped when the helper records them, after the VM
+%% reported them (the figures are the VM's).
+-module(beamtrace_sources).
+
+-export([validate/1, start/3, stop/1, helpers/1]).
+%% The processes.
+-export([keeper/1, helper/4]).
+
+-export_type([options/0]).
+
+-type options() :: #{system_monitor => map(), samples => map(), distribution => boolean()}.
+
+-define(KEYS, [system_monitor, samples, distribution]).
+%% How often the helper looks whether its session still runs, ms.
+-define(ALIVE_CHECK_MS, 1000).
+-define(MAX_TOP, 100).
+
+%%% API
+
+%% @doc Splits the sources' options off beamtrace:start/1's and checks
+%% them: `{ok, Sources, Rest}' or `{error, {badopt, {Key, SubKey}}}'.
+-spec validate(map()) -> {ok, options(), map()} | {error, term()}.
+validate(Opts) ->
+    Src = maps:with(?KEYS, Opts),
+    case check(maps:to_list(Src)) of
+        ok -> {ok, maps:filter(fun(_, V) -> V =/= false andalso V =/= #{} end, Src),
+               maps:without(?KEYS, Opts)};
+        Error -> Error
+    end.
+
+check([]) -> ok;
+check([{system_monitor, M} | T]) when is_map(M) ->
+    case [K || {K, V} <- maps:to_list(M), not monitor_opt(K, V)] of
+        [] -> check(T);
+        [K | _] -> {error, {badopt, {system_monitor, K}}}
+    end;
+check([{samples, M} | T]) when is_map(M) ->
+    case [K || {K, V} <- maps:to_list(M), not sample_opt(K, V)] of
+        [] -> check(T);
+        [K | _] -> {error, {badopt, {samples, K}}}
+    end;
+check([{distribution, B} | T]) when is_boolean(B) -> check(T);
+check([{K, _} | _]) -> {error, {badopt, K}}.
+
+monitor_opt(K, V) when K =:= long_gc; K =:= long_schedule; K =:= large_heap ->
+    is_integer(V) andalso V > 0 andalso V < 1 bsl 32;
+monitor_opt(K, V) when K =:= busy_port; K =:= busy_dist_port -> is_boolean(V);
+monitor_opt(long_message_queue, {D, E}) ->
+    is_integer(D) andalso is_integer(E) andalso D >= 0 andalso E > D;
+monitor_opt(_, _) -> false.
+
+sample_opt(K, V) when K =:= schedulers; K =:= run_queues; K =:= memory ->
+    is_integer(V) andalso V > 0;
+sample_opt(message_queues, {Ms, N}) ->
+    is_integer(Ms) andalso Ms > 0 andalso is_integer(N) andalso N > 0 andalso N =< ?MAX_TOP;
+sample_opt(_, _) -> false.
+
+%% @doc Starts the sources `Src' (from validate/1) of a session that just
+%% started with trace directory `Dir'. ok, or `{error, Reason}' with
+%% nothing left set.
+-spec start(beamtrace:session(), binary(), options()) -> ok | {error, term()}.
+start(_Session, _Dir, Src) when map_size(Src) =:= 0 ->
+    ok;
+start(Session, Dir, Src) ->
+    Keeper = spawn(?MODULE, keeper, [self()]),
+    Ref = make_ref(),
+    {Helper, Mon} = spawn_monitor(?MODULE, helper, [{self(), Ref}, Keeper, Session, Src]),
+    Keeper ! {helper, Helper},
+    receive
+        {Ref, ok} ->
+            demonitor(Mon, [flush]),
+            application:set_env(beamtrace, {sources, Dir}, #{helper => Helper, keeper => Keeper}),
+            ok;
+        {Ref, {error, _} = Error} ->
+            receive {'DOWN', Mon, process, Helper, _} -> ok end,
+            wait_down(Keeper),
+            Error;
+        {'DOWN', Mon, process, Helper, Why} ->
+            wait_down(Keeper),
+            {error, {sources, Why}}
+    end.
+
+%% @doc Takes down the sources of `Session' (or the default session, `[]'):
+%% the helper goes, the keeper undoes, both are waited for.
+-spec stop(beamtrace:session() | []) -> ok.
+stop(Session) ->
+    case beamtrace:info(Session) of
+        #{dir := Dir} ->
+            case application:get_env(beamtrace, {sources, Dir}) of
+                {ok, #{helper := H, keeper := K}} ->
+                    application:unset_env(beamtrace, {sources, Dir}),
+                    H ! stop,
+                    wait_down(H),
+                    wait_down(K);
+                undefined ->
+                    ok
+            end;
+        _ ->
+            ok
+    end.
+
+%% @doc The helper and keeper of a session, for tests and introspection.
+-spec helpers(beamtrace:session() | []) -> #{helper := pid(), keeper := pid()} | none.
+helpers(Session) ->
+    case beamtrace:info(Session) of
+        #{dir := Dir} ->
+            case application:get_env(beamtrace, {sources, Dir}) of
+                {ok, Map} -> Map;
+                undefined -> none
+            end;
+        _ -> none
+    end.
+
+wait_down(Pid) ->
+    Mon = monitor(process, Pid),
+    receive {'DOWN', Mon, process, Pid, _} -> ok
+    after 5000 -> exit(Pid, kill), receive {'DOWN', Mon, process, Pid, _} -> ok end
+    end.
+
+%%% The keeper
+
+%% @private
+-spec keeper(pid()) -> ok.
+keeper(_Starter) ->
+    receive {helper, Helper} -> ok end,
+    Mon = monitor(process, Helper),
+    keeper_loop(Helper, Mon, []).
+
+keeper_loop(Helper, Mon, Undo) ->
+    receive
+        {undo, Item, From, Ref} ->
+            From ! {Ref, ok},
+            keeper_loop(Helper, Mon, [Item | Undo]);
+        {'DOWN', Mon, process, Helper, _} ->
+            undo_all(Undo, Helper)
+    end.
+
+undo_all(Undo, Helper) ->
+    lists:foreach(fun(Item) -> undo(Item, Helper) end, Undo).
+
+%% The previous monitor comes back if the setting is still ours, or gone
+%% (the VM clears it when its process exits); one a user set since stays.
+undo({system_monitor, Prev}, Helper) ->
+    case erlang:system_monitor() of
+        {Helper, _} -> erlang:system_monitor(restorable(Prev));
+        undefined -> erlang:system_monitor(restorable(Prev));
+        _ -> undefined
+    end,
+    ok.
+
+restorable({Pid, Opts}) when is_pid(Pid) ->
+    case is_process_alive(Pid) of
+        true -> {Pid, Opts};
+        false -> undefined
+    end;
+restorable(_) ->
+    undefined.
+
+%% Before a change: the keeper knows how to undo it.
+keep(Keeper, Item) ->
+    Ref = make_ref(),
+    Keeper ! {undo, Item, self(), Ref},
+    receive {Ref, ok} -> ok
+    after 5000 -> exit(keeper_unresponsive)
+    end.
+
+%%% The helper
+
+%% @private
+-spec helper({pid(), reference()}, pid(), beamtrace:session(), options()) -> ok.
+helper({From, Ref}, Keeper, Session, Src) ->
+    KMon = monitor(process, Keeper),
+    _ = erlang:function_exported(proc_lib, set_label, 1) andalso
+        proc_lib:set_label(beamtrace_sources),
+    St0 = #{session => Session, keeper => Keeper, keeper_mon => KMon, prev => undefined,
+            ours => [], swt => undefined, top => []},
+    case setup(maps:to_list(Src), St0) of
+        {ok, St} ->
+            From ! {Ref, ok},
+            erlang:send_after(?ALIVE_CHECK_MS, self(), alive_check),
+            loop(St);
+        {error, _} = Error ->
+            From ! {Ref, Error},
+            ok
+    end.
+
+setup([], St) ->
+    {ok, St};
+setup([{system_monitor, M} | T], St) ->
+    case setup_monitor(M, St) of
+        {ok, St1} -> setup(T, St1);
+        Error -> Error
+    end;
+setup([{samples, M} | T], St) ->
+    Now = erlang:monotonic_time(millisecond),
+    St1 = case is_map_key(schedulers, M) of
+              true ->
+                  _ = erlang:system_flag(scheduler_wall_time, true),
+                  St#{swt => scheduler_times()};
+              false -> St
+          end,
+    _ = [erlang:start_timer(Now + ms(V), self(), {sample, K, ms(V), Now + ms(V)}, [{abs, true}])
+         || {K, V} <- maps:to_list(M)],
+    setup(T, St1#{samples => M});
+setup([{distribution, true} | T], St) ->
+    case net_kernel:monitor_nodes(true, #{node_type => all, nodedown_reason => true}) of
+        ok -> setup(T, St);
+        Other -> {error, {distribution, Other}}
+    end.
+
+ms({Ms, _}) -> Ms;
+ms(Ms) -> Ms.
+
+setup_monitor(M, #{keeper := Keeper} = St) ->
+    Ours = monitor_list(M),
+    Prev = erlang:system_monitor(),
+    case merge(Ours, Prev) of
+        {error, _} = Error ->
+            Error;
+        {ok, Merged} ->
+            keep(Keeper, {system_monitor, Prev}),
+            try erlang:system_monitor(self(), Merged) of
+                _ -> {ok, St#{prev => Prev, ours => Ours}}
+            catch error:badarg ->
+                case lists:keymember(long_message_queue, 1, Merged) of
+                    true -> {error, {system_monitor, {unsupported, long_message_queue}}};
+                    false -> {error, {system_monitor, {badarg, Merged}}}
+                end
+            end
+    end.
+
+monitor_list(M) ->
+    [case {K, V} of
+         {_, true} -> K;
+         _ -> {K, V}
+     end || {K, V} <- lists:sort(maps:to_list(M)), V =/= false].
+
+merge(Ours, undefined) ->
+    {ok, Ours};
+merge(Ours, {Pid, PrevOpts}) ->
+    case is_helper(Pid) of
+        true ->
+            {error, {system_monitor, {in_use, Pid}}};
+        false ->
+            LmqOurs = lists:keyfind(long_message_queue, 1, Ours),
+            LmqPrev = lists:keyfind(long_message_queue, 1, PrevOpts),
+            case LmqOurs =/= false andalso LmqPrev =/= false andalso LmqOurs =/= LmqPrev of
+                true -> {error, {system_monitor, {conflict, long_message_queue}}};
+                false -> {ok, union(Ours, PrevOpts)}
+            end
+    end.
+
+union(A, B) ->
+    Flags = lists:usort([F || F <- A ++ B, is_atom(F)]),
+    Keys = lists:usort([K || {K, _} <- A ++ B]),
+    Flags ++ [{K, combine(K, [V || {K1, V} <- A ++ B, K1 =:= K])} || K <- Keys].
+
+combine(long_message_queue, [V | _]) -> V;
+combine(_, Vs) -> lists:min(Vs).
+
+is_helper(Pid) ->
+    lists:any(fun({{sources, _}, #{helper := H}}) -> H =:= Pid;
+                 (_) -> false
+              end, application:get_all_env(beamtrace)).
+
+%% Whether a monitor message meets the settings `Opts' (an erlang:
+%% system_monitor/2 option list).
+wanted(long_gc, Info, Opts) -> over(long_gc, get(timeout, Info), Opts);
+wanted(long_schedule, Info, Opts) -> over(long_schedule, get(timeout, Info), Opts);
+wanted(large_heap, Info, Opts) ->
+    over(large_heap, get(heap_block_size, Info) + get(old_heap_block_size, Info)
+         + get(mbuf_size, Info), Opts);
+wanted(Kind, _Info, Opts) -> lists:member(Kind, Opts) orelse lists:keymember(Kind, 1, Opts).
+
+over(Key, Value, Opts) ->
+    case lists:keyfind(Key, 1, Opts) of
+        {Key, Threshold} -> Value >= Threshold;
+        false -> false
+    end.
+
+get(Key, Info) when is_list(Info) ->
+    case lists:keyfind(Key, 1, Info) of
+        {Key, V} when is_integer(V) -> V;
+        _ -> 0
+    end;
+get(_, _) -> 0.
+
+loop(#{session := S, keeper := Keeper, keeper_mon := KMon} = St) ->
+    receive
+        {monitor, Who, Kind, Info} = Msg ->
+            forward(Msg, Kind, Info, St),
+            _ = wanted(Kind, Info, maps:get(ours, St)) andalso monitor_event(S, Who, Kind, Info),
+            loop(St);
+        {timeout, _, {sample, Kind, Interval, Due}} ->
+            Next = Due + Interval,
+            erlang:start_timer(Next, self(), {sample, Kind, Interval, Next}, [{abs, true}]),
+            loop(sample(Kind, St));
+        {NodeEvent, Node, Info} when NodeEvent =:= nodeup; NodeEvent =:= nodedown ->
+            beamtrace:emit_nif(S, dist_monitor,
+                               [atom_to_binary(node(), utf8), NodeEvent,
+                                atom_to_binary(Node, utf8), maps:get(node_type, Info, visible),
+                                {term, maps:get(nodedown_reason, Info, undefined)}]),
+            loop(St);
+        alive_check ->
+            case beamtrace:info(S) of
+                #{state := running} ->
+                    erlang:send_after(?ALIVE_CHECK_MS, self(), alive_check),
+                    loop(St);
+                _ ->
+                    ok
+            end;
+        stop ->
+            ok;
+        {'DOWN', KMon, process, Keeper, _} ->
+            %% Nobody is left to undo: the helper does it and goes.
+            _ = maps:get(prev, St) =/= undefined andalso undo({system_monitor, maps:get(prev, St)}, self()),
+            ok;
+        _ ->
+            loop(St)
+    end.
+
+%% Every message the previous monitor's own settings asked for, unchanged.
+forward(Msg, Kind, Info, #{prev := {Pid, Opts}}) ->
+    _ = wanted(Kind, Info, Opts) andalso (Pid ! Msg),
+    ok;
+forward(_, _, _, _) ->
+    ok.
+
+monitor_event(S, Who, Kind, Info) when Kind =:= long_gc; Kind =:= large_heap ->
+    Figures = [get(K, Info) || K <- [heap_size, heap_block_size, old_heap_size,
+                                      old_heap_block_size, stack_size, mbuf_size]],
+    Timeout = case Kind of long_gc -> [get(timeout, Info)]; large_heap -> [] end,
+    beamtrace:emit_nif(S, Kind, [Who, name(Who)] ++ Timeout ++ Figures ++ [location(Who)]);
+monitor_event(S, Who, long_schedule, Info) ->
+    beamtrace:emit_nif(S, long_schedule, [Who, name(Who), get(timeout, Info),
+                                          where(in, Info), where(out, Info)]);
+monitor_event(S, Who, busy_port, Port) ->
+    beamtrace:emit_nif(S, busy_port, [Who, name(Who), Port, name(Port)]);
+monitor_event(S, Who, busy_dist_port, Port) ->
+    Remote = case [N || {N, P} <- erlang:system_info(dist_ctrl), P =:= Port] of
+                 [N | _] -> atom_to_binary(N, utf8);
+                 [] -> undefined
+             end,
+    beamtrace:emit_nif(S, busy_dist_port, [atom_to_binary(node(), utf8), Who, name(Who), Port, Remote]);
+monitor_event(S, Who, long_message_queue, Long) ->
+    Len = case is_pid(Who) andalso erlang:process_info(Who, message_queue_len) of
+              {message_queue_len, L} -> L;
+              _ -> 0
+          end,
+    beamtrace:emit_nif(S, long_message_queue, [Who, name(Who), Long, Len]);
+monitor_event(_, _, _, _) ->
+    false.
+
+where(Key, Info) ->
+    case lists:keyfind(Key, 1, Info) of
+        {Key, {M, F, A}} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
+        {Key, Atom} when is_atom(Atom) -> Atom;
+        _ -> undefined
+    end.
+
+name(Pid) when is_pid(Pid) ->
+    case erlang:process_info(Pid, registered_name) of
+        {registered_name, Name} -> Name;
+        _ -> undefined
+    end;
+name(Port) when is_port(Port) ->
+    case erlang:port_info(Port, registered_name) of
+        {registered_name, Name} -> Name;
+        _ ->
+            case erlang:port_info(Port, name) of
+                {name, Command} -> unicode:characters_to_binary(Command);
+                _ -> undefined
+            end
+    end;
+name(_) ->
+    undefined.
+
+location(Pid) when is_pid(Pid) ->
+    case erlang:process_info(Pid, current_function) of
+        {current_function, {M, F, A}} -> {M, F, A};
+        _ -> undefined
+    end;
+location(_) ->
+    undefined.
+
+%%% Samples
+
+sample(schedulers, #{session := S, swt := Prev} = St) ->
+    Now = scheduler_times(),
+    Deltas = [{Id, A1 - A0, T1 - T0} || {{Id, A1, T1}, {Id, A0, T0}} <- lists:zip(Now, Prev)],
+    _ = [counter(S, scheduler_utilization, Name, ppm(A, T), ppm)
+         || {Name, A, T} <- scheduler_names(Deltas)],
+    {As, Ts} = lists:foldl(fun({_, A, T}, {SA, ST}) -> {SA + A, ST + T} end, {0, 0}, Deltas),
+    counter(S, scheduler_utilization, total, ppm(As, Ts), ppm),
+    St#{swt => Now};
+sample(run_queues, #{session := S} = St) ->
+    Lengths = statistics(run_queue_lengths_all),
+    Normal = erlang:system_info(schedulers),
+    {Ns, Dirty} = lists:split(min(Normal, length(Lengths)), Lengths),
+    _ = [counter(S, run_queue, integer_to_binary(I), L, count)
+         || {I, L} <- lists:zip(lists:seq(1, length(Ns)), Ns)],
+    _ = [counter(S, run_queue, Name, L, count)
+         || {Name, L} <- lists:zip(lists:sublist([dirty_cpu, dirty_io], length(Dirty)), Dirty)],
+    St;
+sample(memory, #{session := S} = St) ->
+    _ = [counter(S, memory, K, V, bytes) || {K, V} <- erlang:memory()],
+    St;
+sample(message_queues, #{session := S, samples := #{message_queues := {_, N}}, top := Top0} = St) ->
+    Lens = [{L, P} || P <- erlang:processes(), P =/= self(),
+                      {message_queue_len, L} <- [erlang:process_info(P, message_queue_len)],
+                      L > 0],
+    Top = lists:sublist(lists:reverse(lists:sort(Lens)), N),
+    Shown = [{P, queue_instance(P)} || {_, P} <- Top],
+    _ = [counter(S, message_queue, I, L, messages) || {{L, _}, {_, I}} <- lists:zip(Top, Shown)],
+    %% A process that left the top: its track falls to 0 once.
+    _ = [counter(S, message_queue, I, 0, messages)
+         || {P, I} <- Top0, not lists:keymember(P, 1, Shown)],
+    St#{top => Shown}.
+
+scheduler_times() ->
+    case statistics(scheduler_wall_time_all) of
+        undefined -> [];
+        List -> lists:sort(List)
+    end.
+
+%% Scheduler ids 1..N are normal, then dirty CPU, then dirty I/O.
+scheduler_names(Deltas) ->
+    Normal = erlang:system_info(schedulers),
+    DirtyCpu = erlang:system_info(dirty_cpu_schedulers),
+    [{if Id =< Normal -> integer_to_binary(Id);
+         Id =< Normal + DirtyCpu -> <<"dirty_cpu ", (integer_to_binary(Id - Normal))/binary>>;
+         true -> <<"dirty_io ", (integer_to_binary(Id - Normal - DirtyCpu))/binary>>
+      end, A, T} || {Id, A, T} <- Deltas].
+
+ppm(_, 0) -> 0;
+ppm(Active, Total) -> Active * 1000000 div Total.
+
+queue_instance(P) ->
+    Pid = list_to_binary(pid_to_list(P)),
+    case name(P) of
+        undefined -> Pid;
+        Name -> <<Pid/binary, " ", (atom_to_binary(Name, utf8))/binary>>
+    end.
+
+counter(S, Counter, Instance, Value, Unit) ->
+    beamtrace:emit_nif(S, counter, [atom_to_binary(Counter, utf8), text(Instance), Value, Unit]).
+
+text(A) when is_atom(A) -> atom_to_binary(A, utf8);
+text(B) -> B.

@@ -1,0 +1,395 @@
+%% The session's own sources (beamtrace_sources) on a real node: system
+%% monitor events provoked on purpose, counters at the asked interval, node
+%% up/down with a peer, chaining to a user's system monitor, and cleanup
+%% after stop and after the helper or keeper is killed. Run by
+%% test/sources/run.sh; each test prints a TAP line.
+-module(bmt_sources_tests).
+-compile(nowarn_deprecated_catch).
+-export([main/1]).
+-export([nothing_when_not_asked/1, bad_options/1, long_gc_with_figures/1,
+         long_schedule_with_figures/1, busy_port/1, user_monitor_chained/1,
+         second_session_refused/1, long_message_queue/1, counters_at_interval/1,
+         message_queue_top/1, node_up_down/1, cleanup_after_stop/1,
+         cleanup_after_helper_killed/1, cleanup_after_keeper_killed/1,
+         session_cap_ends_helper/1]).
+
+-import(bmt_test_lib, [assert_eq/3, fail/2, select/2, field/2]).
+
+-define(EXPECT(Cond, What), (Cond) orelse fail(What, ?LINE)).
+
+main([OutDir]) ->
+    All = [nothing_when_not_asked, bad_options, long_gc_with_figures,
+           long_schedule_with_figures, busy_port, user_monitor_chained,
+           second_session_refused, long_message_queue, counters_at_interval,
+           message_queue_top, node_up_down, cleanup_after_stop,
+           cleanup_after_helper_killed, cleanup_after_keeper_killed, session_cap_ends_helper],
+    Tests = case os:getenv("BMT_ONLY") of
+                false -> All;
+                Only -> [list_to_atom(T) || T <- string:lexemes(Only, ",")]
+            end,
+    Failed = lists:foldl(fun(T, Acc) -> Acc + run(T, OutDir) end, 0, Tests),
+    halt(if Failed =:= 0 -> 0; true -> 1 end).
+
+run(Test, _OutDir) ->
+    Self = self(),
+    {Pid, Ref} = spawn_monitor(fun() -> Self ! {self(), catch ?MODULE:Test(x)} end),
+    R = receive
+            {Pid, ok} -> io:format("ok - sources: ~s~n", [Test]), 0;
+            {Pid, {skip, Why}} -> io:format("ok - sources: ~s # SKIP ~s~n", [Test, Why]), 0;
+            {Pid, Other} -> io:format("not ok - sources: ~s~n# ~p~n", [Test, Other]), 1;
+            {'DOWN', Ref, _, _, Reason} -> io:format("not ok - sources: ~s~n# ~p~n", [Test, Reason]), 1
+        after 60000 ->
+            exit(Pid, kill), io:format("not ok - sources: ~s (timeout)~n", [Test]), 1
+        end,
+    [catch beamtrace:stop(S) || S <- beamtrace:sessions()],
+    erlang:system_monitor(undefined),
+    R.
+
+start(Opts) ->
+    bmt_test_lib:start(maps:merge(#{events => ["org_erlang_beamtrace:*"]}, Opts)).
+
+stop(S) ->
+    {_Stats, Events} = bmt_test_lib:stop_check(S),
+    Events.
+
+%% Nothing the sources set is left: the system monitor is `Monitor', the
+%% scheduler_wall_time flag is off, the helper and keeper are gone.
+assert_clean(Monitor, #{helper := H, keeper := K}) ->
+    wait_gone(H), wait_gone(K),
+    assert_eq(system_monitor_restored, Monitor, erlang:system_monitor()),
+    assert_eq(scheduler_wall_time_off, undefined, statistics(scheduler_wall_time)),
+    ok.
+
+wait_gone(P) ->
+    bmt_test_lib:wait_dead(P).
+
+%%% Tests
+
+nothing_when_not_asked(_) ->
+    S = start(#{}),
+    assert_eq(no_helpers, none, beamtrace_sources:helpers(S)),
+    assert_eq(no_monitor, undefined, erlang:system_monitor()),
+    assert_eq(no_swt, undefined, statistics(scheduler_wall_time)),
+    _ = stop(S),
+    ok.
+
+bad_options(_) ->
+    Dir = bmt_test_lib:tmpdir("bad"),
+    assert_eq(bad_sample, {error, {badopt, {samples, foo}}},
+              beamtrace:start(#{dir => Dir, samples => #{foo => 1}})),
+    assert_eq(bad_interval, {error, {badopt, {samples, memory}}},
+              beamtrace:start(#{dir => Dir, samples => #{memory => 0}})),
+    assert_eq(bad_monitor, {error, {badopt, {system_monitor, long_gc}}},
+              beamtrace:start(#{dir => Dir, system_monitor => #{long_gc => -1}})),
+    assert_eq(bad_top, {error, {badopt, {samples, message_queues}}},
+              beamtrace:start(#{dir => Dir, samples => #{message_queues => {100, 1000}}})),
+    assert_eq(bad_dist, {error, {badopt, distribution}},
+              beamtrace:start(#{dir => Dir, distribution => yes})),
+    ?EXPECT(not filelib:is_file(Dir), dir_not_made),
+    ok.
+
+%% A full sweep of a live list of 2 M cons cells (4 M words) takes more
+%% than 1 ms on any machine this runs on.
+gc_worker(Parent) ->
+    L = lists:seq(1, 2000000),
+    erlang:garbage_collect(),
+    {heap_size, H} = erlang:process_info(self(), heap_size),
+    Parent ! {self(), gc_done, H},
+    receive stop -> length(L) end.
+
+long_gc_with_figures(_) ->
+    S = start(#{system_monitor => #{long_gc => 1, large_heap => 1000000}}),
+    Self = self(),
+    W = spawn(fun() -> gc_worker(Self) end),
+    receive {W, gc_done, _} -> ok end,
+    W ! stop,
+    Events = stop(S),
+    Pid = list_to_binary(pid_to_list(W)),
+    Gcs = select(Events, #{'$name' => long_gc, pid => Pid}),
+    ?EXPECT(Gcs =/= [], {no_long_gc, Events}),
+    [?EXPECT(field(timeout, E) >= 1, {timeout, E}) || E <- Gcs],
+    %% The forced full sweep: all 4 M live words in the young heap.
+    ?EXPECT(lists:any(fun(E) -> field(heap_size, E) + field(old_heap_size, E) >= 4000000 end, Gcs),
+            {figures, Gcs}),
+    [?EXPECT(field(heap_block_size, E) >= field(heap_size, E), {block, E}) || E <- Gcs],
+    ?EXPECT(lists:all(fun(E) -> binary:match(field(location, E), <<":">>) =/= nomatch end, Gcs),
+            {location, Gcs}),
+    Large = select(Events, #{'$name' => large_heap, pid => Pid}),
+    ?EXPECT(Large =/= [], {no_large_heap, Events}),
+    ?EXPECT(lists:all(fun(E) -> field(heap_block_size, E) + field(old_heap_block_size, E) >= 1000000 end,
+                      Large), {large_figures, Large}),
+    ok.
+
+%% Comparing two distinct 10 M element lists is one instruction that does
+%% not yield: about 35 ms here, well past 5 ms anywhere.
+long_schedule_with_figures(_) ->
+    S = start(#{system_monitor => #{long_schedule => 5}}),
+    Self = self(),
+    W = spawn(fun() ->
+                  A = lists:seq(1, 10000000), B = lists:seq(1, 10000000),
+                  register(bmt_long_runner, self()),
+                  T0 = erlang:monotonic_time(millisecond),
+                  true = A =:= B,
+                  Self ! {self(), erlang:monotonic_time(millisecond) - T0},
+                  receive stop -> ok end
+              end),
+    Took = receive {W, T} -> T end,
+    timer:sleep(50),
+    W ! stop,
+    Events = stop(S),
+    Mine = select(Events, #{'$name' => long_schedule, pid => list_to_binary(pid_to_list(W)),
+                            name => <<"bmt_long_runner">>}),
+    ?EXPECT(Mine =/= [], {no_long_schedule, Took, Events}),
+    ?EXPECT(lists:any(fun(E) -> field(timeout, E) >= 5 andalso field(timeout, E) =< Took + 50 end,
+                      Mine), {figures, Took, Mine}),
+    ok.
+
+%% A port to `sleep' never reads its stdin: once the pipe is full the
+%% driver queues, and past its limit the port is busy and the sender is
+%% suspended.
+busy_port(_) ->
+    S = start(#{system_monitor => #{busy_port => true}}),
+    Port = open_port({spawn, "sleep 60"}, [binary]),
+    Data = binary:copy(<<0>>, 65536),
+    Sender = spawn(fun() -> register(bmt_busy_sender, self()), fill(Port, Data) end),
+    erlang:port_connect(Port, Sender),
+    unlink(Port),
+    wait_suspended(Sender, 2000),
+    catch port_close(Port),
+    exit(Sender, kill),
+    Events = stop(S),
+    Busy = select(Events, #{'$name' => busy_port, pid => list_to_binary(pid_to_list(Sender)),
+                            port => list_to_binary(erlang:port_to_list(Port)),
+                            name => <<"bmt_busy_sender">>, port_name => <<"sleep 60">>}),
+    ?EXPECT(Busy =/= [], {no_busy_port, Events}),
+    ok.
+
+fill(Port, Data) ->
+    erlang:port_command(Port, Data),
+    fill(Port, Data).
+
+wait_suspended(_P, 0) ->
+    fail(never_suspended, busy_port);
+wait_suspended(P, N) ->
+    case erlang:process_info(P, status) of
+        {status, suspended} -> ok;
+        _ -> timer:sleep(5), wait_suspended(P, N - 1)
+    end.
+
+%% A user's own monitor keeps getting what it asked for (long_gc), not what
+%% only the session asked for (long_schedule), and is back at stop.
+user_monitor_chained(_) ->
+    Self = self(),
+    User = spawn(fun() -> user_monitor(Self, []) end),
+    erlang:system_monitor(User, [{long_gc, 1}]),
+    S = start(#{system_monitor => #{long_schedule => 5, long_gc => 50}}),
+    #{helper := H} = Helpers = beamtrace_sources:helpers(S),
+    {H, Merged} = erlang:system_monitor(),
+    assert_eq(union_of_settings, [{long_gc, 1}, {long_schedule, 5}], lists:sort(Merged)),
+    W = spawn(fun() -> gc_worker(Self) end),
+    receive {W, gc_done, _} -> W ! stop end,
+    spawn(fun() ->
+              A = lists:seq(1, 10000000), B = lists:seq(1, 10000000), true = A =:= B
+          end),
+    timer:sleep(300),
+    User ! {report, self()},
+    Got = receive {user_got, G} -> G end,
+    ?EXPECT(lists:any(fun({monitor, P, long_gc, _}) -> P =:= W; (_) -> false end, Got),
+            {user_missed_long_gc, Got}),
+    ?EXPECT(not lists:any(fun({monitor, _, long_schedule, _}) -> true; (_) -> false end, Got),
+            {user_got_unasked, Got}),
+    ?EXPECT(lists:all(fun({monitor, _, long_gc, Info}) -> proplists:get_value(timeout, Info) >= 1 end,
+                      Got), {user_threshold, Got}),
+    Events = stop(S),
+    assert_clean({User, [{long_gc, 1}]}, Helpers),
+    %% The session's own threshold (50 ms) applies to what it records.
+    [?EXPECT(field(timeout, E) >= 50, {session_threshold, E})
+     || E <- select(Events, #{'$name' => long_gc})],
+    ?EXPECT(select(Events, #{'$name' => long_schedule}) =/= [], {no_long_schedule, Events}),
+    erlang:system_monitor(undefined),
+    exit(User, kill),
+    ok.
+
+user_monitor(Parent, Acc) ->
+    receive
+        {report, From} -> From ! {user_got, lists:reverse(Acc)}, user_monitor(Parent, Acc);
+        Msg -> user_monitor(Parent, [Msg | Acc])
+    end.
+
+second_session_refused(_) ->
+    S = start(#{system_monitor => #{long_gc => 10}}),
+    #{helper := H} = beamtrace_sources:helpers(S),
+    Dir = bmt_test_lib:tmpdir("second"),
+    assert_eq(refused, {error, {system_monitor, {in_use, H}}},
+              beamtrace:start(#{dir => Dir, system_monitor => #{long_gc => 5}})),
+    ?EXPECT(not filelib:is_file(Dir), second_dir_removed),
+    assert_eq(still_ours, {H, [{long_gc, 10}]}, erlang:system_monitor()),
+    assert_eq(one_session, [S], beamtrace:sessions()),
+    _ = stop(S),
+    ok.
+
+%% OTP 27+ only: the feature is tried, not the version read.
+long_message_queue(_) ->
+    Supported = try erlang:system_monitor(self(), [{long_message_queue, {10, 100}}]) of
+                    _ -> erlang:system_monitor(undefined), true
+                catch error:badarg -> false
+                end,
+    Dir = bmt_test_lib:tmpdir("lmq"),
+    Opts = #{dir => Dir, events => ["org_erlang_beamtrace:*"],
+             system_monitor => #{long_message_queue => {10, 100}}},
+    case Supported of
+        false ->
+            assert_eq(clear_error, {error, {system_monitor, {unsupported, long_message_queue}}},
+                      beamtrace:start(Opts)),
+            ?EXPECT(not filelib:is_file(Dir), dir_removed),
+            assert_eq(nothing_set, undefined, erlang:system_monitor()),
+            assert_eq(no_session, [], beamtrace:sessions()),
+            {skip, "long_message_queue needs OTP 27+ (refusal checked)"};
+        true ->
+            {ok, S} = beamtrace:start(Opts),
+            P = spawn(fun() -> receive go -> ok end, receive stop -> ok end end),
+            [P ! {m, I} || I <- lists:seq(1, 200)],
+            timer:sleep(50),
+            P ! go,
+            exit(P, kill),
+            timer:sleep(50),
+            Events = stop(S),
+            Pid = list_to_binary(pid_to_list(P)),
+            ?EXPECT(select(Events, #{'$name' => long_message_queue, pid => Pid,
+                                     is_long => <<"true">>}) =/= [], {no_lmq, Events}),
+            ok
+    end.
+
+counters_at_interval(_) ->
+    Interval = 100,
+    S = start(#{samples => #{schedulers => Interval, run_queues => Interval,
+                             memory => 2 * Interval}}),
+    T0 = erlang:monotonic_time(millisecond),
+    Busy = spawn(fun Spin() -> Spin() end),
+    timer:sleep(1050),
+    exit(Busy, kill),
+    T1 = erlang:monotonic_time(millisecond),
+    #{dir := Dir} = beamtrace:info(S),
+    Events = stop(S),
+    Elapsed = T1 - T0,
+    Count = fun(Pattern) -> length(select(Events, Pattern#{'$name' => counter})) end,
+    Totals = Count(#{counter => <<"scheduler_utilization">>, instance => <<"total">>}),
+    Expect = Elapsed div Interval,
+    ?EXPECT(abs(Totals - Expect) =< 1, {scheduler_samples, Totals, Expect}),
+    Mem = Count(#{counter => <<"memory">>, instance => <<"total">>}),
+    ?EXPECT(abs(Mem - Elapsed div (2 * Interval)) =< 1, {memory_samples, Mem}),
+    Rq = Count(#{counter => <<"run_queue">>, instance => <<"1">>}),
+    ?EXPECT(abs(Rq - Expect) =< 1, {run_queue_samples, Rq, Expect}),
+    %% One scheduler spun the whole time: some scheduler is near full, and
+    %% every value is a fraction of wall time.
+    Utils = [field(value, E) || E <- select(Events, #{'$name' => counter,
+                                                      counter => <<"scheduler_utilization">>})],
+    ?EXPECT(lists:all(fun(V) -> V >= 0 andalso V =< 1000000 end, Utils), {ppm_range, Utils}),
+    ?EXPECT(lists:max(Utils) > 500000, {no_busy_scheduler, lists:max(Utils)}),
+    [?EXPECT(field(value, E) > 0, {memory_total, E})
+     || E <- select(Events, #{'$name' => counter, counter => <<"memory">>, instance => <<"total">>})],
+    %% The chrome export draws every sample as a counter ("C") event.
+    Json = filename:join(bmt_test_lib:tmpdir("chrome"), "trace.json"),
+    ok = filelib:ensure_dir(Json),
+    Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+    {0, _, _} = bmt_test_lib:cmd(Cli, ["export", "--format", "chrome", "-o", Json, Dir]),
+    {ok, Text} = file:read_file(Json),
+    Cs = binary:matches(Text, <<"{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,">>),
+    assert_eq(chrome_counters, length(select(Events, #{'$name' => counter})), length(Cs)),
+    ?EXPECT(binary:match(Text, <<"\"name\":\"scheduler_utilization (ppm)\",\"args\":{\"total\":">>)
+            =/= nomatch, chrome_track_name),
+    ok.
+
+message_queue_top(_) ->
+    P = spawn(fun() -> register(bmt_piled_up, self()), receive never -> ok end end),
+    timer:sleep(10),
+    [P ! {m, I} || I <- lists:seq(1, 500)],
+    S = start(#{samples => #{message_queues => {100, 3}}}),
+    timer:sleep(250),
+    exit(P, kill),
+    timer:sleep(250),
+    Events = stop(S),
+    Instance = iolist_to_binary([pid_to_list(P), " bmt_piled_up"]),
+    Mine = [field(value, E) || E <- select(Events, #{'$name' => counter, counter => <<"message_queue">>,
+                                                     instance => Instance})],
+    ?EXPECT(lists:member(500, Mine), {queue_seen, Mine}),
+    %% Gone from the top: one 0, then nothing.
+    assert_eq(dropped_to_zero, 0, lists:last(Mine)),
+    ok.
+
+node_up_down(_) ->
+    S = start(#{distribution => true}),
+    {ok, Peer, Node} = peer:start_link(#{name => peer:random_name(bmt_src)}),
+    pong = net_adm:ping(Node),
+    timer:sleep(100),
+    peer:stop(Peer),
+    timer:sleep(200),
+    Events = stop(S),
+    Name = atom_to_binary(Node),
+    Up = select(Events, #{'$name' => dist_monitor, what => <<"nodeup">>, monitored_node => Name,
+                          node => atom_to_binary(node()), type => <<"visible">>,
+                          reason => <<"undefined">>}),
+    Down = select(Events, #{'$name' => dist_monitor, what => <<"nodedown">>, monitored_node => Name}),
+    ?EXPECT(length(Up) =:= 1, {nodeup, Events}),
+    ?EXPECT(length(Down) =:= 1, {nodedown, Events}),
+    [D] = Down,
+    ?EXPECT(field(reason, D) =/= <<"undefined">>, {nodedown_reason, D}),
+    ok.
+
+all_sources() ->
+    #{system_monitor => #{long_gc => 100, busy_port => true},
+      samples => #{schedulers => 100, memory => 100},
+      distribution => true}.
+
+cleanup_after_stop(_) ->
+    S = start(all_sources()),
+    Helpers = beamtrace_sources:helpers(S),
+    #{helper := H} = Helpers,
+    ?EXPECT(statistics(scheduler_wall_time) =/= undefined, swt_on_while_running),
+    ?EXPECT(element(1, erlang:system_monitor()) =:= H, monitor_is_helper),
+    timer:sleep(150),
+    Events = stop(S),
+    ?EXPECT(select(Events, #{'$name' => counter}) =/= [], no_counters),
+    assert_clean(undefined, Helpers),
+    %% The flag someone else turned on stays on.
+    erlang:system_flag(scheduler_wall_time, true),
+    S2 = start(#{samples => #{schedulers => 100}}),
+    _ = stop(S2),
+    ?EXPECT(statistics(scheduler_wall_time) =/= undefined, others_flag_kept),
+    erlang:system_flag(scheduler_wall_time, false),
+    ok.
+
+cleanup_after_helper_killed(_) ->
+    Self = self(),
+    User = spawn(fun() -> user_monitor(Self, []) end),
+    erlang:system_monitor(User, [busy_port]),
+    S = start(all_sources()),
+    #{helper := H} = Helpers = beamtrace_sources:helpers(S),
+    exit(H, kill),
+    assert_clean({User, [busy_port]}, Helpers),
+    %% The session goes on; stop still works.
+    assert_eq(running, running, maps:get(state, beamtrace:info(S))),
+    _ = stop(S),
+    assert_eq(still_user, {User, [busy_port]}, erlang:system_monitor()),
+    erlang:system_monitor(undefined),
+    exit(User, kill),
+    ok.
+
+cleanup_after_keeper_killed(_) ->
+    S = start(all_sources()),
+    #{keeper := K} = Helpers = beamtrace_sources:helpers(S),
+    exit(K, kill),
+    assert_clean(undefined, Helpers),
+    _ = stop(S),
+    ok.
+
+%% A session that stops by itself (its duration) takes its sources down
+%% within the helper's check interval.
+session_cap_ends_helper(_) ->
+    S = start(#{duration => 200, system_monitor => #{long_gc => 100},
+                samples => #{memory => 50}}),
+    Helpers = beamtrace_sources:helpers(S),
+    timer:sleep(1500),
+    assert_clean(undefined, Helpers),
+    {ok, #{reason := duration}} = beamtrace:stop(S),
+    ok.
