@@ -33,6 +33,14 @@ named = set()
 used = set()
 for e in data["traceEvents"]:
     ph = e.get("ph")
+    if ph == "C":
+        # Counter samples (session sources): a process-level track named by
+        # `name`, values in args; no tid in Chrome's format.
+        if "pid" not in e or not isinstance(e.get("ts"), (int, float)) or e["ts"] < 0 or \
+                not isinstance(e.get("args"), dict) or \
+                not all(isinstance(v, (int, float)) for v in e["args"].values()):
+            fail("bad counter event: %r" % e)
+        continue
     if ph is None or "pid" not in e or "tid" not in e:
         fail("event without ph/pid/tid: %r" % e)
     track = (e["pid"], e["tid"])

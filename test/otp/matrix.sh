@@ -20,11 +20,13 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 suites=${OTP_SUITES:-"trixie sid"}
 # The groups that run a VM (trace: one-call tracing and record against real
-# nodes, own trace sessions on 27+; deps: rebar3 and mix projects on that OTP). c
+# nodes, own trace sessions on 27+; sources: system monitor (long_message_queue
+# for real on 27+), counters, node up/down; cluster: three nodes recorded as
+# one; deps: rebar3 and mix projects on that OTP). c
 # and cli are the VM-free C core and reader, build the clang and USDT=0
 # variants: tested on the host; the chroot's `make` compiles all the C with
 # its newer gcc, warnings as errors.
-groups=${OTP_GROUPS:-"erl probes e2e analyses lttng usdt trace deps"}
+groups=${OTP_GROUPS:-"erl probes sources e2e analyses lttng usdt trace cluster deps"}
 out=$root/_build/otp
 passed=0 failed=0 skipped=0
 summary=()

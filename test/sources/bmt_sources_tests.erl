@@ -188,10 +188,14 @@ user_monitor_chained(_) ->
     assert_eq(union_of_settings, [{long_gc, 1}, {long_schedule, 5}], lists:sort(Merged)),
     W = spawn(fun() -> gc_worker(Self) end),
     receive {W, gc_done, _} -> W ! stop end,
-    spawn(fun() ->
-              A = lists:seq(1, 10000000), B = lists:seq(1, 10000000), true = A =:= B
-          end),
-    timer:sleep(300),
+    %% Waits for the long comparison itself (building the lists alone can
+    %% take longer than a fixed sleep on a loaded machine), then lets the
+    %% monitor messages land.
+    {_, Ref} = spawn_monitor(fun() ->
+                                 A = lists:seq(1, 10000000), B = lists:seq(1, 10000000), true = A =:= B
+                             end),
+    receive {'DOWN', Ref, process, _, normal} -> ok after 60000 -> fail(long_runner_stuck, chained) end,
+    timer:sleep(100),
     User ! {report, self()},
     Got = receive {user_got, G} -> G end,
     ?EXPECT(lists:any(fun({monitor, P, long_gc, _}) -> P =:= W; (_) -> false end, Got),
