@@ -120,8 +120,13 @@ int bmt_links_packet(struct bmt_links *l, const struct bmt_reader *r, unsigned s
  * for each). Returns 0 or -ENOMEM. */
 int bmt_links_finish(struct bmt_links *l);
 
-/* The name of node id `node` ("" for a single trace without one). */
+/* The name of node id `node` (a bmt_link's sender_node or receiver_node):
+ * owned by the reader; "" for a single trace that names no node, "?" for
+ * an id the reader does not know. */
 const char *bmt_links_node_name(const struct bmt_links *l, uint32_t node);
+
+/* How many traced nodes there are: their ids are 0 .. count-1 (a single
+ * trace is node 0). */
 uint32_t bmt_links_node_count(const struct bmt_links *l);
 
 void bmt_links_free(struct bmt_links *l);

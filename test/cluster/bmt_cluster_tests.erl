@@ -406,14 +406,17 @@ check_cli(Out, Nodes, Sent, #{count := LatCount, to := LatNode, ns := LatNs,
      orelse fail({chrome_node_group, N}, Json) || N <- Nodes],
     %% Every analysis, on the cluster directory and on the three
     %% directories: node-qualified processes.
+    %% The same output both ways (but for the line naming the input).
     Report = Json ++ ".html",
-    Runs = [{A, I} || A <- [["stats"], ["view"], ["calls"], ["sched"], ["procs"], ["gc"],
-                           ["flame", "--folded"], ["report", "-o", Report]],
-                      I <- [[Out], Dirs]],
     [begin
-         {S, _, Err, _} = bt(A ++ I),
-         assert_eq({exit_status, A, I, Err}, 0, S)
-     end || {A, I} <- Runs],
+         [Both1, Both2] = [begin
+                               {S, Lines, Err, _} = bt(A ++ I),
+                               assert_eq({exit_status, A, I, Err}, 0, S),
+                               [L || L <- Lines, binary:match(L, <<"trace  ">>) =:= nomatch]
+                           end || I <- [[Out], Dirs]],
+         assert_eq({same_output_from_cluster_dir_and_three_dirs, A}, Both1, Both2)
+     end || A <- [["stats"], ["view"], ["calls"], ["sched"], ["procs"], ["gc"],
+                  ["flame", "--folded"], ["report", "-o", Report]]],
     {0, Procs, _, _} = bt(["procs", Out]),
     Qualified = [L || L <- Procs, re:run(L, <<"@[^ /]+/<0\\.[0-9]+\\.[0-9]+>">>) =/= nomatch],
     Qualified =/= [] orelse fail(procs_node_qualified, Procs),
