@@ -92,7 +92,12 @@ void bmt_an_scope_free(struct bmt_an_scope *s)
 
 int bmt_an_keep(const struct bmt_an_scope *s, const char *pid, size_t len)
 {
-    return !s->filtering || bmt_strtab_find(&s->kept, pid, len) >= 0;
+    if (!s->filtering || bmt_strtab_find(&s->kept, pid, len) >= 0)
+        return 1;
+    /* A cluster's kv@h2/<0.66.0> is kept by --pid <0.66.0> too (that pid
+     * on every node). */
+    size_t p = bmt_nodes_prefix(pid, len);
+    return p && bmt_strtab_find(&s->kept, pid + p + 1, len - p - 1) >= 0;
 }
 
 /* "<0.66.0>", "0.66.0", "#Port<0.7>", "kv@h2/<0.66.0>": a pid or port

@@ -24,8 +24,8 @@
      "                              +DURATION after the first event (+2s, +250ms)\n" \
      "      --end TIME              stop at TIME (same forms)\n" \
      "  -p, --pid PID|NAME          only this process: <0.66.0>, 0.66.0, kv@h2/<0.66.0>\n" \
-     "                              (cluster), or a registered name or label it ever\n" \
-     "                              had (repeatable)\n" \
+     "                              (a cluster: <0.66.0> is that pid on every node), or\n" \
+     "                              a registered name or label it ever had (repeatable)\n" \
      "      --name PATTERN          only processes whose name, label or initial call\n" \
      "                              matches PATTERN ('*' wildcards; OTP's or Elixir's\n" \
      "                              spelling, e.g. 'rabbit_channel*', 'MyApp.*')\n"
