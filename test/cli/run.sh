@@ -314,6 +314,9 @@ check "cluster: view -p takes a node-qualified pid (the sends of a@h's <0.5.0>)"
           [ "$("$BT" view -p "a@h/<0.5.0>" "$cl" | wc -l)" -eq 8 ]'
 check "cluster: messages --pid NODE/PID keeps that process's pairs only" \
     eval '"$BT" messages --format json --pid "a@h/<0.7.0>" "$cl" | python3 -c "import json,sys; m = json.load(sys.stdin); sys.exit(0 if [(p[\"from\"], p[\"to\"]) for p in m[\"process_pairs\"]] == [(\"a@h/<0.7.0>\", \"b@h/<0.9.0> srv\")] and m[\"sends\"][\"linked\"] == 4 else 1)"'
+check "cluster: stats names the nodes" \
+    eval '"$BT" stats --format json "$cl" | python3 -c "import json,sys; sys.exit(0 if json.load(sys.stdin)[\"nodes\"] == [\"a@h\", \"b@h\"] else 1)" &&
+          "$BT" stats "$cl" | grep -q "^nodes  *a@h\$"'
 cluster_error() { # cluster_error PATTERN ARGS...: exit 1 and one line matching PATTERN
     local re=$1; shift
     "$ASAN" "$@" >/dev/null 2>"$out/cluster.err"
