@@ -91,10 +91,16 @@ cluster([RoundsText]) ->
     Rounds = list_to_integer(RoundsText),
     Nodes = [start_peer(P) || P <- ["bmt_bench_a", "bmt_bench_b", "bmt_bench_c"]],
     Results = [round_cluster(Nodes) || _ <- lists:seq(1, Rounds)],
-    Offsets = [abs(maps:get(offset_ns, C)) || {Cs, _} <- Results, C <- Cs],
-    Bounds = [maps:get(error_ns, C) || {Cs, _} <- Results, C <- Cs],
-    Rtts = [maps:get(rtt_ns, C) || {Cs, _} <- Results, C <- Cs],
-    Collect = [Ms || {_, Ms} <- Results],
+    Offsets = [abs(maps:get(offset_ns, C)) || {Cs, _, _} <- Results, C <- Cs],
+    Bounds = [maps:get(error_ns, C) || {Cs, _, _} <- Results, C <- Cs],
+    Rtts = [maps:get(rtt_ns, C) || {Cs, _, _} <- Results, C <- Cs],
+    Collect = [Ms || {_, Ms, _} <- Results],
+    Cli = [C || {_, _, C} <- Results],
+    Linked = lists:sum([maps:get(linked, C) || C <- Cli]),
+    ToTraced = lists:sum([maps:get(to_traced, C) || C <- Cli]),
+    MsgMs = median([maps:get(messages_us, C) div 1000 || C <- Cli]),
+    StatsMs = median([maps:get(stats_us, C) div 1000 || C <- Cli]),
+    Events = median([maps:get(events, C) || C <- Cli]),
     io:format("clock offsets estimated, |estimate| (true offset 0): median ~b ns, max ~b ns; "
               "error bounds median ~b ns; best round trips median ~b ns (~b nodes x ~b rounds)~n",
               [median(Offsets), lists:max(Offsets), median(Bounds), median(Rtts), 3, Rounds]),
@@ -106,6 +112,13 @@ cluster([RoundsText]) ->
                case lists:max(Offsets) < 100000 of true -> "within target"; false -> "OVER target" end]),
     io:format("SUMMARY|bring back + check a 3-node trace|median ~b ms|reference|reference~n",
               [median(Collect)]),
+    io:format("beamtrace messages on the 3-node trace (~b events, median): ~b ms; stats ~b ms; "
+              "link coverage ~b of ~b traced sends to traced nodes (~.1f%)~n",
+              [Events, MsgMs, StatsMs, Linked, ToTraced, 100 * Linked / max(1, ToTraced)]),
+    io:format("SUMMARY|merge + match a 3-node trace (beamtrace messages, ~b events)|median ~b ms|"
+              "reference|reference~n", [Events, MsgMs]),
+    io:format("SUMMARY|link coverage, 3 nodes (linked / traced sends to traced nodes)|~.1f%|"
+              "reference|reference~n", [100 * Linked / max(1, ToTraced)]),
     halt().
 
 start_peer(Prefix) ->
@@ -117,13 +130,46 @@ start_peer(Prefix) ->
 round_cluster(Nodes) ->
     Dir = filename:join("bench/out/cluster/traces",
                         "cl-" ++ integer_to_list(erlang:unique_integer([positive]))),
+    %% Traffic between the traced nodes while they are traced: gen_server
+    %% calls from each node to the next one's file server (request and
+    %% reply cross nodes).
+    Traffic = spawn_link(fun() -> timer:sleep(300), traffic(Nodes, 300) end),
     {ok, #{nodes := PerNode}} = beamtrace:trace([procs, send, 'receive'],
                                                 #{nodes => Nodes, links => true,
                                                   duration => 1000, dir => Dir}),
+    unlink(Traffic),
     Clocks = [maps:get(clock, S) || S <- maps:values(PerNode)],
     Ms = lists:max([maps:get(collect_ms, S) || S <- maps:values(PerNode)]),
+    Cli = analyse(Dir),
     _ = file:del_dir_r(Dir),
-    {Clocks, Ms}.
+    {Clocks, Ms, Cli}.
+
+traffic(Nodes, N) ->
+    Pairs = lists:zip(Nodes, tl(Nodes) ++ [hd(Nodes)]),
+    [catch erpc:call(A, gen_server, call, [{file_server_2, B}, get_cwd]) || _ <- lists:seq(1, N),
+                                                                              {A, B} <- Pairs],
+    ok.
+
+%% The C command line on the 3-node trace: `messages' (merge, resolve,
+%% match) and `stats' (merge only), wall time with the process start, and
+%% what messages found.
+analyse(Dir) ->
+    Bt = filename:absname("priv/beamtrace"),
+    Time = fun(Args) ->
+                   T0 = erlang:monotonic_time(microsecond),
+                   Out = os:cmd(Bt ++ " " ++ Args ++ " " ++ Dir ++ " 2>/dev/null"),
+                   {erlang:monotonic_time(microsecond) - T0, Out}
+           end,
+    {MsgUs, Msg} = Time("messages --format json"),
+    {StatsUs, Stats} = Time("stats --format json"),
+    Int = fun(Key, Text) ->
+                  case re:run(Text, "\"" ++ Key ++ "\": ([0-9]+)", [{capture, all_but_first, list}]) of
+                      {match, [V]} -> list_to_integer(V);
+                      nomatch -> 0
+                  end
+          end,
+    #{messages_us => MsgUs, stats_us => StatsUs, events => Int("events", Stats),
+      linked => Int("linked", Msg), to_traced => Int("sends_to_traced_nodes", Msg)}.
 
 median(L) ->
     lists:nth((length(L) + 1) div 2, lists:sort(L)).

@@ -85,19 +85,26 @@ void bmt_an_scope_free(struct bmt_an_scope *s)
 {
     free(s->pids);
     free(s->patterns);
+    free(s->paths);
     bmt_strtab_free(&s->kept);
     bmt_names_free(&s->names);
 }
 
 int bmt_an_keep(const struct bmt_an_scope *s, const char *pid, size_t len)
 {
-    return !s->filtering || bmt_strtab_find(&s->kept, pid, len) >= 0;
+    if (!s->filtering || bmt_strtab_find(&s->kept, pid, len) >= 0)
+        return 1;
+    /* A cluster's kv@h2/<0.66.0> is kept by --pid <0.66.0> too (that pid
+     * on every node). */
+    size_t p = bmt_nodes_prefix(pid, len);
+    return p && bmt_strtab_find(&s->kept, pid + p + 1, len - p - 1) >= 0;
 }
 
-/* "<0.66.0>", "0.66.0", "#Port<0.7>": a pid or port rather than a name. */
+/* "<0.66.0>", "0.66.0", "#Port<0.7>", "kv@h2/<0.66.0>": a pid or port
+ * rather than a name. */
 static int pid_like(const char *s)
 {
-    if (s[0] == '#')
+    if (s[0] == '#' || bmt_nodes_prefix(s, strlen(s)) || s[0] == '?')
         return 1;
     const char *p = s[0] == '<' ? s + 1 : s;
     int dots = 0;
@@ -121,8 +128,8 @@ static int resolve_filter(struct bmt_reader *r, const char *dir, struct bmt_an_s
             need_names = 1;
             continue;
         }
-        char buf[64];
-        snprintf(buf, sizeof buf, p[0] == '<' || p[0] == '#' ? "%s" : "<%s>", p);
+        char buf[400];
+        snprintf(buf, sizeof buf, p[0] == '<' || p[0] == '#' || strchr(p, '/') ? "%s" : "<%s>", p);
         if (bmt_strtab_intern(&s->kept, buf, strlen(buf)) < 0)
             return -ENOMEM;
     }
@@ -130,7 +137,8 @@ static int resolve_filter(struct bmt_reader *r, const char *dir, struct bmt_an_s
         return 0;
     struct bmt_names names;
     bmt_names_init(&names);
-    int rc = bmt_reader_open(r, dir);
+    int rc = bmt_reader_open(r, s->paths, s->path_count);
+    (void)dir;
     const struct bmt_record *rec;
     while (rc == 0 && (rc = bmt_reader_next(r, &rec)) == 1)
         rc = rec->tp == BMT_TP_process_info || rec->tp == BMT_TP_process_spawn ||
@@ -207,8 +215,12 @@ int bmt_an_run(struct bmt_reader *r, const char *dir, struct bmt_an_scope *scope
     int rc = scope->filtering ? resolve_filter(r, dir, scope) : 0;
     if (rc < 0)
         return rc;
-    if ((rc = bmt_reader_open(r, dir)) < 0)
+    if ((rc = bmt_reader_open(r, scope->paths, scope->path_count)) < 0)
         return rc;
+    if (scope->on_packet) {
+        r->on_packet = scope->on_packet;
+        r->on_packet_ctx = ctx;
+    }
     for (unsigned t = 0; t < r->trace_count; t++)
         if (r->traces[t].meta.warning)
             bmt_reader_warn(r, "%s: %s; analyses ignore its events", dir,
@@ -259,6 +271,18 @@ int bmt_an_run(struct bmt_reader *r, const char *dir, struct bmt_an_scope *scope
             case BMT_TP_function_call: scope->call_count++; break;
             default: break;
             }
+        }
+        if (!scope->keep_links && (rec->tp == BMT_TP_message_send_link ||
+                                   rec->tp == BMT_TP_message_receive_link)) {
+            /* Their first fields are OTP's, in OTP's order (catalogue.def). */
+            struct bmt_record otp = *rec;
+            otp.tp = rec->tp == BMT_TP_message_send_link ? BMT_TP_message_send
+                                                         : BMT_TP_message_receive;
+            if (otp.tp == BMT_TP_message_receive)
+                scope->receive_count += ts >= scope->window.begin_ns;
+            if ((rc = feed(ctx, &otp)) < 0)
+                break;
+            continue;
         }
         if ((rc = feed(ctx, rec)) < 0)
             break;
@@ -630,11 +654,19 @@ int bmt_an_parse_args(const char *cmd, int argc, char **argv, const struct optio
                 return rc;
         }
     }
-    if (optind != argc - 1)
-        return bmt_cli_usage_error(cmd, optind == argc ? "no trace directory given"
-                                                       : "expected one trace directory, got %d",
-                                   argc - optind);
-    *dir = argv[optind];
+    if (optind == argc)
+        return bmt_cli_usage_error(cmd, "no trace directory given");
+    if (!scope)
+        return bmt_cli_usage_error(cmd, "expected one trace directory, got %d", argc - optind);
+    free(scope->paths);
+    if (!(scope->paths = calloc((size_t)(argc - optind), sizeof *scope->paths))) {
+        bmt_cli_error("out of memory; free some memory");
+        return BMT_EXIT_FAIL;
+    }
+    for (int i = optind; i < argc; i++)
+        scope->paths[scope->path_count++] = argv[i];
+    bmt_reader_label(scope->paths, scope->path_count, scope->label, sizeof scope->label);
+    *dir = scope->label;
     tzset();
     return 0;
 }

@@ -65,6 +65,14 @@ struct bmt_an_scope {
     unsigned pid_count;
     const char **patterns;          /* --name values */
     unsigned pattern_count;
+    const char **paths;             /* the trace directories given (one source) */
+    unsigned path_count;
+    char label[512];                /* how error lines name them (bmt_reader_label) */
+    int keep_links;                 /* feed message_*_link events as they are; else as
+                                     * OTP's message_send / message_receive (same first fields) */
+    /* Called with every packet entered (reader.h on_packet), when set. */
+    void (*on_packet)(void *ctx, const struct bmt_reader *r, unsigned stream,
+                      const struct bmt_packet_info *info);
     /* Resolved by bmt_an_run. */
     uint64_t first_ns;              /* the trace's first event */
     uint64_t valid_from_ns;         /* state before this time is incomplete (flight recorder) */
@@ -81,7 +89,8 @@ struct bmt_an_scope {
 void bmt_an_scope_init(struct bmt_an_scope *s);
 void bmt_an_scope_free(struct bmt_an_scope *s);
 
-/* 1 when the process with pid text `pid`/`len` is kept by the filter. */
+/* 1 when the process with pid text `pid`/`len` is kept by the filter (a
+ * node-qualified pid also when its <0.x.y> part is). */
 int bmt_an_keep(const struct bmt_an_scope *s, const char *pid, size_t len);
 
 /* 1 when state events at `ts` count: not in the incomplete start of a
@@ -165,9 +174,11 @@ void bmt_an_us3(struct bmt_out *o, uint64_t ns);
 void bmt_an_json_scope(struct bmt_out *o, const struct bmt_reader *r,
                        const struct bmt_an_scope *s, const struct bmt_an_pass *p);
 
-/* Common command-line parsing for "CMD [options] DIR": handles --help,
+/* Common command-line parsing for "CMD [options] DIR...": handles --help,
  * --format (when `json` is non-NULL), --begin, --end, --pid, --name (into
- * `scope`, when non-NULL), and one positional directory. Options specific
+ * `scope`, when non-NULL), and the positional directories (into
+ * scope->paths: several, or a cluster directory, are read as one source;
+ * *dir is then their label). Options specific
  * to the command are passed to `opt(ctx, code, arg)` (return 0 or a
  * usage-error status). `extra` is a getopt_long table of the command's
  * options terminated by a zero row; `shortopts` their short letters.

@@ -285,11 +285,12 @@ static void state_event(struct bmt_callstack *cs, uint32_t pid, enum bmt_pstate_
 }
 
 /* The process a message is sent to: a pid, or a name registered now. */
-static int64_t receiver(struct bmt_callstack *cs, const struct bmt_value *to, uint64_t ts)
+static int64_t receiver(struct bmt_callstack *cs, const struct bmt_value *from,
+                        const struct bmt_value *to, uint64_t ts)
 {
-    if (to->len && to->str[0] == '<')
+    if (bmt_names_is_pid(to->str, to->len))
         return tracked(cs, to, ts);
-    int64_t pid = bmt_names_holder(&cs->scope->names, to->str, to->len);
+    int64_t pid = bmt_names_holder(&cs->scope->names, from->str, from->len, to->str, to->len);
     if (pid < 0 || (uint32_t)pid >= cs->proc_cap || !cs->procs[pid].tracked)
         return -1;
     return pid;
@@ -345,7 +346,7 @@ int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
         int rc = state_of(cs, &v[F->send_from], BMT_PS_ACTIVITY, ts);
         if (rc < 0)
             return rc;
-        if ((pid = receiver(cs, &v[F->send_to], ts)) < 0)
+        if ((pid = receiver(cs, &v[F->send_from], &v[F->send_to], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
         state_event(cs, (uint32_t)pid, BMT_PS_SENT_TO, ts);
         return 0;

@@ -62,6 +62,7 @@ int bmt_cmd_procs(int argc, char **argv);
 int bmt_cmd_gc(int argc, char **argv);
 int bmt_cmd_flame(int argc, char **argv);
 int bmt_cmd_export(int argc, char **argv);
+int bmt_cmd_messages(int argc, char **argv);
 int bmt_cmd_report(int argc, char **argv);
 int bmt_cmd_record(int argc, char **argv);
 

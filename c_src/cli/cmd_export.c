@@ -13,7 +13,14 @@
  * slices on one track to nest. Flow arrows (ph s -> f, bp "e") join each
  * message_send to the message_receive that matches it (same receiver and
  * message text, first in first out); both ends are written when the receive
- * is read. Timestamps are microseconds since the trace's first event (3
+ * is read. Traces recorded with links (message_*_link events) get one arrow
+ * per certain link links.c makes instead, across nodes too (uncertain ones
+ * are counted, not drawn).
+ *
+ * A cluster (several nodes' traces, processes node-qualified: nodes.h)
+ * gets both groups per node, named "NODE: BEAM calls and events" and
+ * "NODE: BEAM scheduling": pids 1 and 2 for the first node, then 5 and 6,
+ * 7 and 8, ... (3 is the counters'). Timestamps are microseconds since the trace's first event (3
  * decimals: nanoseconds are kept). A receive is stamped on the sender's
  * thread while the receiver may be running a call elsewhere; should the
  * call end in that very nanosecond, the 1 ns slice would overlap it.
@@ -38,6 +45,7 @@
 #include "analyses.h"
 #include "catalogue_fields.h"
 #include "cli.h"
+#include "links.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -75,8 +83,43 @@ struct export {
     uint32_t pend_count, pend_cap, pend_free, queue_count, queue_cap, queue_free;
     uint64_t flow_id;
     uint64_t dropped_flows;
+    /* Cluster inputs: each node's processes in their own two groups. */
+    struct bmt_strtab nodes;       /* node prefixes of pid texts ("" for none) */
+    uint32_t *node_of;             /* per pid: index in nodes, or UINT32_MAX */
+    /* Traces with message links: flows are the links bmt_links makes. */
+    struct bmt_links links;
+    struct bmt_reader *r;
+    int links_ready;
+    uint64_t uncertain_links;
+    int error;
     int counters;                  /* a counter event was written: pid 3 named */
 };
+
+/* The node (group) index of process `tid`; 0 when unknown (one trace). */
+static uint32_t node_index(struct export *e, uint32_t tid)
+{
+    if (tid >= e->cap)
+        return 0;
+    if (e->node_of[tid] == UINT32_MAX) {
+        const struct bmt_strtab *pids = &e->scope->names.pids;
+        const char *s = bmt_strtab_str(pids, tid);
+        int64_t k = bmt_strtab_intern(&e->nodes, s, bmt_nodes_prefix(s, bmt_strtab_len(pids, tid)));
+        if (k < 0) {
+            e->error = -ENOMEM;
+            return 0;
+        }
+        e->node_of[tid] = (uint32_t)k;
+    }
+    return e->node_of[tid];
+}
+
+/* The Chrome pid of group `g` (1 calls and events, 2 scheduling) of node
+ * `k`: 1 and 2 for the first (or only) node, 3 is the counters', then two
+ * per node. */
+static uint64_t group_pid(unsigned g, uint32_t k)
+{
+    return k ? 2 + 2 * (uint64_t)k + g : g;
+}
 
 static void ev_begin(struct export *e, const char *ph, const char *cat, uint32_t pid_group,
                      uint32_t tid, uint64_t ts_ns)
@@ -87,7 +130,7 @@ static void ev_begin(struct export *e, const char *ph, const char *cat, uint32_t
     bmt_out_str(o, "\",\"cat\":\"");
     bmt_out_str(o, cat);
     bmt_out_str(o, "\",\"pid\":");
-    bmt_out_u64(o, pid_group);
+    bmt_out_u64(o, group_pid(pid_group, node_index(e, tid)));
     bmt_out_str(o, ",\"tid\":");
     bmt_out_u64(o, tid + 1);
     bmt_out_str(o, ",\"ts\":");
@@ -157,8 +200,13 @@ static int64_t grow_to(struct export *e, int64_t id)
     uint8_t *used = realloc(e->used, cap);
     if (used)
         e->used = used;
-    if (!in || !ent || !gc || !used)
+    uint32_t *nodes = realloc(e->node_of, cap * sizeof *nodes);
+    if (nodes)
+        e->node_of = nodes;
+    if (!in || !ent || !gc || !used || !nodes)
         return -ENOMEM;
+    for (uint32_t i = e->cap; i < cap; i++)
+        nodes[i] = UINT32_MAX;
     memset(in + e->cap, 0, (cap - e->cap) * sizeof *in);
     memset(gc + 2 * (size_t)e->cap, 0, 2 * (size_t)(cap - e->cap) * sizeof *gc);
     memset(used + e->cap, 0, cap - e->cap);
@@ -293,6 +341,58 @@ static void match_receive(struct export *e, uint32_t to, uint64_t ts, const stru
     bmt_out_char(e->o, '}');
 }
 
+/* A link made by bmt_links: one flow arrow, sender's slice to receiver's
+ * (uncertain links are not drawn: counted). */
+static void on_link(void *ctx, const struct bmt_link *k)
+{
+    struct export *e = ctx;
+    if (k->uncertain) {
+        e->uncertain_links++;
+        return;
+    }
+    const struct bmt_strtab *p = &e->links.procs;
+    struct bmt_value sv = {bmt_strtab_str(p, k->sender), bmt_strtab_len(p, k->sender), 0};
+    struct bmt_value rv = {bmt_strtab_str(p, k->receiver), bmt_strtab_len(p, k->receiver), 0};
+    if (k->send_ns < e->scope->window.begin_ns || k->receipt_ns < e->scope->window.begin_ns ||
+        !bmt_an_keep(e->scope, sv.str, sv.len) || !bmt_an_keep(e->scope, rv.str, rv.len))
+        return;
+    int64_t s = grow_to(e, bmt_names_pid(&e->scope->names, sv.str, sv.len));
+    int64_t r = grow_to(e, bmt_names_pid(&e->scope->names, rv.str, rv.len));
+    if (s < 0 || r < 0) {
+        e->error = -ENOMEM;
+        return;
+    }
+    uint64_t id = ++e->flow_id;
+    ev_begin(e, "s", "message", 1, (uint32_t)s, k->send_ns);
+    bmt_out_str(e->o, ",\"name\":\"message\",\"id\":");
+    bmt_out_u64(e->o, id);
+    bmt_out_char(e->o, '}');
+    ev_begin(e, "f", "message", 1, (uint32_t)r, k->receipt_ns);
+    bmt_out_str(e->o, ",\"bp\":\"e\",\"name\":\"message\",\"id\":");
+    bmt_out_u64(e->o, id);
+    bmt_out_char(e->o, '}');
+}
+
+static int links_ready(struct export *e)
+{
+    if (e->links_ready)
+        return 0;
+    e->links_ready = 1;
+    int rc = bmt_links_init(&e->links, e->r, &e->scope->names);
+    e->links.on_link = on_link;
+    e->links.ctx = e;
+    return rc;
+}
+
+/* Losses make links uncertain (links.h). */
+static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
+                      const struct bmt_packet_info *info)
+{
+    struct export *e = ctx;
+    if (links_ready(e) < 0 || bmt_links_packet(&e->links, r, stream, info) < 0)
+        e->error = -ENOMEM;
+}
+
 static void running_slice(struct export *e, uint32_t pid, uint64_t end_ns, int unfinished)
 {
     uint64_t in = e->in_ns[pid] - 1, begin = e->scope->window.begin_ns;
@@ -328,7 +428,7 @@ static void counter(struct export *e, const struct bmt_value *v, uint64_t ts)
     e->counters = 1;
 }
 
-static int feed(void *ctx, const struct bmt_record *rec)
+static int feed(void *ctx, const struct bmt_record *rec, int linked)
 {
     struct export *e = ctx;
     const struct bmt_an_fields *F = bmt_an_fields();
@@ -407,14 +507,17 @@ static int feed(void *ctx, const struct bmt_record *rec)
         arg(e, 1, "to", &v[F->send_to]);
         arg(e, 0, "message", &v[F->send_msg]);
         bmt_out_str(e->o, "}}");
+        if (linked)
+            return 0; /* its flow comes from bmt_links */
         const struct bmt_value *to = &v[F->send_to];
-        if (to->len && to->str[0] == '<') {
+        if (bmt_names_is_pid(to->str, to->len)) {
             if ((other = proc(e, to, ts)) < 0)
                 return other == -1 ? 0 : (int)other;
         } else {
             /* A registered name: the process that holds it now. */
             const struct bmt_names *n = &e->scope->names;
-            other = bmt_names_holder(n, to->str, to->len);
+            other = bmt_names_holder(n, v[F->send_from].str, v[F->send_from].len, to->str,
+                                     to->len);
             if (other < 0 || !bmt_an_keep(e->scope, bmt_strtab_str(&n->pids, (uint32_t)other),
                                           bmt_strtab_len(&n->pids, (uint32_t)other)))
                 return 0;
@@ -430,7 +533,8 @@ static int feed(void *ctx, const struct bmt_record *rec)
         message_slice(e, (uint32_t)pid, ts, "receive");
         arg(e, 1, "message", &v[F->recv_msg]);
         bmt_out_str(e->o, "}}");
-        match_receive(e, (uint32_t)pid, ts, &v[F->recv_to], &v[F->recv_msg]);
+        if (!linked)
+            match_receive(e, (uint32_t)pid, ts, &v[F->recv_to], &v[F->recv_msg]);
         return 0;
     }
     case BMT_TP_gc_minor_start:
@@ -475,7 +579,16 @@ static int export_feed(void *ctx, const struct bmt_record *rec)
         e->started = 1;
         e->t0_ns = e->scope->window.begin_ns > rec->ts_ns ? e->scope->window.begin_ns : rec->ts_ns;
     }
-    return feed(ctx, rec);
+    int rc = links_ready(e);
+    if (rc < 0 || (rc = bmt_links_feed(&e->links, rec)) < 0 || e->error)
+        return rc < 0 ? rc : e->error;
+    if (rec->tp == BMT_TP_message_send_link || rec->tp == BMT_TP_message_receive_link) {
+        /* OTP's events with more fields: the same slices (catalogue.def). */
+        struct bmt_record otp = *rec;
+        otp.tp = rec->tp == BMT_TP_message_send_link ? BMT_TP_message_send : BMT_TP_message_receive;
+        return feed(ctx, &otp, 1);
+    }
+    return feed(ctx, rec, 0);
 }
 
 static void metadata(struct export *e)
@@ -487,30 +600,43 @@ static void metadata(struct export *e)
         bmt_out_str(e->o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,"
                           "\"args\":{\"name\":\"BEAM counters\"}}");
     }
-    for (unsigned g = 1; g <= 2; g++) {
-        bmt_out_str(e->o, e->event_count++ ? ",\n" : "\n");
-        bmt_out_str(e->o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-        bmt_out_u64(e->o, g);
-        bmt_out_str(e->o, ",\"tid\":0,\"args\":{\"name\":\"");
-        bmt_out_str(e->o, groups[g - 1]);
-        bmt_out_str(e->o, "\"}}");
-        for (uint32_t pid = 0; pid < e->cap; pid++) {
-            if (!e->used[pid])
-                continue;
-            bmt_callstack_label(&e->cs, pid, label, sizeof label);
-            bmt_out_str(e->o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
-            bmt_out_u64(e->o, g);
-            bmt_out_str(e->o, ",\"tid\":");
-            bmt_out_u64(e->o, pid + 1);
-            bmt_out_str(e->o, ",\"args\":{\"name\":");
+    uint32_t node_count = e->nodes.count ? e->nodes.count : 1;
+    for (uint32_t k = 0; k < node_count; k++) {
+        const char *node = k < e->nodes.count ? bmt_strtab_str(&e->nodes, k) : "";
+        for (unsigned g = 1; g <= 2; g++) {
+            uint64_t group = group_pid(g, k);
+            bmt_out_str(e->o, e->event_count++ ? ",\n" : "\n");
+            bmt_out_str(e->o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+            bmt_out_u64(e->o, group);
+            bmt_out_str(e->o, ",\"tid\":0,\"args\":{\"name\":");
+            snprintf(label, sizeof label, "%s%s%s", node, node[0] ? ": " : "", groups[g - 1]);
             bmt_an_json_string(e->o, label, strlen(label));
-            bmt_out_str(e->o, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":");
-            bmt_out_u64(e->o, g);
-            bmt_out_str(e->o, ",\"tid\":");
-            bmt_out_u64(e->o, pid + 1);
-            bmt_out_str(e->o, ",\"args\":{\"sort_index\":");
-            bmt_out_u64(e->o, pid + 1);
             bmt_out_str(e->o, "}}");
+            if (node[0]) { /* nodes in order, each node's two groups together */
+                bmt_out_str(e->o, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+                bmt_out_u64(e->o, group);
+                bmt_out_str(e->o, ",\"tid\":0,\"args\":{\"sort_index\":");
+                bmt_out_u64(e->o, group);
+                bmt_out_str(e->o, "}}");
+            }
+            for (uint32_t pid = 0; pid < e->cap; pid++) {
+                if (!e->used[pid] || node_index(e, pid) != k)
+                    continue;
+                bmt_callstack_label(&e->cs, pid, label, sizeof label);
+                bmt_out_str(e->o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+                bmt_out_u64(e->o, group);
+                bmt_out_str(e->o, ",\"tid\":");
+                bmt_out_u64(e->o, pid + 1);
+                bmt_out_str(e->o, ",\"args\":{\"name\":");
+                bmt_an_json_string(e->o, label, strlen(label));
+                bmt_out_str(e->o, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":");
+                bmt_out_u64(e->o, group);
+                bmt_out_str(e->o, ",\"tid\":");
+                bmt_out_u64(e->o, pid + 1);
+                bmt_out_str(e->o, ",\"args\":{\"sort_index\":");
+                bmt_out_u64(e->o, pid + 1);
+                bmt_out_str(e->o, "}}");
+            }
         }
     }
 }
@@ -560,6 +686,7 @@ int bmt_cmd_export(int argc, char **argv)
         return BMT_EXIT_FAIL;
     }
     struct export e;
+    struct bmt_reader r;
     memset(&e, 0, sizeof e);
     e.o = &o;
     e.scope = &scope;
@@ -567,16 +694,21 @@ int bmt_cmd_export(int argc, char **argv)
     e.cs.on_leave = on_leave;
     e.cs.ctx = &e;
     bmt_u64map_init(&e.pending);
+    bmt_strtab_init(&e.nodes);
     e.pend_free = e.queue_free = BMT_CS_NONE;
+    e.r = &r;
+    scope.keep_links = 1;
+    scope.on_packet = on_packet;
     bmt_out_str(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace\":");
     bmt_an_json_string(&o, dir, strlen(dir));
     bmt_out_str(&o, ",\"producer\":\"beamtrace export\"},\"traceEvents\":[");
-    struct bmt_reader r;
     struct bmt_an_pass pass;
     int status = BMT_EXIT_FAIL;
     rc = bmt_an_run(&r, dir, &scope, export_feed, &e, &pass);
     if (rc == 0)
         rc = bmt_callstack_finish(&e.cs, pass.end_ns);
+    if (rc == 0 && e.links_ready && (rc = bmt_links_finish(&e.links)) == 0)
+        rc = e.error;
     if (rc < 0) {
         if (rc == -ENOMEM)
             snprintf(r.error, sizeof r.error, "out of memory; free some memory");
@@ -590,6 +722,10 @@ int bmt_cmd_export(int argc, char **argv)
         if (e.dropped_flows)
             bmt_cli_error("warning: %llu sends were never received within %u pending; they have "
                           "no flow arrow", (unsigned long long)e.dropped_flows, MAX_PENDING);
+        if (e.uncertain_links)
+            bmt_cli_error("warning: %llu message links are uncertain (equal messages pending "
+                          "around discarded events) and have no flow arrow; see 'beamtrace "
+                          "messages'", (unsigned long long)e.uncertain_links);
         status = BMT_EXIT_OK;
     }
     int out_status = bmt_an_out_close(&o, opts.out ? opts.out : "export");
@@ -601,6 +737,10 @@ int bmt_cmd_export(int argc, char **argv)
     free(e.in_entry);
     free(e.gc_ns);
     free(e.used);
+    free(e.node_of);
+    bmt_strtab_free(&e.nodes);
+    if (e.links_ready)
+        bmt_links_free(&e.links);
     bmt_reader_close(&r);
     bmt_an_scope_free(&scope);
     return status == BMT_EXIT_OK ? out_status : status;

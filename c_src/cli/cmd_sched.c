@@ -73,13 +73,14 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
         const struct bmt_value *to = &v[F->send_to];
         int in_window = ts >= sc->window.begin_ns;
         s->send_count += in_window;
-        if (to->len && to->str[0] == '<') {
+        if (bmt_names_is_pid(to->str, to->len)) {
             if (!bmt_an_keep(sc, to->str, to->len))
                 return 0;
             if ((pid = pid_id(s, to->str, to->len)) < 0)
                 return (int)pid;
         } else {
-            if ((pid = bmt_names_holder(&sc->names, to->str, to->len)) < 0)
+            if ((pid = bmt_names_holder(&sc->names, v[F->send_from].str, v[F->send_from].len,
+                                        to->str, to->len)) < 0)
                 return 0;
             if (grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)pid, sizeof(uint64_t)) < 0)
                 return -ENOMEM;

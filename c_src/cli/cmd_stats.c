@@ -134,6 +134,15 @@ static int report(struct bmt_out *o, const char *dir, const struct bmt_reader *r
     if (json) {
         bmt_out_str(o, "{\"trace\": ");
         bmt_out_json_string(o, dir, strlen(dir));
+        if (r->cluster) { /* the traced nodes, in trace order */
+            bmt_out_str(o, ", \"nodes\": [");
+            for (unsigned t = 0; t < r->trace_count; t++) {
+                const char *node = bmt_strtab_str(&r->nodes.names, r->nodes.trace_node[t]);
+                bmt_out_str(o, t ? ", " : "");
+                bmt_out_json_string(o, node, strlen(node));
+            }
+            bmt_out_char(o, ']');
+        }
         bmt_out_str(o, ", \"streams\": ");
         bmt_out_u64(o, r->stream_count);
         bmt_out_str(o, ", \"packets\": ");
@@ -186,6 +195,11 @@ static int report(struct bmt_out *o, const char *dir, const struct bmt_reader *r
         snprintf(buf, sizeof buf, "\n%-14s" fmt, label, __VA_ARGS__);                 \
         bmt_out_str(o, buf);                                                          \
     } while (0)
+    for (unsigned t = 0; r->cluster && t < r->trace_count; t++) {
+        snprintf(buf, sizeof buf, "\n%-14s", t ? "" : "nodes");
+        bmt_out_str(o, buf);
+        bmt_out_str(o, bmt_strtab_str(&r->nodes.names, r->nodes.trace_node[t]));
+    }
     LINE("streams", "%u", r->stream_count);
     LINE("packets", "%llu", (unsigned long long)st->packet_count);
     LINE("events", "%llu", (unsigned long long)st->event_count);
@@ -242,17 +256,16 @@ int bmt_cmd_stats(int argc, char **argv)
             return bmt_cli_usage_error("stats", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1)
-        return bmt_cli_usage_error("stats", optind == argc ? "no trace directory given"
-                                                           : "expected one trace directory, got %d",
-                                   argc - optind);
-    const char *dir = argv[optind];
+    if (optind == argc)
+        return bmt_cli_usage_error("stats", "no trace directory given");
+    char dir[512];
+    bmt_reader_label((const char *const *)argv + optind, (unsigned)(argc - optind), dir, sizeof dir);
     tzset();
     struct bmt_reader r;
     struct stats st;
     memset(&st, 0, sizeof st);
     int status = BMT_EXIT_FAIL;
-    int rc = bmt_reader_open(&r, dir);
+    int rc = bmt_reader_open(&r, (const char *const *)argv + optind, (unsigned)(argc - optind));
     if (rc == 0)
         rc = collect(&r, &st);
     /* The same line as the analyses give (analysis.c): more than 30 days. */

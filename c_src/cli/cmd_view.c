@@ -92,18 +92,25 @@ static void put_delta(struct view *v, int64_t wall_ns)
     v->have_last = 1;
 }
 
-static int pid_matches(const struct view *v, const struct bmt_record *rec)
+/* A cluster's records carry node-qualified pids (nodes.h) while the line
+ * prints OTP's text: -p matches either (kv@h2/<0.1.0>, or <0.1.0> on any
+ * node). */
+static int pid_matches(const struct view *v, const struct bmt_reader *r,
+                       const struct bmt_record *rec)
 {
     if (rec->tp == BMT_TP_NONE)
         return 0;
     const struct bmt_tracepoint *t = &bmt_catalogue[rec->tp];
+    const struct bmt_value *raw = r->streams[rec->stream].head.values;
     for (unsigned f = 0; f < t->field_count; f++) {
         if (t->fields[f].kind != BMT_KIND_ID || t->fields[f].type != BMT_FIELD_STRING)
             continue;
-        const struct bmt_value *val = &rec->values[f];
-        for (unsigned i = 0; i < v->pid_count; i++)
-            if (strlen(v->pids[i]) == val->len && memcmp(v->pids[i], val->str, val->len) == 0)
-                return 1;
+        for (unsigned k = 0; k < 2; k++) {
+            const struct bmt_value *val = k ? &raw[f] : &rec->values[f];
+            for (unsigned i = 0; i < v->pid_count; i++)
+                if (strlen(v->pids[i]) == val->len && memcmp(v->pids[i], val->str, val->len) == 0)
+                    return 1;
+        }
     }
     return 0;
 }
@@ -200,7 +207,7 @@ static char *normalise_pid(const char *arg)
     char *p = malloc(n + 3);
     if (!p)
         return NULL;
-    if (arg[0] == '<' || arg[0] == '#')
+    if (arg[0] == '<' || arg[0] == '#' || strchr(arg, '/'))
         memcpy(p, arg, n + 1);
     else
         snprintf(p, n + 3, "<%s>", arg);
@@ -309,18 +316,17 @@ int bmt_cmd_view(int argc, char **argv)
             goto out;
         }
     }
-    if (optind != argc - 1) {
-        bmt_cli_usage_error("view", optind == argc ? "no trace directory given"
-                                                   : "expected one trace directory, got %d",
-                            argc - optind);
+    if (optind == argc) {
+        bmt_cli_usage_error("view", "no trace directory given");
         goto out;
     }
-    const char *dir = argv[optind];
+    char dir[512];
+    bmt_reader_label((const char *const *)argv + optind, (unsigned)(argc - optind), dir, sizeof dir);
     tzset();
 
     struct bmt_reader r;
     status = BMT_EXIT_FAIL;
-    int rc = bmt_reader_open(&r, dir);
+    int rc = bmt_reader_open(&r, (const char *const *)argv + optind, (unsigned)(argc - optind));
     if (rc == 0 && (!(v.packets = calloc(r.stream_count + 1, sizeof *v.packets)) ||
                     build_prefixes(&v, &r) < 0 || bmt_out_open(&v.out, 1, 1 << 20) < 0)) {
         snprintf(r.error, sizeof r.error, "out of memory; free some memory");
@@ -342,7 +348,7 @@ int bmt_cmd_view(int argc, char **argv)
         while ((rc = bmt_reader_next(&r, &rec)) == 1) {
             if (!v.selected[class_index(&r, rec)])
                 continue;
-            if (v.pid_count && !pid_matches(&v, rec))
+            if (v.pid_count && !pid_matches(&v, &r, rec))
                 continue;
             print_event(&v, &r, rec);
         }

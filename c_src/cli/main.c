@@ -10,13 +10,22 @@
 #include <string.h>
 
 /* The options every analysis and export takes (analysis.h: the scope). */
+/* Every command that reads traces says this about its DIR arguments. */
+#define INPUT_HELP \
+     "DIR is a trace directory, or a directory above traces (a cluster directory of\n" \
+     "`record --nodes`: one trace per node); several DIRs are read as one. Traces of\n" \
+     "several nodes merge in time order on their common clock, and every process is\n" \
+     "shown node-qualified: kv@h2/<0.312.0> (docs/cluster.md).\n" \
+     "\n"
+
 #define SCOPE_HELP \
      "      --begin TIME            count from TIME: HH:MM:SS[.nnn] or\n" \
      "                              YYYY-MM-DD HH:MM:SS[.nnn] (local, Z for UTC), or\n" \
      "                              +DURATION after the first event (+2s, +250ms)\n" \
      "      --end TIME              stop at TIME (same forms)\n" \
-     "  -p, --pid PID|NAME          only this process: <0.66.0>, 0.66.0, or a\n" \
-     "                              registered name or label it ever had (repeatable)\n" \
+     "  -p, --pid PID|NAME          only this process: <0.66.0>, 0.66.0, kv@h2/<0.66.0>\n" \
+     "                              (a cluster: <0.66.0> is that pid on every node), or\n" \
+     "                              a registered name or label it ever had (repeatable)\n" \
      "      --name PATTERN          only processes whose name, label or initial call\n" \
      "                              matches PATTERN ('*' wildcards; OTP's or Elixir's\n" \
      "                              spelling, e.g. 'rabbit_channel*', 'MyApp.*')\n"
@@ -30,7 +39,7 @@
 
 static const struct bmt_cli_command commands[] = {
     {"view", "print every event as babeltrace2 does",
-     "usage: beamtrace view DIR [options]\n"
+     "usage: beamtrace view DIR... [options]\n"
      "\n"
      "Prints the events of the trace in DIR in time order, one line each, exactly\n"
      "as `babeltrace2 DIR` does: beamtrace's traces, LTTng's (DIR may be the session\n"
@@ -41,7 +50,8 @@ static const struct bmt_cli_command commands[] = {
      "                            ('*' matches any run of characters; repeatable),\n"
      "                            e.g. 'org_erlang_dyntrace:process_*' or '*gc_*'\n"
      "  -p, --pid PID             only events with a pid or port field equal to PID\n"
-     "                            (<0.66.0>, 0.66.0 or #Port<0.7>; repeatable)\n"
+     "                            (<0.66.0>, 0.66.0 or #Port<0.7>; repeatable); in a\n"
+     "                            cluster also kv@h2/<0.66.0> (lines keep OTP's text)\n"
      "      --no-delta            do not print the time since the previous line\n"
      "      --gmt                 print times in UTC instead of local time\n"
      "  -h, --help                show this help\n",
@@ -58,8 +68,9 @@ static const struct bmt_cli_command commands[] = {
      "  -h, --help           show this help\n",
      bmt_cmd_list},
     {"stats", "count events per tracepoint, drops and rates",
-     "usage: beamtrace stats DIR [--format text|json]\n"
+     "usage: beamtrace stats DIR... [--format text|json]\n"
      "\n"
+     INPUT_HELP
      "Reads the trace in DIR in one pass and prints events per tracepoint\n"
      "(most frequent first, with percent and bytes per event, header included),\n"
      "the total, discarded events, lost packets, first and last timestamps,\n"
@@ -69,8 +80,9 @@ static const struct bmt_cli_command commands[] = {
      "  -h, --help           show this help\n",
      bmt_cmd_stats},
     {"calls", "per function calls, latency percentiles, where the time went",
-     "usage: beamtrace calls DIR [options]\n"
+     "usage: beamtrace calls DIR... [options]\n"
      "\n"
+     INPUT_HELP
      "Rebuilds each process's call stack from function_call, function_return and\n"
      "function_exception events and prints, per function (m:f/a, Elixir modules as\n"
      "Elixir writes them): finished calls, calls cut by the window or open at\n"
@@ -97,8 +109,9 @@ static const struct bmt_cli_command commands[] = {
      "  -h, --help                  show this help\n",
      bmt_cmd_calls},
     {"sched", "message send -> receiver scheduled-in latency histogram",
-     "usage: beamtrace sched DIR [options]\n"
+     "usage: beamtrace sched DIR... [options]\n"
      "\n"
+     INPUT_HELP
      "For message_send events to a pid (or to a name registered in the trace), the\n"
      "time until the receiver is next scheduled in (process_scheduled in), as a\n"
      "DTrace quantize histogram in ns (power-of-two value, @-bar distribution,\n"
@@ -114,8 +127,9 @@ static const struct bmt_cli_command commands[] = {
      "  -h, --help                  show this help\n",
      bmt_cmd_sched},
     {"procs", "spawns and exits per second, exit reasons, lifetimes",
-     "usage: beamtrace procs DIR [options]\n"
+     "usage: beamtrace procs DIR... [options]\n"
      "\n"
+     INPUT_HELP
      "Births and deaths: process_spawn and process_exit counts per second (seconds\n"
      "with any), exit reasons by count, and the ten longest- and shortest-lived\n"
      "processes (spawn to exit) with their names. Record with the procs flag (and\n"
@@ -126,8 +140,9 @@ static const struct bmt_cli_command commands[] = {
      "  -h, --help                  show this help\n",
      bmt_cmd_procs},
     {"gc", "garbage collection pauses, words reclaimed, top collectors",
-     "usage: beamtrace gc DIR [options]\n"
+     "usage: beamtrace gc DIR... [options]\n"
      "\n"
+     INPUT_HELP
      "Pause of each collection (gc_minor_start -> gc_minor_end, gc_major_start ->\n"
      "gc_major_end of the same process) as quantize histograms in ns with\n"
      "percentiles, minor and major apart; words reclaimed; the ten processes with\n"
@@ -138,8 +153,9 @@ static const struct bmt_cli_command commands[] = {
      "  -h, --help                  show this help\n",
      bmt_cmd_gc},
     {"flame", "flame graph: on-CPU time per call stack, off-CPU as frames",
-     "usage: beamtrace flame DIR [options]\n"
+     "usage: beamtrace flame DIR... [options]\n"
      "\n"
+     INPUT_HELP
      "Rebuilds call stacks as `calls` does. A function's frame is as wide as the\n"
      "time its process ran on a CPU in it; time off CPU is drawn as distinct\n"
      "[runnable] and [waiting] frames above it, collections as [gc] (without\n"
@@ -161,15 +177,18 @@ static const struct bmt_cli_command commands[] = {
      "  -h, --help                  show this help\n",
      bmt_cmd_flame},
     {"export", "Chrome Trace Event JSON for Perfetto and chrome://tracing",
-     "usage: beamtrace export --format chrome DIR [-o FILE] [options]\n"
+     "usage: beamtrace export --format chrome DIR... [-o FILE] [options]\n"
      "\n"
+     INPUT_HELP
      "Writes the trace as Chrome Trace Event JSON (open it in ui.perfetto.dev or\n"
      "chrome://tracing). Group \"BEAM calls and events\" (pid 1) has one track per\n"
      "Erlang process, named \"<0.66.0> name\", with nested function call slices\n"
      "(stacks rebuilt as `calls` does), instants for spawn, exit, register and GC,\n"
      "1 ns slices for sends and receives, and flow arrows from each send to its\n"
-     "receive (same receiver and message, first in first out). Group \"BEAM\n"
-     "scheduling\" (pid 2) has the scheduled-in periods of the same processes.\n"
+     "receive (same receiver and message, first in first out; with links recorded,\n"
+     "each link `beamtrace messages` makes, across nodes too). Group \"BEAM\n"
+     "scheduling\" (pid 2) has the scheduled-in periods of the same processes. A\n"
+     "cluster gets both groups per node (\"NODE: BEAM calls and events\", ...).\n"
      "Times are microseconds since the window's start. Use --begin/--end to keep a\n"
      "busy node's export small enough for a browser.\n"
      "\n"
@@ -178,8 +197,30 @@ static const struct bmt_cli_command commands[] = {
      SCOPE_HELP
      "  -h, --help                  show this help\n",
      bmt_cmd_export},
+    {"messages", "send -> receipt links: latency per node and process pair, in flight",
+     "usage: beamtrace messages DIR... [options]\n"
+     "\n"
+     INPUT_HELP
+     "Matches every traced send to its receipt, on one node or across nodes, by the\n"
+     "rule of docs/cluster.md (per sender and receiver, in order, by the message's\n"
+     "fingerprint; never guessed). Prints what each send and receipt became\n"
+     "(linked, uncertain around discarded events, not received, in flight at the\n"
+     "end, to a receiver not traced, dead, external, unresolved; receipts\n"
+     "unmatched or ambiguous), link coverage, send -> receipt latency p50/p90/p99/max\n"
+     "per node pair and for the top process pairs (negative when a receipt is\n"
+     "stamped before its send), and the oldest sends still in flight. Record with\n"
+     "`beamtrace record --links --events send,receive` (message_*_link events).\n"
+     "\n"
+     "With --pid or --name, the tables hold only sends from or to those processes;\n"
+     "the counts cover every send and receipt of the trace (in the window).\n"
+     "\n"
+     "      --top N                 process pairs and in-flight sends listed (10)\n"
+     SCOPE_HELP
+     "      --format FORMAT         text (default) or json (times in ns)\n"
+     "  -h, --help                  show this help\n",
+     bmt_cmd_messages},
     {"report", "one self-contained HTML page: summary, histograms, flame graph",
-     "usage: beamtrace report DIR -o FILE [options]\n"
+     "usage: beamtrace report DIR... -o FILE [options]\n"
      "\n"
      "Reads the trace once and writes one HTML page (no network needed): the\n"
      "summary and events per tracepoint, the send -> scheduled-in latency, GC pause\n"

@@ -47,20 +47,70 @@ static int64_t text(struct bmt_names *n, const struct bmt_value *v)
 }
 
 /* Process `pid` now holds registered name `t`. */
+/* The holder map's key: registered name `t` on the node of process `pid`
+ * (names are per node: every node of a cluster may have its `bmt_vnode`).
+ * A pid text without a node prefix (one trace) is node 0. */
+static int64_t holder_key(struct bmt_names *n, uint32_t pid, uint32_t t)
+{
+    const char *s = bmt_strtab_str(&n->pids, pid);
+    size_t plen = bmt_nodes_prefix(s, bmt_strtab_len(&n->pids, pid));
+    if (!plen)
+        return t;
+    int64_t node = bmt_strtab_intern(&n->text, s, plen);
+    return node < 0 ? node : (int64_t)((uint64_t)(node + 1) << 32 | t);
+}
+
 static int hold(struct bmt_names *n, uint32_t pid, uint32_t t)
 {
     int created;
-    uint32_t *slot = bmt_u64map_get(&n->holder, t, pid, &created);
+    int64_t key = holder_key(n, pid, t);
+    uint32_t *slot = key < 0 ? NULL : bmt_u64map_get(&n->holder, (uint64_t)key, pid, &created);
     if (!slot)
         return -ENOMEM;
     *slot = pid;
     return 0;
 }
 
-int64_t bmt_names_holder(const struct bmt_names *n, const char *name, size_t len)
+static void unhold(struct bmt_names *n, uint32_t pid, uint32_t t)
 {
-    int64_t t = bmt_strtab_find(&n->text, name, len);
-    uint32_t pid = t < 0 ? UINT32_MAX : bmt_u64map_find(&n->holder, (uint64_t)t);
+    int64_t key = holder_key(n, pid, t);
+    if (key >= 0 && bmt_u64map_find(&n->holder, (uint64_t)key) == pid)
+        bmt_u64map_remove(&n->holder, (uint64_t)key);
+}
+
+int64_t bmt_names_holder(const struct bmt_names *n, const char *sender, size_t sender_len,
+                         const char *to, size_t len)
+{
+    const char *node = sender;
+    size_t node_len = bmt_nodes_prefix(sender, sender_len);
+    /* {Name,Node}: Name on Node. */
+    if (len > 4 && to[0] == '{' && to[len - 1] == '}') {
+        const char *comma = NULL;
+        for (size_t i = len - 1; i > 0 && !comma; i--)
+            if (to[i] == ',')
+                comma = to + i;
+        if (!comma)
+            return -1;
+        node = comma + 1;
+        node_len = (size_t)(to + len - 1 - node);
+        len = (size_t)(comma - to - 1);
+        to++;
+        if (node_len > 2 && node[0] == '\'' && node[node_len - 1] == '\'') {
+            node++;
+            node_len -= 2;
+        }
+    }
+    int64_t t = bmt_strtab_find(&n->text, to, len);
+    if (t < 0)
+        return -1;
+    uint64_t key = (uint64_t)t;
+    if (node_len) {
+        int64_t nt = bmt_strtab_find(&n->text, node, node_len);
+        if (nt < 0)
+            return -1;
+        key |= (uint64_t)(nt + 1) << 32;
+    }
+    uint32_t pid = bmt_u64map_find(&n->holder, key);
     return pid == UINT32_MAX ? -1 : (int64_t)pid;
 }
 
@@ -147,8 +197,7 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
         if (v[F->reg_type].len != 8 || memcmp(v[F->reg_type].str, "register", 8) != 0) {
             /* Sends to the name go nowhere now; the process keeps showing
              * it (its last name stays the most useful label). */
-            if (bmt_u64map_find(&n->holder, (uint64_t)t) == (uint32_t)pid)
-                bmt_u64map_remove(&n->holder, (uint64_t)t);
+            unhold(n, (uint32_t)pid, (uint32_t)t);
             return 0;
         }
         n->procs[pid].reg = (uint32_t)t;

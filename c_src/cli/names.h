@@ -16,6 +16,7 @@
 #ifndef BMT_CLI_NAMES_H
 #define BMT_CLI_NAMES_H
 
+#include "nodes.h"
 #include "reader.h"
 #include "strtab.h"
 
@@ -38,7 +39,7 @@ struct bmt_names {
     uint64_t *ever_keys;       /* the same pairs, in order, for lookups by name */
     uint32_t ever_count, ever_cap;
     uint64_t dump_count;       /* process_info events seen */
-    struct bmt_u64map holder;  /* registered name (text id) -> pid id holding it now */
+    struct bmt_u64map holder;  /* (node text id + 1) << 32 | name text id -> pid id holding it now */
 };
 
 void bmt_names_init(struct bmt_names *n);
@@ -50,9 +51,21 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec);
 /* The id of pid text `s`/`len`, created if new; or -ENOMEM. */
 int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len);
 
-/* The pid id of the process that holds registered name `name` now (sends
- * to a name go there), or -1. */
-int64_t bmt_names_holder(const struct bmt_names *n, const char *name, size_t len);
+/* The pid id of the process that holds, now, the registered name a send
+ * from pid text `sender` to `to` (a name, or {Name,Node}) goes to: Name on
+ * the sender's node, or on Node (cluster inputs, nodes.h); or -1. */
+int64_t bmt_names_holder(const struct bmt_names *n, const char *sender, size_t sender_len,
+                         const char *to, size_t len);
+
+/* 1 when `s` is a pid text: OTP's "<0.1.0>" or node-qualified
+ * "kv@h2/<0.1.0>" (nodes.h). */
+static inline int bmt_names_is_pid(const char *s, size_t len)
+{
+    if (len && s[0] == '<')
+        return 1;
+    size_t p = bmt_nodes_prefix(s, len);
+    return p && s[p + 1] == '<';
+}
 
 /* Writes "<0.66.0> NAME" (or just the pid) for pid text `pid` into `buf`. */
 void bmt_names_label(const struct bmt_names *n, const char *pid, size_t len, char *buf,

@@ -326,6 +326,7 @@ static int decode_event(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
     rec->bits = (uint32_t)(d.pos - s->pos_bits);
     s->pos_bits = d.pos;
     rec->tp = ec->tp;
+    rec->trace = (unsigned)(s->trace - r->traces);
     rec->ts_ns = ts;
     rec->cpu_id = s->cpu_id;
     rec->stream = idx;
@@ -494,5 +495,14 @@ int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
     }
     r->popped = (int)r->heap[0];
     *rec = &r->streams[r->popped].head;
+    if (r->cluster && (*rec)->tp != BMT_TP_NONE) {
+        const struct bmt_value *v = bmt_nodes_qualify(&r->nodes, (*rec)->trace, (*rec)->tp,
+                                                      (*rec)->values);
+        if (!v)
+            return bmt_reader_fail(r, -ENOMEM, "out of memory; free some memory");
+        r->qrec = **rec;
+        r->qrec.values = v;
+        *rec = &r->qrec;
+    }
     return 1;
 }

@@ -37,14 +37,17 @@
 
 #include "event.h"
 #include "metadata.h"
+#include "nodes.h"
 #include "progress.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* One decoded event. Valid until the next call on the same stream. */
+/* One decoded event. Valid until the next call on the same stream (for
+ * bmt_reader_next: until the next call). */
 struct bmt_record {
     uint16_t tp;          /* catalogue id, or BMT_TP_NONE */
+    unsigned trace;       /* index into bmt_reader.traces: in a cluster, the node */
     uint64_t ts_ns;       /* ns since the reader's origin (bmt_reader_wall_ns) */
     uint32_t cpu_id;      /* the packet context's cpu_id, or 0 */
     unsigned stream;      /* index into bmt_reader.streams */
@@ -71,6 +74,7 @@ struct bmt_trace {
     uint64_t delta_ns;              /* origin_ns - reader origin */
     uint64_t freq_hz;               /* event clock frequency */
     uint32_t event_base;            /* index of its first event class over all traces */
+    const char *node;               /* its node (env beamtrace_node), or NULL */
     char uuid_text[37];
 };
 
@@ -144,14 +148,28 @@ struct bmt_reader {
     void (*on_packet)(void *ctx, const struct bmt_reader *r, unsigned stream,
                       const struct bmt_packet_info *info);
     void *on_packet_ctx;
+    /* A cluster: two or more beamtrace traces, each of its own node. Then
+     * bmt_reader_next resolves every pid through its trace's node table
+     * and returns node-qualified texts (nodes.h). */
+    int cluster;
+    struct bmt_nodes nodes;
+    struct bmt_record qrec;         /* the record returned, rewritten */
     char error[1024];               /* "<what is wrong>; <how to fix>" after a failure */
 };
 
-/* Opens the trace(s) at `dir` (kept by pointer: must outlive `r`): parses
- * each metadata and maps every stream file (every regular file not starting
- * with '.', other than `metadata`). Returns 0, or a negative errno with
- * r->error set; call bmt_reader_close in both cases. */
-int bmt_reader_open(struct bmt_reader *r, const char *dir);
+/* Opens the trace(s) at the `count` paths (each a trace directory or a
+ * directory above traces, such as a cluster directory; kept by pointer:
+ * must outlive `r`) as one source merged in time order, each trace's
+ * timestamps shifted by its own clock offset: parses each metadata and maps
+ * every stream file (every regular file not starting with '.', other than
+ * `metadata`). Two beamtrace traces of one node are an error, as is a path
+ * holding no trace. Returns 0, or a negative errno with r->error set; call
+ * bmt_reader_close in both cases. */
+int bmt_reader_open(struct bmt_reader *r, const char *const *paths, unsigned count);
+
+/* Writes how error lines name the input: the path, or "PATH (and N more)"
+ * for several. */
+void bmt_reader_label(const char *const *paths, unsigned count, char *buf, size_t size);
 
 /* Nanoseconds since the epoch of reader time `ts_ns`. Exact for every
  * event timestamp (the reader rejects events beyond r->max_ts_ns); packet

@@ -339,33 +339,94 @@ static int open_streams(struct bmt_reader *r, struct bmt_trace *t, char **paths,
     return rc;
 }
 
-int bmt_reader_open(struct bmt_reader *r, const char *dir)
+void bmt_reader_label(const char *const *paths, unsigned count, char *buf, size_t size)
 {
-    memset(r, 0, sizeof *r);
-    r->dir = dir;
-    r->popped = -1;
-    bmt_progress_start(&r->progress, "reading the trace");
+    if (count > 1)
+        snprintf(buf, size, "%s (and %u more)", paths[0], count - 1);
+    else
+        snprintf(buf, size, "%s", count ? paths[0] : "");
+}
+
+/* The traces at `path` (a trace directory or a directory above traces),
+ * appended to `dirs`. `many`: name the path in error lines. */
+static int find_input(struct bmt_reader *r, const char *path, int many, struct names *dirs)
+{
+    const char *who = many ? path : "", *sep = many ? ": " : "";
     struct stat st;
-    if (stat(dir, &st) != 0) {
+    if (stat(path, &st) != 0) {
         int e = errno;
         if (e == ENOENT)
-            return bmt_reader_fail(r, -e, "no such directory; check the path");
-        return bmt_reader_fail(r, -e, "cannot access: %s; check the path and its permissions", strerror(e));
+            return bmt_reader_fail(r, -e, "%s%sno such directory; check the path", who, sep);
+        return bmt_reader_fail(r, -e, "%s%scannot access: %s; check the path and its permissions",
+                               who, sep, strerror(e));
     }
     if (!S_ISDIR(st.st_mode))
-        return bmt_reader_fail(r, -ENOTDIR, "not a directory; pass the trace directory (the one that holds "
-                                 "`metadata`, or a directory above it)");
+        return bmt_reader_fail(r, -ENOTDIR, "%s%snot a directory; pass the trace directory (the one "
+                               "that holds `metadata`, or a directory above it)", who, sep);
+    unsigned before = dirs->count;
+    int rc = find_traces(path, 0, dirs);
+    if (rc < 0)
+        return bmt_reader_fail(r, rc, "out of memory listing directories; free some memory");
+    if (dirs->count == before)
+        return bmt_reader_fail(r, -ENOENT, "%s%sno metadata file here or below; this is not a trace "
+                               "directory: pass a directory written by beamtrace or LTTng (it holds "
+                               "`metadata` and stream files)", who, sep);
+    return 0;
+}
+
+/* The node of each trace (environment beamtrace_node); two traces of one
+ * node cannot be merged (their pids would be one process). Sets r->cluster
+ * when two or more traces name their nodes. */
+static int find_nodes(struct bmt_reader *r)
+{
+    unsigned named = 0;
+    for (unsigned i = 0; i < r->trace_count; i++) {
+        struct bmt_trace *t = &r->traces[i];
+        for (unsigned k = 0; k < t->meta.env_count; k++)
+            if (t->meta.env[k].str && strcmp(t->meta.env[k].key, "beamtrace_node") == 0)
+                t->node = t->meta.env[k].str;
+        if (!t->node)
+            continue;
+        named++;
+        for (unsigned j = 0; j < i; j++)
+            if (r->traces[j].node && strcmp(r->traces[j].node, t->node) == 0)
+                return bmt_reader_fail(r, -EINVAL, "two traces of node %s (%s and %s); pass one "
+                                       "trace per node", t->node, r->traces[j].dir, t->dir);
+    }
+    if (named < 2)
+        return 0;
+    const char **node = calloc(r->trace_count + 1, sizeof *node);
+    if (!node)
+        return bmt_reader_fail(r, -ENOMEM, "out of memory; free some memory");
+    for (unsigned i = 0; i < r->trace_count; i++) {
+        /* A trace without a node name (not beamtrace's) is known by its
+         * directory's name, as the cluster layout names them. */
+        const char *slash = strrchr(r->traces[i].dir, '/');
+        node[i] = r->traces[i].node ? r->traces[i].node : slash ? slash + 1 : r->traces[i].dir;
+    }
+    int rc = bmt_nodes_init(&r->nodes, node, r->trace_count);
+    free(node);
+    if (rc < 0)
+        return bmt_reader_fail(r, rc, "out of memory; free some memory");
+    r->cluster = 1;
+    return 0;
+}
+
+int bmt_reader_open(struct bmt_reader *r, const char *const *paths, unsigned count)
+{
+    memset(r, 0, sizeof *r);
+    r->dir = count ? paths[0] : "";
+    r->popped = -1;
+    bmt_progress_start(&r->progress, "reading the trace");
     struct names dirs = {0}, files = {0};
-    int rc = find_traces(dir, 0, &dirs);
+    int rc = 0;
+    for (unsigned i = 0; rc == 0 && i < count; i++)
+        rc = find_input(r, paths[i], count > 1, &dirs);
+    if (rc == 0 && count == 0)
+        rc = bmt_reader_fail(r, -ENOENT, "no trace directory given; pass one");
     if (rc < 0) {
         names_free(&dirs);
-        return bmt_reader_fail(r, rc, "out of memory listing directories; free some memory");
-    }
-    if (dirs.count == 0) {
-        names_free(&dirs);
-        return bmt_reader_fail(r, -ENOENT, "no metadata file here or below; this is not a trace directory: "
-                    "pass a directory written by beamtrace or LTTng (it holds `metadata` and "
-                    "stream files)");
+        return rc;
     }
     r->traces = calloc(dirs.count, sizeof *r->traces);
     if (!r->traces) {
@@ -394,6 +455,8 @@ int bmt_reader_open(struct bmt_reader *r, const char *dir)
         rc = list_streams(r, t, &files);
     }
     first_stream[r->trace_count] = files.count;
+    if (rc == 0)
+        rc = find_nodes(r);
     if (rc == 0) {
         r->streams = calloc(files.count ? files.count : 1, sizeof *r->streams);
         r->heap = calloc(files.count ? files.count : 1, sizeof *r->heap);
@@ -435,6 +498,9 @@ void bmt_reader_close(struct bmt_reader *r)
         bmt_meta_free(&r->traces[i].meta);
         free(r->traces[i].dir);
     }
+    if (r->cluster)
+        bmt_nodes_free(&r->nodes);
+    r->cluster = 0;
     free(r->streams);
     free(r->traces);
     free(r->heap);

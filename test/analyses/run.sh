@@ -532,7 +532,7 @@ check "malformed corpus generated" [ -d "$out/corpus/bad" ]
 bad_ok=1
 for dir in "$out"/corpus/bad/*/ /nonexistent; do
     dir=${dir%/}
-    for c in calls sched procs gc flame export "report -o $out/bad.html"; do
+    for c in calls sched procs gc flame export messages "report -o $out/bad.html"; do
         # shellcheck disable=SC2086
         "$ASAN" $c "$dir" >/dev/null 2>"$out/bad.err"
         rc=$?
@@ -542,7 +542,7 @@ for dir in "$out"/corpus/bad/*/ /nonexistent; do
     done
 done
 check "malformed traces: every subcommand prints one error line and exits 1, no sanitizer report" [ $bad_ok = 1 ]
-python3 test/cli/fuzz.py --seed 4242 --cmds "calls --breakdown,sched --from last,procs,gc,flame --folded,export -o /dev/null,report -o /dev/null,calls --begin +1ms --name my*" \
+python3 test/cli/fuzz.py --seed 4242 --cmds "calls --breakdown,sched --from last,procs,gc,flame --folded,export -o /dev/null,messages,report -o /dev/null,calls --begin +1ms --name my*" \
     "$ASAN" "$out" "${FUZZ_RUNS_ANALYSES:-150}" "$out/w_all" "$sc/names" >"$out/fuzz.log" 2>&1
 rc=$?
 tail -1 "$out/fuzz.log"
@@ -551,7 +551,7 @@ check "mutation fuzz of every analysis under ASan/UBSan: no crash, hang or sanit
 good_ok=1
 for dir in "$out"/corpus/good/*/; do
     for c in calls "calls --by pid --slower-than 1ns --format json" sched procs gc flame \
-             "flame --folded" "report -o $out/good.html"; do
+             "flame --folded" messages "messages --format json" "report -o $out/good.html"; do
         # shellcheck disable=SC2086
         "$ASAN" $c "$dir" >/dev/null 2>"$out/good.err" || { echo "# $c $dir failed"; good_ok=0; }
         grep -qE 'Sanitizer|runtime error' "$out/good.err" && { echo "# $c $dir: sanitizer report"; good_ok=0; }
@@ -576,7 +576,8 @@ calls --slower-than $out/w_all
 calls --by module $out/w_all
 calls --top x $out/w_all
 calls --format xml $out/w_all
-calls $out/w_all $out/w_calls
+messages --top x $out/w_all
+messages $out/w_all --bogus
 sched --slower-than 1ms $out/w_all
 procs --format
 gc -x $out/w_all
@@ -587,7 +588,7 @@ export --format text $out/w_all
 report $out/w_all
 EOF2
 check "bad options: one 'beamtrace: ...' line and exit 2" [ $usage_ok = 1 ]
-for c in calls sched procs gc flame export report; do
+for c in calls sched procs gc flame export messages report; do
     check "$c --help prints usage and exits 0" eval '"$BT" $c --help | grep -q "^usage: beamtrace $c"'
 done
 exit $failed

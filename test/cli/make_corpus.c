@@ -587,14 +587,180 @@ static void make_odd(const char *root)
     edit_metadata(d, "_parent;", "_parant;");
 }
 
+
+/* ---- a cluster: two nodes' traces (the matching rule's cases) ---- */
+
+/* One event of tracepoint `tp` at `ts` with the given fields (strings, or
+ * integers for numeric fields, in catalogue order). */
+static void cl_emit(struct gen *g, int tp, uint64_t ts, ...)
+{
+    struct bmt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.id = (uint16_t)tp;
+    ev.ts_ns = 5000000000000ull + ts * 1000;
+    va_list ap;
+    va_start(ap, ts);
+    for (unsigned f = 0; f < bmt_catalogue[tp].field_count; f++) {
+        if (bmt_catalogue[tp].fields[f].type == BMT_FIELD_STRING) {
+            ev.values[f].str = va_arg(ap, const char *);
+            ev.values[f].len = (uint32_t)strlen(ev.values[f].str);
+        } else {
+            ev.values[f].integer = va_arg(ap, uint64_t);
+        }
+    }
+    va_end(ap);
+    emit(g, 0, &ev);
+}
+
+static void cl_open(struct gen *g, const char *root, const char *node, uint8_t seed,
+                    size_t subbuf_bytes, unsigned drain_every)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", root, node);
+    fixed_info(&g->info, seed);
+    snprintf(g->info.node, sizeof g->info.node, "%s", node);
+    int rc = bmt_test_gen_open(&g->t, path, &g->info, 1, subbuf_bytes, 4, BMT_RING_DISCARD,
+                               drain_every);
+    if (rc < 0)
+        die("%s: cannot create trace: %s", path, strerror(-rc));
+}
+
+/* A fingerprint: equal for equal texts (FNV-1a), as the recorder's is for
+ * equal messages. */
+static uint64_t FP(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+#define SEND(ts, from, to, m) cl_emit(&g, BMT_TP_message_send_link, ts, from, to, m, "send", FP(m))
+#define RECV(ts, to, m, from, fnode) \
+    cl_emit(&g, BMT_TP_message_receive_link, ts, to, m, from, fnode, FP(m))
+
+/* The cases of bmt_cluster_tests:matcher_rule_test/0: a@h sends to b@h's
+ * <0.9.0> (`srv`), which a@h prints as <7.9.0>. b@h's small ring, drained
+ * only every 100 events, drops part of a burst at 42-43 us: the loss that
+ * makes the link of the first of two equal ticks uncertain. */
+static void make_cluster(const char *root)
+{
+    struct gen g;
+    if (mkdir(root, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", root, strerror(errno));
+    cl_open(&g, root, "a@h", 31, 1 << 16, 1);
+    cl_emit(&g, BMT_TP_node_info, 0, (uint64_t)0, "a@h", "this", "start");
+    cl_emit(&g, BMT_TP_node_info, 0, (uint64_t)7, "b@h", "visible", "start");
+    SEND(10, "<0.5.0>", "<7.9.0>", "m1");
+    SEND(11, "<0.6.0>", "{srv,b@h}", "m2");
+    SEND(12, "<0.5.0>", "<7.9.0>", "m3");   /* its receipt is lost: not received */
+    SEND(13, "<0.5.0>", "<7.9.0>", "m4");
+    SEND(20, "<0.5.0>", "<7.9.0>", "same");
+    SEND(21, "<0.6.0>", "<7.9.0>", "same"); /* ambiguous receipts */
+    cl_emit(&g, BMT_TP_message_send_link, 22, "<0.5.0>", "<0.99.0>", "x",
+            "send_to_non_existing_process", (uint64_t)1);
+    SEND(30, "<0.5.0>", "<7.9.0>", "late");
+    SEND(40, "<0.7.0>", "<7.9.0>", "tick");
+    SEND(41, "<0.7.0>", "<7.9.0>", "tick");
+    SEND(42, "<0.5.0>", "<7.50.0>", "nobody"); /* a receiver without receipts */
+    SEND(43, "<0.5.0>", "<8.1.0>", "lost");    /* N 8: no node_info, unresolved */
+    gen_close(&g);
+    cl_open(&g, root, "b@h", 32, 512, 100);
+    cl_emit(&g, BMT_TP_node_info, 0, (uint64_t)0, "b@h", "this", "start");
+    cl_emit(&g, BMT_TP_node_info, 0, (uint64_t)3, "a@h", "visible", "start");
+    cl_emit(&g, BMT_TP_process_info, 0, "<0.9.0>", "srv", "undefined", "undefined");
+    RECV(14, "<0.9.0>", "m2", "undefined", "a@h");
+    RECV(15, "<0.9.0>", "m1", "undefined", "a@h");
+    RECV(16, "<0.9.0>", "m4", "undefined", "a@h");
+    RECV(23, "<0.9.0>", "same", "undefined", "a@h");
+    RECV(24, "<0.9.0>", "same", "undefined", "a@h");
+    RECV(25, "<0.9.0>", "hello", "undefined", "ctl@h"); /* from outside the cluster */
+    for (unsigned i = 0; i < 92; i++)
+        cl_emit(&g, BMT_TP_process_info, 42 + i / 46, "<0.77.0>", "undefined", "undefined",
+                "undefined");
+    RECV(45, "<0.9.0>", "tick", "undefined", "a@h");
+    gen_close(&g);
+}
+
+/* A big cluster for timing and memory: three nodes, MESSAGES messages,
+ * each a send on node k % 3 to a process of node (k + 1) % 3 and its
+ * receipt 50 us later (sends on stream 0, receipts on stream 1 of each
+ * trace), all linked. */
+static void make_big_cluster(const char *root, unsigned long long messages)
+{
+    static const char *const nodes[3] = {"n0@h", "n1@h", "n2@h"};
+    struct gen g[3];
+    if (mkdir(root, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", root, strerror(errno));
+    for (unsigned n = 0; n < 3; n++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", root, nodes[n]);
+        fixed_info(&g[n].info, (uint8_t)(40 + n));
+        snprintf(g[n].info.node, sizeof g[n].info.node, "%s", nodes[n]);
+        if (bmt_test_gen_open(&g[n].t, path, &g[n].info, 2, 1 << 16, 8, BMT_RING_DISCARD, 1) < 0)
+            die("%s: cannot create trace", path);
+        /* Node m prints as index m + 1 everywhere (0: itself). */
+        for (unsigned m = 0; m < 3; m++) {
+            struct bmt_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.id = BMT_TP_node_info;
+            ev.ts_ns = 14000000000000ull;
+            ev.values[0].integer = m == n ? 0 : m + 1;
+            ev.values[1].str = nodes[m];
+            ev.values[1].len = (uint32_t)strlen(nodes[m]);
+            ev.values[2].str = m == n ? "this" : "visible";
+            ev.values[2].len = (uint32_t)strlen(ev.values[2].str);
+            ev.values[3].str = "start";
+            ev.values[3].len = 5;
+            emit(&g[n], 0, &ev);
+        }
+    }
+    for (unsigned long long k = 0; k < messages; k++) {
+        unsigned a = (unsigned)(k % 3), b = (a + 1) % 3;
+        char from[32], to_remote[32], to[32], msg[48];
+        snprintf(from, sizeof from, "<0.%llu.0>", 100 + k % 50);
+        snprintf(to_remote, sizeof to_remote, "<%u.%llu.0>", b + 1, 200 + k % 20);
+        snprintf(to, sizeof to, "<0.%llu.0>", 200 + k % 20);
+        snprintf(msg, sizeof msg, "{req,%llu,<<\"payload\">>}", k);
+        uint64_t ts = 14000000001000ull + k * 1000;
+        struct bmt_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.id = BMT_TP_message_send_link;
+        ev.ts_ns = ts;
+        const char *sv[4] = {from, to_remote, msg, "send"};
+        for (unsigned f = 0; f < 4; f++) {
+            ev.values[f].str = sv[f];
+            ev.values[f].len = (uint32_t)strlen(sv[f]);
+        }
+        ev.values[4].integer = FP(msg);
+        emit(&g[a], 0, &ev);
+        ev.id = BMT_TP_message_receive_link;
+        ev.ts_ns = ts + 50000;
+        const char *rv[4] = {to, msg, "undefined", nodes[a]};
+        for (unsigned f = 0; f < 4; f++) {
+            ev.values[f].str = rv[f];
+            ev.values[f].len = (uint32_t)strlen(rv[f]);
+        }
+        emit(&g[b], 1, &ev);
+    }
+    for (unsigned n = 0; n < 3; n++)
+        if (bmt_test_gen_close(&g[n].t) < 0)
+            die("%s: close failed", g[n].t.path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--big") == 0) {
         make_big(argv[2], strtoull(argv[3], NULL, 10));
         return 0;
     }
+    if (argc == 4 && strcmp(argv[1], "--big-cluster") == 0) {
+        make_big_cluster(argv[2], strtoull(argv[3], NULL, 10));
+        return 0;
+    }
     if (argc != 2)
-        die("usage: make_corpus OUTDIR | make_corpus --big DIR EVENTS");
+        die("usage: make_corpus OUTDIR | make_corpus --big DIR EVENTS | "
+            "make_corpus --big-cluster DIR MESSAGES");
     char d[4200];
     const char *root = argv[1];
     snprintf(d, sizeof d, "%s/good", root);
@@ -628,6 +794,8 @@ int main(int argc, char **argv)
 #undef GOOD
     make_bad(root);
     make_truncated(root);
+    snprintf(d, sizeof d, "%s/cluster", root);
+    make_cluster(d);
     make_odd(root);
     return 0;
 }

@@ -13,7 +13,7 @@
 -compile(nowarn_deprecated_catch).
 
 -export([start/1, mesh/1, run/3, vnode_sent/0, make_atoms/1, send_map/2, send_kinds/1,
-         traced/0, beamtrace_left/0]).
+         latency/2, latency_result/0, traced/0, beamtrace_left/0]).
 %% bmt_kv, a gen_server: calls across nodes, replies to process aliases.
 -export([init/1, handle_call/3, handle_cast/2]).
 
@@ -26,6 +26,7 @@ start(Driver) ->
                   receive {nodedown, Driver} -> erlang:halt() end
           end),
     register(bmt_vnode, spawn(fun() -> vnode(0) end)),
+    register(bmt_lat, spawn(fun() -> lat([]) end)),
     {ok, _} = gen_server:start({local, bmt_kv}, ?MODULE, [], []),
     ok.
 
@@ -58,6 +59,52 @@ vnode(Sent) ->
             From ! {vnode_sent, Sent},
             vnode(Sent)
     end.
+
+%% The latency probe: each message carries the time its send began, the
+%% sender also notes when its send returned, and the receiver notes when it
+%% sees it. One host, so os:system_time/1 is one clock on every node. While
+%% a probe runs (N messages announced) the receiver polls its mailbox
+%% instead of sleeping in `receive': a trace's receipt is the message's
+%% arrival in the mailbox, and a sleeping receiver would add its wake-up
+%% (its scheduler's too) to what it measures.
+lat(Acc) ->
+    receive
+        {lat_expect, N} ->
+            lat(spin(N, Acc));
+        {lat_get, From} ->
+            From ! {lat_result, lists:reverse(Acc)},
+            lat([])
+    end.
+
+spin(0, Acc) ->
+    Acc;
+spin(N, Acc) ->
+    %% Not `receive ... after 0': a traced timeout is an event each time.
+    case erlang:process_info(self(), message_queue_len) of
+        {message_queue_len, 0} ->
+            spin(N, Acc);
+        _ ->
+            T = os:system_time(nanosecond),
+            receive {lat, I, T0} -> spin(N - 1, [{I, T0, T} | Acc]) end
+    end.
+
+%% N timestamped messages to the latency probe of Node, 2 ms apart (never
+%% queued behind each other): [{I, SendReturnedNs}].
+latency(Node, N) ->
+    Pid = erpc:call(Node, erlang, whereis, [bmt_lat]),
+    Pid ! {lat_expect, N},
+    timer:sleep(10),
+    [begin
+         Pid ! {lat, I, os:system_time(nanosecond)},
+         T1 = os:system_time(nanosecond),
+         timer:sleep(2),
+         {I, T1}
+     end || I <- lists:seq(1, N)].
+
+%% What the probe here saw: [{I, SendBeganNs, SeenNs}], oldest first.
+latency_result() ->
+    bmt_lat ! {lat_get, self()},
+    receive {lat_result, L} -> L after 5000 -> [] end.
 
 cross(Pid) when node(Pid) =/= node() -> 1;
 cross(_) -> 0.

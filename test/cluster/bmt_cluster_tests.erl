@@ -289,6 +289,159 @@ check_links(Out, WorkloadSent, Errors) ->
                length(AllSends)]),
     R.
 
+%% The latency probe: 200 messages from the first node to the second's
+%% probe, each carrying the time its send began; the sender notes when its
+%% send returned, the probe when it saw the message. Latencies in ns, from
+%% the send's return (OTP stamps a traced send when the send returns to
+%% the tracer: the message may be gone by then, docs/cluster.md) and from
+%% its start.
+latency([A, B | _]) ->
+    Returned = maps:from_list(erpc:call(A, bmt_cluster_target, latency, [B, 200], 30000)),
+    timer:sleep(100),
+    Seen = erpc:call(B, bmt_cluster_target, latency_result, []),
+    assert_eq(latency_probe_count, maps:size(Returned), length(Seen)),
+    #{count => length(Seen), to => B,
+      ns => [T - maps:get(I, Returned) || {I, _, T} <- Seen],
+      from_start_ns => [T - T0 || {_, T0, T} <- Seen]}.
+
+%%% The C command line on a cluster directory
+
+bt(Args) ->
+    T0 = erlang:monotonic_time(microsecond),
+    {S, L, E} = cmd(cli(), Args),
+    {S, L, E, erlang:monotonic_time(microsecond) - T0}.
+
+%% Every "Key": Int of a JSON text, in order.
+jints(Key, Bin) ->
+    case re:run(Bin, <<"\"", Key/binary, "\": (-?[0-9]+)">>,
+                [global, {capture, all_but_first, binary}]) of
+        {match, Ms} -> [binary_to_integer(V) || [V] <- Ms];
+        nomatch -> []
+    end.
+
+jint(Key, Bin) ->
+    case jints(Key, Bin) of
+        [V | _] -> V;
+        [] -> fail({no_json_key, Key}, Bin)
+    end.
+
+jstr(Key, Bin) ->
+    {match, [V]} = re:run(Bin, <<"\"", Key/binary, "\": \"([^\"]*)\"">>,
+                          [{capture, all_but_first, binary}]),
+    V.
+
+%% `beamtrace messages', `export' and every analysis on the cluster
+%% directory and on its three traces given one by one: the links and their
+%% counts are the reference matcher's (bmt_links, the same rule), every
+%% cross-node message of the workload is linked (its own count), the
+%% latency of the probe's messages is the probe's own within 10%, the
+%% chrome export draws the cross-node links between the nodes' groups, and
+%% processes are node-qualified everywhere.
+check_cli(Out, Nodes, Sent, #{count := LatCount, to := LatNode, ns := LatNs,
+                              from_start_ns := LatStartNs}, Ref) ->
+    Dirs = [filename:join(Out, atom_to_list(N)) || N <- Nodes],
+    {0, ML, ME, MsgUs} = bt(["messages", "--format", "json", "--top", "5", Out]),
+    assert_eq({messages_stderr, ME}, <<>>, ME),
+    M = iolist_to_binary(lists:join(<<"\n">>, ML)),
+    %% The same counts as the reference matcher, kind by kind.
+    [ExtS, ExtR] = jints(<<"external">>, M),
+    Count = fun(K) -> length(maps:get(K, Ref)) end,
+    Pairs = [{Count(links), jint(<<"linked">>, M)}, {Count(uncertain), jint(<<"uncertain">>, M)},
+             {Count(not_received), jint(<<"not_received">>, M)},
+             {Count(in_flight), jint(<<"in_flight">>, M)},
+             {Count(receiver_not_traced), jint(<<"receiver_not_traced">>, M)},
+             {Count(dead), jint(<<"dead">>, M)}, {Count(unresolved), jint(<<"unresolved">>, M)},
+             {Count(external_sends), ExtS}, {Count(unmatched), jint(<<"unmatched">>, M)},
+             {Count(ambiguous), jint(<<"ambiguous">>, M)}, {Count(external_receipts), ExtR}],
+    assert_eq(same_counts_as_reference_matcher, [E || {E, _} <- Pairs], [G || {_, G} <- Pairs]),
+    %% Per node pair: every cross-node send linked, none left.
+    NodePairs = [L || L <- ML, binary:match(L, <<"\"links\": ">>) =/= nomatch,
+                      binary:match(L, <<"  {\"from\": ">>) =/= nomatch],
+    assert_eq(node_pairs, length(Nodes) * length(Nodes), length(NodePairs)),
+    Cross = [L || L <- NodePairs, jstr(<<"from">>, L) =/= jstr(<<"to">>, L)],
+    CrossLinks = lists:sum([jint(<<"links">>, L) || L <- Cross]),
+    %% The probe's messages: LatCount, and the one announcing them.
+    assert_eq(cross_node_links_vs_workload_count, Sent + LatCount + 1, CrossLinks),
+    assert_eq(cross_node_in_flight, 0, lists:sum([jint(<<"in_flight">>, L) || L <- Cross])),
+    %% Latency: the probe's pair, against the probe's own measurement.
+    [Probe] = [L || L <- ML, binary:match(L, <<"bmt_lat\"">>) =/= nomatch,
+                    binary:match(L, <<"p50_ns">>) =/= nomatch],
+    assert_eq(probe_links, LatCount + 1, jint(<<"count">>, Probe)), %% and the announcement
+    binary:match(jstr(<<"to">>, Probe), atom_to_binary(LatNode)) =/= nomatch
+        orelse fail(probe_receiver, Probe),
+    P50 = jint(<<"p50_ns">>, Probe),
+    Median = fun(L) -> lists:nth((length(L) + 1) div 2, lists:sort(L)) end,
+    Own = Median(LatNs),
+    Diff = abs(P50 - Own) / Own,
+    io:format("# latency of ~b cross-node messages: the workload's own p50 ~.1f us (~.1f us from "
+              "the start of its send), beamtrace messages p50 ~.1f us (~.1f% apart)~n",
+              [LatCount, Own / 1000, Median(LatStartNs) / 1000, P50 / 1000, 100 * Diff]),
+    Diff =< 0.10 orelse fail(latency_p50_not_within_10_percent, {P50, Own}),
+    Linked = jint(<<"linked">>, M),
+    ToTraced = jint(<<"sends_to_traced_nodes">>, M),
+    io:format("# link coverage (beamtrace messages): ~b of ~b traced sends to traced nodes "
+              "linked (~.1f%); ~b of ~b cross-node messages of the workload (its own count)~n",
+              [Linked, ToTraced, 100 * Linked / max(1, ToTraced), CrossLinks, Sent + LatCount + 1]),
+    %% Several directories: the same result as the cluster directory.
+    {0, ML3, _, _} = bt(["messages", "--format", "json", "--top", "5" | Dirs]),
+    Strip = fun([First | Rest]) -> [re:replace(First, <<"\"trace\": \"[^\"]*\"">>, <<>>,
+                                               [{return, binary}]) | Rest] end,
+    assert_eq(messages_of_three_dirs, Strip(ML), Strip(ML3)),
+    %% The chrome export: flows from one node's group to another's.
+    Json = filename:join(Out, "../" ++ filename:basename(Out) ++ ".chrome.json"),
+    {0, _, EE, ExportUs} = bt(["export", "--format", "chrome", Out, "-o", Json]),
+    assert_eq({export_stderr, EE}, <<>>, EE),
+    {ok, Chrome} = file:read_file(Json),
+    Ends = fun(Ph) ->
+                   {match, Ms} = re:run(Chrome, <<"\"ph\":\"", Ph/binary,
+                                                  "\",\"cat\":\"message\",\"pid\":([0-9]+),[^\n]*\"id\":([0-9]+)}">>,
+                                        [global, {capture, all_but_first, binary}]),
+                   maps:from_list([{Id, (binary_to_integer(G) - 1) div 2} || [G, Id] <- Ms])
+           end,
+    Starts = Ends(<<"s">>),
+    Finishes = Ends(<<"f">>),
+    CrossFlows = length([Id || {Id, G} <- maps:to_list(Starts), maps:get(Id, Finishes) =/= G]),
+    assert_eq(chrome_cross_node_flows, CrossLinks - jint(<<"uncertain">>, M), CrossFlows),
+    [binary:match(Chrome, <<(atom_to_binary(N))/binary, ": BEAM calls and events">>) =/= nomatch
+     orelse fail({chrome_node_group, N}, Json) || N <- Nodes],
+    %% Every analysis, on the cluster directory and on the three
+    %% directories: node-qualified processes.
+    %% The same output both ways (but for the line naming the input).
+    Report = Json ++ ".html",
+    [begin
+         [Both1, Both2] = [begin
+                               {S, Lines, Err, _} = bt(A ++ I),
+                               assert_eq({exit_status, A, I, Err}, 0, S),
+                               [L || L <- Lines, binary:match(L, <<"trace  ">>) =:= nomatch]
+                           end || I <- [[Out], Dirs]],
+         assert_eq({same_output_from_cluster_dir_and_three_dirs, A}, Both1, Both2)
+     end || A <- [["stats"], ["view"], ["calls"], ["sched"], ["procs"], ["gc"],
+                  ["flame", "--folded"], ["report", "-o", Report]]],
+    {0, Procs, _, _} = bt(["procs", Out]),
+    Qualified = [L || L <- Procs, re:run(L, <<"@[^ /]+/<0\\.[0-9]+\\.[0-9]+>">>) =/= nomatch],
+    Qualified =/= [] orelse fail(procs_node_qualified, Procs),
+    {0, Sched, _, _} = bt(["sched", "--pid", binary_to_list(
+                                                hd([W || L <- Qualified,
+                                                         {match, [W]} <- [re:run(L, <<"([^ ]+@[^ /]+/<0\\.[0-9]+\\.[0-9]+>)">>,
+                                                                                 [{capture, all_but_first, binary}])]])),
+                           Out]),
+    Sched =/= [] orelse fail(sched_with_qualified_pid, Sched),
+    %% Errors: one line, exit 1.
+    Empty = filename:join(Out, "../" ++ filename:basename(Out) ++ ".empty"),
+    ok = filelib:ensure_path(Empty),
+    [begin
+         {1, [], Err, _} = bt(["messages" | Args]),
+         [Line] = binary:split(Err, <<"\n">>, [global, trim_all]),
+         re:run(Line, Re) =/= nomatch orelse fail({error_line, Args}, Line)
+     end || {Args, Re} <- [{[Out, hd(Dirs)], <<"two traces of node .*pass one trace per node">>},
+                           {[Out, Empty], <<"no metadata file here or below">>}]],
+    {0, Stats, _, StatsUs} = bt(["stats", "--format", "json", Out]),
+    Events = jint(<<"events">>, iolist_to_binary(Stats)),
+    io:format("# merge and analyse the 3-node trace (~b events): messages ~.1f ms, export "
+              "~.1f ms, stats ~.1f ms (wall, with process start)~n",
+              [Events, MsgUs / 1000, ExportUs / 1000, StatsUs / 1000]),
+    ok.
+
 %%% Tests
 
 usage_test() ->
@@ -412,6 +565,7 @@ record_nodes_test() ->
         wait_stderr(ErrFile, <<"recording on ">>, 3),
         wait_traced(Nodes),
         Sent = workload(Nodes, 40),
+        Lat = latency(Nodes),
         interrupt(Port),
         Result = finish_record(Port, ErrFile),
         {0, [ResultLine], Err} = Result,
@@ -420,7 +574,8 @@ record_nodes_test() ->
         Errors = maps:from_list(check_layout(Out, Nodes)),
         N = check_timeline(Out, Nodes),
         io:format("# babeltrace2 read ~b events of 3 traces in time order~n", [N]),
-        check_links(Out, Sent, Errors),
+        R = check_links(Out, Sent, Errors),
+        check_cli(Out, Nodes, Sent, Lat, R),
         [assert_clean(T) || T <- Ts],
         ok
     end).
