@@ -65,7 +65,9 @@
       | {notify, pid() | undefined}
       | {system_monitor, map()}
       | {samples, map()}
-      | {distribution, boolean()}.
+      | {distribution, boolean()}
+      | {file_io, boolean() | [pid()]}
+      | {ets, [atom() | ets:tid() | all]}.
 -type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
                 | vm_exit | unload | file:posix().
 -type stats() :: #{dir := binary(), events := non_neg_integer(),

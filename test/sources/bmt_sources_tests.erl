@@ -12,7 +12,7 @@
          message_queue_top/1, node_up_down/1, cleanup_after_stop/1,
          cleanup_after_helper_killed/1, cleanup_after_keeper_killed/1,
          session_cap_ends_helper/1, file_ops_recorded/1, read_file_attributed_and_tagged/1,
-         files_command/1, file_io_cleanup/1, ets_ops_recorded/1]).
+         files_command/1, file_io_cleanup/1, ets_ops_recorded/1, file_io_of_listed_pids/1]).
 
 -import(bmt_test_lib, [assert_eq/3, fail/2, select/2, field/2]).
 
@@ -25,7 +25,7 @@ main([OutDir]) ->
            message_queue_top, node_up_down, cleanup_after_stop,
            cleanup_after_helper_killed, cleanup_after_keeper_killed, session_cap_ends_helper,
            file_ops_recorded, read_file_attributed_and_tagged, files_command, file_io_cleanup,
-           ets_ops_recorded],
+           ets_ops_recorded, file_io_of_listed_pids],
     Tests = case os:getenv("BMT_ONLY") of
                 false -> All;
                 Only -> [list_to_atom(T) || T <- string:lexemes(Only, ",")]
@@ -610,4 +610,27 @@ ets_ops_recorded(_) ->
     ?EXPECT(length(Errors) =:= 1 andalso field(op, hd(Errors)) =:= <<"update_counter">>, {errors, Errors}),
     assert_eq(no_patterns_after_stop, [], meta_clean()),
     ets:delete(T), ets:delete(Other),
+    ok.
+
+%% `file_io => [Pid]': only those processes' operations.
+file_io_of_listed_pids(_) ->
+    Dir = bmt_test_lib:tmpdir("listed_data"),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Path = filename:join(Dir, "l.bin"),
+    Self = self(),
+    Work = fun() -> receive go -> ok end,
+                    ok = file:write_file(Path, <<"abc">>),
+                    {ok, <<"abc">>} = file:read_file(Path),
+                    Self ! {done, self()}
+           end,
+    A = spawn(Work), B = spawn(Work),
+    S = start(#{file_io => [A]}),
+    A ! go, B ! go,
+    [receive {done, P} -> ok end || P <- [A, B]],
+    Events = stop(S),
+    Ops = fun(P) -> [field(op, E) || E <- select(Events, #{'$name' => file_op, pid => pid_text(P)})] end,
+    assert_eq(listed_recorded, [<<"write_file">>, <<"read_file">>], Ops(A)),
+    assert_eq(unlisted_not, [], Ops(B)),
+    assert_eq(only_listed, 2, length(select(Events, #{'$name' => file_op}))),
+    assert_eq(patterns_gone, [], meta_clean()),
     ok.
