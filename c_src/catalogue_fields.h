@@ -155,7 +155,7 @@ enum bmt_field_index {
     BMT_F_file_op_path2 = 3,
     BMT_F_file_op_bytes = 4,
     BMT_F_file_op_result = 5,
-    BMT_F_file_op_errno = 6,
+    BMT_F_file_op_error = 6,
     BMT_F_file_op_latency_ns = 7,
     BMT_F_file_op_tag = 8,
     BMT_F_ets_op_pid = 0,

@@ -168,7 +168,7 @@ static void fire_file(const struct bmt_event *ev)
     if (ON(efile_drv__return)) {
         int success = strcmp(S(file_op, result), "error") != 0;
         STAP_PROBE6(erlang, efile_drv__return, 0, 0, tag, command, success,
-                    success ? 0 : errno_of(S(file_op, errno)));
+                    success ? 0 : errno_of(S(file_op, error)));
     }
 }
 

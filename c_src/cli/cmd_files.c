@@ -111,7 +111,7 @@ static int files_feed(void *ctx, const struct bmt_record *rec)
     const struct bmt_value *v = rec->values;
     const struct bmt_value *pid = &v[BMT_F_file_op_pid], *op = &v[BMT_F_file_op_op],
                            *path = &v[BMT_F_file_op_path], *res = &v[BMT_F_file_op_result],
-                           *err = &v[BMT_F_file_op_errno];
+                           *err = &v[BMT_F_file_op_error];
     if (!bmt_an_valid(sc, rec->ts_ns) || !bmt_an_inside(sc, rec->ts_ns, rec->ts_ns) ||
         !bmt_an_keep(sc, pid->str, pid->len))
         return 0;
@@ -227,7 +227,7 @@ static void print_errors(struct bmt_out *o, const struct files *f, int json)
         const char *s = bmt_strtab_str(&f->errnos, i);
         size_t len = bmt_strtab_len(&f->errnos, i);
         if (json) {
-            bmt_out_str(o, i ? ", {\"errno\": " : "{\"errno\": ");
+            bmt_out_str(o, i ? ", {\"error\": " : "{\"error\": ");
             bmt_an_json_string(o, s, len);
             snprintf(buf, sizeof buf, ", \"count\": %llu}", (unsigned long long)f->errno_counts[i]);
             bmt_out_str(o, buf);

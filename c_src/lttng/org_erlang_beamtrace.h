@@ -278,7 +278,7 @@ LTTNG_UST_TRACEPOINT_EVENT(
         const char *, path2,
         unsigned long, bytes,
         const char *, result,
-        const char *, errno,
+        const char *, error,
         unsigned long, latency_ns,
         const char *, tag
     ),
@@ -289,7 +289,7 @@ LTTNG_UST_TRACEPOINT_EVENT(
         lttng_ust_field_string(path2, path2)
         lttng_ust_field_integer(unsigned long, bytes, bytes)
         lttng_ust_field_string(result, result)
-        lttng_ust_field_string(errno, errno)
+        lttng_ust_field_string(error, error)
         lttng_ust_field_integer(unsigned long, latency_ns, latency_ns)
         lttng_ust_field_string(tag, tag)
     )
