@@ -12,11 +12,17 @@ configs() ->
                                             busy_port => true, busy_dist_port => true}}},
      {samples, #{samples => #{schedulers => 100, run_queues => 100, memory => 100,
                               message_queues => {100, 10}}}},
-     {distribution, #{distribution => true}}].
+     {distribution, #{distribution => true}},
+     {file_io, #{file_io => true}},
+     {ets, #{ets => [bmt_bench_tab]}}].
 
 main([TraceDir, RoundsS]) ->
     Rounds = list_to_integer(RoundsS),
     Configs = configs(),
+    Data = filename:join(TraceDir, "data"),
+    ok = filelib:ensure_dir(filename:join(Data, "x")),
+    persistent_term:put(bmt_bench_data, Data),
+    bmt_bench_tab = ets:new(bmt_bench_tab, [named_table, public, {write_concurrency, true}]),
     _ = workload(),    %% warm up
     Times = lists:foldl(
               fun(R, Acc) ->
@@ -49,14 +55,27 @@ run(Dir, Opts) ->
     _ = file:del_dir_r(D),
     {Ms, N}.
 
-%% 2000 processes each building and dropping lists and sending to a
-%% collector: garbage collections, messages, scheduling.
+%% 2000 processes each building and dropping lists, doing 8 operations on
+%% an ETS table, and sending to a collector: garbage collections, messages,
+%% scheduling; one in ten also writes and reads back a 4 KiB file.
 workload() ->
     T0 = erlang:monotonic_time(microsecond),
     Self = self(),
+    Data = persistent_term:get(bmt_bench_data),
     Pids = [spawn(fun() ->
                           L = lists:seq(1, 2000 + I rem 500),
                           _ = lists:reverse(lists:map(fun(X) -> X * 2 end, L)),
+                          K = I,
+                          true = ets:insert(bmt_bench_tab, {K, 0}),
+                          _ = [ets:lookup(bmt_bench_tab, K) || _ <- lists:seq(1, 5)],
+                          _ = ets:update_counter(bmt_bench_tab, K, 1, {K, 0}),
+                          _ = ets:delete(bmt_bench_tab, K),
+                          _ = I rem 10 =:= 0 andalso
+                              begin
+                                  F = filename:join(Data, integer_to_list(I)),
+                                  ok = file:write_file(F, binary:copy(<<I:8>>, 4096)),
+                                  {ok, _} = file:read_file(F)
+                              end,
                           Self ! {done, self(), length(L)}
                   end) || I <- lists:seq(1, 2000)],
     [receive {done, P, _} -> ok end || P <- Pids],

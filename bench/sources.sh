@@ -2,7 +2,8 @@
 # The session sources' overhead (`make bench` runs this; alone: bash
 # bench/sources.sh): one mixed workload (spawns, messages, garbage) timed
 # with no session, a session without sources, and a session with each
-# source alone (system_monitor, samples, distribution), rounds interleaved
+# source alone (system_monitor, samples, distribution, file_io, ets),
+# rounds interleaved
 # so each source is measured side by side with the baseline
 # (bench/bmt_bench_sources.erl; SOURCES_ROUNDS, default 7). Prints figures
 # and SUMMARY| lines; asserts nothing (STYLE.md).

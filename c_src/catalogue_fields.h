@@ -149,6 +149,22 @@ enum bmt_field_index {
     BMT_F_counter_instance = 1,
     BMT_F_counter_value = 2,
     BMT_F_counter_unit = 3,
+    BMT_F_file_op_pid = 0,
+    BMT_F_file_op_op = 1,
+    BMT_F_file_op_path = 2,
+    BMT_F_file_op_path2 = 3,
+    BMT_F_file_op_bytes = 4,
+    BMT_F_file_op_result = 5,
+    BMT_F_file_op_error = 6,
+    BMT_F_file_op_latency_ns = 7,
+    BMT_F_file_op_tag = 8,
+    BMT_F_ets_op_pid = 0,
+    BMT_F_ets_op_table = 1,
+    BMT_F_ets_op_op = 2,
+    BMT_F_ets_op_result = 3,
+    BMT_F_ets_op_error = 4,
+    BMT_F_ets_op_latency_ns = 5,
+    BMT_F_ets_op_tag = 6,
 };
 
 #endif

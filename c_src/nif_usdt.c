@@ -23,6 +23,7 @@
 #include "usdt_wants.h"
 #include "usdt_sdt.h" /* sys/sdt.h, or stubs when it is absent */
 
+#include <errno.h>
 #include <string.h>
 
 /* Numbers 0..1023 for the numbered user probes: X(0) ... X(1023). */
@@ -121,6 +122,56 @@ static void fire_send(const struct bmt_event *ev, const struct bmt_usdt_args *a)
     }
 }
 
+/* OTP's efile_drv command numbers (efile_drv.c, OTP 20 and older) for the
+ * file functions file_io records; 0 for those the driver had none for. */
+static int efile_command(const char *op)
+{
+    static const struct { const char *op; int command; } map[] = {
+        {"open", 1}, {"read", 2}, {"position", 3}, {"write", 4}, {"read_file_info", 5},
+        {"list_dir", 7}, {"sync", 9}, {"make_dir", 10}, {"delete", 11}, {"rename", 12},
+        {"del_dir", 13}, {"truncate", 14}, {"read_file", 15}, {"write_file_info", 16},
+        {"read_link_info", 19}, {"read_link", 20}, {"make_link", 21}, {"make_symlink", 22},
+        {"close", 23}, {"pwrite", 24}, {"pread", 25}, {"read_line", 29}, {"datasync", 30},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(map[i].op, op) == 0)
+            return map[i].command;
+    return 0;
+}
+
+/* The errno of a POSIX reason atom's text ("enoent"), or 0. */
+static int errno_of(const char *reason)
+{
+    static const struct { const char *name; int value; } map[] = {
+        {"enoent", ENOENT}, {"eacces", EACCES}, {"eexist", EEXIST}, {"eisdir", EISDIR},
+        {"enotdir", ENOTDIR}, {"enotempty", ENOTEMPTY}, {"enospc", ENOSPC}, {"ebadf", EBADF},
+        {"einval", EINVAL}, {"emfile", EMFILE}, {"enfile", ENFILE}, {"erofs", EROFS},
+        {"exdev", EXDEV}, {"eloop", ELOOP}, {"enametoolong", ENAMETOOLONG}, {"eperm", EPERM},
+        {"ebusy", EBUSY}, {"eio", EIO}, {"eagain", EAGAIN}, {"edquot", EDQUOT},
+        {"efbig", EFBIG}, {"etxtbsy", ETXTBSY}, {"espipe", ESPIPE},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(map[i].name, reason) == 0)
+            return map[i].value;
+    return 0;
+}
+
+/* efile_drv-entry then efile_drv-return, from one returned call. */
+static void fire_file(const struct bmt_event *ev)
+{
+    int command = efile_command(S(file_op, op));
+    const char *tag = S(file_op, tag);
+    if (ON(efile_drv__entry))
+        STAP_PROBE11(erlang, efile_drv__entry, 0, 0, tag, command, S(file_op, path),
+                     S(file_op, path2), I(file_op, bytes), (int64_t)0, (int64_t)0, (int64_t)0,
+                     "");
+    if (ON(efile_drv__return)) {
+        int success = strcmp(S(file_op, result), "error") != 0;
+        STAP_PROBE6(erlang, efile_drv__return, 0, 0, tag, command, success,
+                    success ? 0 : errno_of(S(file_op, error)));
+    }
+}
+
 void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
 {
     switch (ev->id) {
@@ -214,6 +265,9 @@ void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
             STAP_PROBE5(erlang, dist__monitor, S(dist_monitor, node), S(dist_monitor, what),
                         S(dist_monitor, monitored_node), S(dist_monitor, type),
                         S(dist_monitor, reason));
+        break;
+    case BMT_TP_file_op:
+        fire_file(ev);
         break;
     default:
         break;

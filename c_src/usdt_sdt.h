@@ -51,6 +51,8 @@
     do { STAP_PROBE8(p, n, a1, a2, a3, a4, a5, a6, a7, a8); BMT_SDT_USE(a9); } while (0)
 #define STAP_PROBE10(p, n, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10) \
     do { STAP_PROBE9(p, n, a1, a2, a3, a4, a5, a6, a7, a8, a9); BMT_SDT_USE(a10); } while (0)
+#define STAP_PROBE11(p, n, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11) \
+    do { STAP_PROBE10(p, n, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10); BMT_SDT_USE(a11); } while (0)
 #endif
 
 #endif

@@ -65,7 +65,9 @@
       | {notify, pid() | undefined}
       | {system_monitor, map()}
       | {samples, map()}
-      | {distribution, boolean()}.
+      | {distribution, boolean()}
+      | {file_io, boolean() | [pid()]}
+      | {ets, [atom() | ets:tid() | all]}.
 -type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
                 | vm_exit | unload | file:posix().
 -type stats() :: #{dir := binary(), events := non_neg_integer(),
@@ -141,9 +143,9 @@ start() ->
 %%   the traced processes a bounded fingerprint of every traced message;
 %%   the receiving side also needs the `receive' trace pattern trace/2 sets
 %%   with its `links' option. Default `false'.</dd>
-%% <dt>`system_monitor', `samples', `distribution'</dt><dd>the session's
+%% <dt>`system_monitor', `samples', `distribution', `file_io', `ets'</dt><dd>the session's
 %%   own sources (long GCs and schedules, busy ports, counters, node up and
-%%   down): see beamtrace_sources. Off by default; none costs anything
+%%   down, file operations, ETS operations): see beamtrace_sources. Off by default; none costs anything
 %%   unless asked for.</dd>
 %% </dl>
 %% Errors: `{badopt, Key}', `{Posix, Dir}', `too_many_sessions', and the
@@ -156,7 +158,7 @@ start(Opts) when is_list(Opts) ->
     end;
 start(Opts) when is_map(Opts) ->
     case [K || K <- maps:keys(Opts), not is_map_key(K, ?DEFAULTS), K =/= dir,
-               not lists:member(K, [system_monitor, samples, distribution])] of
+               not lists:member(K, [system_monitor, samples, distribution, file_io, ets])] of
         [Bad | _] ->
             {error, {badopt, Bad}};
         [] ->

@@ -43,7 +43,7 @@
 %% What is shipped, in load order: beamtrace last (its on_load loads the
 %% NIF). beamtrace_remote goes first, on its own.
 -define(MODULES, [beamtrace_remote, beamtrace_tracing, beamtrace_trace, beamtrace_statedump,
-                  beamtrace_sources,
+                  beamtrace_sources, beamtrace_sources_io,
                   beamtrace]).
 %% Where a worker's output goes (a pid) instead of stdout.
 -define(SINK, beamtrace_record_sink).

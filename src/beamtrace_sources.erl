@@ -28,6 +28,16 @@
 %% <dt>`distribution => true'</dt><dd>`dist_monitor' events at each
 %%   nodeup and nodedown, with the reason (net_kernel:monitor_nodes/2 with
 %%   nodedown_reason).</dd>
+%% <dt>`file_io => true | [pid()]'</dt><dd>`file_op' events: one per file
+%%   operation (file:open, read, write, pread, pwrite, close, read_file,
+%%   write_file, read_file_info, list_dir, delete, rename, ...) of every
+%%   process, or of the processes listed, with path, bytes, result or
+%%   error reason, latency and the caller's user tag (beamtrace_sources_io
+%%   has how and what it costs).</dd>
+%% <dt>`ets => [Table | all]'</dt><dd>`ets_op' events: each insert, lookup,
+%%   delete, match, select, update_counter, ... on the named tables (names
+%%   or tids), or on every table with `all', with its latency. Opt-in:
+%%   every operation on those tables sends the helper two messages.</dd>
 %% </dl>
 %% A source not asked for costs nothing: no process, no setting.
 %%
@@ -48,7 +58,8 @@
 %% the helper (receives the VM's messages and the sample timers, records
 %% the events) and the keeper (holds what must be undone: the previous
 %% system monitor). Whenever the helper ends (stop, a crash, a kill) the
-%% keeper puts the previous system monitor back; net_kernel's subscription
+%% keeper puts the previous system monitor back and removes the meta trace
+%% patterns of file_io and ets; net_kernel's subscription
 %% and the scheduler_wall_time flag belong to the helper and the VM drops
 %% them when it exits (the flag is counted per process: it stays on if
 %% someone else turned it on). If the keeper dies first, the helper undoes
@@ -63,9 +74,10 @@
 
 -export_type([options/0]).
 
--type options() :: #{system_monitor => map(), samples => map(), distribution => boolean()}.
+-type options() :: #{system_monitor => map(), samples => map(), distribution => boolean(),
+                     file_io => boolean() | [pid()], ets => [atom() | ets:tid() | all]}.
 
--define(KEYS, [system_monitor, samples, distribution]).
+-define(KEYS, [system_monitor, samples, distribution, file_io, ets]).
 %% How often the helper looks whether its session still runs, ms.
 -define(ALIVE_CHECK_MS, 1000).
 -define(MAX_TOP, 100).
@@ -95,6 +107,11 @@ check([{samples, M} | T]) when is_map(M) ->
         [K | _] -> {error, {badopt, {samples, K}}}
     end;
 check([{distribution, B} | T]) when is_boolean(B) -> check(T);
+check([{K, V} | T]) when K =:= file_io; K =:= ets ->
+    case beamtrace_sources_io:check(K, V) of
+        ok -> check(T);
+        Error -> Error
+    end;
 check([{K, _} | _]) -> {error, {badopt, K}}.
 
 monitor_opt(K, V) when K =:= long_gc; K =:= long_schedule; K =:= large_heap ->
@@ -201,7 +218,9 @@ undo({system_monitor, Prev}, Helper) ->
         undefined -> erlang:system_monitor(restorable(Prev));
         _ -> undefined
     end,
-    ok.
+    ok;
+undo({meta_patterns, MFAs}, Helper) ->
+    beamtrace_sources_io:undo(MFAs, Helper).
 
 restorable({Pid, Opts}) when is_pid(Pid) ->
     case is_process_alive(Pid) of
@@ -228,7 +247,8 @@ helper({From, Ref}, Keeper, Session, Src) ->
     _ = erlang:function_exported(proc_lib, set_label, 1) andalso
         proc_lib:set_label(beamtrace_sources),
     St0 = #{session => Session, keeper => Keeper, keeper_mon => KMon, prev => undefined,
-            ours => [], swt => undefined, top => []},
+            ours => [], swt => undefined, top => [], undo => [],
+            io => beamtrace_sources_io:init()},
     case setup(maps:to_list(Src), St0) of
         {ok, St} ->
             From ! {Ref, ok},
@@ -261,6 +281,15 @@ setup([{distribution, true} | T], St) ->
     case net_kernel:monitor_nodes(true, #{node_type => all, nodedown_reason => true}) of
         ok -> setup(T, St);
         Other -> {error, {distribution, Other}}
+    end;
+setup([{Source, Spec} | T], #{keeper := Keeper, undo := Undo} = St)
+  when Source =:= file_io; Source =:= ets ->
+    Patterns = beamtrace_sources_io:patterns({Source, Spec}, self()),
+    Item = {meta_patterns, [MFA || {MFA, _} <- Patterns]},
+    keep(Keeper, Item),
+    case beamtrace_sources_io:set(Source, Patterns, self()) of
+        ok -> setup(T, St#{undo := [Item | Undo]});
+        Error -> Error
     end.
 
 ms({Ms, _}) -> Ms;
@@ -350,6 +379,8 @@ loop(#{session := S, keeper := Keeper, keeper_mon := KMon} = St) ->
             Next = Due + Interval,
             erlang:start_timer(Next, self(), {sample, Kind, Interval, Next}, [{abs, true}]),
             loop(sample(Kind, St));
+        Trace when element(1, Trace) =:= trace_ts ->
+            loop(St#{io := beamtrace_sources_io:handle(Trace, S, maps:get(io, St))});
         {NodeEvent, Node, Info} when NodeEvent =:= nodeup; NodeEvent =:= nodedown ->
             beamtrace:emit_nif(S, dist_monitor,
                                [atom_to_binary(node(), utf8), NodeEvent,
@@ -360,7 +391,7 @@ loop(#{session := S, keeper := Keeper, keeper_mon := KMon} = St) ->
             case beamtrace:info(S) of
                 #{state := running} ->
                     erlang:send_after(?ALIVE_CHECK_MS, self(), alive_check),
-                    loop(St);
+                    loop(St#{io := beamtrace_sources_io:prune(maps:get(io, St))});
                 _ ->
                     ok
             end;
@@ -369,6 +400,7 @@ loop(#{session := S, keeper := Keeper, keeper_mon := KMon} = St) ->
         {'DOWN', KMon, process, Keeper, _} ->
             %% Nobody is left to undo: the helper does it and goes.
             _ = maps:get(prev, St) =/= undefined andalso undo({system_monitor, maps:get(prev, St)}, self()),
+            _ = [undo(Item, self()) || Item <- maps:get(undo, St)],
             ok;
         _ ->
             loop(St)

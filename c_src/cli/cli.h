@@ -60,6 +60,7 @@ int bmt_cmd_calls(int argc, char **argv);
 int bmt_cmd_sched(int argc, char **argv);
 int bmt_cmd_procs(int argc, char **argv);
 int bmt_cmd_gc(int argc, char **argv);
+int bmt_cmd_files(int argc, char **argv);
 int bmt_cmd_flame(int argc, char **argv);
 int bmt_cmd_export(int argc, char **argv);
 int bmt_cmd_messages(int argc, char **argv);

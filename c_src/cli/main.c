@@ -152,6 +152,19 @@ static const struct bmt_cli_command commands[] = {
      "      --format FORMAT         text (default) or json\n"
      "  -h, --help                  show this help\n",
      bmt_cmd_gc},
+    {"files", "file I/O: latency percentiles per operation and path, errors",
+     "usage: beamtrace files DIR [options]\n"
+     "\n"
+     "Reads org_erlang_beamtrace:file_op events (recorded with the session option\n"
+     "file_io): count, errors, bytes and latency (total, p50, p90, p99, max) per\n"
+     "operation and for the paths with the most total time, and the count of each\n"
+     "error reason (enoent, eacces, ...). Latency is the caller's, call to return.\n"
+     "\n"
+     SCOPE_HELP
+     "  -n, --top N                 paths listed (default 10)\n"
+     "      --format FORMAT         text (default) or json (times in ns)\n"
+     "  -h, --help                  show this help\n",
+     bmt_cmd_files},
     {"flame", "flame graph: on-CPU time per call stack, off-CPU as frames",
      "usage: beamtrace flame DIR... [options]\n"
      "\n"

@@ -53,6 +53,8 @@ static const int *const states[BMT_TP_COUNT] = {
     [BMT_TP_long_message_queue] = &lttng_ust_tracepoint_org_erlang_beamtrace___long_message_queue.state,
     [BMT_TP_dist_monitor] = &lttng_ust_tracepoint_org_erlang_beamtrace___dist_monitor.state,
     [BMT_TP_counter] = &lttng_ust_tracepoint_org_erlang_beamtrace___counter.state,
+    [BMT_TP_file_op] = &lttng_ust_tracepoint_org_erlang_beamtrace___file_op.state,
+    [BMT_TP_ets_op] = &lttng_ust_tracepoint_org_erlang_beamtrace___ets_op.state,
 };
 
 static void emit(const struct bmt_event *ev)
@@ -227,6 +229,17 @@ static void emit(const struct bmt_event *ev)
         if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, counter))
             lttng_ust_do_tracepoint(org_erlang_beamtrace, counter, v[0].str, v[1].str,
                 (int64_t)v[2].integer, v[3].str);
+        break;
+    case BMT_TP_file_op:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, file_op))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, file_op, v[0].str, v[1].str, v[2].str, v[3].str,
+                (unsigned long)v[4].integer, v[5].str, v[6].str,
+                (unsigned long)v[7].integer, v[8].str);
+        break;
+    case BMT_TP_ets_op:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, ets_op))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, ets_op, v[0].str, v[1].str, v[2].str, v[3].str, v[4].str,
+                (unsigned long)v[5].integer, v[6].str);
         break;
     }
 }

@@ -267,6 +267,58 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
+/* a file operation returned (OTP's DTrace efile_drv-entry and efile_drv-return in one event) */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    file_op,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, op,
+        const char *, path,
+        const char *, path2,
+        unsigned long, bytes,
+        const char *, result,
+        const char *, error,
+        unsigned long, latency_ns,
+        const char *, tag
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(op, op)
+        lttng_ust_field_string(path, path)
+        lttng_ust_field_string(path2, path2)
+        lttng_ust_field_integer(unsigned long, bytes, bytes)
+        lttng_ust_field_string(result, result)
+        lttng_ust_field_string(error, error)
+        lttng_ust_field_integer(unsigned long, latency_ns, latency_ns)
+        lttng_ust_field_string(tag, tag)
+    )
+)
+
+/* an ETS operation on a table the session's ets option names returned */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    ets_op,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, table,
+        const char *, op,
+        const char *, result,
+        const char *, error,
+        unsigned long, latency_ns,
+        const char *, tag
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(table, table)
+        lttng_ust_field_string(op, op)
+        lttng_ust_field_string(result, result)
+        lttng_ust_field_string(error, error)
+        lttng_ust_field_integer(unsigned long, latency_ns, latency_ns)
+        lttng_ust_field_string(tag, tag)
+    )
+)
+
 #endif
 
 #include <lttng/tracepoint-event.h>

@@ -405,7 +405,7 @@ check "flight recorder: one warning line saying from when the trace is counted" 
 
 # 34 years between the first and last events, 40 KB: bounded memory everywhere.
 span_ok=1
-for c in stats view calls "calls --breakdown" sched procs gc flame "flame --folded" export "report -o $sc/s34.html"; do
+for c in stats view calls "calls --breakdown" sched procs gc files flame "flame --folded" export "report -o $sc/s34.html"; do
     # shellcheck disable=SC2086
     /usr/bin/time -f "%M" -o "$sc/s34.rss" "$BT" $c "$sc/span34" >/dev/null 2>"$sc/s34.err"
     rc=$?
@@ -436,7 +436,7 @@ check "progress: stdout untouched" cmp -s "$sc/progress.out" <("$BT" stats "$out
 # ---- every subcommand under ASan/UBSan on the real trace ----
 for c in "calls" "calls --by pid --slower-than 10us" "sched" "procs" "gc" "flame" "flame --folded" \
          "export" "report -o $out/asan.html" "calls --format json" "sched --format json" \
-         "procs --format json" "gc --format json"; do
+         "procs --format json" "gc --format json" "files" "files --format json"; do
     # shellcheck disable=SC2086
     "$ASAN" $c "$out/w_all" >"$out/asan.out" 2>"$out/asan.err"
     check "$c under ASan/UBSan: exit 0, no report, JSON valid when asked" \

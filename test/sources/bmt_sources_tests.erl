@@ -11,7 +11,8 @@
          second_session_refused/1, long_message_queue/1, counters_at_interval/1,
          message_queue_top/1, node_up_down/1, cleanup_after_stop/1,
          cleanup_after_helper_killed/1, cleanup_after_keeper_killed/1,
-         session_cap_ends_helper/1]).
+         session_cap_ends_helper/1, file_ops_recorded/1, read_file_attributed_and_tagged/1,
+         files_command/1, file_io_cleanup/1, ets_ops_recorded/1, file_io_of_listed_pids/1]).
 
 -import(bmt_test_lib, [assert_eq/3, fail/2, select/2, field/2]).
 
@@ -22,7 +23,9 @@ main([OutDir]) ->
            long_schedule_with_figures, busy_port, user_monitor_chained,
            second_session_refused, long_message_queue, counters_at_interval,
            message_queue_top, node_up_down, cleanup_after_stop,
-           cleanup_after_helper_killed, cleanup_after_keeper_killed, session_cap_ends_helper],
+           cleanup_after_helper_killed, cleanup_after_keeper_killed, session_cap_ends_helper,
+           file_ops_recorded, read_file_attributed_and_tagged, files_command, file_io_cleanup,
+           ets_ops_recorded, file_io_of_listed_pids],
     Tests = case os:getenv("BMT_ONLY") of
                 false -> All;
                 Only -> [list_to_atom(T) || T <- string:lexemes(Only, ",")]
@@ -396,4 +399,242 @@ session_cap_ends_helper(_) ->
     timer:sleep(1500),
     assert_clean(undefined, Helpers),
     {ok, #{reason := duration}} = beamtrace:stop(S),
+    ok.
+
+%%% File I/O and ETS (beamtrace_sources_io)
+
+%% Runs Fun in a new process and waits for it: its pid and result.
+in_worker(Fun) ->
+    Self = self(),
+    {W, Ref} = spawn_monitor(fun() -> Self ! {self(), Fun()} end),
+    receive
+        {W, R} -> receive {'DOWN', Ref, _, _, _} -> {W, R} end;
+        {'DOWN', Ref, _, _, Why} -> fail(worker_crashed, Why)
+    end.
+
+pid_text(P) -> list_to_binary(pid_to_list(P)).
+
+file_ops_recorded(_) ->
+    Dir = bmt_test_lib:tmpdir("fileops_data"),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Path = filename:join(Dir, "known.bin"),
+    Missing = filename:join(Dir, "missing.bin"),
+    S = start(#{file_io => true}),
+    {W, ok} = in_worker(fun() ->
+        ok = file:write_file(Path, binary:copy(<<1>>, 1000)),
+        {ok, Raw} = file:open(Path, [read, binary, raw]),
+        {ok, <<_:100/binary>>} = file:read(Raw, 100),
+        {ok, <<_:100/binary>>} = file:pread(Raw, 900, 200),
+        eof = file:pread(Raw, 5000, 10),
+        ok = file:close(Raw),
+        {ok, Io} = file:open(Path, [write, binary]),
+        ok = file:write(Io, binary:copy(<<2>>, 300)),
+        ok = file:close(Io),
+        {error, enoent} = file:read_file(Missing),
+        {error, enoent} = file:open(Missing, [read]),
+        ok = file:rename(Path, Path ++ ".2"),
+        ok = file:delete(Path ++ ".2"),
+        ok
+    end),
+    Events = stop(S),
+    Mine = select(Events, #{'$name' => file_op, pid => pid_text(W)}),
+    Ops = [binary_to_atom(field(op, E)) || E <- Mine],
+    assert_eq(ops_in_order, [write_file, open, read, pread, pread, close, open, write, close,
+                             read_file, open, rename, delete], Ops),
+    B = list_to_binary(Path),
+    Get = fun(I) -> lists:nth(I, Mine) end,
+    assert_eq(write_file, {B, 1000, <<"ok">>, <<>>},
+              {field(path, Get(1)), field(bytes, Get(1)), field(result, Get(1)), field(error, Get(1))}),
+    assert_eq(raw_read, {B, 100}, {field(path, Get(3)), field(bytes, Get(3))}),
+    assert_eq(pread, {B, 100}, {field(path, Get(4)), field(bytes, Get(4))}),
+    assert_eq(pread_eof, {<<"eof">>, 0}, {field(result, Get(5)), field(bytes, Get(5))}),
+    assert_eq(close_path, B, field(path, Get(6))),
+    assert_eq(io_write, {B, 300, <<"ok">>}, {field(path, Get(8)), field(bytes, Get(8)), field(result, Get(8))}),
+    MissingB = list_to_binary(Missing),
+    assert_eq(enoent_read_file, {MissingB, <<"error">>, <<"enoent">>, 0},
+              {field(path, Get(10)), field(result, Get(10)), field(error, Get(10)), field(bytes, Get(10))}),
+    assert_eq(enoent_open, {<<"error">>, <<"enoent">>}, {field(result, Get(11)), field(error, Get(11))}),
+    assert_eq(rename_paths, {B, <<B/binary, ".2">>}, {field(path, Get(12)), field(path2, Get(12))}),
+    [?EXPECT(is_integer(field(latency_ns, E)) andalso field(latency_ns, E) < 10000000000, {latency, E})
+     || E <- Mine],
+    ok.
+
+%% file:read_file/1 runs prim_file in file_server_2: the event names the
+%% caller. A tag set with put_tag/1 and one spread to a receiver both ride.
+read_file_attributed_and_tagged(_) ->
+    Dir = bmt_test_lib:tmpdir("readfile_data"),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Path = filename:join(Dir, "five.bin"),
+    ok = file:write_file(Path, binary:copy(<<7>>, 5000)),
+    S = start(#{file_io => true}),
+    {W, ok} = in_worker(fun() ->
+        _ = beamtrace:put_tag(<<"req-42">>),
+        {ok, _} = file:read_file(Path),
+        ok
+    end),
+    Self = self(),
+    {_, ok} = in_worker(fun() ->
+        _ = beamtrace:put_tag(<<"spread-7">>),
+        _ = beamtrace:spread_tag(true),
+        R = spawn(fun() ->
+                      receive go -> ok end,
+                      {ok, _} = file:read_file_info(Path),
+                      Self ! {receiver, self()}
+                  end),
+        R ! go,
+        ok
+    end),
+    R = receive {receiver, P} -> P end,
+    Events = stop(S),
+    Mine = select(Events, #{'$name' => file_op, pid => pid_text(W), op => <<"read_file">>}),
+    ?EXPECT(length(Mine) =:= 1, {read_file_events, Events}),
+    [E] = Mine,
+    assert_eq(read_file_fields, {list_to_binary(Path), 5000, <<"req-42">>},
+              {field(path, E), field(bytes, E), field(tag, E)}),
+    Server = pid_text(whereis(file_server_2)),
+    assert_eq(nothing_in_file_server, [], select(Events, #{'$name' => file_op, pid => Server})),
+    Spread = select(Events, #{'$name' => file_op, pid => pid_text(R), op => <<"read_file_info">>}),
+    ?EXPECT(Spread =/= [], {spread_event, Events}),
+    assert_eq(spread_tag, <<"spread-7">>, field(tag, hd(Spread))),
+    ok.
+
+%% `beamtrace files' counts each op as the workload did, and its
+%% percentiles lie within generous bounds of the workload's own timings.
+files_command(_) ->
+    Dir = bmt_test_lib:tmpdir("files_data"),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Path = filename:join(Dir, "f.bin"),
+    N = 40,
+    S = start(#{file_io => true}),
+    #{dir := TraceDir} = beamtrace:info(S),
+    {W, Times} = in_worker(fun() ->
+        [begin
+             T0 = erlang:monotonic_time(nanosecond),
+             ok = file:write_file(Path, binary:copy(<<I>>, 4096)),
+             T1 = erlang:monotonic_time(nanosecond),
+             {ok, _} = file:read_file(Path),
+             T2 = erlang:monotonic_time(nanosecond),
+             {error, enoent} = file:read_file(Path ++ ".none"),
+             {T1 - T0, T2 - T1}
+         end || I <- lists:seq(1, N)]
+    end),
+    _ = stop(S),
+    Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+    {0, JsonLines, _} = bmt_test_lib:cmd(Cli, ["files", "--format", "json", "--pid",
+                                              pid_to_list(W), TraceDir]),
+    Json = iolist_to_binary(lists:join("\n", JsonLines)),
+    Count = fun(Op) -> json_int(Json, <<"{\"op\": \"", Op/binary, "\", \"count\": ">>) end,
+    assert_eq(write_file_count, N, Count(<<"write_file">>)),
+    assert_eq(read_file_count, 2 * N, Count(<<"read_file">>)),
+    assert_eq(enoent_count, N, json_int(Json, <<"{\"error\": \"enoent\", \"count\": ">>)),
+    MaxWrite = lists:max([T || {T, _} <- Times]),
+    Section = section(Json, <<"{\"op\": \"write_file\"">>),
+    P50 = json_int(Section, <<"\"p50_ns\": ">>),
+    Max = json_int(Section, <<"\"max_ns\": ">>),
+    %% The workload's own timing encloses each call; the VM's timestamps
+    %% are erlang:now/0's (microseconds, which may lag the OS clock under
+    %% adjustment): generous bounds, never a tight one.
+    MinWrite = lists:min([T || {T, _} <- Times]),
+    ?EXPECT(P50 =< Max andalso Max =< 2 * MaxWrite + 1000000, {write_bounds, P50, Max, MaxWrite}),
+    ?EXPECT(P50 =< 2 * lists:nth(N div 2, lists:sort([T || {T, _} <- Times])) + 1000000,
+            {write_p50, P50, MinWrite}),
+    ?EXPECT(P50 > 0, {p50_positive, P50}),
+    {0, TextLines, _} = bmt_test_lib:cmd(Cli, ["files", "--top", "1", TraceDir]),
+    Text = iolist_to_binary(lists:join("\n", TextLines)),
+    %% --top 1: the one path with the most time, not the missing one.
+    ?EXPECT(binary:match(Text, list_to_binary(Path ++ ".none")) =:= nomatch, {top_one, Text}),
+    ?EXPECT(binary:match(Text, <<"      40  enoent">>) =/= nomatch, {text_errors, Text}),
+    ?EXPECT(binary:match(Text, <<"write_file">>) =/= nomatch, {text, Text}),
+    ?EXPECT(binary:match(Text, list_to_binary(Path)) =/= nomatch, {text_path, Text}),
+    ok.
+
+json_int(Json, Key) ->
+    case binary:split(Json, Key) of
+        [_, Rest] ->
+            {I, _} = string:to_integer(binary_to_list(Rest)),
+            I;
+        _ -> fail({json_key, Key}, Json)
+    end.
+
+section(Json, Key) ->
+    [_, Rest] = binary:split(Json, Key),
+    hd(binary:split(Rest, <<"}">>)).
+
+meta_clean() ->
+    [MFA || M <- [file, ets], {F, A} <- M:module_info(functions),
+            MFA <- [{M, F, A}], erlang:trace_info(MFA, meta) =/= {meta, false}].
+
+file_io_cleanup(_) ->
+    S = start(#{file_io => true, ets => [all]}),
+    ?EXPECT(erlang:trace_info({file, read_file, 1}, meta) =/= {meta, false}, patterns_set),
+    Helpers = beamtrace_sources:helpers(S),
+    _ = stop(S),
+    assert_clean(undefined, Helpers),
+    assert_eq(no_patterns_after_stop, [], meta_clean()),
+    assert_eq(no_flags, {flags, []}, erlang:trace_info(self(), flags)),
+    S2 = start(#{file_io => [self()], ets => [bmt_nothing]}),
+    #{helper := H} = Helpers2 = beamtrace_sources:helpers(S2),
+    exit(H, kill),
+    assert_clean(undefined, Helpers2),
+    assert_eq(no_patterns_after_kill, [], meta_clean()),
+    _ = stop(S2),
+    %% A user's meta pattern set after the session's own stays.
+    assert_eq(bad_file_io, {error, {badopt, file_io}},
+              beamtrace:start(#{dir => bmt_test_lib:tmpdir("bad_fio"), file_io => [x]})),
+    assert_eq(bad_ets, {error, {badopt, ets}},
+              beamtrace:start(#{dir => bmt_test_lib:tmpdir("bad_ets"), ets => []})),
+    ok.
+
+ets_ops_recorded(_) ->
+    T = ets:new(bmt_ets_traced, [named_table, public]),
+    Other = ets:new(bmt_ets_other, [named_table, public]),
+    S = start(#{ets => [bmt_ets_traced]}),
+    {W, ok} = in_worker(fun() ->
+        _ = beamtrace:put_tag(<<"ets-tag">>),
+        [true = ets:insert(bmt_ets_traced, {I, 0}) || I <- lists:seq(1, 10)],
+        [[_] = ets:lookup(bmt_ets_traced, I) || I <- lists:seq(1, 7)],
+        [1 = ets:update_counter(bmt_ets_traced, I, 1) || I <- lists:seq(1, 3)],
+        [_, _] = ets:select(bmt_ets_traced, [{{'$1', 1}, [{'<', '$1', 3}], ['$1']}]),
+        true = ets:delete(bmt_ets_traced, 1),
+        [true = ets:insert(bmt_ets_other, {I}) || I <- lists:seq(1, 5)],
+        {'EXIT', _} = (catch ets:update_counter(bmt_ets_traced, 1, 1)),
+        ok
+    end),
+    Events = stop(S),
+    Mine = select(Events, #{'$name' => ets_op, pid => pid_text(W)}),
+    Count = fun(Op) -> length([E || E <- Mine, field(op, E) =:= Op]) end,
+    assert_eq(inserts, 10, Count(<<"insert">>)),
+    assert_eq(lookups, 7, Count(<<"lookup">>)),
+    assert_eq(counters, 4, Count(<<"update_counter">>)),
+    assert_eq(selects, 1, Count(<<"select">>)),
+    assert_eq(deletes, 1, Count(<<"delete">>)),
+    assert_eq(only_traced_table, [<<"bmt_ets_traced">>], lists:usort([field(table, E) || E <- Mine])),
+    assert_eq(tag, [<<"ets-tag">>], lists:usort([field(tag, E) || E <- Mine])),
+    Errors = [E || E <- Mine, field(result, E) =:= <<"error">>],
+    ?EXPECT(length(Errors) =:= 1 andalso field(op, hd(Errors)) =:= <<"update_counter">>, {errors, Errors}),
+    assert_eq(no_patterns_after_stop, [], meta_clean()),
+    ets:delete(T), ets:delete(Other),
+    ok.
+
+%% `file_io => [Pid]': only those processes' operations.
+file_io_of_listed_pids(_) ->
+    Dir = bmt_test_lib:tmpdir("listed_data"),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Path = filename:join(Dir, "l.bin"),
+    Self = self(),
+    Work = fun() -> receive go -> ok end,
+                    ok = file:write_file(Path, <<"abc">>),
+                    {ok, <<"abc">>} = file:read_file(Path),
+                    Self ! {done, self()}
+           end,
+    A = spawn(Work), B = spawn(Work),
+    S = start(#{file_io => [A]}),
+    A ! go, B ! go,
+    [receive {done, P} -> ok end || P <- [A, B]],
+    Events = stop(S),
+    Ops = fun(P) -> [field(op, E) || E <- select(Events, #{'$name' => file_op, pid => pid_text(P)})] end,
+    assert_eq(listed_recorded, [<<"write_file">>, <<"read_file">>], Ops(A)),
+    assert_eq(unlisted_not, [], Ops(B)),
+    assert_eq(only_listed, 2, length(select(Events, #{'$name' => file_op}))),
+    assert_eq(patterns_gone, [], meta_clean()),
     ok.

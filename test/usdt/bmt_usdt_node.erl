@@ -41,6 +41,10 @@ setup(gc, Dir) ->
     {ok, _} = beamtrace:start(#{dir => filename:join(Dir, "trace"),
                                 events => ["org_erlang_dyntrace:gc_*"], default => true}),
     #{};
+setup(file_io, Dir) ->
+    {ok, _} = beamtrace:start(#{dir => filename:join(Dir, "trace"), file_io => true,
+                                events => ["org_erlang_beamtrace:file_op"], default => true}),
+    #{};
 setup(detach, Dir) ->
     {ok, _} = beamtrace:start(#{dir => filename:join(Dir, "trace"),
                                 events => ["org_erlang_dyntrace:process_spawn",
@@ -122,6 +126,22 @@ phase(user_probe_n, 1, _) ->
         [beamtrace:pn(0, 1, "a"), beamtrace:pn(1, 2, 3, "b", "c"), beamtrace:pn(2, 5, "z")]
     end),
     {#{pid => pid(Pid), returns => R}, stop};
+
+phase(file_io, 1, _) ->
+    Path = filename:join(filename:basedir(user_cache, "bmt_usdt"), "efile.bin"),
+    ok = filelib:ensure_dir(Path),
+    Self = self(),
+    Pid = spawn(fun() ->
+        _ = beamtrace:put_tag(<<"req-1">>),
+        ok = file:write_file(Path, <<"0123456789">>),
+        {ok, _} = file:read_file(Path),
+        {error, enoent} = file:read_file(Path ++ ".missing"),
+        Self ! {done, self()}
+    end),
+    receive {done, Pid} -> ok end,
+    {ok, #{events := Events}} = beamtrace:stop(),
+    _ = file:delete(Path),
+    {#{pid => pid(Pid), path => list_to_binary(Path), events => Events}, stop};
 
 phase(gc, 1, _) ->
     {Pid, R} = traced_run([garbage_collection], fun() ->

@@ -407,6 +407,25 @@ def t_gc(probes):
           and all((g[1] == "start") == (g[3] == "need") for g in mine), "%s\n%s" % (res, out))
 
 
+def t_efile(probes):
+    node, res, out = run_script("file_io", "efile.bt", probes,
+                                until=lambda out, res: out.count("req-1 | READ_FILE (15) | success") >= 2)
+    node.wait()
+    p = res["path"]
+    want = ["efile_drv enter tag={0,0} user tag req-1 | OTHER (0) | args: %s , 10 0" % p,
+            "efile_drv return tag={0,0} user tag req-1 | OTHER (0) | success=1 errno=0",
+            "efile_drv enter tag={0,0} user tag req-1 | READ_FILE (15) | args: %s , 10 0" % p,
+            "efile_drv return tag={0,0} user tag req-1 | READ_FILE (15) | success=1 errno=0",
+            "efile_drv enter tag={0,0} user tag req-1 | READ_FILE (15) | args: %s.missing , 0 0" % p,
+            "efile_drv return tag={0,0} user tag req-1 | READ_FILE (15) | success=0 errno=2"]
+    # The node's own polling for its go files (untagged) is traced too.
+    mine = [l for l in lines(out) if "user tag req-1 |" in l]
+    check("efile.bt: write_file, read_file and a missing read_file as efile_drv entry/return "
+          "pairs with the user tag, bytes and ENOENT (session recorded %d)" % res["events"],
+          mine == want and res["events"] >= 3,
+          "want:\n%s\ngot:\n%s" % ("\n".join(want), out))
+
+
 def t_process_scheduling(probes):
     node, res, out = run_script("process_scheduling", "process-scheduling.bt", probes,
                                 until=lambda out, res: "Hibernate pid" in out)
@@ -531,7 +550,7 @@ def doubled_hits():
 
 
 # Scenarios that compare bpftrace's output line for line with the workload.
-EXACT_OUTPUT = {"spawn-exit.bt", "births-deaths.bt", "slow-calls.bt", "cpu-change.bt", "user-probe.bt",
+EXACT_OUTPUT = {"efile.bt", "spawn-exit.bt", "births-deaths.bt", "slow-calls.bt", "cpu-change.bt", "user-probe.bt",
                 "user-probe-n.bt", "garbage-collection.bt", "process-scheduling.bt"}
 
 
@@ -541,6 +560,7 @@ def main():
              ("send-to-sched.bt", t_send_to_sched), ("slow-calls.bt", t_slow_calls),
              ("cpu-change.bt", t_cpu_change), ("user-probe.bt", t_user_probe),
              ("user-probe-n.bt", t_user_probe_n), ("garbage-collection.bt", t_gc),
+             ("efile.bt", t_efile),
              ("process-scheduling.bt", t_process_scheduling), ("detach mid-flight", t_detach)]
     why = os.environ.get("BMT_USDT_SKIP") or preflight(probes)
     doubled = None if why else doubled_hits()
