@@ -241,6 +241,18 @@ static int push_send(struct bmt_links *l, uint32_t qi, uint64_t ts, uint64_t fp,
     return 0;
 }
 
+/* 1 when `s` is a process alias: a reference, "#Ref<...>" or
+ * "NODE/#Ref<...>" (unresolved "?NODE/..." texts are not). */
+static int is_alias(const char *s, size_t len)
+{
+    size_t p = bmt_nodes_prefix(s, len);
+    if (p) {
+        s += p + 1;
+        len -= p + 1;
+    }
+    return len > 5 && memcmp(s, "#Ref<", 5) == 0;
+}
+
 static int on_send(struct bmt_links *l, const struct bmt_record *rec)
 {
     const struct bmt_value *v = rec->values;
@@ -257,15 +269,10 @@ static int on_send(struct bmt_links *l, const struct bmt_record *rec)
     const char *rs = to->str;
     size_t rlen = to->len;
     uint32_t rnode;
-    if (bmt_names_is_pid(to->str, to->len) ||
-        (rlen > 5 && (memcmp(rs, "#Ref<", 5) == 0 ||
-                      (bmt_nodes_prefix(rs, rlen) && memcmp(rs + bmt_nodes_prefix(rs, rlen) + 1,
-                                                            "#Ref<", 5) == 0)))) {
-        alias = !bmt_names_is_pid(to->str, to->len);
+    if (bmt_names_is_pid(rs, rlen) || (alias = is_alias(rs, rlen))) {
         rnode = node_of(l, rs, rlen);
         if (rnode == BMT_LINKS_NONE) {
-            /* ?NODE/<N.x.y>: a node the trace does not name. */
-            l->count[rs[0] == '?' ? BMT_L_UNRESOLVED : BMT_L_EXTERNAL_SEND]++;
+            l->count[BMT_L_EXTERNAL_SEND]++; /* a node without a trace */
             return 0;
         }
     } else if (rlen && (rs[0] == '?' || rs[0] == '#' || memchr(rs, '/', rlen) ||

@@ -10,7 +10,9 @@
  * registered name, else its label, else its initial call when that says
  * more than proc_lib:init_p/5, in Elixir's spelling for Elixir modules
  * (elixir.h). Every name a process ever had is kept, so `--pid NAME` and
- * `--name PATTERN` find it. Memory: per process and per distinct name.
+ * `--name PATTERN` find it. In a cluster (node-qualified pids, nodes.h)
+ * registered names are per node: a send to a name goes to its holder on
+ * the sender's node, to {Name,Node} on Node. Memory: per process and per distinct name.
  * Single-threaded.
  */
 #ifndef BMT_CLI_NAMES_H
