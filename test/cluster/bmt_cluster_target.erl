@@ -195,32 +195,6 @@ vnode_sent() ->
     bmt_vnode ! {sent, self()},
     receive {vnode_sent, N} -> N + gen_server:call(bmt_kv, sent) after 5000 -> timeout end.
 
-%% What of beamtrace is on this node ([] when nothing): processes and ports
-%% traced by it, its trace sessions (OTP 27+), its modules, the lock, the
-%% node table's watcher, its application environment, flags on new
-%% processes, the 'receive' trace pattern links set.
+%% bmt_beamtrace_left:check/0 (test/lib), compiled beside this module.
 beamtrace_left() ->
-    Tracers = [P || P <- processes() ++ erlang:ports(),
-                    case catch erlang:trace_info(P, tracer) of
-                        {tracer, {beamtrace, _}} -> true;
-                        _ -> false
-                    end],
-    _ = code:ensure_loaded(trace),
-    Sessions = case erlang:function_exported(trace, session_info, 1) of
-                   false -> [];
-                   true -> lists:usort([S || W <- [new | processes()],
-                                             L <- [catch trace:session_info(W)], is_list(L),
-                                             {beamtrace_trace, _} = S <- L])
-               end,
-    Mods = [M || M <- [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
-                       beamtrace_statedump],
-                 code:is_loaded(M) =/= false],
-    [{traced_by_beamtrace, Tracers} || Tracers =/= []]
-        ++ [{sessions, Sessions} || Sessions =/= []]
-        ++ [{modules, Mods} || Mods =/= []]
-        ++ [{lock, P} || P <- [whereis(beamtrace_record)], P =/= undefined]
-        ++ [{node_watcher, P} || P <- [whereis(beamtrace_nodes)], P =/= undefined]
-        ++ [{env, E} || E <- application:get_all_env(beamtrace)]
-        ++ [{new_flags, F} || {flags, F} <- [erlang:trace_info(new, flags)], F =/= []]
-        ++ [{receive_pattern, MS} || {match_spec, MS} <- [erlang:trace_info('receive', match_spec)],
-                                     MS =/= true, MS =/= false, MS =/= []].
+    bmt_beamtrace_left:check().

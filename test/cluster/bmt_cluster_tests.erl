@@ -22,25 +22,15 @@
 
 -include_lib("kernel/include/file.hrl").
 
+-import(bmt_record_cmd, [root/0, cli/0, cookie_file/0, rand_name/1, record/1, record/2,
+                         start_record/1, start_record/2, finish_record/2, os_pid/1,
+                         interrupt/1]).
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2, cmd/2]).
 
 %% Map keys made in opposite orders on sender and receiver.
 -define(MAP_KEYS, ["bmt_key_" ++ integer_to_list(I) || I <- lists:seq(1, 8)]).
 
 %%% Nodes
-
-root() -> os:getenv("BMT_ROOT").
-cli() -> filename:join([root(), "priv", "beamtrace"]).
-
-cookie_file() ->
-    F = filename:join(os:getenv("BMT_TEST_TMP"), "cookie"),
-    ok = file:write_file(F, atom_to_list(erlang:get_cookie())),
-    ok = file:change_mode(F, 8#600),
-    F.
-
-rand_name(Prefix) ->
-    Prefix ++ integer_to_list(erlang:unique_integer([positive])) ++ "_" ++
-        integer_to_list(rand:uniform(1 bsl 30), 36).
 
 %% A node: no beamtrace on its path, a private TMPDIR (so files left behind
 %% would show), halting when this node goes.
@@ -122,43 +112,6 @@ wait_traced(Nodes, K) ->
     end.
 
 %%% The command
-
-start_record(Args) ->
-    start_record(Args, []).
-
-start_record(Args, Env) ->
-    ErrFile = tmpdir("stderr") ++ ".txt",
-    ok = filelib:ensure_dir(ErrFile),
-    Port = open_port({spawn_executable, "/bin/sh"},
-                     [{args, ["-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", ErrFile, cli(),
-                              "record" | Args]},
-                      {env, Env}, binary, exit_status, use_stdio, {line, 4096}]),
-    {Port, ErrFile}.
-
-finish_record(Port, ErrFile) ->
-    {Status, Out} = collect(Port, []),
-    {ok, Err} = file:read_file(ErrFile),
-    Lines = binary:split(Err, <<"\n">>, [global, trim_all]),
-    io:format("# beamtrace record: exit ~p~n", [Status]),
-    [io:format("#   ~s~n", [L]) || L <- Out ++ Lines],
-    {Status, Out, Lines}.
-
-record(Args) ->
-    {Port, ErrFile} = start_record(Args),
-    finish_record(Port, ErrFile).
-
-collect(Port, Acc) ->
-    receive
-        {Port, {data, {_, L}}} -> collect(Port, [L | Acc]);
-        {Port, {exit_status, S}} -> {S, lists:reverse(Acc)}
-    after 180000 ->
-            catch port_close(Port),
-            {timeout, lists:reverse(Acc)}
-    end.
-
-interrupt(Port) ->
-    {os_pid, P} = erlang:port_info(Port, os_pid),
-    os:cmd("kill -INT " ++ integer_to_list(P)).
 
 %% Waits until the command's stderr has Count lines matching Re.
 wait_stderr(ErrFile, Re, Count) ->

@@ -24,8 +24,8 @@ mkdir -p "$out/beams" "$out/target" "$out/traces"
 # The runner and helpers are the erl group's; the workload also goes alone
 # into target/, the only code path a cluster node gets besides OTP's.
 if ! erlc -Werror +debug_info -o "$out/beams" test/erl/bmt_test_runner.erl test/erl/bmt_test_lib.erl \
-        test/cluster/*.erl ||
-   ! erlc -Werror -o "$out/target" test/cluster/bmt_cluster_target.erl; then
+        test/cluster/*.erl test/lib/bmt_record_cmd.erl ||
+   ! erlc -Werror -o "$out/target" test/cluster/bmt_cluster_target.erl test/lib/bmt_beamtrace_left.erl; then
     echo "not ok - cluster: compile test modules"
     exit 1
 fi

@@ -20,6 +20,9 @@
          disk_full_shipping_test/0, disk_full_local_test/0, dbg_coexists_test/0,
          remote_dir_test/0, keep_test/0, already_loaded_test/0, tls_test/0]).
 
+-import(bmt_record_cmd, [root/0, cli/0, cookie_file/0, rand_name/1, record/1, record/2,
+                         start_record/1, start_record/2, finish_record/2, os_pid/1,
+                         interrupt/1]).
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2, babeltrace/1, cmd/2]).
 
 -define(WORK, "bmt_trace_target:work/1").
@@ -27,19 +30,6 @@
                beamtrace_statedump, beamtrace_sources, beamtrace_sources_io]).
 
 %%% Targets
-
-root() -> os:getenv("BMT_ROOT").
-cli() -> filename:join([root(), "priv", "beamtrace"]).
-
-cookie_file() ->
-    F = filename:join(os:getenv("BMT_TEST_TMP"), "cookie"),
-    ok = file:write_file(F, atom_to_list(erlang:get_cookie())),
-    ok = file:change_mode(F, 8#600),
-    F.
-
-rand_name(Prefix) ->
-    Prefix ++ integer_to_list(erlang:unique_integer([positive])) ++ "_" ++
-        integer_to_list(rand:uniform(1 bsl 30), 36).
 
 %% A target node: no beamtrace on its path, a private TMPDIR (so files left
 %% behind would show), halting when this node goes. Wrap: a command line
@@ -116,47 +106,6 @@ assert_clean(#{node := T, tmp := Tmp}) ->
     ok.
 
 %%% The command
-
-%% {ExitStatus, StdoutLines, StderrLines}
-record(Args) ->
-    record(Args, []).
-
-record(Args, Env) ->
-    {Port, ErrFile} = start_record(Args, Env),
-    finish_record(Port, ErrFile).
-
-start_record(Args, Env) ->
-    ErrFile = tmpdir("stderr") ++ ".txt",
-    ok = filelib:ensure_dir(ErrFile),
-    Port = open_port({spawn_executable, "/bin/sh"},
-                     [{args, ["-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", ErrFile, cli(),
-                              "record" | Args]},
-                      {env, Env}, binary, exit_status, use_stdio, {line, 4096}]),
-    {Port, ErrFile}.
-
-finish_record(Port, ErrFile) ->
-    {Status, Out} = collect(Port, []),
-    {ok, Err} = file:read_file(ErrFile),
-    Lines = binary:split(Err, <<"\n">>, [global, trim_all]),
-    io:format("# beamtrace record: exit ~p~n", [Status]),
-    [io:format("#   ~s~n", [L]) || L <- Out ++ Lines],
-    {Status, Out, Lines}.
-
-collect(Port, Acc) ->
-    receive
-        {Port, {data, {_, L}}} -> collect(Port, [L | Acc]);
-        {Port, {exit_status, S}} -> {S, lists:reverse(Acc)}
-    after 120000 ->
-            catch port_close(Port),
-            {timeout, lists:reverse(Acc)}
-    end.
-
-os_pid(Port) ->
-    {os_pid, P} = erlang:port_info(Port, os_pid),
-    P.
-
-interrupt(Port) ->
-    os:cmd("kill -INT " ++ integer_to_list(os_pid(Port))).
 
 %% Waits until the command's stderr has a line matching Re.
 wait_stderr(ErrFile, Re) ->
@@ -539,11 +488,10 @@ keep_test() ->
 %% A node running this very build of beamtrace (on its code path, loaded):
 %% used, not shipped, not removed.
 already_loaded_test() ->
-    Eval = io_lib:format("code:add_patha(\"~s\"), {module, beamtrace} = code:ensure_loaded(beamtrace), "
-                         "[{module, M} = code:ensure_loaded(M) || M <- [beamtrace_tracing, "
-                         "beamtrace_trace, beamtrace_remote, beamtrace_statedump, beamtrace_sources]], "
+    Eval = io_lib:format("code:add_patha(\"~s\"), "
+                         "[{module, M} = code:ensure_loaded(M) || M <- ~w], "
                          "bmt_trace_target:start('~s')",
-                         [filename:join(root(), "ebin"), node()]),
+                         [filename:join(root(), "ebin"), ?MODS, node()]),
     with_target(#{eval => Eval}, fun(#{node := N} = T) ->
         {0, _, Err} = record(node_args(T) ++ ["--calls", ?WORK, "--duration", "300ms",
                                               "-o", tmpdir("already")]),

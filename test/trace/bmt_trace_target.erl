@@ -24,32 +24,9 @@ start_timeout(Ms) ->
     register(bmt_load, spawn(fun load/0)),
     ok.
 
-%% What of beamtrace is on this node: processes and ports traced by it,
-%% its trace sessions (OTP 27+), its modules, the lock, its application
-%% environment. [] when nothing.
+%% bmt_beamtrace_left:check/0 (test/lib), compiled beside this module.
 beamtrace_left() ->
-    Tracers = [P || P <- processes() ++ erlang:ports(),
-                    case catch erlang:trace_info(P, tracer) of
-                        {tracer, {beamtrace, _}} -> true;
-                        _ -> false
-                    end],
-    _ = code:ensure_loaded(trace),
-    Sessions = case erlang:function_exported(trace, session_info, 1) of
-                   false -> [];
-                   true -> lists:usort([S || W <- [new | processes()],
-                                             L <- [catch trace:session_info(W)], is_list(L),
-                                             {beamtrace_trace, _} = S <- L])
-               end,
-    Mods = [M || M <- [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
-                       beamtrace_statedump, beamtrace_sources],
-                 code:is_loaded(M) =/= false],
-    [{traced_by_beamtrace, Tracers} || Tracers =/= []]
-        ++ [{sessions, Sessions} || Sessions =/= []]
-        ++ [{modules, Mods} || Mods =/= []]
-        ++ [{lock, P} || P <- [whereis(beamtrace_record)], P =/= undefined]
-        ++ [{node_watcher, P} || P <- [whereis(beamtrace_nodes)], P =/= undefined]
-        ++ [{env, E} || E <- application:get_all_env(beamtrace)]
-        ++ [{new_flags, F} || {flags, F} <- [erlang:trace_info(new, flags)], F =/= []].
+    bmt_beamtrace_left:check().
 
 %% Every ~2 ms: spawn a child that receives one message and exits, send it
 %% the message, call work/1.

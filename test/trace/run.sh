@@ -21,8 +21,9 @@ mkdir -p "$out/beams" "$out/target" "$out/traces"
 # The runner and helpers are the erl group's; the workloads also go alone
 # into target/, the only code path a target node gets besides OTP's.
 if ! erlc -Werror +debug_info -o "$out/beams" test/erl/bmt_test_runner.erl test/erl/bmt_test_lib.erl \
-        test/trace/*.erl ||
-   ! erlc -Werror -o "$out/target" test/trace/bmt_trace_target.erl test/trace/my_mod.erl; then
+        test/trace/*.erl test/lib/bmt_record_cmd.erl ||
+   ! erlc -Werror -o "$out/target" test/trace/bmt_trace_target.erl test/trace/my_mod.erl \
+        test/lib/bmt_beamtrace_left.erl; then
     echo "not ok - trace: compile test modules"
     exit 1
 fi

@@ -1,0 +1,35 @@
+%% What of beamtrace is on this node ([] when nothing): processes and ports
+%% traced by it, its trace sessions (OTP 27+), its modules, the lock, the
+%% node table's watcher, its application environment, flags on new
+%% processes, and a 'receive' trace pattern (links). Compiled onto the
+%% target nodes of the trace and cluster groups, where nothing of
+%% beamtrace may stay after a recording.
+-module(bmt_beamtrace_left).
+-export([check/0]).
+
+check() ->
+    Tracers = [P || P <- processes() ++ erlang:ports(),
+                    case catch erlang:trace_info(P, tracer) of
+                        {tracer, {beamtrace, _}} -> true;
+                        _ -> false
+                    end],
+    _ = code:ensure_loaded(trace),
+    Sessions = case erlang:function_exported(trace, session_info, 1) of
+                   false -> [];
+                   true -> lists:usort([S || W <- [new | processes()],
+                                             L <- [catch trace:session_info(W)], is_list(L),
+                                             {beamtrace_trace, _} = S <- L])
+               end,
+    %% Every beamtrace module, whatever the release ships: derived from the
+    %% loaded modules' names, not a list to keep in step with src/.
+    Mods = lists:sort([M || {M, _} <- code:all_loaded(),
+                            lists:prefix("beamtrace", atom_to_list(M))]),
+    [{traced_by_beamtrace, Tracers} || Tracers =/= []]
+        ++ [{sessions, Sessions} || Sessions =/= []]
+        ++ [{modules, Mods} || Mods =/= []]
+        ++ [{lock, P} || P <- [whereis(beamtrace_record)], P =/= undefined]
+        ++ [{node_watcher, P} || P <- [whereis(beamtrace_nodes)], P =/= undefined]
+        ++ [{env, E} || E <- application:get_all_env(beamtrace)]
+        ++ [{new_flags, F} || {flags, F} <- [erlang:trace_info(new, flags)], F =/= []]
+        ++ [{receive_pattern, MS} || {match_spec, MS} <- [erlang:trace_info('receive', match_spec)],
+                                     MS =/= true, MS =/= false, MS =/= []].
