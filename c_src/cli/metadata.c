@@ -507,6 +507,12 @@ int bmt_meta_parse(struct bmt_meta *m, const char *text, size_t len, char *err)
         packetized = 1;
     } else {
         static const char header[] = "/* CTF 1.8";
+        /* CTF 2 metadata is a JSON text sequence (RFC 7464: each record
+         * starts with 0x1E); LTTng 2.14+ writes it by default. */
+        if (len > 0 && text[0] == 0x1e)
+            return fail(err, -EINVAL, "this is a CTF 2 trace (LTTng 2.14 and later record CTF 2 by "
+                        "default); beamtrace reads CTF 1.8: record with 'lttng create "
+                        "--trace-format=ctf-1.8'");
         if (len < sizeof header - 1 || memcmp(text, header, sizeof header - 1) != 0)
             return fail(err, -EINVAL, "the metadata file does not start with \"/* CTF 1.8\"; "
                         "this is not a CTF 1.8 trace, or its metadata was truncated or overwritten");

@@ -26,7 +26,7 @@ not_ok() { echo "not ok - lttng: $1"; failed=1; }
 skip() { echo "ok - lttng: $1 # SKIP $2"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
 BT=$root/priv/beamtrace
-names="view matches babeltrace2|same events|calls equal|sched equal|procs equal|gc equal|same stacks|tracefile rotation view|tracefile rotation calls"
+names="view matches babeltrace2|same events|calls equal|sched equal|procs equal|gc equal|same stacks|tracefile rotation view|tracefile rotation calls|bytes per event|CTF 2 trace"
 skip_all() { local IFS='|'; for n in $names; do skip "$n" "$1"; done; exit 0; }
 
 command -v lttng-sessiond >/dev/null && command -v lttng >/dev/null || skip_all "lttng-tools not installed"
@@ -54,14 +54,23 @@ stop_sessiond() {
 }
 trap stop_sessiond EXIT
 
-lttng create bmt-an --output="$work/session" >"$work/setup.out" 2>&1 &&
+# LTTng 2.14+ (Debian sid) records CTF 2 unless told otherwise; the CLI
+# reads CTF 1.8 (and says so, one line, on a CTF 2 trace: checked below).
+fmt=
+lttng create --help 2>&1 | grep -q -- '--trace-format' && fmt=--trace-format=ctf-1.8
+if [ -n "$fmt" ]; then
+    lttng create bmt-ctf2 --output="$work/ctf2" --trace-format=ctf-2 >>"$work/setup.out" 2>&1 &&
+        lttng enable-event -u 'org_erlang_dyntrace:*' -s bmt-ctf2 >>"$work/setup.out" 2>&1 &&
+        lttng start bmt-ctf2 >>"$work/setup.out" 2>&1
+fi
+lttng create bmt-an --output="$work/session" $fmt >"$work/setup.out" 2>&1 &&
     lttng enable-channel -u --subbuf-size=1M --num-subbuf=8 bmt -s bmt-an >>"$work/setup.out" 2>&1 &&
     lttng enable-event -u 'org_erlang_dyntrace:*' -c bmt -s bmt-an >>"$work/setup.out" 2>&1 &&
     lttng enable-event -u 'org_erlang_beamtrace:*' -c bmt -s bmt-an >>"$work/setup.out" 2>&1 &&
     lttng start bmt-an >>"$work/setup.out" 2>&1 || { cat "$work/setup.out"; skip_all "lttng session setup failed"; }
 # A second session on the same events with tracefile rotation: each stream
 # is split into files of 16 KiB (channel0_0_0, channel0_0_1, ...).
-lttng create bmt-rot --output="$work/rotated" >>"$work/setup.out" 2>&1 &&
+lttng create bmt-rot --output="$work/rotated" $fmt >>"$work/setup.out" 2>&1 &&
     lttng enable-channel -u --subbuf-size=4096 --num-subbuf=8 --tracefile-size=16384 rot -s bmt-rot >>"$work/setup.out" 2>&1 &&
     lttng enable-event -u 'org_erlang_dyntrace:*' -c rot -s bmt-rot >>"$work/setup.out" 2>&1 &&
     lttng start bmt-rot >>"$work/setup.out" 2>&1 || { cat "$work/setup.out"; skip_all "lttng rotation session setup failed"; }
@@ -71,6 +80,10 @@ lttng stop bmt-an >/dev/null 2>&1
 lttng destroy bmt-an >/dev/null 2>&1
 lttng stop bmt-rot >/dev/null 2>&1
 lttng destroy bmt-rot >/dev/null 2>&1
+if [ -n "$fmt" ]; then
+    lttng stop bmt-ctf2 >/dev/null 2>&1
+    lttng destroy bmt-ctf2 >/dev/null 2>&1
+fi
 [ $rc -eq 0 ] || { sed 's/^/# /' "$work/node.log" | head; not_ok "workload ran"; exit 1; }
 
 rec=$work/recorder lt=$work/session
@@ -78,6 +91,15 @@ TZ=UTC "$BT" view "$lt" >"$work/lt.view" 2>"$work/lt.err"
 TZ=UTC babeltrace2 "$lt" >"$work/lt.bt2" 2>/dev/null
 check "view matches babeltrace2 on LTTng's trace ($(wc -l <"$work/lt.bt2") events)" \
     eval 'cmp -s "$work/lt.view" "$work/lt.bt2" && [ -s "$work/lt.bt2" ]'
+if [ -n "$fmt" ]; then
+    "$BT" stats "$work/ctf2" >/dev/null 2>"$work/ctf2.err"
+    rc=$?
+    check "a CTF 2 trace (lttng create --trace-format=ctf-2): exit 1, one line naming --trace-format=ctf-1.8" \
+        eval '[ $rc -eq 1 ] && [ "$(wc -l <"$work/ctf2.err")" -eq 1 ] && grep -q "CTF 2 trace.*--trace-format=ctf-1.8" "$work/ctf2.err"'
+else
+    skip "a CTF 2 trace (lttng create --trace-format=ctf-2): exit 1, one line naming --trace-format=ctf-1.8" \
+        "this LTTng ($(lttng --version 2>/dev/null | head -1)) has no --trace-format: CTF 1.8 only"
+fi
 for c in stats calls sched procs gc; do
     "$BT" $c --format json "$rec" >"$work/rec.$c.json" 2>>"$work/errs"
     "$BT" $c --format json "$lt" >"$work/lt.$c.json" 2>>"$work/errs"
