@@ -9,15 +9,16 @@
 
 check() ->
     Tracers = [P || P <- processes() ++ erlang:ports(),
-                    case catch erlang:trace_info(P, tracer) of
+                    try erlang:trace_info(P, tracer) of
                         {tracer, {beamtrace, _}} -> true;
                         _ -> false
+                    catch error:badarg -> false   % gone meanwhile
                     end],
     _ = code:ensure_loaded(trace),
     Sessions = case erlang:function_exported(trace, session_info, 1) of
                    false -> [];
                    true -> lists:usort([S || W <- [new | processes()],
-                                             L <- [catch trace:session_info(W)], is_list(L),
+                                             L <- [session_info(W)], is_list(L),
                                              {beamtrace_trace, _} = S <- L])
                end,
     %% Every beamtrace module, whatever the release ships: derived from the
@@ -33,3 +34,7 @@ check() ->
         ++ [{new_flags, F} || {flags, F} <- [erlang:trace_info(new, flags)], F =/= []]
         ++ [{receive_pattern, MS} || {match_spec, MS} <- [erlang:trace_info('receive', match_spec)],
                                      MS =/= true, MS =/= false, MS =/= []].
+
+%% trace:session_info/1 (OTP 27+), or undefined for a process gone meanwhile.
+session_info(W) ->
+    try trace:session_info(W) catch error:badarg -> undefined end.

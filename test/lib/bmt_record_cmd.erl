@@ -54,7 +54,7 @@ collect(Port, Acc) ->
         {Port, {data, {_, L}}} -> collect(Port, [L | Acc]);
         {Port, {exit_status, S}} -> {S, lists:reverse(Acc)}
     after 180000 ->
-            catch port_close(Port),
+            try port_close(Port) catch error:badarg -> ok end,
             {timeout, lists:reverse(Acc)}
     end.
 
