@@ -24,7 +24,7 @@ failed=0
 ok() { echo "ok - lttng: $1"; }
 not_ok() { echo "not ok - lttng: $1"; failed=1; }
 skip() { echo "ok - lttng: $1 # SKIP $2"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; return 1; fi; }
 BT=$root/priv/beamtrace
 names="view matches babeltrace2|same events|calls equal|sched equal|procs equal|gc equal|same stacks|tracefile rotation view|tracefile rotation calls|bytes per event|CTF 2 trace"
 skip_all() { local IFS='|'; for n in $names; do skip "$n" "$1"; done; exit 0; }

@@ -19,7 +19,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktra
 failed=0
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; failed=1; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; return 1; fi; }
 skip() { echo "ok - $1 # SKIP $2"; }
 BT="$root/priv/beamtrace"
 ASAN="$root/$out/beamtrace-asan"

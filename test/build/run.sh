@@ -11,7 +11,7 @@ rm -rf "$out" && mkdir -p "$out"
 failures=0
 ok() { echo "ok - build: $1"; }
 not_ok() { echo "not ok - build: $1"; failures=$((failures + 1)); }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; return 1; fi; }
 show() { sed 's/^/#   /' "$1" | tail -25; }
 copy() { bash "$root/tools/copy_tree.sh" "$1"; }
 version=$(sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' "$root/src/beamtrace.app.src")

@@ -22,7 +22,7 @@ ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; failed=1; }
 check() { # check NAME COMMAND...: ok when the command succeeds
     local name=$1; shift
-    if "$@"; then ok "$name"; else not_ok "$name"; fi
+    if "$@"; then ok "$name"; else not_ok "$name"; return 1; fi
 }
 
 BT="$root/priv/beamtrace"

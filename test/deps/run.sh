@@ -20,7 +20,7 @@ failures=0
 ok() { echo "ok - deps: $1"; }
 not_ok() { echo "not ok - deps: $1"; failures=$((failures + 1)); }
 skip() { echo "ok - deps: $1 # SKIP $2"; }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; return 1; fi; }
 show() { sed 's/^/#   /' "$1" | tail -${2:-25}; }
 # A command with stdin kept open until it exits (rebar3 shell ends when its
 # stdin does, before its --script has run).
@@ -51,8 +51,9 @@ url=file://$src
 # beamtrace's ebin).
 probe_erl='{ok, S} = beamtrace:start(#{dir => filename:join(os:getenv("BMT_PROBE_DIR"), integer_to_list(erlang:unique_integer([positive]))), events => ["org_erlang_dyntrace:process_register"]}),
     erlang:trace(new, true, [procs, {tracer, beamtrace, []}]),
-    spawn(fun() -> register(bmt_deps_probe, self()) end),
-    timer:sleep(200),
+    Parent = self(),
+    Child = spawn(fun() -> register(bmt_deps_probe, self()), Parent ! {registered, self()} end),
+    receive {registered, Child} -> ok after 30000 -> exit(probe_never_registered) end,
     erlang:trace(new, false, [procs]),
     {ok, #{events := N}} = beamtrace:stop(S),
     R = lists:flatten(io_lib:format("RESULT events=~p dyntrace=~s", [N, code:which(dyntrace)])),
@@ -104,15 +105,36 @@ EOF
         '[ $? -eq 0 ] && ! grep -q "Duplicated modules" "$out/rebar3-release.log"' ||
         show "$out/rebar3-release.log"
     rel=$app/_build/default/rel/bmt_dep_app/bin/bmt_dep_app
+    rel_log=$app/_build/default/rel/bmt_dep_app/log
     epmd_before=$(pgrep -x epmd)
     if [ -x "$rel" ] && "$rel" daemon >"$out/rel-daemon.log" 2>&1; then
-        for _ in $(seq 100); do "$rel" ping >/dev/null 2>&1 && break; sleep 0.2; done
-        "$rel" eval "$probe_erl." >"$out/rel-eval.log" 2>&1
-        "$rel" eval 'code:priv_dir(beamtrace).' >>"$out/rel-eval.log" 2>&1
+        # Ready when relx's own eval answers (ping can answer before the
+        # boot script has finished).
+        for _ in $(seq 120); do
+            [ "$("$rel" eval 'ok.' 2>/dev/null)" = ok ] && break
+            sleep 0.5
+        done
+        rel_eval() { "$rel" eval "$1" 2>&1; echo "# eval exit code $?"; }
+        rel_eval "$probe_erl." >"$out/rel-eval.log"
+        # relx's eval drops erl_call's output when erl_call fails: a probe
+        # that never reported (no RESULT line at all) is a transport
+        # failure, tried once more and said so; a RESULT that is wrong is not.
+        if ! grep -q 'RESULT' "$out/rel-eval.log"; then
+            echo "# no RESULT: trying the eval once more" >>"$out/rel-eval.log"
+            sleep 2
+            rel_eval "$probe_erl." >>"$out/rel-eval.log"
+        fi
+        rel_eval 'code:priv_dir(beamtrace).' >>"$out/rel-eval.log"
         "$rel" stop >>"$out/rel-daemon.log" 2>&1
-        check "the release runs: beamtrace records in it, its NIF from the release's own lib/" \
-            'probe_ok "$out/rel-eval.log" && grep -qx "\"$app/_build/default/rel/bmt_dep_app/lib/beamtrace-$version/priv\"" "$out/rel-eval.log"' ||
+        if ! check "the release runs: beamtrace records in it, its NIF from the release's own lib/" \
+            'probe_ok "$out/rel-eval.log" && grep -qx "\"$app/_build/default/rel/bmt_dep_app/lib/beamtrace-$version/priv\"" "$out/rel-eval.log"'; then
             show "$out/rel-eval.log"
+            show "$out/rel-daemon.log"
+            for f in "$rel_log"/erlang.log.* "$rel_log"/run_erl.log; do
+                [ -f "$f" ] && echo "# $f:" && show "$f" 40
+            done
+        fi
+        grep -q '^# no RESULT' "$out/rel-eval.log" && echo "# the release's first eval did not answer; the second did or failed above"
     else
         not_ok "the release runs: bin/bmt_dep_app daemon"
         show "$out/rel-daemon.log"
@@ -134,8 +156,13 @@ else
 dir = Path.join(System.get_env("BMT_PROBE_DIR"), "mix_#{System.unique_integer([:positive])}_#{System.os_time()}")
 {:ok, s} = :beamtrace.start(%{dir: String.to_charlist(dir), events: [~c"org_erlang_dyntrace:process_register"]})
 :erlang.trace(:new, true, [:procs, {:tracer, :beamtrace, []}])
-spawn(fn -> Process.register(self(), :bmt_deps_probe) end)
-Process.sleep(200)
+parent = self()
+child = spawn(fn -> Process.register(self(), :bmt_deps_probe); send(parent, {:registered, self()}) end)
+receive do
+  {:registered, ^child} -> :ok
+after
+  30_000 -> exit(:probe_never_registered)
+end
 :erlang.trace(:new, false, [:procs])
 {:ok, %{events: n}} = :beamtrace.stop(s)
 IO.puts("RESULT events=#{n} dyntrace=#{:code.which(:dyntrace)}")

@@ -9,7 +9,7 @@ cd "$root"
 failures=0
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; failures=$((failures + 1)); }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; return 1; fi; }
 
 # 1. The demo: the seed's process tracing example.
 bash examples/process_tracing.sh "$out/demo" >"$out/demo.out" 2>"$out/demo.err"

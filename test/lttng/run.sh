@@ -34,7 +34,7 @@ failures=0
 ok() { echo "ok - lttng: $1"; }
 not_ok() { echo "not ok - lttng: $1"; failures=$((failures + 1)); }
 skip() { echo "ok - lttng: $1 # SKIP $2"; }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; return 1; fi; }
 sessiond_up() { lttng list >/dev/null 2>&1; }
 alive() { [ -r "/proc/$1/stat" ] && ! grep -qE '^[0-9]+ \(.*\) Z' "/proc/$1/stat" 2>/dev/null; }
 our_sessiond=

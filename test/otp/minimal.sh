@@ -12,7 +12,7 @@ passed=0 failed=0 skipped=0
 ok() { echo "ok - minimal build: $1"; passed=$((passed + 1)); }
 not_ok() { echo "not ok - minimal build: $1"; failed=$((failed + 1)); }
 skip() { echo "ok - minimal build: $1 # SKIP $2"; skipped=$((skipped + 1)); }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; return 1; fi; }
 have_header() { printf '#include <%s>\n' "$1" | ${CC:-cc} -E -x c - >/dev/null 2>&1; }
 sdt=no ust=no
 have_header sys/sdt.h && sdt=yes
