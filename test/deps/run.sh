@@ -48,8 +48,10 @@ url=file://$src
 
 # What the node runs in every project: record one registration, and say
 # where the dyntrace module comes from (OTP's runtime_tools, never
-# beamtrace's ebin).
-probe_erl='{ok, S} = beamtrace:start(#{dir => filename:join(os:getenv("BMT_PROBE_DIR"), integer_to_list(erlang:unique_integer([positive]))), events => ["org_erlang_dyntrace:process_register"]}),
+# beamtrace's ebin). The trace directory is named by OS pid and time:
+# unique_integer/1 repeats across fresh VMs, and start/1 rightly refuses a
+# directory that already holds a trace.
+probe_erl='{ok, S} = beamtrace:start(#{dir => filename:join(os:getenv("BMT_PROBE_DIR"), os:getpid() ++ "_" ++ integer_to_list(erlang:system_time())), events => ["org_erlang_dyntrace:process_register"]}),
     erlang:trace(new, true, [procs, {tracer, beamtrace, []}]),
     Parent = self(),
     Child = spawn(fun() -> register(bmt_deps_probe, self()), Parent ! {registered, self()} end),
