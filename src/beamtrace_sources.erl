@@ -81,6 +81,10 @@
 %% How often the helper looks whether its session still runs, ms.
 -define(ALIVE_CHECK_MS, 1000).
 -define(MAX_TOP, 100).
+%% The stop flush (flush_monitor/1): the marker process's heap, words, and
+%% how long the helper waits for its report at most.
+-define(MARKER_WORDS, 10000).
+-define(FLUSH_MS, 2000).
 
 %%% API
 
@@ -396,7 +400,7 @@ loop(#{session := S, keeper := Keeper, keeper_mon := KMon} = St) ->
                     ok
             end;
         stop ->
-            ok;
+            flush_monitor(St);
         {'DOWN', KMon, process, Keeper, _} ->
             %% Nobody is left to undo: the helper does it and goes.
             _ = maps:get(prev, St) =/= undefined andalso undo({system_monitor, maps:get(prev, St)}, self()),
@@ -404,6 +408,48 @@ loop(#{session := S, keeper := Keeper, keeper_mon := KMon} = St) ->
             ok;
         _ ->
             loop(St)
+    end.
+
+%% The VM sends system monitor reports through its message dispatcher
+%% thread, after the event, to whoever is the monitor when the report is
+%% dispatched: the last reports before a stop (milliseconds late on a
+%% loaded machine) would reach nobody, or the previous monitor, once the
+%% keeper has put it back. So before the helper goes, a process of ours
+%% provokes a large_heap report, which comes through the same queue behind
+%% every earlier one; the helper handles every report until it arrives.
+%% Meanwhile the large_heap limit may be lower than asked: the reports are
+%% filtered by the settings asked for, as always (wanted/3).
+flush_monitor(#{ours := []}) ->
+    ok;
+flush_monitor(St) ->
+    Self = self(),
+    case erlang:system_monitor() of
+        {Self, Opts} ->
+            Limit = case lists:keyfind(large_heap, 1, Opts) of
+                        {large_heap, L} when L =< ?MARKER_WORDS div 2 -> L;
+                        _ -> ?MARKER_WORDS div 2
+                    end,
+            _ = erlang:system_monitor(Self, lists:keystore(large_heap, 1, Opts, {large_heap, Limit})),
+            Marker = spawn_opt(fun() -> erlang:garbage_collect() end,
+                               [{min_heap_size, ?MARKER_WORDS}]),
+            drain_monitor(Marker, erlang:monotonic_time(millisecond) + ?FLUSH_MS, St),
+            _ = erlang:system_monitor(Self, Opts),
+            ok;
+        _ ->
+            %% Taken over since: no report of ours can come any more.
+            ok
+    end.
+
+drain_monitor(Marker, Deadline, #{session := S} = St) ->
+    receive
+        {monitor, Marker, large_heap, _} ->
+            ok;
+        {monitor, Who, Kind, Info} = Msg ->
+            forward(Msg, Kind, Info, St),
+            _ = wanted(Kind, Info, maps:get(ours, St)) andalso monitor_event(S, Who, Kind, Info),
+            drain_monitor(Marker, Deadline, St)
+    after max(0, Deadline - erlang:monotonic_time(millisecond)) ->
+        ok
     end.
 
 %% Every message the previous monitor's own settings asked for, unchanged.

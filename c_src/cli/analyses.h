@@ -174,6 +174,21 @@ void bmt_flame_subtitle(const struct bmt_callstack *cs, enum bmt_flame_mode mode
 
 /* ---- svg helpers (svg.c) ---- */
 
+/* Estimated widths of one character, px: at 11px, and at 13px bold. Text
+ * widths err on the side of room (svg.c's header). */
+#define CHAR_PX_11 7.0
+#define CHAR_PX_13B 8.4
+
+/* "524 µs", "1.05 ms", "12 ns": three significant digits. */
+void bmt_svg_short_duration(uint64_t ns, char out[32]);
+
+/* Characters of a UTF-8 string (for width estimates). */
+size_t bmt_svg_chars(const char *s);
+
+/* Appends `s` HTML-escaped, cut to `max_chars` characters (UTF-8 safe)
+ * with an ellipsis. */
+void bmt_svg_cut_text(struct bmt_out *o, const char *s, size_t max_chars);
+
 /* Appends an inline <svg> bar chart of `h`'s power-of-two buckets (the
  * quantize rows), titled `title`, values in ns. */
 void bmt_svg_quantize(struct bmt_out *o, const struct bmt_hist *h, const char *title);

@@ -34,8 +34,8 @@
  *
  * Counters (org_erlang_beamtrace:counter, the samples option of
  * beamtrace:start/1) go to pid 3 ("BEAM counters") as counter ("C")
- * events, one track per counter and unit ("scheduler_utilization (ppm)"),
- * one series per instance; they are not per process, so the process
+ * events, one track per counter and unit ("scheduler_utilization (ppm)",
+ * "NODE: memory (bytes)" in a cluster), one series per instance; they are not per process, so the process
  * filter does not apply to them, the window does.
  *
  * Streaming: events are written as the trace is read; state is per
@@ -408,12 +408,17 @@ static void running_slice(struct export *e, uint32_t pid, uint64_t end_ns, int u
     bmt_out_str(e->o, unfinished ? ",\"args\":{\"end\":\"unfinished\"}}" : "}");
 }
 
-/* One sample as a counter event: track "counter (unit)", series instance. */
-static void counter(struct export *e, const struct bmt_value *v, uint64_t ts)
+/* One sample as a counter event: track "counter (unit)", series instance;
+ * "NODE: counter (unit)" for a cluster's traces, whose counters would
+ * otherwise share tracks. */
+static void counter(struct export *e, const struct bmt_value *v, uint64_t ts, unsigned trace)
 {
     const struct bmt_value *c = &v[BMT_F_counter_counter], *u = &v[BMT_F_counter_unit];
-    char name[BMT_TERM_MAX_BYTES + BMT_WORD_MAX_BYTES + 8];
-    snprintf(name, sizeof name, "%.*s (%.*s)", (int)c->len, c->str, (int)u->len, u->str);
+    const char *node = e->r && e->r->trace_count > 1 && trace < e->r->trace_count
+                           ? e->r->traces[trace].node : NULL;
+    char name[256 + BMT_TERM_MAX_BYTES + BMT_WORD_MAX_BYTES + 8];
+    snprintf(name, sizeof name, "%s%s%.*s (%.*s)", node ? node : "", node ? ": " : "",
+             (int)c->len, c->str, (int)u->len, u->str);
     bmt_out_str(e->o, e->event_count++ ? ",\n{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,\"ts\":"
                                        : "\n{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,\"ts\":");
     bmt_an_us3(e->o, ts - e->t0_ns);
@@ -565,7 +570,7 @@ static int feed(void *ctx, const struct bmt_record *rec, int linked)
     }
     case BMT_TP_counter:
         if (out)
-            counter(e, v, ts);
+            counter(e, v, ts, rec->trace);
         return 0;
     default:
         return 0;

@@ -15,11 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHAR_PX_11 7.0   /* estimated width of one character at 11px, px */
-#define CHAR_PX_13B 8.4  /* at 13px bold */
-
-/* "524 µs", "1.05 ms", "12 ns": three significant digits. */
-static void short_duration(uint64_t ns, char out[32])
+void bmt_svg_short_duration(uint64_t ns, char out[32])
 {
     static const struct {
         double scale;
@@ -35,8 +31,7 @@ static void short_duration(uint64_t ns, char out[32])
     }
 }
 
-/* Characters of a UTF-8 string (for width estimates). */
-static size_t chars(const char *s)
+size_t bmt_svg_chars(const char *s)
 {
     size_t n = 0;
     for (; *s; s++)
@@ -44,10 +39,9 @@ static size_t chars(const char *s)
     return n;
 }
 
-/* Appends `s` cut to `max_chars` characters (UTF-8 safe) with an ellipsis. */
-static void cut_text(struct bmt_out *o, const char *s, size_t max_chars)
+void bmt_svg_cut_text(struct bmt_out *o, const char *s, size_t max_chars)
 {
-    size_t n = chars(s);
+    size_t n = bmt_svg_chars(s);
     if (n <= max_chars) {
         bmt_an_html_string(o, s, strlen(s));
         return;
@@ -95,7 +89,7 @@ void bmt_svg_quantize(struct bmt_out *o, const struct bmt_hist *h, const char *t
              "<text class=\"title\" x=\"8\" y=\"17\" font-size=\"13\" font-weight=\"bold\">",
              W, H);
     bmt_out_str(o, buf);
-    cut_text(o, title, (size_t)((W - 16) / CHAR_PX_13B));
+    bmt_svg_cut_text(o, title, (size_t)((W - 16) / CHAR_PX_13B));
     bmt_out_str(o, "</text>");
     if (h->count == 0) {
         snprintf(buf, sizeof buf, "<text class=\"stats\" x=\"8\" y=\"34\">no data</text></svg>\n");
@@ -103,9 +97,9 @@ void bmt_svg_quantize(struct bmt_out *o, const struct bmt_hist *h, const char *t
         return;
     }
     char t[4][32];
-    short_duration(bmt_hist_quantile(h, 0.5), t[0]);
-    short_duration(bmt_hist_quantile(h, 0.99), t[1]);
-    short_duration(h->max, t[2]);
+    bmt_svg_short_duration(bmt_hist_quantile(h, 0.5), t[0]);
+    bmt_svg_short_duration(bmt_hist_quantile(h, 0.99), t[1]);
+    bmt_svg_short_duration(h->max, t[2]);
     snprintf(buf, sizeof buf, "<text class=\"stats\" x=\"8\" y=\"34\" fill=\"#444\">n=%llu  "
              "p50 %s  p99 %s  max %s</text>",
              (unsigned long long)h->count, t[0], t[1], t[2]);
@@ -124,8 +118,8 @@ void bmt_svg_quantize(struct bmt_out *o, const struct bmt_hist *h, const char *t
     /* Labels every `step` bars so that they do not overlap. */
     double widest = 0;
     for (unsigned k = first; k <= last; k++) {
-        short_duration(k ? 1ull << (k - 1) : 0, d);
-        double w = CHAR_PX_11 * (double)chars(d) + 6;
+        bmt_svg_short_duration(k ? 1ull << (k - 1) : 0, d);
+        double w = CHAR_PX_11 * (double)bmt_svg_chars(d) + 6;
         if (w > widest)
             widest = w;
     }
@@ -136,7 +130,7 @@ void bmt_svg_quantize(struct bmt_out *o, const struct bmt_hist *h, const char *t
         double x = left + (k - first) * bw;
         double bh = (double)plot_h * (double)pow2[k] / (double)peak;
         uint64_t lo = k ? 1ull << (k - 1) : 0;
-        short_duration(lo, d);
+        bmt_svg_short_duration(lo, d);
         snprintf(buf, sizeof buf,
                  "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                  "fill=\"#4a7bd0\"><title>&gt;= %s: %llu</title></rect>",
@@ -145,7 +139,7 @@ void bmt_svg_quantize(struct bmt_out *o, const struct bmt_hist *h, const char *t
         bmt_out_str(o, buf);
         if ((k - first) % step == 0) {
             /* Centred under the bar, but never past either edge. */
-            double half = CHAR_PX_11 * (double)chars(d) / 2, cx = x + bw / 2;
+            double half = CHAR_PX_11 * (double)bmt_svg_chars(d) / 2, cx = x + bw / 2;
             if (cx - half < left - 2)
                 cx = left - 2 + half;
             if (cx + half > W - 2)

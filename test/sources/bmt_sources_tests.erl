@@ -315,7 +315,55 @@ counters_at_interval(_) ->
     assert_eq(chrome_counters, length(select(Events, #{'$name' => counter})), length(Cs)),
     ?EXPECT(binary:match(Text, <<"\"name\":\"scheduler_utilization (ppm)\",\"args\":{\"total\":">>)
             =/= nomatch, chrome_track_name),
+    %% The report draws each counter as a chart, one line per instance,
+    %% with every sample of the instance and its peak.
+    Values = fun(C, I) -> [field(value, E) || E <- select(Events, #{'$name' => counter,
+                                                                   counter => C, instance => I})]
+             end,
+    Charts = report_counters(Dir),
+    [begin
+         Vs = Values(C, I),
+         assert_eq({samples, C, I}, length(Vs), maps:get(samples, chart_series(Charts, C, U, I))),
+         assert_eq({peak, C, I}, lists:max(Vs), maps:get(peak, chart_series(Charts, C, U, I)))
+     end || {C, U, I} <- [{<<"scheduler_utilization">>, <<"ppm">>, <<"total">>},
+                          {<<"memory">>, <<"bytes">>, <<"total">>},
+                          {<<"run_queue">>, <<"count">>, <<"1">>}]],
     ok.
+
+%% The report's counter charts of trace `Dir`: #{{Counter, Unit} =>
+%% #{Instance => #{samples, peak}}}, read from the svg's data attributes.
+report_counters(Dir) ->
+    Html = filename:join(bmt_test_lib:tmpdir("report"), "report.html"),
+    ok = filelib:ensure_dir(Html),
+    Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+    {0, _, _} = bmt_test_lib:cmd(Cli, ["report", "-o", Html, Dir]),
+    {ok, Text} = file:read_file(Html),
+    {match, Svgs} = re:run(Text, "<svg class=\"chart counters\"[^>]* data-counter=\"([^\"]*)\" "
+                                 "data-unit=\"([^\"]*)\"(.*?)</svg>",
+                           [global, dotall, {capture, all_but_first, binary}]),
+    maps:from_list(
+      [{{C, U}, maps:from_list(
+                  [{unescape(I), #{samples => binary_to_integer(N), peak => binary_to_integer(P)}}
+                   || [I, P, N] <- series_of(Body)])}
+       || [C, U, Body] <- Svgs]).
+
+series_of(Body) ->
+    case re:run(Body, "<g class=\"series\" data-instance=\"([^\"]*)\" data-peak=\"(-?[0-9]+)\" "
+                      "data-samples=\"([0-9]+)\"", [global, {capture, all_but_first, binary}]) of
+        {match, L} -> L;
+        nomatch -> []
+    end.
+
+unescape(B) ->
+    lists:foldl(fun({From, To}, Acc) -> binary:replace(Acc, From, To, [global]) end, B,
+                [{<<"&lt;">>, <<"<">>}, {<<"&gt;">>, <<">">>}, {<<"&quot;">>, <<"\"">>},
+                 {<<"&amp;">>, <<"&">>}]).
+
+chart_series(Charts, C, U, I) ->
+    case Charts of
+        #{{C, U} := #{I := S}} -> S;
+        _ -> error({no_chart_series, C, U, I, Charts})
+    end.
 
 message_queue_top(_) ->
     P = spawn(fun() -> register(bmt_piled_up, self()), receive never -> ok end end),
@@ -325,6 +373,7 @@ message_queue_top(_) ->
     timer:sleep(250),
     exit(P, kill),
     timer:sleep(250),
+    #{dir := Dir} = beamtrace:info(S),
     Events = stop(S),
     Instance = iolist_to_binary([pid_to_list(P), " bmt_piled_up"]),
     Mine = [field(value, E) || E <- select(Events, #{'$name' => counter, counter => <<"message_queue">>,
@@ -332,6 +381,10 @@ message_queue_top(_) ->
     ?EXPECT(lists:member(500, Mine), {queue_seen, Mine}),
     %% Gone from the top: one 0, then nothing.
     assert_eq(dropped_to_zero, 0, lists:last(Mine)),
+    %% The report's chart shows the queue's peak under its name.
+    Series = chart_series(report_counters(Dir), <<"message_queue">>, <<"messages">>, Instance),
+    assert_eq(report_queue_peak, 500, maps:get(peak, Series)),
+    assert_eq(report_queue_samples, length(Mine), maps:get(samples, Series)),
     ok.
 
 node_up_down(_) ->
