@@ -160,7 +160,7 @@ static void value_text(const struct bmt_counter_chart *ch, double v, char out[32
     } else if (v >= 1e4 || v <= -1e4) {
         snprintf(out, 32, "%.3gk", v / 1e3);
     } else {
-        snprintf(out, 32, v == (double)(int64_t)v ? "%.0f" : "%.3g", v);
+        snprintf(out, 32, v >= 100 || v <= -100 || v == (double)(int64_t)v ? "%.0f" : "%.3g", v);
     }
 }
 
@@ -207,7 +207,7 @@ static void chart_svg(struct bmt_out *o, const struct bmt_counters *c,
                       const struct bmt_counter_chart *ch, const struct bmt_reader *r,
                       uint64_t end_ns)
 {
-    const unsigned W = 590, topm = 44, plot_h = 140, axis_h = 20, row_h = 15, right = 12;
+    const unsigned W = 560, topm = 44, plot_h = 140, axis_h = 20, row_h = 15, right = 12;
     uint32_t lines[COUNTER_LINES];
     uint32_t nl = drawn(ch, lines);
     unsigned rows = (nl + 1) / 2, H = topm + plot_h + axis_h + rows * row_h + 8;

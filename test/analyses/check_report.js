@@ -5,7 +5,8 @@
  *
  *  charts:   for every chart, texts outside the chart's box, the title and
  *            statistics lines overlapping, x-axis labels overlapping each
- *            other, and every x-axis label's text;
+ *            other, every x-axis label's text, and for counter charts
+ *            the legend's texts and the number of lines drawn;
  *  lanes:    for every timeline lane, its pid, the share written next to
  *            its name, its data-share, the painted share of its plot area
  *            (sum of bar width x height over plot width x band height), the
@@ -40,6 +41,10 @@
       c.labels.push(labels[k].textContent);
       if (k && overlap(box(labels[k - 1]), box(labels[k]))) c.label_overlaps++;
     }
+    var legend = svg.querySelectorAll('text.legend');
+    c.legend = [];
+    for (var m = 0; m < legend.length; m++) c.legend.push(legend[m].textContent);
+    c.lines = svg.querySelectorAll('g.series polyline, g.series circle').length;
     var full = svg.querySelector('title');
     c.full_title = full ? full.textContent : '';
     out.charts.push(c);

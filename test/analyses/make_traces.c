@@ -418,7 +418,7 @@ static void flush_queue(struct gen *g)
 /* The report's layout cases over 100 ms: X exits 65 us after being
  * scheduled in (no out), Y runs 11 x 100 us (1.1 %), Z runs all the time
  * and sends to W, which runs 1 ns after 2^k ns (the latency histogram);
- * a call of exactly 524288 ns; a function with a very long name. */
+ * a call of exactly 524288 ns; a function with a very long name; counters. */
 static void report(const char *path)
 {
     struct gen gg, *g = &gg;
@@ -453,6 +453,24 @@ static void report(const char *path)
         SCHED(t + (40 * MS) + i * 100 * US + (1u << (i % 16)) + 1, "<0.93.0>", "out");
     }
     SCHED(t + 100 * MS, Z, "out");
+    /* Counters every 5 ms: memory rising to 120 MiB, a queue with a long
+     * name peaking at 12345 messages, 12 run queues (more than a chart
+     * draws) and scheduler utilisation. */
+    static char rq_names[12][4];
+    for (unsigned i = 0; i <= 20; i++) {
+        uint64_t ts = t + i * 5 * MS;
+        put(g, 0, BMT_TP_counter, ts, "memory", "total", "bytes", (60 + 3 * i) * (1ull << 20), 0);
+        put(g, 0, BMT_TP_counter, ts, "memory", "processes", "bytes", (20 + i) * (1ull << 20), 0);
+        put(g, 0, BMT_TP_counter, ts, "message_queue",
+            "<0.93.0> a_registered_name_long_enough_to_be_cut_in_the_legend", "messages",
+            i == 13 ? 12345 : 100 * i, 0);
+        for (unsigned q = 0; q < 12; q++) {
+            snprintf(rq_names[q], sizeof rq_names[q], "%u", q + 1);
+            put(g, 0, BMT_TP_counter, ts, "run_queue", rq_names[q], "count", (i + q) % 7, 0);
+        }
+        put(g, 0, BMT_TP_counter, ts, "scheduler_utilization", "total", "ppm", 500000 + 1000 * i, 0);
+        put(g, 0, BMT_TP_counter, ts, "scheduler_utilization", "1", "ppm", i % 2 ? 1000000 : 0, 0);
+    }
 #undef put
 #undef SCHED
 #undef CALL

@@ -522,6 +522,25 @@ ok = abs(y["painted_share"] - 0.011) < 0.001 and y["share_text"] == "1.1%" and "
 ok = ok and z["painted_share"] > 0.99 and z["share_text"] == "100%" and all(l["label_inside"] for l in d["lanes"])
 sys.exit(0 if ok else 1)
 PY
+    check "report (Chromium): counter charts - a line per instance with its peak (a queue's 12345 under a name cut to fit), 8 of 12 run queues drawn and the rest said, utilisation in %" python3 - "$geo" "$out/geo-report.html" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+page = open(sys.argv[2], encoding="utf-8").read()
+by = {c["full_title"]: c for c in d["charts"]}
+mq, rq, su, mem = (by.get(k) for k in ("message_queue (messages)", "run_queue (count)",
+                                       "scheduler_utilization (ppm)", "memory (bytes)"))
+ok = None not in (mq, rq, su, mem)
+if ok:
+    leg = mq["legend"]
+    ok = len(leg) == 1 and leg[0].startswith("<0.93.0> a_registered") and leg[0].endswith("\u2026")
+    ok = ok and 'data-peak="12345" data-samples="21"' in page
+    ok = ok and rq["lines"] == 8 and len(rq["legend"]) == 8 and "run_queue (count): 12 instances, 8 drawn." in page
+    ok = ok and su["legend"][0] == "total  peak 52%" and mem["legend"][0] == "total  peak 120 MiB"
+    ok = ok and all(not c["outside"] for c in (mq, rq, su, mem))
+if not ok:
+    print("# %r" % [mq, rq, su, mem])
+sys.exit(0 if ok else 1)
+PY
 fi
 
 # ---- malformed traces and bad command lines ----
