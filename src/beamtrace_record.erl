@@ -508,8 +508,9 @@ start_trace(#r{node = T, opts = Opts} = R) ->
             #{} ->
                 Spec0 = [unicode:characters_to_list(C) || C <- maps:get(calls, Opts, [])]
                     ++ maps:get(events, Opts, []),
-                TraceOpts0 = maps:with([duration, max_events, max_bytes, max_rate, return_to,
-                                        links], Opts),
+                TraceOpts0 = sources(maps:with([duration, max_events, max_bytes, max_rate,
+                                                return_to, links, samples, system_monitor,
+                                                distribution, file_io, ets], Opts)),
                 TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all))},
                 {Spec0, case maps:get(remote_dir, Opts, false) of
                             false -> TraceOpts1;
@@ -532,6 +533,15 @@ start_trace(#r{node = T, opts = Opts} = R) ->
         {error, Why} ->
             fail("cannot trace on ~s: ~s", [T, explain(Why)])
     end.
+
+%% The command gives ETS table names as binaries: the session takes atoms.
+sources(#{ets := Tables} = Opts) ->
+    Opts#{ets := [case T of
+                      all -> all;
+                      _ -> binary_to_atom(T, utf8)
+                  end || T <- Tables]};
+sources(Opts) ->
+    Opts.
 
 procs(_T, P) when P =:= all; P =:= new; P =:= existing ->
     P;

@@ -21,6 +21,14 @@ explain({already_traced, P, Tracer}) ->
     io_lib:format("--procs: ~0p is already traced by another tool (~0p) on the legacy trace "
                   "session, which allows one tracer per process before OTP 27: stop that "
                   "tool first", [P, Tracer]);
+explain({system_monitor, {unsupported, long_message_queue}}) ->
+    "--system-monitor long_message_queue needs OTP 27 or later there: leave it out";
+explain({system_monitor, {in_use, Pid}}) ->
+    io_lib:format("--system-monitor: another beamtrace session there (~0p) already uses the "
+                  "system monitor: stop it first", [Pid]);
+explain({system_monitor, {conflict, long_message_queue}}) ->
+    "--system-monitor long_message_queue: the node's own system monitor asks for other "
+    "long_message_queue limits: give the same ones or leave it out";
 explain({badopt, K}) ->
     io_lib:format("bad option ~0p", [K]);
 explain({otp_gc_multi_session_defect, #{why := Why, fix := Fix}}) ->

@@ -81,8 +81,8 @@
 %% How often the helper looks whether its session still runs, ms.
 -define(ALIVE_CHECK_MS, 1000).
 -define(MAX_TOP, 100).
-%% The stop flush (flush_monitor/1): the marker process's heap, words, and
-%% how long the helper waits for its report at most.
+%% The stop flushes (flush_monitor/1, flush_io/1): the marker process's
+%% heap, words, and how long the helper waits for each at most.
 -define(MARKER_WORDS, 10000).
 -define(FLUSH_MS, 2000).
 
@@ -400,7 +400,11 @@ loop(#{session := S, keeper := Keeper, keeper_mon := KMon} = St) ->
                     ok
             end;
         stop ->
-            flush_monitor(St);
+            flush_monitor(St),
+            %% Its own patterns while it is still their tracer (the
+            %% keeper does it again, for a helper that dies instead).
+            _ = [undo(Item, self()) || Item <- maps:get(undo, St)],
+            flush_io(St);
         {'DOWN', KMon, process, Keeper, _} ->
             %% Nobody is left to undo: the helper does it and goes.
             _ = maps:get(prev, St) =/= undefined andalso undo({system_monitor, maps:get(prev, St)}, self()),
@@ -430,9 +434,16 @@ flush_monitor(St) ->
                         _ -> ?MARKER_WORDS div 2
                     end,
             _ = erlang:system_monitor(Self, lists:keystore(large_heap, 1, Opts, {large_heap, Limit})),
-            Marker = spawn_opt(fun() -> erlang:garbage_collect() end,
-                               [{min_heap_size, ?MARKER_WORDS}]),
+            %% One natural GC, when its first heap is full: the VM checks
+            %% large_heap there, not in erlang:garbage_collect/0. The
+            %% marker then waits, so it makes no second report that could
+            %% reach the previous monitor.
+            Marker = spawn_opt(fun() ->
+                                       Live = lists:seq(1, ?MARKER_WORDS * 11 div 20),
+                                       receive stop -> length(Live) end
+                               end, [{min_heap_size, ?MARKER_WORDS}]),
             drain_monitor(Marker, erlang:monotonic_time(millisecond) + ?FLUSH_MS, St),
+            exit(Marker, kill),
             _ = erlang:system_monitor(Self, Opts),
             ok;
         _ ->
@@ -448,6 +459,26 @@ drain_monitor(Marker, Deadline, #{session := S} = St) ->
             forward(Msg, Kind, Info, St),
             _ = wanted(Kind, Info, maps:get(ours, St)) andalso monitor_event(S, Who, Kind, Info),
             drain_monitor(Marker, Deadline, St)
+    after max(0, Deadline - erlang:monotonic_time(millisecond)) ->
+        ok
+    end.
+
+%% The meta trace messages of the calls made before the stop: the stop
+%% request can overtake them (signals from different senders have no
+%% order), so the helper records every one the VM says it has delivered
+%% (erlang:trace_delivered/1) before it goes.
+flush_io(#{undo := []}) ->
+    ok;
+flush_io(#{session := S, io := Io}) ->
+    Ref = erlang:trace_delivered(all),
+    drain_io(Ref, S, Io, erlang:monotonic_time(millisecond) + ?FLUSH_MS).
+
+drain_io(Ref, S, Io, Deadline) ->
+    receive
+        {trace_delivered, all, Ref} ->
+            ok;
+        Trace when element(1, Trace) =:= trace_ts ->
+            drain_io(Ref, S, beamtrace_sources_io:handle(Trace, S, Io), Deadline)
     after max(0, Deadline - erlang:monotonic_time(millisecond)) ->
         ok
     end.

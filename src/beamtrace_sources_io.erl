@@ -123,11 +123,14 @@ set(Source, Patterns, Helper) ->
     end.
 
 %% @doc Removes the patterns among `MFAs' whose meta tracer is still
-%% `Helper' (a pattern someone set since stays).
+%% `Helper', or dead (a pattern another tool set since stays).
 -spec undo([mfa()], pid()) -> ok.
 undo(MFAs, Helper) ->
+    %% [] is a dead tracer: once the helper is gone, the VM shows its
+    %% patterns so after the next call (another tool's live tracer shows
+    %% as itself and stays).
     _ = [erlang:trace_pattern(MFA, false, [meta])
-         || MFA <- MFAs, erlang:trace_info(MFA, meta) =:= {meta, Helper}],
+         || MFA <- MFAs, lists:member(erlang:trace_info(MFA, meta), [{meta, Helper}, {meta, []}])],
     ok.
 
 %%% The helper's state and messages

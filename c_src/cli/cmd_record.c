@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "record_sources.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,6 +76,7 @@ struct record_opts {
     const char *ssl_dist_optfile;
     int keep;
     int return_to;
+    struct bmt_record_sources sources; /* --samples, --system-monitor, ... */
 };
 
 /* ---- a growable text buffer for the options term ---- */
@@ -655,6 +657,10 @@ static int build_term(struct text *t, const struct record_opts *o, const char *r
         text_str(t, ", remote_tmp => ");
         text_binary(t, o->remote_tmp);
     }
+    char sources[8192], err[512];
+    if (bmt_record_sources_term(&o->sources, sources, sizeof sources, err, sizeof err) != 0)
+        return bmt_cli_usage_error(CMD, "%s", err); /* checked when parsed */
+    text_str(t, sources);
     text_str(t, o->keep ? ", keep => true" : ", keep => false");
     text_str(t, o->return_to ? ", return_to => true" : ", return_to => false");
     text_str(t, tty ? ", tty => true" : ", tty => false");
@@ -705,7 +711,8 @@ int bmt_cmd_record(int argc, char **argv)
 {
     enum { O_NODE = 256, O_NODES, O_CLUSTER, O_LINKS, O_COOKIE, O_CALLS, O_PROCS, O_EVENTS, O_DURATION, O_MAX_EVENTS,
            O_MAX_BYTES, O_MAX_RATE, O_REMOTE_DIR, O_REMOTE_TMP, O_KEEP, O_RETURN_TO,
-           O_PROTO_DIST, O_SSL_OPTFILE };
+           O_PROTO_DIST, O_SSL_OPTFILE, O_SAMPLES, O_SYSTEM_MONITOR, O_DISTRIBUTION, O_FILE_IO,
+           O_ETS };
     static const struct option longopts[] = {
         {"node", required_argument, NULL, O_NODE},
         {"nodes", required_argument, NULL, O_NODES},
@@ -726,6 +733,11 @@ int bmt_cmd_record(int argc, char **argv)
         {"return-to", no_argument, NULL, O_RETURN_TO},
         {"proto-dist", required_argument, NULL, O_PROTO_DIST},
         {"ssl-dist-optfile", required_argument, NULL, O_SSL_OPTFILE},
+        {"samples", required_argument, NULL, O_SAMPLES},
+        {"system-monitor", required_argument, NULL, O_SYSTEM_MONITOR},
+        {"distribution", no_argument, NULL, O_DISTRIBUTION},
+        {"file-io", no_argument, NULL, O_FILE_IO},
+        {"ets", required_argument, NULL, O_ETS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -787,6 +799,11 @@ int bmt_cmd_record(int argc, char **argv)
         case O_RETURN_TO: o.return_to = 1; break;
         case O_PROTO_DIST: o.proto_dist = optarg; break;
         case O_SSL_OPTFILE: o.ssl_dist_optfile = optarg; break;
+        case O_SAMPLES: o.sources.samples = optarg; break;
+        case O_SYSTEM_MONITOR: o.sources.system_monitor = optarg; break;
+        case O_DISTRIBUTION: o.sources.distribution = 1; break;
+        case O_FILE_IO: o.sources.file_io = 1; break;
+        case O_ETS: o.sources.ets = optarg; break;
         case 'h':
             bmt_cli_print_usage(CMD);
             return BMT_EXIT_OK;
@@ -826,9 +843,18 @@ int bmt_cmd_record(int argc, char **argv)
     if (o.links && (!o.events || (!strstr(o.events, "send") && !strstr(o.events, "receive"))))
         return bmt_cli_usage_error(CMD, "--links links sends to receipts: give --events with "
                                    "send and receive");
-    if (o.call_count == 0 && !o.events)
+    const struct bmt_record_sources *src = &o.sources;
+    int any_source = src->samples || src->system_monitor || src->distribution || src->file_io ||
+                     src->ets;
+    if (o.call_count == 0 && !o.events && !any_source)
         return bmt_cli_usage_error(CMD, "nothing to trace: give --calls SPEC (e.g. "
-                                   "'my_mod:handle_call/3 -> return') or --events LIST");
+                                   "'my_mod:handle_call/3 -> return'), --events LIST or a "
+                                   "source (--samples, --system-monitor, --file-io, ...)");
+    {
+        char scratch[8192], err[512];
+        if (bmt_record_sources_term(src, scratch, sizeof scratch, err, sizeof err) != 0)
+            return bmt_cli_usage_error(CMD, "%s", err);
+    }
     if (o.remote_dir && o.out)
         return bmt_cli_usage_error(CMD, "-o and --remote-dir exclude each other: the trace is "
                                    "copied here or left on the target");

@@ -18,7 +18,8 @@
          incompatible_glibc_test/0, incompatible_musl_test/0, node_dies_test/0,
          second_record_test/0, interrupt_shipping_test/0, abandon_test/0, disk_full_target_test/0,
          disk_full_shipping_test/0, disk_full_local_test/0, dbg_coexists_test/0,
-         remote_dir_test/0, keep_test/0, already_loaded_test/0, tls_test/0]).
+         remote_dir_test/0, keep_test/0, already_loaded_test/0, tls_test/0,
+         record_sources_test/0]).
 
 -import(bmt_record_cmd, [root/0, cli/0, cookie_file/0, rand_name/1, record/1, record/2,
                          start_record/1, start_record/2, finish_record/2, os_pid/1,
@@ -167,7 +168,14 @@ usage_errors_test() ->
              {["--node", "x", "--events", "procs", "--max-bytes", "lots"], "--max-bytes"},
              {["--node", "x", "--events", "procs", "--max-rate", "-5"], "--max-rate"},
              {["--node", "x", "--events", "procs", "-o", "d", "--remote-dir"], "exclude"},
-             {["--node", "x", "--events", "procs", "stray"], "unexpected argument"}],
+             {["--node", "x", "--events", "procs", "stray"], "unexpected argument"},
+             {["--node", "x", "--samples", "cpu"], "--samples: unknown counter 'cpu'"},
+             {["--node", "x", "--samples", "memory=100"], "--samples memory=100: expected an interval with its unit"},
+             {["--node", "x", "--samples", "message_queues=1s/500"], "how many queues after '/', 1 to 100"},
+             {["--node", "x", "--system-monitor", "long_gc"], "expected long_gc=TIME"},
+             {["--node", "x", "--system-monitor", "long_message_queue=9/3"], "DISABLE < ENABLE"},
+             {["--node", "x", "--system-monitor", "gc_storm=1"], "unknown setting 'gc_storm'"},
+             {["--node", "x", "--ets", "t=1"], "--ets: expected table names"}],
     [assert_error(2, record(Args), list_to_binary(Re)) || {Args, Re} <- Cases],
     %% No cookie anywhere: one line naming the three places.
     Home = tmpdir("empty-home"),
@@ -218,6 +226,46 @@ record_p99_test() ->
             bmt_trace_tests:function_row(Calls, <<"my_mod:handle_call/3">>),
         bmt_trace_tests:check_p99(Own, Count, P99),
         erpc:call(N, my_mod, stop, []),
+        assert_clean(T)
+    end).
+
+%% The session sources from the command line: counters, the system monitor
+%% (chained: the node's own monitor keeps receiving), node up/down, file and
+%% ETS operations, all recorded on a node with nothing installed; then
+%% nothing left and the node's own monitor back in place.
+record_sources_test() ->
+    with_target(fun(#{node := N, cwd := Cwd} = T) ->
+        File = filename:join(Cwd, "bmt_read_me"),
+        ok = erpc:call(N, file, write_file, [File, <<"12345">>]),
+        ok = erpc:call(N, bmt_trace_target, sources_load, [File]),
+        OwnMon = erpc:call(N, erlang, whereis, [bmt_own_monitor]),
+        Out = tmpdir("record-sources"),
+        {Port, ErrFile} = start_record(node_args(T) ++
+                                           ["--samples", "schedulers=100ms,memory=100ms,message_queues=100ms/3",
+                                            "--system-monitor", "long_gc=1ms,busy_port",
+                                            "--distribution", "--file-io", "--ets", "bmt_tab",
+                                            "--duration", "60s", "-o", Out], []),
+        wait_stderr(ErrFile, <<"recording on">>),
+        {2000000, Gc} = erpc:call(N, bmt_trace_target, long_gc, [], 60000),
+        %% A node joins the target's cluster and leaves it.
+        {ok, Peer, PeerNode} = peer:start_link(#{name => rand_name("bmt_peer_"),
+                                                 args => ["-setcookie", atom_to_list(erlang:get_cookie())]}),
+        true = erpc:call(N, net_kernel, connect_node, [PeerNode]),
+        peer:stop(Peer),
+        timer:sleep(500),
+        interrupt(Port),
+        [_] = assert_ok(finish_record(Port, ErrFile)),
+        C = read_back(Out),
+        Count = fun(Name) -> maps:get(<<"org_erlang_beamtrace:", Name/binary>>, C, 0) end,
+        [Count(Name) > 0 orelse fail({none_recorded, Name}, C)
+         || Name <- [<<"counter">>, <<"long_gc">>, <<"file_op">>, <<"ets_op">>, <<"dist_monitor">>]],
+        %% The node's own monitor got its long_gc and is back.
+        Own = erpc:call(N, bmt_trace_target, own_monitor_got, []),
+        true = lists:any(fun({monitor, P, long_gc, _}) -> P =:= Gc; (_) -> false end, Own)
+            orelse fail(own_monitor_missed_long_gc, Own),
+        assert_eq(own_monitor_back, {OwnMon, [{long_gc, 1}]}, erpc:call(N, erlang, system_monitor, [])),
+        [assert_eq({meta_pattern_left, MFA}, {meta, false}, erpc:call(N, erlang, trace_info, [MFA, meta]))
+         || MFA <- [{file, read_file, 1}, {ets, insert, 2}]],
         assert_clean(T)
     end).
 

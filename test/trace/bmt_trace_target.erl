@@ -6,7 +6,8 @@
 -compile(nowarn_deprecated_catch).
 
 -export([start/1, start_timeout/1, load/0, work/1, tick/0, loop_report/2,
-         dbg_start/0, dbg_count/0, dbg_stop/0, beamtrace_left/0]).
+         dbg_start/0, dbg_count/0, dbg_stop/0, beamtrace_left/0, sources_load/1, own_monitor/1,
+         own_monitor_got/0, io_load/1, long_gc/0]).
 
 %% -eval'd at boot: watch the driver, run the load.
 start(Driver) ->
@@ -77,3 +78,40 @@ dbg_count() ->
 
 dbg_stop() ->
     dbg:stop().
+
+%% For the session sources: a system monitor of the node's own (long_gc
+%% 1 ms, as riak_sysmon or lager set one), a named ETS table and a process
+%% that keeps reading File and writing the table.
+sources_load(File) ->
+    Mon = spawn(?MODULE, own_monitor, [[]]),
+    register(bmt_own_monitor, Mon),
+    _ = erlang:system_monitor(Mon, [{long_gc, 1}]),
+    Ready = self(),
+    register(bmt_io_load, spawn(fun() ->
+                                        bmt_tab = ets:new(bmt_tab, [named_table, public]),
+                                        Ready ! table_made,
+                                        io_load(File)
+                                end)),
+    receive table_made -> ok end.
+
+io_load(File) ->
+    {ok, _} = file:read_file(File),
+    true = ets:insert(bmt_tab, {k, erlang:unique_integer()}),
+    timer:sleep(5),
+    ?MODULE:io_load(File).
+
+own_monitor(Acc) ->
+    receive
+        {get, From} -> From ! {own, lists:reverse(Acc)}, own_monitor(Acc);
+        Msg -> own_monitor([Msg | Acc])
+    end.
+
+own_monitor_got() ->
+    bmt_own_monitor ! {get, self()},
+    receive {own, L} -> L after 5000 -> timeout end.
+
+%% A garbage collection over 4 M live words: longer than 1 ms anywhere.
+long_gc() ->
+    L = lists:seq(1, 2000000),
+    erlang:garbage_collect(),
+    {length(L), self()}.
