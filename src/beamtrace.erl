@@ -323,6 +323,8 @@ trace_session(Opts) ->
 %% <li>an event kind: `procs', `send', `'receive'', `running',
 %%   `garbage_collection', `ports' (`call' is implied by call specs).</li>
 %% </ul>
+%% The spec may be empty (`[]') when a session source (`system_monitor',
+%% `samples', `distribution', `file_io', `ets') is what is to be recorded.
 %% Options (map or proplist), with start/1's (but `notify', `default'):
 %% <dl>
 %% <dt>`procs'</dt><dd>`all' (default), `new', `existing', a pid, a
