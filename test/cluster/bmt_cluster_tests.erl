@@ -534,13 +534,30 @@ record_nodes_test() ->
     end).
 
 %% --cluster --node A: A and every node connected to it (this driver is
-%% connected hidden, so it is not one of them).
+%% connected hidden, so it is not one of them); with counters, which the
+%% chrome export and the report keep apart by node.
 record_cluster_option_test() ->
     with_cluster(fun(Ts, [A | _] = Nodes) ->
         Out = tmpdir("cluster-option"),
         {0, _, _} = record(["--cluster", "--node", atom_to_list(A), "--cookie-file", cookie_file(),
-                            "--events", "procs", "--duration", "500ms", "-o", Out]),
+                            "--events", "procs", "--samples", "memory=100ms", "--duration", "500ms",
+                            "-o", Out]),
         _ = check_layout(Out, Nodes),
+        Json = filename:join(tmpdir("cluster-option-export"), "trace.json"),
+        ok = filelib:ensure_dir(Json),
+        {0, _, _} = cmd(cli(), ["export", "--format", "chrome", "-o", Json, Out]),
+        {ok, Text} = file:read_file(Json),
+        Html = filename:join(tmpdir("cluster-option-report"), "report.html"),
+        ok = filelib:ensure_dir(Html),
+        {0, _, _} = cmd(cli(), ["report", "-o", Html, Out]),
+        {ok, Page} = file:read_file(Html),
+        [begin
+             Track = iolist_to_binary(["\"name\":\"", atom_to_list(N), ": memory (bytes)\""]),
+             binary:match(Text, Track) =/= nomatch orelse fail({no_counter_track, N}, Track),
+             Chart = iolist_to_binary(["data-counter=\"memory\" data-unit=\"bytes\" data-node=\"",
+                                       atom_to_list(N), "\""]),
+             binary:match(Page, Chart) =/= nomatch orelse fail({no_counter_chart, N}, Chart)
+         end || N <- Nodes],
         [assert_clean(T) || T <- Ts],
         ok
     end).
