@@ -32,6 +32,10 @@
  * browser opens. Function names are shown in Elixir's spelling for Elixir
  * modules; tracks are named "<0.66.0> name".
  *
+ * File and ETS operations (the file_io and ets options) are instants on
+ * the caller's track ("file read_file", "ets insert") with the path or
+ * table, result, error, tag, bytes and latency as args.
+ *
  * Counters (org_erlang_beamtrace:counter, the samples option of
  * beamtrace:start/1) go to pid 3 ("BEAM counters") as counter ("C")
  * events, one track per counter and unit ("scheduler_utilization (ppm)",
@@ -433,6 +437,53 @@ static void counter(struct export *e, const struct bmt_value *v, uint64_t ts, un
     e->counters = 1;
 }
 
+/* A file or ETS operation (session options file_io, ets) as an instant on
+ * the caller's track, named "file read_file" or "ets insert", its figures
+ * as args. An instant, not a slice: the event is stamped when the
+ * session's helper records it, after the call returned, so a slice of its
+ * latency would not nest in the caller's calls. */
+static int io_op(struct export *e, uint16_t tp, const struct bmt_value *v, uint64_t ts, int out)
+{
+    int file = tp == BMT_TP_file_op;
+    int64_t pid = proc(e, &v[file ? BMT_F_file_op_pid : BMT_F_ets_op_pid], ts);
+    if (pid < 0)
+        return pid == -1 ? 0 : (int)pid;
+    if (!out)
+        return 0;
+    const struct bmt_value *op = &v[file ? BMT_F_file_op_op : BMT_F_ets_op_op];
+    char name[BMT_WORD_MAX_BYTES + 8];
+    snprintf(name, sizeof name, "%s %.*s", file ? "file" : "ets", (int)op->len, op->str);
+    ev_begin(e, "i", file ? "file" : "ets", 1, (uint32_t)pid, ts);
+    bmt_out_str(e->o, ",\"s\":\"t\"");
+    name_str(e, name, strlen(name));
+    bmt_out_str(e->o, ",\"args\":{");
+    if (file) {
+        arg(e, 1, "path", &v[BMT_F_file_op_path]);
+        if (v[BMT_F_file_op_path2].len)
+            arg(e, 0, "path2", &v[BMT_F_file_op_path2]);
+        arg(e, 0, "result", &v[BMT_F_file_op_result]);
+    } else {
+        arg(e, 1, "table", &v[BMT_F_ets_op_table]);
+        arg(e, 0, "result", &v[BMT_F_ets_op_result]);
+    }
+    const struct bmt_value *err = &v[file ? BMT_F_file_op_error : BMT_F_ets_op_error];
+    const struct bmt_value *tag = &v[file ? BMT_F_file_op_tag : BMT_F_ets_op_tag];
+    if (err->len)
+        arg(e, 0, "error", err);
+    if (tag->len)
+        arg(e, 0, "tag", tag);
+    char buf[96];
+    if (file)
+        snprintf(buf, sizeof buf, ",\"bytes\":%llu,\"latency_ns\":%llu}}",
+                 (unsigned long long)v[BMT_F_file_op_bytes].integer,
+                 (unsigned long long)v[BMT_F_file_op_latency_ns].integer);
+    else
+        snprintf(buf, sizeof buf, ",\"latency_ns\":%llu}}",
+                 (unsigned long long)v[BMT_F_ets_op_latency_ns].integer);
+    bmt_out_str(e->o, buf);
+    return 0;
+}
+
 static int feed(void *ctx, const struct bmt_record *rec, int linked)
 {
     struct export *e = ctx;
@@ -572,6 +623,9 @@ static int feed(void *ctx, const struct bmt_record *rec, int linked)
         if (out)
             counter(e, v, ts, rec->trace);
         return 0;
+    case BMT_TP_file_op:
+    case BMT_TP_ets_op:
+        return io_op(e, rec->tp, v, ts, out);
     default:
         return 0;
     }

@@ -609,6 +609,23 @@ files_command(_) ->
     ?EXPECT(binary:match(Text, <<"      40  enoent">>) =/= nomatch, {text_errors, Text}),
     ?EXPECT(binary:match(Text, <<"write_file">>) =/= nomatch, {text, Text}),
     ?EXPECT(binary:match(Text, list_to_binary(Path)) =/= nomatch, {text_path, Text}),
+    %% The chrome export: one instant per operation on the worker's track,
+    %% with its path, result and error.
+    Chrome = filename:join(bmt_test_lib:tmpdir("files_chrome"), "trace.json"),
+    ok = filelib:ensure_dir(Chrome),
+    {0, _, _} = bmt_test_lib:cmd(Cli, ["export", "--format", "chrome", "--pid", pid_to_list(W),
+                                       "-o", Chrome, TraceDir]),
+    {ok, Exported} = file:read_file(Chrome),
+    Instants = fun(Re) -> case re:run(Exported, Re, [global]) of
+                              {match, L} -> length(L);
+                              nomatch -> 0
+                          end
+               end,
+    Missing = iolist_to_binary(["\"name\":\"file read_file\",\"args\":{\"path\":\"", Path,
+                                ".none\",\"result\":\"error\",\"error\":\"enoent\""]),
+    assert_eq(chrome_write_file, N, Instants(<<"\"ph\":\"i\",\"cat\":\"file\",[^\n]*\"name\":\"file write_file\"">>)),
+    assert_eq(chrome_enoent, N, Instants(re:replace(Missing, "[.^$*+?()\\[\\]{}|\\\\]", "\\\\&",
+                                                   [global, {return, binary}]))),
     ok.
 
 json_int(Json, Key) ->
