@@ -81,9 +81,12 @@
 %% How often the helper looks whether its session still runs, ms.
 -define(ALIVE_CHECK_MS, 1000).
 -define(MAX_TOP, 100).
-%% The stop flushes (flush_monitor/1, flush_io/1): the marker process's
-%% heap, words, and how long the helper waits for each at most.
--define(MARKER_WORDS, 10000).
+%% The stop flushes (flush_monitor/1, flush_io/1): the large_heap limit
+%% while flushing (the VM's smallest: it raises lower ones to 16384 words),
+%% the marker's first heap, below it, and how long the helper waits for each
+%% at most.
+-define(MARKER_LIMIT, 16384).
+-define(MARKER_HEAP, 10000).
 -define(FLUSH_MS, 2000).
 
 %%% API
@@ -400,11 +403,13 @@ loop(#{session := S, keeper := Keeper, keeper_mon := KMon} = St) ->
                     ok
             end;
         stop ->
-            flush_monitor(St),
             %% Its own patterns while it is still their tracer (the
-            %% keeper does it again, for a helper that dies instead).
+            %% keeper does it again, for a helper that dies instead),
+            %% then what was traced before them, then the system monitor
+            %% (its reports wait in the mailbox meanwhile).
             _ = [undo(Item, self()) || Item <- maps:get(undo, St)],
-            flush_io(St);
+            flush_io(St),
+            flush_monitor(St);
         {'DOWN', KMon, process, Keeper, _} ->
             %% Nobody is left to undo: the helper does it and goes.
             _ = maps:get(prev, St) =/= undefined andalso undo({system_monitor, maps:get(prev, St)}, self()),
@@ -429,38 +434,49 @@ flush_monitor(St) ->
     Self = self(),
     case erlang:system_monitor() of
         {Self, Opts} ->
-            Limit = case lists:keyfind(large_heap, 1, Opts) of
-                        {large_heap, L} when L =< ?MARKER_WORDS div 2 -> L;
-                        _ -> ?MARKER_WORDS div 2
-                    end,
-            _ = erlang:system_monitor(Self, lists:keystore(large_heap, 1, Opts, {large_heap, Limit})),
-            %% One natural GC, when its first heap is full: the VM checks
-            %% large_heap there, not in erlang:garbage_collect/0. The
-            %% marker then waits, so it makes no second report that could
-            %% reach the previous monitor.
-            Marker = spawn_opt(fun() ->
-                                       Live = lists:seq(1, ?MARKER_WORDS * 11 div 20),
-                                       receive stop -> length(Live) end
-                               end, [{min_heap_size, ?MARKER_WORDS}]),
-            drain_monitor(Marker, erlang:monotonic_time(millisecond) + ?FLUSH_MS, St),
+            _ = erlang:system_monitor(Self, lists:keystore(large_heap, 1, Opts,
+                                                           {large_heap, ?MARKER_LIMIT})),
+            Marker = spawn_opt(fun() -> marker(Self) end, [{min_heap_size, ?MARKER_HEAP}]),
+            case drain_monitor(Marker, erlang:monotonic_time(millisecond) + ?FLUSH_MS, St) of
+                marker -> ok;
+                timeout -> logger:warning("beamtrace: the system monitor's reports of the "
+                                          "last ~b ms before the stop may be missing from "
+                                          "the trace (the VM did not deliver them in time)",
+                                          [?FLUSH_MS])
+            end,
             exit(Marker, kill),
-            _ = erlang:system_monitor(Self, Opts),
+            %% Our own settings back, unless someone set theirs meanwhile.
+            case erlang:system_monitor() of
+                {Self, _} -> _ = erlang:system_monitor(Self, Opts);
+                _ -> ok
+            end,
             ok;
         _ ->
             %% Taken over since: no report of ours can come any more.
             ok
     end.
 
+%% The marker: its first heap (below ?MARKER_LIMIT) fills once, and the one
+%% natural GC that follows grows it past the limit: one large_heap report
+%% (the VM checks large_heap in natural GCs, not in erlang:garbage_collect/0;
+%% a heap already past the limit can get two reports, one GC's minor and
+%% major). Then it waits, making no more, and goes with the helper.
+marker(Helper) ->
+    Mon = monitor(process, Helper),
+    {heap_size, Words} = process_info(self(), heap_size),
+    Live = lists:seq(1, Words div 2 + 100),
+    receive {'DOWN', Mon, process, Helper, _} -> length(Live) end.
+
 drain_monitor(Marker, Deadline, #{session := S} = St) ->
     receive
         {monitor, Marker, large_heap, _} ->
-            ok;
+            marker;
         {monitor, Who, Kind, Info} = Msg ->
             forward(Msg, Kind, Info, St),
             _ = wanted(Kind, Info, maps:get(ours, St)) andalso monitor_event(S, Who, Kind, Info),
             drain_monitor(Marker, Deadline, St)
     after max(0, Deadline - erlang:monotonic_time(millisecond)) ->
-        ok
+        timeout
     end.
 
 %% The meta trace messages of the calls made before the stop: the stop

@@ -113,7 +113,9 @@ static void text_str(struct text *t, const char *s)
     text_add(t, s, strlen(s));
 }
 
-/* An Erlang binary <<"...">> holding `s`'s bytes (UTF-8 stays UTF-8). */
+/* An Erlang binary <<"...">> holding `s`'s bytes (UTF-8 stays UTF-8: the
+ * escapes \x{..} are bytes in a plain binary; with /utf8 they would be
+ * encoded again). */
 static void text_binary(struct text *t, const char *s)
 {
     text_str(t, "<<\"");
@@ -129,7 +131,7 @@ static void text_binary(struct text *t, const char *s)
             text_add(t, (const char *)p, 1);
         }
     }
-    text_str(t, "\"/utf8>>");
+    text_str(t, "\">>");
 }
 
 static void text_int(struct text *t, int64_t v)

@@ -141,26 +141,37 @@ int bmt_counters_feed(struct bmt_counters *c, const struct bmt_record *rec)
     return 0;
 }
 
+/* A number in at most four characters' width before its unit: no
+ * exponent ("1023", "12.3", "0.5"). */
+static void number_text(double v, const char *unit, char out[32])
+{
+    snprintf(out, 32, v >= 100 || v <= -100 || v == (double)(int64_t)v ? "%.0f%s" : "%.3g%s", v,
+             unit);
+}
+
 /* A value as the chart labels it: ppm as a percentage, bytes in binary
- * units, counts as integers (k, M above ten thousand). */
+ * units, counts with k, M, G above ten thousand. */
 static void value_text(const struct bmt_counter_chart *ch, double v, char out[32])
 {
     if (strcmp(ch->unit, "ppm") == 0) {
-        snprintf(out, 32, "%.3g%%", v / 1e4);
+        number_text(v / 1e4, "%", out);
     } else if (strcmp(ch->unit, "bytes") == 0) {
-        static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+        static const char *const units[] = {" B", " KiB", " MiB", " GiB", " TiB", " PiB"};
         unsigned u = 0;
-        while (v >= 1024 && u < 4) {
+        while ((v >= 1000 || v <= -1000) && u < 5) {
             v /= 1024;
             u++;
         }
-        snprintf(out, 32, u ? "%.3g %s" : "%.0f %s", v, units[u]);
-    } else if (v >= 1e6 || v <= -1e6) {
-        snprintf(out, 32, "%.3gM", v / 1e6);
-    } else if (v >= 1e4 || v <= -1e4) {
-        snprintf(out, 32, "%.3gk", v / 1e3);
+        number_text(v, units[u], out);
     } else {
-        snprintf(out, 32, v >= 100 || v <= -100 || v == (double)(int64_t)v ? "%.0f" : "%.3g", v);
+        static const char *const units[] = {"", "k", "M", "G", "T"};
+        unsigned u = 0;
+        if (v >= 1e4 || v <= -1e4)
+            while ((v >= 999.5 || v <= -999.5) && u < 4) {
+                v /= 1000;
+                u++;
+            }
+        number_text(v, units[u], out);
     }
 }
 

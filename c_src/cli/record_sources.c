@@ -79,15 +79,17 @@ static int each_item(const char *list, int (*item)(void *ctx, const char *name, 
     char *copy = strdup(list), *save = NULL;
     if (!copy)
         return -1;
-    int rc = *list ? 0 : item(ctx, "", NULL);
+    int rc = 0, items = 0;
     for (char *it = strtok_r(copy, ",", &save); it && rc == 0; it = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(it, '=');
         if (eq)
             *eq = '\0';
         rc = item(ctx, it, eq ? eq + 1 : NULL);
+        items++;
     }
     free(copy);
-    return rc;
+    /* No item at all ("", ","): the item callback's error for a missing one. */
+    return rc == 0 && items == 0 ? item(ctx, "", NULL) : rc;
 }
 
 struct items {
@@ -169,7 +171,8 @@ static int ets_item(void *ctx, const char *name, const char *value)
     struct items *c = ctx;
     if (!*name || value)
         return fail(c->err, c->err_size, "--ets: expected table names (NAME,NAME,...) or all");
-    /* A binary: the controller makes it an atom. */
+    /* A binary of the name's bytes (UTF-8 stays UTF-8: \x{..} are bytes
+     * in a plain binary); the controller makes it an atom. */
     add(c->t, "%s<<\"", c->count++ ? ", " : "");
     for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -179,7 +182,7 @@ static int ets_item(void *ctx, const char *name, const char *value)
         else
             add(c->t, "%c", *p);
     }
-    add(c->t, "\"/utf8>>");
+    add(c->t, "\">>");
     return 0;
 }
 
