@@ -20,11 +20,8 @@ if [ -z "${BMT_AN_LTTNG_NS:-}" ]; then
     export BMT_AN_LTTNG_NS=shared
 fi
 cd "$root"
-failed=0
-ok() { echo "ok - lttng: $1"; }
-not_ok() { echo "not ok - lttng: $1"; failed=1; }
-skip() { echo "ok - lttng: $1 # SKIP $2"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; return 1; fi; }
+TAP_PREFIX="lttng: "
+. "$root/test/lib/tap.sh"
 BT=$root/priv/beamtrace
 names="view matches babeltrace2|same events|calls equal|sched equal|procs equal|gc equal|same stacks|tracefile rotation view|tracefile rotation calls|bytes per event|CTF 2 trace"
 skip_all() { local IFS='|'; for n in $names; do skip "$n" "$1"; done; exit 0; }
@@ -93,12 +90,12 @@ fi
 rec=$work/recorder lt=$work/session
 TZ=UTC "$BT" view "$lt" >"$work/lt.view" 2>"$work/lt.err"
 TZ=UTC babeltrace2 "$lt" >"$work/lt.bt2" 2>/dev/null
-check "view matches babeltrace2 on LTTng's trace ($(wc -l <"$work/lt.bt2") events)" \
+check_cmd "view matches babeltrace2 on LTTng's trace ($(wc -l <"$work/lt.bt2") events)" \
     eval 'cmp -s "$work/lt.view" "$work/lt.bt2" && [ -s "$work/lt.bt2" ]'
 if [ -n "$fmt" ]; then
     "$BT" stats "$work/ctf2" >/dev/null 2>"$work/ctf2.err"
     rc=$?
-    check "a CTF 2 trace (lttng create --trace-format=ctf-2): exit 1, one line naming --trace-format=ctf-1.8" \
+    check_cmd "a CTF 2 trace (lttng create --trace-format=ctf-2): exit 1, one line naming --trace-format=ctf-1.8" \
         eval '[ $rc -eq 1 ] && [ "$(wc -l <"$work/ctf2.err")" -eq 1 ] && grep -q "CTF 2 trace.*--trace-format=ctf-1.8" "$work/ctf2.err"'
 else
     skip "a CTF 2 trace (lttng create --trace-format=ctf-2): exit 1, one line naming --trace-format=ctf-1.8" \
@@ -127,11 +124,11 @@ PY
 # (node_info) go to the session that beamtrace:start/1 opened, the
 # recorder's, not to LTTng's: LTTng's trace names processes only from the
 # spawns and registrations it saw.
-check "same events per tracepoint in both traces (the recorder's has the state dump and node table too)" cmp_json stats \
+check_cmd "same events per tracepoint in both traces (the recorder's has the state dump and node table too)" cmp_json stats \
     'dict((t["name"], t["events"]) for t in a["tracepoints"] if t["name"] not in ("org_erlang_beamtrace:process_info", "org_erlang_beamtrace:node_info")) == dict((t["name"], t["events"]) for t in b["tracepoints"] if t["name"] not in ("org_erlang_beamtrace:process_info", "org_erlang_beamtrace:node_info")) and any(t["name"] == "org_erlang_beamtrace:process_info" for t in a["tracepoints"]) and a["events"] > 300'
 # Bytes per event (stats, header included): the recorder's never more than
 # LTTng's for the same tracepoint and the same events (issue 8's target).
-check "bytes per event: the recorder's <= LTTng's for every tracepoint both recorded" cmp_json stats \
+check_cmd "bytes per event: the recorder's <= LTTng's for every tracepoint both recorded" cmp_json stats \
     'all(t["bytes_per_event"] <= u["bytes_per_event"] + 0.005 for t in a["tracepoints"] for u in b["tracepoints"] if t["name"] == u["name"]) and any(t["name"] == u["name"] for t in a["tracepoints"] for u in b["tracepoints"])'
 python3 - "$work/rec.stats.json" "$work/lt.stats.json" <<'PY'
 import json, sys
@@ -141,24 +138,24 @@ for t in a["tracepoints"]:
     if t["name"] in lt:
         print("# bytes/event %-45s recorder %6.2f  LTTng %6.2f" % (t["name"], t["bytes_per_event"], lt[t["name"]]))
 PY
-check "calls equal: counts, exceptions, unfinished per function; times within 2%" cmp_json calls \
+check_cmd "calls equal: counts, exceptions, unfinished per function; times within 2%" cmp_json calls \
     'sorted((f["function"], f["count"], f["exceptions"], f["unfinished"]) for f in a["functions"]) == sorted((f["function"], f["count"], f["exceptions"], f["unfinished"]) for f in b["functions"]) and all(close(f["total_ns"], g["total_ns"]) and close(f["p50_ns"], g["p50_ns"]) for f in a["functions"] for g in b["functions"] if f["function"] == g["function"])'
-check "sched equal: latency count, p50 within 2%" cmp_json sched \
+check_cmd "sched equal: latency count, p50 within 2%" cmp_json sched \
     'a["count"] == b["count"] and a["count"] > 0 and close(a["p50_ns"], b["p50_ns"])'
-check "procs equal: spawns, exits, exit reasons" cmp_json procs \
+check_cmd "procs equal: spawns, exits, exit reasons" cmp_json procs \
     'a["spawns"] == b["spawns"] and a["exits"] == b["exits"] and a["exit_reasons"] == b["exit_reasons"]'
-check "gc equal: collections and words reclaimed" cmp_json gc \
+check_cmd "gc equal: collections and words reclaimed" cmp_json gc \
     'a["minor"]["count"] == b["minor"]["count"] and a["minor"]["reclaimed_words"] == b["minor"]["reclaimed_words"] and a["major"]["reclaimed_words"] == b["major"]["reclaimed_words"]'
-check "same stacks in both flame graphs" \
+check_cmd "same stacks in both flame graphs" \
     cmp -s <(sed 's/ [0-9]*$//' "$work/rec.folded" | sort -u) <(sed 's/ [0-9]*$//' "$work/lt.folded" | sort -u)
 rot=$work/rotated
 files=$(find "$rot" -type f -name '*_*_*' ! -name '*.idx' | wc -l)
 TZ=UTC "$BT" view "$rot" >"$work/rot.view" 2>/dev/null
 TZ=UTC babeltrace2 "$rot" >"$work/rot.bt2" 2>/dev/null
-check "tracefile rotation ($files files): view matches babeltrace2" \
+check_cmd "tracefile rotation ($files files): view matches babeltrace2" \
     eval '[ "$files" -gt 2 ] && cmp -s "$work/rot.view" "$work/rot.bt2" && [ -s "$work/rot.bt2" ]'
 "$BT" calls --format json "$rot" >"$work/lt.rot.json"
 cp "$work/rec.calls.json" "$work/rec.rot.json"
-check "tracefile rotation: calls equal the recorder's" cmp_json rot \
+check_cmd "tracefile rotation: calls equal the recorder's" cmp_json rot \
     'sorted((f["function"], f["count"], f["unfinished"]) for f in a["functions"]) == sorted((f["function"], f["count"], f["unfinished"]) for f in b["functions"])'
-exit $failed
+exit $((tap_failures > 0))

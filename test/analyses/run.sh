@@ -16,33 +16,30 @@ WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror"
 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 CORE="c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c c_src/ring.c c_src/trace_dir.c"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
-failed=0
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; return 1; fi; }
-skip() { echo "ok - $1 # SKIP $2"; }
+TAP_PREFIX=""
+. "$root/test/lib/tap.sh"
 BT="$root/priv/beamtrace"
 ASAN="$root/$out/beamtrace-asan"
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
 expect() { sed -n "s/^$2 //p" "$1.expect"; }
 
-check "make priv/beamtrace builds warning-free" make -s priv/beamtrace
+check_cmd "make priv/beamtrace builds warning-free" make -s priv/beamtrace
 # The CLI's sources exactly as the Makefile lists them.
 CLI_SRC=$(make -s --no-print-directory print-CLI_SRC)
 # shellcheck disable=SC2086
-check "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_src/cli \
+check_cmd "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_src/cli \
     -o "$ASAN" $CLI_SRC -lm
 # shellcheck disable=SC2086
-check "trace generator builds" $CC -std=gnu11 -O2 -g $WARN -Ic_src -o "$out/make_traces" \
+check_cmd "trace generator builds" $CC -std=gnu11 -O2 -g $WARN -Ic_src -o "$out/make_traces" \
     -Itest/lib test/analyses/make_traces.c test/lib/trace_gen.c $CORE
-check "workload module compiles" erlc -o "$out/ebin" test/analyses/bmt_an_workload.erl
+check_cmd "workload module compiles" erlc -o "$out/ebin" test/analyses/bmt_an_workload.erl
 [ -x "$BT" ] && [ -x "$ASAN" ] && [ -x "$out/make_traces" ] || { echo "# cannot continue"; exit 1; }
 
 # ---- workloads on a real node ----
 for k in calls sched procs all names; do
     erl -noshell -pa ebin -pa "$out/ebin" -run bmt_an_workload main "$k" "$out/w_$k" \
         >"$out/w_$k.log" 2>&1
-    check "workload $k recorded without drops" \
+    check_cmd "workload $k recorded without drops" \
         eval '[ $? -eq 0 ] && [ "$(expect "$out/w_$k" discarded)" = 0 ]'
 done
 
@@ -54,7 +51,7 @@ w=$out/w_names
 early=$(expect "$w" early_pid | tr -d '"') elixir=$(expect "$w" elixir_pid | tr -d '"')
 late=$(expect "$w" late_pid | tr -d '"')
 "$ASAN" calls --by pid --format json "$w" >"$w.calls.json" 2>"$w.err"
-check "names (real trace): calls --by pid shows the dump's names, the Elixir spelling and the later registration" \
+check_cmd "names (real trace): calls --by pid shows the dump's names, the Elixir spelling and the later registration" \
     python3 - "$w.calls.json" "$early" "$elixir" "$late" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -67,15 +64,15 @@ if got != want:
     print("# got  %r\n# want %r" % (sorted(got), sorted(want)))
 sys.exit(0 if got == want else 1)
 PY
-check "names (real trace): no sanitizer report" [ ! -s "$w.err" ]
+check_cmd "names (real trace): no sanitizer report" [ ! -s "$w.err" ]
 "$BT" calls --format json --pid bmt_an_late "$w" >"$w.late.json"
-check "names (real trace): --pid bmt_an_late keeps its 11 calls, 7 made before it registered" \
+check_cmd "names (real trace): --pid bmt_an_late keeps its 11 calls, 7 made before it registered" \
     [ "$(jget "$w.late.json" "[(f['function'], f['count']) for f in d['functions']]")" = "[('bmt_an_workload:busy/0', 11)]" ]
 "$BT" calls --format json --name 'BmtAn.*' "$w" >"$w.ex.json"
-check "names (real trace): --name 'BmtAn.*' keeps the process whose initial call is BmtAn.Worker.init/1" \
+check_cmd "names (real trace): --name 'BmtAn.*' keeps the process whose initial call is BmtAn.Worker.init/1" \
     [ "$(jget "$w.ex.json" "[(f['function'], f['count']) for f in d['functions']]")" = "[('BmtAn.Worker.handle_call/3', 3)]" ]
 "$BT" export -o "$w.chrome.json" "$w"
-check "names (real trace): export names the tracks \"<pid> name\"" python3 - "$w.chrome.json" "$early" "$late" <<'PY'
+check_cmd "names (real trace): export names the tracks \"<pid> name\"" python3 - "$w.chrome.json" "$early" "$late" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = {e["args"]["name"] for e in d["traceEvents"] if e.get("ph") == "M" and e.get("name") == "thread_name"}
@@ -84,26 +81,26 @@ if not want <= names:
     print("# tracks %r" % sorted(names))
 sys.exit(0 if want <= names and not any(n.endswith(" undefined") for n in names) else 1)
 PY
-check "names (real trace): view keeps OTP's text of the Elixir initial call (escaped as babeltrace2 does)" \
+check_cmd "names (real trace): view keeps OTP's text of the Elixir initial call (escaped as babeltrace2 does)" \
     grep -qF "entry = \"\\'Elixir.BmtAn.Worker\\':init/1\"" <("$BT" view "$w")
 
 # The same workload written by LTTng: every analysis must agree.
-bash test/analyses/lttng_compare.sh "$out" || failed=1
+bash test/analyses/lttng_compare.sh "$out" || tap_failures=$((tap_failures + 1))
 
 "$BT" calls --format json "$out/w_calls" >"$out/calls.json"
 for f in sleep2 busy; do
     want=$(expect "$out/w_calls" "${f}_p50_ns")
     got=$(jget "$out/calls.json" "[x['p50_ns'] for x in d['functions'] if x['function'] == 'bmt_an_workload:$f/0'][0]")
     n=$(jget "$out/calls.json" "[x['count'] for x in d['functions'] if x['function'] == 'bmt_an_workload:$f/0'][0]")
-    check "calls: $f/0 p50 ${got} ns within 10% of the node's ${want} ns" \
+    check_cmd "calls: $f/0 p50 ${got} ns within 10% of the node's ${want} ns" \
         python3 -c "import sys; sys.exit(0 if abs($got - $want) <= 0.1 * $want else 1)"
-    check "calls: $f/0 count ($n) as called" [ "$n" = "$([ $f = sleep2 ] && echo 100 || echo 10000)" ]
+    check_cmd "calls: $f/0 count ($n) as called" [ "$n" = "$([ $f = sleep2 ] && echo 100 || echo 10000)" ]
 done
 "$BT" calls "$out/w_calls" >"$out/calls.txt"
-check "calls: text table lists both functions" \
+check_cmd "calls: text table lists both functions" \
     eval 'grep -q "bmt_an_workload:sleep2/0" "$out/calls.txt" && grep -q "bmt_an_workload:busy/0" "$out/calls.txt"'
 "$BT" calls --slower-than 1ms --format json "$out/w_calls" >"$out/slow.json"
-check "calls --slower-than 1ms lists all 100 sleeps and only calls over 1 ms, with pid and times" \
+check_cmd "calls --slower-than 1ms lists all 100 sleeps and only calls over 1 ms, with pid and times" \
     python3 - "$out/slow.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -116,34 +113,34 @@ sys.exit(0 if ok else 1)
 PY
 "$BT" calls --slower-than 1ms "$out/w_calls" >"$out/slow.txt"
 n=$(jget "$out/slow.json" "len(d['slow_calls'])")
-check "calls --slower-than text lists the same $n calls" \
+check_cmd "calls --slower-than text lists the same $n calls" \
     eval 'grep -q "^$n calls slower than 1.000 ms" "$out/slow.txt" && [ "$(grep -c " bmt_an_workload:" "$out/slow.txt")" -ge "$n" ]'
 "$BT" calls --by pid --format json "$out/w_calls" >"$out/bypid.json"
-check "calls --by pid: rows carry the pid" \
+check_cmd "calls --by pid: rows carry the pid" \
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["functions"] and all(f["pid"].startswith("<") for f in d["functions"]) else 1)' "$out/bypid.json"
 
 "$BT" sched --format json "$out/w_sched" >"$out/sched.json"
 want=$(expect "$out/w_sched" sched_p50_ns)
 got=$(jget "$out/sched.json" "d['p50_ns']")
-check "sched: p50 ${got} ns in the power-of-two bucket of the node's ${want} ns" \
+check_cmd "sched: p50 ${got} ns in the power-of-two bucket of the node's ${want} ns" \
     python3 -c "import sys; sys.exit(0 if int($got).bit_length() == int($want).bit_length() else 1)"
-check "sched: one latency per ping ($(jget "$out/sched.json" "d['count']") of $(expect "$out/w_sched" rounds))" \
+check_cmd "sched: one latency per ping ($(jget "$out/sched.json" "d['count']") of $(expect "$out/w_sched" rounds))" \
     [ "$(jget "$out/sched.json" "d['count']")" -ge "$(expect "$out/w_sched" rounds)" ]
 "$BT" sched "$out/w_sched" >"$out/sched.txt"
-check "sched: quantize table with @ bars" \
+check_cmd "sched: quantize table with @ bars" \
     eval 'grep -q "value  ------------- Distribution ------------- count" "$out/sched.txt" && grep -qE "^ +[0-9]+ \|@+ +[0-9]+$" "$out/sched.txt"'
 
 "$BT" procs --format json "$out/w_procs" >"$out/procs.json"
-check "procs: spawns = $(expect "$out/w_procs" spawns)" \
+check_cmd "procs: spawns = $(expect "$out/w_procs" spawns)" \
     [ "$(jget "$out/procs.json" "d['spawns']")" = "$(expect "$out/w_procs" spawns)" ]
-check "procs: the children's exits have lifetimes" \
+check_cmd "procs: the children's exits have lifetimes" \
     [ "$(jget "$out/procs.json" "len(d['longest_lived'])")" = 10 ]
-check "procs: per-second spawns sum to the total" \
+check_cmd "procs: per-second spawns sum to the total" \
     [ "$(jget "$out/procs.json" "sum(s['spawns'] for s in d['per_second'])")" = "$(expect "$out/w_procs" spawns)" ]
 
 "$BT" gc --format json "$out/w_all" >"$out/gc.json"
 TZ=UTC "$BT" view "$out/w_all" >"$out/all.view"
-check "gc: reclaimed totals and counts equal the gc events" python3 - "$out/gc.json" "$out/all.view" <<'PY'
+check_cmd "gc: reclaimed totals and counts equal the gc events" python3 - "$out/gc.json" "$out/all.view" <<'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 rec = {"minor": 0, "major": 0}; ends = {"minor": 0, "major": 0}
@@ -161,24 +158,24 @@ PY
 for t in "$out/w_all" "$out/w_calls"; do
     n=$(basename "$t")
     "$BT" export --format chrome "$t" -o "$out/$n.chrome.json"
-    check "export $n: structural check (nesting, flows, names, ts >= 0)" \
+    check_cmd "export $n: structural check (nesting, flows, names, ts >= 0)" \
         eval 'python3 test/analyses/check_chrome.py "$out/$n.chrome.json" >"$out/$n.chrome.check"'
     root_ns=$(sed -n 's/^root_call_ns //p' "$out/$n.chrome.check")
     folded_ns=$("$BT" flame --folded --unit ns "$t" | awk '{s += $NF} END {printf "%d", s}')
-    check "flame $n: folded ns sum ($folded_ns) = root-level call time ($root_ns)" [ "$folded_ns" = "$root_ns" ]
+    check_cmd "flame $n: folded ns sum ($folded_ns) = root-level call time ($root_ns)" [ "$folded_ns" = "$root_ns" ]
 done
-check "export w_all: flows from sends to receives" \
+check_cmd "export w_all: flows from sends to receives" \
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if sum(e["ph"]=="f" for e in d["traceEvents"]) >= 50 else 1)' "$out/w_all.chrome.json"
-check "export w_all: the registered name labels the track" \
+check_cmd "export w_all: the registered name labels the track" \
     grep -q '"name":"<0\.[0-9]*\.0> bmt_an_main"' "$out/w_all.chrome.json"
 "$BT" flame --folded "$out/w_all" >"$out/all.folded"
-check "flame --folded: pid root frame, integer us counts" \
+check_cmd "flame --folded: pid root frame, integer us counts" \
     grep -qE '^<0\.[0-9]+\.0> bmt_an_main;bmt_an_workload:outer/1;bmt_an_workload:middle/1;bmt_an_workload:sleep2/0 [0-9]+$' "$out/all.folded"
 "$BT" flame --folded --merge-processes "$out/w_all" >"$out/merged.folded"
-check "flame --merge-processes: stacks start at a function" \
+check_cmd "flame --merge-processes: stacks start at a function" \
     eval '! grep -q "^<" "$out/merged.folded" && [ -s "$out/merged.folded" ]'
 "$BT" flame "$out/w_all" -o "$out/flame.svg"
-check "flame SVG is well-formed XML with frames, tooltips and the zoom script" python3 - "$out/flame.svg" <<'PY'
+check_cmd "flame SVG is well-formed XML with frames, tooltips and the zoom script" python3 - "$out/flame.svg" <<'PY'
 import sys, xml.etree.ElementTree as ET
 ns = {"s": "http://www.w3.org/2000/svg"}
 t = ET.parse(sys.argv[1]).getroot()
@@ -189,7 +186,7 @@ PY
 
 # ---- synthetic call-stack edge cases ----
 "$out/make_traces" edges "$out/edges"
-check "edge traces generated" [ -d "$out/edges/both" ]
+check_cmd "edge traces generated" [ -d "$out/edges/both" ]
 check_calls() { # TRACE PYTHON-DICT of function -> (count, unfinished, exceptions, total_ns, own_ns)
     "$ASAN" calls --format json "$out/edges/$1" >"$out/edges/$1.json" 2>"$out/edges/$1.err" &&
     python3 - "$out/edges/$1.json" "$2" <<'PY'
@@ -202,26 +199,26 @@ if got != want:
 sys.exit(0 if got == want else 1)
 PY
 }
-check "edges: exceptions through frames, caught exception, death mid-call, trace ending mid-call, early return, tail recursion" \
+check_cmd "edges: exceptions through frames, caught exception, death mid-call, trace ending mid-call, early return, tail recursion" \
     check_calls edges "{'m:a/0': (1,0,1,5000,2000), 'm:b/0': (1,0,1,3000,3000), 'm:c/0': (1,0,0,3000,2000),
         'm:d/0': (1,0,1,1000,1000), 'm:e/0': (0,1,0,3000,1000), 'm:f/0': (0,1,0,2000,2000),
         'm:h/0': (1,0,0,1000,1000), 'm:g/0': (0,1,0,20000,20000), 'm:loop/1': (3,0,0,9000,5000)}"
-check "edges: return_to only (tail-calling callers end when execution returns below them)" \
+check_cmd "edges: return_to only (tail-calling callers end when execution returns below them)" \
     check_calls return_to "{'m:run/0': (0,1,0,10000,5000), 'm:a/0': (1,0,0,5000,1000),
         'm:b/0': (1,0,0,4000,3000), 'm:c/0': (1,0,0,1000,1000)}"
 # Before the first sign of return_to, a return_to pair looks like two returns:
 # b/0 ends at its return_to (50) instead of its return (60); later pairs are exact.
-check "edges: return_trace with return_to (OTP 25's sequence)" \
+check_cmd "edges: return_trace with return_to (OTP 25's sequence)" \
     check_calls both "{'m:run/0': (1,0,0,150,50), 'm:a/0': (1,0,0,60,30), 'm:b/0': (1,0,0,30,20),
         'm:c/0': (1,0,0,10,10), 'm:d/0': (1,0,0,40,30), 'm:e/0': (1,0,1,10,10)}"
-check "edges: ignored returns counted" [ "$(jget "$out/edges/edges.json" "d['ignored_returns']")" = 1 ]
-check "edges: folded stacks (ns) sum to root-level time 37000" \
+check_cmd "edges: ignored returns counted" [ "$(jget "$out/edges/edges.json" "d['ignored_returns']")" = 1 ]
+check_cmd "edges: folded stacks (ns) sum to root-level time 37000" \
     eval '[ "$("$ASAN" flame --folded --unit ns "$out/edges/edges" | awk "{s += \$NF} END {print s}")" = 37000 ]'
-check "edges: dying process's stack in folded output" \
+check_cmd "edges: dying process's stack in folded output" \
     eval '"$BT" flame --folded --unit ns "$out/edges/edges" | grep -qx "<0.3.0>;m:e/0;m:f/0 2000"'
 for t in edges return_to both; do
     "$ASAN" export "$out/edges/$t" -o "$out/edges/$t.chrome.json" 2>"$out/edges/$t.export.err"
-    check "export $t under ASan passes the structural check" \
+    check_cmd "export $t under ASan passes the structural check" \
         eval 'python3 test/analyses/check_chrome.py "$out/edges/$t.chrome.json" >/dev/null && [ ! -s "$out/edges/$t.export.err" ]'
 done
 
@@ -230,17 +227,17 @@ done
 # ~3 ms behind a high-priority process; the node measures each part itself.
 erl +S 1:1 -noshell -pa ebin -pa "$out/ebin" -run bmt_an_workload main breakdown "$out/w_breakdown" \
     >"$out/w_breakdown.log" 2>&1
-check "workload breakdown recorded without drops" \
+check_cmd "workload breakdown recorded without drops" \
     eval '[ $? -eq 0 ] && [ "$(expect "$out/w_breakdown" discarded)" = 0 ]'
 "$BT" calls --breakdown --format json "$out/w_breakdown" >"$out/breakdown.json"
 "$BT" calls --breakdown "$out/w_breakdown" >"$out/breakdown.txt"
 for k in on_cpu waiting runnable; do
     want=$(expect "$out/w_breakdown" "${k}_p50_ns")
     got=$(jget "$out/breakdown.json" "[f['${k}_p50_ns'] for f in d['functions'] if f['function'] == 'bmt_an_workload:composed/1'][0]")
-    check "breakdown: composed/1 ${k} p50 ${got} ns within 10% of the node's ${want} ns" \
+    check_cmd "breakdown: composed/1 ${k} p50 ${got} ns within 10% of the node's ${want} ns" \
         python3 -c "import sys; sys.exit(0 if abs($got - $want) <= 0.1 * $want else 1)"
 done
-check "breakdown: per function, on CPU + runnable + waiting + GC + unknown = total; nothing lacking" python3 - "$out/breakdown.json" <<'PY'
+check_cmd "breakdown: per function, on CPU + runnable + waiting + GC + unknown = total; nothing lacking" python3 - "$out/breakdown.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 f = [x for x in d["functions"] if x["function"] == "bmt_an_workload:composed/1"][0]
@@ -250,10 +247,10 @@ ok = ok and len(d["slowest_calls"]) == 10 and all(s["duration_ns"] >= d["slowest
 ok = ok and all(s["pid"].startswith("<") and s["on_cpu_ns"] + s["runnable_ns"] + s["waiting_ns"] + s["gc_ns"] + s["unknown_ns"] == s["duration_ns"] for s in d["slowest_calls"])
 sys.exit(0 if ok else 1)
 PY
-check "breakdown: text shows the columns, per-call p50/p99 and the slowest calls" \
+check_cmd "breakdown: text shows the columns, per-call p50/p99 and the slowest calls" \
     eval 'grep -q "ON-CPU .*RUNNABLE .*WAITING .*GC" "$out/breakdown.txt" && grep -q "^the 10 slowest calls" "$out/breakdown.txt" && grep -q "OWN CPU" "$out/breakdown.txt"'
 "$BT" calls --breakdown --format json "$out/w_calls" >"$out/nobreak.json"
-check "breakdown without scheduling events: says it lacks them, all time unknown, OWN is wall time" python3 - "$out/nobreak.json" <<'PY'
+check_cmd "breakdown without scheduling events: says it lacks them, all time unknown, OWN is wall time" python3 - "$out/nobreak.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 ok = "running" in d["lacks"] and "receive" in d["lacks"] and d["own_time"] == "wall"
@@ -261,10 +258,10 @@ ok = ok and all(f["unknown_ns"] == f["total_ns"] and f["runnable_ns"] is None fo
 sys.exit(0 if ok else 1)
 PY
 "$BT" calls --breakdown "$out/w_calls" >"$out/nobreak.txt"
-check "breakdown without scheduling events: the text says what to record" \
+check_cmd "breakdown without scheduling events: the text says what to record" \
     grep -q "no process_scheduled events (the running flag)" "$out/nobreak.txt"
 "$BT" flame --folded --unit ns "$out/w_breakdown" >"$out/breakdown.folded"
-check "flame: off-CPU time as [runnable] and [waiting] frames above the function, on-CPU as its own" python3 - "$out/breakdown.folded" "$out/breakdown.json" <<'PY'
+check_cmd "flame: off-CPU time as [runnable] and [waiting] frames above the function, on-CPU as its own" python3 - "$out/breakdown.folded" "$out/breakdown.json" <<'PY'
 import json, sys
 lines = [l.rsplit(" ", 1) for l in open(sys.argv[1]).read().splitlines()]
 d = json.load(open(sys.argv[2]))
@@ -277,21 +274,21 @@ PY
 on=$("$BT" flame --folded --unit ns --on-cpu "$out/w_breakdown" | awk '{s += $NF} END {print s + 0}')
 off=$("$BT" flame --folded --unit ns --off-cpu "$out/w_breakdown" | awk '{s += $NF} END {print s + 0}')
 all=$(awk '{s += $NF} END {print s + 0}' "$out/breakdown.folded")
-check "flame --on-cpu ($on ns) + --off-cpu ($off ns) = the default graph ($all ns) when no time is unknown" \
+check_cmd "flame --on-cpu ($on ns) + --off-cpu ($off ns) = the default graph ($all ns) when no time is unknown" \
     python3 -c "import sys; sys.exit(0 if abs($on + $off - $all) <= $all * 0.001 else 1)"
 "$BT" flame --on-cpu "$out/w_calls" >/dev/null 2>"$out/oncpu.err"
 rc=$?
-check "flame --on-cpu on a trace without scheduling events: exit 2, one line saying what is missing" \
+check_cmd "flame --on-cpu on a trace without scheduling events: exit 2, one line saying what is missing" \
     eval '[ $rc -eq 2 ] && [ "$(wc -l <"$out/oncpu.err")" -eq 1 ] && grep -q "running flag" "$out/oncpu.err"'
 
 # ---- scenario traces with known answers ----
 "$out/make_traces" scenarios "$out/sc"
 sc=$out/sc
-check "scenario traces generated" [ -d "$sc/names" ]
+check_cmd "scenario traces generated" [ -d "$sc/names" ]
 
 # Names: state dump, spawn, late registration, Elixir.
 "$ASAN" calls --by pid --format json "$sc/names" >"$sc/names.json" 2>"$sc/names.err"
-check "names: every process shown with its name (dump name, label, initial call, later registration)" python3 - "$sc/names.json" <<'PY'
+check_cmd "names: every process shown with its name (dump name, label, initial call, later registration)" python3 - "$sc/names.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 got = {(f["pid"], f["process"], f["function"]) for f in d["functions"]}
@@ -306,44 +303,44 @@ sys.exit(0 if got == want else 1)
 PY
 funcs() { jget "$1" "sorted({f['function'] for f in d['functions']})"; }
 "$BT" calls --format json --pid my_server "$sc/names" >"$sc/p1.json"
-check "names: --pid NAME (from the state dump) keeps that process" \
+check_cmd "names: --pid NAME (from the state dump) keeps that process" \
     [ "$(funcs "$sc/p1.json")" = "['my_server:handle_call/3']" ]
 kept() { jget "$1" "d['window']['processes']"; }
 "$BT" calls --format json --pid MyApp.Registry "$sc/names" >"$sc/p2.json"
-check "names: --pid NAME registered after the process's calls still keeps all of them (Elixir spelling)" \
+check_cmd "names: --pid NAME registered after the process's calls still keeps all of them (Elixir spelling)" \
     [ "$(funcs "$sc/p2.json") $(kept "$sc/p2.json")" = "['MyApp.Worker.handle_call/3'] ['<0.60.0>']" ]
 "$BT" calls --format json --name 'MyApp.*' "$sc/names" >"$sc/p3.json"
-check "names: --name PATTERN matches names and initial calls (Elixir's spelling)" \
+check_cmd "names: --name PATTERN matches names and initial calls (Elixir's spelling)" \
     [ "$(kept "$sc/p3.json")" = "['<0.52.0>', '<0.60.0>']" ]
 "$BT" calls --format json --pid 0.51.0 "$sc/names" >"$sc/p4.json"
 "$BT" calls --format json --pid '<0.51.0>' "$sc/names" >"$sc/p4b.json"
-check "names: --pid 0.51.0 and --pid '<0.51.0>' keep the same process" \
+check_cmd "names: --pid 0.51.0 and --pid '<0.51.0>' keep the same process" \
     [ "$(funcs "$sc/p4.json") $(kept "$sc/p4b.json")" = "['rabbit_amqqueue_process:handle_cast/2'] ['<0.51.0>']" ]
 "$BT" calls --pid no_such_name "$sc/names" >"$sc/p5.txt"
-check "names: --pid of an unknown name keeps nothing (and says so)" grep -q "no function_call events" "$sc/p5.txt"
+check_cmd "names: --pid of an unknown name keeps nothing (and says so)" grep -q "no function_call events" "$sc/p5.txt"
 "$BT" view "$sc/names" >"$sc/names.view"
-check "names: view keeps OTP's text (escaped as babeltrace2 does)" \
+check_cmd "names: view keeps OTP's text (escaped as babeltrace2 does)" \
     grep -qF "entry = \"\\'Elixir.MyApp.Worker\\':handle_call/3\"" "$sc/names.view"
 "$BT" flame --folded --unit ns "$sc/names" >"$sc/names.folded"
-check "names: flame roots and frames carry names, Elixir spelling" \
+check_cmd "names: flame roots and frames carry names, Elixir spelling" \
     eval 'grep -qx "<0.50.0> my_server;my_server:handle_call/3 1000000" "$sc/names.folded" && grep -q "^<0.52.0> MyApp.Worker.init/1;MyApp.Worker.handle_call/3;anonymous fn/1 in MyApp.Worker.handle_call/3" "$sc/names.folded"'
 "$BT" export "$sc/names" -o "$sc/names.chrome.json"
-check "names: export tracks named \"<pid> name\", functions in Elixir spelling, structure valid" \
+check_cmd "names: export tracks named \"<pid> name\", functions in Elixir spelling, structure valid" \
     eval 'python3 test/analyses/check_chrome.py "$sc/names.chrome.json" >/dev/null && grep -q "\"name\":\"<0.60.0> MyApp.Registry\"" "$sc/names.chrome.json" && grep -q "\"name\":\"MyApp.Worker.handle_call/3\"" "$sc/names.chrome.json"'
-check "names: procs shows the exited process by name" \
+check_cmd "names: procs shows the exited process by name" \
     eval '"$BT" procs "$sc/names" | grep -q "<0.60.0> MyApp.Registry"'
-check "names: gc's top collectors carry names" \
+check_cmd "names: gc's top collectors carry names" \
     eval '"$BT" gc "$sc/names" | grep -q "<0.52.0> MyApp.Worker.init/1"'
-check "sched --from first (default): the oldest unconsumed send, resolved through a name from the state dump (100 us)" \
+check_cmd "sched --from first (default): the oldest unconsumed send, resolved through a name from the state dump (100 us)" \
     [ "$("$BT" sched --format json "$sc/names" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["from"], d["count"], d["max_ns"])')" = "first 1 100000" ]
-check "sched --from last: the latest send, as the D script (60 us)" \
+check_cmd "sched --from last: the latest send, as the D script (60 us)" \
     [ "$("$BT" sched --from last --format json "$sc/names" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["from"], d["count"], d["max_ns"])')" = "last 1 60000" ]
 "$BT" report "$sc/names" -o "$sc/names.html"
-check "names: the report names processes" grep -q "&lt;0.60.0&gt; MyApp.Registry" "$sc/names.html"
+check_cmd "names: the report names processes" grep -q "&lt;0.60.0&gt; MyApp.Registry" "$sc/names.html"
 
 # Windows cutting calls, a GC pause and a latency in half.
 "$ASAN" calls --format json --begin +5ms --end +25ms "$sc/window" >"$sc/w.json" 2>"$sc/w.err"
-check "window: calls cut by either edge count their inside part only, as unfinished; whole ones as samples" python3 - "$sc/w.json" <<'PY'
+check_cmd "window: calls cut by either edge count their inside part only, as unfinished; whole ones as samples" python3 - "$sc/w.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 got = {f["function"]: (f["count"], f["unfinished"], f["total_ns"]) for f in d["functions"]}
@@ -353,16 +350,16 @@ if got != want:
     print("# got %r" % got)
 sys.exit(0 if got == want and w["duration_ns"] == 20000000 else 1)
 PY
-check "window: flame covers exactly the window's 12 ms of calls (GC inside f as [gc])" \
+check_cmd "window: flame covers exactly the window's 12 ms of calls (GC inside f as [gc])" \
     eval '[ "$("$BT" flame --folded --unit ns --begin +5ms --end +25ms "$sc/window" | awk "{s += \$NF} END {print s}")" = 12000000 ] && "$BT" flame --folded --unit ns --begin +5ms --end +25ms "$sc/window" | grep -qx "<0.70.0>;w:f/0;\[gc\] 1000000"'
-check "window: a GC pause straddling the start is cut, not a sample" \
+check_cmd "window: a GC pause straddling the start is cut, not a sample" \
     [ "$("$BT" gc --format json --begin +5ms "$sc/window" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["minor"]["count"], d["cut_by_window"])')" = "1 1" ]
-check "window: a send -> in latency straddling the start is not counted" \
+check_cmd "window: a send -> in latency straddling the start is not counted" \
     [ "$("$BT" sched --format json --begin +5ms "$sc/window" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["count"], d["cut_by_window"])')" = "0 1" ]
-check "window: procs counts the exit inside, with the lifetime from a spawn before it" \
+check_cmd "window: procs counts the exit inside, with the lifetime from a spawn before it" \
     [ "$("$BT" procs --format json --begin +5ms "$sc/window" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["spawns"], d["exits"], d["longest_lived"][0]["lifetime_ns"])')" = "0 2 7000000" ]
 "$BT" export --begin +5ms --end +25ms "$sc/window" -o "$sc/w.chrome.json"
-check "window: export clips slices to the window, marks cut ones, times from the window's start" python3 - "$sc/w.chrome.json" <<'PY'
+check_cmd "window: export clips slices to the window, marks cut ones, times from the window's start" python3 - "$sc/w.chrome.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 x = {e["name"]: (e["ts"], e["dur"], e.get("args", {}).get("end")) for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == "call"}
@@ -374,11 +371,11 @@ sys.exit(0 if ok else 1)
 PY
 first=$("$BT" view --gmt "$sc/window" | head -1 | sed 's/^\[\([0-9:.]*\)\].*/\1/')
 "$BT" calls --format json --begin "${first%?????????}005000000Z" --end +25ms "$sc/window" >"$sc/w2.json"
-check "window: --begin as a wall time (HH:MM:SS.nnnnnnnnnZ) equals +5ms" \
+check_cmd "window: --begin as a wall time (HH:MM:SS.nnnnnnnnnZ) equals +5ms" \
     [ "$(jget "$sc/w2.json" "d['functions']")" = "$(jget "$sc/w.json" "d['functions']")" ]
-check "window: a bad --begin is a usage error (exit 2, one line)" \
+check_cmd "window: a bad --begin is a usage error (exit 2, one line)" \
     eval '"$BT" calls --begin 12:0x "$sc/window" >/dev/null 2>"$sc/bad.err"; [ $? -eq 2 ] && [ "$(wc -l <"$sc/bad.err")" -eq 1 ]'
-check "window: --end before --begin is a usage error" \
+check_cmd "window: --end before --begin is a usage error" \
     eval '"$BT" calls --begin +5ms --end +1ms "$sc/window" >/dev/null 2>&1; [ $? -eq 2 ]'
 
 # A flight recorder: cut stream 0's oldest packets as an overwriting ring does.
@@ -392,7 +389,7 @@ open(p, "wb").write(d[offs[len(offs) // 2]:])
 PY
 "$ASAN" calls --format json "$sc/overwrite" >"$sc/ow.json" 2>"$sc/ow.err"
 span=$("$BT" stats --format json "$sc/overwrite" | python3 -c 'import json,sys; print(json.load(sys.stdin)["duration_ns"])')
-check "flight recorder: calls whose start came before every stream had data are skipped; no call runs to the end; total time <= span ($span ns)" python3 - "$sc/ow.json" "$span" <<'PY'
+check_cmd "flight recorder: calls whose start came before every stream had data are skipped; no call runs to the end; total time <= span ($span ns)" python3 - "$sc/ow.json" "$span" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); span = int(sys.argv[2])
 f = d["functions"][0]
@@ -400,7 +397,7 @@ ok = len(d["functions"]) == 1 and f["unfinished"] == 0 and f["max_ns"] == 300000
 ok = ok and d["window"]["complete_from_unix_ns"] is not None and f["count"] == f["total_ns"] // 3000000
 sys.exit(0 if ok else 1)
 PY
-check "flight recorder: one warning line saying from when the trace is counted" \
+check_cmd "flight recorder: one warning line saying from when the trace is counted" \
     eval '[ "$(wc -l <"$sc/ow.err")" -eq 1 ] && grep -q "flight-recorder trace .* counted from" "$sc/ow.err"'
 
 # 34 years between the first and last events, 40 KB: bounded memory everywhere.
@@ -419,19 +416,19 @@ for c in stats view calls "calls --breakdown" sched procs gc files flame "flame 
     "$ASAN" $c "$sc/span34" >/dev/null 2>"$sc/s34.asan" || { echo "# $c under ASan failed"; span_ok=0; }
     grep -qE 'Sanitizer|runtime error' "$sc/s34.asan" && { echo "# $c: sanitizer report"; span_ok=0; }
 done
-check "34-year trace: every subcommand exits 0 under 64 MB with one 'corrupt or unusual trace' line" [ $span_ok = 1 ]
+check_cmd "34-year trace: every subcommand exits 0 under 64 MB with one 'corrupt or unusual trace' line" [ $span_ok = 1 ]
 
 # The call tree's cap: pruned calls keep their time (charged to callers).
 full=$("$BT" flame --folded --unit ns "$sc/stacks" | awk '{s += $NF} END {print s}')
 capped=$(BEAMTRACE_MAX_STACKS=64 "$BT" flame --folded --unit ns "$sc/stacks" 2>"$sc/cap.err" | awk '{s += $NF} END {print s}')
-check "stack cap: with 64 stacks the flame graph keeps all the time ($capped = $full ns) and says it pruned" \
+check_cmd "stack cap: with 64 stacks the flame graph keeps all the time ($capped = $full ns) and says it pruned" \
     eval '[ "$capped" = "$full" ] && grep -q "the call tree reached 64 stacks" "$sc/cap.err"'
 
 # Progress on stderr (forced: stderr is not a terminal here).
 BEAMTRACE_PROGRESS=always "$BT" stats "$out/w_all" >"$sc/progress.out" 2>"$sc/progress.err"
-check "progress: a line rewritten in place on stderr, erased at the end, stdout untouched" \
+check_cmd "progress: a line rewritten in place on stderr, erased at the end, stdout untouched" \
     python3 -c 'import sys; e = open(sys.argv[1], "rb").read(); sys.exit(0 if b"reading the trace: " in e and b"%" in e and e.endswith(b"\r\x1b[K") else 1)' "$sc/progress.err"
-check "progress: stdout untouched" cmp -s "$sc/progress.out" <("$BT" stats "$out/w_all")
+check_cmd "progress: stdout untouched" cmp -s "$sc/progress.out" <("$BT" stats "$out/w_all")
 
 # ---- every subcommand under ASan/UBSan on the real trace ----
 for c in "calls" "calls --by pid --slower-than 10us" "sched" "procs" "gc" "flame" "flame --folded" \
@@ -439,13 +436,13 @@ for c in "calls" "calls --by pid --slower-than 10us" "sched" "procs" "gc" "flame
          "procs --format json" "gc --format json" "files" "files --format json"; do
     # shellcheck disable=SC2086
     "$ASAN" $c "$out/w_all" >"$out/asan.out" 2>"$out/asan.err"
-    check "$c under ASan/UBSan: exit 0, no report, JSON valid when asked" \
+    check_cmd "$c under ASan/UBSan: exit 0, no report, JSON valid when asked" \
         eval '[ $? -eq 0 ] && [ ! -s "$out/asan.err" ] && { case "$c" in *json*|export) python3 -m json.tool "$out/asan.out" >/dev/null;; esac; }'
 done
 
 # ---- the HTML report in headless Chromium ----
 "$BT" report "$out/w_all" -o "$out/report.html"
-check "report writes one self-contained page (no external URLs)" \
+check_cmd "report writes one self-contained page (no external URLs)" \
     eval '[ -s "$out/report.html" ] && ! grep -qE "(src|href)=\"(https?:)?//" "$out/report.html"'
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROMIUM" ]; then
@@ -457,9 +454,9 @@ else
     page="file://$root/$out/report.html"
     timeout 120 "$CHROMIUM" "${cflags[@]}" --user-data-dir="$(mktemp -d)" --dump-dom "$page" \
         >"$out/report.dom" 2>"$out/chromium.err"
-    check "report: Chromium loads it and logs no console message" \
+    check_cmd "report: Chromium loads it and logs no console message" \
         eval '[ -s "$out/report.dom" ] && ! grep -qE "CONSOLE|Uncaught" "$out/chromium.err"'
-    check "report: the rendered DOM has the charts, the flame graph (zoom script ran) and the timeline" \
+    check_cmd "report: the rendered DOM has the charts, the flame graph (zoom script ran) and the timeline" \
         python3 - "$out/report.dom" <<'PY'
 import sys
 dom = open(sys.argv[1], encoding="utf-8").read()
@@ -469,7 +466,7 @@ sys.exit(0 if ok else 1)
 PY
     timeout 120 "$CHROMIUM" "${cflags[@]}" --user-data-dir="$(mktemp -d)" --window-size=1280,2600 \
         --screenshot="$root/$out/report.png" "$page" >/dev/null 2>&1
-    check "report: screenshot taken ($out/report.png)" [ -s "$out/report.png" ]
+    check_cmd "report: screenshot taken ($out/report.png)" [ -s "$out/report.png" ]
     # Geometry, measured in the rendered page by test/analyses/check_report.js.
     for t in report names; do
         "$BT" report "$sc/$t" -o "$out/geo-$t.html"
@@ -484,7 +481,7 @@ print(html.unescape(found[-1]) if found else "{}")
 PY
     done
     geo=$out/geo-report.json
-    check "report (Chromium): every chart text inside its chart, titles clear of the statistics line, no overlapping axis labels" python3 - "$geo" "$out/geo-names.json" <<'PY'
+    check_cmd "report (Chromium): every chart text inside its chart, titles clear of the statistics line, no overlapping axis labels" python3 - "$geo" "$out/geo-names.json" <<'PY'
 import json, sys
 ok = True
 for path in sys.argv[1:]:
@@ -495,25 +492,25 @@ for path in sys.argv[1:]:
             print("# %s: %r" % (c["title"], c)); ok = False
 sys.exit(0 if ok else 1)
 PY
-    check "report (Chromium): histogram labels keep their first digit (a 524288 ns call reads 524 µs)" python3 - "$geo" <<'PY'
+    check_cmd "report (Chromium): histogram labels keep their first digit (a 524288 ns call reads 524 µs)" python3 - "$geo" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 c = [c for c in d["charts"] if c["title"] == "call latency: r:exact/0"][0]
 sys.exit(0 if c["labels"] == ["524 \u00b5s"] else 1)
 PY
-    check "report (Chromium): a long chart title is cut to fit, the full title in its tooltip" python3 - "$geo" <<'PY'
+    check_cmd "report (Chromium): a long chart title is cut to fit, the full title in its tooltip" python3 - "$geo" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 c = [c for c in d["charts"] if c["full_title"].startswith("call latency: a_module")][0]
 sys.exit(0 if c["title"].endswith("\u2026") and len(c["title"]) < len(c["full_title"]) and not c["outside"] else 1)
 PY
-    check "report (Chromium): a process that exits while running stops at its exit (65 us, not to the end)" python3 - "$geo" <<'PY'
+    check_cmd "report (Chromium): a process that exits while running stops at its exit (65 us, not to the end)" python3 - "$geo" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 x = [l for l in d["lanes"] if l["pid"] == "<0.90.0>"][0]
 sys.exit(0 if x["exit_x"] is not None and x["last_bar_right"] <= x["exit_x"] + 0.01 and x["data_share"] < 0.001 else 1)
 PY
-    check "report (Chromium): utilisation drawn as a share: 1.1% of the time paints 1.1% of the lane, and says 1.1%" python3 - "$geo" <<'PY'
+    check_cmd "report (Chromium): utilisation drawn as a share: 1.1% of the time paints 1.1% of the lane, and says 1.1%" python3 - "$geo" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 y = [l for l in d["lanes"] if l["pid"] == "<0.91.0>"][0]
@@ -522,7 +519,7 @@ ok = abs(y["painted_share"] - 0.011) < 0.001 and y["share_text"] == "1.1%" and "
 ok = ok and z["painted_share"] > 0.99 and z["share_text"] == "100%" and all(l["label_inside"] for l in d["lanes"])
 sys.exit(0 if ok else 1)
 PY
-    check "report (Chromium): counter charts - a line per instance with its peak (a queue's 12345 under a name cut to fit), 8 of 12 run queues drawn and the rest said, utilisation in %" python3 - "$geo" "$out/geo-report.html" <<'PY'
+    check_cmd "report (Chromium): counter charts - a line per instance with its peak (a queue's 12345 under a name cut to fit), 8 of 12 run queues drawn and the rest said, utilisation in %" python3 - "$geo" "$out/geo-report.html" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 page = open(sys.argv[2], encoding="utf-8").read()
@@ -547,7 +544,7 @@ fi
 # shellcheck disable=SC2086
 $CC -std=gnu11 -O1 $WARN -Ic_src -Itest/lib -o "$out/make_corpus" test/cli/make_corpus.c test/lib/trace_gen.c $CORE &&
     "$out/make_corpus" "$out/corpus" >/dev/null
-check "malformed corpus generated" [ -d "$out/corpus/bad" ]
+check_cmd "malformed corpus generated" [ -d "$out/corpus/bad" ]
 bad_ok=1
 for dir in "$out"/corpus/bad/*/ /nonexistent; do
     dir=${dir%/}
@@ -560,12 +557,12 @@ for dir in "$out"/corpus/bad/*/ /nonexistent; do
         fi
     done
 done
-check "malformed traces: every subcommand prints one error line and exits 1, no sanitizer report" [ $bad_ok = 1 ]
+check_cmd "malformed traces: every subcommand prints one error line and exits 1, no sanitizer report" [ $bad_ok = 1 ]
 python3 test/cli/fuzz.py --seed 4242 --cmds "calls --breakdown,sched --from last,procs,gc,flame --folded,export -o /dev/null,messages,report -o /dev/null,calls --begin +1ms --name my*" \
     "$ASAN" "$out" "${FUZZ_RUNS_ANALYSES:-150}" "$out/w_all" "$sc/names" >"$out/fuzz.log" 2>&1
 rc=$?
 tail -1 "$out/fuzz.log"
-check "mutation fuzz of every analysis under ASan/UBSan: no crash, hang or sanitizer report" [ $rc -eq 0 ]
+check_cmd "mutation fuzz of every analysis under ASan/UBSan: no crash, hang or sanitizer report" [ $rc -eq 0 ]
 [ $rc -eq 0 ] || grep '^# run' "$out/fuzz.log" | head
 good_ok=1
 for dir in "$out"/corpus/good/*/; do
@@ -578,7 +575,7 @@ for dir in "$out"/corpus/good/*/; do
     "$ASAN" export "$dir" -o "$out/good.json" 2>"$out/good.err" &&
         python3 test/analyses/check_chrome.py "$out/good.json" >/dev/null || { echo "# export $dir"; good_ok=0; }
 done
-check "random good corpus (odd strings, drops, ties): every subcommand exits 0 under ASan, Chrome JSON valid" [ $good_ok = 1 ]
+check_cmd "random good corpus (odd strings, drops, ties): every subcommand exits 0 under ASan, Chrome JSON valid" [ $good_ok = 1 ]
 usage_ok=1
 while IFS= read -r line; do
     # shellcheck disable=SC2086
@@ -606,8 +603,8 @@ export --format json2 $out/w_all
 export --format text $out/w_all
 report $out/w_all
 EOF2
-check "bad options: one 'beamtrace: ...' line and exit 2" [ $usage_ok = 1 ]
+check_cmd "bad options: one 'beamtrace: ...' line and exit 2" [ $usage_ok = 1 ]
 for c in calls sched procs gc flame export messages report; do
-    check "$c --help prints usage and exits 0" eval '"$BT" $c --help | grep -q "^usage: beamtrace $c"'
+    check_cmd "$c --help prints usage and exits 0" eval '"$BT" $c --help | grep -q "^usage: beamtrace $c"'
 done
-exit $failed
+exit $((tap_failures > 0))

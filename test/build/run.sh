@@ -8,11 +8,8 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/test/out/build
 rm -rf "$out" && mkdir -p "$out"
-failures=0
-ok() { echo "ok - build: $1"; }
-not_ok() { echo "not ok - build: $1"; failures=$((failures + 1)); }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; return 1; fi; }
-show() { sed 's/^/#   /' "$1" | tail -25; }
+TAP_PREFIX="build: "
+. "$root/test/lib/tap.sh"
 copy() { bash "$root/tools/copy_tree.sh" "$1"; }
 version=$(sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' "$root/src/beamtrace.app.src")
 
@@ -58,4 +55,4 @@ check "default build: list --usdt --format json says compiled in where sys/sdt.h
 check "beamtrace --version prints the .app.src vsn ($version)" \
     '[ "$("$out/no-usdt/priv/beamtrace" --version)" = "beamtrace $version" ]'
 
-exit $((failures > 0))
+exit $((tap_failures > 0))

@@ -16,26 +16,20 @@ SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=
 CORE=$(make -s --no-print-directory -C "$root" print-CORE_SRC)
 CLI_SRC=$(make -s --no-print-directory -C "$root" print-CLI_SRC)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
-check() { # check NAME COMMAND...: ok when the command succeeds
-    local name=$1; shift
-    if "$@"; then ok "$name"; else not_ok "$name"; return 1; fi
-}
+TAP_PREFIX=""
+. "$root/test/lib/tap.sh"
 
 BT="$root/priv/beamtrace"
 ASAN="$root/test/out/beamtrace-asan"
-check "make priv/beamtrace builds warning-free" make -s -C "$root" priv/beamtrace
+check_cmd "make priv/beamtrace builds warning-free" make -s -C "$root" priv/beamtrace
 # shellcheck disable=SC2086
-check "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_src/cli \
+check_cmd "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_src/cli \
     -o "$ASAN" $CLI_SRC -lm
 # shellcheck disable=SC2086
-check "corpus generator builds" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src \
+check_cmd "corpus generator builds" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src \
     -Itest/lib -o "$out/make_corpus" test/cli/make_corpus.c test/lib/trace_gen.c $CORE
 rm -rf "$out/corpus"
-check "corpus generated" "$out/make_corpus" "$out/corpus"
+check_cmd "corpus generated" "$out/make_corpus" "$out/corpus"
 [ -x "$BT" ] && [ -x "$ASAN" ] && [ -d "$out/corpus/good" ] || { echo "# cannot continue"; exit 1; }
 command -v babeltrace2 >/dev/null || { echo "not ok - babeltrace2 is installed"; exit 1; }
 
@@ -49,56 +43,56 @@ for dir in "$out"/corpus/good/*/; do
     TZ=UTC babeltrace2 "$dir" >"$out/$t.bt2" 2>"$out/$t.bt2.err"
     TZ=UTC "$BT" view "$dir" >"$out/$t.view" 2>"$out/$t.view.err"
     rc=$?
-    check "view $t exits 0" [ "$rc" -eq 0 ]
+    check_cmd "view $t exits 0" [ "$rc" -eq 0 ]
     if [ "$t" = empty_strings ]; then
-        check "view $t matches babeltrace2 (allowing its stale empty strings)" \
+        check_cmd "view $t matches babeltrace2 (allowing its stale empty strings)" \
             python3 test/cli/bt2_compare.py "$out/$t.view" "$out/$t.bt2"
     else
-        check "view $t is byte-identical to babeltrace2" cmp -s "$out/$t.view" "$out/$t.bt2"
+        check_cmd "view $t is byte-identical to babeltrace2" cmp -s "$out/$t.view" "$out/$t.bt2"
     fi
     TZ=UTC "$ASAN" view "$dir" >"$out/$t.view.asan" 2>"$out/$t.view.asan.err"
-    check "view $t under ASan/UBSan: same output, no report" \
+    check_cmd "view $t under ASan/UBSan: same output, no report" \
         eval 'cmp -s "$out/$t.view" "$out/$t.view.asan" && no_sanitizer_report "$out/$t.view.asan.err"'
     "$ASAN" stats --format json "$dir" >"$out/$t.stats.json" 2>"$out/$t.stats.err"
-    check "stats $t under ASan/UBSan exits 0, no report" \
+    check_cmd "stats $t under ASan/UBSan exits 0, no report" \
         eval '[ $? -eq 0 ] && no_sanitizer_report "$out/$t.stats.err"'
     events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$out/$t.stats.json")
     discarded=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["discarded_events"])' "$out/$t.stats.json")
     bt2_lines=$(wc -l <"$out/$t.bt2")
-    check "stats $t events ($events) = babeltrace2 lines ($bt2_lines) = generated ($(expect "$dir" events))" \
+    check_cmd "stats $t events ($events) = babeltrace2 lines ($bt2_lines) = generated ($(expect "$dir" events))" \
         [ "$events" = "$bt2_lines" -a "$events" = "$(expect "$dir" events)" ]
-    check "stats $t discarded ($discarded) = generator's drops ($(expect "$dir" discarded))" \
+    check_cmd "stats $t discarded ($discarded) = generator's drops ($(expect "$dir" discarded))" \
         [ "$discarded" = "$(expect "$dir" discarded)" ]
     warned=$(sed -n 's/^WARNING: Tracer discarded \([0-9]*\) events\{0,1\} .*/\1/p' "$out/$t.view.err" |
              awk '{s += $1} END {print s + 0}')
-    check "view $t warns of $discarded discarded events on stderr (got $warned)" [ "$warned" = "$discarded" ]
+    check_cmd "view $t warns of $discarded discarded events on stderr (got $warned)" [ "$warned" = "$discarded" ]
     "$BT" stats "$dir" >"$out/$t.stats.txt" 2>&1
-    check "stats $t text output" grep -qE "^events +$events\$" "$out/$t.stats.txt"
+    check_cmd "stats $t text output" grep -qE "^events +$events\$" "$out/$t.stats.txt"
 done
 
 basic="$out/corpus/good/basic"
 if [ -f /usr/share/zoneinfo/Asia/Kolkata ]; then
-    check "view in local time (TZ=Asia/Kolkata) matches babeltrace2" \
+    check_cmd "view in local time (TZ=Asia/Kolkata) matches babeltrace2" \
         cmp -s <(TZ=Asia/Kolkata "$BT" view "$basic") <(TZ=Asia/Kolkata babeltrace2 "$basic")
 else
     echo "ok - view in a non-UTC local time # SKIP no zoneinfo"
 fi
-check "view --gmt matches babeltrace2 --clock-gmt" \
+check_cmd "view --gmt matches babeltrace2 --clock-gmt" \
     cmp -s <(TZ=Asia/Tokyo "$BT" view --gmt "$basic") <(TZ=Asia/Tokyo babeltrace2 --clock-gmt "$basic")
-check "view --no-delta matches babeltrace2 --no-delta" \
+check_cmd "view --no-delta matches babeltrace2 --no-delta" \
     cmp -s <(TZ=UTC "$BT" view --no-delta "$basic") <(TZ=UTC babeltrace2 --no-delta "$basic")
 
 # ---- filters ----
 many="$out/corpus/good/many_packets"
 TZ=UTC babeltrace2 --no-delta "$many" >"$out/many.nodelta"
-check "view -t glob keeps exactly the matching tracepoints" \
+check_cmd "view -t glob keeps exactly the matching tracepoints" \
     cmp -s <(TZ=UTC "$BT" view --no-delta -t 'org_erlang_dyntrace:process_*' "$many") \
            <(grep -a ' org_erlang_dyntrace:process_[a-z_]*: ' "$out/many.nodelta")
-check "view -t twice unions the patterns" \
+check_cmd "view -t twice unions the patterns" \
     cmp -s <(TZ=UTC "$BT" view --no-delta -t '*gc_minor_*' --tracepoint '*:port_exit' "$many") \
            <(grep -aE ' org_erlang_dyntrace:(gc_minor_[a-z]*|port_exit): ' "$out/many.nodelta")
 TZ=UTC "$BT" view -t '*:process_spawn' "$many" | head -3 >"$out/filtered.delta"
-check "view -t deltas are between printed lines" python3 - "$out/filtered.delta" <<'PY'
+check_cmd "view -t deltas are between printed lines" python3 - "$out/filtered.delta" <<'PY'
 import sys, re
 lines = open(sys.argv[1], "rb").read().split(b"\n")[:3]
 ts = [re.match(rb"\[(\d\d):(\d\d):(\d\d)\.(\d{9})\]", l).groups() for l in lines]
@@ -108,7 +102,7 @@ sys.exit(0 if int(d[0]) * 10**9 + int(d[1]) == ns[2] - ns[1] else 1)
 PY
 "$BT" list --format json >"$out/list.json"
 TZ=UTC "$BT" view --no-delta -p '<0.66.0>' "$many" >"$out/pid.view"
-check "view -p keeps exactly the events with that pid in an id field" python3 - "$out/list.json" "$out/many.nodelta" "$out/pid.view" <<'PY'
+check_cmd "view -p keeps exactly the events with that pid in an id field" python3 - "$out/list.json" "$out/many.nodelta" "$out/pid.view" <<'PY'
 import json, re, sys
 cat = json.load(open(sys.argv[1]))["tracepoints"]
 ids = {t["name"]: [f["name"] for f in t["fields"] if f["kind"] == "id"] for t in cat}
@@ -120,7 +114,7 @@ for line in open(sys.argv[2], "rb").read().split(b"\n"):
 got = open(sys.argv[3], "rb").read().split(b"\n")[:-1]
 sys.exit(0 if want and got == want else 1)
 PY
-check "view -p 0.66.0 equals -p '<0.66.0>'" \
+check_cmd "view -p 0.66.0 equals -p '<0.66.0>'" \
     cmp -s "$out/pid.view" <(TZ=UTC "$BT" view --no-delta -p 0.66.0 "$many")
 
 # ---- malformed traces ----
@@ -142,12 +136,12 @@ for dir in "$out"/corpus/bad/*/ "$out/corpus/bad/does_not_exist"; do
         fi
     done
 done
-check "time going backwards is named in the error" \
+check_cmd "time going backwards is named in the error" \
     grep -q 'time goes backwards' "$out/bad.time_backwards.view.err"
-check "a byte order other than the packets' is caught (magic number)" \
+check_cmd "a byte order other than the packets' is caught (magic number)" \
     grep -q 'magic' "$out/bad.wrong_byte_order.view.err"
 for t in time_backwards wrong_byte_order; do
-    check "babeltrace2 also refuses bad/$t" eval '! babeltrace2 "$out/corpus/bad/$t" >/dev/null 2>&1'
+    check_cmd "babeltrace2 also refuses bad/$t" eval '! babeltrace2 "$out/corpus/bad/$t" >/dev/null 2>&1'
 done
 
 # ---- a last packet cut short: read up to it, one warning line ----
@@ -158,12 +152,12 @@ for dir in "$out"/corpus/truncated/*/; do
     TZ=UTC "$ASAN" view "$dir" >"$out/cut.$t.view" 2>"$out/cut.$t.err"
     rc=$?
     TZ=UTC babeltrace2 "$dir.whole" >"$out/cut.$t.bt2" 2>/dev/null
-    check "truncated $t: view exits 0 with what precedes the cut packet (= babeltrace2 on the trace cut before it)" \
+    check_cmd "truncated $t: view exits 0 with what precedes the cut packet (= babeltrace2 on the trace cut before it)" \
         eval '[ $rc -eq 0 ] && cmp -s "$out/cut.$t.view" "$out/cut.$t.bt2" && [ -s "$out/cut.$t.bt2" ]'
-    check "truncated $t: exactly one warning line naming the bytes skipped, no sanitizer report" \
+    check_cmd "truncated $t: exactly one warning line naming the bytes skipped, no sanitizer report" \
         eval '[ "$(wc -l <"$out/cut.$t.err")" -eq 1 ] && grep -q "^beamtrace: warning: .*channel0_0: .*skipped" "$out/cut.$t.err" && no_sanitizer_report "$out/cut.$t.err"'
     "$ASAN" stats --format json "$dir" >"$out/cut.$t.json" 2>"$out/cut.$t.stats.err"
-    check "truncated $t: stats counts the events before the cut ($(wc -l <"$out/cut.$t.bt2"))" \
+    check_cmd "truncated $t: stats counts the events before the cut ($(wc -l <"$out/cut.$t.bt2"))" \
         eval '[ "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"events\"])" "$out/cut.$t.json")" = "$(wc -l <"$out/cut.$t.bt2" | tr -d " ")" ]'
 done
 
@@ -173,10 +167,10 @@ for dir in "$out"/corpus/odd/*/; do
     t=$(basename "$dir")
     TZ=UTC babeltrace2 "$dir" >"$out/odd.$t.bt2" 2>/dev/null
     TZ=UTC "$ASAN" view "$dir" >"$out/odd.$t.view" 2>"$out/odd.$t.err"
-    check "odd $t: view prints every event as babeltrace2 does" \
+    check_cmd "odd $t: view prints every event as babeltrace2 does" \
         eval 'cmp -s "$out/odd.$t.view" "$out/odd.$t.bt2" && [ -s "$out/odd.$t.bt2" ] && no_sanitizer_report "$out/odd.$t.err"'
 done
-check "odd: the renamed event is printed under its new name" \
+check_cmd "odd: the renamed event is printed under its new name" \
     grep -q ' org_erlang_dyntrace:process_spawned: ' "$out/odd.unknown_event_name.view"
 
 # ---- other layouts: LTTng's compact and large headers (and their
@@ -200,7 +194,7 @@ while IFS='|' read -r name opts; do
         { not_ok "layout $name: generated"; continue; }
     TZ=UTC babeltrace2 "$l" >"$l.bt2" 2>/dev/null
     TZ=UTC "$ASAN" view "$l" >"$l.view" 2>"$l.err"
-    check "layout $name: view is byte-identical to babeltrace2 ($(wc -l <"$l.bt2") events), no sanitizer report" \
+    check_cmd "layout $name: view is byte-identical to babeltrace2 ($(wc -l <"$l.bt2") events), no sanitizer report" \
         eval 'cmp -s "$l.view" "$l.bt2" && [ -s "$l.bt2" ] && [ ! -s "$l.err" ]'
     case $name in types*) continue;; esac
     for c in calls sched procs gc; do
@@ -212,7 +206,7 @@ while IFS='|' read -r name opts; do
         for x in calls.json sched.json procs.json gc.json folded; do
             cmp -s "$l.$x" "$out/layouts/beamtrace.$x" || { echo "# $name: $x differs"; same=0; }
         done
-        check "layout $name: calls, sched, procs, gc and flame give the same answers as beamtrace's layout" [ $same = 1 ]
+        check_cmd "layout $name: calls, sched, procs, gc and flame give the same answers as beamtrace's layout" [ $same = 1 ]
     fi
 done <<<"$layouts"
 # Packetized metadata is text up to its first NUL byte, for babeltrace2 as
@@ -224,9 +218,9 @@ babeltrace2 "$out/layouts/meta-nul" >/dev/null 2>&1
 bt2_rc=$?
 "$ASAN" view "$out/layouts/meta-nul" >/dev/null 2>"$out/layouts/meta-nul.err"
 view_rc=$?
-check "packetized metadata with a NUL byte: refused as babeltrace2 refuses it, one error line" \
+check_cmd "packetized metadata with a NUL byte: refused as babeltrace2 refuses it, one error line" \
     eval '[ $view_rc = 1 ] && [ $bt2_rc != 0 ] && one_error_line "$out/layouts/meta-nul.err"'
-check "layouts: the analyses found calls, latencies and collections to compare" python3 - "$out/layouts/beamtrace" <<'PY'
+check_cmd "layouts: the analyses found calls, latencies and collections to compare" python3 - "$out/layouts/beamtrace" <<'PY'
 import json, sys
 b = sys.argv[1]
 c = json.load(open(b + ".calls.json")); s = json.load(open(b + ".sched.json")); g = json.load(open(b + ".gc.json"))
@@ -250,36 +244,36 @@ python3 test/cli/fuzz.py --bt2 --bt2-every "${FUZZ_BT2_EVERY:-4}" --max-disagree
     "$out/layouts/fuzz-compact" "$out/layouts/fuzz-large" >"$out/fuzz.log" 2>&1
 rc=$?
 sed -n 's/^# \(both\|view\)/#   \1/p; /mutated traces/p' "$out/fuzz.log"
-check "mutation fuzz: ${FUZZ_RUNS:-1000} traces, no crash, hang or sanitizer report, verdicts as babeltrace2's" \
+check_cmd "mutation fuzz: ${FUZZ_RUNS:-1000} traces, no crash, hang or sanitizer report, verdicts as babeltrace2's" \
     [ $rc -eq 0 ]
 [ $rc -eq 0 ] || grep '^# run' "$out/fuzz.log" | head -20
 
 # ---- list ----
-check "list --format json parses" python3 -m json.tool "$out/list.json" >/dev/null
+check_cmd "list --format json parses" python3 -m json.tool "$out/list.json" >/dev/null
 # Event names, as the writer derived them from the catalogue.
 grep -oE '^\s*name = "[^"]*:[^"]*"' "$basic/metadata" | sed 's/.*name = "\(.*\)"/\1/' | sort >"$out/meta.names"
-check "list --format json has every catalogue tracepoint" \
+check_cmd "list --format json has every catalogue tracepoint" \
     cmp -s "$out/meta.names" <(python3 -c 'import json,sys; [print(t["name"]) for t in json.load(open(sys.argv[1]))["tracepoints"]]' "$out/list.json" | sort)
 "$BT" list >"$out/list.txt"
 missing=0
 while read -r name; do grep -q "^$name " "$out/list.txt" || missing=1; done <"$out/meta.names"
-check "list (text) has every catalogue tracepoint" [ "$missing" -eq 0 ]
-check "list shows fields as name:type" grep -q ' pid:string ' "$out/list.txt"
+check_cmd "list (text) has every catalogue tracepoint" [ "$missing" -eq 0 ]
+check_cmd "list shows fields as name:type" grep -q ' pid:string ' "$out/list.txt"
 
 # ---- a cluster: two nodes' traces, one source (test/cli/make_corpus.c) ----
 cl="$out/corpus/cluster"
 TZ=UTC babeltrace2 "$cl" >"$out/cluster.bt2" 2>/dev/null
 TZ=UTC "$ASAN" view "$cl" >"$out/cluster.view" 2>"$out/cluster.view.err"
-check "cluster: view of the cluster directory is byte-identical to babeltrace2" \
+check_cmd "cluster: view of the cluster directory is byte-identical to babeltrace2" \
     eval 'cmp -s "$out/cluster.view" "$out/cluster.bt2" && no_sanitizer_report "$out/cluster.view.err"'
 TZ=UTC "$ASAN" view "$cl/a@h" "$cl/b@h" >"$out/cluster.view2" 2>"$out/cluster.view2.err"
-check "cluster: view of its two directories is the same" cmp -s "$out/cluster.view2" "$out/cluster.bt2"
+check_cmd "cluster: view of its two directories is the same" cmp -s "$out/cluster.view2" "$out/cluster.bt2"
 "$ASAN" messages --format json "$cl" >"$out/cluster.messages.json" 2>"$out/cluster.messages.err"
-check "cluster: messages exits 0, no sanitizer report" \
+check_cmd "cluster: messages exits 0, no sanitizer report" \
     eval '[ $? -eq 0 ] && no_sanitizer_report "$out/cluster.messages.err"'
 # The counts bmt_cluster_tests:matcher_rule_test/0 expects of the reference
 # matcher on the same cases (the loss: b@h discarded events around 42 us).
-check "cluster: messages counts each case as the matching rule says" python3 - "$out/cluster.messages.json" <<'PY'
+check_cmd "cluster: messages counts each case as the matching rule says" python3 - "$out/cluster.messages.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 want_s = {"linked": 4, "uncertain": 1, "not_received": 1, "in_flight": 4, "receiver_not_traced": 1,
@@ -293,12 +287,12 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 "$BT" messages --format json "$cl/a@h" "$cl/b@h" >"$out/cluster.messages2.json"
-check "cluster: messages of its two directories is the same" \
+check_cmd "cluster: messages of its two directories is the same" \
     eval 'diff <(sed 1s/\"trace\":[^,]*// "$out/cluster.messages.json") <(sed 1s/\"trace\":[^,]*// "$out/cluster.messages2.json") >/dev/null'
 "$ASAN" export "$cl" -o "$out/cluster.chrome.json" 2>"$out/cluster.export.err"
-check "cluster: export draws the 3 certain links between the nodes' groups, says 1 is uncertain" \
+check_cmd "cluster: export draws the 3 certain links between the nodes' groups, says 1 is uncertain" \
     eval 'grep -q "1 message links are uncertain" "$out/cluster.export.err" && no_sanitizer_report "$out/cluster.export.err"'
-check "cluster: export's flows go from a@h's group to b@h's" python3 - "$out/cluster.chrome.json" <<'PY'
+check_cmd "cluster: export's flows go from a@h's group to b@h's" python3 - "$out/cluster.chrome.json" <<'PY'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 s = {e["id"]: e["pid"] for e in ev if e["ph"] == "s"}
@@ -309,12 +303,12 @@ ok = (len(s) == 3 and all(groups[s[i]].startswith("a@h: ") and groups[f[i]].star
       and "b@h/<0.9.0> srv" in tracks)
 sys.exit(0 if ok else 1)
 PY
-check "cluster: view -p takes a node-qualified pid (the sends of a@h's <0.5.0>)" \
+check_cmd "cluster: view -p takes a node-qualified pid (the sends of a@h's <0.5.0>)" \
     eval '[ "$("$BT" view -p "a@h/<0.5.0>" "$cl" | grep -c "message_send_link.*from = \"<0.5.0>\"")" -eq 8 ] &&
           [ "$("$BT" view -p "a@h/<0.5.0>" "$cl" | wc -l)" -eq 8 ]'
-check "cluster: messages --pid NODE/PID keeps that process's pairs only" \
+check_cmd "cluster: messages --pid NODE/PID keeps that process's pairs only" \
     eval '"$BT" messages --format json --pid "a@h/<0.7.0>" "$cl" | python3 -c "import json,sys; m = json.load(sys.stdin); sys.exit(0 if [(p[\"from\"], p[\"to\"]) for p in m[\"process_pairs\"]] == [(\"a@h/<0.7.0>\", \"b@h/<0.9.0> srv\")] and m[\"sends\"][\"linked\"] == 4 else 1)"'
-check "cluster: stats names the nodes" \
+check_cmd "cluster: stats names the nodes" \
     eval '"$BT" stats --format json "$cl" | python3 -c "import json,sys; sys.exit(0 if json.load(sys.stdin)[\"nodes\"] == [\"a@h\", \"b@h\"] else 1)" &&
           "$BT" stats "$cl" | grep -q "^nodes  *a@h\$"'
 cluster_error() { # cluster_error PATTERN ARGS...: exit 1 and one line matching PATTERN
@@ -323,10 +317,10 @@ cluster_error() { # cluster_error PATTERN ARGS...: exit 1 and one line matching 
     [ $? -eq 1 ] && one_error_line "$out/cluster.err" && grep -q "$re" "$out/cluster.err" &&
         no_sanitizer_report "$out/cluster.err"
 }
-check "cluster: two traces of one node: one line, exit 1" \
+check_cmd "cluster: two traces of one node: one line, exit 1" \
     cluster_error "two traces of node b@h" messages "$cl" "$cl/b@h"
 mkdir -p "$out/cluster-empty"
-check "cluster: a directory without a trace among several: one line, exit 1" \
+check_cmd "cluster: a directory without a trace among several: one line, exit 1" \
     cluster_error "cluster-empty: no metadata file" stats "$cl" "$out/cluster-empty"
 
 # ---- command line ----
@@ -334,17 +328,17 @@ usage_error() { # usage_error ARGS...: exit 2 and one "beamtrace:" line
     "$BT" "$@" >/dev/null 2>"$out/usage.err"
     [ $? -eq 2 ] && one_error_line "$out/usage.err"
 }
-check "unknown command: exit 2, one line" usage_error frobnicate
-check "no command: exit 2, one line" usage_error
-check "unknown option of view: exit 2, one line" usage_error view --bogus "$basic"
-check "unknown option of stats: exit 2, one line" usage_error stats -x "$basic"
-check "bad --format: exit 2, one line" usage_error stats --format xml "$basic"
-check "view without a directory: exit 2, one line" usage_error view
-check "-t pattern matching nothing: exit 2, one line" usage_error view -t 'nope:*' "$basic"
-check "unknown top-level option: exit 2, one line" usage_error --frob
-check "beamtrace --help lists the commands" eval '"$BT" --help | grep -q "^  stats "'
+check_cmd "unknown command: exit 2, one line" usage_error frobnicate
+check_cmd "no command: exit 2, one line" usage_error
+check_cmd "unknown option of view: exit 2, one line" usage_error view --bogus "$basic"
+check_cmd "unknown option of stats: exit 2, one line" usage_error stats -x "$basic"
+check_cmd "bad --format: exit 2, one line" usage_error stats --format xml "$basic"
+check_cmd "view without a directory: exit 2, one line" usage_error view
+check_cmd "-t pattern matching nothing: exit 2, one line" usage_error view -t 'nope:*' "$basic"
+check_cmd "unknown top-level option: exit 2, one line" usage_error --frob
+check_cmd "beamtrace --help lists the commands" eval '"$BT" --help | grep -q "^  stats "'
 for c in view list stats messages; do
-    check "beamtrace $c --help" eval '"$BT" $c --help | grep -q "^usage: beamtrace $c"'
+    check_cmd "beamtrace $c --help" eval '"$BT" $c --help | grep -q "^usage: beamtrace $c"'
 done
 
-[ "$failed" -eq 0 ]
+[ "$tap_failures" -eq 0 ]

@@ -16,12 +16,8 @@ out=$root/test/out/deps
 rm -rf "$out" && mkdir -p "$out/home"
 export HOME=$out/home
 cd "$out"
-failures=0
-ok() { echo "ok - deps: $1"; }
-not_ok() { echo "not ok - deps: $1"; failures=$((failures + 1)); }
-skip() { echo "ok - deps: $1 # SKIP $2"; }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; return 1; fi; }
-show() { sed 's/^/#   /' "$1" | tail -${2:-25}; }
+TAP_PREFIX="deps: "
+. "$root/test/lib/tap.sh"
 # A command with stdin kept open until it exits (rebar3 shell ends when its
 # stdin does, before its --script has run).
 with_open_stdin() {
@@ -211,4 +207,4 @@ make -C "$pkg" priv >"$out/hex-make.log" 2>&1
 check "make priv builds from the Hex package's files alone" '[ $? -eq 0 ] && [ -f "$pkg/priv/beamtrace_nif.so" ]' ||
     show "$out/hex-make.log"
 
-exit $((failures > 0))
+exit $((tap_failures > 0))

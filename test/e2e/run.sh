@@ -6,10 +6,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/test/out/e2e
 rm -rf "$out" && mkdir -p "$out"
 cd "$root"
-failures=0
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failures=$((failures + 1)); }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; return 1; fi; }
+TAP_PREFIX=""
+. "$root/test/lib/tap.sh"
 
 # 1. The demo: the seed's process tracing example.
 bash examples/process_tracing.sh "$out/demo" >"$out/demo.out" 2>"$out/demo.err"
@@ -63,4 +61,4 @@ done
 # 3. Docs derived from the catalogue are current.
 check "README tracepoint table is current (make docs)" 'bash tools/update_docs.sh --check'
 
-[ "$failures" -eq 0 ]
+[ "$tap_failures" -eq 0 ]

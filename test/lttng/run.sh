@@ -30,11 +30,8 @@ fi
 rm -rf "$out" && mkdir -p "$out/home"
 export LTTNG_HOME=$out/home
 cd "$root"
-failures=0
-ok() { echo "ok - lttng: $1"; }
-not_ok() { echo "not ok - lttng: $1"; failures=$((failures + 1)); }
-skip() { echo "ok - lttng: $1 # SKIP $2"; }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; return 1; fi; }
+TAP_PREFIX="lttng: "
+. "$root/test/lib/tap.sh"
 sessiond_up() { lttng list >/dev/null 2>&1; }
 alive() { [ -r "/proc/$1/stat" ] && ! grep -qE '^[0-9]+ \(.*\) Z' "/proc/$1/stat" 2>/dev/null; }
 our_sessiond=
@@ -80,7 +77,7 @@ if ! pkg-config --exists lttng-ust || [ ! -f "$so" ]; then
              driver_fields metadata_types suite seed both disabled reload killed absent; do
         skip "$c" "$why"
     done
-    exit $((failures > 0))
+    exit $((tap_failures > 0))
 fi
 
 check "provider exports bmt_lttng_provider" 'nm -D --defined-only "$so" | grep -qw bmt_lttng_provider'
@@ -125,7 +122,7 @@ fi
 if ! sessiond_up; then
     why="lttng-sessiond does not start: $(head -c 200 "$out/sessiond.out" 2>/dev/null | tr '\n' ' ')"
     for c in driver_fields metadata_types suite seed both disabled reload killed absent; do skip "$c" "$why"; done
-    exit $((failures > 0))
+    exit $((tap_failures > 0))
 fi
 echo "# session daemon: $([ -n "$our_sessiond" ] && echo ours || echo existing), namespace: $BMT_LTTNG_NS"
 
@@ -157,7 +154,7 @@ node() { # mode [env...]
         2>"$out/$mode.err"
     local rc=$?
     if [ $rc -ne 0 ]; then
-        failures=$((failures + 1))
+        tap_failures=$((tap_failures + 1))
         echo "# node $mode exited $rc; stderr:"; sed 's/^/#   /' "$out/$mode.err" | head -20
     fi
 }
@@ -174,4 +171,4 @@ else
     for c in killed absent; do skip "$c" "the session daemon is not ours to kill"; done
 fi
 
-exit $((failures > 0))
+exit $((tap_failures > 0))

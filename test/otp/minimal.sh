@@ -8,11 +8,8 @@ set -u
 cd "$(dirname "$0")/../.."
 out=test/out/minimal
 rm -rf "$out" && mkdir -p "$out"
-passed=0 failed=0 skipped=0
-ok() { echo "ok - minimal build: $1"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - minimal build: $1"; failed=$((failed + 1)); }
-skip() { echo "ok - minimal build: $1 # SKIP $2"; skipped=$((skipped + 1)); }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; return 1; fi; }
+TAP_PREFIX="minimal build: "
+. test/lib/tap.sh
 have_header() { printf '#include <%s>\n' "$1" | ${CC:-cc} -E -x c - >/dev/null 2>&1; }
 sdt=no ust=no
 have_header sys/sdt.h && sdt=yes
@@ -64,5 +61,5 @@ check "beamtrace view shows the 5 registrations" \
     '[ "$(grep -c "process_register: .*name = \"bmt_min_[1-5]\", type = \"register\"" "$out/view.txt")" = 5 ]'
 check "beamtrace stats reads it" 'priv/beamtrace stats "$out/trace" >/dev/null'
 
-echo "${passed} passed, ${failed} failed, ${skipped} skipped"
-[ "$failed" -eq 0 ]
+echo "${tap_passed} passed, ${tap_failures} failed, ${tap_skipped} skipped"
+[ "$tap_failures" -eq 0 ]
