@@ -14,7 +14,7 @@ ERL_INTERFACE := $(shell $(ERL) -noshell -eval 'io:format("~ts", [code:lib_dir(e
 VERSION := $(shell sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' src/beamtrace.app.src)
 
 # USDT probes need sys/sdt.h (systemtap-sdt-dev). Without it they are
-# compiled out (c_src/usdt_sdt.h); `make USDT=0` compiles them out anyway.
+# compiled out (c_src/sinks/usdt_sdt.h); `make USDT=0` compiles them out anyway.
 USDT ?= $(shell printf '\043include <sys/sdt.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
@@ -29,13 +29,14 @@ LDLIBS_NIF := -lpthread -Wl,-z,nodelete
 Q := $(if $(V),,@)
 
 # The pure C core: no erl_nif.h, shared by the NIF, the CLI and the C tests.
-CORE_SRC := c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c \
-            c_src/ring.c c_src/trace_dir.c
+CORE_SRC := c_src/core/catalogue.c c_src/core/event.c c_src/core/ctf_packet.c \
+            c_src/core/ctf_metadata.c c_src/core/ring.c c_src/core/trace_dir.c
 # The recorder: sessions, consumer threads, the stop protocol (pure C too,
 # so the C tests drive it under ThreadSanitizer without a VM).
-RECORDER_SRC := c_src/fence.c c_src/recorder.c
-NIF_SRC := $(CORE_SRC) $(RECORDER_SRC) $(sort $(wildcard c_src/nif_*.c))
-CLI_SRC := $(CORE_SRC) c_src/usdt_catalogue.c $(sort $(wildcard c_src/cli/*.c))
+RECORDER_SRC := c_src/core/fence.c c_src/recorder/recorder.c
+SINKS_SRC := c_src/sinks/lttng.c c_src/sinks/usdt.c
+NIF_SRC := $(CORE_SRC) $(RECORDER_SRC) $(SINKS_SRC) $(sort $(wildcard c_src/nif/*.c))
+CLI_SRC := $(CORE_SRC) c_src/core/usdt_catalogue.c $(sort $(wildcard c_src/cli/*/*.c))
 ERL_SRC := $(sort $(wildcard src/*.erl))
 BEAMS := $(patsubst src/%.erl,ebin/%.beam,$(ERL_SRC))
 MODULES := $(patsubst src/%.erl,%,$(ERL_SRC))
@@ -69,17 +70,17 @@ $(BUILD_CONFIG): FORCE
 	@echo '$(CC) $(CFLAGS_BASE) $(VERSION)' | cmp -s - $@ || echo '$(CC) $(CFLAGS_BASE) $(VERSION)' >$@
 .PHONY: FORCE
 
-$(NIF): $(NIF_SRC) $(wildcard c_src/*.h c_src/*.def) $(BUILD_CONFIG) _build/generated.checked
+$(NIF): $(NIF_SRC) $(wildcard c_src/*/*.h c_src/*/*.def) $(BUILD_CONFIG) _build/generated.checked
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $(NIF_SRC) $(LDLIBS_NIF)
 
-$(CLI): $(CLI_SRC) $(wildcard c_src/*.h c_src/*.def c_src/cli/*.h) $(BUILD_CONFIG)
+$(CLI): $(CLI_SRC) $(wildcard c_src/*/*.h c_src/*/*.def c_src/cli/*/*.h) $(BUILD_CONFIG)
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_BASE) -DBMT_VERSION='"$(VERSION)"' -Ic_src/cli -o $@ $(CLI_SRC) -lm
 
-priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*.h) $(BUILD_CONFIG)
+priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*/*.h c_src/*/*.def) $(BUILD_CONFIG)
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $< -ldl
@@ -133,11 +134,11 @@ check-docs: $(CLI)
 
 # ---- Generated sources -----------------------------------------------------
 # What the preprocessor cannot derive readably is generated from the
-# catalogue (c_src/catalogue.def) and the tracer callback table
-# (c_src/tracer_callbacks.def) and committed with a DO-NOT-EDIT banner:
-#  - c_src/lttng/: the LTTng-UST provider header (one per domain) and the
+# catalogue (c_src/core/catalogue.def) and the tracer callback table
+# (c_src/nif/tracer_callbacks.def) and committed with a DO-NOT-EDIT banner:
+#  - c_src/sinks/lttng_provider/: the LTTng-UST provider header (one per domain) and the
 #    provider library's glue (tools/gen_lttng.c);
-#  - c_src/catalogue_fields.h (named field positions) and
+#  - c_src/core/catalogue_fields.h (named field positions) and
 #    include/beamtrace_tracer.hrl (the callbacks' exports and stubs in
 #    Erlang) (tools/gen_catalogue.c).
 # `make` regenerates them into _build/ and FAILS, naming the fix, when the
@@ -146,13 +147,13 @@ check-docs: $(CLI)
 #
 # priv/beamtrace_lttng.so, the provider library, is built only where
 # pkg-config finds lttng-ust; elsewhere `make` says once that the LTTng sink
-# is skipped. The NIF dlopens it at load (c_src/nif_lttng.c) and never links
+# is skipped. The NIF dlopens it at load (c_src/sinks/lttng.c) and never links
 # liblttng-ust itself, so one NIF binary works with or without LTTng.
 
 GEN_LTTNG := _build/gen_lttng
 GEN_CATALOGUE := _build/gen_catalogue
-LTTNG_GEN_DIR := c_src/lttng
-GENERATED := $(wildcard $(LTTNG_GEN_DIR)/*) c_src/catalogue_fields.h include/beamtrace_tracer.hrl
+LTTNG_GEN_DIR := c_src/sinks/lttng_provider
+GENERATED := $(wildcard $(LTTNG_GEN_DIR)/*) c_src/core/catalogue_fields.h include/beamtrace_tracer.hrl
 LTTNG_SO := priv/beamtrace_lttng.so
 LTTNG_UST := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
 # dlopen/dladdr for the loader: in libc since glibc 2.34, libdl before.
@@ -177,16 +178,16 @@ lttng-skipped:
 	@echo "  SKIP    $(LTTNG_SO): pkg-config finds no lttng-ust (install liblttng-ust-dev); the LTTng sink is off"
 endif
 
-$(GEN_LTTNG): tools/gen_lttng.c c_src/catalogue.c c_src/catalogue.h c_src/catalogue.def
+$(GEN_LTTNG): tools/gen_lttng.c c_src/core/catalogue.c c_src/core/catalogue.h c_src/core/catalogue.def
 	@mkdir -p _build
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS_BASE) -o $@ tools/gen_lttng.c c_src/catalogue.c
+	$(Q)$(CC) $(CFLAGS_BASE) -o $@ tools/gen_lttng.c c_src/core/catalogue.c
 
-$(GEN_CATALOGUE): tools/gen_catalogue.c c_src/catalogue.c c_src/catalogue.h c_src/catalogue.def \
-                  c_src/tracer_callbacks.def
+$(GEN_CATALOGUE): tools/gen_catalogue.c c_src/core/catalogue.c c_src/core/catalogue.h \
+                  c_src/core/catalogue.def c_src/nif/tracer_callbacks.def
 	@mkdir -p _build
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS_BASE) -o $@ tools/gen_catalogue.c c_src/catalogue.c
+	$(Q)$(CC) $(CFLAGS_BASE) -o $@ tools/gen_catalogue.c c_src/core/catalogue.c
 
 # The check runs again whenever a generator, a table or the committed
 # files change.
@@ -199,7 +200,7 @@ check-generated: $(GEN_LTTNG) $(GEN_CATALOGUE)
 	$(Q)$(GEN_LTTNG) _build/gen.new/lttng
 	$(Q)$(GEN_CATALOGUE) _build/gen.new/c _build/gen.new/include
 	$(Q)if ! { diff -r $(LTTNG_GEN_DIR) _build/gen.new/lttng && \
-	           diff c_src/catalogue_fields.h _build/gen.new/c/catalogue_fields.h && \
+	           diff c_src/core/catalogue_fields.h _build/gen.new/c/catalogue_fields.h && \
 	           diff include/beamtrace_tracer.hrl _build/gen.new/include/beamtrace_tracer.hrl; \
 	         } >_build/gen.diff 2>&1; then \
 	    echo "error: generated sources are not what tools/gen_*.c make from the tables" >&2; \
@@ -209,14 +210,14 @@ check-generated: $(GEN_LTTNG) $(GEN_CATALOGUE)
 generate: $(GEN_LTTNG) $(GEN_CATALOGUE)
 	$(Q)rm -rf $(LTTNG_GEN_DIR) && mkdir -p $(LTTNG_GEN_DIR)
 	$(Q)$(GEN_LTTNG) $(LTTNG_GEN_DIR)
-	$(Q)$(GEN_CATALOGUE) c_src include
-	@echo "  GEN     $(LTTNG_GEN_DIR)/ c_src/catalogue_fields.h include/beamtrace_tracer.hrl"
+	$(Q)$(GEN_CATALOGUE) c_src/core include
+	@echo "  GEN     $(LTTNG_GEN_DIR)/ c_src/core/catalogue_fields.h include/beamtrace_tracer.hrl"
 
 # The old name.
 generate-lttng: generate
 
-$(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) $(BUILD_CONFIG) c_src/sinks.h c_src/event.h \
-             c_src/catalogue.h c_src/catalogue.def _build/generated.checked
+$(LTTNG_SO): $(wildcard $(LTTNG_GEN_DIR)/*) $(BUILD_CONFIG) c_src/sinks/sinks.h c_src/core/event.h \
+             c_src/core/catalogue.h c_src/core/catalogue.def _build/generated.checked
 	@mkdir -p priv
 	@echo "  CC      $@"
 	$(Q)$(CC) $(LTTNG_CFLAGS) -shared -o $@ $(LTTNG_GEN_DIR)/beamtrace_lttng.c $(LTTNG_LDLIBS)

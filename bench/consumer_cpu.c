@@ -1,11 +1,11 @@
 /* The consumer thread's CPU per event written: one writer thread records
- * call-sized events through the recorder (c_src/recorder.c) as a traced
+ * call-sized events through the recorder (c_src/recorder/recorder.c) as a traced
  * process would, the consumer writes them to DIR; the consumer's user and
  * system CPU (from /proc/self/task/TID/stat) are divided by the events
  * written. No VM: the figure is the consumer's alone.
  * Usage: consumer_cpu DIR [EVENTS] [BUFFER_BYTES]
  */
-#include "recorder.h"
+#include "recorder/recorder.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* The LTTng-UST sink's floor on this machine, without a VM: loads
- * priv/beamtrace_lttng.so through the NIF's own loader (c_src/nif_lttng.c)
+ * priv/beamtrace_lttng.so through the NIF's own loader (c_src/sinks/lttng.c)
  * and times the enabled state + emit() of function_call and message_send events
  * with the field values the call and send workloads produce. What this
  * costs per event is LTTng's own share of the "LTTng sink - null" figure
@@ -12,7 +12,7 @@
  * prints one line per tracepoint:
  *   FLOOR <name> <N> events <ns per event>
  */
-#include "sinks.h"
+#include "sinks/sinks.h"
 
 #include <stdio.h>
 #include <stdlib.h>

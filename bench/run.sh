@@ -49,7 +49,7 @@ $CC -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
     -I"$ERTS_INCLUDE" -o "$OUT/bmt_null_tracer_nif.so" bench/null_tracer.c
 erlc -Werror -Iinclude -o "$OUT" bench/bmt_null_tracer.erl bench/bench_mod.erl bench/bmt_bench.erl
 $CC -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ic_src -I"$ERTS_INCLUDE" -o "$OUT/lttng_floor" \
-    bench/lttng_floor.c c_src/nif_lttng.c c_src/catalogue.c -ldl
+    bench/lttng_floor.c c_src/sinks/lttng.c c_src/core/catalogue.c -ldl
 
 node() { BENCH_OUT="$OUT" $ERL -noshell -pa ebin "$OUT" -run bmt_bench main "$@"; }
 
@@ -95,8 +95,7 @@ fi
 # filesystem. On a 2-core box that CPU is taken from the schedulers.
 echo
 echo "== consumer CPU per event: O_DIRECT vs buffered writes (bench/consumer_cpu.c, ${CONSUMER_EVENTS:-5000000} events) =="
-consumer_src="bench/consumer_cpu.c c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c
-    c_src/ring.c c_src/trace_dir.c c_src/fence.c c_src/recorder.c"
+consumer_src="bench/consumer_cpu.c $(make -s --no-print-directory print-CORE_SRC) $(make -s --no-print-directory print-RECORDER_SRC)"
 # shellcheck disable=SC2086
 $CC -std=gnu11 -O2 -Wall -Wextra -Werror -Ic_src -o "$OUT/consumer_direct" $consumer_src -lpthread
 # shellcheck disable=SC2086

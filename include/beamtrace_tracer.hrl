@@ -1,4 +1,4 @@
-%% DO NOT EDIT: generated from c_src/tracer_callbacks.def by
+%% DO NOT EDIT: generated from c_src/nif/tracer_callbacks.def by
 %% tools/gen_catalogue.c (make generate).
 %% The erl_tracer callbacks a tracer module exports as NIFs: beamtrace,
 %% its dyntrace compatibility module and the benchmark's null tracer all

@@ -8,7 +8,7 @@
  * the committed ones differ (Makefile: check-generated).
  */
 #define BMT_GENERATING_CATALOGUE
-#include "catalogue.h"
+#include "core/catalogue.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +18,7 @@ static const struct {
     int arity;
 } callbacks[] = {
 #define X(name, arity) {#name, arity},
-#include "tracer_callbacks.def"
+#include "nif/tracer_callbacks.def"
 #undef X
 };
 #define CALLBACK_COUNT (sizeof callbacks / sizeof callbacks[0])
@@ -67,7 +67,7 @@ static int write_hrl(const char *dir)
     FILE *f = open_out(dir, "beamtrace_tracer.hrl");
     if (!f)
         return 1;
-    fprintf(f, "%%%% DO NOT EDIT: generated from c_src/tracer_callbacks.def by\n"
+    fprintf(f, "%%%% DO NOT EDIT: generated from c_src/nif/tracer_callbacks.def by\n"
                "%%%% tools/gen_catalogue.c (make generate).\n"
                "%%%% The erl_tracer callbacks a tracer module exports as NIFs: beamtrace,\n"
                "%%%% its dyntrace compatibility module and the benchmark's null tracer all\n"

@@ -8,8 +8,8 @@
  * enif_priv_data() finds the same sessions, sinks and thread contexts.
  * The callback pointers are set once at load and never change after.
  */
-#include "../nif_priv.h"
-#include "../nif_shared.h"
+#include "nif/nif_priv.h"
+#include "nif/nif_shared.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -22,12 +22,12 @@ static const struct bmt_shared_api *api;
     {                                                                                   \
         return cb_##name(env, argc, argv);                                              \
     }
-#include "../tracer_callbacks.def"
+#include "nif/tracer_callbacks.def"
 #undef X
 
 static ErlNifFunc nif_funcs[] = {
 #define X(name, arity) {#name, arity, tramp_##name, 0},
-#include "../tracer_callbacks.def"
+#include "nif/tracer_callbacks.def"
 #undef X
 };
 
@@ -42,7 +42,7 @@ static int bind_callbacks(const struct bmt_shared_api *table)
             table->callbacks[i].arity == fn_arity)                              \
             cb_##fn_name = table->callbacks[i].fn;                              \
     missing |= cb_##fn_name == NULL;
-#include "../tracer_callbacks.def"
+#include "nif/tracer_callbacks.def"
 #undef X
     return missing;
 }

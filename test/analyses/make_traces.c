@@ -16,11 +16,11 @@
  *                               tree's cap (answers in run.sh)
  * Deterministic (fixed uuid, clock offset, seeded PRNG). Aborts on error.
  */
-#include "catalogue.h"
-#include "ctf.h"
-#include "event.h"
-#include "ring.h"
-#include "trace_dir.h"
+#include "core/catalogue.h"
+#include "core/ctf.h"
+#include "core/event.h"
+#include "core/ring.h"
+#include "core/trace_dir.h"
 #include "trace_gen.h"
 
 #include <stdio.h>

@@ -14,7 +14,7 @@ rm -rf "$out" && mkdir -p "$out/ebin"
 CC=${CC:-cc}
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror"
 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-CORE="c_src/catalogue.c c_src/event.c c_src/ctf_packet.c c_src/ctf_metadata.c c_src/ring.c c_src/trace_dir.c"
+CORE=$(make -s --no-print-directory print-CORE_SRC)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 TAP_PREFIX=""
 . "$root/test/lib/tap.sh"

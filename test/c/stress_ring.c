@@ -27,12 +27,12 @@
  *
  * Usage: stress_ring TRACE_DIR [writers [events_per_writer]]
  */
-#include "catalogue.h"
-#include "ctf.h"
-#include "event.h"
-#include "ring.h"
+#include "core/catalogue.h"
+#include "core/ctf.h"
+#include "core/event.h"
+#include "core/ring.h"
 #include "tap.h"
-#include "trace_dir.h"
+#include "core/trace_dir.h"
 
 #include <errno.h>
 #include <pthread.h>

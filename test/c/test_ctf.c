@@ -10,14 +10,14 @@
  *
  * Usage: test_ctf GOLDEN_DIR [--regen]. --regen rewrites the golden files
  * from the current code; inspect the diff by hand before committing them
- * (hexdump -C packet.bin; offsets in c_src/ctf.h).
+ * (hexdump -C packet.bin; offsets in c_src/core/ctf.h).
  */
-#include "catalogue.h"
-#include "ctf.h"
-#include "event.h"
-#include "ring.h"
+#include "core/catalogue.h"
+#include "core/ctf.h"
+#include "core/event.h"
+#include "core/ring.h"
 #include "tap.h"
-#include "trace_dir.h"
+#include "core/trace_dir.h"
 
 #include <errno.h>
 #include <stdint.h>

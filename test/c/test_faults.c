@@ -1,4 +1,4 @@
-/* Fault injection for the trace directory writer (c_src/trace_dir.c).
+/* Fault injection for the trace directory writer (c_src/core/trace_dir.c).
  *
  * Allocation failures: the binary is linked with -Wl,--wrap=malloc, so every
  * malloc in the core goes through __wrap_malloc below, which fails the Nth
@@ -22,8 +22,8 @@
  * anything, or owned by someone else, is refused; a path under a regular
  * file, in procfs, or too long is refused.
  */
-#include "trace_dir.h"
-#include "event.h"
+#include "core/trace_dir.h"
+#include "core/event.h"
 #include "tap.h"
 
 #include <dirent.h>

@@ -1,4 +1,4 @@
-/* Unit tests of the sub-buffer ring (c_src/ring.c) against a reference model.
+/* Unit tests of the sub-buffer ring (c_src/core/ring.c) against a reference model.
  *
  * The model is a plain FIFO of packets, each a list of events, plus the one
  * open packet and the drop counters, advanced by the rules ring.h states
@@ -15,8 +15,8 @@
  * Single-threaded: the interleavings are of operations, not of threads (the
  * multi-threaded test is stress_ring.c). Usage: test_ring [seed].
  */
-#include "ring.h"
-#include "event.h"
+#include "core/ring.h"
+#include "core/event.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -10,11 +10,11 @@
  * deterministic (fixed uuid, clock offset, seeded PRNG), so failures
  * reproduce. Single-threaded test tool; aborts on any I/O error.
  */
-#include "catalogue.h"
-#include "ctf.h"
-#include "event.h"
-#include "ring.h"
-#include "trace_dir.h"
+#include "core/catalogue.h"
+#include "core/ctf.h"
+#include "core/event.h"
+#include "core/ring.h"
+#include "core/trace_dir.h"
 #include "trace_gen.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-%% Byte-for-byte comparison of bmt_term_text (c_src/nif_term_text.c) with
+%% Byte-for-byte comparison of bmt_term_text (c_src/nif/nif_term_text.c) with
 %% the VM's own enif_snprintf("%T"), over fixed edge cases and thousands of
 %% random terms, at many truncation sizes. Prints TAP lines (see
 %% test/run_all.sh) and the speed of both printers on sample messages.

@@ -12,7 +12,7 @@ CC=${CC:-cc}
 inc=$("$ERL" -noshell -eval 'io:format("~ts/erts-~ts/include",[code:root_dir(),erlang:system_info(version)]),halt().')
 if ! "$CC" -std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
         -Wmissing-prototypes -Werror -fPIC -shared -I"$inc" -Ic_src \
-        -o "$out/term_text_test_nif.so" test/erl/term_text_test_nif.c c_src/nif_term_text.c; then
+        -o "$out/term_text_test_nif.so" test/erl/term_text_test_nif.c c_src/nif/nif_term_text.c; then
     echo "not ok - term_text: build test NIF"
     exit 1
 fi

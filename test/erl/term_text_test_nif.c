@@ -1,5 +1,5 @@
 /*
- * Test NIF for c_src/nif_term_text.c: compares bmt_term_text against the
+ * Test NIF for c_src/nif/nif_term_text.c: compares bmt_term_text against the
  * oracle enif_snprintf("%T") and times both. Loaded by bmt_term_text_test
  * from test/out/term_text/; never part of the product NIF.
  *
@@ -14,7 +14,7 @@
 
 #include <erl_nif.h>
 
-#include "nif_term_text.h"
+#include "nif/nif_term_text.h"
 
 /* Bytes after the caller's size that must stay untouched. */
 #define CANARY_BYTES 64

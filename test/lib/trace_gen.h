@@ -6,9 +6,9 @@
 #ifndef BMT_TEST_TRACE_GEN_H
 #define BMT_TEST_TRACE_GEN_H
 
-#include "event.h"
-#include "ring.h"
-#include "trace_dir.h"
+#include "core/event.h"
+#include "core/ring.h"
+#include "core/trace_dir.h"
 
 #define BMT_TEST_GEN_STREAMS 8
 

@@ -3,7 +3,7 @@
  *   driver PRIVDIR [SECONDS]
  *
  * Loads PRIVDIR/beamtrace_lttng.so through the NIF's own loader
- * (c_src/nif_lttng.c), prints how long loading took, then every 100 ms for
+ * (c_src/sinks/lttng.c), prints how long loading took, then every 100 ms for
  * SECONDS (once when 0 or absent) emits one event of every tracepoint with
  * fixed field values (strings "<name>.<field>", integers 1000*id+k, signed
  * ones negative) so that `lttng view` output can be checked field by field;
@@ -13,7 +13,7 @@
  *   emitted=<events emitted while enabled>
  * Exit 0 when loaded (or BEAMTRACE_LTTNG disabled it), 1 otherwise.
  */
-#include "sinks.h"
+#include "sinks/sinks.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -86,7 +86,7 @@ check "provider exports bmt_lttng_provider" 'nm -D --defined-only "$so" | grep -
 ERTS_INCLUDE=$(erl -noshell -eval 'io:format("~ts/erts-~ts/include", [code:root_dir(), erlang:system_info(version)]), halt().')
 drv=$out/driver
 cc -std=gnu11 -O1 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror \
-    -Ic_src -I"$ERTS_INCLUDE" -o "$drv" test/lttng/driver.c c_src/nif_lttng.c c_src/catalogue.c \
+    -Ic_src -I"$ERTS_INCLUDE" -o "$drv" test/lttng/driver.c c_src/sinks/lttng.c c_src/core/catalogue.c \
     -ldl >"$out/driver.cc" 2>&1
 check "driver builds" '[ -x "$drv" ]' || cat "$out/driver.cc"
 

@@ -1,0 +1,190 @@
+/* `beamtrace list`: the tracepoint catalogue, for people (aligned text),
+ * for programs (JSON) and for the docs (a markdown table, which `make docs`
+ * puts in the README). Everything printed comes from catalogue.def. */
+#include "cli.h"
+#include "core/catalogue.h"
+#include "base/out.h"
+
+#include <getopt.h>
+#include <string.h>
+
+static const char *type_name(enum bmt_field_type t)
+{
+    switch (t) {
+    case BMT_FIELD_STRING: return "string";
+    case BMT_FIELD_U32: return "u32";
+    case BMT_FIELD_U64: return "u64";
+    case BMT_FIELD_S64: return "s64";
+    }
+    return "?";
+}
+
+static const char *kind_name(enum bmt_field_kind k)
+{
+    switch (k) {
+    case BMT_KIND_ID: return "id";
+    case BMT_KIND_MFA: return "mfa";
+    case BMT_KIND_TERM: return "term";
+    case BMT_KIND_MSG: return "msg";
+    case BMT_KIND_WORD: return "word";
+    case BMT_KIND_USER: return "user";
+    case BMT_KIND_INT: return "int";
+    }
+    return "?";
+}
+
+static void pad(struct bmt_out *o, size_t used, size_t width)
+{
+    while (used++ < width)
+        bmt_out_char(o, ' ');
+}
+
+static void print_text(struct bmt_out *o)
+{
+    size_t name_w = strlen("TRACEPOINT"), flag_w = strlen("FLAG");
+    for (int i = 0; i < BMT_TP_COUNT; i++) {
+        size_t n = strlen(bmt_catalogue[i].full_name), f = strlen(bmt_catalogue[i].flag);
+        name_w = n > name_w ? n : name_w;
+        flag_w = f > flag_w ? f : flag_w;
+    }
+    bmt_out_str(o, "TRACEPOINT");
+    pad(o, strlen("TRACEPOINT"), name_w + 2);
+    bmt_out_str(o, "FLAG");
+    pad(o, strlen("FLAG"), flag_w + 2);
+    bmt_out_str(o, "FIELDS\n");
+    for (int i = 0; i < BMT_TP_COUNT; i++) {
+        const struct bmt_tracepoint *t = &bmt_catalogue[i];
+        bmt_out_str(o, t->full_name);
+        pad(o, strlen(t->full_name), name_w + 2);
+        bmt_out_str(o, t->flag);
+        pad(o, strlen(t->flag), flag_w + 2);
+        for (unsigned f = 0; f < t->field_count; f++) {
+            if (f)
+                bmt_out_char(o, ' ');
+            bmt_out_str(o, t->fields[f].name);
+            bmt_out_char(o, ':');
+            bmt_out_str(o, type_name(t->fields[f].type));
+        }
+        bmt_out_char(o, '\n');
+        pad(o, 0, 4);
+        bmt_out_str(o, t->summary);
+        bmt_out_char(o, '\n');
+    }
+}
+
+static void json_str(struct bmt_out *o, const char *s)
+{
+    bmt_out_json_string(o, s, strlen(s));
+}
+
+static void print_json(struct bmt_out *o)
+{
+    bmt_out_str(o, "{\"tracepoints\": [");
+    for (int i = 0; i < BMT_TP_COUNT; i++) {
+        const struct bmt_tracepoint *t = &bmt_catalogue[i];
+        bmt_out_str(o, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+        json_str(o, t->full_name);
+        bmt_out_str(o, ", \"domain\": ");
+        json_str(o, t->domain);
+        bmt_out_str(o, ", \"event\": ");
+        json_str(o, t->name);
+        bmt_out_str(o, ", \"id\": ");
+        bmt_out_u64(o, (uint64_t)i);
+        bmt_out_str(o, ", \"flag\": ");
+        json_str(o, t->flag);
+        bmt_out_str(o, ", \"summary\": ");
+        json_str(o, t->summary);
+        bmt_out_str(o, ", \"fields\": [");
+        for (unsigned f = 0; f < t->field_count; f++) {
+            const struct bmt_field *fd = &t->fields[f];
+            bmt_out_str(o, f ? ", {\"name\": " : "{\"name\": ");
+            json_str(o, fd->name);
+            bmt_out_str(o, ", \"type\": ");
+            json_str(o, type_name(fd->type));
+            bmt_out_str(o, ", \"kind\": ");
+            json_str(o, kind_name(fd->kind));
+            bmt_out_str(o, ", \"doc\": ");
+            json_str(o, fd->doc);
+            bmt_out_char(o, '}');
+        }
+        bmt_out_str(o, "]}");
+    }
+    bmt_out_str(o, "\n]}\n");
+}
+
+/* The README's tracepoint table. */
+static void print_markdown(struct bmt_out *o)
+{
+    bmt_out_str(o, "| tracepoint | `erlang:trace/3` flag | fields | what |\n|---|---|---|---|\n");
+    for (int i = 0; i < BMT_TP_COUNT; i++) {
+        const struct bmt_tracepoint *t = &bmt_catalogue[i];
+        bmt_out_str(o, "| `");
+        bmt_out_str(o, t->full_name);
+        bmt_out_str(o, "` | `");
+        bmt_out_str(o, t->flag);
+        bmt_out_str(o, "` | ");
+        for (unsigned f = 0; f < t->field_count; f++) {
+            bmt_out_str(o, f ? ", `" : "`");
+            bmt_out_str(o, t->fields[f].name);
+            bmt_out_char(o, ':');
+            bmt_out_str(o, type_name(t->fields[f].type));
+            bmt_out_char(o, '`');
+        }
+        bmt_out_str(o, " | ");
+        bmt_out_str(o, t->summary);
+        bmt_out_str(o, " |\n");
+    }
+}
+
+int bmt_cmd_list(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"usdt", no_argument, NULL, 'u'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int json = 0, markdown = 0, usdt = 0, opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'f':
+            if (strcmp(optarg, "markdown") == 0)
+                markdown = 1;
+            else if (bmt_cli_parse_format("list", optarg, &json) != 0)
+                return BMT_EXIT_USAGE;
+            break;
+        case 'u':
+            usdt = 1;
+            break;
+        case 'h':
+            bmt_cli_print_usage("list");
+            return BMT_EXIT_OK;
+        case ':':
+            return bmt_cli_usage_error("list", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return bmt_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc)
+        return bmt_cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
+    struct bmt_out o;
+    if (bmt_out_open(&o, 1, 1 << 16) < 0) {
+        bmt_cli_error("list: out of memory; free some memory");
+        return BMT_EXIT_FAIL;
+    }
+    if (usdt)
+        bmt_list_usdt(&o, markdown ? BMT_LIST_MARKDOWN : json ? BMT_LIST_JSON : BMT_LIST_TEXT);
+    else if (markdown)
+        print_markdown(&o);
+    else if (json)
+        print_json(&o);
+    else
+        print_text(&o);
+    if (bmt_out_close(&o) < 0) {
+        bmt_cli_error("list: cannot write the output; check the disk or pipe");
+        return BMT_EXIT_FAIL;
+    }
+    return BMT_EXIT_OK;
+}

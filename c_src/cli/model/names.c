@@ -1,0 +1,281 @@
+/* Process names (contract in names.h). */
+#include "names.h"
+#include "analysis.h"
+#include "core/catalogue.h"
+#include "elixir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bmt_names_init(struct bmt_names *n)
+{
+    memset(n, 0, sizeof *n);
+    bmt_strtab_init(&n->pids);
+    bmt_strtab_init(&n->text);
+    bmt_u64map_init(&n->ever);
+    bmt_u64map_init(&n->holder);
+}
+
+int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len)
+{
+    int64_t id = bmt_strtab_intern(&n->pids, s, len);
+    if (id < 0 || (uint32_t)id < n->cap)
+        return id;
+    uint32_t cap = n->cap ? n->cap * 2 : 256;
+    while (cap <= (uint32_t)id)
+        cap *= 2;
+    struct bmt_pname *p = realloc(n->procs, cap * sizeof *p);
+    if (!p)
+        return -ENOMEM;
+    for (uint32_t i = n->cap; i < cap; i++)
+        p[i] = (struct bmt_pname){BMT_NAME_NONE, BMT_NAME_NONE, BMT_NAME_NONE};
+    n->procs = p;
+    n->cap = cap;
+    return id;
+}
+
+/* A name or label, or BMT_NAME_NONE for an absent one: the recorder
+ * writes "undefined", as Erlang says it (an empty string would print as
+ * the previous event's value in babeltrace2 2.0); older traces wrote "". */
+static int64_t text(struct bmt_names *n, const struct bmt_value *v)
+{
+    if (!v->len || (v->len == 9 && memcmp(v->str, "undefined", 9) == 0))
+        return BMT_NAME_NONE;
+    return bmt_strtab_intern(&n->text, v->str, v->len);
+}
+
+/* Process `pid` now holds registered name `t`. */
+/* The holder map's key: registered name `t` on the node of process `pid`
+ * (names are per node: every node of a cluster may have its `bmt_vnode`).
+ * A pid text without a node prefix (one trace) is node 0. */
+static int64_t holder_key(struct bmt_names *n, uint32_t pid, uint32_t t)
+{
+    const char *s = bmt_strtab_str(&n->pids, pid);
+    size_t plen = bmt_nodes_prefix(s, bmt_strtab_len(&n->pids, pid));
+    if (!plen)
+        return t;
+    int64_t node = bmt_strtab_intern(&n->text, s, plen);
+    return node < 0 ? node : (int64_t)((uint64_t)(node + 1) << 32 | t);
+}
+
+static int hold(struct bmt_names *n, uint32_t pid, uint32_t t)
+{
+    int created;
+    int64_t key = holder_key(n, pid, t);
+    uint32_t *slot = key < 0 ? NULL : bmt_u64map_get(&n->holder, (uint64_t)key, pid, &created);
+    if (!slot)
+        return -ENOMEM;
+    *slot = pid;
+    return 0;
+}
+
+static void unhold(struct bmt_names *n, uint32_t pid, uint32_t t)
+{
+    int64_t key = holder_key(n, pid, t);
+    if (key >= 0 && bmt_u64map_find(&n->holder, (uint64_t)key) == pid)
+        bmt_u64map_remove(&n->holder, (uint64_t)key);
+}
+
+int64_t bmt_names_holder(const struct bmt_names *n, const char *sender, size_t sender_len,
+                         const char *to, size_t len)
+{
+    const char *node = sender;
+    size_t node_len = bmt_nodes_prefix(sender, sender_len);
+    /* {Name,Node}: Name on Node. */
+    if (len > 4 && to[0] == '{' && to[len - 1] == '}') {
+        const char *comma = NULL;
+        for (size_t i = len - 1; i > 0 && !comma; i--)
+            if (to[i] == ',')
+                comma = to + i;
+        if (!comma)
+            return -1;
+        node = comma + 1;
+        node_len = (size_t)(to + len - 1 - node);
+        len = (size_t)(comma - to - 1);
+        to++;
+        if (node_len > 2 && node[0] == '\'' && node[node_len - 1] == '\'') {
+            node++;
+            node_len -= 2;
+        }
+    }
+    int64_t t = bmt_strtab_find(&n->text, to, len);
+    if (t < 0)
+        return -1;
+    uint64_t key = (uint64_t)t;
+    if (node_len) {
+        int64_t nt = bmt_strtab_find(&n->text, node, node_len);
+        if (nt < 0)
+            return -1;
+        key |= (uint64_t)(nt + 1) << 32;
+    }
+    uint32_t pid = bmt_u64map_find(&n->holder, key);
+    return pid == UINT32_MAX ? -1 : (int64_t)pid;
+}
+
+static int remember(struct bmt_names *n, uint32_t pid, uint32_t t)
+{
+    uint64_t key = (uint64_t)pid << 32 | t;
+    int created;
+    if (!bmt_u64map_get(&n->ever, key, 0, &created))
+        return -ENOMEM;
+    if (!created)
+        return 0;
+    if (n->ever_count == n->ever_cap) {
+        uint32_t cap = n->ever_cap ? n->ever_cap * 2 : 256;
+        uint64_t *k = realloc(n->ever_keys, cap * sizeof *k);
+        if (!k)
+            return -ENOMEM;
+        n->ever_keys = k;
+        n->ever_cap = cap;
+    }
+    n->ever_keys[n->ever_count++] = key;
+    return 0;
+}
+
+/* Initial calls that say nothing about the process. */
+static int generic_entry(const char *s, size_t len)
+{
+    static const char *const generic[] = {"undefined", "proc_lib:init_p/5", "proc_lib:init_p/3",
+                                           "erlang:apply/2", ""};
+    for (unsigned i = 0; i < sizeof generic / sizeof generic[0]; i++)
+        if (strlen(generic[i]) == len && memcmp(generic[i], s, len) == 0)
+            return 1;
+    return 0;
+}
+
+int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
+{
+    const struct bmt_an_fields *F = bmt_an_fields();
+    const struct bmt_value *v = rec->values;
+    int64_t pid, t;
+    switch (rec->tp) {
+    case BMT_TP_process_info: {
+        n->dump_count++;
+        if ((pid = bmt_names_pid(n, v[F->info_pid].str, v[F->info_pid].len)) < 0)
+            return (int)pid;
+        struct bmt_pname *p = &n->procs[pid];
+        if ((t = text(n, &v[F->info_name])) < 0)
+            return (int)t;
+        if (t != BMT_NAME_NONE) {
+            p->reg = (uint32_t)t;
+            if (remember(n, (uint32_t)pid, (uint32_t)t) < 0 || hold(n, (uint32_t)pid, (uint32_t)t) < 0)
+                return -ENOMEM;
+        }
+        if ((t = text(n, &v[F->info_label])) < 0)
+            return (int)t;
+        if (t != BMT_NAME_NONE) {
+            p->label = (uint32_t)t;
+            if (remember(n, (uint32_t)pid, (uint32_t)t) < 0)
+                return -ENOMEM;
+        }
+        if (!generic_entry(v[F->info_entry].str, v[F->info_entry].len)) {
+            if ((t = text(n, &v[F->info_entry])) < 0)
+                return (int)t;
+            p->entry = (uint32_t)t;
+        }
+        return 0;
+    }
+    case BMT_TP_process_spawn:
+        if ((pid = bmt_names_pid(n, v[F->spawn_pid].str, v[F->spawn_pid].len)) < 0)
+            return (int)pid;
+        if (n->procs[pid].entry == BMT_NAME_NONE &&
+            !generic_entry(v[F->spawn_entry].str, v[F->spawn_entry].len)) {
+            if ((t = text(n, &v[F->spawn_entry])) < 0)
+                return (int)t;
+            n->procs[pid].entry = (uint32_t)t;
+        }
+        return 0;
+    case BMT_TP_process_register:
+        if ((pid = bmt_names_pid(n, v[F->reg_pid].str, v[F->reg_pid].len)) < 0)
+            return (int)pid;
+        if ((t = text(n, &v[F->reg_name])) < 0)
+            return (int)t;
+        if (t == BMT_NAME_NONE)
+            return 0;
+        if (v[F->reg_type].len != 8 || memcmp(v[F->reg_type].str, "register", 8) != 0) {
+            /* Sends to the name go nowhere now; the process keeps showing
+             * it (its last name stays the most useful label). */
+            unhold(n, (uint32_t)pid, (uint32_t)t);
+            return 0;
+        }
+        n->procs[pid].reg = (uint32_t)t;
+        if (hold(n, (uint32_t)pid, (uint32_t)t) < 0)
+            return -ENOMEM;
+        return remember(n, (uint32_t)pid, (uint32_t)t);
+    default:
+        return 0;
+    }
+}
+
+void bmt_names_name(const struct bmt_names *n, uint32_t id, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (id >= n->pids.count)
+        return;
+    const struct bmt_pname *p = &n->procs[id];
+    uint32_t t = p->reg != BMT_NAME_NONE ? p->reg : p->label;
+    if (t != BMT_NAME_NONE)
+        bmt_elixir_atom(bmt_strtab_str(&n->text, t), bmt_strtab_len(&n->text, t), buf, size);
+    else if (p->entry != BMT_NAME_NONE)
+        bmt_elixir_mfa(bmt_strtab_str(&n->text, p->entry), bmt_strtab_len(&n->text, p->entry), buf,
+                       size);
+}
+
+void bmt_names_label(const struct bmt_names *n, const char *pid, size_t len, char *buf,
+                     size_t size)
+{
+    char name[512];
+    int64_t id = bmt_strtab_find(&n->pids, pid, len);
+    name[0] = '\0';
+    if (id >= 0)
+        bmt_names_name(n, (uint32_t)id, name, sizeof name);
+    if (name[0])
+        snprintf(buf, size, "%.*s %s", (int)len, pid, name);
+    else
+        snprintf(buf, size, "%.*s", (int)len, pid);
+}
+
+static int text_matches(const struct bmt_names *n, uint32_t t, const char *name, int glob, int mfa)
+{
+    const char *raw = bmt_strtab_str(&n->text, t);
+    char shown[512];
+    if (mfa)
+        bmt_elixir_mfa(raw, bmt_strtab_len(&n->text, t), shown, sizeof shown);
+    else
+        bmt_elixir_atom(raw, bmt_strtab_len(&n->text, t), shown, sizeof shown);
+    if (glob)
+        return bmt_glob_match(name, raw) || bmt_glob_match(name, shown);
+    return strcmp(name, raw) == 0 || strcmp(name, shown) == 0;
+}
+
+int bmt_names_select(const struct bmt_names *n, const char *name, int glob, uint8_t *marks)
+{
+    uint8_t *hit = calloc(n->text.count + 1, 2); /* [2t] as a name, [2t+1] as a call */
+    if (!hit)
+        return -ENOMEM;
+    for (uint32_t t = 0; t < n->text.count; t++) {
+        hit[2 * t] = (uint8_t)text_matches(n, t, name, glob, 0);
+        hit[2 * t + 1] = (uint8_t)(glob && text_matches(n, t, name, 1, 1));
+    }
+    for (uint32_t i = 0; i < n->ever_count; i++)
+        if (hit[2 * (uint32_t)n->ever_keys[i]])
+            marks[n->ever_keys[i] >> 32] = 1;
+    for (uint32_t id = 0; id < n->pids.count; id++)
+        if (n->procs[id].entry != BMT_NAME_NONE && hit[2 * n->procs[id].entry + 1])
+            marks[id] = 1;
+    free(hit);
+    return 0;
+}
+
+void bmt_names_free(struct bmt_names *n)
+{
+    bmt_strtab_free(&n->pids);
+    bmt_strtab_free(&n->text);
+    bmt_u64map_free(&n->ever);
+    bmt_u64map_free(&n->holder);
+    free(n->procs);
+    free(n->ever_keys);
+    memset(n, 0, sizeof *n);
+}
