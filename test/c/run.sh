@@ -9,6 +9,8 @@
 #   stress_ring  N writers, one consumer                     TSan, and ASan+UBSan
 #   stress_recorder  the recorder's protocol with writer threads: stop,
 #                idle flush, caps, snapshots, exact counts    TSan, and ASan+UBSan
+#   test_clock   the trace clock within 1 us of clock_gettime, ordered
+#                per thread (BMT_CLOCK_TEST_SECONDS, 10)     ASan+UBSan
 #   layers       tools/check_layers.py: the pure C folders never reach the
 #                VM, headers pair with their .c, no include/use cycle
 #
@@ -86,6 +88,7 @@ run() {
     build test_ring test/c/test_ring.c $ASAN &
     build test_ctf test/c/test_ctf.c $ASAN &
     wait
+    build test_clock test/c/test_clock.c $ASAN &
     build test_faults test/c/test_faults.c $ASAN -Wl,--wrap=malloc -Wl,--wrap=pwrite &
     build stress_ring_tsan test/c/stress_ring.c $TSAN &
     wait
@@ -98,6 +101,7 @@ cat "$tmp/build.tap"
 grep -q '^not ok' "$tmp/build.tap" && failed=1
 
 [ -x "$out/test_ring" ] && run test_ring
+[ -x "$out/test_clock" ] && run test_clock
 [ -x "$out/test_ctf" ] && run test_ctf test/c/golden
 [ -x "$out/test_faults" ] && run test_faults
 [ -x "$out/stress_ring_tsan" ] && run stress_ring_tsan "$tmp/stress-tsan" 4 20000

@@ -12,7 +12,8 @@
 -export([halt_test/0, init_stop_test/0, kill9_test/0, overwrite_exit_test/0,
          snapshot_test/0, private_test/0, symlink_test/0, caps_test/0, rotation_test/0,
          dir_removed_test/0, default_dirs_test/0, size_only_shared_test/0,
-         long_list_message_test/0, nul_in_strings_test/0, state_dump_test/0]).
+         long_list_message_test/0, nul_in_strings_test/0, state_dump_test/0,
+         clock_test/0]).
 
 -import(bmt_test_lib, [assert_eq/3, tmpdir/1, babeltrace/1]).
 
@@ -319,4 +320,39 @@ state_dump_test() ->
         [F || {process_info, #{name := <<"application_controller">>} = F} <- Events],
     [#{name := <<"undefined">>} | _] =
         [F || {process_info, #{name := <<"undefined">>} = F} <- Events],
+    ok.
+
+%% ---- the clock ----
+
+%% sinks() says what stamps the events (issue 19): the TSC where the CPU
+%% says it is invariant (constant_tsc and nonstop_tsc) and the kernel has
+%% not found it unstable (it is among the available clocksources, though
+%% kvm-clock may be the current one), unless the TSC of some CPU disagrees
+%% with the others; else clock_gettime, with the reason.
+clock_test() ->
+    #{clock := Clock} = beamtrace:sinks(),
+    Flags = case file:read_file("/proc/cpuinfo") of
+                {ok, Info} -> [F || L <- binary:split(Info, <<"\n">>, [global]),
+                                    <<"flags", _/binary>> <- [L],
+                                    F <- binary:split(L, [<<" ">>, <<"\t">>], [global])];
+                _ -> []
+            end,
+    Offered = case file:read_file("/sys/devices/system/clocksource/clocksource0/"
+                                  "available_clocksource") of
+                  {ok, Avail} -> lists:member(<<"tsc">>, binary:split(string:trim(Avail), <<" ">>,
+                                                                      [global]));
+                  _ -> false
+              end,
+    Usable = erlang:system_info(wordsize) =:= 8 andalso
+        lists:member(<<"constant_tsc">>, Flags) andalso lists:member(<<"nonstop_tsc">>, Flags)
+        andalso Offered andalso os:getenv("BEAMTRACE_CLOCK") =/= "monotonic",
+    case {Usable, Clock} of
+        {true, tsc} -> ok;
+        %% Usable on paper, but one CPU's TSC is off the others'.
+        {true, {clock_gettime, <<"the TSC of CPU ", _/binary>>}} -> ok;
+        {false, {clock_gettime, Why}} when is_binary(Why), byte_size(Why) > 0 -> ok;
+        _ -> erlang:error({clock, Clock, usable, Usable, offered, Offered})
+    end,
+    %% The answer stays the same (calibrated once).
+    #{clock := Clock} = beamtrace:sinks(),
     ok.
