@@ -33,7 +33,7 @@ static const char *type_name(enum bmt_field_type type)
     return "?";
 }
 
-void bmt_decode_check_field(const struct decode *d, const char *name, enum bmt_field_type type)
+void bmt_decode_check_field(struct decode *d, const char *name, enum bmt_field_type type)
 {
     const struct bmt_tracepoint *tp = &bmt_catalogue[d->tp];
     char what[256];
@@ -48,6 +48,7 @@ void bmt_decode_check_field(const struct decode *d, const char *name, enum bmt_f
                  d->field, type_name(type), name, type_name(f->type), f->name);
         decode_mismatch(d, what);
     }
+    d->field++;
 }
 
 void bmt_decode_check_end(const struct decode *d)
@@ -62,16 +63,17 @@ void bmt_decode_check_end(const struct decode *d)
 }
 #endif
 
-void bmt_decode_message_again(struct decode *d, int tp, int message_bytes, uint8_t *where)
+void bmt_decode_message_again(struct decode *d, struct bmt_event *ev, int tp, uint8_t *where)
 {
     /* The link variants keep OTP's fields first: the same positions. */
     _Static_assert(BMT_F_message_send_link_message == BMT_F_message_send_message &&
                        BMT_F_message_receive_link_message == BMT_F_message_receive_message,
                    "link variants start with OTP's fields");
-    struct bmt_value *v = &d->t->event.values[tp == BMT_TP_message_send ? BMT_F_message_send_message
-                                                                        : BMT_F_message_receive_message];
+    struct bmt_value *v = &ev->values[tp == BMT_TP_message_send ? BMT_F_message_send_message
+                                                                : BMT_F_message_receive_message];
     v->str = (const char *)where;
-    v->len = (uint32_t)bmt_format_message(&d->t->fmt, d->env, d->term, message_bytes, (char *)where);
+    v->len = (uint32_t)bmt_format_message(d->fmt, d->env, d_term(d), BMT_OTP_MESSAGE_BYTES,
+                                          (char *)where);
 }
 
 /* ---- USDT-only arguments ---- */
@@ -80,7 +82,7 @@ void bmt_decode_message_again(struct decode *d, int tp, int message_bytes, uint8
 static const char *text_at(struct decode *d, ERL_NIF_TERM term, size_t room, uint8_t **where)
 {
     char *text = (char *)*where;
-    size_t len = bmt_format_term(&d->t->fmt, d->env, term, text, room);
+    size_t len = bmt_format_term(d->fmt, d->env, term, text, room);
     *where += len + 1;
     return text;
 }
@@ -93,7 +95,7 @@ static int call_args(struct decode *d, ERL_NIF_TERM module, ERL_NIF_TERM functio
     const ERL_NIF_TERM *mfa;
     int size;
     ERL_NIF_TERM list;
-    if (!enif_get_tuple(d->env, d->term, &size, &mfa) || size != 3 || mfa[0] != module ||
+    if (!enif_get_tuple(d->env, d_term(d), &size, &mfa) || size != 3 || mfa[0] != module ||
         mfa[1] != function)
         return 0;
     list = mfa[2];
@@ -107,7 +109,7 @@ static int module_is_erlang(struct decode *d)
 {
     const ERL_NIF_TERM *mfa;
     int size;
-    return enif_get_tuple(d->env, d->term, &size, &mfa) && size == 3 && mfa[0] == d->a->erlang;
+    return enif_get_tuple(d->env, d_term(d), &size, &mfa) && size == 3 && mfa[0] == d->a->erlang;
 }
 
 static void call_usdt_args(struct decode *d, struct bmt_usdt_args *a, uint8_t **where)
@@ -138,7 +140,7 @@ static void port_command_args(struct decode *d, struct bmt_usdt_args *a, uint8_t
 {
     const ERL_NIF_TERM *msg, *cmd;
     int size, cmd_size;
-    if (!enif_get_tuple(d->env, d->term, &size, &msg) || size != 2)
+    if (!enif_get_tuple(d->env, d_term(d), &size, &msg) || size != 2)
         return;
     if (msg[1] == d->a->close)
         a->port_command = "close";
@@ -153,11 +155,12 @@ static void port_command_args(struct decode *d, struct bmt_usdt_args *a, uint8_t
 static uint32_t message_words(struct decode *d)
 {
     int complete;
-    size_t words = bmt_term_words(d->env, d->term, &complete);
+    size_t words = bmt_term_words(d->env, d_term(d), &complete);
     return words > UINT32_MAX ? UINT32_MAX : (uint32_t)words;
 }
 
-static void send_usdt_args(struct decode *d, struct bmt_usdt_args *a, uint8_t **where)
+static void send_usdt_args(struct decode *d, const struct bmt_event *ev, struct bmt_usdt_args *a,
+                           uint8_t **where)
 {
     ERL_NIF_TERM to = bmt_decode_extra(d);
     const ERL_NIF_TERM *name_node;
@@ -175,18 +178,19 @@ static void send_usdt_args(struct decode *d, struct bmt_usdt_args *a, uint8_t **
         a->send_kind = BMT_SEND_REMOTE;
         a->remote_node = remote_name ? text_at(d, name_node[1], BMT_TERM_MAX_BYTES + 1, where) : "";
         a->remote_to = remote_name ? text_at(d, name_node[0], BMT_TERM_MAX_BYTES + 1, where)
-                                   : d->t->event.values[BMT_F_message_send_to].str;
+                                   : ev->values[BMT_F_message_send_to].str;
     } else {
         a->send_kind = BMT_SEND_LOCAL;
     }
 }
 
-void bmt_decode_usdt_args(struct decode *d, int tp, struct bmt_usdt_args *a, uint8_t *where)
+void bmt_decode_usdt_args(struct decode *d, const struct bmt_event *ev, int tp,
+                          struct bmt_usdt_args *a, uint8_t *where)
 {
     memset(a, 0, sizeof *a);
     switch (tp) {
     case BMT_TP_process_scheduled:
-        a->scheduled_in = d->tag == d->a->in || d->tag == d->a->in_exiting;
+        a->scheduled_in = d_tag(d) == d->a->in || d_tag(d) == d->a->in_exiting;
         break;
     case BMT_TP_function_call:
         call_usdt_args(d, a, &where);
@@ -195,7 +199,7 @@ void bmt_decode_usdt_args(struct decode *d, int tp, struct bmt_usdt_args *a, uin
         a->is_bif = module_is_erlang(d);
         break;
     case BMT_TP_message_send:
-        send_usdt_args(d, a, &where);
+        send_usdt_args(d, ev, a, &where);
         break;
     case BMT_TP_message_receive:
         a->message_words = message_words(d);

@@ -20,22 +20,16 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* What enabled_<flag>/3 decided, for the trace_<flag>/5 call the VM makes
- * next on the same thread for the same event (same tag and tracer state
- * words). Every sink checks again when it writes, so reusing it is safe. */
-struct bmt_decision {
-    ERL_NIF_TERM tag, state;    /* the enabled_* call's; tag 0 = none */
-    int tp;                     /* tracepoint id */
-    int rec_tp;                 /* what the recorder records: tp, or its link variant */
-    unsigned sinks;             /* BMT_SINK_* bits */
-    struct bmt_session *session;
-    uint64_t generation;
-};
-
 struct thread_ctx {
     int slot;                   /* this thread's ring in every session */
     int in_use;                 /* re-entry guard: inside an event */
-    struct bmt_decision decision;
+    /* What enabled_<flag>/3 decided (nif_dispatch.h's decision word), for
+     * the trace_<flag>/5 call the VM makes next on this thread for the same
+     * event: the same tag and tracer state words. Every sink checks again
+     * when it writes, so reusing it is safe. */
+    ERL_NIF_TERM decided_tag;   /* 0: none */
+    ERL_NIF_TERM decided_state;
+    uint64_t decision;
     struct bmt_clock_thread clock;
     struct bmt_event event;
     struct bmt_format_cache fmt;

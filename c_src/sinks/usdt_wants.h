@@ -11,7 +11,10 @@
 
 #include "core/catalogue.h"
 
-#define USDT_SEMAPHORE_DECL(symbol) extern unsigned short erlang_##symbol##_semaphore;
+/* Hidden: each is read PC-relative, not through the GOT (the probe notes
+ * carry their addresses for the tracers, not their symbols). */
+#define USDT_SEMAPHORE_DECL(symbol) \
+    extern unsigned short erlang_##symbol##_semaphore __attribute__((visibility("hidden")));
 #define USDT_DECL_PROVIDED(symbol) USDT_SEMAPHORE_DECL(symbol)
 #define USDT_DECL_APPROX(symbol) USDT_SEMAPHORE_DECL(symbol)
 #define USDT_DECL_NONE(symbol)
