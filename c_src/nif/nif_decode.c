@@ -8,6 +8,7 @@
  *    three elements by position).
  */
 #include "nif_decode.h"
+#include "sinks/usdt_wants.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,23 +117,65 @@ static void call_usdt_args(struct decode *d, struct bmt_usdt_args *a, uint8_t **
 {
     ERL_NIF_TERM args[3];
     a->is_bif = module_is_erlang(d);
-    if (call_args(d, d->a->erlang, d->a->hibernate, 3, args)) {
-        /* The resume function: erlang:hibernate(M, F, Args), at most 255
-         * arguments counted. */
+    if (ON(process__hibernate) && call_args(d, d->a->erlang, d->a->hibernate, 3, args)) {
+        /* The resume function of erlang:hibernate(M, F, Args) (at most 255
+         * arguments counted), for the `out' that follows: OTP 29 traces
+         * compiled calls of it, older releases only interpreted ones. */
+        struct bmt_hibernation *h = &d->t->hibernation;
         unsigned len = 0;
         ERL_NIF_TERM list = args[2], head;
         while (len < 256 && enif_get_list_cell(d->env, list, &head, &list))
             len++;
-        char *mfa = (char *)*where;
-        int n = enif_snprintf(mfa, BMT_MFA_MAX_BYTES + 1, "%T:%T/%u", args[0], args[1], len);
-        *where += (n > 0 ? (size_t)n : 0) + 1;
-        a->hibernate_mfa = mfa;
+        if (enif_snprintf(h->mfa, sizeof h->mfa, "%T:%T/%u", args[0], args[1], len) > 0) {
+            h->pid = d_tracee(d);
+            h->called = 1;
+        }
     }
     if (call_args(d, d->a->erlang, d->a->port_control, 3, args)) {
         a->control_op = 0;
         enif_get_int(d->env, args[1], &a->control_op);
         a->control_port = text_at(d, args[0], BMT_ID_MAX_BYTES + 1, where);
     }
+}
+
+/* process-hibernate, derived from the running flag: a process scheduled
+ * out in erlang:hibernate/3 (the VM's term for it, out and in) hibernated.
+ * OTP's probe gives the function it resumes in, which the running flag
+ * does not say: it is the erlang:hibernate/3 call's when the call flag
+ * traced it (exact), else where the process was when it was scheduled in
+ * for the slice that ended hibernating (exact for a process that
+ * hibernates into the function it was started in or woke up in, as OTP's
+ * dyntrace_SUITE's does; a gen_server resumes in gen_server:wake_hib/6,
+ * not in the loop it was scheduled in at). A slice that began with a wake
+ * from hibernation and ends hibernating again is reported only when the
+ * call is traced. */
+static void hibernation_args(struct decode *d, const struct bmt_event *ev,
+                             struct bmt_usdt_args *a)
+{
+    struct bmt_hibernation *h = &d->t->hibernation;
+    const ERL_NIF_TERM *mfa;
+    int size;
+    int hibernating = enif_get_tuple(d->env, d_term(d), &size, &mfa) && size == 3 &&
+                      mfa[0] == d->a->erlang && mfa[1] == d->a->hibernate;
+    if (a->scheduled_in) {
+        /* Woken from hibernation (in erlang:hibernate/3): nothing known of
+         * where it goes next; an out in erlang:hibernate/3 without a new
+         * call is the same hibernation (the VM woke the process for a
+         * signal, process_info's say), which OTP's probe did not report
+         * again. */
+        const struct bmt_value *entry = &ev->values[BMT_F_process_scheduled_entry];
+        size_t len = entry->len < sizeof h->mfa - 1 ? entry->len : sizeof h->mfa - 1;
+        memcpy(h->mfa, entry->str, len);
+        h->mfa[len] = '\0';
+        h->pid = hibernating ? 0 : d_tracee(d);
+        h->called = 0;
+        return;
+    }
+    /* A call through apply (erl_eval's) is scheduled out elsewhere than in
+     * erlang:hibernate/3: the call said it hibernates. */
+    if (h->pid == d_tracee(d) && (hibernating || h->called))
+        a->hibernate_mfa = h->mfa;
+    h->pid = 0;
 }
 
 /* Port sends: {Pid, {command, _}}, {Pid, close}, {Pid, {connect, _}}. */
@@ -181,6 +224,16 @@ static void send_usdt_args(struct decode *d, const struct bmt_event *ev, struct 
                                    : ev->values[BMT_F_message_send_to].str;
     } else {
         a->send_kind = BMT_SEND_LOCAL;
+        /* OTP's probe gives the receiver's pid; a send to a registered
+         * name (Name ! Msg, gen_server:cast(Name, _)) names it, and the
+         * VM resolved the name for the send a moment ago. The name's
+         * text stays in the event (OTP's LTTng text). */
+        if (enif_is_atom(d->env, to) && enif_whereis_pid(d->env, to, &pid)) {
+            char *text = (char *)*where;
+            size_t len = bmt_format_id(d->fmt, d->env, enif_make_pid(d->env, &pid), text);
+            *where += len + 1;
+            a->receiver = text;
+        }
     }
 }
 
@@ -191,6 +244,8 @@ void bmt_decode_usdt_args(struct decode *d, const struct bmt_event *ev, int tp,
     switch (tp) {
     case BMT_TP_process_scheduled:
         a->scheduled_in = d_tag(d) == d->a->in || d_tag(d) == d->a->in_exiting;
+        if (ON(process__hibernate))
+            hibernation_args(d, ev, a);
         break;
     case BMT_TP_function_call:
         call_usdt_args(d, a, &where);

@@ -20,6 +20,19 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* What the USDT sink knows of the resume function of the process running
+ * on this thread, for process-hibernate (nif_decode.c): set when the
+ * process is scheduled in (where it was then) and by a call of
+ * erlang:hibernate/3 the call flag traces (exactly where it resumes);
+ * read when it is scheduled out hibernating. Kept only while a tracer listens to
+ * process-hibernate. */
+struct bmt_hibernation {
+    ERL_NIF_TERM pid;           /* whose; 0: nobody's */
+    int called;                 /* mfa is the erlang:hibernate/3 call's: the
+                                 * process's next out is its hibernation */
+    char mfa[BMT_MFA_MAX_BYTES + 1];
+};
+
 struct thread_ctx {
     int slot;                   /* this thread's ring in every session */
     int in_use;                 /* re-entry guard: inside an event */
@@ -33,6 +46,7 @@ struct thread_ctx {
     struct bmt_clock_thread clock;
     struct bmt_event event;
     struct bmt_format_cache fmt;
+    struct bmt_hibernation hibernation;
     /* Field text when no ring takes the event (LTTng or USDT only, user
      * probes): the largest event of any tracepoint, plus room for the
      * USDT-only arguments. */

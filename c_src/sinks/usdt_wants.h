@@ -33,7 +33,8 @@ static inline __attribute__((always_inline)) int bmt_usdt_wants(int tp)
     switch (tp) {
     case BMT_TP_process_spawn: return ON(process__spawn);
     case BMT_TP_process_exit: return ON(process__exit);
-    case BMT_TP_process_scheduled: return (SEM(process__scheduled) | SEM(process__unscheduled)) != 0;
+    case BMT_TP_process_scheduled:
+        return (SEM(process__scheduled) | SEM(process__unscheduled) | SEM(process__hibernate)) != 0;
     case BMT_TP_message_send:
         return (SEM(message__send) | SEM(message__send__remote) | SEM(port__command)) != 0;
     case BMT_TP_message_receive: return ON(message__queued);
