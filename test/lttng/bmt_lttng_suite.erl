@@ -457,12 +457,22 @@ registrar(Prefix) ->
 
 registrar(Prefix, N) ->
     receive
-        {stop, From} -> From ! {self(), N - 1}
+        {stop, From} -> From ! {self(), N - 1};
+        {count, From} -> From ! {self(), N - 1}, registrar(Prefix, N)
     after 5 ->
         Name = list_to_atom(Prefix ++ integer_to_list(N)),
         true = register(Name, self()),
         true = unregister(Name),
         registrar(Prefix, N + 1)
+    end.
+
+%% Waits until registrar P has registered N names; an error after Ms.
+registered_at_least(P, N, Ms) ->
+    P ! {count, self()},
+    receive
+        {P, K} when K >= N -> ok;
+        {P, _} when Ms > 0 -> timer:sleep(20), registered_at_least(P, N, Ms - 20);
+        {P, K} -> error({registrar_stuck, P, K})
     end.
 
 %%% The seed's workflow (seeds/000): only the tracer module name changed.
@@ -591,7 +601,9 @@ killed_run() ->
     Killed = kill_sessiond(),
     diag("killed lttng-sessiond ~s mid-trace", [Killed]),
     P2 = spawn(?MODULE, registrar, ["after_kill_"]),
-    timer:sleep(300),
+    %% Until P2 has registered 10 names with the daemon gone (a loaded
+    %% machine may take much longer than the 50 ms this takes when idle).
+    registered_at_least(P2, 10, 30000),
     R1 = run_case(sessiond_killed_mid_trace_vm_runs, fun() ->
         false = sessiond_running(),
         [begin P ! {stop, self()}, receive {P, K} when K > 0 -> ok after 2000 -> error({stuck, P}) end end
