@@ -259,6 +259,12 @@ void bmt_decode_usdt_args(struct decode *d, const struct bmt_event *ev, int tp,
     case BMT_TP_message_receive:
         a->message_words = message_words(d);
         break;
+    case BMT_TP_seq_trace:
+        /* OTP's trace_seq probe: each argument printed, TERM-bounded. */
+        a->tracer_state = text_at(d, d->argv[1], BMT_TERM_MAX_BYTES + 1, &where);
+        a->trace_label = text_at(d, d_tracee(d), BMT_TERM_MAX_BYTES + 1, &where);
+        a->trace_info = text_at(d, d_term(d), BMT_TERM_MAX_BYTES + 1, &where);
+        break;
     case BMT_TP_port_open: {
         /* OTP passes the driver name unquoted ("tcp_inet"). */
         char *driver = (char *)where;

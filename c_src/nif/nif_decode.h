@@ -206,7 +206,9 @@ static const struct word16 w_link = WORD16("link"), w_unlink = WORD16("unlink"),
                            w_register = WORD16("register"), w_unregister = WORD16("unregister"),
                            w_in = WORD16("in"), w_out = WORD16("out"),
                            w_in_exiting = WORD16("in_exiting"), w_out_exiting = WORD16("out_exiting"),
-                           w_out_exited = WORD16("out_exited"), w_undefined = WORD16("undefined");
+                           w_out_exited = WORD16("out_exited"), w_undefined = WORD16("undefined"),
+                           w_send = WORD16("send"), w_receive = WORD16("receive"),
+                           w_print = WORD16("print");
 
 DECODE_INLINE void put_word16(struct decode *d, const char *name, const struct word16 *w)
 {
@@ -294,6 +296,42 @@ static inline void put_gc(struct decode *d, const char *first)
     put_u64(d, first, words);
     put_u64(d, "heap", heap);
     put_u64(d, "old_heap", old_heap);
+}
+
+/* seq_trace's fields: the label (trace/5's third argument) and
+ * {Type, {Previous, Current}, From, To, Message} (OTP's SeqTraceInfo; print
+ * events have [] for To and the printed term for Message). Anything else
+ * in its place is written as undefined and zeros. */
+static inline void put_seq_trace(struct decode *d)
+{
+    const ERL_NIF_TERM *info, *serial;
+    int arity, serial_arity;
+    int64_t prev = 0, cur = 0;
+    put_term(d, "label", d_tracee(d));
+    if (!enif_get_tuple(d->env, d_term(d), &arity, &info) || arity != 5) {
+        put_word16(d, "type", &w_undefined);
+        put_u64(d, "previous", 0);
+        put_u64(d, "current", 0);
+        put_word16(d, "from", &w_undefined);
+        put_word16(d, "to", &w_undefined);
+        put_message(d, "message", d->a->undefined);
+        return;
+    }
+    put_word16(d, "type", info[0] == d->a->send       ? &w_send
+                          : info[0] == d->a->receive_ ? &w_receive
+                          : info[0] == d->a->print    ? &w_print
+                                                      : &w_undefined);
+    if (enif_get_tuple(d->env, info[1], &serial_arity, &serial) && serial_arity == 2) {
+        if (!bmt_small_int(d->env, serial[0], &prev) || prev < 0)
+            prev = 0;
+        if (!bmt_small_int(d->env, serial[1], &cur) || cur < 0)
+            cur = 0;
+    }
+    put_u64(d, "previous", (uint64_t)prev);
+    put_u64(d, "current", (uint64_t)cur);
+    put_id(d, "from", info[2]);
+    put_term(d, "to", info[3]);
+    put_message(d, "message", info[4]);
 }
 
 static inline __attribute__((always_inline)) void bmt_decode_fields(struct decode *d, int tp)
@@ -401,6 +439,9 @@ static inline __attribute__((always_inline)) void bmt_decode_fields(struct decod
     case BMT_TP_gc_minor_start:
     case BMT_TP_gc_major_start:
         put_gc(d, "need");
+        break;
+    case BMT_TP_seq_trace:
+        put_seq_trace(d);
         break;
     case BMT_TP_gc_minor_end:
     case BMT_TP_gc_major_end:

@@ -88,6 +88,13 @@ static inline int tp_gc(const struct bmt_atoms *a, ERL_NIF_TERM tag)
     return -1;
 }
 
+/* The tags trace/5 gets: seq_trace's, when beamtrace is the seq_trace
+ * system tracer (every other tag has its own callback). */
+static inline int tp_generic(const struct bmt_atoms *a, ERL_NIF_TERM tag)
+{
+    return tag == a->seq_trace ? BMT_TP_seq_trace : -1;
+}
+
 typedef int tag_map_fn(const struct bmt_atoms *a, ERL_NIF_TERM tag);
 
 /* Every callback below gets its own copy of the two common bodies
@@ -253,32 +260,37 @@ HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map
     return p->atom.ok;
 }
 
-/* enabled/3: every tag without a specific callback, and trace_status, which
- * asks whether the tracer is still alive. A tracer state naming a recorder
- * session is alive while that session runs, and after it stopped by itself
- * until stop/1 collects it (it counts what it is still offered, so its
- * figures stay exact); then `remove`, and the VM drops the tracer. `[]`
- * names beamtrace's sinks as a whole, which stay alive like OTP's dyntrace
- * on an LTTng build: an LTTng session or a USDT tracer may start listening
- * at any time. */
+/* enabled/3: trace_status, which asks whether the tracer is still alive,
+ * and seq_trace (beamtrace as the seq_trace system tracer), the one tag
+ * without a callback of its own. A tracer state naming a recorder session
+ * is alive while that session runs, and after it stopped by itself until
+ * stop/1 collects it (it counts what it is still offered, so its figures
+ * stay exact); then `remove`, and the VM drops the tracer. `[]` names
+ * beamtrace's sinks as a whole, which stay alive like OTP's dyntrace on an
+ * LTTng build: an LTTng session or a USDT tracer may start listening at
+ * any time. */
 ERL_NIF_TERM bmt_nif_enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
     struct priv *p = enif_priv_data(env);
-    if (argv[0] != p->atom.trace_status)
-        return p->atom.discard;
-    if (argv[1] == p->nil)
-        return p->atom.trace;
-    uint64_t gen;
-    struct bmt_session *s = bmt_resolve_session(&p->handles, env, argv[1], &gen);
-    return s && bmt_rec_known(s, gen) ? p->atom.trace : p->atom.remove;
+    /* trace_status is asked on every event of some kinds (calls): [] at
+     * once. */
+    if (__builtin_expect(argv[0] == p->atom.trace_status, 1)) {
+        if (argv[1] == p->nil)
+            return p->atom.trace;
+        uint64_t gen;
+        struct bmt_session *s = bmt_resolve_session(&p->handles, env, argv[1], &gen);
+        return s && bmt_rec_known(s, gen) ? p->atom.trace : p->atom.remove;
+    }
+    return enabled_common(env, argv, tp_generic);
 }
 
-/* trace/5: only reached for tags no specific callback covers (seq_trace). */
+/* trace/5: the events of the tags without a callback of their own:
+ * seq_trace's (its third argument is the token's label, not a tracee). */
 ERL_NIF_TERM bmt_nif_trace(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
-    (void)argc, (void)argv;
-    return ((struct priv *)enif_priv_data(env))->atom.ok;
+    (void)argc;
+    return trace_common(env, argv, tp_generic);
 }
 
 #define TRACER_PAIR(group, map)                                                          \

@@ -81,6 +81,9 @@ struct bmt_usdt_args {
     const char *port_command;  /* send to a port: command, close or connect; else NULL */
     const char *port_sender;   /*   the process in the message ({Pid, Command}) */
     uint32_t message_words;    /* send, receive: the message's heap words */
+    const char *tracer_state;  /* seq_trace: the tracer state, printed */
+    const char *trace_label;   /*   the token's label, printed */
+    const char *trace_info;    /*   the trace term (SeqTraceInfo), printed */
     const char *driver;        /* port_open: the driver name, unquoted */
 };
 

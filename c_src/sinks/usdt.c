@@ -273,6 +273,13 @@ void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
     case BMT_TP_file_op:
         fire_file(ev);
         break;
+    case BMT_TP_seq_trace:
+        if (a->trace_info && ON(trace_seq))
+            STAP_PROBE3(erlang, trace_seq, a->tracer_state, a->trace_label, a->trace_info);
+        if (a->trace_info && ON(trace))
+            STAP_PROBE5(erlang, trace, a->trace_label, "seq_trace", a->tracer_state, a->trace_info,
+                        "");
+        break;
     default:
         break;
     }

@@ -54,6 +54,7 @@ static inline __attribute__((always_inline)) int bmt_usdt_wants(int tp)
     case BMT_TP_busy_dist_port: return ON(dist__port_busy);
     case BMT_TP_dist_monitor: return ON(dist__monitor);
     case BMT_TP_file_op: return (SEM(efile_drv__entry) | SEM(efile_drv__return)) != 0;
+    case BMT_TP_seq_trace: return (SEM(trace) | SEM(trace_seq)) != 0;
     default: return 0;
     }
 }
