@@ -57,7 +57,9 @@ if [ ! -f "$pristine/.bmt-ready" ]; then
 fi
 rm -rf "$top"
 cp -a "$pristine" "$top"
+# As a container gets them: name servers, and its own host name resolvable.
 cp /etc/resolv.conf "$top/etc/resolv.conf"
+cp /etc/hosts "$top/etc/hosts"
 
 # Mounts live in this private namespace only; they go with it.
 mount -t proc proc "$top/proc"
