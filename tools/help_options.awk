@@ -38,7 +38,7 @@ function add(s, text) {
 BEGIN { in_usage = 0; seen_option = 0; para = ""; opt_long = "" }
 
 # The usage line and its indented continuations ("       beamtrace record ...").
-NR == 1 && /^usage: / {
+NR == 1 && /^[Uu]sage: / {
     print "usage\t" substr($0, 8)
     in_usage = 1
     next

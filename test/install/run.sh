@@ -164,4 +164,11 @@ check "make install PREFIX=/usr DESTDIR=...: /usr/bin, /usr/lib/beamtrace, /usr/
      { ! command -v help2man >/dev/null || [ -f "$out/pkg/usr/share/man/man1/beamtrace.1" ]; } &&
      [ "$("$out/pkg/usr/bin/beamtrace" --version)" = "beamtrace $version" ]' || show "$out/install-usr.log"
 
+# ---- a user's install, as the README writes it: PREFIX=$HOME/.local ----
+(export HOME=$out/home && mkdir -p "$HOME" && PREFIX=$HOME/.local make --no-print-directory install) \
+    >"$out/install-home.log" 2>&1
+check "PREFIX=\$HOME/.local make install: the command in ~/.local/bin, its completion in ~/.local/share" \
+    '[ $? -eq 0 ] && [ "$("$out/home/.local/bin/beamtrace" --version)" = "beamtrace $version" ] &&
+     [ -f "$out/home/.local/share/bash-completion/completions/beamtrace" ]' || show "$out/install-home.log"
+
 exit $((tap_failures > 0))
