@@ -195,7 +195,8 @@ install: all completion $(if $(HELP2MAN),man,man-skipped)
 	    $(DESTDIR)$(BASH_COMPLETION_DIR) $(DESTDIR)$(SHAREDIR)/scripts $(DESTDIR)$(DOCDIR)/docs
 	$(Q)$(INSTALL) -m 644 $(BEAMS) ebin/beamtrace.app $(DESTDIR)$(APPDIR)/ebin/
 	$(Q)$(INSTALL) -m 755 $(CLI) $(DESTDIR)$(APPDIR)/priv/
-	$(Q)$(INSTALL) -m 644 $(NIF) priv/dyntrace_nif.so $(wildcard $(LTTNG_SO)) $(DESTDIR)$(APPDIR)/priv/
+	$(Q)$(INSTALL) -m 644 $(NIF) priv/dyntrace_nif.so $(DESTDIR)$(APPDIR)/priv/
+	$(Q)if [ -f $(LTTNG_SO) ]; then $(INSTALL) -m 644 $(LTTNG_SO) $(DESTDIR)$(APPDIR)/priv/; fi
 	$(Q)$(INSTALL) -m 644 priv/compat/dyntrace.beam $(DESTDIR)$(APPDIR)/priv/compat/
 	$(Q)ln -sfn "$$(realpath -m --relative-to=$(BINDIR) $(APPDIR)/priv/beamtrace)" $(DESTDIR)$(BINDIR)/beamtrace
 	$(Q)$(INSTALL) -m 644 $(COMPLETION) $(DESTDIR)$(BASH_COMPLETION_DIR)/beamtrace

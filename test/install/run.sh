@@ -164,6 +164,15 @@ check "make install PREFIX=/usr DESTDIR=...: /usr/bin, /usr/lib/beamtrace, /usr/
      { ! command -v help2man >/dev/null || [ -f "$out/pkg/usr/share/man/man1/beamtrace.1" ]; } &&
      [ "$("$out/pkg/usr/bin/beamtrace" --version)" = "beamtrace $version" ]' || show "$out/install-usr.log"
 
+# ---- make install straight from a clean tree (no make before it) ----
+bash tools/copy_tree.sh "$out/clean"
+make --no-print-directory -C "$out/clean" install DESTDIR="$out/clean-dest" >"$out/install-clean.log" 2>&1
+check "make install in a clean tree builds and installs everything (the LTTng provider where it builds)" \
+    '[ $? -eq 0 ] && [ -x "$out/clean-dest/usr/local/bin/beamtrace" ] &&
+     [ -f "$out/clean-dest/usr/local/lib/beamtrace/priv/beamtrace_nif.so" ] &&
+     { [ ! -f "$out/clean/priv/beamtrace_lttng.so" ] || [ -f "$out/clean-dest/usr/local/lib/beamtrace/priv/beamtrace_lttng.so" ]; }' ||
+    show "$out/install-clean.log"
+
 # ---- a user's install, as the README writes it: PREFIX=$HOME/.local ----
 (export HOME=$out/home && mkdir -p "$HOME" && PREFIX=$HOME/.local make --no-print-directory install) \
     >"$out/install-home.log" 2>&1
