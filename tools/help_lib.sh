@@ -12,7 +12,7 @@ help_tools=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 help_commands() {
     "$1" --help | awk '
-        /^commands:/ { inside = 1; next }
+        /^[Cc]ommands:/ { inside = 1; next }
         inside && /^  [a-z]/ {
             name = $1
             summary = $0

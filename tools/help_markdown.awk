@@ -44,9 +44,11 @@ function code(text, in_table) {
 
 $1 == "usage" { usage[++n_usage] = $2; next }
 $1 == "text" { text[++n_text] = $2; next }
+$1 == "group" { group = $2; next }
 $1 == "option" {
     spec = ($2 != "" ? code($2, 1) ", " : "") code($3 ($4 == "" ? "" : substr($4, 1, 1) == "[" ? $4 : " " $4), 1)
     opt[++n_opt] = "| " spec " | " md($5, 1) " |"
+    opt_group[n_opt] = group
     next
 }
 $1 == "tail" { tail[++n_tail] = $2; next }
@@ -60,12 +62,17 @@ END {
         print ""
         print md(text[i], 0)
     }
-    if (n_opt > 0) {
-        print ""
-        print "| option | meaning |"
-        print "|---|---|"
-        for (i = 1; i <= n_opt; i++)
-            print opt[i]
+    # One table per group of options; a group other than the first is
+    # titled ("Scope options").
+    for (i = 1; i <= n_opt; i++) {
+        if (i == 1 || opt_group[i] != opt_group[i - 1]) {
+            print ""
+            if (i > 1)
+                print "*" md(opt_group[i], 0) "*\n"
+            print "| option | meaning |"
+            print "|---|---|"
+        }
+        print opt[i]
     }
     for (i = 1; i <= n_tail; i++) {
         print ""

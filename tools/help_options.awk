@@ -8,14 +8,16 @@
 #   option<TAB>SHORT<TAB>LONG<TAB>ARG<TAB>HELP
 #                             an option: SHORT is "-o" or "", LONG "--output",
 #                             ARG "FILE", "[=DIR]" or "", HELP its text joined
+#   group<TAB>TITLE           a titled group of options begins ("Scope options")
 #   tail<TAB>TEXT             a paragraph after the options (exit status, ...)
 #
-# The grammar is the one every command's help follows today: a usage line
-# (and indented continuations), paragraphs at column 0, then option lines
-# indented by spaces, "-x, --long ARG" or "--long ARG" then two or more
-# spaces and the help, whose continuation lines are indented further.
-# Once H-CLI's option declarations can be printed directly, read those
-# instead of this text.
+# The grammar: a usage line ("usage:" or "Usage:") and its continuations
+# (indented "beamtrace ..." or GNU's "  or:  beamtrace ..."), paragraphs at
+# column 0, option lines indented by spaces, "-x, --long ARG" or "--long
+# ARG" then two or more spaces and the help (or the help on the next lines
+# when the option fills the column), whose continuation lines are indented
+# further; options may come under titles at column 0 ("Options:", "Scope
+# options:"), as help2man reads them.
 #
 # Usage: awk -f tools/help_options.awk HELP_TEXT   (POSIX awk: mawk, gawk)
 
@@ -43,15 +45,23 @@ NR == 1 && /^[Uu]sage: / {
     in_usage = 1
     next
 }
-in_usage && /^ +beamtrace / {
+in_usage && /^ +(or: +)?beamtrace / {
     line = $0
-    sub(/^ +/, "", line)
+    sub(/^ +(or: +)?/, "", line)
     print "usage\t" line
     next
 }
 { in_usage = 0 }
 
 /^[ \t]*$/ { flush(); next }
+
+# A group title: "Options:", "Scope options:".
+/^[A-Z][A-Za-z ]*:$/ {
+    flush()
+    title = substr($0, 1, length($0) - 1)
+    print "group\t" title
+    next
+}
 
 # An option line: indent, [-x, ]--long[ ARG|[=ARG]], two or more spaces, help
 # (or no help, when the option spec fills the column).
