@@ -28,7 +28,8 @@ limit() { timeout --kill-after=10 "${1}" "${@:2}"; }
 
 # ---- generated parts ----
 bash tools/update_docs.sh --check >"$out/check-docs.log" 2>&1
-check "the generated tables are current (make check-docs)" '[ $? -eq 0 ]' || show "$out/check-docs.log"
+rc=$?
+check "the generated tables are current (make check-docs)" '[ "$rc" -eq 0 ]' || show "$out/check-docs.log"
 # A command that gains an option, and a new command: the check must fail,
 # naming the fix. A wrapper around the real command adds both.
 fake=$out/fake-beamtrace
@@ -43,19 +44,22 @@ esac
 EOF
 chmod +x "$fake"
 BEAMTRACE=$fake bash tools/update_docs.sh --check >"$out/fake.log" 2>&1
+rc=$?
 check "a command without its docs/cli.md section fails the check, naming the fix" \
-    '[ $? -ne 0 ] && grep -q "cli:newcmd" "$out/fake.log"' || show "$out/fake.log"
+    '[ "$rc" -ne 0 ] && grep -q "cli:newcmd" "$out/fake.log"' || show "$out/fake.log"
 sed -i '/newcmd/d' "$fake"
 BEAMTRACE=$fake bash tools/update_docs.sh --check >"$out/fake2.log" 2>&1
+rc=$?
 check "an option --help has and docs/cli.md lacks fails the check" \
-    '[ $? -ne 0 ] && grep -q "docs/cli.md" "$out/fake2.log"' || show "$out/fake2.log"
+    '[ "$rc" -ne 0 ] && grep -q "docs/cli.md" "$out/fake2.log"' || show "$out/fake2.log"
 
 # ---- links and paths ----
 mapfile -t docs < <(find . -name '*.md' -not -path './.git/*' -not -path './_build/*' \
     -not -path './test/out/*' -not -path './bench/out/*' -not -path './beamtrace-traces/*' | sed 's|^\./||' | sort)
 for d in "${docs[@]}"; do
     python3 test/docs/check_links.py "$root" "$d" >"$out/links.log" 2>&1
-    check "$d: every link, anchor and path resolves inside the repository" '[ $? -eq 0 ]' ||
+    rc=$?
+    check "$d: every link, anchor and path resolves inside the repository" '[ "$rc" -eq 0 ]' ||
         show "$out/links.log"
 done
 printf '# See `../outside/DESIGN.md`, [a](missing.md) and c_src/core/missing.c.\n' >docs/.bmt-bad-link-test.md

@@ -102,29 +102,35 @@ rm -rf "$log" && mkdir -p "$log"
 # ---- the build line ----
 p0=$(packages) m0=$(used_mb)
 in_chroot "$build_line && apt-get clean" >"$log/apt-build.log" 2>&1
-check "the README's build line installs" '[ $? -eq 0 ]' || show "$log/apt-build.log"
+rc=$?
+check "the README's build line installs" '[ "$rc" -eq 0 ]' || show "$log/apt-build.log"
 p1=$(packages) m1=$(used_mb)
 echo "# figures: build line: $((p1 - p0)) packages, $((m1 - m0)) MB"
 in_chroot "cd /beamtrace && make" >"$log/make.log" 2>&1
+rc=$?
 check "make builds with the build line alone (NIF, LTTng provider, command)" \
-    '[ $? -eq 0 ] && [ -f "$top/beamtrace/priv/beamtrace_nif.so" ] && [ -f "$top/beamtrace/priv/beamtrace_lttng.so" ] && ! grep -q SKIP "$log/make.log"' ||
+    '[ "$rc" -eq 0 ] && [ -f "$top/beamtrace/priv/beamtrace_nif.so" ] && [ -f "$top/beamtrace/priv/beamtrace_lttng.so" ] && ! grep -q SKIP "$log/make.log"' ||
     show "$log/make.log"
 in_chroot "cd /beamtrace && make demo" >"$log/demo.log" 2>&1
+rc=$?
 check "make demo: the registrations of sasl and os_mon" \
-    '[ $? -eq 0 ] && grep -q "name = \"os_mon_sup\"" "$log/demo.log"' || show "$log/demo.log"
+    '[ "$rc" -eq 0 ] && grep -q "name = \"os_mon_sup\"" "$log/demo.log"' || show "$log/demo.log"
 in_chroot "cd /beamtrace && make install" >"$log/install.log" 2>&1
+rc=$?
 check "make install into /usr/local, man pages included" \
-    '[ $? -eq 0 ] && [ -x "$top/usr/local/bin/beamtrace" ] && [ -f "$top/usr/local/share/man/man1/beamtrace-calls.1" ]' ||
+    '[ "$rc" -eq 0 ] && [ -x "$top/usr/local/bin/beamtrace" ] && [ -f "$top/usr/local/share/man/man1/beamtrace-calls.1" ]' ||
     show "$log/install.log"
 in_chroot "cd /tmp && BEAMTRACE=/usr/local/bin/beamtrace bash /beamtrace/examples/riak_p99.sh /tmp/p99" >"$log/p99.log" 2>&1
+rc=$?
 check "examples/riak_p99.sh: the installed command records a node from outside and answers" \
-    '[ $? -eq 0 ] && grep -q "kv_store:merge/1" "$log/p99.log" && grep -q "^clients: " "$log/p99.log"' ||
+    '[ "$rc" -eq 0 ] && grep -q "kv_store:merge/1" "$log/p99.log" && grep -q "^clients: " "$log/p99.log"' ||
     show "$log/p99.log"
 kill_inside
 
 # ---- the test line ----
 in_chroot "$test_line && apt-get clean" >"$log/apt-test.log" 2>&1
-check "the README's test line installs" '[ $? -eq 0 ]' || show "$log/apt-test.log"
+rc=$?
+check "the README's test line installs" '[ "$rc" -eq 0 ]' || show "$log/apt-test.log"
 p2=$(packages) m2=$(used_mb)
 echo "# figures: test line: $((p2 - p1)) more packages, $((m2 - m1)) MB"
 echo "# figures: both lines: $((p2 - p0)) packages, $((m2 - m0)) MB over the minbase chroot ($m0 MB, $p0 packages)"

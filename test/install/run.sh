@@ -25,8 +25,9 @@ mapfile -t commands < <(help_commands priv/beamtrace | cut -f1)
 dest=$out/dest
 pre=$dest/usr/local
 make --no-print-directory install DESTDIR="$dest" >"$out/install.log" 2>&1
+rc=$?
 check "make install DESTDIR=... puts everything under DESTDIR/usr/local" \
-    '[ $? -eq 0 ] && [ -z "$(find "$dest" -mindepth 1 -maxdepth 1 ! -name usr)" ] &&
+    '[ "$rc" -eq 0 ] && [ -z "$(find "$dest" -mindepth 1 -maxdepth 1 ! -name usr)" ] &&
      [ -z "$(find "$dest/usr" -mindepth 1 -maxdepth 1 ! -name local)" ]' || show "$out/install.log"
 check "the command on PATH: bin/beamtrace, a relative link to lib/beamtrace/priv/beamtrace" \
     '[ -L "$pre/bin/beamtrace" ] && [ "$(readlink "$pre/bin/beamtrace")" = ../lib/beamtrace/priv/beamtrace ] &&
@@ -74,12 +75,14 @@ target=$!
 for _ in $(seq 50); do epmd -names 2>/dev/null | grep -q "^name $node at" && break; sleep 0.2; done
 (cd "$out" && unset BEAMTRACE_ROOT && limit 120 "$installed" record --node "$node" --events procs \
     --duration 2s -o rec) >"$out/record.log" 2>&1
+rc=$?
 check "the installed command records a real node from outside (ships the installed beams and NIF)" \
-    '[ $? -eq 0 ] && grep -q "^shipped .* and the NIF library" "$out/record.log" &&
+    '[ "$rc" -eq 0 ] && grep -q "^shipped .* and the NIF library" "$out/record.log" &&
      grep -q "no beamtrace flag, pattern or session left" "$out/record.log" && [ -f "$out/rec/metadata" ]' ||
     show "$out/record.log"
 "$installed" stats "$out/rec" >"$out/record.stats" 2>&1
-check "its trace reads back (beamtrace stats)" '[ $? -eq 0 ] && grep -q "discarded" "$out/record.stats"' ||
+rc=$?
+check "its trace reads back (beamtrace stats)" '[ "$rc" -eq 0 ] && grep -q "discarded" "$out/record.stats"' ||
     show "$out/record.stats"
 kill "$target" 2>/dev/null
 wait "$target" 2>/dev/null
@@ -152,14 +155,16 @@ check "completion: a trace DIR completes directories; -o FILE completes files" \
 
 # ---- uninstall ----
 make --no-print-directory uninstall DESTDIR="$dest" >"$out/uninstall.log" 2>&1
+rc=$?
 check "make uninstall removes every file make install put there" \
-    '[ $? -eq 0 ] && [ -z "$(find "$dest" ! -type d)" ]' ||
+    '[ "$rc" -eq 0 ] && [ -z "$(find "$dest" ! -type d)" ]' ||
     { show "$out/uninstall.log"; find "$dest" ! -type d | sed "s/^/#   left: /"; }
 
 # ---- a packager's install: PREFIX=/usr ----
 make --no-print-directory install DESTDIR="$out/pkg" PREFIX=/usr >"$out/install-usr.log" 2>&1
+rc=$?
 check "make install PREFIX=/usr DESTDIR=...: /usr/bin, /usr/lib/beamtrace, /usr/share/man/man1" \
-    '[ $? -eq 0 ] && [ "$(readlink "$out/pkg/usr/bin/beamtrace")" = ../lib/beamtrace/priv/beamtrace ] &&
+    '[ "$rc" -eq 0 ] && [ "$(readlink "$out/pkg/usr/bin/beamtrace")" = ../lib/beamtrace/priv/beamtrace ] &&
      [ -f "$out/pkg/usr/lib/beamtrace/ebin/beamtrace.app" ] &&
      { ! command -v help2man >/dev/null || [ -f "$out/pkg/usr/share/man/man1/beamtrace.1" ]; } &&
      [ "$("$out/pkg/usr/bin/beamtrace" --version)" = "beamtrace $version" ]' || show "$out/install-usr.log"
@@ -167,8 +172,9 @@ check "make install PREFIX=/usr DESTDIR=...: /usr/bin, /usr/lib/beamtrace, /usr/
 # ---- make install straight from a clean tree (no make before it) ----
 bash tools/copy_tree.sh "$out/clean"
 make --no-print-directory -C "$out/clean" install DESTDIR="$out/clean-dest" >"$out/install-clean.log" 2>&1
+rc=$?
 check "make install in a clean tree builds and installs everything (the LTTng provider where it builds)" \
-    '[ $? -eq 0 ] && [ -x "$out/clean-dest/usr/local/bin/beamtrace" ] &&
+    '[ "$rc" -eq 0 ] && [ -x "$out/clean-dest/usr/local/bin/beamtrace" ] &&
      [ -f "$out/clean-dest/usr/local/lib/beamtrace/priv/beamtrace_nif.so" ] &&
      { [ ! -f "$out/clean/priv/beamtrace_lttng.so" ] || [ -f "$out/clean-dest/usr/local/lib/beamtrace/priv/beamtrace_lttng.so" ]; }' ||
     show "$out/install-clean.log"
@@ -176,8 +182,9 @@ check "make install in a clean tree builds and installs everything (the LTTng pr
 # ---- a user's install, as the README writes it: PREFIX=$HOME/.local ----
 (export HOME=$out/home && mkdir -p "$HOME" && PREFIX=$HOME/.local make --no-print-directory install) \
     >"$out/install-home.log" 2>&1
+rc=$?
 check "PREFIX=\$HOME/.local make install: the command in ~/.local/bin, its completion in ~/.local/share" \
-    '[ $? -eq 0 ] && [ "$("$out/home/.local/bin/beamtrace" --version)" = "beamtrace $version" ] &&
+    '[ "$rc" -eq 0 ] && [ "$("$out/home/.local/bin/beamtrace" --version)" = "beamtrace $version" ] &&
      [ -f "$out/home/.local/share/bash-completion/completions/beamtrace" ]' || show "$out/install-home.log"
 
 exit $((tap_failures > 0))
