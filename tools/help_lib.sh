@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Reading the command's own help, for the generators that derive docs,
 # man pages and the bash completion from it (tools/update_docs.sh,
 # tools/gen_man.sh, tools/gen_completion.sh). Sourced, not run.

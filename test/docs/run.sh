@@ -20,7 +20,7 @@ out=$root/test/out/docs
 rm -rf "$out" && mkdir -p "$out"
 TAP_PREFIX="docs: "
 . "$root/test/lib/tap.sh"
-cd "$root"
+cd "$root" || exit 1
 bt=$root/priv/beamtrace
 [ -x "$bt" ] || { not_ok "priv/beamtrace is built (run make first)"; exit 1; }
 # Up to a minute per step: a test that hangs fails instead.

@@ -16,7 +16,7 @@ rm -rf "$out" && mkdir -p "$out"
 TAP_PREFIX="install: "
 . "$root/test/lib/tap.sh"
 . "$root/tools/help_lib.sh"
-cd "$root"
+cd "$root" || exit 1
 limit() { timeout --kill-after=10 "${1}" "${@:2}"; }
 version=$(sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' src/beamtrace.app.src)
 mapfile -t commands < <(help_commands priv/beamtrace | cut -f1)
