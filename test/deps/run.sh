@@ -169,7 +169,8 @@ EOF
     # The release carries the command, and it finds the beams it ships
     # (ebin/ beside its priv/): it gets as far as looking for the node.
     rel_cmd=$app/_build/default/rel/bmt_dep_app/lib/beamtrace-$version/priv/beamtrace
-    (cd "$out" && "$rel_cmd" record --node bmt_deps_no_such_node --events procs --duration 1s -o rel-record) \
+    (cd "$out" && BEAMTRACE_COOKIE=bmt_deps_test "$rel_cmd" record --node bmt_deps_no_such_node --events procs \
+        --duration 1s -o rel-record) \
         >"$out/rel-record.log" 2>&1
     rc=$?
     check "the release's priv/beamtrace finds its own ebin/ and priv/ to ship (record)" \
