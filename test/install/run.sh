@@ -69,8 +69,10 @@ check "the installed command views the trace as the tree's does" \
 # finds lib/beamtrace/ebin and priv/ from its own path (the tree's are out
 # of its reach: another directory, no BEAMTRACE_ROOT).
 node=bmtinst$$
-limit 120 erl -sname "$node" -noinput -eval 'register(bmt_install_target, self()), receive stop -> ok end' \
-    >"$out/target.log" 2>&1 &
+# (timeout itself in the background, not the limit function's subshell: its
+# pid is the one to stop, and it passes the signal on to the node.)
+timeout --kill-after=10 120 erl -sname "$node" -noinput \
+    -eval 'register(bmt_install_target, self()), receive stop -> ok end' >"$out/target.log" 2>&1 &
 target=$!
 for _ in $(seq 50); do epmd -names 2>/dev/null | grep -q "^name $node at" && break; sleep 0.2; done
 (cd "$out" && unset BEAMTRACE_ROOT && limit 120 "$installed" record --node "$node" --events procs \
