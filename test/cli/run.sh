@@ -271,7 +271,7 @@ check_cmd "cluster: view of its two directories is the same" cmp -s "$out/cluste
 "$ASAN" messages --format json "$cl" >"$out/cluster.messages.json" 2>"$out/cluster.messages.err"
 check_cmd "cluster: messages exits 0, no sanitizer report" \
     eval '[ $? -eq 0 ] && no_sanitizer_report "$out/cluster.messages.err"'
-# The counts bmt_cluster_tests:matcher_rule_test/0 expects of the reference
+# The counts bmt_cluster_SUITE:matcher_rule_test expects of the reference
 # matcher on the same cases (the loss: b@h discarded events around 42 us).
 check_cmd "cluster: messages counts each case as the matching rule says" python3 - "$out/cluster.messages.json" <<'PY'
 import json, sys
