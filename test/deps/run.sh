@@ -84,8 +84,9 @@ else
 EOF
     lib=$app/_build/default/lib/beamtrace
     (cd "$app" && rebar3 compile) >"$out/rebar3-compile.log" 2>&1
+    rc=$?
     check "rebar3 compile builds priv/ (NIF, command, dyntrace compat) and the beams" \
-        '[ $? -eq 0 ] && [ -f "$lib/priv/beamtrace_nif.so" ] && [ -x "$lib/priv/beamtrace" ] &&
+        '[ "$rc" -eq 0 ] && [ -f "$lib/priv/beamtrace_nif.so" ] && [ -x "$lib/priv/beamtrace" ] &&
          [ -f "$lib/priv/compat/dyntrace.beam" ] && [ -f "$lib/ebin/beamtrace.beam" ] &&
          [ -f "$lib/ebin/beamtrace_tracing.beam" ]' || show "$out/rebar3-compile.log"
     check "no dyntrace module in any ebin/ of the project" \
@@ -99,8 +100,9 @@ EOF
     check "rebar3 shell: beamtrace records from the project's shell" 'probe_ok "$out/rebar3-shell.log"' ||
         show "$out/rebar3-shell.log"
     (cd "$app" && rebar3 release) >"$out/rebar3-release.log" 2>&1
+    rc=$?
     check "rebar3 release with runtime_tools assembles (no duplicated dyntrace)" \
-        '[ $? -eq 0 ] && ! grep -q "Duplicated modules" "$out/rebar3-release.log"' ||
+        '[ "$rc" -eq 0 ] && ! grep -q "Duplicated modules" "$out/rebar3-release.log"' ||
         show "$out/rebar3-release.log"
     rel=$app/_build/default/rel/bmt_dep_app/bin/bmt_dep_app
     rel_log=$app/_build/default/rel/bmt_dep_app/log
@@ -175,8 +177,9 @@ EOF
         sed -i "s|# {:dep_from_hexpm, \"~> 0.3.0\"}|$dep|; s|extra_applications: \[:logger\]|extra_applications: [:logger, :runtime_tools]|" \
             "$proj/mix.exs"
         (cd "$proj" && mix deps.get && mix compile) >"$out/mix-$kind.log" 2>&1
+        rc=$?
         check "mix $kind dependency: compiles, priv/ built" \
-            '[ $? -eq 0 ] && [ -f "$proj/_build/dev/lib/beamtrace/priv/beamtrace_nif.so" ] &&
+            '[ "$rc" -eq 0 ] && [ -f "$proj/_build/dev/lib/beamtrace/priv/beamtrace_nif.so" ] &&
              [ -z "$(find "$proj/_build" -path "*/ebin/dyntrace.beam")" ]' || show "$out/mix-$kind.log"
         (cd "$proj" && mix run "$out/probe.exs") >"$out/mix-$kind-run.log" 2>&1
         check "mix $kind dependency: mix run records" 'probe_ok "$out/mix-$kind-run.log"' ||
@@ -184,7 +187,8 @@ EOF
     done
     proj=$out/bmt_mix_git
     (cd "$proj" && mix release --overwrite) >"$out/mix-release.log" 2>&1
-    check "mix release with runtime_tools assembles" '[ $? -eq 0 ]' || show "$out/mix-release.log"
+    rc=$?
+    check "mix release with runtime_tools assembles" '[ "$rc" -eq 0 ]' || show "$out/mix-release.log"
     "$proj/_build/dev/rel/bmt_mix_git/bin/bmt_mix_git" eval "$(cat "$out/probe.exs")" >"$out/mix-release-eval.log" 2>&1
     check "mix release runs: beamtrace records in it" 'probe_ok "$out/mix-release-eval.log"' ||
         show "$out/mix-release-eval.log"
@@ -204,7 +208,8 @@ check "Hex metadata: description, licenses [\"Apache-2.0\"], LICENSE file" \
      grep -q "{licenses, \[\"Apache-2.0\"\]}" "$root/src/beamtrace.app.src" &&
      grep -q "Apache License" "$root/LICENSE" && grep -q "Version 2.0" "$root/LICENSE"'
 make -C "$pkg" priv >"$out/hex-make.log" 2>&1
-check "make priv builds from the Hex package's files alone" '[ $? -eq 0 ] && [ -f "$pkg/priv/beamtrace_nif.so" ]' ||
+rc=$?
+check "make priv builds from the Hex package's files alone" '[ "$rc" -eq 0 ] && [ -f "$pkg/priv/beamtrace_nif.so" ]' ||
     show "$out/hex-make.log"
 
 exit $((tap_failures > 0))

@@ -6,6 +6,7 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
          end_per_testcase/2]).
+-export([callbacks_fuzz_test/0]).
 -export([bad_options_test/1, callbacks_garbage_test/1, callbacks_fuzz_test/1,
          bad_handles_test/1, unwritable_dir_test/1, disk_full_test/1,
          traces_reread_test/1]).
@@ -132,6 +133,13 @@ check_atom(Cb, Args) ->
 %% through it all stops with a trace babeltrace2 reads in full.
 %% BMT_FUZZ_CALLS sets the count (`make fuzz' runs 100000), BMT_FUZZ_SEED
 %% replays a seed the output names, BMT_FUZZ_LOG=1 prints every call.
+%% BMT_FUZZ_CALLS (make fuzz: 100000) calls need more than the suite's limit.
+callbacks_fuzz_test() ->
+    [{timetrap, {seconds, max(90, fuzz_calls() div 400)}}].
+
+fuzz_calls() ->
+    list_to_integer(os:getenv("BMT_FUZZ_CALLS", "20000")).
+
 callbacks_fuzz_test(_Config) ->
     Seed = case os:getenv("BMT_FUZZ_SEED") of
                false -> erlang:phash2(erlang:monotonic_time());
@@ -139,10 +147,7 @@ callbacks_fuzz_test(_Config) ->
            end,
     io:format("# fuzz seed ~w~n", [Seed]),
     rand:seed(exsss, {17, 42, Seed}),
-    N = case os:getenv("BMT_FUZZ_CALLS") of
-            false -> 20000;
-            V -> list_to_integer(V)
-        end,
+    N = fuzz_calls(),
     Stale = start(#{}),
     {_, _} = stop_check(Stale),
     S = start(#{message_length => 64}),

@@ -1,5 +1,5 @@
 %% A Common Test hook that prints one TAP line per test case on standard
-%% output as it ends, the form test/run_all.sh counts:
+%% output once its outcome is known, the form test/run_all.sh counts:
 %%   ok - Suite:Case                    passed
 %%   ok - Suite:Group:Case # SKIP why   skipped (by the case, its group or suite)
 %%   not ok - Suite:Case                failed, then "#   " lines saying why
@@ -14,46 +14,85 @@
 %% its own report.
 -module(bmt_tap_cth).
 
--export([id/1, init/2, post_end_per_testcase/5, on_tc_fail/4, on_tc_skip/4, terminate/1]).
+-export([id/1, init/2, pre_init_per_testcase/4, post_end_per_testcase/5, pre_end_per_group/4,
+         pre_end_per_suite/3, on_tc_fail/4, on_tc_skip/4, terminate/1]).
 
 -define(CONFIG(TC), (TC =:= init_per_suite orelse TC =:= end_per_suite orelse
                      element(1, TC) =:= init_per_group orelse element(1, TC) =:= end_per_group)).
 
--record(state, {passed = 0, failed = 0, skipped = 0}).
+%% passed: the case that ended last and has not failed yet, with its name.
+-record(state, {passed = none :: none | {atom(), iolist()},
+                logs = #{} :: #{atom() => string()}}).
 
 id(_Opts) -> ?MODULE.
 
 init(_Id, _Opts) ->
     {ok, #state{}}.
 
-%% Only passes are printed here: a failure or a skip comes to on_tc_fail/4
-%% or on_tc_skip/4 afterwards, with the reason.
-post_end_per_testcase(Suite, TC, Config, Return, State) ->
+%% A case that ends is not known to have passed yet: a case returning
+%% {fail, Reason} ends with the status ok, then comes to on_tc_fail/4. So
+%% its "ok" line waits for the next thing Common Test does; a failure or a
+%% skip comes to on_tc_fail/4 or on_tc_skip/4 with the reason. The case's
+%% log file is kept for a failure's lines.
+post_end_per_testcase(Suite, TC, Config, Return, State0) ->
+    State = flush(State0),
+    Logs = State#state.logs,
+    St = State#state{logs = Logs#{TC => proplists:get_value(tc_logfile, Config)}},
     case proplists:get_value(tc_status, Config) of
         ok ->
             Name = case proplists:get_value(name, proplists:get_value(tc_group_properties, Config, [])) of
                        undefined -> name(Suite, TC);
                        Group -> name(Suite, {TC, Group})
                    end,
-            line("ok - ~ts", [Name]),
-            {Return, State#state{passed = State#state.passed + 1}};
+            {Return, St#state{passed = {TC, Name}}};
         _ ->
-            {Return, State}
+            {Return, St}
     end.
 
-on_tc_fail(Suite, TC, Reason, State) ->
+pre_init_per_testcase(_Suite, _TC, Config, State) ->
+    {Config, flush(State)}.
+
+pre_end_per_group(_Suite, _Group, Config, State) ->
+    {Config, flush(State)}.
+
+pre_end_per_suite(_Suite, Config, State) ->
+    {Config, flush(State)}.
+
+%% The case TC did not pass after all: no "ok" line for it.
+forget(TC, State) ->
+    Case = case TC of {C, _Group} -> C; C -> C end,
+    case State#state.passed of
+        {Case, _} -> State#state{passed = none};
+        _ -> flush(State)
+    end.
+
+flush(#state{passed = none} = State) ->
+    State;
+flush(#state{passed = {TC, Name}, logs = Logs} = State) ->
+    line("ok - ~ts", [Name]),
+    State#state{passed = none, logs = maps:remove(TC, Logs)}.
+
+on_tc_fail(Suite, TC, Reason, State0) ->
+    Case = case TC of {C, _Group} -> C; C -> C end,
+    State = forget(TC, State0),
     line("not ok - ~ts", [name(Suite, TC)]),
     diag(Reason),
-    State#state{failed = State#state.failed + 1}.
+    case maps:get(Case, State#state.logs, undefined) of
+        undefined -> ok;
+        Log -> line("#   log: ~ts", [Log])
+    end,
+    State#state{logs = maps:remove(Case, State#state.logs)}.
 
 %% A configuration function's skip has no line of its own: its cases say it.
 on_tc_skip(_Suite, TC, _Reason, State) when ?CONFIG(TC) ->
-    State;
+    flush(State);
 on_tc_skip(Suite, TC, {_How, Reason}, State) ->
+    St = forget(TC, State),
     line("ok - ~ts # SKIP ~ts", [name(Suite, TC), one_line(skip_text(Reason))]),
-    State#state{skipped = State#state.skipped + 1}.
+    St.
 
-terminate(_State) ->
+terminate(State) ->
+    _ = flush(State),
     ok.
 
 %% Suite:Case, or Suite:Group:Case inside a group.
