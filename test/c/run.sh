@@ -71,16 +71,22 @@ build() {
 }
 
 # run NAME ARGS...: runs $out/NAME; its TAP lines pass through, its exit
-# status becomes one more line.
+# status becomes one more line. Each binary has BIN_LIMIT seconds (about
+# ten times its time on a loaded machine); the tests wait for events, never
+# for a time, so only a hang gets near it.
+BIN_LIMIT=600
 run() {
     local name=$1
     shift
     local status
     [ -x "$out/$name" ] || return 0 # its build said "not ok"
-    "$out/$name" "$@" 2>"$out/$name.stderr"
+    timeout --kill-after=10 "$BIN_LIMIT" "$out/$name" "$@" 2>"$out/$name.stderr"
     status=$?
     if [ "$status" -eq 0 ]; then
         echo "ok - $name exits cleanly (no sanitizer report)"
+    elif [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+        echo "not ok - $name timed out after $BIN_LIMIT s"
+        failed=1
     else
         echo "not ok - $name exited with status $status"
         sed 's/^/# /' "$out/$name.stderr" | head -60

@@ -17,6 +17,9 @@
 %% bmt_kv, a gen_server: calls across nodes, replies to process aliases.
 -export([init/1, handle_call/3, handle_cast/2]).
 
+%% send_kinds/1 sends improper lists on purpose (dialyzer).
+-dialyzer({no_improper_lists, send_kinds/1}).
+
 %% -eval'd at boot. The driver is connected hidden: it is no part of the
 %% cluster (nodes() here, so --cluster, leaves it out).
 start(Driver) ->

@@ -11,6 +11,10 @@
          bad_handles_test/1, unwritable_dir_test/1, disk_full_test/1,
          traces_reread_test/1]).
 
+%% These cases give the API what its specs refuse, on purpose (dialyzer).
+-dialyzer({[no_fail_call, no_opaque, no_improper_lists, no_return],
+           [bad_options_test/1, bad_handles_test/1]}).
+
 -import(bmt_test_lib, [start/1, stop_check/1, assert_eq/3]).
 
 -define(CALLBACKS, [enabled, trace, enabled_procs, trace_procs, enabled_ports, trace_ports,

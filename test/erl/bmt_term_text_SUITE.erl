@@ -16,6 +16,9 @@
          random_strings/1, random_maps/1, random_nested_terms/1, deep_nesting/1]).
 -export([compare/2, theirs/2, bench/2, bench/3]).
 
+%% Improper lists are among the terms printed, on purpose (dialyzer).
+-dialyzer({no_improper_lists, [fixed_terms/1, flat_tuple_boundaries/1]}).
+
 -define(SIZES, [1, 2, 3, 4, 7, 16, 64, 256, 1024, 4096, 65536, 65537]).
 
 %% ok | {mismatch, {Which, Ours}, Theirs}

@@ -13,6 +13,9 @@
          traces_reread_test/1]).
 -export([worker/0, f/1, g/0]).
 
+%% bad_options_test gives open/1 what its spec refuses, on purpose (dialyzer).
+-dialyzer({[no_fail_call, no_return], bad_options_test/1}).
+
 -import(bmt_test_lib, [start/1, stop_check/1, select/2, assert_eq/3, fail/2]).
 
 -define(F, <<"bmt_tracing_SUITE:f/1">>).

@@ -19,6 +19,11 @@
 %% For bmt_record_SUITE.
 -export([calls_json/1, function_row/2, check_p99/3]).
 
+%% spec_parse_test gives parse/1 specs it must refuse; owner_exit_test
+%% watches the controller, whose handle is opaque to users (dialyzer).
+-dialyzer({[no_fail_call, no_opaque, no_return],
+           [spec_parse_test/1, owner_exit_test/1]}).
+
 -import(bmt_test_lib, [tmpdir/1, check_trace/1, assert_eq/3, fail/2, select/2]).
 
 -define(WORK, "bmt_trace_target:work/1").
