@@ -108,7 +108,7 @@ latency(Node, N) ->
 %% What the probe here saw: [{I, SendBeganNs, SeenNs}], oldest first.
 latency_result() ->
     bmt_lat ! {lat_get, self()},
-    receive {lat_result, L} -> L after 5000 -> [] end.
+    receive {lat_result, L} -> L end.
 
 cross(Pid) when node(Pid) =/= node() -> 1;
 cross(_) -> 0.
@@ -196,7 +196,7 @@ dest_node(Pid) -> node(Pid).
 %% The cross-node messages the vnode and bmt_kv sent (replies).
 vnode_sent() ->
     bmt_vnode ! {sent, self()},
-    receive {vnode_sent, N} -> N + gen_server:call(bmt_kv, sent) after 5000 -> timeout end.
+    receive {vnode_sent, N} -> N + gen_server:call(bmt_kv, sent) end.
 
 %% bmt_beamtrace_left:check/0 (test/lib), compiled beside this module.
 beamtrace_left() ->

@@ -206,7 +206,6 @@ owner_exit_test(_Config) ->
         receive
             {beamtrace_trace, T, {ok, #{reason := owner_exit} = S}} -> _ = events(S);
             {beamtrace_trace, T, Other} -> fail(result, Other)
-        after 5000 -> fail(no_result, T)
         end,
         assert_clean([?WORK_MFA])
     end).
