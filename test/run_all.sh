@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 # group   time limit (s): about three times the group's time on an idle
 # 2-core machine, as the suite shares it with other builds.
 limits="
-
+lib 300
 c 1200
 cli 1200
 erl 1500
