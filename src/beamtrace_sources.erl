@@ -383,9 +383,8 @@ combine(long_message_queue, [V | _]) -> V;
 combine(_, Vs) -> lists:min(Vs).
 
 is_helper(Pid) ->
-    lists:any(fun({{sources, _}, #{helper := H}}) -> H =:= Pid;
-                 (_) -> false
-              end, application:get_all_env(beamtrace)).
+    lists:any(fun(#{helper := H}) -> H =:= Pid end,
+              maps:values(application:get_env(beamtrace, sources, #{}))).
 
 %% Whether a monitor message meets the settings `Opts' (an erlang:
 %% system_monitor/2 option list).

@@ -176,6 +176,6 @@ check "the Makefile defines none of the variables the test scripts read ($(echo 
 r=$(make --no-print-directory test-c T=no_such_test 2>&1; echo "rc=$?")
 check "make test-c T=no_such_test: exit 2, one error line" \
     '[ "$(grep -c "^error: " <<<"$r")" = 1 ] && ! grep -qE "^(ok|not ok) - " <<<"$r" &&
-     grep -q "make: \*\*\* .*Error 2" <<<"$r"' || quote "$r"
+     grep -qE "^make(\[[0-9]+\])?: \*\*\* .*Error 2" <<<"$r"' || quote "$r"
 
 exit $((tap_failures > 0))
