@@ -39,15 +39,30 @@ run(LogDir, BeamDir, Suites, Filters) ->
     ok = filelib:ensure_path(LogDir),
     io:format("# node ~s: OTP ~s, erts ~s; Common Test logs in ~ts/index.html~n",
               [node(), erlang:system_info(otp_release), erlang:system_info(version), LogDir]),
+    Unlisted = [unlisted(S) || Filters =:= [], S <- Suites],
     Opts = [{dir, BeamDir}, {logdir, LogDir}, {auto_compile, false}, {ct_hooks, [bmt_tap_cth]}],
     Results = [ct:run_test(Opts ++ Run) || Run <- Runs],
-    case lists:all(fun({_Ok, 0, {_UserSkipped, 0}}) -> true; (_) -> false end, Results) of
+    case lists:all(fun({_Ok, 0, {_UserSkipped, 0}}) -> true; (_) -> false end, Results)
+        andalso lists:all(fun(U) -> U =:= ok end, Unlisted) of
         true -> 0;
         false ->
             [io:format("not ok - common test did not run: ~0tp~n", [E])
              || E <- Results, not is_tuple(E) orelse element(1, E) =:= error],
             1
     end.
+
+%% A test that Common Test would not run is a failure, not silence: an
+%% exported *_test function of arity 1 that all/0 and groups/0 do not
+%% list, or one of arity 0 (the old runner's form, or EUnit's) that is not
+%% a listed case's info function.
+unlisted(Suite) ->
+    Listed = [C || {_, C} <- cases(Suite)],
+    Tests = [{F, A} || {F, A} <- Suite:module_info(exports), lists:suffix("_test", atom_to_list(F))],
+    Bad = [{F, A} || {F, A} <- Tests, A =:= 1, not lists:member(F, Listed)] ++
+        [{F, A} || {F, A} <- Tests, A =:= 0, not lists:member(F, Listed)],
+    [io:format("not ok - ~w:~w/~w is a test that is not run: a case takes Config and is "
+               "listed in all/0 or groups/0~n", [Suite, F, A]) || {F, A} <- Bad],
+    case Bad of [] -> ok; _ -> unlisted end.
 
 %% ct:run_test/1 options for one filter: one run, or two when a case is
 %% both at the top level and in groups.

@@ -110,6 +110,11 @@ not ok - bmt_selftest_bad_SUITE:init_per_suite'
     check "CT hook: a case over its time limit says timetrap_timeout" \
         'grep -A1 "^not ok - bmt_selftest_SUITE:hangs" "$out/ct.console" | grep -q timetrap_timeout' ||
         show "$out/ct.console"
+    r=$(ct_main "" bmt_selftest_unlisted_SUITE)
+    check "a test all/0 does not list, or in the old 0-arity form, fails the run (not silently left out)" \
+        'grep -q "^not ok - bmt_selftest_unlisted_SUITE:forgotten_test/1 is a test that is not run" <<<"$r" &&
+         grep -q "^not ok - bmt_selftest_unlisted_SUITE:old_style_test/0 is a test that is not run" <<<"$r" &&
+         grep -qx "ok - bmt_selftest_unlisted_SUITE:listed_test" <<<"$r" && grep -qx rc=1 <<<"$r"' || quote "$r"
     r=$(ct_main bmt_selftest_SUITE:passes bmt_selftest_SUITE bmt_selftest_bad_SUITE)
     check "filter Suite:Case runs that case alone" \
         '[ "$r" = "$(printf "ok - bmt_selftest_SUITE:passes\nrc=0")" ]' || quote "$r"
