@@ -828,9 +828,15 @@ stop_sessiond() ->
         false -> ok
     end.
 
+%% The daemon named by the pid file of our /run/lttng: its first line (a
+%% daemon restarted in the same place can leave the tail of a longer pid
+%% behind it: "479\n7" seen on trixie), and only if that process is an
+%% lttng-sessiond.
 kill_sessiond(Signal) ->
-    Pid = string:trim(os:cmd("cat /run/lttng/lttng-sessiond.pid")),
+    {ok, Bin} = file:read_file("/run/lttng/lttng-sessiond.pid"),
+    [Pid | _] = string:lexemes(binary_to_list(Bin), "\n"),
     match(Pid, "^[0-9]+$"),
+    {ok, <<"lttng-sessiond\n">>} = file:read_file("/proc/" ++ Pid ++ "/comm"),
     os:cmd("kill " ++ Signal ++ " " ++ Pid),
     wait_until(fun() -> not sessiond_running() end),
     Pid.
