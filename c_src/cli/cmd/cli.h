@@ -1,7 +1,7 @@
 /* The beamtrace command-line tool: the subcommand table and the helpers
  * every subcommand shares (error lines, option parsing conventions).
  *
- * Adding a subcommand = one row in main.c's table + one cmd_<name>.c file
+ * Adding a subcommand = one row in main.c's table + one cmd/<name>.c file
  * defining its run function. Each run function receives argv with argv[0]
  * set to the subcommand name and returns the process exit status:
  * 0 success, 1 the trace (or the system) failed, 2 the command line is wrong.
@@ -52,7 +52,7 @@ enum bmt_list_format { BMT_LIST_TEXT, BMT_LIST_JSON, BMT_LIST_MARKDOWN };
 /* Prints the USDT probe table (list_usdt.c). */
 void bmt_list_usdt(struct bmt_out *o, enum bmt_list_format format);
 
-/* Subcommands (cmd_<name>.c). */
+/* Subcommands (cmd/<name>.c). */
 int bmt_cmd_view(int argc, char **argv);
 int bmt_cmd_list(int argc, char **argv);
 int bmt_cmd_stats(int argc, char **argv);

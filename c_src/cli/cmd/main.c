@@ -2,7 +2,7 @@
  *
  * The table below is the only list of subcommands; `beamtrace --help` and
  * the dispatcher both read it. Later subcommands (calls, sched, procs, gc,
- * flame, export, report) are one row here plus one cmd_<name>.c file.
+ * flame, export, report) are one row here plus one cmd/<name>.c file.
  */
 #include "cli.h"
 

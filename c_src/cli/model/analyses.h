@@ -15,7 +15,7 @@
 #include "histogram.h"
 #include "base/strtab.h"
 
-/* ---- calls (cmd_calls.c) ---- */
+/* ---- calls (cmd/calls.c) ---- */
 
 struct bmt_fstat {
     uint32_t func;              /* id in cs.funcs */
@@ -68,7 +68,7 @@ int bmt_calls_own_is_cpu(const struct bmt_calls *c);
 uint64_t bmt_calls_own_ns(const struct bmt_calls *c, const struct bmt_fstat *s);
 void bmt_calls_free(struct bmt_calls *c);
 
-/* ---- sched (cmd_sched.c) ---- */
+/* ---- sched (cmd/sched.c) ---- */
 
 struct bmt_sched {
     struct bmt_an_scope *scope;
@@ -85,7 +85,7 @@ void bmt_sched_init(struct bmt_sched *s, struct bmt_an_scope *scope);
 int bmt_sched_feed(void *ctx, const struct bmt_record *rec);
 void bmt_sched_free(struct bmt_sched *s);
 
-/* ---- gc (cmd_gc.c) ---- */
+/* ---- gc (cmd/gc.c) ---- */
 
 struct bmt_gc_proc {
     uint64_t start_ns[2];       /* open collection (minor, major) start + 1, or 0 */
@@ -108,7 +108,7 @@ void bmt_gc_init(struct bmt_gc *g, struct bmt_an_scope *scope);
 int bmt_gc_feed(void *ctx, const struct bmt_record *rec);
 void bmt_gc_free(struct bmt_gc *g);
 
-/* ---- procs (cmd_procs.c) ---- */
+/* ---- procs (cmd/procs.c) ---- */
 
 #define BMT_PROCS_TOP 10
 
@@ -145,7 +145,7 @@ void bmt_procs_init(struct bmt_procs *p, struct bmt_an_scope *scope);
 int bmt_procs_feed(void *ctx, const struct bmt_record *rec);
 void bmt_procs_free(struct bmt_procs *p);
 
-/* ---- flame (cmd_flame.c) ---- */
+/* ---- flame (cmd/flame.c) ---- */
 
 /* What a flame graph's widths are. */
 enum bmt_flame_mode {

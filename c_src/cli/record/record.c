@@ -29,8 +29,8 @@
  * and its output protocol, each a short section below.
  */
 #define _GNU_SOURCE
-#include "cli.h"
-#include "record/record_sources.h"
+#include "cmd/cli.h"
+#include "sources.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* `beamtrace record`'s session source options (contract in
  * record_sources.h). The limits are beamtrace_sources:validate/1's, so a
  * bad value is a usage error here, before anything connects. */
-#include "record_sources.h"
+#include "sources.h"
 #include "model/analysis.h"
 
 #include <ctype.h>
