@@ -9,10 +9,16 @@
  * --by pid), not with the number of calls. Slow calls are printed as their
  * frames end, in end-time order, before the table. The OWN column is own
  * on-CPU time when the trace has scheduling events, own wall time when it
- * has none, and its header says which.
+ * has none, and its header says which. The analysis is model/calls.c.
  */
-#include "model/analyses.h"
-#include "cli.h"
+#include "args.h"
+#include "model/calls.h"
+#include "model/elixir.h"
+#include "out/hist_print.h"
+#include "out/json.h"
+#include "out/window.h"
+#include "base/timefmt.h"
+#include "base/units.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -20,50 +26,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
-                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT]);
-
-void bmt_calls_init(struct bmt_calls *c, struct bmt_an_scope *scope)
-{
-    memset(c, 0, sizeof *c);
-    bmt_callstack_init(&c->cs, scope);
-    bmt_u64map_init(&c->index);
-    c->cs.on_leave = on_leave;
-    c->cs.ctx = c;
-    c->slowest_cap = 10;
-}
-
 static void process_label(const struct bmt_calls *c, uint32_t pid, char *buf, size_t size)
 {
     bmt_callstack_label(&c->cs, pid, buf, size);
 }
 
-static void print_slow(struct bmt_calls *c, uint32_t pid, const struct bmt_frame *f,
-                       uint64_t end_ns, uint64_t dur, unsigned flags)
+/* Where slow calls are printed as they are found. */
+struct slow_out {
+    struct bmt_out *o;
+    const struct bmt_reader *r;
+    int json;
+};
+
+static void print_slow(void *ctx, const struct bmt_calls *c, uint32_t pid,
+                       const struct bmt_frame *f, uint64_t end_ns, unsigned flags)
 {
-    struct bmt_out *o = c->slow_out;
+    const struct slow_out *so = ctx;
+    struct bmt_out *o = so->o;
+    uint64_t dur = end_ns - f->start_ns;
     char fn[600], ps[600];
-    bmt_an_function(bmt_strtab_str(&c->cs.funcs, f->func), bmt_strtab_len(&c->cs.funcs, f->func),
+    bmt_elixir_mfa(bmt_strtab_str(&c->cs.funcs, f->func), bmt_strtab_len(&c->cs.funcs, f->func),
                     fn, sizeof fn);
     process_label(c, pid, ps, sizeof ps);
     const char *how = flags & BMT_CS_UNFINISHED ? "unfinished"
                       : flags & BMT_CS_EXCEPTION ? "exception" : "return";
-    if (c->json) {
+    if (so->json) {
         const struct bmt_names *n = &c->cs.scope->names;
         bmt_out_str(o, c->slow_count ? ",\n  {\"pid\": " : "\n  {\"pid\": ");
-        bmt_an_json_string(o, bmt_strtab_str(&n->pids, pid), bmt_strtab_len(&n->pids, pid));
+        bmt_json_string(o, bmt_strtab_str(&n->pids, pid), bmt_strtab_len(&n->pids, pid));
         char name[512];
         bmt_names_name(n, pid, name, sizeof name);
         bmt_out_str(o, ", \"process\": ");
-        bmt_an_json_string(o, name, strlen(name));
+        bmt_json_string(o, name, strlen(name));
         bmt_out_str(o, ", \"function\": ");
-        bmt_an_json_string(o, fn, strlen(fn));
+        bmt_json_string(o, fn, strlen(fn));
         char buf[200];
         snprintf(buf, sizeof buf, ", \"start_ns\": %llu, \"end_ns\": %llu, \"start_unix_ns\": %lld, "
                  "\"end_unix_ns\": %lld, \"duration_ns\": %llu, \"end\": \"%s\"}",
                  (unsigned long long)f->start_ns, (unsigned long long)end_ns,
-                 (long long)bmt_reader_wall_ns(c->r, f->start_ns),
-                 (long long)bmt_reader_wall_ns(c->r, end_ns), (unsigned long long)dur, how);
+                 (long long)bmt_reader_wall_ns(so->r, f->start_ns),
+                 (long long)bmt_reader_wall_ns(so->r, end_ns), (unsigned long long)dur, how);
         bmt_out_str(o, buf);
     } else {
         char a[32], b[32], d[32], line[1024];
@@ -72,157 +74,14 @@ static void print_slow(struct bmt_calls *c, uint32_t pid, const struct bmt_frame
                      "DURATION", "END BY", "PROCESS", "FUNCTION");
             bmt_out_str(o, line);
         }
-        bmt_an_clock_text(c->r, f->start_ns, a);
-        bmt_an_clock_text(c->r, end_ns, b);
-        bmt_an_duration_text(dur, d);
+        bmt_clock_text(bmt_reader_wall_ns(so->r, f->start_ns), a);
+        bmt_clock_text(bmt_reader_wall_ns(so->r, end_ns), b);
+        bmt_duration_text(dur, d);
         snprintf(line, sizeof line, "%-18s %-18s %12s  %-10s %-24s ", a, b, d, how, ps);
         bmt_out_str(o, line);
         bmt_out_str(o, fn);
         bmt_out_char(o, '\n');
     }
-    c->slow_count++;
-}
-
-/* Keeps the slowest_cap longest calls, longest first. */
-static void keep_slowest(struct bmt_calls *c, uint32_t pid, const struct bmt_frame *f,
-                         uint64_t end_ns, const uint64_t kinds[BMT_K_COUNT])
-{
-    uint64_t dur = end_ns - f->start_ns;
-    unsigned n = c->slowest_count;
-    if (n == c->slowest_cap && dur <= c->slowest[n - 1].duration_ns)
-        return;
-    if (n == c->slowest_cap)
-        n--;
-    unsigned i = n;
-    while (i > 0 && c->slowest[i - 1].duration_ns < dur) {
-        c->slowest[i] = c->slowest[i - 1];
-        i--;
-    }
-    struct bmt_slow_call *s = &c->slowest[i];
-    s->pid = pid;
-    s->func = f->func;
-    s->start_ns = f->start_ns;
-    s->duration_ns = dur;
-    memcpy(s->kinds, kinds, sizeof s->kinds);
-    c->slowest_count = n + 1;
-}
-
-static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
-                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT])
-{
-    struct bmt_calls *c = ctx;
-    (void)cs;
-    uint64_t key = c->by_pid ? ((uint64_t)(pid + 1) << 32) | f->func : f->func;
-    int created;
-    uint32_t *slot = bmt_u64map_get(&c->index, key, c->stat_count, &created);
-    if (!slot)
-        return -ENOMEM;
-    if (created) {
-        if (c->stat_count == c->stat_cap) {
-            uint32_t cap = c->stat_cap ? c->stat_cap * 2 : 64;
-            struct bmt_fstat *s = realloc(c->stats, cap * sizeof *s);
-            if (!s)
-                return -ENOMEM;
-            c->stats = s;
-            c->stat_cap = cap;
-        }
-        struct bmt_fstat *s = &c->stats[c->stat_count++];
-        memset(s, 0, sizeof *s);
-        s->func = f->func;
-        s->pid = c->by_pid ? pid : BMT_CS_NONE;
-        bmt_hist_init(&s->hist);
-        for (int k = 0; k < BMT_K_COUNT; k++)
-            bmt_hist_init(&s->khist[k]);
-    }
-    struct bmt_fstat *s = &c->stats[*slot];
-    for (int k = 0; k < BMT_K_COUNT; k++) {
-        uint64_t own = kinds[k] - (f->child[k] < kinds[k] ? f->child[k] : kinds[k]);
-        s->incl[k] += kinds[k];
-        s->own[k] += own;
-        s->total_ns += kinds[k];
-    }
-    if (flags & BMT_CS_EXCEPTION)
-        s->exception_count++;
-    /* A sample only when the whole call is inside the window. */
-    if (flags & (BMT_CS_UNFINISHED | BMT_CS_CUT)) {
-        s->unfinished_count++;
-        return 0;
-    }
-    uint64_t dur = end_ns - f->start_ns;
-    if (bmt_hist_add(&s->hist, dur) < 0)
-        return -ENOMEM;
-    if (c->breakdown)
-        for (int k = 0; k < BMT_K_PREEMPTED; k++)
-            if (bmt_hist_add(&s->khist[k], k == BMT_K_RUNNABLE ? bmt_kind_runnable(kinds)
-                                                                : kinds[k]) < 0)
-                return -ENOMEM;
-    keep_slowest(c, pid, f, end_ns, kinds);
-    if (c->slower_ns && dur > c->slower_ns && c->slow_out)
-        print_slow(c, pid, f, end_ns, dur, flags);
-    return 0;
-}
-
-int bmt_calls_feed(void *ctx, const struct bmt_record *rec)
-{
-    struct bmt_calls *c = ctx;
-    return bmt_callstack_feed(&c->cs, rec);
-}
-
-int bmt_calls_finish(struct bmt_calls *c, uint64_t end_ns)
-{
-    return bmt_callstack_finish(&c->cs, end_ns);
-}
-
-static const struct bmt_calls *sort_calls;
-
-static int by_total_desc(const void *a, const void *b)
-{
-    const struct bmt_fstat *x = &sort_calls->stats[*(const uint32_t *)a];
-    const struct bmt_fstat *y = &sort_calls->stats[*(const uint32_t *)b];
-    if (x->total_ns != y->total_ns)
-        return x->total_ns > y->total_ns ? -1 : 1;
-    if (x->hist.count != y->hist.count)
-        return x->hist.count > y->hist.count ? -1 : 1;
-    int d = strcmp(bmt_strtab_str(&sort_calls->cs.funcs, x->func),
-                   bmt_strtab_str(&sort_calls->cs.funcs, y->func));
-    return d ? d : (x->pid < y->pid ? -1 : x->pid > y->pid);
-}
-
-uint32_t *bmt_calls_sorted(const struct bmt_calls *c)
-{
-    uint32_t *order = malloc((c->stat_count + 1) * sizeof *order);
-    if (!order)
-        return NULL;
-    for (uint32_t i = 0; i < c->stat_count; i++)
-        order[i] = i;
-    sort_calls = c;
-    qsort(order, c->stat_count, sizeof *order, by_total_desc);
-    return order;
-}
-
-int bmt_calls_own_is_cpu(const struct bmt_calls *c)
-{
-    return c->cs.scope->sched_count > 0;
-}
-
-uint64_t bmt_calls_own_ns(const struct bmt_calls *c, const struct bmt_fstat *s)
-{
-    (void)c;
-    /* Own time not seen off CPU: on CPU and GC, plus what could not be
-     * classified (a process without scheduling events: all its time). */
-    return s->own[BMT_K_ON_CPU] + s->own[BMT_K_GC] + s->own[BMT_K_UNKNOWN];
-}
-
-void bmt_calls_free(struct bmt_calls *c)
-{
-    for (uint32_t i = 0; i < c->stat_count; i++) {
-        bmt_hist_free(&c->stats[i].hist);
-        for (int k = 0; k < BMT_K_COUNT; k++)
-            bmt_hist_free(&c->stats[i].khist[k]);
-    }
-    free(c->stats);
-    bmt_u64map_free(&c->index);
-    bmt_callstack_free(&c->cs);
 }
 
 /* ---- the command ---- */
@@ -239,7 +98,7 @@ static int parse_opt(void *ctx, int code, const char *arg)
     char *end;
     switch (code) {
     case 's':
-        if (bmt_an_parse_duration(arg, &o->slower_ns) < 0 || o->slower_ns == 0)
+        if (bmt_parse_duration_ns(arg, &o->slower_ns) < 0 || o->slower_ns == 0)
             return bmt_cli_usage_error("calls", "bad duration '%s' for --slower-than "
                                        "(expected e.g. 1ms, 250us, 2s, 800ns)", arg);
         return 0;
@@ -284,13 +143,13 @@ static struct lacks lacking(const struct bmt_calls *c)
 static void row_text(struct bmt_out *o, const struct bmt_calls *c, const struct bmt_fstat *s)
 {
     char t[7][32], line[1024], fn[600];
-    bmt_an_duration_text(s->total_ns, t[0]);
-    bmt_an_duration_text(bmt_calls_own_ns(c, s), t[1]);
-    bmt_an_duration_text(bmt_hist_quantile(&s->hist, 0.5), t[2]);
-    bmt_an_duration_text(bmt_hist_quantile(&s->hist, 0.9), t[3]);
-    bmt_an_duration_text(bmt_hist_quantile(&s->hist, 0.99), t[4]);
-    bmt_an_duration_text(bmt_hist_quantile(&s->hist, 0.999), t[5]);
-    bmt_an_duration_text(s->hist.max, t[6]);
+    bmt_duration_text(s->total_ns, t[0]);
+    bmt_duration_text(bmt_calls_own_ns(c, s), t[1]);
+    bmt_duration_text(bmt_hist_quantile(&s->hist, 0.5), t[2]);
+    bmt_duration_text(bmt_hist_quantile(&s->hist, 0.9), t[3]);
+    bmt_duration_text(bmt_hist_quantile(&s->hist, 0.99), t[4]);
+    bmt_duration_text(bmt_hist_quantile(&s->hist, 0.999), t[5]);
+    bmt_duration_text(s->hist.max, t[6]);
     if (!s->hist.count)
         for (int i = 2; i < 7; i++)
             strcpy(t[i], "-");
@@ -304,7 +163,7 @@ static void row_text(struct bmt_out *o, const struct bmt_calls *c, const struct 
              (unsigned long long)s->hist.count, (unsigned long long)s->unfinished_count,
              (unsigned long long)s->exception_count, t[0], t[1], t[2], t[3], t[4], t[5], t[6]);
     bmt_out_str(o, line);
-    bmt_out_str(o, bmt_an_function(bmt_strtab_str(&c->cs.funcs, s->func),
+    bmt_out_str(o, bmt_elixir_mfa(bmt_strtab_str(&c->cs.funcs, s->func),
                                    bmt_strtab_len(&c->cs.funcs, s->func), fn, sizeof fn));
     bmt_out_char(o, '\n');
 }
@@ -336,8 +195,8 @@ static uint64_t kind_of(const uint64_t *v, int k)
     return k >= 0 ? v[k] : bmt_kind_runnable(v) + v[BMT_K_WAITING];
 }
 
-static void breakdown_text(struct bmt_out *o, const struct bmt_calls *c, const uint32_t *order,
-                           uint64_t n)
+static void breakdown_text(struct bmt_out *o, const struct bmt_calls *c, const struct bmt_reader *r,
+                           const uint32_t *order, uint64_t n)
 {
     struct lacks l = lacking(c);
     int kinds[6];
@@ -369,11 +228,11 @@ static void breakdown_text(struct bmt_out *o, const struct bmt_calls *c, const u
     bmt_out_str(o, line);
     for (uint64_t i = 0; i < n; i++) {
         const struct bmt_fstat *s = &c->stats[order[i]];
-        bmt_an_duration_text(s->total_ns, d);
+        bmt_duration_text(s->total_ns, d);
         at = (size_t)snprintf(line, sizeof line, "%10llu %12s", (unsigned long long)s->hist.count, d);
         for (unsigned k = 0; k < nk; k++) {
             uint64_t v = kind_of(s->incl, kinds[k]);
-            bmt_an_duration_text(v, d);
+            bmt_duration_text(v, d);
             char cell[48];
             snprintf(cell, sizeof cell, "%s %3.0f%%", d,
                      s->total_ns ? 100.0 * (double)v / (double)s->total_ns : 0.0);
@@ -381,7 +240,7 @@ static void breakdown_text(struct bmt_out *o, const struct bmt_calls *c, const u
         }
         snprintf(line + at, sizeof line - at, "  ");
         bmt_out_str(o, line);
-        bmt_out_str(o, bmt_an_function(bmt_strtab_str(&c->cs.funcs, s->func),
+        bmt_out_str(o, bmt_elixir_mfa(bmt_strtab_str(&c->cs.funcs, s->func),
                                        bmt_strtab_len(&c->cs.funcs, s->func), fn, sizeof fn));
         bmt_out_char(o, '\n');
     }
@@ -401,14 +260,14 @@ static void breakdown_text(struct bmt_out *o, const struct bmt_calls *c, const u
             if (kinds[k] < 0)
                 continue;
             char a[32], b[32], cell[72];
-            bmt_an_duration_text(bmt_hist_quantile(&s->khist[kinds[k]], 0.5), a);
-            bmt_an_duration_text(bmt_hist_quantile(&s->khist[kinds[k]], 0.99), b);
+            bmt_duration_text(bmt_hist_quantile(&s->khist[kinds[k]], 0.5), a);
+            bmt_duration_text(bmt_hist_quantile(&s->khist[kinds[k]], 0.99), b);
             snprintf(cell, sizeof cell, "%s / %s", a, b);
             at += (size_t)snprintf(line + at, sizeof line - at, " %23s", cell);
         }
         snprintf(line + at, sizeof line - at, "  ");
         bmt_out_str(o, line);
-        bmt_out_str(o, bmt_an_function(bmt_strtab_str(&c->cs.funcs, s->func),
+        bmt_out_str(o, bmt_elixir_mfa(bmt_strtab_str(&c->cs.funcs, s->func),
                                        bmt_strtab_len(&c->cs.funcs, s->func), fn, sizeof fn));
         bmt_out_char(o, '\n');
     }
@@ -422,20 +281,20 @@ static void breakdown_text(struct bmt_out *o, const struct bmt_calls *c, const u
     bmt_out_str(o, line);
     for (unsigned i = 0; i < c->slowest_count; i++) {
         const struct bmt_slow_call *s = &c->slowest[i];
-        bmt_an_duration_text(s->duration_ns, d);
+        bmt_duration_text(s->duration_ns, d);
         snprintf(line, sizeof line, "%12s", d);
         bmt_out_str(o, line);
         for (unsigned k = 0; k < nk; k++) {
-            bmt_an_duration_text(kind_of(s->kinds, kinds[k]), d);
+            bmt_duration_text(kind_of(s->kinds, kinds[k]), d);
             snprintf(line, sizeof line, " %12s", d);
             bmt_out_str(o, line);
         }
         char t[32], label[600];
-        bmt_an_clock_text(c->r, s->start_ns, t);
+        bmt_clock_text(bmt_reader_wall_ns(r, s->start_ns), t);
         process_label(c, s->pid, label, sizeof label);
         snprintf(line, sizeof line, "  %-18s %-24s ", t, label);
         bmt_out_str(o, line);
-        bmt_out_str(o, bmt_an_function(bmt_strtab_str(&c->cs.funcs, s->func),
+        bmt_out_str(o, bmt_elixir_mfa(bmt_strtab_str(&c->cs.funcs, s->func),
                                        bmt_strtab_len(&c->cs.funcs, s->func), fn, sizeof fn));
         bmt_out_char(o, '\n');
     }
@@ -463,18 +322,18 @@ static void kinds_json(struct bmt_out *o, const struct bmt_calls *c, const uint6
 static void row_json(struct bmt_out *o, const struct bmt_calls *c, const struct bmt_fstat *s)
 {
     char fn[600];
-    bmt_an_function(bmt_strtab_str(&c->cs.funcs, s->func), bmt_strtab_len(&c->cs.funcs, s->func),
+    bmt_elixir_mfa(bmt_strtab_str(&c->cs.funcs, s->func), bmt_strtab_len(&c->cs.funcs, s->func),
                     fn, sizeof fn);
     bmt_out_str(o, "{\"function\": ");
-    bmt_an_json_string(o, fn, strlen(fn));
+    bmt_json_string(o, fn, strlen(fn));
     if (c->by_pid) {
         const struct bmt_names *n = &c->cs.scope->names;
         char name[512];
         bmt_out_str(o, ", \"pid\": ");
-        bmt_an_json_string(o, bmt_strtab_str(&n->pids, s->pid), bmt_strtab_len(&n->pids, s->pid));
+        bmt_json_string(o, bmt_strtab_str(&n->pids, s->pid), bmt_strtab_len(&n->pids, s->pid));
         bmt_names_name(n, s->pid, name, sizeof name);
         bmt_out_str(o, ", \"process\": ");
-        bmt_an_json_string(o, name, strlen(name));
+        bmt_json_string(o, name, strlen(name));
     }
     bmt_out_str(o, ", ");
     bmt_hist_print_json_stats(o, &s->hist);
@@ -501,7 +360,7 @@ static void row_json(struct bmt_out *o, const struct bmt_calls *c, const struct 
     bmt_out_char(o, '}');
 }
 
-static void slowest_json(struct bmt_out *o, const struct bmt_calls *c)
+static void slowest_json(struct bmt_out *o, const struct bmt_calls *c, const struct bmt_reader *r)
 {
     const struct bmt_names *n = &c->cs.scope->names;
     bmt_out_str(o, ", \"slowest_calls\": [");
@@ -509,16 +368,16 @@ static void slowest_json(struct bmt_out *o, const struct bmt_calls *c)
         const struct bmt_slow_call *s = &c->slowest[i];
         char fn[600], name[512], buf[160];
         bmt_out_str(o, i ? ",\n  {\"pid\": " : "\n  {\"pid\": ");
-        bmt_an_json_string(o, bmt_strtab_str(&n->pids, s->pid), bmt_strtab_len(&n->pids, s->pid));
+        bmt_json_string(o, bmt_strtab_str(&n->pids, s->pid), bmt_strtab_len(&n->pids, s->pid));
         bmt_names_name(n, s->pid, name, sizeof name);
         bmt_out_str(o, ", \"process\": ");
-        bmt_an_json_string(o, name, strlen(name));
-        bmt_an_function(bmt_strtab_str(&c->cs.funcs, s->func),
+        bmt_json_string(o, name, strlen(name));
+        bmt_elixir_mfa(bmt_strtab_str(&c->cs.funcs, s->func),
                         bmt_strtab_len(&c->cs.funcs, s->func), fn, sizeof fn);
         bmt_out_str(o, ", \"function\": ");
-        bmt_an_json_string(o, fn, strlen(fn));
+        bmt_json_string(o, fn, strlen(fn));
         snprintf(buf, sizeof buf, ", \"start_unix_ns\": %lld, \"duration_ns\": %llu, ",
-                 (long long)bmt_reader_wall_ns(c->r, s->start_ns),
+                 (long long)bmt_reader_wall_ns(r, s->start_ns),
                  (unsigned long long)s->duration_ns);
         bmt_out_str(o, buf);
         kinds_json(o, c, s->kinds, "_ns");
@@ -563,12 +422,12 @@ int bmt_cmd_calls(int argc, char **argv)
         c.slowest_cap = (unsigned)opts.slowest;
     c.slowest = calloc(c.slowest_cap, sizeof *c.slowest);
     c.slower_ns = opts.slower_ns;
-    c.slow_out = &o;
-    c.json = json;
-    c.r = &r;
+    struct slow_out so = {&o, &r, json};
+    c.on_slow = print_slow;
+    c.slow_ctx = &so;
     if (json) {
         bmt_out_str(&o, "{\"trace\": ");
-        bmt_an_json_string(&o, dir, strlen(dir));
+        bmt_json_string(&o, dir, strlen(dir));
         if (opts.slower_ns) {
             bmt_out_str(&o, ", \"slower_than_ns\": ");
             bmt_out_u64(&o, opts.slower_ns);
@@ -608,9 +467,9 @@ int bmt_cmd_calls(int argc, char **argv)
                      l.receive ? "\"receive\"" : "", l.receive && l.gc ? ", " : "",
                      l.gc ? "\"garbage_collection\"" : "");
             bmt_out_str(&o, buf);
-            bmt_an_json_scope(&o, &r, &scope, &pass);
+            bmt_json_window(&o, &r, &scope, &pass);
             if (c.breakdown)
-                slowest_json(&o, &c);
+                slowest_json(&o, &c, &r);
             bmt_out_str(&o, ", \"functions\": [");
             for (uint64_t i = 0; i < n; i++) {
                 bmt_out_str(&o, i ? ",\n  " : "\n  ");
@@ -620,7 +479,7 @@ int bmt_cmd_calls(int argc, char **argv)
         } else {
             if (opts.slower_ns) {
                 char d[32];
-                bmt_an_duration_text(opts.slower_ns, d);
+                bmt_duration_text(opts.slower_ns, d);
                 char line[128];
                 snprintf(line, sizeof line, "%llu calls slower than %s\n\n",
                          (unsigned long long)c.slow_count, d);
@@ -659,7 +518,7 @@ int bmt_cmd_calls(int argc, char **argv)
                                 "process was seen off CPU; wall time for processes without "
                                 "process_scheduled events)\n");
             if (c.breakdown && c.stat_count)
-                breakdown_text(&o, &c, order, n);
+                breakdown_text(&o, &c, &r, order, n);
             if (c.cs.pruned_calls)
                 bmt_out_str(&o, "(the call tree is full: calls in new stacks were charged to "
                                 "their callers)\n");

@@ -25,7 +25,7 @@
  * thread while the receiver may be running a call elsewhere; should the
  * call end in that very nanosecond, the 1 ns slice would overlap it.
  *
- * Scope (analysis.h): only processes the filter keeps get tracks (a flow
+ * Scope (model/scope.h): only processes the filter keeps get tracks (a flow
  * needs both ends kept); with a window, only events inside it are written,
  * times count from its start, and slices cut by its edges are clipped to
  * it (args.end "cut"), so a few seconds of a busy node give a file a
@@ -46,9 +46,12 @@
  * process, plus unmatched sends (at most MAX_PENDING; further sends get no
  * arrow and are counted).
  */
-#include "model/analyses.h"
+#include "args.h"
+#include "model/callstack.h"
+#include "out/json.h"
+#include "model/elixir.h"
 #include "core/catalogue_fields.h"
-#include "cli.h"
+
 #include "model/links.h"
 
 #include <errno.h>
@@ -138,20 +141,20 @@ static void ev_begin(struct export *e, const char *ph, const char *cat, uint32_t
     bmt_out_str(o, ",\"tid\":");
     bmt_out_u64(o, tid + 1);
     bmt_out_str(o, ",\"ts\":");
-    bmt_an_us3(o, ts_ns - e->t0_ns);
+    bmt_out_us3(o, ts_ns - e->t0_ns);
     e->used[tid] = 1;
 }
 
 static void name_str(struct export *e, const char *s, size_t len)
 {
     bmt_out_str(e->o, ",\"name\":");
-    bmt_an_json_string(e->o, s, len);
+    bmt_json_string(e->o, s, len);
 }
 
 static void function_name(struct export *e, uint32_t func)
 {
     char fn[600];
-    bmt_an_function(bmt_strtab_str(&e->cs.funcs, func), bmt_strtab_len(&e->cs.funcs, func), fn,
+    bmt_elixir_mfa(bmt_strtab_str(&e->cs.funcs, func), bmt_strtab_len(&e->cs.funcs, func), fn,
                     sizeof fn);
     name_str(e, fn, strlen(fn));
 }
@@ -171,7 +174,7 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
         return -ENOMEM;
     ev_begin(e, "X", "call", 1, pid, start);
     bmt_out_str(e->o, ",\"dur\":");
-    bmt_an_us3(e->o, end_ns - start);
+    bmt_out_us3(e->o, end_ns - start);
     function_name(e, f->func);
     if (flags & (BMT_CS_UNFINISHED | BMT_CS_CUT))
         bmt_out_str(e->o, flags & BMT_CS_CUT ? ",\"args\":{\"end\":\"cut\"}}"
@@ -249,7 +252,7 @@ static void arg(struct export *e, int first, const char *key, const struct bmt_v
     bmt_out_str(e->o, first ? "\"" : ",\"");
     bmt_out_str(e->o, key);
     bmt_out_str(e->o, "\":");
-    bmt_an_json_string(e->o, v->str, v->len);
+    bmt_json_string(e->o, v->str, v->len);
 }
 
 static uint64_t flow_key(const struct bmt_value *to_pid, const struct bmt_value *msg)
@@ -407,7 +410,7 @@ static void running_slice(struct export *e, uint32_t pid, uint64_t end_ns, int u
         in = begin;
     ev_begin(e, "X", "running", 2, pid, in);
     bmt_out_str(e->o, ",\"dur\":");
-    bmt_an_us3(e->o, end_ns - in);
+    bmt_out_us3(e->o, end_ns - in);
     function_name(e, e->in_entry[pid]);
     bmt_out_str(e->o, unfinished ? ",\"args\":{\"end\":\"unfinished\"}}" : "}");
 }
@@ -425,10 +428,10 @@ static void counter(struct export *e, const struct bmt_value *v, uint64_t ts, un
              (int)c->len, c->str, (int)u->len, u->str);
     bmt_out_str(e->o, e->event_count++ ? ",\n{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,\"ts\":"
                                        : "\n{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,\"ts\":");
-    bmt_an_us3(e->o, ts - e->t0_ns);
+    bmt_out_us3(e->o, ts - e->t0_ns);
     name_str(e, name, strlen(name));
     bmt_out_str(e->o, ",\"args\":{");
-    bmt_an_json_string(e->o, v[BMT_F_counter_instance].str, v[BMT_F_counter_instance].len);
+    bmt_json_string(e->o, v[BMT_F_counter_instance].str, v[BMT_F_counter_instance].len);
     bmt_out_char(e->o, ':');
     char num[24];
     snprintf(num, sizeof num, "%lld", (long long)(int64_t)v[BMT_F_counter_value].integer);
@@ -669,7 +672,7 @@ static void metadata(struct export *e)
             bmt_out_u64(e->o, group);
             bmt_out_str(e->o, ",\"tid\":0,\"args\":{\"name\":");
             snprintf(label, sizeof label, "%s%s%s", node, node[0] ? ": " : "", groups[g - 1]);
-            bmt_an_json_string(e->o, label, strlen(label));
+            bmt_json_string(e->o, label, strlen(label));
             bmt_out_str(e->o, "}}");
             if (node[0]) { /* nodes in order, each node's two groups together */
                 bmt_out_str(e->o, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
@@ -687,7 +690,7 @@ static void metadata(struct export *e)
                 bmt_out_str(e->o, ",\"tid\":");
                 bmt_out_u64(e->o, pid + 1);
                 bmt_out_str(e->o, ",\"args\":{\"name\":");
-                bmt_an_json_string(e->o, label, strlen(label));
+                bmt_json_string(e->o, label, strlen(label));
                 bmt_out_str(e->o, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":");
                 bmt_out_u64(e->o, group);
                 bmt_out_str(e->o, ",\"tid\":");
@@ -759,7 +762,7 @@ int bmt_cmd_export(int argc, char **argv)
     scope.keep_links = 1;
     scope.on_packet = on_packet;
     bmt_out_str(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace\":");
-    bmt_an_json_string(&o, dir, strlen(dir));
+    bmt_json_string(&o, dir, strlen(dir));
     bmt_out_str(&o, ",\"producer\":\"beamtrace export\"},\"traceEvents\":[");
     struct bmt_an_pass pass;
     int status = BMT_EXIT_FAIL;

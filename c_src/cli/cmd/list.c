@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "core/catalogue.h"
 #include "base/out.h"
+#include "out/json.h"
 
 #include <getopt.h>
 #include <string.h>
@@ -74,7 +75,7 @@ static void print_text(struct bmt_out *o)
 
 static void json_str(struct bmt_out *o, const char *s)
 {
-    bmt_out_json_string(o, s, strlen(s));
+    bmt_json_cstr(o, s);
 }
 
 static void print_json(struct bmt_out *o)

@@ -2,6 +2,7 @@
  * provides for each (usdt.def), as text, JSON or the docs' markdown table. */
 #include "cli.h"
 #include "base/out.h"
+#include "out/json.h"
 #include "core/usdt_catalogue.h"
 #include "sinks/usdt_sdt.h"
 
@@ -20,7 +21,7 @@ static void put_note_name(struct bmt_out *o, const char *name)
 
 static void json_str(struct bmt_out *o, const char *s)
 {
-    bmt_out_json_string(o, s, strlen(s));
+    bmt_json_cstr(o, s);
 }
 
 void bmt_list_usdt(struct bmt_out *o, enum bmt_list_format format)

@@ -18,106 +18,18 @@
  * Needs the send and running flags on the processes involved. Memory: per
  * process and name.
  */
-#include "model/analyses.h"
-#include "cli.h"
+#include "args.h"
+#include "model/sched.h"
+#include "out/hist_print.h"
+#include "out/json.h"
+#include "out/window.h"
+#include "base/timefmt.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void bmt_sched_init(struct bmt_sched *s, struct bmt_an_scope *scope)
-{
-    memset(s, 0, sizeof *s);
-    s->scope = scope;
-    bmt_hist_init(&s->hist);
-}
-
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need < *cap)
-        return 0;
-    uint32_t n = *cap ? *cap : 64;
-    while (n <= need)
-        n *= 2;
-    void *p = realloc(*arr, (size_t)n * elem);
-    if (!p)
-        return -ENOMEM;
-    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
-static int64_t pid_id(struct bmt_sched *s, const char *str, size_t len)
-{
-    int64_t id = bmt_names_pid(&s->scope->names, str, len);
-    if (id >= 0 && grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)id, sizeof(uint64_t)) < 0)
-        return -ENOMEM;
-    return id;
-}
-
-int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
-{
-    struct bmt_sched *s = ctx;
-    const struct bmt_an_scope *sc = s->scope;
-    const struct bmt_an_fields *F = bmt_an_fields();
-    const struct bmt_value *v = rec->values;
-    uint64_t ts = rec->ts_ns;
-    int64_t pid;
-    switch (rec->tp) {
-    case BMT_TP_message_send: {
-        if (!bmt_an_valid(sc, ts))
-            return 0;
-        const struct bmt_value *to = &v[F->send_to];
-        int in_window = ts >= sc->window.begin_ns;
-        s->send_count += in_window;
-        if (bmt_names_is_pid(to->str, to->len)) {
-            if (!bmt_an_keep(sc, to->str, to->len))
-                return 0;
-            if ((pid = pid_id(s, to->str, to->len)) < 0)
-                return (int)pid;
-        } else {
-            if ((pid = bmt_names_holder(&sc->names, v[F->send_from].str, v[F->send_from].len,
-                                        to->str, to->len)) < 0)
-                return 0;
-            if (grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)pid, sizeof(uint64_t)) < 0)
-                return -ENOMEM;
-            const struct bmt_strtab *pids = &sc->names.pids;
-            if (!bmt_an_keep(sc, bmt_strtab_str(pids, (uint32_t)pid), bmt_strtab_len(pids, (uint32_t)pid)))
-                return 0;
-        }
-        s->resolved_count += in_window;
-        if (!s->pending_ns[pid] || s->from_last)
-            s->pending_ns[pid] = ts + 1;
-        return 0;
-    }
-    case BMT_TP_process_scheduled: {
-        const struct bmt_value *type = &v[F->sched_type];
-        if (type->len != 2 || memcmp(type->str, "in", 2) != 0)
-            return 0;
-        pid = bmt_strtab_find(&sc->names.pids, v[F->sched_pid].str, v[F->sched_pid].len);
-        if (pid < 0 || (uint32_t)pid >= s->pid_cap || !s->pending_ns[pid])
-            return 0;
-        uint64_t sent = s->pending_ns[pid] - 1;
-        s->pending_ns[pid] = 0;
-        if (!bmt_an_inside(sc, sent, ts)) {
-            s->cut_count++;
-            return 0;
-        }
-        return bmt_hist_add(&s->hist, ts >= sent ? ts - sent : 0);
-    }
-    default:
-        return 0;
-    }
-}
-
-void bmt_sched_free(struct bmt_sched *s)
-{
-    free(s->pending_ns);
-    bmt_hist_free(&s->hist);
-}
 
 static int parse_opt(void *ctx, int code, const char *arg)
 {
@@ -165,13 +77,13 @@ int bmt_cmd_sched(int argc, char **argv)
         char buf[512];
         if (json) {
             bmt_out_str(&o, "{\"trace\": ");
-            bmt_an_json_string(&o, dir, strlen(dir));
+            bmt_json_string(&o, dir, strlen(dir));
             snprintf(buf, sizeof buf, ", \"from\": \"%s\", \"sends\": %llu, "
                      "\"sends_to_known_pid\": %llu, \"cut_by_window\": %llu, ", measure,
                      (unsigned long long)s.send_count, (unsigned long long)s.resolved_count,
                      (unsigned long long)s.cut_count);
             bmt_out_str(&o, buf);
-            bmt_an_json_scope(&o, &r, &scope, &pass);
+            bmt_json_window(&o, &r, &scope, &pass);
             bmt_out_str(&o, ", ");
             bmt_hist_print_json_stats(&o, h);
             bmt_out_str(&o, ", \"quantize_ns\": ");
@@ -192,11 +104,11 @@ int bmt_cmd_sched(int argc, char **argv)
             bmt_hist_print_quantize(&o, h);
             if (h->count) {
                 char t[5][32];
-                bmt_an_duration_text(bmt_hist_quantile(h, 0.5), t[0]);
-                bmt_an_duration_text(bmt_hist_quantile(h, 0.9), t[1]);
-                bmt_an_duration_text(bmt_hist_quantile(h, 0.99), t[2]);
-                bmt_an_duration_text(h->max, t[3]);
-                bmt_an_duration_text(h->sum / h->count, t[4]);
+                bmt_duration_text(bmt_hist_quantile(h, 0.5), t[0]);
+                bmt_duration_text(bmt_hist_quantile(h, 0.9), t[1]);
+                bmt_duration_text(bmt_hist_quantile(h, 0.99), t[2]);
+                bmt_duration_text(h->max, t[3]);
+                bmt_duration_text(h->sum / h->count, t[4]);
                 snprintf(buf, sizeof buf, "\np50 %s  p90 %s  p99 %s  max %s  mean %s\n", t[0],
                          t[1], t[2], t[3], t[4]);
                 bmt_out_str(&o, buf);

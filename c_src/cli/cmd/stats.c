@@ -2,15 +2,13 @@
  * they take, header included: what sizes a trace) per tracepoint,
  * drops and lost packets, and the time span.
  *
- * Why streams one after another rather than the time-ordered merge: counts
- * and the span do not depend on order, and walking each mapping
- * sequentially skips the heap and keeps the prefetcher busy. String fields
- * are only measured (memchr for the NUL), never printed or copied.
+ * The counting is model/tally.c.
  */
-#include "model/analysis.h"
 #include "cli.h"
+#include "model/tally.h"
+#include "out/json.h"
 #include "base/out.h"
-#include "ctf/reader.h"
+#include "base/timefmt.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -19,87 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-struct stats {
-    uint64_t *counts;           /* per event class (global index) */
-    uint64_t *bits;             /* per event class: bits its events take */
-    const char **names;         /* rows: distinct event names with events */
-    uint64_t *row_counts;
-    uint64_t *row_bits;
-    unsigned row_count;
-    uint64_t event_count;
-    uint64_t discarded_count;
-    uint64_t lost_packet_count;
-    uint64_t packet_count;
-    uint64_t first_ns, last_ns; /* trace clock; valid when event_count > 0 */
-};
-
-static int collect(struct bmt_reader *r, struct stats *st)
-{
-    memset(st, 0, sizeof *st);
-    st->first_ns = UINT64_MAX;
-    unsigned n = r->event_class_count + 1;
-    st->counts = calloc(n, sizeof *st->counts);
-    st->names = calloc(n, sizeof *st->names);
-    st->row_counts = calloc(n, sizeof *st->row_counts);
-    st->bits = calloc(n, sizeof *st->bits);
-    st->row_bits = calloc(n, sizeof *st->row_bits);
-    if (!st->counts || !st->names || !st->row_counts || !st->bits || !st->row_bits) {
-        snprintf(r->error, sizeof r->error, "out of memory; free some memory");
-        return -ENOMEM;
-    }
-    for (unsigned s = 0; s < r->stream_count; s++) {
-        const struct bmt_record *rec;
-        uint64_t first = UINT64_MAX, last = 0;
-        int rc;
-        uint32_t base = r->streams[s].trace->event_base;
-        while ((rc = bmt_reader_stream_next(r, s, &rec)) == 1) {
-            st->counts[base + rec->ec->index]++;
-            st->bits[base + rec->ec->index] += rec->bits;
-            if (rec->ts_ns < first)
-                first = rec->ts_ns;
-            if (rec->ts_ns > last)
-                last = rec->ts_ns;
-        }
-        if (rc < 0)
-            return rc;
-        if (first < st->first_ns)
-            st->first_ns = first;
-        if (first != UINT64_MAX && last > st->last_ns)
-            st->last_ns = last;
-        st->discarded_count += r->streams[s].discarded_count;
-        st->lost_packet_count += r->streams[s].lost_packet_count;
-        st->packet_count += r->streams[s].packet_count;
-    }
-    /* One row per event name (several traces may declare the same). */
-    for (unsigned t = 0; t < r->trace_count; t++) {
-        const struct bmt_meta *m = &r->traces[t].meta;
-        for (unsigned e = 0; e < m->event_count; e++) {
-            uint64_t c = st->counts[r->traces[t].event_base + e];
-            if (!c)
-                continue;
-            unsigned row = 0;
-            while (row < st->row_count && strcmp(st->names[row], m->events[e]->name) != 0)
-                row++;
-            if (row == st->row_count)
-                st->names[st->row_count++] = m->events[e]->name;
-            st->row_counts[row] += c;
-            st->row_bits[row] += st->bits[r->traces[t].event_base + e];
-            st->event_count += c;
-        }
-    }
-    return 0;
-}
-
-static void free_stats(struct stats *st)
-{
-    free(st->counts);
-    free(st->names);
-    free(st->row_counts);
-    free(st->bits);
-    free(st->row_bits);
-}
-
-static const struct stats *sort_stats;
+static const struct bmt_tally *sort_stats;
 
 static int by_count_desc(const void *a, const void *b)
 {
@@ -113,7 +31,7 @@ static int by_count_desc(const void *a, const void *b)
 }
 
 static int report(struct bmt_out *o, const char *dir, const struct bmt_reader *r,
-                   const struct stats *st, int json)
+                   const struct bmt_tally *st, int json)
 {
     unsigned *order = malloc((st->row_count + 1) * sizeof *order), n = 0;
     if (!order)
@@ -127,19 +45,19 @@ static int report(struct bmt_out *o, const char *dir, const struct bmt_reader *r
     double rate = duration_ns ? (double)st->event_count * 1e9 / (double)duration_ns : 0.0;
     char buf[128], first[64] = "-", last[64] = "-";
     if (st->event_count) {
-        bmt_an_date_text(r, st->first_ns, first);
-        bmt_an_date_text(r, st->last_ns, last);
+        bmt_date_text(bmt_reader_wall_ns(r, st->first_ns), first);
+        bmt_date_text(bmt_reader_wall_ns(r, st->last_ns), last);
     }
 
     if (json) {
         bmt_out_str(o, "{\"trace\": ");
-        bmt_out_json_string(o, dir, strlen(dir));
+        bmt_json_cstr(o, dir);
         if (r->cluster) { /* the traced nodes, in trace order */
             bmt_out_str(o, ", \"nodes\": [");
             for (unsigned t = 0; t < r->trace_count; t++) {
                 const char *node = bmt_strtab_str(&r->nodes.names, r->nodes.trace_node[t]);
                 bmt_out_str(o, t ? ", " : "");
-                bmt_out_json_string(o, node, strlen(node));
+                bmt_json_cstr(o, node);
             }
             bmt_out_char(o, ']');
         }
@@ -174,7 +92,7 @@ static int report(struct bmt_out *o, const char *dir, const struct bmt_reader *r
         for (unsigned k = 0; k < n; k++) {
             unsigned i = order[k];
             bmt_out_str(o, k ? ",\n  {\"name\": " : "\n  {\"name\": ");
-            bmt_out_json_string(o, st->names[i], strlen(st->names[i]));
+            bmt_json_cstr(o, st->names[i]);
             bmt_out_str(o, ", \"events\": ");
             bmt_out_u64(o, st->row_counts[i]);
             snprintf(buf, sizeof buf, ", \"percent\": %.2f, \"bytes_per_event\": %.2f}",
@@ -262,17 +180,17 @@ int bmt_cmd_stats(int argc, char **argv)
     bmt_reader_label((const char *const *)argv + optind, (unsigned)(argc - optind), dir, sizeof dir);
     tzset();
     struct bmt_reader r;
-    struct stats st;
+    struct bmt_tally st;
     memset(&st, 0, sizeof st);
     int status = BMT_EXIT_FAIL;
     int rc = bmt_reader_open(&r, (const char *const *)argv + optind, (unsigned)(argc - optind));
     if (rc == 0)
-        rc = collect(&r, &st);
+        rc = bmt_tally_collect(&r, &st);
     /* The same line as the analyses give (analysis.c): more than 30 days. */
     if (rc == 0 && st.event_count && st.last_ns - st.first_ns > 30ull * 86400 * 1000000000) {
         char a[64], b[64];
-        bmt_an_date_text(&r, st.first_ns, a);
-        bmt_an_date_text(&r, st.last_ns, b);
+        bmt_date_text(bmt_reader_wall_ns(&r, st.first_ns), a);
+        bmt_date_text(bmt_reader_wall_ns(&r, st.last_ns), b);
         bmt_reader_warn(&r, "%s: the events span %.1f days (%s to %s): a corrupt or unusual trace",
                         dir, (double)(st.last_ns - st.first_ns) / 86400e9, a, b);
     }
@@ -293,7 +211,7 @@ int bmt_cmd_stats(int argc, char **argv)
                 status = BMT_EXIT_OK;
         }
     }
-    free_stats(&st);
+    bmt_tally_free(&st);
     bmt_reader_close(&r);
     return status;
 }

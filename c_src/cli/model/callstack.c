@@ -1,5 +1,6 @@
 /* Call stack reconstruction (rules and contract in callstack.h). */
 #include "callstack.h"
+#include "run.h"
 
 #include <errno.h>
 #include <stdio.h>

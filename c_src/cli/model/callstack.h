@@ -28,7 +28,7 @@
  *    E is not on the stack.
  *  - process_exit, or the end of the trace (or window): open frames end
  *    there, flagged unfinished.
- * Scope (analysis.h): processes the filter drops are not tracked; call
+ * Scope (scope.h): processes the filter drops are not tracked; call
  * events before a flight recorder's complete start are ignored; a frame's
  * time counts inside the window only, and a frame that began before the
  * window is flagged BMT_CS_CUT.
@@ -48,7 +48,7 @@
 #ifndef BMT_CLI_CALLSTACK_H
 #define BMT_CLI_CALLSTACK_H
 
-#include "analysis.h"
+#include "scope.h"
 #include "proc_state.h"
 #include "ctf/reader.h"
 #include "base/strtab.h"

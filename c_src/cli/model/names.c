@@ -1,6 +1,6 @@
 /* Process names (contract in names.h). */
 #include "names.h"
-#include "analysis.h"
+#include "run.h"
 #include "core/catalogue.h"
 #include "elixir.h"
 

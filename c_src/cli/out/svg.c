@@ -1,16 +1,6 @@
-/* Small inline SVG charts for `report` (contract in analyses.h): no
- * scripts, no external resources, tooltips through <title>.
- *
- * Layout rules, checked in a browser by test/analyses/check_report.js:
- * every text stays inside the chart (the title is cut with an ellipsis to
- * the width it has, the full title in its tooltip; the left margin grows
- * with the largest count), the title and the statistics line never share a
- * line, and axis labels are horizontal, centred under their bar, written
- * with three significant digits ("524 µs", not "524.288 us") and spaced so
- * they do not overlap. Text widths are estimated from the font size with a
- * generous per-character width, so the estimates err on the side of room.
- */
-#include "model/analyses.h"
+/* Small inline SVG charts (contract in svg.h). */
+#include "svg.h"
+#include "html.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -43,7 +33,7 @@ void bmt_svg_cut_text(struct bmt_out *o, const char *s, size_t max_chars)
 {
     size_t n = bmt_svg_chars(s);
     if (n <= max_chars) {
-        bmt_an_html_string(o, s, strlen(s));
+        bmt_html_string(o, s, strlen(s));
         return;
     }
     size_t keep = max_chars > 1 ? max_chars - 1 : 0, bytes = 0, c = 0;
@@ -53,7 +43,7 @@ void bmt_svg_cut_text(struct bmt_out *o, const char *s, size_t max_chars)
             bytes++;
         c++;
     }
-    bmt_an_html_string(o, s, bytes);
+    bmt_html_string(o, s, bytes);
     bmt_out_str(o, "\xe2\x80\xa6");
 }
 
@@ -83,7 +73,7 @@ void bmt_svg_quantize(struct bmt_out *o, const struct bmt_hist *h, const char *t
              "<title>",
              W, H, W, H);
     bmt_out_str(o, buf);
-    bmt_an_html_string(o, title, strlen(title));
+    bmt_html_string(o, title, strlen(title));
     snprintf(buf, sizeof buf,
              "</title><rect width=\"%u\" height=\"%u\" fill=\"#fff\" stroke=\"#ccc\"/>"
              "<text class=\"title\" x=\"8\" y=\"17\" font-size=\"13\" font-weight=\"bold\">",

@@ -2,7 +2,7 @@
  * record_sources.h). The limits are beamtrace_sources:validate/1's, so a
  * bad value is a usage error here, before anything connects. */
 #include "sources.h"
-#include "model/analysis.h"
+#include "base/units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -53,7 +53,7 @@ static int parse_ms(const char *s, int64_t *ms)
 {
     uint64_t ns;
     size_t n = strlen(s);
-    if (!n || !isalpha((unsigned char)s[n - 1]) || bmt_an_parse_duration(s, &ns) != 0)
+    if (!n || !isalpha((unsigned char)s[n - 1]) || bmt_parse_duration_ns(s, &ns) != 0)
         return -1;
     if (ns < 1000000 || ns / 1000000 >= (UINT64_C(1) << 32))
         return -1;

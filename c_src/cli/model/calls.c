@@ -1,0 +1,164 @@
+/* The calls analysis (contract in calls.h). */
+#include "calls.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
+                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT]);
+
+void bmt_calls_init(struct bmt_calls *c, struct bmt_an_scope *scope)
+{
+    memset(c, 0, sizeof *c);
+    bmt_callstack_init(&c->cs, scope);
+    bmt_u64map_init(&c->index);
+    c->cs.on_leave = on_leave;
+    c->cs.ctx = c;
+    c->slowest_cap = 10;
+}
+
+/* Keeps the slowest_cap longest calls, longest first. */
+static void keep_slowest(struct bmt_calls *c, uint32_t pid, const struct bmt_frame *f,
+                         uint64_t end_ns, const uint64_t kinds[BMT_K_COUNT])
+{
+    uint64_t dur = end_ns - f->start_ns;
+    unsigned n = c->slowest_count;
+    if (n == c->slowest_cap && dur <= c->slowest[n - 1].duration_ns)
+        return;
+    if (n == c->slowest_cap)
+        n--;
+    unsigned i = n;
+    while (i > 0 && c->slowest[i - 1].duration_ns < dur) {
+        c->slowest[i] = c->slowest[i - 1];
+        i--;
+    }
+    struct bmt_slow_call *s = &c->slowest[i];
+    s->pid = pid;
+    s->func = f->func;
+    s->start_ns = f->start_ns;
+    s->duration_ns = dur;
+    memcpy(s->kinds, kinds, sizeof s->kinds);
+    c->slowest_count = n + 1;
+}
+
+static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
+                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT])
+{
+    struct bmt_calls *c = ctx;
+    (void)cs;
+    uint64_t key = c->by_pid ? ((uint64_t)(pid + 1) << 32) | f->func : f->func;
+    int created;
+    uint32_t *slot = bmt_u64map_get(&c->index, key, c->stat_count, &created);
+    if (!slot)
+        return -ENOMEM;
+    if (created) {
+        if (c->stat_count == c->stat_cap) {
+            uint32_t cap = c->stat_cap ? c->stat_cap * 2 : 64;
+            struct bmt_fstat *s = realloc(c->stats, cap * sizeof *s);
+            if (!s)
+                return -ENOMEM;
+            c->stats = s;
+            c->stat_cap = cap;
+        }
+        struct bmt_fstat *s = &c->stats[c->stat_count++];
+        memset(s, 0, sizeof *s);
+        s->func = f->func;
+        s->pid = c->by_pid ? pid : BMT_CS_NONE;
+        bmt_hist_init(&s->hist);
+        for (int k = 0; k < BMT_K_COUNT; k++)
+            bmt_hist_init(&s->khist[k]);
+    }
+    struct bmt_fstat *s = &c->stats[*slot];
+    for (int k = 0; k < BMT_K_COUNT; k++) {
+        uint64_t own = kinds[k] - (f->child[k] < kinds[k] ? f->child[k] : kinds[k]);
+        s->incl[k] += kinds[k];
+        s->own[k] += own;
+        s->total_ns += kinds[k];
+    }
+    if (flags & BMT_CS_EXCEPTION)
+        s->exception_count++;
+    /* A sample only when the whole call is inside the window. */
+    if (flags & (BMT_CS_UNFINISHED | BMT_CS_CUT)) {
+        s->unfinished_count++;
+        return 0;
+    }
+    uint64_t dur = end_ns - f->start_ns;
+    if (bmt_hist_add(&s->hist, dur) < 0)
+        return -ENOMEM;
+    if (c->breakdown)
+        for (int k = 0; k < BMT_K_PREEMPTED; k++)
+            if (bmt_hist_add(&s->khist[k], k == BMT_K_RUNNABLE ? bmt_kind_runnable(kinds)
+                                                                : kinds[k]) < 0)
+                return -ENOMEM;
+    keep_slowest(c, pid, f, end_ns, kinds);
+    if (c->slower_ns && dur > c->slower_ns) {
+        if (c->on_slow)
+            c->on_slow(c->slow_ctx, c, pid, f, end_ns, flags);
+        c->slow_count++;
+    }
+    return 0;
+}
+
+int bmt_calls_feed(void *ctx, const struct bmt_record *rec)
+{
+    struct bmt_calls *c = ctx;
+    return bmt_callstack_feed(&c->cs, rec);
+}
+
+int bmt_calls_finish(struct bmt_calls *c, uint64_t end_ns)
+{
+    return bmt_callstack_finish(&c->cs, end_ns);
+}
+
+static const struct bmt_calls *sort_calls;
+
+static int by_total_desc(const void *a, const void *b)
+{
+    const struct bmt_fstat *x = &sort_calls->stats[*(const uint32_t *)a];
+    const struct bmt_fstat *y = &sort_calls->stats[*(const uint32_t *)b];
+    if (x->total_ns != y->total_ns)
+        return x->total_ns > y->total_ns ? -1 : 1;
+    if (x->hist.count != y->hist.count)
+        return x->hist.count > y->hist.count ? -1 : 1;
+    int d = strcmp(bmt_strtab_str(&sort_calls->cs.funcs, x->func),
+                   bmt_strtab_str(&sort_calls->cs.funcs, y->func));
+    return d ? d : (x->pid < y->pid ? -1 : x->pid > y->pid);
+}
+
+uint32_t *bmt_calls_sorted(const struct bmt_calls *c)
+{
+    uint32_t *order = malloc((c->stat_count + 1) * sizeof *order);
+    if (!order)
+        return NULL;
+    for (uint32_t i = 0; i < c->stat_count; i++)
+        order[i] = i;
+    sort_calls = c;
+    qsort(order, c->stat_count, sizeof *order, by_total_desc);
+    return order;
+}
+
+int bmt_calls_own_is_cpu(const struct bmt_calls *c)
+{
+    return c->cs.scope->sched_count > 0;
+}
+
+uint64_t bmt_calls_own_ns(const struct bmt_calls *c, const struct bmt_fstat *s)
+{
+    (void)c;
+    /* Own time not seen off CPU: on CPU and GC, plus what could not be
+     * classified (a process without scheduling events: all its time). */
+    return s->own[BMT_K_ON_CPU] + s->own[BMT_K_GC] + s->own[BMT_K_UNKNOWN];
+}
+
+void bmt_calls_free(struct bmt_calls *c)
+{
+    for (uint32_t i = 0; i < c->stat_count; i++) {
+        bmt_hist_free(&c->stats[i].hist);
+        for (int k = 0; k < BMT_K_COUNT; k++)
+            bmt_hist_free(&c->stats[i].khist[k]);
+    }
+    free(c->stats);
+    bmt_u64map_free(&c->index);
+    bmt_callstack_free(&c->cs);
+}

@@ -1,0 +1,83 @@
+/* The gc analysis (contract in gc.h). */
+#include "gc.h"
+#include "run.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bmt_gc_init(struct bmt_gc *g, struct bmt_an_scope *scope)
+{
+    memset(g, 0, sizeof *g);
+    g->scope = scope;
+    bmt_hist_init(&g->hist[0]);
+    bmt_hist_init(&g->hist[1]);
+}
+
+int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
+{
+    struct bmt_gc *g = ctx;
+    const struct bmt_an_scope *sc = g->scope;
+    const struct bmt_an_fields *F = bmt_an_fields();
+    const struct bmt_value *v = rec->values;
+    uint64_t ts = rec->ts_ns;
+    int k, start;
+    switch (rec->tp) {
+    case BMT_TP_gc_minor_start: k = 0, start = 1; break;
+    case BMT_TP_gc_minor_end: k = 0, start = 0; break;
+    case BMT_TP_gc_major_start: k = 1, start = 1; break;
+    case BMT_TP_gc_major_end: k = 1, start = 0; break;
+    default: return 0;
+    }
+    if (!bmt_an_valid(sc, ts) || !bmt_an_keep(sc, v[F->gc_pid].str, v[F->gc_pid].len))
+        return 0;
+    int64_t pid = bmt_names_pid(&g->scope->names, v[F->gc_pid].str, v[F->gc_pid].len);
+    if (pid < 0)
+        return (int)pid;
+    if ((uint32_t)pid >= g->proc_cap) {
+        uint32_t cap = g->proc_cap ? g->proc_cap * 2 : 64;
+        while (cap <= (uint32_t)pid)
+            cap *= 2;
+        struct bmt_gc_proc *p = realloc(g->procs, cap * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        memset(p + g->proc_cap, 0, (cap - g->proc_cap) * sizeof *p);
+        g->procs = p;
+        g->proc_cap = cap;
+    }
+    struct bmt_gc_proc *p = &g->procs[pid];
+    if (start) {
+        if (p->start_ns[k] && p->start_ns[k] - 1 >= sc->window.begin_ns)
+            g->unmatched_count++;
+        p->start_ns[k] = ts + 1;
+        return 0;
+    }
+    uint64_t reclaimed = v[F->gc_reclaimed].integer;
+    if (ts >= sc->window.begin_ns)
+        g->reclaimed_words[k] += reclaimed;
+    if (!p->start_ns[k]) {
+        if (ts >= sc->window.begin_ns)
+            g->unmatched_count++;
+        return 0;
+    }
+    uint64_t began = p->start_ns[k] - 1, pause = ts >= began ? ts - began : 0;
+    p->start_ns[k] = 0;
+    uint64_t from = began > sc->window.begin_ns ? began : sc->window.begin_ns;
+    if (ts <= from)
+        return 0; /* over before the window */
+    p->pause_ns += ts - from;
+    if (!bmt_an_inside(sc, began, ts)) {
+        g->cut_count++;
+        return 0;
+    }
+    p->gc_count++;
+    p->reclaimed_words += reclaimed;
+    return bmt_hist_add(&g->hist[k], pause);
+}
+
+void bmt_gc_free(struct bmt_gc *g)
+{
+    free(g->procs);
+    bmt_hist_free(&g->hist[0]);
+    bmt_hist_free(&g->hist[1]);
+}

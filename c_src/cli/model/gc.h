@@ -1,0 +1,33 @@
+/* The `gc` analysis: garbage collection pauses (gc_*_start -> the same
+ * process's matching gc_*_end; minor and major apart), words reclaimed,
+ * and each process's total pause. cmd/gc.c says more. Memory: per
+ * process. Single-threaded.
+ */
+#ifndef BMT_CLI_GC_H
+#define BMT_CLI_GC_H
+
+#include "scope.h"
+#include "histogram.h"
+
+struct bmt_gc_proc {
+    uint64_t start_ns[2];       /* open collection (minor, major) start + 1, or 0 */
+    uint64_t pause_ns;          /* total pause inside the window */
+    uint64_t gc_count;
+    uint64_t reclaimed_words;
+};
+
+struct bmt_gc {
+    struct bmt_an_scope *scope;
+    struct bmt_gc_proc *procs;  /* by pid id */
+    uint32_t proc_cap;
+    struct bmt_hist hist[2];    /* pause, ns: [0] minor, [1] major */
+    uint64_t reclaimed_words[2];
+    uint64_t unmatched_count;   /* end without start, or start never ended */
+    uint64_t cut_count;         /* pauses cut by the window's edges */
+};
+
+void bmt_gc_init(struct bmt_gc *g, struct bmt_an_scope *scope);
+int bmt_gc_feed(void *ctx, const struct bmt_record *rec);
+void bmt_gc_free(struct bmt_gc *g);
+
+#endif

@@ -1,0 +1,57 @@
+/* One pass over a trace for the analyses: every event up to the window's
+ * end, in time order, with the scope's names kept current, given to the
+ * analysis's feed function; and the catalogue field indices they read.
+ *
+ * Every analysis reads the trace once, in time order (bmt_reader_next),
+ * and keeps state per process, per function or per distinct stack, never
+ * per event and never per unit of time. Single-threaded.
+ */
+#ifndef BMT_CLI_RUN_H
+#define BMT_CLI_RUN_H
+
+#include "scope.h"
+#include "ctf/reader.h"
+
+#include <stdint.h>
+
+/* Field indices, found by name in the catalogue once (OTP's field names). */
+struct bmt_an_fields {
+    unsigned call_pid, call_entry;      /* function_call, function_return */
+    unsigned exc_pid, exc_entry, exc_class;
+    unsigned send_from, send_to, send_msg;
+    unsigned recv_to, recv_msg;
+    unsigned sched_pid, sched_entry, sched_type;
+    unsigned spawn_pid, spawn_parent, spawn_entry;
+    unsigned exit_pid, exit_reason;
+    unsigned reg_pid, reg_name, reg_type;
+    unsigned gc_pid, gc_need, gc_reclaimed, gc_heap, gc_old_heap; /* all gc_* */
+    unsigned info_pid, info_name, info_entry, info_label;         /* process_info */
+};
+
+/* The indices (computed on first use; aborts if the catalogue lacks a
+ * field, which is a build mistake, not a trace problem). */
+const struct bmt_an_fields *bmt_an_fields(void);
+
+/* Summary of one pass, filled by bmt_an_run. */
+struct bmt_an_pass {
+    uint64_t event_count;             /* events read (up to the window's end) */
+    uint64_t first_ns, last_ns;       /* first and last event read; valid when event_count > 0 */
+    uint64_t end_ns;                  /* where open intervals close: the last event, or the window's end */
+    uint64_t discarded_count;         /* sum over streams, after the pass */
+    uint64_t lost_packet_count;
+};
+
+/* Opens `dir` into `r`, resolves `scope` and calls `feed(ctx, rec)` for
+ * every event up to the window's end in time order, scope->names already
+ * updated by the event. Stops at the first negative return of `feed`.
+ * Prints on stderr, once, the warnings about the trace (catalogue events it
+ * cannot use, a flight recorder's incomplete start, a time span no real
+ * trace has, discarded events). Returns 0; BMT_AN_USAGE with r->error set
+ * for a bad --begin/--end; -EINVAL/-errno with r->error set for trace
+ * problems; or feed's negative value (r->error set to "out of memory" for
+ * -ENOMEM). The caller closes r in every case. */
+int bmt_an_run(struct bmt_reader *r, const char *dir, struct bmt_an_scope *scope,
+               int (*feed)(void *ctx, const struct bmt_record *rec), void *ctx,
+               struct bmt_an_pass *pass);
+
+#endif

@@ -1,0 +1,99 @@
+/* The sched analysis (contract in sched.h). */
+#include "sched.h"
+#include "run.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bmt_sched_init(struct bmt_sched *s, struct bmt_an_scope *scope)
+{
+    memset(s, 0, sizeof *s);
+    s->scope = scope;
+    bmt_hist_init(&s->hist);
+}
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need < *cap)
+        return 0;
+    uint32_t n = *cap ? *cap : 64;
+    while (n <= need)
+        n *= 2;
+    void *p = realloc(*arr, (size_t)n * elem);
+    if (!p)
+        return -ENOMEM;
+    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+static int64_t pid_id(struct bmt_sched *s, const char *str, size_t len)
+{
+    int64_t id = bmt_names_pid(&s->scope->names, str, len);
+    if (id >= 0 && grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)id, sizeof(uint64_t)) < 0)
+        return -ENOMEM;
+    return id;
+}
+
+int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
+{
+    struct bmt_sched *s = ctx;
+    const struct bmt_an_scope *sc = s->scope;
+    const struct bmt_an_fields *F = bmt_an_fields();
+    const struct bmt_value *v = rec->values;
+    uint64_t ts = rec->ts_ns;
+    int64_t pid;
+    switch (rec->tp) {
+    case BMT_TP_message_send: {
+        if (!bmt_an_valid(sc, ts))
+            return 0;
+        const struct bmt_value *to = &v[F->send_to];
+        int in_window = ts >= sc->window.begin_ns;
+        s->send_count += in_window;
+        if (bmt_names_is_pid(to->str, to->len)) {
+            if (!bmt_an_keep(sc, to->str, to->len))
+                return 0;
+            if ((pid = pid_id(s, to->str, to->len)) < 0)
+                return (int)pid;
+        } else {
+            if ((pid = bmt_names_holder(&sc->names, v[F->send_from].str, v[F->send_from].len,
+                                        to->str, to->len)) < 0)
+                return 0;
+            if (grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)pid, sizeof(uint64_t)) < 0)
+                return -ENOMEM;
+            const struct bmt_strtab *pids = &sc->names.pids;
+            if (!bmt_an_keep(sc, bmt_strtab_str(pids, (uint32_t)pid), bmt_strtab_len(pids, (uint32_t)pid)))
+                return 0;
+        }
+        s->resolved_count += in_window;
+        if (!s->pending_ns[pid] || s->from_last)
+            s->pending_ns[pid] = ts + 1;
+        return 0;
+    }
+    case BMT_TP_process_scheduled: {
+        const struct bmt_value *type = &v[F->sched_type];
+        if (type->len != 2 || memcmp(type->str, "in", 2) != 0)
+            return 0;
+        pid = bmt_strtab_find(&sc->names.pids, v[F->sched_pid].str, v[F->sched_pid].len);
+        if (pid < 0 || (uint32_t)pid >= s->pid_cap || !s->pending_ns[pid])
+            return 0;
+        uint64_t sent = s->pending_ns[pid] - 1;
+        s->pending_ns[pid] = 0;
+        if (!bmt_an_inside(sc, sent, ts)) {
+            s->cut_count++;
+            return 0;
+        }
+        return bmt_hist_add(&s->hist, ts >= sent ? ts - sent : 0);
+    }
+    default:
+        return 0;
+    }
+}
+
+void bmt_sched_free(struct bmt_sched *s)
+{
+    free(s->pending_ns);
+    bmt_hist_free(&s->hist);
+}
