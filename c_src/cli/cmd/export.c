@@ -47,6 +47,7 @@
  * arrow and are counted).
  */
 #include "args.h"
+#include "model/layouts.h"
 #include "model/callstack.h"
 #include "out/json.h"
 #include "model/elixir.h"
@@ -490,7 +491,6 @@ static int io_op(struct export *e, uint16_t tp, const struct bmt_value *v, uint6
 static int feed(void *ctx, const struct bmt_record *rec, int linked)
 {
     struct export *e = ctx;
-    const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
     uint64_t ts = rec->ts_ns;
     int64_t pid, other;
@@ -504,17 +504,17 @@ static int feed(void *ctx, const struct bmt_record *rec, int linked)
     case BMT_TP_function_exception:
         return bmt_callstack_feed(&e->cs, rec);
     case BMT_TP_process_scheduled: {
-        if ((pid = proc(e, &v[F->sched_pid], ts)) < 0)
+        if ((pid = proc(e, &v[BMT_F_process_scheduled_pid], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
         int rc = bmt_callstack_feed(&e->cs, rec);
         if (rc < 0)
             return rc;
-        const struct bmt_value *type = &v[F->sched_type];
+        const struct bmt_value *type = &v[BMT_F_process_scheduled_type];
         if (type->len >= 2 && memcmp(type->str, "in", 2) == 0) {
             if (e->in_ns[pid])
                 running_slice(e, (uint32_t)pid, ts, 0);
-            int64_t f = bmt_strtab_intern(&e->cs.funcs, v[F->sched_entry].str,
-                                          v[F->sched_entry].len);
+            int64_t f = bmt_strtab_intern(&e->cs.funcs, v[BMT_F_process_scheduled_entry].str,
+                                          v[BMT_F_process_scheduled_entry].len);
             if (f < 0)
                 return (int)f;
             e->in_ns[pid] = ts + 1;
@@ -525,21 +525,21 @@ static int feed(void *ctx, const struct bmt_record *rec, int linked)
         return 0;
     }
     case BMT_TP_process_spawn:
-        if ((pid = proc(e, &v[F->spawn_parent], ts)) < 0)
+        if ((pid = proc(e, &v[BMT_F_process_spawn_parent], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
         if (out) {
             instant(e, (uint32_t)pid, ts, "procs", "spawn");
-            arg(e, 1, "pid", &v[F->spawn_pid]);
-            arg(e, 0, "entry", &v[F->spawn_entry]);
+            arg(e, 1, "pid", &v[BMT_F_process_spawn_pid]);
+            arg(e, 0, "entry", &v[BMT_F_process_spawn_entry]);
             bmt_out_str(e->o, "}}");
         }
         return 0;
     case BMT_TP_process_exit: {
-        if ((pid = proc(e, &v[F->exit_pid], ts)) < 0)
+        if ((pid = proc(e, &v[BMT_F_process_exit_pid], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
         if (out) {
             instant(e, (uint32_t)pid, ts, "procs", "exit");
-            arg(e, 1, "reason", &v[F->exit_reason]);
+            arg(e, 1, "reason", &v[BMT_F_process_exit_reason]);
             bmt_out_str(e->o, "}}");
         }
         if (e->in_ns[pid])
@@ -547,60 +547,60 @@ static int feed(void *ctx, const struct bmt_record *rec, int linked)
         return bmt_callstack_feed(&e->cs, rec);
     }
     case BMT_TP_process_register: {
-        if ((pid = proc(e, &v[F->reg_pid], ts)) < 0)
+        if ((pid = proc(e, &v[BMT_F_process_register_pid], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
         if (out) {
             instant(e, (uint32_t)pid, ts, "procs", "register");
-            arg(e, 1, "name", &v[F->reg_name]);
-            arg(e, 0, "type", &v[F->reg_type]);
+            arg(e, 1, "name", &v[BMT_F_process_register_name]);
+            arg(e, 0, "type", &v[BMT_F_process_register_type]);
             bmt_out_str(e->o, "}}");
         }
         return 0;
     }
     case BMT_TP_message_send: {
-        if ((pid = proc(e, &v[F->send_from], ts)) < 0)
+        if ((pid = proc(e, &v[BMT_F_message_send_from], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
         if (!out)
             return 0;
         message_slice(e, (uint32_t)pid, ts, "send");
-        arg(e, 1, "to", &v[F->send_to]);
-        arg(e, 0, "message", &v[F->send_msg]);
+        arg(e, 1, "to", &v[BMT_F_message_send_to]);
+        arg(e, 0, "message", &v[BMT_F_message_send_message]);
         bmt_out_str(e->o, "}}");
         if (linked)
             return 0; /* its flow comes from bmt_links */
-        const struct bmt_value *to = &v[F->send_to];
+        const struct bmt_value *to = &v[BMT_F_message_send_to];
         if (bmt_names_is_pid(to->str, to->len)) {
             if ((other = proc(e, to, ts)) < 0)
                 return other == -1 ? 0 : (int)other;
         } else {
             /* A registered name: the process that holds it now. */
             const struct bmt_names *n = &e->scope->names;
-            other = bmt_names_holder(n, v[F->send_from].str, v[F->send_from].len, to->str,
+            other = bmt_names_holder(n, v[BMT_F_message_send_from].str, v[BMT_F_message_send_from].len, to->str,
                                      to->len);
             if (other < 0 || !bmt_an_keep(e->scope, bmt_strtab_str(&n->pids, (uint32_t)other),
                                           bmt_strtab_len(&n->pids, (uint32_t)other)))
                 return 0;
         }
-        return remember_send(e, (uint32_t)other, (uint32_t)pid, ts, &v[F->send_msg]);
+        return remember_send(e, (uint32_t)other, (uint32_t)pid, ts, &v[BMT_F_message_send_message]);
     }
     case BMT_TP_message_receive: {
-        if ((pid = proc(e, &v[F->recv_to], ts)) < 0)
+        if ((pid = proc(e, &v[BMT_F_message_receive_to], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
         int rc = bmt_callstack_feed(&e->cs, rec);
         if (rc < 0 || !out)
             return rc;
         message_slice(e, (uint32_t)pid, ts, "receive");
-        arg(e, 1, "message", &v[F->recv_msg]);
+        arg(e, 1, "message", &v[BMT_F_message_receive_message]);
         bmt_out_str(e->o, "}}");
         if (!linked)
-            match_receive(e, (uint32_t)pid, ts, &v[F->recv_to], &v[F->recv_msg]);
+            match_receive(e, (uint32_t)pid, ts, &v[BMT_F_message_receive_to], &v[BMT_F_message_receive_message]);
         return 0;
     }
     case BMT_TP_gc_minor_start:
     case BMT_TP_gc_major_start:
     case BMT_TP_gc_minor_end:
     case BMT_TP_gc_major_end: {
-        if ((pid = proc(e, &v[F->gc_pid], ts)) < 0)
+        if ((pid = proc(e, &v[BMT_GC_PID], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
         int rc = bmt_callstack_feed(&e->cs, rec);
         if (rc < 0)
@@ -617,8 +617,8 @@ static int feed(void *ctx, const struct bmt_record *rec, int linked)
             return 0;
         instant(e, (uint32_t)pid, began, "gc", major ? "gc major" : "gc minor");
         snprintf(buf, sizeof buf, "\"pause_ns\":%llu,\"reclaimed_words\":%llu,\"heap_words\":%llu}}",
-                 (unsigned long long)(ts - began), (unsigned long long)v[F->gc_reclaimed].integer,
-                 (unsigned long long)v[F->gc_heap].integer);
+                 (unsigned long long)(ts - began), (unsigned long long)v[BMT_GC_RECLAIMED].integer,
+                 (unsigned long long)v[BMT_GC_HEAP].integer);
         bmt_out_str(e->o, buf);
         return 0;
     }

@@ -1,6 +1,6 @@
 /* Call stack reconstruction (rules and contract in callstack.h). */
 #include "callstack.h"
-#include "run.h"
+#include "layouts.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -310,7 +310,6 @@ static int state_of(struct bmt_callstack *cs, const struct bmt_value *v, enum bm
 
 int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
 {
-    const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
     uint64_t ts = rec->ts_ns;
     int64_t pid, func;
@@ -320,11 +319,9 @@ int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
     case BMT_TP_function_call:
     case BMT_TP_function_return:
     case BMT_TP_function_exception: {
-        unsigned fp = rec->tp == BMT_TP_function_exception ? F->exc_pid : F->call_pid;
-        unsigned fe = rec->tp == BMT_TP_function_exception ? F->exc_entry : F->call_entry;
-        if ((pid = tracked(cs, &v[fp], ts)) < 0)
+        if ((pid = tracked(cs, &v[BMT_FN_PID], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
-        if ((func = bmt_strtab_intern(&cs->funcs, v[fe].str, v[fe].len)) < 0)
+        if ((func = bmt_strtab_intern(&cs->funcs, v[BMT_FN_ENTRY].str, v[BMT_FN_ENTRY].len)) < 0)
             return (int)func;
         state_event(cs, (uint32_t)pid, BMT_PS_ACTIVITY, ts);
         if (rec->tp == BMT_TP_function_call)
@@ -333,21 +330,21 @@ int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
                          rec->tp == BMT_TP_function_exception);
     }
     case BMT_TP_process_scheduled: {
-        const struct bmt_value *type = &v[F->sched_type];
-        return state_of(cs, &v[F->sched_pid],
+        const struct bmt_value *type = &v[BMT_F_process_scheduled_type];
+        return state_of(cs, &v[BMT_F_process_scheduled_pid],
                         type->len >= 2 && memcmp(type->str, "in", 2) == 0 ? BMT_PS_IN : BMT_PS_OUT,
                         ts);
     }
     case BMT_TP_message_receive: {
-        const struct bmt_value *m = &v[F->recv_msg];
+        const struct bmt_value *m = &v[BMT_F_message_receive_message];
         int timeout = m->len == 7 && memcmp(m->str, "timeout", 7) == 0;
-        return state_of(cs, &v[F->recv_to], timeout ? BMT_PS_TIMEOUT : BMT_PS_RECEIVE, ts);
+        return state_of(cs, &v[BMT_F_message_receive_to], timeout ? BMT_PS_TIMEOUT : BMT_PS_RECEIVE, ts);
     }
     case BMT_TP_message_send: {
-        int rc = state_of(cs, &v[F->send_from], BMT_PS_ACTIVITY, ts);
+        int rc = state_of(cs, &v[BMT_F_message_send_from], BMT_PS_ACTIVITY, ts);
         if (rc < 0)
             return rc;
-        if ((pid = receiver(cs, &v[F->send_from], &v[F->send_to], ts)) < 0)
+        if ((pid = receiver(cs, &v[BMT_F_message_send_from], &v[BMT_F_message_send_to], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
         state_event(cs, (uint32_t)pid, BMT_PS_SENT_TO, ts);
         return 0;
@@ -356,15 +353,15 @@ int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
     case BMT_TP_gc_major_start:
     case BMT_TP_gc_minor_end:
     case BMT_TP_gc_major_end:
-        return state_of(cs, &v[F->gc_pid],
+        return state_of(cs, &v[BMT_GC_PID],
                         rec->tp == BMT_TP_gc_minor_start || rec->tp == BMT_TP_gc_major_start
                             ? BMT_PS_GC_START : BMT_PS_GC_END, ts);
     case BMT_TP_process_spawn:
-        return state_of(cs, &v[F->spawn_parent], BMT_PS_ACTIVITY, ts);
+        return state_of(cs, &v[BMT_F_process_spawn_parent], BMT_PS_ACTIVITY, ts);
     case BMT_TP_process_register:
-        return state_of(cs, &v[F->reg_pid], BMT_PS_ACTIVITY, ts);
+        return state_of(cs, &v[BMT_F_process_register_pid], BMT_PS_ACTIVITY, ts);
     case BMT_TP_process_exit: {
-        int64_t id = bmt_strtab_find(&cs->scope->names.pids, v[F->exit_pid].str, v[F->exit_pid].len);
+        int64_t id = bmt_strtab_find(&cs->scope->names.pids, v[BMT_F_process_exit_pid].str, v[BMT_F_process_exit_pid].len);
         if (id < 0 || (uint32_t)id >= cs->proc_cap || !cs->procs[id].tracked)
             return 0;
         state_event(cs, (uint32_t)id, BMT_PS_ACTIVITY, ts); /* it ran to exit */

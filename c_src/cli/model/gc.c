@@ -1,6 +1,6 @@
 /* The gc analysis (contract in gc.h). */
 #include "gc.h"
-#include "run.h"
+#include "layouts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +18,6 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
 {
     struct bmt_gc *g = ctx;
     const struct bmt_an_scope *sc = g->scope;
-    const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
     uint64_t ts = rec->ts_ns;
     int k, start;
@@ -29,9 +28,9 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
     case BMT_TP_gc_major_end: k = 1, start = 0; break;
     default: return 0;
     }
-    if (!bmt_an_valid(sc, ts) || !bmt_an_keep(sc, v[F->gc_pid].str, v[F->gc_pid].len))
+    if (!bmt_an_valid(sc, ts) || !bmt_an_keep(sc, v[BMT_GC_PID].str, v[BMT_GC_PID].len))
         return 0;
-    int64_t pid = bmt_names_pid(&g->scope->names, v[F->gc_pid].str, v[F->gc_pid].len);
+    int64_t pid = bmt_names_pid(&g->scope->names, v[BMT_GC_PID].str, v[BMT_GC_PID].len);
     if (pid < 0)
         return (int)pid;
     if ((uint32_t)pid >= g->proc_cap) {
@@ -52,7 +51,7 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
         p->start_ns[k] = ts + 1;
         return 0;
     }
-    uint64_t reclaimed = v[F->gc_reclaimed].integer;
+    uint64_t reclaimed = v[BMT_GC_RECLAIMED].integer;
     if (ts >= sc->window.begin_ns)
         g->reclaimed_words[k] += reclaimed;
     if (!p->start_ns[k]) {

@@ -1,6 +1,6 @@
 /* Process names (contract in names.h). */
 #include "names.h"
-#include "run.h"
+#include "layouts.h"
 #include "core/catalogue.h"
 #include "elixir.h"
 
@@ -147,54 +147,53 @@ static int generic_entry(const char *s, size_t len)
 
 int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
 {
-    const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
     int64_t pid, t;
     switch (rec->tp) {
     case BMT_TP_process_info: {
         n->dump_count++;
-        if ((pid = bmt_names_pid(n, v[F->info_pid].str, v[F->info_pid].len)) < 0)
+        if ((pid = bmt_names_pid(n, v[BMT_F_process_info_pid].str, v[BMT_F_process_info_pid].len)) < 0)
             return (int)pid;
         struct bmt_pname *p = &n->procs[pid];
-        if ((t = text(n, &v[F->info_name])) < 0)
+        if ((t = text(n, &v[BMT_F_process_info_name])) < 0)
             return (int)t;
         if (t != BMT_NAME_NONE) {
             p->reg = (uint32_t)t;
             if (remember(n, (uint32_t)pid, (uint32_t)t) < 0 || hold(n, (uint32_t)pid, (uint32_t)t) < 0)
                 return -ENOMEM;
         }
-        if ((t = text(n, &v[F->info_label])) < 0)
+        if ((t = text(n, &v[BMT_F_process_info_label])) < 0)
             return (int)t;
         if (t != BMT_NAME_NONE) {
             p->label = (uint32_t)t;
             if (remember(n, (uint32_t)pid, (uint32_t)t) < 0)
                 return -ENOMEM;
         }
-        if (!generic_entry(v[F->info_entry].str, v[F->info_entry].len)) {
-            if ((t = text(n, &v[F->info_entry])) < 0)
+        if (!generic_entry(v[BMT_F_process_info_entry].str, v[BMT_F_process_info_entry].len)) {
+            if ((t = text(n, &v[BMT_F_process_info_entry])) < 0)
                 return (int)t;
             p->entry = (uint32_t)t;
         }
         return 0;
     }
     case BMT_TP_process_spawn:
-        if ((pid = bmt_names_pid(n, v[F->spawn_pid].str, v[F->spawn_pid].len)) < 0)
+        if ((pid = bmt_names_pid(n, v[BMT_F_process_spawn_pid].str, v[BMT_F_process_spawn_pid].len)) < 0)
             return (int)pid;
         if (n->procs[pid].entry == BMT_NAME_NONE &&
-            !generic_entry(v[F->spawn_entry].str, v[F->spawn_entry].len)) {
-            if ((t = text(n, &v[F->spawn_entry])) < 0)
+            !generic_entry(v[BMT_F_process_spawn_entry].str, v[BMT_F_process_spawn_entry].len)) {
+            if ((t = text(n, &v[BMT_F_process_spawn_entry])) < 0)
                 return (int)t;
             n->procs[pid].entry = (uint32_t)t;
         }
         return 0;
     case BMT_TP_process_register:
-        if ((pid = bmt_names_pid(n, v[F->reg_pid].str, v[F->reg_pid].len)) < 0)
+        if ((pid = bmt_names_pid(n, v[BMT_F_process_register_pid].str, v[BMT_F_process_register_pid].len)) < 0)
             return (int)pid;
-        if ((t = text(n, &v[F->reg_name])) < 0)
+        if ((t = text(n, &v[BMT_F_process_register_name])) < 0)
             return (int)t;
         if (t == BMT_NAME_NONE)
             return 0;
-        if (v[F->reg_type].len != 8 || memcmp(v[F->reg_type].str, "register", 8) != 0) {
+        if (v[BMT_F_process_register_type].len != 8 || memcmp(v[BMT_F_process_register_type].str, "register", 8) != 0) {
             /* Sends to the name go nowhere now; the process keeps showing
              * it (its last name stays the most useful label). */
             unhold(n, (uint32_t)pid, (uint32_t)t);

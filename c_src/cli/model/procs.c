@@ -1,6 +1,6 @@
 /* The procs analysis (contract in procs.h). */
 #include "procs.h"
-#include "run.h"
+#include "layouts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -74,14 +74,13 @@ int bmt_procs_feed(void *ctx, const struct bmt_record *rec)
 {
     struct bmt_procs *p = ctx;
     const struct bmt_an_scope *sc = p->scope;
-    const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
     uint64_t ts = rec->ts_ns;
     if (rec->tp != BMT_TP_process_spawn && rec->tp != BMT_TP_process_exit)
         return 0;
     if (!bmt_an_valid(sc, ts))
         return 0;
-    unsigned f = rec->tp == BMT_TP_process_spawn ? F->spawn_pid : F->exit_pid;
+    unsigned f = rec->tp == BMT_TP_process_spawn ? BMT_F_process_spawn_pid : BMT_F_process_exit_pid;
     if (!bmt_an_keep(sc, v[f].str, v[f].len))
         return 0;
     int64_t pid = bmt_names_pid(&p->scope->names, v[f].str, v[f].len);
@@ -111,7 +110,7 @@ int bmt_procs_feed(void *ctx, const struct bmt_record *rec)
     }
     p->exit_count++;
     second->exits++;
-    const struct bmt_value *reason = &v[F->exit_reason];
+    const struct bmt_value *reason = &v[BMT_F_process_exit_reason];
     int64_t rid = bmt_strtab_intern(&p->reasons, reason->str, reason->len);
     if (rid < 0)
         return (int)rid;

@@ -7,67 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned field(int tp, const char *name)
-{
-    const struct bmt_tracepoint *t = &bmt_catalogue[tp];
-    for (unsigned i = 0; i < t->field_count; i++)
-        if (strcmp(t->fields[i].name, name) == 0)
-            return i;
-    fprintf(stderr, "beamtrace: internal error: %s has no field %s\n", t->full_name, name);
-    abort();
-}
-
-const struct bmt_an_fields *bmt_an_fields(void)
-{
-    static struct bmt_an_fields f;
-    static int ready;
-    if (ready)
-        return &f;
-    f.call_pid = field(BMT_TP_function_call, "pid");
-    f.call_entry = field(BMT_TP_function_call, "entry");
-    if (field(BMT_TP_function_return, "pid") != f.call_pid ||
-        field(BMT_TP_function_return, "entry") != f.call_entry)
-        abort();
-    f.exc_pid = field(BMT_TP_function_exception, "pid");
-    f.exc_entry = field(BMT_TP_function_exception, "entry");
-    f.exc_class = field(BMT_TP_function_exception, "class");
-    f.send_from = field(BMT_TP_message_send, "from");
-    f.send_to = field(BMT_TP_message_send, "to");
-    f.send_msg = field(BMT_TP_message_send, "message");
-    f.recv_to = field(BMT_TP_message_receive, "to");
-    f.recv_msg = field(BMT_TP_message_receive, "message");
-    f.sched_pid = field(BMT_TP_process_scheduled, "pid");
-    f.sched_entry = field(BMT_TP_process_scheduled, "entry");
-    f.sched_type = field(BMT_TP_process_scheduled, "type");
-    f.spawn_pid = field(BMT_TP_process_spawn, "pid");
-    f.spawn_parent = field(BMT_TP_process_spawn, "parent");
-    f.spawn_entry = field(BMT_TP_process_spawn, "entry");
-    f.exit_pid = field(BMT_TP_process_exit, "pid");
-    f.exit_reason = field(BMT_TP_process_exit, "reason");
-    f.reg_pid = field(BMT_TP_process_register, "pid");
-    f.reg_name = field(BMT_TP_process_register, "name");
-    f.reg_type = field(BMT_TP_process_register, "type");
-    f.gc_pid = field(BMT_TP_gc_minor_start, "pid");
-    f.gc_need = field(BMT_TP_gc_minor_start, "need");
-    f.gc_reclaimed = field(BMT_TP_gc_minor_end, "reclaimed");
-    f.gc_heap = field(BMT_TP_gc_minor_end, "heap");
-    f.gc_old_heap = field(BMT_TP_gc_minor_end, "old_heap");
-    f.info_pid = field(BMT_TP_process_info, "pid");
-    f.info_name = field(BMT_TP_process_info, "name");
-    f.info_entry = field(BMT_TP_process_info, "entry");
-    f.info_label = field(BMT_TP_process_info, "label");
-    /* The four gc events share one layout; the analyses rely on it. */
-    static const int gcs[] = {BMT_TP_gc_minor_start, BMT_TP_gc_major_start};
-    for (unsigned i = 0; i < 2; i++)
-        if (field(gcs[i], "pid") != f.gc_pid || field(gcs[i] + 1, "pid") != f.gc_pid ||
-            field(gcs[i] + 1, "reclaimed") != f.gc_reclaimed ||
-            field(gcs[i] + 1, "heap") != f.gc_heap ||
-            field(gcs[i] + 1, "old_heap") != f.gc_old_heap)
-            abort();
-    ready = 1;
-    return &f;
-}
-
 /* More than this between the first and last events is no real recording. */
 #define ODD_SPAN_NS (30ull * 86400 * 1000000000)
 
@@ -85,7 +24,6 @@ int bmt_an_run(struct bmt_reader *r, const char *dir, struct bmt_an_scope *scope
                struct bmt_an_pass *pass)
 {
     memset(pass, 0, sizeof *pass);
-    (void)bmt_an_fields();
     scope->filtering = scope->pid_count + scope->pattern_count > 0;
     scope->windowed = scope->begin_text || scope->end_text;
     int rc = scope->filtering ? bmt_an_scope_filter(scope, r) : 0;

@@ -1,6 +1,6 @@
 /* One pass over a trace for the analyses: every event up to the window's
  * end, in time order, with the scope's names kept current, given to the
- * analysis's feed function; and the catalogue field indices they read.
+ * analysis's feed function.
  *
  * Every analysis reads the trace once, in time order (bmt_reader_next),
  * and keeps state per process, per function or per distinct stack, never
@@ -13,24 +13,6 @@
 #include "ctf/reader.h"
 
 #include <stdint.h>
-
-/* Field indices, found by name in the catalogue once (OTP's field names). */
-struct bmt_an_fields {
-    unsigned call_pid, call_entry;      /* function_call, function_return */
-    unsigned exc_pid, exc_entry, exc_class;
-    unsigned send_from, send_to, send_msg;
-    unsigned recv_to, recv_msg;
-    unsigned sched_pid, sched_entry, sched_type;
-    unsigned spawn_pid, spawn_parent, spawn_entry;
-    unsigned exit_pid, exit_reason;
-    unsigned reg_pid, reg_name, reg_type;
-    unsigned gc_pid, gc_need, gc_reclaimed, gc_heap, gc_old_heap; /* all gc_* */
-    unsigned info_pid, info_name, info_entry, info_label;         /* process_info */
-};
-
-/* The indices (computed on first use; aborts if the catalogue lacks a
- * field, which is a build mistake, not a trace problem). */
-const struct bmt_an_fields *bmt_an_fields(void);
 
 /* Summary of one pass, filled by bmt_an_run. */
 struct bmt_an_pass {

@@ -1,6 +1,6 @@
 /* The sched analysis (contract in sched.h). */
 #include "sched.h"
-#include "run.h"
+#include "layouts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -41,7 +41,6 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
 {
     struct bmt_sched *s = ctx;
     const struct bmt_an_scope *sc = s->scope;
-    const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
     uint64_t ts = rec->ts_ns;
     int64_t pid;
@@ -49,7 +48,7 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
     case BMT_TP_message_send: {
         if (!bmt_an_valid(sc, ts))
             return 0;
-        const struct bmt_value *to = &v[F->send_to];
+        const struct bmt_value *to = &v[BMT_F_message_send_to];
         int in_window = ts >= sc->window.begin_ns;
         s->send_count += in_window;
         if (bmt_names_is_pid(to->str, to->len)) {
@@ -58,7 +57,7 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
             if ((pid = pid_id(s, to->str, to->len)) < 0)
                 return (int)pid;
         } else {
-            if ((pid = bmt_names_holder(&sc->names, v[F->send_from].str, v[F->send_from].len,
+            if ((pid = bmt_names_holder(&sc->names, v[BMT_F_message_send_from].str, v[BMT_F_message_send_from].len,
                                         to->str, to->len)) < 0)
                 return 0;
             if (grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)pid, sizeof(uint64_t)) < 0)
@@ -73,10 +72,10 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
         return 0;
     }
     case BMT_TP_process_scheduled: {
-        const struct bmt_value *type = &v[F->sched_type];
+        const struct bmt_value *type = &v[BMT_F_process_scheduled_type];
         if (type->len != 2 || memcmp(type->str, "in", 2) != 0)
             return 0;
-        pid = bmt_strtab_find(&sc->names.pids, v[F->sched_pid].str, v[F->sched_pid].len);
+        pid = bmt_strtab_find(&sc->names.pids, v[BMT_F_process_scheduled_pid].str, v[BMT_F_process_scheduled_pid].len);
         if (pid < 0 || (uint32_t)pid >= s->pid_cap || !s->pending_ns[pid])
             return 0;
         uint64_t sent = s->pending_ns[pid] - 1;

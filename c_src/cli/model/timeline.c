@@ -1,6 +1,6 @@
 /* The report's timeline (contract in timeline.h). */
 #include "timeline.h"
-#include "run.h"
+#include "layouts.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -68,14 +68,13 @@ static struct bmt_lane *lane(struct bmt_timeline *t, uint32_t pid, int create)
 
 int bmt_timeline_feed(struct bmt_timeline *t, const struct bmt_record *rec)
 {
-    const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_an_scope *sc = t->scope;
     const struct bmt_value *v = rec->values, *pidv;
     uint64_t ts = rec->ts_ns;
     switch (rec->tp) {
-    case BMT_TP_process_scheduled: pidv = &v[F->sched_pid]; break;
-    case BMT_TP_process_spawn: pidv = &v[F->spawn_pid]; break;
-    case BMT_TP_process_exit: pidv = &v[F->exit_pid]; break;
+    case BMT_TP_process_scheduled: pidv = &v[BMT_F_process_scheduled_pid]; break;
+    case BMT_TP_process_spawn: pidv = &v[BMT_F_process_spawn_pid]; break;
+    case BMT_TP_process_exit: pidv = &v[BMT_F_process_exit_pid]; break;
     default: return 0;
     }
     if (!bmt_an_valid(sc, ts) || !bmt_an_keep(sc, pidv->str, pidv->len))
@@ -87,8 +86,8 @@ int bmt_timeline_feed(struct bmt_timeline *t, const struct bmt_record *rec)
     int64_t pid = bmt_strtab_find(&sc->names.pids, pidv->str, pidv->len);
     if (pid < 0)
         return 0; /* the scope's names saw every pid before us */
-    int is_in = rec->tp == BMT_TP_process_scheduled && v[F->sched_type].len >= 2 &&
-                memcmp(v[F->sched_type].str, "in", 2) == 0;
+    int is_in = rec->tp == BMT_TP_process_scheduled && v[BMT_F_process_scheduled_type].len >= 2 &&
+                memcmp(v[BMT_F_process_scheduled_type].str, "in", 2) == 0;
     struct bmt_lane *l = lane(t, (uint32_t)pid, is_in);
     if (!l)
         return 0;
