@@ -336,6 +336,15 @@ check_cmd "bad --format: exit 2, one line" usage_error stats --format xml "$basi
 check_cmd "view without a directory: exit 2, one line" usage_error view
 check_cmd "-t pattern matching nothing: exit 2, one line" usage_error view -t 'nope:*' "$basic"
 check_cmd "unknown top-level option: exit 2, one line" usage_error --frob
+# Every duration carries its unit (issue 16): a bare 5 was 5 ns to calls
+# and 5 s to record.
+check_cmd "--slower-than 5 (no unit): exit 2, one line naming the units" \
+    eval 'usage_error calls --slower-than 5 "$basic" && grep -q "ns, us, ms, s, m or h" "$out/usage.err"'
+check_cmd "--begin +5 (no unit): exit 2, one line" usage_error calls --begin +5 "$basic"
+check_cmd "record --duration 10 (no unit): exit 2, one line" \
+    usage_error record --node x --events procs --duration 10
+check_cmd "a duration with its unit is taken (--slower-than 5ns, --begin +5us)" \
+    eval '"$BT" calls --slower-than 5ns --begin +5us "$basic" >/dev/null'
 check_cmd "beamtrace --help lists the commands" eval '"$BT" --help | grep -q "^  stats "'
 for c in view list stats messages; do
     check_cmd "beamtrace $c --help" eval '"$BT" $c --help | grep -q "^usage: beamtrace $c"'

@@ -99,8 +99,9 @@ static int parse_opt(void *ctx, int code, const char *arg)
     switch (code) {
     case 's':
         if (bmt_parse_duration_ns(arg, &o->slower_ns) < 0 || o->slower_ns == 0)
-            return bmt_cli_usage_error("calls", "bad duration '%s' for --slower-than "
-                                       "(expected e.g. 1ms, 250us, 2s, 800ns)", arg);
+            return bmt_cli_usage_error("calls", "--slower-than %s: expected a duration above 0 "
+                                       "with its unit (" BMT_DURATION_UNITS "), e.g. 1ms or "
+                                       "250us", arg);
         return 0;
     case 'b':
         if (strcmp(arg, "pid") != 0)

@@ -1,6 +1,7 @@
 /* `beamtrace record`: the command line (the live client is record/). */
 #include "cli.h"
 #include "record/record.h"
+#include "base/units.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -12,34 +13,18 @@
 
 /* ---- option values ---- */
 
-/* "10s", "500ms", "2m", "1h", "1.5s", "infinity"; a bare number is
- * seconds. Returns 0 and *ms (-1 for infinity), or -1. */
+/* "10s", "500ms", "2m", "1h", "1.5s" (base/units.h: the unit is
+ * required), or "infinity". Returns 0 and *ms (-1 for infinity), or -1. */
 static int parse_duration(const char *s, int64_t *ms)
 {
+    uint64_t ns;
     if (strcmp(s, "infinity") == 0) {
         *ms = -1;
         return 0;
     }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v <= 0)
+    if (bmt_parse_duration_ns(s, &ns) != 0 || ns < 1000000 || ns / 1000000 > 1000000000000000)
         return -1;
-    double scale;
-    if (*end == '\0' || strcmp(end, "s") == 0)
-        scale = 1000;
-    else if (strcmp(end, "ms") == 0)
-        scale = 1;
-    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-        scale = 60000;
-    else if (strcmp(end, "h") == 0)
-        scale = 3600000;
-    else
-        return -1;
-    double r = v * scale;
-    if (r < 1 || r > 1e15)
-        return -1;
-    *ms = (int64_t)r;
+    *ms = (int64_t)(ns / 1000000);
     return 0;
 }
 
@@ -142,8 +127,8 @@ int bmt_cmd_record(int argc, char **argv)
         case O_DURATION:
             o.duration = optarg;
             if (parse_duration(optarg, &o.duration_ms) != 0)
-                return bmt_cli_usage_error(CMD, "--duration '%s': expected e.g. 10s, 500ms, 2m "
-                                           "or infinity", optarg);
+                return bmt_cli_usage_error(CMD, "--duration '%s': expected a duration with its "
+                                           "unit (e.g. 10s, 500ms, 2m) or infinity", optarg);
             break;
         case O_MAX_EVENTS:
             if (parse_count(optarg, &o.max_events) != 0)

@@ -34,9 +34,7 @@ int bmt_an_keep(const struct bmt_an_scope *s, const char *pid, size_t len)
     return p && bmt_strtab_find(&s->kept, pid + p + 1, len - p - 1) >= 0;
 }
 
-/* "<0.66.0>", "0.66.0", "#Port<0.7>", "kv@h2/<0.66.0>": a pid or port
- * rather than a name. */
-static int pid_like(const char *s)
+int bmt_pid_like(const char *s)
 {
     if (s[0] == '#' || bmt_nodes_prefix(s, strlen(s)) || s[0] == '?')
         return 1;
@@ -56,7 +54,7 @@ int bmt_an_scope_filter(struct bmt_an_scope *s, struct bmt_reader *r)
     int need_names = s->pattern_count > 0;
     for (unsigned i = 0; i < s->pid_count; i++) {
         const char *p = s->pids[i];
-        if (!pid_like(p)) {
+        if (!bmt_pid_like(p)) {
             need_names = 1;
             continue;
         }
@@ -79,7 +77,7 @@ int bmt_an_scope_filter(struct bmt_an_scope *s, struct bmt_reader *r)
     if (rc == 0 && !marks)
         rc = -ENOMEM;
     for (unsigned i = 0; rc == 0 && i < s->pid_count; i++)
-        if (!pid_like(s->pids[i]))
+        if (!bmt_pid_like(s->pids[i]))
             rc = bmt_names_select(&names, s->pids[i], 0, marks);
     for (unsigned i = 0; rc == 0 && i < s->pattern_count; i++)
         rc = bmt_names_select(&names, s->patterns[i], 1, marks);

@@ -86,6 +86,10 @@ static inline int bmt_an_inside(const struct bmt_an_scope *s, uint64_t start, ui
     return start >= s->window.begin_ns && end <= s->window.end_ns;
 }
 
+/* 1 when `s` is a pid or port rather than a name: "<0.66.0>", "0.66.0",
+ * "#Port<0.7>", "kv@h2/<0.66.0>". */
+int bmt_pid_like(const char *s);
+
 /* Resolves the filter into s->kept: literal pids at once, names and
  * patterns after a pass over `r` (closed again) that reads names only.
  * Returns 0, -ENOMEM or the reader's error (r->error set). */

@@ -4,7 +4,6 @@
 #include "sources.h"
 #include "base/units.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -52,8 +51,7 @@ static int fail(char *err, size_t size, const char *fmt, ...)
 static int parse_ms(const char *s, int64_t *ms)
 {
     uint64_t ns;
-    size_t n = strlen(s);
-    if (!n || !isalpha((unsigned char)s[n - 1]) || bmt_parse_duration_ns(s, &ns) != 0)
+    if (bmt_parse_duration_ns(s, &ns) != 0)
         return -1;
     if (ns < 1000000 || ns / 1000000 >= (UINT64_C(1) << 32))
         return -1;
