@@ -605,6 +605,6 @@ report $out/w_all
 EOF2
 check_cmd "bad options: one 'beamtrace: ...' line and exit 2" [ $usage_ok = 1 ]
 for c in calls sched procs gc flame export messages report; do
-    check_cmd "$c --help prints usage and exits 0" eval '"$BT" $c --help | grep -q "^usage: beamtrace $c"'
+    check_cmd "$c --help prints usage and exits 0" eval '"$BT" $c --help | grep -q "^Usage: beamtrace $c"'
 done
 exit $((tap_failures > 0))

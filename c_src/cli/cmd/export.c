@@ -46,7 +46,7 @@
  * process, plus unmatched sends (at most MAX_PENDING; further sends get no
  * arrow and are counted).
  */
-#include "args.h"
+#include "analysis.h"
 #include "model/layouts.h"
 #include "model/callstack.h"
 #include "out/json.h"
@@ -703,107 +703,112 @@ static void metadata(struct export *e)
     }
 }
 
-struct opts {
-    const char *out;
+static const char *const format_values[] = {"chrome", "json", NULL};
+
+static const struct bmt_opt opts[] = {
+    {.name = "format", .type = BMT_OPT_ENUM,
+     .help = "the output format: Chrome Trace Event JSON (json is another name for it)",
+     .def = "chrome", .values = format_values,
+     .offset = BMT_OPT_AT(struct bmt_common, format, int)},
+    {0},
 };
 
-static int parse_opt(void *ctx, int code, const char *arg)
+/* Clean-up of everything the export holds. */
+static void export_free(struct export *e)
 {
-    struct opts *o = ctx;
-    if (code == 'o') {
-        o->out = arg;
-        return 0;
-    }
-    if (code == 0x100 && strcmp(arg, "chrome") == 0)
-        return 0;
-    if (code == 0x100)
-        return bmt_cli_usage_error("export", "unknown format '%s' (expected chrome)", arg);
-    return bmt_cli_usage_error("export", "unknown option");
+    bmt_callstack_free(&e->cs);
+    bmt_u64map_free(&e->pending);
+    free(e->pends);
+    free(e->queues);
+    free(e->in_ns);
+    free(e->in_entry);
+    free(e->gc_ns);
+    free(e->used);
+    free(e->node_of);
+    bmt_strtab_free(&e->nodes);
+    if (e->links_ready)
+        bmt_links_free(&e->links);
 }
 
-int bmt_cmd_export(int argc, char **argv)
+/* After the pass: the open running slices, the track names, the end. */
+static int export_finish(struct export *e, const struct bmt_an_pass *pass)
 {
-    static const struct option extra[] = {
-        {"output", required_argument, NULL, 'o'},
-        {NULL, 0, NULL, 0},
-    };
-    struct opts opts = {NULL};
-    int json = -1;
-    const char *dir;
-    struct bmt_an_scope scope;
-    bmt_an_scope_init(&scope);
-    int rc = bmt_an_parse_args("export", argc, argv, extra, "o:", parse_opt, &opts, &json, &scope,
-                               &dir);
-    if (rc || !dir) {
-        bmt_an_scope_free(&scope);
+    int rc = bmt_callstack_finish(&e->cs, pass->end_ns);
+    if (rc == 0 && e->links_ready && (rc = bmt_links_finish(&e->links)) == 0)
+        rc = e->error;
+    if (rc < 0)
         return rc;
-    }
-    if (json == 0) {
-        bmt_an_scope_free(&scope);
-        return bmt_cli_usage_error("export", "unknown format 'text' (expected chrome)");
-    }
+    for (uint32_t pid = 0; pid < e->cap; pid++)
+        if (e->in_ns[pid])
+            running_slice(e, pid, pass->end_ns, 1);
+    metadata(e);
+    bmt_out_str(e->o, "\n]}\n");
+    if (e->dropped_flows)
+        bmt_cli_error("warning: %llu sends were never received within %u pending; they have "
+                      "no flow arrow", (unsigned long long)e->dropped_flows, MAX_PENDING);
+    if (e->uncertain_links)
+        bmt_cli_error("warning: %llu message links are uncertain (equal messages pending "
+                      "around discarded events) and have no flow arrow; see 'beamtrace "
+                      "messages'", (unsigned long long)e->uncertain_links);
+    return 0;
+}
+
+static int run(void *opts_)
+{
+    const struct bmt_common *c = opts_;
+    struct bmt_analysis a;
     struct bmt_out o;
-    if (bmt_an_out_open(&o, opts.out) != 0) {
-        bmt_an_scope_free(&scope);
+    if (bmt_an_out_open(&o, c->output) != 0)
         return BMT_EXIT_FAIL;
-    }
+    bmt_analysis_begin(&a, "export", c);
     struct export e;
-    struct bmt_reader r;
     memset(&e, 0, sizeof e);
     e.o = &o;
-    e.scope = &scope;
-    bmt_callstack_init(&e.cs, &scope);
+    e.scope = &a.scope;
+    bmt_callstack_init(&e.cs, &a.scope);
     e.cs.on_leave = on_leave;
     e.cs.ctx = &e;
     bmt_u64map_init(&e.pending);
     bmt_strtab_init(&e.nodes);
     e.pend_free = e.queue_free = BMT_CS_NONE;
-    e.r = &r;
-    scope.keep_links = 1;
-    scope.on_packet = on_packet;
+    e.r = &a.r;
+    a.scope.keep_links = 1;
+    a.scope.on_packet = on_packet;
     bmt_out_str(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace\":");
-    bmt_json_string(&o, dir, strlen(dir));
+    bmt_json_cstr(&o, a.dir);
     bmt_out_str(&o, ",\"producer\":\"beamtrace export\"},\"traceEvents\":[");
-    struct bmt_an_pass pass;
-    int status = BMT_EXIT_FAIL;
-    rc = bmt_an_run(&r, dir, &scope, export_feed, &e, &pass);
-    if (rc == 0)
-        rc = bmt_callstack_finish(&e.cs, pass.end_ns);
-    if (rc == 0 && e.links_ready && (rc = bmt_links_finish(&e.links)) == 0)
-        rc = e.error;
-    if (rc < 0) {
+    int status = bmt_analysis_run(&a, export_feed, &e);
+    if (status == 0) {
+        int rc = export_finish(&e, &a.pass);
         if (rc == -ENOMEM)
-            snprintf(r.error, sizeof r.error, "out of memory; free some memory");
-        status = bmt_an_fail("export", dir, &r, rc);
-    } else {
-        for (uint32_t pid = 0; pid < e.cap; pid++)
-            if (e.in_ns[pid])
-                running_slice(&e, pid, pass.end_ns, 1);
-        metadata(&e);
-        bmt_out_str(&o, "\n]}\n");
-        if (e.dropped_flows)
-            bmt_cli_error("warning: %llu sends were never received within %u pending; they have "
-                          "no flow arrow", (unsigned long long)e.dropped_flows, MAX_PENDING);
-        if (e.uncertain_links)
-            bmt_cli_error("warning: %llu message links are uncertain (equal messages pending "
-                          "around discarded events) and have no flow arrow; see 'beamtrace "
-                          "messages'", (unsigned long long)e.uncertain_links);
-        status = BMT_EXIT_OK;
+            snprintf(a.r.error, sizeof a.r.error, "out of memory; free some memory");
+        if (rc < 0)
+            status = bmt_an_fail("export", a.dir, &a.r, rc);
     }
-    int out_status = bmt_an_out_close(&o, opts.out ? opts.out : "export");
-    bmt_callstack_free(&e.cs);
-    bmt_u64map_free(&e.pending);
-    free(e.pends);
-    free(e.queues);
-    free(e.in_ns);
-    free(e.in_entry);
-    free(e.gc_ns);
-    free(e.used);
-    free(e.node_of);
-    bmt_strtab_free(&e.nodes);
-    if (e.links_ready)
-        bmt_links_free(&e.links);
-    bmt_reader_close(&r);
-    bmt_an_scope_free(&scope);
+    int out_status = bmt_an_out_close(&o, c->output ? c->output : "export");
+    export_free(&e);
+    bmt_analysis_end(&a);
     return status == BMT_EXIT_OK ? out_status : status;
 }
+
+const struct bmt_command bmt_cmd_export = {
+    .name = "export",
+    .summary = "Chrome Trace Event JSON for Perfetto and chrome://tracing",
+    .synopsis = "[OPTION]... DIR...",
+    .description =
+        "Writes the trace as Chrome Trace Event JSON (open it in ui.perfetto.dev or\n"
+        "chrome://tracing). Group \"BEAM calls and events\" (pid 1) has one track per\n"
+        "Erlang process, named \"<0.66.0> name\", with nested function call slices\n"
+        "(stacks rebuilt as `calls` does), instants for spawn, exit, register and GC,\n"
+        "1 ns slices for sends and receives, and flow arrows from each send to its\n"
+        "receive (same receiver and message, first in first out; with links recorded,\n"
+        "each link `beamtrace messages` makes, across nodes too). Group \"BEAM\n"
+        "scheduling\" (pid 2) has the scheduled-in periods of the same processes. A\n"
+        "cluster gets both groups per node (\"NODE: BEAM calls and events\", ...).\n"
+        "Times are microseconds since the window's start. Use --begin/--end to keep a\n"
+        "busy node's export small enough for a browser.",
+    .opts = opts,
+    .uses = BMT_USES_SCOPE | BMT_USES_OUTPUT | BMT_USES_DIRS,
+    .size = sizeof(struct bmt_common),
+    .run = run,
+};

@@ -8,20 +8,26 @@
  * the filter. Memory: per distinct operation, path and error reason,
  * never per event.
  */
-#include "args.h"
+#include "analysis.h"
 #include "model/files.h"
 #include "out/hist_print.h"
 #include "out/json.h"
 #include "out/window.h"
 #include "base/timefmt.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define DEFAULT_TOP 10
+struct files_opts {
+    struct bmt_common common;
+    uint64_t top;
+};
+
+static const struct bmt_opt opts[] = {
+    {.name = "top", .letter = 'n', .type = BMT_OPT_COUNT, .arg = "N", .help = "paths listed",
+     .def = "10", .min = 1, .offset = BMT_OPT_AT(struct files_opts, top, uint64_t)},
+    {0},
+};
 
 static void print_row(struct bmt_out *o, const char *key_name, const char *key, size_t len,
                       const struct bmt_fstat_io *s, int json, int first)
@@ -106,79 +112,72 @@ static void print_errors(struct bmt_out *o, const struct bmt_files *f, int json)
         bmt_out_str(o, "(none)\n");
 }
 
-static int parse_opt(void *ctx, int code, const char *arg)
+struct printing {
+    const struct bmt_analysis *a;
+    const struct bmt_files *f;
+    uint64_t top;
+    int json;
+};
+
+static int print(struct bmt_out *o, void *ctx)
 {
-    uint64_t *top = ctx;
-    char *end;
-    if (code != 'n')
-        return BMT_EXIT_USAGE;
-    errno = 0;
-    uint64_t v = strtoull(arg, &end, 10);
-    if (errno || *end || end == arg || arg[0] == '-' || v == 0)
-        return bmt_cli_usage_error("files", "--top needs a number from 1, not '%s'", arg);
-    *top = v;
-    return 0;
+    const struct printing *p = ctx;
+    const struct bmt_files *f = p->f;
+    char buf[128];
+    int rc = 0;
+    if (p->json) {
+        bmt_out_str(o, "{\"trace\": ");
+        bmt_json_cstr(o, p->a->dir);
+        snprintf(buf, sizeof buf, ", \"operations\": %llu, ", (unsigned long long)f->op_count);
+        bmt_out_str(o, buf);
+        bmt_json_window(o, &p->a->r, &p->a->scope, &p->a->pass);
+    } else {
+        snprintf(buf, sizeof buf, "file operations: %llu\n", (unsigned long long)f->op_count);
+        bmt_out_str(o, buf);
+    }
+    if (!p->json && !f->op_count) {
+        bmt_out_str(o, "(no file_op events: record with the session option file_io)\n");
+    } else {
+        rc = print_table(o, &f->ops, p->json ? "by_op" : "by operation", "op", UINT64_MAX,
+                         p->json);
+        if (rc == 0)
+            rc = print_table(o, &f->paths, p->json ? "top_paths" : "top paths by total time",
+                             "path", p->top, p->json);
+        if (rc == 0)
+            print_errors(o, f, p->json);
+    }
+    if (p->json)
+        bmt_out_str(o, "}\n");
+    return rc;
 }
 
-int bmt_cmd_files(int argc, char **argv)
+static int run(void *opts_)
 {
-    static const struct option extra[] = {
-        {"top", required_argument, NULL, 'n'},
-        {NULL, 0, NULL, 0},
-    };
-    uint64_t top = DEFAULT_TOP;
-    int json = 0;
-    const char *dir;
-    struct bmt_an_scope scope;
-    bmt_an_scope_init(&scope);
-    int rc = bmt_an_parse_args("files", argc, argv, extra, "n:", parse_opt, &top, &json, &scope,
-                               &dir);
-    if (rc || !dir) {
-        bmt_an_scope_free(&scope);
-        return rc;
-    }
-    struct bmt_reader r;
+    const struct files_opts *op = opts_;
+    struct bmt_analysis a;
     struct bmt_files f;
-    struct bmt_an_pass pass;
-    bmt_files_init(&f, &scope);
-    int status = BMT_EXIT_FAIL;
-    rc = bmt_an_run(&r, dir, &scope, bmt_files_feed, &f, &pass);
-    struct bmt_out o;
-    if (rc < 0) {
-        status = bmt_an_fail("files", dir, &r, rc);
-    } else if (bmt_an_out_open(&o, NULL) == 0) {
-        char buf[128];
-        if (json) {
-            bmt_out_str(&o, "{\"trace\": ");
-            bmt_json_string(&o, dir, strlen(dir));
-            snprintf(buf, sizeof buf, ", \"operations\": %llu, ", (unsigned long long)f.op_count);
-            bmt_out_str(&o, buf);
-            bmt_json_window(&o, &r, &scope, &pass);
-        } else {
-            snprintf(buf, sizeof buf, "file operations: %llu\n", (unsigned long long)f.op_count);
-            bmt_out_str(&o, buf);
-        }
-        if (!json && !f.op_count) {
-            bmt_out_str(&o, "(no file_op events: record with the session option file_io)\n");
-            rc = 0;
-        } else {
-            rc = print_table(&o, &f.ops, json ? "by_op" : "by operation", "op", UINT64_MAX, json);
-            if (rc == 0)
-                rc = print_table(&o, &f.paths, json ? "top_paths" : "top paths by total time",
-                                 "path", top, json);
-            if (rc == 0)
-                print_errors(&o, &f, json);
-        }
-        if (json)
-            bmt_out_str(&o, "}\n");
-        status = bmt_an_out_close(&o, "files");
-        if (rc < 0) {
-            bmt_cli_error("files: out of memory");
-            status = BMT_EXIT_FAIL;
-        }
-    }
+    bmt_analysis_begin(&a, "files", &op->common);
+    bmt_files_init(&f, &a.scope);
+    int status = bmt_analysis_run(&a, bmt_files_feed, &f);
+    struct printing p = {&a, &f, op->top, op->common.format == 1};
+    if (status == 0)
+        status = bmt_analysis_print(&a, NULL, print, &p);
     bmt_files_free(&f);
-    bmt_reader_close(&r);
-    bmt_an_scope_free(&scope);
+    bmt_analysis_end(&a);
     return status;
 }
+
+const struct bmt_command bmt_cmd_files = {
+    .name = "files",
+    .summary = "file I/O: latency percentiles per operation and path, errors",
+    .synopsis = "[OPTION]... DIR...",
+    .description =
+        "Reads org_erlang_beamtrace:file_op events (recorded with the session option\n"
+        "file_io): count, errors, bytes and latency (total, p50, p90, p99, max) per\n"
+        "operation and for the paths with the most total time, and the count of each\n"
+        "error reason (enoent, eacces, ...). Latency is the caller's, call to return.",
+    .opts = opts,
+    .uses = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
+    .size = sizeof(struct files_opts),
+    .run = run,
+};

@@ -8,11 +8,10 @@
  * the off-CPU frames out, --off-cpu keeps only them. The root frame is the
  * process unless --merge-processes (pools of identical workers).
  */
-#include "args.h"
+#include "analysis.h"
 #include "out/flame.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,115 +23,114 @@ static int feed(void *ctx, const struct bmt_record *rec)
     return bmt_callstack_feed(ctx, rec);
 }
 
-struct opts {
-    int folded, merge;
-    enum bmt_flame_mode mode;
-    uint64_t unit_ns;
-    const char *out, *title;
-    unsigned width;
+struct flame_opts {
+    struct bmt_common common;
+    int folded, merge, on_cpu, off_cpu;
+    int unit;               /* index in unit_values */
+    const char *title;
+    uint64_t width;
 };
 
-static int parse_opt(void *ctx, int code, const char *arg)
+#define AT(field, T) BMT_OPT_AT(struct flame_opts, field, T)
+
+static const char *const unit_values[] = {"us", "ns", NULL};
+
+static const struct bmt_opt opts[] = {
+    {.name = "on-cpu", .type = BMT_OPT_FLAG, .help = "on-CPU time only (no off-CPU frames)",
+     .excludes = "off-cpu", .offset = AT(on_cpu, int)},
+    {.name = "off-cpu", .type = BMT_OPT_FLAG,
+     .help = "off-CPU time only ([runnable], [waiting] frames)", .offset = AT(off_cpu, int)},
+    {.name = "folded", .type = BMT_OPT_FLAG,
+     .help = "print folded stacks instead (root;...;leaf COUNT), for flamegraph.pl, speedscope "
+             "or grep",
+     .offset = AT(folded, int)},
+    {.name = "unit", .type = BMT_OPT_ENUM, .help = "unit of folded counts (rounded)", .def = "us",
+     .values = unit_values, .offset = AT(unit, int)},
+    {.name = "merge-processes", .type = BMT_OPT_FLAG,
+     .help = "no process root frame: merge all processes", .offset = AT(merge, int)},
+    {.name = "title", .type = BMT_OPT_TEXT, .arg = "TEXT", .help = "SVG title",
+     .def = "Flame graph", .offset = AT(title, const char *)},
+    {.name = "width", .type = BMT_OPT_COUNT, .arg = "PIXELS", .help = "SVG width",
+     .def = "1200", .min = 200, .max = 100000, .offset = AT(width, uint64_t)},
+    {0},
+};
+
+struct printing {
+    const struct flame_opts *op;
+    const struct bmt_callstack *cs;
+    enum bmt_flame_mode mode;
+};
+
+static int print(struct bmt_out *o, void *ctx)
 {
-    struct opts *o = ctx;
-    switch (code) {
-    case 'F': o->folded = 1; return 0;
-    case 'm': o->merge = 1; return 0;
-    case 'o': o->out = arg; return 0;
-    case 't': o->title = arg; return 0;
-    case 'C':
-    case 'O':
-        if (o->mode != BMT_FLAME_ALL)
-            return bmt_cli_usage_error("flame", "--on-cpu and --off-cpu exclude each other");
-        o->mode = code == 'C' ? BMT_FLAME_ON_CPU : BMT_FLAME_OFF_CPU;
-        return 0;
-    case 'u':
-        if (strcmp(arg, "us") == 0)
-            o->unit_ns = 1000;
-        else if (strcmp(arg, "ns") == 0)
-            o->unit_ns = 1;
-        else
-            return bmt_cli_usage_error("flame", "--unit takes us or ns, not '%s'", arg);
-        return 0;
-    case 'w': {
-        char *end;
-        long w = strtol(arg, &end, 10);
-        if (*end || w < 200 || w > 100000)
-            return bmt_cli_usage_error("flame", "--width takes 200..100000 pixels, not '%s'", arg);
-        o->width = (unsigned)w;
-        return 0;
-    }
-    default:
-        return bmt_cli_usage_error("flame", "unknown option");
-    }
+    const struct printing *p = ctx;
+    char title[600], sub[200];
+    if (p->op->folded)
+        return bmt_flame_folded(o, p->cs, p->op->unit == 1 ? 1 : 1000, p->mode);
+    bmt_flame_subtitle(p->cs, p->mode, sub, sizeof sub);
+    snprintf(title, sizeof title, "%s: %s", p->op->title, sub);
+    return bmt_flame_svg(o, p->cs, title, (unsigned)p->op->width, 1, p->mode);
 }
 
-int bmt_cmd_flame(int argc, char **argv)
+/* What the graph lacks or left out, on stderr. */
+static void warnings(struct bmt_analysis *a, const struct bmt_callstack *cs)
 {
-    static const struct option extra[] = {
-        {"folded", no_argument, NULL, 'F'},
-        {"merge-processes", no_argument, NULL, 'm'},
-        {"on-cpu", no_argument, NULL, 'C'},
-        {"off-cpu", no_argument, NULL, 'O'},
-        {"unit", required_argument, NULL, 'u'},
-        {"output", required_argument, NULL, 'o'},
-        {"title", required_argument, NULL, 't'},
-        {"width", required_argument, NULL, 'w'},
-        {NULL, 0, NULL, 0},
-    };
-    struct opts opts = {0, 0, BMT_FLAME_ALL, 1000, NULL, NULL, 1200};
-    const char *dir;
-    struct bmt_an_scope scope;
-    bmt_an_scope_init(&scope);
-    int rc = bmt_an_parse_args("flame", argc, argv, extra, "o:", parse_opt, &opts, NULL, &scope,
-                               &dir);
-    if (rc || !dir) {
-        bmt_an_scope_free(&scope);
-        return rc;
-    }
-    struct bmt_reader r;
+    const struct bmt_an_scope *s = &a->scope;
+    if (s->call_count == 0)
+        bmt_reader_warn(&a->r, "%s: no function_call events%s: the flame graph is empty (trace "
+                        "with the call flag and erlang:trace_pattern/3, return_trace in the "
+                        "match spec)", a->dir, s->windowed || s->filtering ? " in the chosen "
+                        "window and processes" : "");
+    if (cs->pruned_calls || cs->pruned_processes)
+        bmt_reader_warn(&a->r, "%s: the call tree reached %u stacks: %llu calls in new stacks were "
+                        "charged to their callers, %llu processes drawn as [other processes]",
+                        a->dir, cs->max_nodes, (unsigned long long)cs->pruned_calls,
+                        (unsigned long long)cs->pruned_processes);
+}
+
+static int run(void *opts_)
+{
+    const struct flame_opts *op = opts_;
+    struct bmt_analysis a;
     struct bmt_callstack cs;
-    struct bmt_an_pass pass;
-    bmt_callstack_init(&cs, &scope);
+    bmt_analysis_begin(&a, "flame", &op->common);
+    bmt_callstack_init(&cs, &a.scope);
     cs.tree = 1;
-    cs.merge_processes = opts.merge;
-    int status = BMT_EXIT_FAIL;
-    rc = bmt_an_run(&r, dir, &scope, feed, &cs, &pass);
-    if (rc == 0 && bmt_callstack_finish(&cs, pass.end_ns) < 0) {
-        rc = -ENOMEM;
-        snprintf(r.error, sizeof r.error, "out of memory; free some memory");
+    cs.merge_processes = op->merge;
+    struct printing p = {op, &cs, op->on_cpu ? BMT_FLAME_ON_CPU
+                                  : op->off_cpu ? BMT_FLAME_OFF_CPU : BMT_FLAME_ALL};
+    int status = bmt_analysis_run(&a, feed, &cs);
+    if (status == 0 && bmt_callstack_finish(&cs, a.pass.end_ns) < 0) {
+        snprintf(a.r.error, sizeof a.r.error, "out of memory; free some memory");
+        status = bmt_an_fail("flame", a.dir, &a.r, -ENOMEM);
     }
-    struct bmt_out o;
-    if (rc < 0) {
-        status = bmt_an_fail("flame", dir, &r, rc);
-    } else if (opts.mode != BMT_FLAME_ALL && !scope.sched_count) {
+    if (status == 0 && p.mode != BMT_FLAME_ALL && !a.scope.sched_count) {
         status = bmt_cli_usage_error("flame", "%s needs process_scheduled events, which %s lacks "
                                      "(record with the running flag)",
-                                     opts.mode == BMT_FLAME_ON_CPU ? "--on-cpu" : "--off-cpu", dir);
-    } else if (bmt_an_out_open(&o, opts.out) == 0) {
-        char title[600], sub[200];
-        bmt_flame_subtitle(&cs, opts.mode, sub, sizeof sub);
-        snprintf(title, sizeof title, "%s: %s", opts.title ? opts.title : "Flame graph", sub);
-        rc = opts.folded ? bmt_flame_folded(&o, &cs, opts.unit_ns, opts.mode)
-                         : bmt_flame_svg(&o, &cs, title, opts.width, 1, opts.mode);
-        if (rc < 0)
-            bmt_cli_error("out of memory; free some memory");
-        status = bmt_an_out_close(&o, opts.out ? opts.out : "flame");
-        if (rc < 0)
-            status = BMT_EXIT_FAIL;
-        if (scope.call_count == 0)
-            bmt_reader_warn(&r, "%s: no function_call events%s: the flame graph is empty (trace "
-                            "with the call flag and erlang:trace_pattern/3, return_trace in the "
-                            "match spec)", dir, scope.windowed || scope.filtering ? " in the chosen "
-                            "window and processes" : "");
-        if (cs.pruned_calls || cs.pruned_processes)
-            bmt_reader_warn(&r, "%s: the call tree reached %u stacks: %llu calls in new stacks were "
-                            "charged to their callers, %llu processes drawn as [other processes]",
-                            dir, cs.max_nodes, (unsigned long long)cs.pruned_calls,
-                            (unsigned long long)cs.pruned_processes);
+                                     op->on_cpu ? "--on-cpu" : "--off-cpu", a.dir);
+    } else if (status == 0) {
+        status = bmt_analysis_print(&a, op->common.output, print, &p);
+        warnings(&a, &cs);
     }
     bmt_callstack_free(&cs);
-    bmt_reader_close(&r);
-    bmt_an_scope_free(&scope);
+    bmt_analysis_end(&a);
     return status;
 }
+
+const struct bmt_command bmt_cmd_flame = {
+    .name = "flame",
+    .summary = "flame graph: on-CPU time per call stack, off-CPU as frames",
+    .synopsis = "[OPTION]... DIR...",
+    .description =
+        "Rebuilds call stacks as `calls` does. A function's frame is as wide as the\n"
+        "time its process ran on a CPU in it; time off CPU is drawn as distinct\n"
+        "[runnable] and [waiting] frames above it, collections as [gc] (without\n"
+        "process_scheduled events all time is wall time, charged to the function).\n"
+        "The counts sum to the time spent in root-level traced calls. The root frame\n"
+        "is the process (\"<0.66.0> name\"). Default output: a self-contained\n"
+        "interactive SVG (click a frame to zoom, hover for times).",
+    .opts = opts,
+    .uses = BMT_USES_SCOPE | BMT_USES_OUTPUT | BMT_USES_DIRS,
+    .size = sizeof(struct flame_opts),
+    .run = run,
+};

@@ -8,39 +8,14 @@
  * Reclaimed totals add every gc_*_end event inside the window, matched or
  * not, so they equal the sum over those end events. Memory: per process.
  */
-#include "args.h"
+#include "analysis.h"
 #include "model/gc.h"
 #include "out/hist_print.h"
 #include "out/json.h"
 #include "out/window.h"
 #include "base/timefmt.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define TOP 10
-
-/* Fills top[] with the pids of the largest total pauses; returns how many. */
-static unsigned top_collectors(const struct bmt_gc *g, uint32_t top[TOP])
-{
-    unsigned n = 0;
-    for (uint32_t pid = 0; pid < g->proc_cap; pid++) {
-        uint64_t pause = g->procs[pid].pause_ns;
-        if (!g->procs[pid].gc_count && !g->procs[pid].pause_ns)
-            continue;
-        if (n == TOP && pause <= g->procs[top[n - 1]].pause_ns)
-            continue;
-        unsigned i = n < TOP ? n++ : n - 1;
-        while (i > 0 && g->procs[top[i - 1]].pause_ns < pause) {
-            top[i] = top[i - 1];
-            i--;
-        }
-        top[i] = pid;
-    }
-    return n;
-}
 
 static void print_kind(struct bmt_out *o, const struct bmt_gc *g, int k, int json)
 {
@@ -75,87 +50,109 @@ static void print_kind(struct bmt_out *o, const struct bmt_gc *g, int k, int jso
     bmt_out_str(o, buf);
 }
 
-int bmt_cmd_gc(int argc, char **argv)
+struct printing {
+    const struct bmt_analysis *a;
+    const struct bmt_gc *g;
+    int json;
+};
+
+/* The processes that paused the most. */
+static void print_top(struct bmt_out *o, const struct printing *p)
 {
-    int json = 0;
-    const char *dir;
-    struct bmt_an_scope scope;
-    bmt_an_scope_init(&scope);
-    int rc = bmt_an_parse_args("gc", argc, argv, NULL, "", NULL, NULL, &json, &scope, &dir);
-    if (rc || !dir) {
-        bmt_an_scope_free(&scope);
-        return rc;
+    const struct bmt_names *names = &p->a->scope.names;
+    uint32_t top[BMT_GC_TOP];
+    unsigned n = bmt_gc_top(p->g, top);
+    char buf[512], label[600], d[32];
+    if (p->json)
+        bmt_out_str(o, ", \"top_collectors\": [");
+    else if (n) {
+        snprintf(buf, sizeof buf, "\ntop collectors by total pause\n%14s %8s %16s  %s\n", "PAUSE",
+                 "GCS", "RECLAIMED", "PROCESS");
+        bmt_out_str(o, buf);
     }
-    struct bmt_reader r;
-    struct bmt_gc g;
-    struct bmt_an_pass pass;
-    bmt_gc_init(&g, &scope);
-    int status = BMT_EXIT_FAIL;
-    rc = bmt_an_run(&r, dir, &scope, bmt_gc_feed, &g, &pass);
-    struct bmt_out o;
-    if (rc < 0) {
-        status = bmt_an_fail("gc", dir, &r, rc);
-    } else if (bmt_an_out_open(&o, NULL) == 0) {
-        uint32_t top[TOP];
-        unsigned n = top_collectors(&g, top);
-        char buf[512], label[600];
-        if (json) {
-            bmt_out_str(&o, "{\"trace\": ");
-            bmt_json_string(&o, dir, strlen(dir));
-            bmt_out_str(&o, ", ");
-            print_kind(&o, &g, 0, 1);
-            bmt_out_str(&o, ", ");
-            print_kind(&o, &g, 1, 1);
-            snprintf(buf, sizeof buf, ", \"unmatched\": %llu, \"cut_by_window\": %llu, ",
-                     (unsigned long long)g.unmatched_count, (unsigned long long)g.cut_count);
-            bmt_out_str(&o, buf);
-            bmt_json_window(&o, &r, &scope, &pass);
-            bmt_out_str(&o, ", \"top_collectors\": [");
+    else if (!p->g->hist[0].count && !p->g->hist[1].count)
+        bmt_out_str(o, "\n(no gc events: trace with the garbage_collection flag)\n");
+    for (unsigned i = 0; i < n; i++) {
+        const struct bmt_gc_proc *g = &p->g->procs[top[i]];
+        bmt_names_label(names, bmt_strtab_str(&names->pids, top[i]),
+                        bmt_strtab_len(&names->pids, top[i]), label, sizeof label);
+        if (p->json) {
+            bmt_out_str(o, i ? ", {\"process\": " : "{\"process\": ");
+            bmt_json_cstr(o, label);
+            snprintf(buf, sizeof buf, ", \"pause_ns\": %llu, \"gcs\": %llu, "
+                     "\"reclaimed_words\": %llu}", (unsigned long long)g->pause_ns,
+                     (unsigned long long)g->gc_count, (unsigned long long)g->reclaimed_words);
+            bmt_out_str(o, buf);
         } else {
-            print_kind(&o, &g, 0, 0);
-            bmt_out_char(&o, '\n');
-            print_kind(&o, &g, 1, 0);
-            if (g.unmatched_count) {
-                snprintf(buf, sizeof buf, "\n%llu start or end events without their pair "
-                         "(collections running when tracing started or stopped)\n",
-                         (unsigned long long)g.unmatched_count);
-                bmt_out_str(&o, buf);
-            }
-            if (n) {
-                snprintf(buf, sizeof buf, "\ntop collectors by total pause\n%14s %8s %16s  %s\n",
-                         "PAUSE", "GCS", "RECLAIMED", "PROCESS");
-                bmt_out_str(&o, buf);
-            } else if (!g.hist[0].count && !g.hist[1].count) {
-                bmt_out_str(&o, "\n(no gc events: trace with the garbage_collection flag)\n");
-            }
+            bmt_duration_text(g->pause_ns, d);
+            snprintf(buf, sizeof buf, "%14s %8llu %16llu  ", d, (unsigned long long)g->gc_count,
+                     (unsigned long long)g->reclaimed_words);
+            bmt_out_str(o, buf);
+            bmt_out_str(o, label);
+            bmt_out_char(o, '\n');
         }
-        for (unsigned i = 0; i < n; i++) {
-            const struct bmt_gc_proc *p = &g.procs[top[i]];
-            bmt_names_label(&scope.names, bmt_strtab_str(&scope.names.pids, top[i]),
-                            bmt_strtab_len(&scope.names.pids, top[i]), label, sizeof label);
-            if (json) {
-                bmt_out_str(&o, i ? ", {\"process\": " : "{\"process\": ");
-                bmt_json_string(&o, label, strlen(label));
-                snprintf(buf, sizeof buf, ", \"pause_ns\": %llu, \"gcs\": %llu, "
-                         "\"reclaimed_words\": %llu}", (unsigned long long)p->pause_ns,
-                         (unsigned long long)p->gc_count, (unsigned long long)p->reclaimed_words);
-                bmt_out_str(&o, buf);
-            } else {
-                char d[32];
-                bmt_duration_text(p->pause_ns, d);
-                snprintf(buf, sizeof buf, "%14s %8llu %16llu  ", d,
-                         (unsigned long long)p->gc_count, (unsigned long long)p->reclaimed_words);
-                bmt_out_str(&o, buf);
-                bmt_out_str(&o, label);
-                bmt_out_char(&o, '\n');
-            }
-        }
-        if (json)
-            bmt_out_str(&o, "]}\n");
-        status = bmt_an_out_close(&o, "gc");
     }
+    if (p->json)
+        bmt_out_str(o, "]}\n");
+}
+
+static int print(struct bmt_out *o, void *ctx)
+{
+    const struct printing *p = ctx;
+    const struct bmt_gc *g = p->g;
+    char buf[256];
+    if (p->json) {
+        bmt_out_str(o, "{\"trace\": ");
+        bmt_json_cstr(o, p->a->dir);
+        bmt_out_str(o, ", ");
+        print_kind(o, g, 0, 1);
+        bmt_out_str(o, ", ");
+        print_kind(o, g, 1, 1);
+        snprintf(buf, sizeof buf, ", \"unmatched\": %llu, \"cut_by_window\": %llu, ",
+                 (unsigned long long)g->unmatched_count, (unsigned long long)g->cut_count);
+        bmt_out_str(o, buf);
+        bmt_json_window(o, &p->a->r, &p->a->scope, &p->a->pass);
+    } else {
+        print_kind(o, g, 0, 0);
+        bmt_out_char(o, '\n');
+        print_kind(o, g, 1, 0);
+        if (g->unmatched_count) {
+            snprintf(buf, sizeof buf, "\n%llu start or end events without their pair "
+                     "(collections running when tracing started or stopped)\n",
+                     (unsigned long long)g->unmatched_count);
+            bmt_out_str(o, buf);
+        }
+    }
+    print_top(o, p);
+    return 0;
+}
+
+static int run(void *opts)
+{
+    const struct bmt_common *c = opts;
+    struct bmt_analysis a;
+    struct bmt_gc g;
+    bmt_analysis_begin(&a, "gc", c);
+    bmt_gc_init(&g, &a.scope);
+    int status = bmt_analysis_run(&a, bmt_gc_feed, &g);
+    struct printing p = {&a, &g, c->format == 1};
+    if (status == 0)
+        status = bmt_analysis_print(&a, NULL, print, &p);
     bmt_gc_free(&g);
-    bmt_reader_close(&r);
-    bmt_an_scope_free(&scope);
+    bmt_analysis_end(&a);
     return status;
 }
+
+const struct bmt_command bmt_cmd_gc = {
+    .name = "gc",
+    .summary = "garbage collection pauses, words reclaimed, top collectors",
+    .synopsis = "[OPTION]... DIR...",
+    .description =
+        "Pause of each collection (gc_minor_start -> gc_minor_end, gc_major_start ->\n"
+        "gc_major_end of the same process) as quantize histograms in ns with\n"
+        "percentiles, minor and major apart; words reclaimed; the ten processes with\n"
+        "the largest total pause. Record with the garbage_collection flag.",
+    .uses = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
+    .size = sizeof(struct bmt_common),
+    .run = run,
+};

@@ -1,12 +1,12 @@
 /* `beamtrace list`: the tracepoint catalogue, for people (aligned text),
  * for programs (JSON) and for the docs (a markdown table, which `make docs`
  * puts in the README). Everything printed comes from catalogue.def. */
-#include "cli.h"
+#include "list.h"
+#include "options.h"
 #include "core/catalogue.h"
 #include "base/out.h"
 #include "out/json.h"
 
-#include <getopt.h>
 #include <string.h>
 
 static const char *type_name(enum bmt_field_type t)
@@ -137,49 +137,38 @@ static void print_markdown(struct bmt_out *o)
     }
 }
 
-int bmt_cmd_list(int argc, char **argv)
+struct list_opts {
+    struct bmt_common common;
+    int usdt;
+};
+
+static const char *const format_values[] = {"text", "json", "markdown", NULL};
+
+static const struct bmt_opt opts[] = {
+    {.name = "usdt", .type = BMT_OPT_FLAG,
+     .help = "OTP's DTrace/SystemTap probes instead: which beamtrace provides as USDT probes, "
+             "approximates, or cannot derive",
+     .offset = BMT_OPT_AT(struct list_opts, usdt, int)},
+    {.name = "format", .type = BMT_OPT_ENUM,
+     .help = "text (aligned), json, or markdown (the docs table)", .def = "text",
+     .values = format_values, .offset = BMT_OPT_AT(struct list_opts, common.format, int)},
+    {0},
+};
+
+static int run(void *opts_)
 {
-    static const struct option longopts[] = {
-        {"format", required_argument, NULL, 'f'},
-        {"usdt", no_argument, NULL, 'u'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int json = 0, markdown = 0, usdt = 0, opt;
-    opterr = 0;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'f':
-            if (strcmp(optarg, "markdown") == 0)
-                markdown = 1;
-            else if (bmt_cli_parse_format("list", optarg, &json) != 0)
-                return BMT_EXIT_USAGE;
-            break;
-        case 'u':
-            usdt = 1;
-            break;
-        case 'h':
-            bmt_cli_print_usage("list");
-            return BMT_EXIT_OK;
-        case ':':
-            return bmt_cli_usage_error("list", "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return bmt_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc)
-        return bmt_cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
+    const struct list_opts *op = opts_;
+    enum bmt_list_format format = (enum bmt_list_format)op->common.format;
     struct bmt_out o;
     if (bmt_out_open(&o, 1, 1 << 16) < 0) {
         bmt_cli_error("list: out of memory; free some memory");
         return BMT_EXIT_FAIL;
     }
-    if (usdt)
-        bmt_list_usdt(&o, markdown ? BMT_LIST_MARKDOWN : json ? BMT_LIST_JSON : BMT_LIST_TEXT);
-    else if (markdown)
+    if (op->usdt)
+        bmt_list_usdt(&o, format);
+    else if (format == BMT_LIST_MARKDOWN)
         print_markdown(&o);
-    else if (json)
+    else if (format == BMT_LIST_JSON)
         print_json(&o);
     else
         print_text(&o);
@@ -189,3 +178,15 @@ int bmt_cmd_list(int argc, char **argv)
     }
     return BMT_EXIT_OK;
 }
+
+const struct bmt_command bmt_cmd_list = {
+    .name = "list",
+    .summary = "list the tracepoints beamtrace knows",
+    .synopsis = "[OPTION]...",
+    .description =
+        "Prints every tracepoint in the catalogue: domain:name, the erlang:trace/3\n"
+        "flag that produces it, its fields (name:type, in order) and what it means.",
+    .opts = opts,
+    .size = sizeof(struct list_opts),
+    .run = run,
+};

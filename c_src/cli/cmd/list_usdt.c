@@ -1,6 +1,6 @@
 /* `beamtrace list --usdt`: OTP's DTrace/SystemTap probes and what beamtrace
  * provides for each (usdt.def), as text, JSON or the docs' markdown table. */
-#include "cli.h"
+#include "list.h"
 #include "base/out.h"
 #include "out/json.h"
 #include "core/usdt_catalogue.h"

@@ -14,19 +14,28 @@
  * send and receipt became cover the whole trace. Memory: per node pair, per
  * process pair linked (a histogram each), and what links.h holds. Needs events recorded with links (record --links).
  */
-#include "args.h"
+#include "analysis.h"
 #include "model/messages.h"
 #include "out/json.h"
 #include "out/window.h"
 #include "base/timefmt.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- output ---- */
+struct messages_opts {
+    struct bmt_common common;
+    uint64_t top;
+};
+
+static const struct bmt_opt opts[] = {
+    {.name = "top", .type = BMT_OPT_COUNT, .arg = "N",
+     .help = "process pairs and in-flight sends listed", .def = "10", .min = 0, .max = 100000,
+     .offset = BMT_OPT_AT(struct messages_opts, top, uint64_t)},
+    {0},
+};
 
 static void proc_label(const struct bmt_messages *m, uint32_t id, char *buf, size_t size)
 {
@@ -88,93 +97,123 @@ static const char *const kind_key[BMT_L_KIND_COUNT] = {
     "linked", "uncertain", "not_received", "in_flight", "receiver_not_traced", "dead",
     "unresolved", "external", "not_queued", "unmatched", "ambiguous", "external"};
 
-static void report(struct bmt_messages *m, struct bmt_out *o, const char *dir, const uint32_t *order,
-                   uint32_t shown, const struct bmt_an_pass *pass)
+/* What is printed: the analysis, and the process pairs to list. */
+struct printing {
+    const struct bmt_analysis *a;
+    struct bmt_messages *m;
+    const uint32_t *order;      /* pair indices, most links first */
+    uint32_t shown;
+    int json;
+};
+
+/* Sends to nodes that are traced, and the share of them linked. */
+static uint64_t to_traced(const uint64_t *c)
+{
+    return c[BMT_L_LINKED] + c[BMT_L_NOT_RECEIVED] + c[BMT_L_IN_FLIGHT] + c[BMT_L_NOT_TRACED];
+}
+
+/* `"from": "A", "to": "B"` for processes `s` and `r`. */
+static void json_pair(struct bmt_out *o, const struct bmt_messages *m, uint32_t s, uint32_t r)
+{
+    char a[700], b[700];
+    proc_label(m, s, a, sizeof a);
+    proc_label(m, r, b, sizeof b);
+    bmt_out_str(o, "{\"from\": ");
+    bmt_json_cstr(o, a);
+    bmt_out_str(o, ", \"to\": ");
+    bmt_json_cstr(o, b);
+}
+
+/* What each send and receipt became, and the coverage. */
+static void json_counts(struct bmt_out *o, const struct bmt_messages *m)
 {
     const uint64_t *c = m->links.count;
-    uint64_t to_traced = c[BMT_L_LINKED] + c[BMT_L_NOT_RECEIVED] + c[BMT_L_IN_FLIGHT] +
-                         c[BMT_L_NOT_TRACED];
-    double coverage = to_traced ? 100.0 * (double)c[BMT_L_LINKED] / (double)to_traced : 0;
-    char buf[1024], a[700], b[700], t[32];
-    if (m->json) {
-        bmt_out_str(o, "{\"trace\": ");
-        bmt_json_string(o, dir, strlen(dir));
-        bmt_out_str(o, ", ");
-        bmt_json_window(o, m->r, m->scope, pass);
-        bmt_out_str(o, ", \"nodes\": [");
-        for (uint32_t i = 0; i < m->nodes; i++) {
-            if (i)
-                bmt_out_str(o, ", ");
-            const char *n = bmt_links_node_name(&m->links, i);
-            bmt_json_string(o, n, strlen(n));
-        }
-        snprintf(buf, sizeof buf, "], \"send_events\": %llu, \"receipt_events\": %llu, \"sends\": {",
-                 (unsigned long long)m->links.link_send_count,
-                 (unsigned long long)m->links.link_receipt_count);
+    uint64_t traced = to_traced(c);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "], \"send_events\": %llu, \"receipt_events\": %llu, \"sends\": {",
+             (unsigned long long)m->links.link_send_count,
+             (unsigned long long)m->links.link_receipt_count);
+    bmt_out_str(o, buf);
+    for (unsigned k = BMT_L_LINKED; k <= BMT_L_NOT_QUEUED; k++) {
+        snprintf(buf, sizeof buf, "%s\"%s\": %llu", k ? ", " : "", kind_key[k],
+                 (unsigned long long)c[k]);
         bmt_out_str(o, buf);
-        for (unsigned k = BMT_L_LINKED; k <= BMT_L_NOT_QUEUED; k++) {
-            snprintf(buf, sizeof buf, "%s\"%s\": %llu", k ? ", " : "", kind_key[k],
-                     (unsigned long long)c[k]);
-            bmt_out_str(o, buf);
-        }
-        bmt_out_str(o, "}, \"receipts\": {");
-        snprintf(buf, sizeof buf, "\"linked\": %llu, \"unmatched\": %llu, \"ambiguous\": %llu, "
-                 "\"external\": %llu}, \"sends_to_traced_nodes\": %llu, \"coverage\": %.4f",
-                 (unsigned long long)c[BMT_L_LINKED], (unsigned long long)c[BMT_L_UNMATCHED],
-                 (unsigned long long)c[BMT_L_AMBIGUOUS],
-                 (unsigned long long)c[BMT_L_EXTERNAL_RECEIPT], (unsigned long long)to_traced,
-                 to_traced ? (double)c[BMT_L_LINKED] / (double)to_traced : 0.0);
-        bmt_out_str(o, buf);
-        bmt_out_str(o, ", \"node_pairs\": [");
-        int first = 1;
-        for (uint32_t s = 0; s < m->nodes; s++)
-            for (uint32_t r = 0; r < m->nodes; r++) {
-                size_t i = (size_t)s * m->nodes + r;
-                if (!m->node_links[i] && !m->node_left[i])
-                    continue;
-                bmt_out_str(o, first ? "\n  {\"from\": " : ",\n  {\"from\": ");
-                first = 0;
-                const char *sn = bmt_links_node_name(&m->links, s),
-                           *rn = bmt_links_node_name(&m->links, r);
-                bmt_json_string(o, sn, strlen(sn));
-                bmt_out_str(o, ", \"to\": ");
-                bmt_json_string(o, rn, strlen(rn));
-                snprintf(buf, sizeof buf, ", \"links\": %llu, \"uncertain\": %llu, \"in_flight\": "
-                         "%llu, \"latency\": {", (unsigned long long)m->node_links[i],
-                         (unsigned long long)m->node_uncertain[i],
-                         (unsigned long long)m->node_left[i]);
-                bmt_out_str(o, buf);
-                lat_json(o, &m->node_lat[i]);
-                bmt_out_str(o, "}}");
-            }
-        bmt_out_str(o, "],\n \"process_pairs\": [");
-        for (uint32_t k = 0; k < shown; k++) {
-            const struct bmt_msg_pair *p = &m->pairs[order[k]];
-            proc_label(m, p->sender, a, sizeof a);
-            proc_label(m, p->receiver, b, sizeof b);
-            bmt_out_str(o, k ? ",\n  {\"from\": " : "\n  {\"from\": ");
-            bmt_json_string(o, a, strlen(a));
+    }
+    bmt_out_str(o, "}, \"receipts\": {");
+    snprintf(buf, sizeof buf, "\"linked\": %llu, \"unmatched\": %llu, \"ambiguous\": %llu, "
+             "\"external\": %llu}, \"sends_to_traced_nodes\": %llu, \"coverage\": %.4f",
+             (unsigned long long)c[BMT_L_LINKED], (unsigned long long)c[BMT_L_UNMATCHED],
+             (unsigned long long)c[BMT_L_AMBIGUOUS], (unsigned long long)c[BMT_L_EXTERNAL_RECEIPT],
+             (unsigned long long)traced, traced ? (double)c[BMT_L_LINKED] / (double)traced : 0.0);
+    bmt_out_str(o, buf);
+}
+
+static void json_node_pairs(struct bmt_out *o, const struct bmt_messages *m)
+{
+    char buf[300];
+    int first = 1;
+    bmt_out_str(o, ", \"node_pairs\": [");
+    for (uint32_t s = 0; s < m->nodes; s++)
+        for (uint32_t r = 0; r < m->nodes; r++) {
+            size_t i = (size_t)s * m->nodes + r;
+            if (!m->node_links[i] && !m->node_left[i])
+                continue;
+            bmt_out_str(o, first ? "\n  {\"from\": " : ",\n  {\"from\": ");
+            first = 0;
+            bmt_json_cstr(o, bmt_links_node_name(&m->links, s));
             bmt_out_str(o, ", \"to\": ");
-            bmt_json_string(o, b, strlen(b));
-            bmt_out_str(o, ", \"latency\": {");
-            lat_json(o, &p->lat);
+            bmt_json_cstr(o, bmt_links_node_name(&m->links, r));
+            snprintf(buf, sizeof buf, ", \"links\": %llu, \"uncertain\": %llu, \"in_flight\": "
+                     "%llu, \"latency\": {", (unsigned long long)m->node_links[i],
+                     (unsigned long long)m->node_uncertain[i], (unsigned long long)m->node_left[i]);
+            bmt_out_str(o, buf);
+            lat_json(o, &m->node_lat[i]);
             bmt_out_str(o, "}}");
         }
-        bmt_out_str(o, "],\n \"in_flight_oldest\": [");
-        for (unsigned k = 0; k < m->left_count; k++) {
-            proc_label(m, m->lefts[k].sender, a, sizeof a);
-            proc_label(m, m->lefts[k].receiver, b, sizeof b);
-            bmt_out_str(o, k ? ",\n  {\"from\": " : "\n  {\"from\": ");
-            bmt_json_string(o, a, strlen(a));
-            bmt_out_str(o, ", \"to\": ");
-            bmt_json_string(o, b, strlen(b));
-            snprintf(buf, sizeof buf, ", \"send_unix_ns\": %lld}",
-                     (long long)bmt_reader_wall_ns(m->r, m->lefts[k].send_ns));
-            bmt_out_str(o, buf);
-        }
-        bmt_out_str(o, "]}\n");
-        return;
+}
+
+static void print_json(struct bmt_out *o, const struct printing *p)
+{
+    const struct bmt_messages *m = p->m;
+    char buf[100];
+    bmt_out_str(o, "{\"trace\": ");
+    bmt_json_cstr(o, p->a->dir);
+    bmt_out_str(o, ", ");
+    bmt_json_window(o, &p->a->r, &p->a->scope, &p->a->pass);
+    bmt_out_str(o, ", \"nodes\": [");
+    for (uint32_t i = 0; i < m->nodes; i++) {
+        if (i)
+            bmt_out_str(o, ", ");
+        bmt_json_cstr(o, bmt_links_node_name(&m->links, i));
     }
+    json_counts(o, m);
+    json_node_pairs(o, m);
+    bmt_out_str(o, "],\n \"process_pairs\": [");
+    for (uint32_t k = 0; k < p->shown; k++) {
+        const struct bmt_msg_pair *pair = &m->pairs[p->order[k]];
+        bmt_out_str(o, k ? ",\n  " : "\n  ");
+        json_pair(o, m, pair->sender, pair->receiver);
+        bmt_out_str(o, ", \"latency\": {");
+        lat_json(o, &pair->lat);
+        bmt_out_str(o, "}}");
+    }
+    bmt_out_str(o, "],\n \"in_flight_oldest\": [");
+    for (unsigned k = 0; k < m->left_count; k++) {
+        bmt_out_str(o, k ? ",\n  " : "\n  ");
+        json_pair(o, m, m->lefts[k].sender, m->lefts[k].receiver);
+        snprintf(buf, sizeof buf, ", \"send_unix_ns\": %lld}",
+                 (long long)bmt_reader_wall_ns(m->r, m->lefts[k].send_ns));
+        bmt_out_str(o, buf);
+    }
+    bmt_out_str(o, "]}\n");
+}
+
+/* What each send and receipt became, and the coverage, as text. */
+static void text_counts(struct bmt_out *o, const struct bmt_messages *m)
+{
+    const uint64_t *c = m->links.count;
+    uint64_t traced = to_traced(c);
+    char buf[1024];
     snprintf(buf, sizeof buf, "sends     %llu traced: %llu linked (%llu uncertain), %llu not "
              "received, %llu in flight at the end, %llu to receivers not traced, %llu dead, "
              "%llu external, %llu unresolved\n",
@@ -197,13 +236,14 @@ static void report(struct bmt_messages *m, struct bmt_out *o, const char *dir, c
              (unsigned long long)c[BMT_L_EXTERNAL_RECEIPT]);
     bmt_out_str(o, buf);
     snprintf(buf, sizeof buf, "coverage  %llu of %llu sends to traced nodes linked (%.1f%%)\n",
-             (unsigned long long)c[BMT_L_LINKED], (unsigned long long)to_traced, coverage);
+             (unsigned long long)c[BMT_L_LINKED], (unsigned long long)traced,
+             traced ? 100.0 * (double)c[BMT_L_LINKED] / (double)traced : 0);
     bmt_out_str(o, buf);
-    if (!m->links.link_send_count && !m->links.link_receipt_count) {
-        bmt_out_str(o, "\nthe trace has no message_send_link or message_receive_link events: "
-                       "record with --links (and --events send,receive)\n");
-        return;
-    }
+}
+
+static void text_node_pairs(struct bmt_out *o, const struct bmt_messages *m)
+{
+    char buf[400];
     bmt_out_str(o, "\nsend -> receipt latency per node pair (negative: stamped before the send)\n");
     snprintf(buf, sizeof buf, "%-28s %-28s %8s %9s %8s %12s %12s %12s %12s\n", "FROM", "TO",
              "LINKS", "IN FLIGHT", "NEGATIVE", "p50", "p90", "p99", "max");
@@ -221,112 +261,123 @@ static void report(struct bmt_messages *m, struct bmt_out *o, const char *dir, c
             lat_text(o, &m->node_lat[i]);
             bmt_out_char(o, '\n');
         }
-    snprintf(buf, sizeof buf, "\ntop %u process pairs by links\n", (unsigned)shown);
+}
+
+/* "  A -> B" */
+static void text_pair(struct bmt_out *o, const struct bmt_messages *m, uint32_t s, uint32_t r)
+{
+    char a[700], b[700];
+    proc_label(m, s, a, sizeof a);
+    proc_label(m, r, b, sizeof b);
+    bmt_out_str(o, a);
+    bmt_out_str(o, " -> ");
+    bmt_out_str(o, b);
+    bmt_out_char(o, '\n');
+}
+
+static void print_text(struct bmt_out *o, const struct printing *p)
+{
+    const struct bmt_messages *m = p->m;
+    char buf[300], t[32];
+    text_counts(o, m);
+    if (!m->links.link_send_count && !m->links.link_receipt_count) {
+        bmt_out_str(o, "\nthe trace has no message_send_link or message_receive_link events: "
+                       "record with --links (and --events send,receive)\n");
+        return;
+    }
+    text_node_pairs(o, m);
+    snprintf(buf, sizeof buf, "\ntop %u process pairs by links\n", (unsigned)p->shown);
     bmt_out_str(o, buf);
-    for (uint32_t k = 0; k < shown; k++) {
-        const struct bmt_msg_pair *p = &m->pairs[order[k]];
-        proc_label(m, p->sender, a, sizeof a);
-        proc_label(m, p->receiver, b, sizeof b);
-        snprintf(buf, sizeof buf, "%8llu", (unsigned long long)bmt_slat_count(&p->lat));
+    for (uint32_t k = 0; k < p->shown; k++) {
+        const struct bmt_msg_pair *pair = &m->pairs[p->order[k]];
+        snprintf(buf, sizeof buf, "%8llu", (unsigned long long)bmt_slat_count(&pair->lat));
         bmt_out_str(o, buf);
-        lat_text(o, &p->lat);
+        lat_text(o, &pair->lat);
         bmt_out_str(o, "  ");
-        bmt_out_str(o, a);
-        bmt_out_str(o, " -> ");
-        bmt_out_str(o, b);
-        bmt_out_char(o, '\n');
+        text_pair(o, m, pair->sender, pair->receiver);
     }
-    if (m->left_count) {
-        snprintf(buf, sizeof buf, "\nin flight at the end: %llu (the %u oldest%s)\n",
-                 (unsigned long long)c[BMT_L_IN_FLIGHT], m->left_count,
-                 m->scope->filtering ? " from or to the processes kept" : "");
-        bmt_out_str(o, buf);
-        for (unsigned k = 0; k < m->left_count; k++) {
-            proc_label(m, m->lefts[k].sender, a, sizeof a);
-            proc_label(m, m->lefts[k].receiver, b, sizeof b);
-            bmt_clock_text(bmt_reader_wall_ns(m->r, m->lefts[k].send_ns), t);
-            bmt_out_str(o, "  ");
-            bmt_out_str(o, t);
-            bmt_out_str(o, "  ");
-            bmt_out_str(o, a);
-            bmt_out_str(o, " -> ");
-            bmt_out_str(o, b);
-            bmt_out_char(o, '\n');
-        }
+    if (!m->left_count)
+        return;
+    snprintf(buf, sizeof buf, "\nin flight at the end: %llu (the %u oldest%s)\n",
+             (unsigned long long)m->links.count[BMT_L_IN_FLIGHT], m->left_count,
+             m->scope->filtering ? " from or to the processes kept" : "");
+    bmt_out_str(o, buf);
+    for (unsigned k = 0; k < m->left_count; k++) {
+        bmt_clock_text(bmt_reader_wall_ns(m->r, m->lefts[k].send_ns), t);
+        bmt_out_str(o, "  ");
+        bmt_out_str(o, t);
+        bmt_out_str(o, "  ");
+        text_pair(o, m, m->lefts[k].sender, m->lefts[k].receiver);
     }
 }
 
-struct opts {
-    unsigned top;
-};
-
-static int parse_opt(void *ctx, int code, const char *arg)
+static int print(struct bmt_out *o, void *ctx)
 {
-    struct opts *o = ctx;
-    if (code == 'n') {
-        char *end;
-        unsigned long v = strtoul(arg, &end, 10);
-        if (*end || end == arg || v > 100000)
-            return bmt_cli_usage_error("messages", "--top '%s' is not a count of 0 to 100000", arg);
-        o->top = (unsigned)v;
-        return 0;
-    }
-    return bmt_cli_usage_error("messages", "unknown option");
-}
-
-int bmt_cmd_messages(int argc, char **argv)
-{
-    static const struct option extra[] = {
-        {"top", required_argument, NULL, 'n'},
-        {NULL, 0, NULL, 0},
-    };
-    struct opts opts = {10};
-    int json = 0;
-    const char *dir;
-    struct bmt_an_scope scope;
-    bmt_an_scope_init(&scope);
-    int rc = bmt_an_parse_args("messages", argc, argv, extra, "", parse_opt, &opts, &json, &scope,
-                               &dir);
-    if (rc || !dir) {
-        bmt_an_scope_free(&scope);
-        return rc;
-    }
-    struct bmt_reader r;
-    struct bmt_messages m;
-    bmt_messages_init(&m, &scope, &r, opts.top);
-    m.json = json;
-    scope.keep_links = 1;
-    scope.on_packet = bmt_messages_packet;
-    struct bmt_an_pass pass;
-    int status = BMT_EXIT_FAIL;
-    rc = bmt_an_run(&r, dir, &scope, bmt_messages_feed, &m, &pass);
-    if (rc == 0 && (rc = bmt_messages_ready(&m)) == 0 && (rc = bmt_links_finish(&m.links)) == 0)
-        rc = m.error;
-    uint32_t *order = NULL, shown = 0;
-    if (rc == 0) {
-        order = malloc((m.pair_count + 1) * sizeof *order);
-        if (!order)
-            rc = -ENOMEM;
-    }
-    if (rc < 0) {
-        if (rc == -ENOMEM)
-            snprintf(r.error, sizeof r.error, "out of memory; free some memory");
-        status = bmt_an_fail("messages", dir, &r, rc);
-    } else {
-        for (uint32_t i = 0; i < m.pair_count; i++)
-            order[i] = i;
-        sort_pairs = m.pairs;
-        qsort(order, m.pair_count, sizeof *order, by_links);
-        shown = m.pair_count < m.top ? m.pair_count : m.top;
-        struct bmt_out o;
-        if (bmt_an_out_open(&o, NULL) == 0) {
-            report(&m, &o, dir, order, shown, &pass);
-            status = bmt_an_out_close(&o, "messages");
-        }
-    }
+    struct printing *p = ctx;
+    struct bmt_messages *m = p->m;
+    uint32_t *order = malloc((m->pair_count + 1) * sizeof *order);
+    if (!order)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < m->pair_count; i++)
+        order[i] = i;
+    sort_pairs = m->pairs;
+    qsort(order, m->pair_count, sizeof *order, by_links);
+    p->order = order;
+    p->shown = m->pair_count < m->top ? m->pair_count : m->top;
+    if (p->json)
+        print_json(o, p);
+    else
+        print_text(o, p);
     free(order);
+    return 0;
+}
+
+static int run(void *opts_)
+{
+    const struct messages_opts *op = opts_;
+    struct bmt_analysis a;
+    struct bmt_messages m;
+    bmt_analysis_begin(&a, "messages", &op->common);
+    bmt_messages_init(&m, &a.scope, &a.r, (unsigned)op->top);
+    a.scope.keep_links = 1;
+    a.scope.on_packet = bmt_messages_packet;
+    int status = bmt_analysis_run(&a, bmt_messages_feed, &m);
+    if (status == 0) {
+        int rc = bmt_messages_ready(&m);
+        if (rc == 0 && (rc = bmt_links_finish(&m.links)) == 0)
+            rc = m.error;
+        if (rc == -ENOMEM)
+            snprintf(a.r.error, sizeof a.r.error, "out of memory; free some memory");
+        if (rc < 0)
+            status = bmt_an_fail("messages", a.dir, &a.r, rc);
+    }
+    struct printing p = {&a, &m, NULL, 0, op->common.format == 1};
+    if (status == 0)
+        status = bmt_analysis_print(&a, NULL, print, &p);
     bmt_messages_free(&m);
-    bmt_reader_close(&r);
-    bmt_an_scope_free(&scope);
+    bmt_analysis_end(&a);
     return status;
 }
+
+const struct bmt_command bmt_cmd_messages = {
+    .name = "messages",
+    .summary = "send -> receipt links: latency per node and process pair, in flight",
+    .synopsis = "[OPTION]... DIR...",
+    .description =
+        "Matches every traced send to its receipt, on one node or across nodes, by the\n"
+        "rule of docs/cluster.md (per sender and receiver, in order, by the message's\n"
+        "fingerprint; never guessed). Prints what each send and receipt became\n"
+        "(linked, uncertain around discarded events, not received, in flight at the\n"
+        "end, to a receiver not traced, dead, external, unresolved; receipts\n"
+        "unmatched or ambiguous), link coverage, send -> receipt latency p50/p90/p99/max\n"
+        "per node pair and for the top process pairs (negative when a receipt is\n"
+        "stamped before its send), and the oldest sends still in flight. Record with\n"
+        "`beamtrace record --links --events send,receive` (message_*_link events).\n"
+        "\n"
+        "With --pid or --name, the tables hold only sends from or to those processes;\n"
+        "the counts cover every send and receipt of the trace (in the window).",
+    .opts = opts,
+    .uses = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
+    .size = sizeof(struct messages_opts),
+    .run = run,
+};

@@ -11,72 +11,71 @@
  * other analyses (--begin, --end, --pid, --name); processes appear as
  * "<0.66.0> name".
  */
-#include "args.h"
+#include "analysis.h"
 #include "out/report_html.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-static int parse_opt(void *ctx, int code, const char *arg)
+struct report_opts {
+    struct bmt_common common;
+    const char *output;
+};
+
+static const struct bmt_opt opts[] = {
+    {.name = "output", .letter = 'o', .type = BMT_OPT_FILE, .arg = "FILE",
+     .help = "the HTML file to write", .flags = BMT_OPT_REQUIRED, .example = "report.html",
+     .offset = BMT_OPT_AT(struct report_opts, output, const char *)},
+    {0},
+};
+
+struct printing {
+    const struct bmt_analysis *a;
+    const struct bmt_report *r;
+};
+
+static int print(struct bmt_out *o, void *ctx)
 {
-    if (code != 'o')
-        return bmt_cli_usage_error("report", "unknown option");
-    *(const char **)ctx = arg;
-    return 0;
+    const struct printing *p = ctx;
+    return bmt_report_html(o, p->a->dir, &p->a->r, p->r, &p->a->scope, &p->a->pass);
 }
 
-int bmt_cmd_report(int argc, char **argv)
+static int run(void *opts_)
 {
-    static const struct option extra[] = {
-        {"output", required_argument, NULL, 'o'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *out = NULL, *dir;
-    struct bmt_an_scope scope;
-    bmt_an_scope_init(&scope);
-    int rc = bmt_an_parse_args("report", argc, argv, extra, "o:", parse_opt, &out, NULL, &scope,
-                               &dir);
-    if (rc || !dir) {
-        bmt_an_scope_free(&scope);
-        return rc;
-    }
-    if (!out) {
-        bmt_an_scope_free(&scope);
-        return bmt_cli_usage_error("report", "no output file given (-o report.html)");
-    }
+    const struct report_opts *op = opts_;
+    struct bmt_analysis a;
     struct bmt_report r;
-    struct bmt_reader rd;
-    struct bmt_an_pass pass;
+    bmt_analysis_begin(&a, "report", &op->common);
     int status = BMT_EXIT_FAIL;
-    memset(&rd, 0, sizeof rd);
-    if (bmt_report_init(&r, &scope) < 0) {
+    if (bmt_report_init(&r, &a.scope) < 0)
         bmt_cli_error("out of memory; free some memory");
-        goto done;
+    else
+        status = bmt_analysis_run(&a, bmt_report_feed, &r);
+    if (status == 0 && bmt_report_finish(&r, a.pass.end_ns) < 0) {
+        snprintf(a.r.error, sizeof a.r.error, "out of memory; free some memory");
+        status = bmt_an_fail("report", a.dir, &a.r, -ENOMEM);
     }
-    rc = bmt_an_run(&rd, dir, &scope, bmt_report_feed, &r, &pass);
-    if (rc == 0 && bmt_report_finish(&r, pass.end_ns) < 0) {
-        rc = -ENOMEM;
-        snprintf(rd.error, sizeof rd.error, "out of memory; free some memory");
-    }
-    if (rc < 0) {
-        status = bmt_an_fail("report", dir, &rd, rc);
-        goto done;
-    }
-    struct bmt_out o;
-    if (bmt_an_out_open(&o, out) != 0)
-        goto done;
-    rc = bmt_report_html(&o, dir, &rd, &r, &scope, &pass);
-    if (rc < 0)
-        bmt_cli_error("out of memory; free some memory");
-    status = bmt_an_out_close(&o, out);
-    if (rc < 0)
-        status = BMT_EXIT_FAIL;
-done:
+    struct printing p = {&a, &r};
+    if (status == 0)
+        status = bmt_analysis_print(&a, op->output, print, &p);
     bmt_report_free(&r);
-    bmt_reader_close(&rd);
-    bmt_an_scope_free(&scope);
+    bmt_analysis_end(&a);
     return status;
 }
+
+const struct bmt_command bmt_cmd_report = {
+    .name = "report",
+    .summary = "one self-contained HTML page: summary, histograms, flame graph",
+    .synopsis = "[OPTION]... DIR... -o FILE",
+    .description =
+        "Reads the trace once and writes one HTML page (no network needed): the\n"
+        "summary and events per tracepoint, the send -> scheduled-in latency, GC pause\n"
+        "and top functions' call latency histograms (inline SVG), the top functions\n"
+        "with where their time went, processes and exit reasons, the flame graph\n"
+        "(click to zoom) and a timeline of when the busiest processes ran (bars:\n"
+        "the share of each time slice they ran; lives end at exit).",
+    .opts = opts,
+    .uses = BMT_USES_SCOPE | BMT_USES_DIRS,
+    .size = sizeof(struct report_opts),
+    .run = run,
+};

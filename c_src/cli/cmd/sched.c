@@ -18,106 +18,126 @@
  * Needs the send and running flags on the processes involved. Memory: per
  * process and name.
  */
-#include "args.h"
+#include "analysis.h"
 #include "model/sched.h"
 #include "out/hist_print.h"
 #include "out/json.h"
 #include "out/window.h"
 #include "base/timefmt.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-static int parse_opt(void *ctx, int code, const char *arg)
+struct sched_opts {
+    struct bmt_common common;
+    int from;               /* index in from_values: 1 = last */
+};
+
+static const char *const from_values[] = {"first", "last", NULL};
+
+static const struct bmt_opt opts[] = {
+    {.name = "from", .type = BMT_OPT_ENUM,
+     .help = "first: from the oldest send the receiver has not run since (how long its oldest "
+             "waiting message waited, backlog included); last: from the latest such send, as "
+             "the D script and scripts/send-to-sched.bt (the last hop only)",
+     .def = "first", .values = from_values,
+     .offset = BMT_OPT_AT(struct sched_opts, from, int)},
+    {0},
+};
+
+struct printing {
+    const struct bmt_analysis *a;
+    const struct bmt_sched *s;
+    int json;
+};
+
+static void print_json(struct bmt_out *o, const struct printing *p, const char *measure)
 {
-    int *from_last = ctx;
-    if (code != 'f')
-        return bmt_cli_usage_error("sched", "unknown option");
-    if (strcmp(arg, "last") == 0)
-        *from_last = 1;
-    else if (strcmp(arg, "first") == 0)
-        *from_last = 0;
+    const struct bmt_sched *s = p->s;
+    char buf[512];
+    bmt_out_str(o, "{\"trace\": ");
+    bmt_json_cstr(o, p->a->dir);
+    snprintf(buf, sizeof buf, ", \"from\": \"%s\", \"sends\": %llu, "
+             "\"sends_to_known_pid\": %llu, \"cut_by_window\": %llu, ", measure,
+             (unsigned long long)s->send_count, (unsigned long long)s->resolved_count,
+             (unsigned long long)s->cut_count);
+    bmt_out_str(o, buf);
+    bmt_json_window(o, &p->a->r, &p->a->scope, &p->a->pass);
+    bmt_out_str(o, ", ");
+    bmt_hist_print_json_stats(o, &s->hist);
+    bmt_out_str(o, ", \"quantize_ns\": ");
+    bmt_hist_print_json_quantize(o, &s->hist);
+    bmt_out_str(o, "}\n");
+}
+
+static void print_text(struct bmt_out *o, const struct printing *p, const char *measure)
+{
+    const struct bmt_sched *s = p->s;
+    const struct bmt_hist *h = &s->hist;
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "message_send -> receiver scheduled in latency, ns, from the %s send the "
+             "receiver has not run since%s: %llu latencies from %llu sends (%llu to a "
+             "known pid)\n\n", measure,
+             s->from_last ? " (as the D script)" : " (its oldest waiting message)",
+             (unsigned long long)h->count, (unsigned long long)s->send_count,
+             (unsigned long long)s->resolved_count);
+    bmt_out_str(o, buf);
+    if (h->count == 0)
+        bmt_out_str(o, "(no send followed by the receiver being scheduled in: trace "
+                       "with the send and running flags)\n");
+    bmt_hist_print_quantize(o, h);
+    if (!h->count)
+        return;
+    char t[5][32];
+    bmt_duration_text(bmt_hist_quantile(h, 0.5), t[0]);
+    bmt_duration_text(bmt_hist_quantile(h, 0.9), t[1]);
+    bmt_duration_text(bmt_hist_quantile(h, 0.99), t[2]);
+    bmt_duration_text(h->max, t[3]);
+    bmt_duration_text(h->sum / h->count, t[4]);
+    snprintf(buf, sizeof buf, "\np50 %s  p90 %s  p99 %s  max %s  mean %s\n", t[0], t[1], t[2],
+             t[3], t[4]);
+    bmt_out_str(o, buf);
+}
+
+static int print(struct bmt_out *o, void *ctx)
+{
+    const struct printing *p = ctx;
+    const char *measure = p->s->from_last ? "last" : "first";
+    if (p->json)
+        print_json(o, p, measure);
     else
-        return bmt_cli_usage_error("sched", "--from takes first or last, not '%s'", arg);
+        print_text(o, p, measure);
     return 0;
 }
 
-int bmt_cmd_sched(int argc, char **argv)
+static int run(void *opts_)
 {
-    static const struct option extra[] = {
-        {"from", required_argument, NULL, 'f'},
-        {NULL, 0, NULL, 0},
-    };
-    int json = 0, from_last = 0;
-    const char *dir;
-    struct bmt_an_scope scope;
-    bmt_an_scope_init(&scope);
-    int rc = bmt_an_parse_args("sched", argc, argv, extra, "", parse_opt, &from_last, &json,
-                               &scope, &dir);
-    if (rc || !dir) {
-        bmt_an_scope_free(&scope);
-        return rc;
-    }
-    struct bmt_reader r;
+    const struct sched_opts *op = opts_;
+    struct bmt_analysis a;
     struct bmt_sched s;
-    struct bmt_an_pass pass;
-    bmt_sched_init(&s, &scope);
-    s.from_last = from_last;
-    int status = BMT_EXIT_FAIL;
-    rc = bmt_an_run(&r, dir, &scope, bmt_sched_feed, &s, &pass);
-    struct bmt_out o;
-    const char *measure = from_last ? "last" : "first";
-    if (rc < 0) {
-        status = bmt_an_fail("sched", dir, &r, rc);
-    } else if (bmt_an_out_open(&o, NULL) == 0) {
-        const struct bmt_hist *h = &s.hist;
-        char buf[512];
-        if (json) {
-            bmt_out_str(&o, "{\"trace\": ");
-            bmt_json_string(&o, dir, strlen(dir));
-            snprintf(buf, sizeof buf, ", \"from\": \"%s\", \"sends\": %llu, "
-                     "\"sends_to_known_pid\": %llu, \"cut_by_window\": %llu, ", measure,
-                     (unsigned long long)s.send_count, (unsigned long long)s.resolved_count,
-                     (unsigned long long)s.cut_count);
-            bmt_out_str(&o, buf);
-            bmt_json_window(&o, &r, &scope, &pass);
-            bmt_out_str(&o, ", ");
-            bmt_hist_print_json_stats(&o, h);
-            bmt_out_str(&o, ", \"quantize_ns\": ");
-            bmt_hist_print_json_quantize(&o, h);
-            bmt_out_str(&o, "}\n");
-        } else {
-            snprintf(buf, sizeof buf,
-                     "message_send -> receiver scheduled in latency, ns, from the %s send the "
-                     "receiver has not run since%s: %llu latencies from %llu sends (%llu to a "
-                     "known pid)\n\n", measure,
-                     from_last ? " (as the D script)" : " (its oldest waiting message)",
-                     (unsigned long long)h->count, (unsigned long long)s.send_count,
-                     (unsigned long long)s.resolved_count);
-            bmt_out_str(&o, buf);
-            if (h->count == 0)
-                bmt_out_str(&o, "(no send followed by the receiver being scheduled in: trace "
-                                "with the send and running flags)\n");
-            bmt_hist_print_quantize(&o, h);
-            if (h->count) {
-                char t[5][32];
-                bmt_duration_text(bmt_hist_quantile(h, 0.5), t[0]);
-                bmt_duration_text(bmt_hist_quantile(h, 0.9), t[1]);
-                bmt_duration_text(bmt_hist_quantile(h, 0.99), t[2]);
-                bmt_duration_text(h->max, t[3]);
-                bmt_duration_text(h->sum / h->count, t[4]);
-                snprintf(buf, sizeof buf, "\np50 %s  p90 %s  p99 %s  max %s  mean %s\n", t[0],
-                         t[1], t[2], t[3], t[4]);
-                bmt_out_str(&o, buf);
-            }
-        }
-        status = bmt_an_out_close(&o, "sched");
-    }
+    bmt_analysis_begin(&a, "sched", &op->common);
+    bmt_sched_init(&s, &a.scope);
+    s.from_last = op->from == 1;
+    int status = bmt_analysis_run(&a, bmt_sched_feed, &s);
+    struct printing p = {&a, &s, op->common.format == 1};
+    if (status == 0)
+        status = bmt_analysis_print(&a, NULL, print, &p);
     bmt_sched_free(&s);
-    bmt_reader_close(&r);
-    bmt_an_scope_free(&scope);
+    bmt_analysis_end(&a);
     return status;
 }
+
+const struct bmt_command bmt_cmd_sched = {
+    .name = "sched",
+    .summary = "message send -> receiver scheduled-in latency histogram",
+    .synopsis = "[OPTION]... DIR...",
+    .description =
+        "For message_send events to a pid (or to a name registered in the trace), the\n"
+        "time until the receiver is next scheduled in (process_scheduled in), as a\n"
+        "DTrace quantize histogram in ns (power-of-two value, @-bar distribution,\n"
+        "count) and p50/p90/p99/max. Record with the send and running flags.",
+    .opts = opts,
+    .uses = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
+    .size = sizeof(struct sched_opts),
+    .run = run,
+};

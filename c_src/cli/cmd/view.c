@@ -11,12 +11,13 @@
  * recomputed only when the second changes. A trace whose time goes
  * backwards is an error, as it is for babeltrace2, not a huge delta.
  */
-#include "cli.h"
+#include "options.h"
 #include "base/out.h"
 #include "out/print_bt2.h"
 #include "ctf/reader.h"
 
-#include <getopt.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,7 +35,7 @@ struct bmt_packet_text {
 struct view {
     struct bmt_out out;
     struct bmt_packet_text *packets; /* per stream */
-    char **patterns;              /* -t patterns, or none */
+    const char *const *patterns;  /* -t patterns, or none */
     unsigned pattern_count;
     uint8_t *selected;            /* per event class (global index): print it */
     char **pids;                  /* normalised pid/port texts to match, or none */
@@ -268,111 +269,122 @@ static const char *unmatched_pattern(const struct view *v, const struct bmt_read
     return NULL;
 }
 
-int bmt_cmd_view(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        {"tracepoint", required_argument, NULL, 't'},
-        {"pid", required_argument, NULL, 'p'},
-        {"no-delta", no_argument, NULL, 'D'},
-        {"gmt", no_argument, NULL, 'G'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct view v;
-    memset(&v, 0, sizeof v);
-    int status = BMT_EXIT_USAGE, opt;
-    v.pids = calloc((size_t)argc, sizeof *v.pids);
-    v.patterns = calloc((size_t)argc, sizeof *v.patterns);
-    if (!v.pids || !v.patterns) {
-        free(v.pids);
-        free(v.patterns);
-        return BMT_EXIT_FAIL;
-    }
-    opterr = 0;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":t:p:h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 't':
-            v.patterns[v.pattern_count++] = optarg;
-            break;
-        case 'p':
-            if (!(v.pids[v.pid_count] = normalise_pid(optarg))) {
-                status = BMT_EXIT_FAIL;
-                goto out;
-            }
-            v.pid_count++;
-            break;
-        case 'D': v.no_delta = 1; break;
-        case 'G': v.gmt = 1; break;
-        case 'h':
-            bmt_cli_print_usage("view");
-            status = BMT_EXIT_OK;
-            goto out;
-        case ':':
-            bmt_cli_usage_error("view", "option '%s' needs a value", argv[optind - 1]);
-            goto out;
-        default:
-            bmt_cli_usage_error("view", "unknown option '%s'", argv[optind - 1]);
-            goto out;
-        }
-    }
-    if (optind == argc) {
-        bmt_cli_usage_error("view", "no trace directory given");
-        goto out;
-    }
-    char dir[512];
-    bmt_reader_label((const char *const *)argv + optind, (unsigned)(argc - optind), dir, sizeof dir);
-    tzset();
+struct view_opts {
+    struct bmt_common common;
+    struct bmt_strs tracepoints, pids;
+    int no_delta, gmt;
+};
 
-    struct bmt_reader r;
-    status = BMT_EXIT_FAIL;
-    int rc = bmt_reader_open(&r, (const char *const *)argv + optind, (unsigned)(argc - optind));
-    if (rc == 0 && (!(v.packets = calloc(r.stream_count + 1, sizeof *v.packets)) ||
-                    build_prefixes(&v, &r) < 0 || bmt_out_open(&v.out, 1, 1 << 20) < 0)) {
-        snprintf(r.error, sizeof r.error, "out of memory; free some memory");
+#define AT(field, T) BMT_OPT_AT(struct view_opts, field, T)
+
+static const struct bmt_opt opts[] = {
+    {.name = "tracepoint", .letter = 't', .type = BMT_OPT_PATTERN, .arg = "PATTERN",
+     .help = "only events whose domain:name matches PATTERN ('*' matches any run of "
+             "characters; repeatable), e.g. 'org_erlang_dyntrace:process_*' or '*gc_*'",
+     .flags = BMT_OPT_REPEAT, .example = "*process_*", .offset = AT(tracepoints, struct bmt_strs)},
+    {.name = "pid", .letter = 'p', .type = BMT_OPT_PID, .arg = "PID",
+     .help = "only events with a pid or port field equal to PID (<0.66.0>, 0.66.0 or "
+             "#Port<0.7>; repeatable); in a cluster also kv@h2/<0.66.0> (lines keep OTP's text)",
+     .flags = BMT_OPT_REPEAT, .offset = AT(pids, struct bmt_strs)},
+    {.name = "no-delta", .type = BMT_OPT_FLAG,
+     .help = "do not print the time since the previous line", .offset = AT(no_delta, int)},
+    {.name = "gmt", .type = BMT_OPT_FLAG, .help = "print times in UTC instead of local time",
+     .offset = AT(gmt, int)},
+    {0},
+};
+
+/* The filters from the options; pids normalised. Returns 0 or -ENOMEM. */
+static int view_init(struct view *v, const struct view_opts *op)
+{
+    memset(v, 0, sizeof *v);
+    v->patterns = op->tracepoints.v;
+    v->pattern_count = op->tracepoints.n;
+    v->no_delta = op->no_delta;
+    v->gmt = op->gmt;
+    if (!(v->pids = calloc(op->pids.n + 1, sizeof *v->pids)))
+        return -ENOMEM;
+    for (; v->pid_count < op->pids.n; v->pid_count++)
+        if (!(v->pids[v->pid_count] = normalise_pid(op->pids.v[v->pid_count])))
+            return -ENOMEM;
+    return 0;
+}
+
+static void view_free(struct view *v)
+{
+    for (unsigned i = 0; i < v->pid_count; i++)
+        free(v->pids[i]);
+    free(v->pids);
+    for (unsigned i = 0; v->prefix && i < v->class_count; i++)
+        free(v->prefix[i]);
+    free(v->prefix);
+    free(v->prefix_len);
+    free(v->selected);
+    free(v->packets);
+}
+
+/* Every selected event, in time order. Returns 0 or the reader's error. */
+static int print_all(struct view *v, struct bmt_reader *r)
+{
+    const struct bmt_record *rec;
+    int rc;
+    r->on_packet = on_packet;
+    r->on_packet_ctx = v;
+    while ((rc = bmt_reader_next(r, &rec)) == 1) {
+        if (!v->selected[class_index(r, rec)])
+            continue;
+        if (v->pid_count && !pid_matches(v, r, rec))
+            continue;
+        print_event(v, r, rec);
+    }
+    if (bmt_out_close(&v->out) < 0 && rc == 0) {
+        snprintf(r->error, sizeof r->error, "cannot write the output: %s; check the disk or pipe",
+                 strerror(v->out.error));
         rc = -1;
     }
+    return rc;
+}
+
+static int run(void *opts_)
+{
+    const struct view_opts *op = opts_;
+    const char *dir = op->common.label;
+    struct view v;
+    struct bmt_reader r;
+    memset(&r, 0, sizeof r);
+    int status = BMT_EXIT_FAIL;
+    int rc = view_init(&v, op) < 0 ? -ENOMEM : bmt_reader_open(&r, op->common.dirs.v,
+                                                                op->common.dirs.n);
+    if (rc == 0 && (!(v.packets = calloc(r.stream_count + 1, sizeof *v.packets)) ||
+                    build_prefixes(&v, &r) < 0 || bmt_out_open(&v.out, 1, 1 << 20) < 0))
+        rc = -ENOMEM;
+    if (rc == -ENOMEM)
+        snprintf(r.error, sizeof r.error, "out of memory; free some memory");
     const char *bad = rc == 0 ? unmatched_pattern(&v, &r) : NULL;
     if (bad) {
-        bmt_cli_usage_error("view", "tracepoint pattern '%s' matches no tracepoint of the "
-                                    "catalogue or the trace (see 'beamtrace list')", bad);
-        status = BMT_EXIT_USAGE;
+        status = bmt_cli_usage_error("view", "tracepoint pattern '%s' matches no tracepoint of "
+                                     "the catalogue or the trace (see 'beamtrace list')", bad);
         bmt_out_close(&v.out);
-        bmt_reader_close(&r);
-        goto out;
-    }
-    if (rc == 0) {
-        r.on_packet = on_packet;
-        r.on_packet_ctx = &v;
-        const struct bmt_record *rec;
-        while ((rc = bmt_reader_next(&r, &rec)) == 1) {
-            if (!v.selected[class_index(&r, rec)])
-                continue;
-            if (v.pid_count && !pid_matches(&v, &r, rec))
-                continue;
-            print_event(&v, &r, rec);
-        }
-        if (bmt_out_close(&v.out) < 0 && rc == 0) {
-            snprintf(r.error, sizeof r.error, "cannot write the output: %s; check the disk or pipe",
-                     strerror(v.out.error));
-            rc = -1;
-        }
-    }
-    if (rc < 0)
-        bmt_cli_error("%s: %s", dir, r.error);
-    else
+    } else if (rc == 0 && (rc = print_all(&v, &r)) == 0) {
         status = BMT_EXIT_OK;
+    }
+    if (rc < 0 && !bad)
+        bmt_cli_error("%s: %s", dir, r.error);
     bmt_reader_close(&r);
-out:
-    for (unsigned i = 0; i < v.pid_count; i++)
-        free(v.pids[i]);
-    free(v.pids);
-    free(v.patterns);
-    for (unsigned i = 0; v.prefix && i < v.class_count; i++)
-        free(v.prefix[i]);
-    free(v.prefix);
-    free(v.prefix_len);
-    free(v.selected);
-    free(v.packets);
+    view_free(&v);
     return status;
 }
+
+const struct bmt_command bmt_cmd_view = {
+    .name = "view",
+    .summary = "print every event as babeltrace2 does",
+    .synopsis = "[OPTION]... DIR...",
+    .description =
+        "Prints the events of the trace in DIR in time order, one line each, exactly\n"
+        "as `babeltrace2 DIR` does: beamtrace's traces, LTTng's (DIR may be the session\n"
+        "directory) and babeltrace2's CTF output alike. Discarded events are reported\n"
+        "on stderr; a last packet cut short is skipped with one warning.",
+    .opts = opts,
+    .uses = BMT_USES_DIRS,
+    .size = sizeof(struct view_opts),
+    .run = run,
+};

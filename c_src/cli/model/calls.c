@@ -138,6 +138,13 @@ uint32_t *bmt_calls_sorted(const struct bmt_calls *c)
     return order;
 }
 
+struct bmt_calls_lacks bmt_calls_lacking(const struct bmt_calls *c)
+{
+    const struct bmt_an_scope *s = c->cs.scope;
+    struct bmt_calls_lacks l = {s->sched_count == 0, s->receive_count == 0, s->gc_count == 0};
+    return l;
+}
+
 int bmt_calls_own_is_cpu(const struct bmt_calls *c)
 {
     return c->cs.scope->sched_count > 0;

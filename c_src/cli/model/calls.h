@@ -43,7 +43,6 @@ struct bmt_calls {
     struct bmt_fstat *stats;
     uint32_t stat_count, stat_cap;
     int by_pid;
-    int label_width;            /* text: the process column's width */
     int breakdown;              /* per-call histograms by kind */
     struct bmt_slow_call *slowest; /* slowest_cap entries, longest first */
     unsigned slowest_count, slowest_cap;
@@ -62,6 +61,14 @@ void bmt_calls_init(struct bmt_calls *c, struct bmt_an_scope *scope);
 int bmt_calls_feed(void *ctx, const struct bmt_record *rec);
 /* Closes open frames at end_ns. Returns 0 or -ENOMEM. */
 int bmt_calls_finish(struct bmt_calls *c, uint64_t end_ns);
+/* Which kinds of time the trace cannot tell apart: it lacks scheduling
+ * events (all time is wall time), message_receive events (off-CPU time is
+ * not split into runnable and waiting) or gc events. */
+struct bmt_calls_lacks {
+    int sched, receive, gc;
+};
+struct bmt_calls_lacks bmt_calls_lacking(const struct bmt_calls *c);
+
 /* Stats indices sorted by total time, largest first (malloc'd; NULL when
  * out of memory). */
 uint32_t *bmt_calls_sorted(const struct bmt_calls *c);

@@ -80,3 +80,22 @@ void bmt_gc_free(struct bmt_gc *g)
     bmt_hist_free(&g->hist[0]);
     bmt_hist_free(&g->hist[1]);
 }
+
+unsigned bmt_gc_top(const struct bmt_gc *g, uint32_t top[BMT_GC_TOP])
+{
+    unsigned n = 0;
+    for (uint32_t pid = 0; pid < g->proc_cap; pid++) {
+        uint64_t pause = g->procs[pid].pause_ns;
+        if (!g->procs[pid].gc_count && !g->procs[pid].pause_ns)
+            continue;
+        if (n == BMT_GC_TOP && pause <= g->procs[top[n - 1]].pause_ns)
+            continue;
+        unsigned i = n < BMT_GC_TOP ? n++ : n - 1;
+        while (i > 0 && g->procs[top[i - 1]].pause_ns < pause) {
+            top[i] = top[i - 1];
+            i--;
+        }
+        top[i] = pid;
+    }
+    return n;
+}

@@ -28,6 +28,12 @@ struct bmt_gc {
 
 void bmt_gc_init(struct bmt_gc *g, struct bmt_an_scope *scope);
 int bmt_gc_feed(void *ctx, const struct bmt_record *rec);
+#define BMT_GC_TOP 10
+
+/* Fills top[] with the pid ids of the largest total pauses, largest
+ * first; returns how many (at most BMT_GC_TOP). */
+unsigned bmt_gc_top(const struct bmt_gc *g, uint32_t top[BMT_GC_TOP]);
+
 void bmt_gc_free(struct bmt_gc *g);
 
 #endif

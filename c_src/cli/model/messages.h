@@ -36,7 +36,7 @@ struct bmt_messages {
     struct bmt_an_scope *scope;
     struct bmt_reader *r;
     struct bmt_links links;
-    int ready, json;
+    int ready;
     unsigned top;
     uint32_t nodes;                 /* traced nodes */
     struct bmt_slat *node_lat;          /* nodes x nodes, by sender node then receiver node */

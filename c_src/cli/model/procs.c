@@ -137,3 +137,32 @@ void bmt_procs_free(struct bmt_procs *p)
     free(p->reason_counts);
     free(p->seconds);
 }
+
+static const struct bmt_procs *sort_procs;
+
+static int by_reason_desc(const void *a, const void *b)
+{
+    uint64_t x = sort_procs->reason_counts[*(const uint32_t *)a];
+    uint64_t y = sort_procs->reason_counts[*(const uint32_t *)b];
+    return x != y ? (x > y ? -1 : 1) : (int)(*(const uint32_t *)a - *(const uint32_t *)b);
+}
+
+uint32_t *bmt_procs_reasons(const struct bmt_procs *p)
+{
+    uint32_t *order = malloc((p->reasons.count + 1) * sizeof *order);
+    if (!order)
+        return NULL;
+    for (uint32_t i = 0; i < p->reasons.count; i++)
+        order[i] = i;
+    sort_procs = p;
+    qsort(order, p->reasons.count, sizeof *order, by_reason_desc);
+    return order;
+}
+
+uint64_t bmt_procs_alive(const struct bmt_procs *p)
+{
+    uint64_t alive = 0;
+    for (uint32_t i = 0; i < p->pid_cap; i++)
+        alive += p->spawn_ns[i] != 0;
+    return alive;
+}

@@ -42,6 +42,13 @@ struct bmt_procs {
 
 void bmt_procs_init(struct bmt_procs *p, struct bmt_an_scope *scope);
 int bmt_procs_feed(void *ctx, const struct bmt_record *rec);
+/* Exit reason ids, most frequent first (malloc'd; NULL when out of
+ * memory). */
+uint32_t *bmt_procs_reasons(const struct bmt_procs *p);
+
+/* Processes spawned in the trace and not seen exiting. */
+uint64_t bmt_procs_alive(const struct bmt_procs *p);
+
 void bmt_procs_free(struct bmt_procs *p);
 
 #endif

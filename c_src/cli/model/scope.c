@@ -17,9 +17,6 @@ void bmt_an_scope_init(struct bmt_an_scope *s)
 
 void bmt_an_scope_free(struct bmt_an_scope *s)
 {
-    free(s->pids);
-    free(s->patterns);
-    free(s->paths);
     bmt_strtab_free(&s->kept);
     bmt_names_free(&s->names);
 }

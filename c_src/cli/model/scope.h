@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 struct bmt_an_scope {
-    /* From the command line. */
+    /* From the command line (the arrays are the caller's). */
     const char *begin_text, *end_text;
     const char **pids;              /* --pid values */
     unsigned pid_count;

@@ -156,7 +156,7 @@ struct controller {
 
 /* Starts `erl` running beamtrace_record:main/0. Returns 0, or -1 after
  * printing the error. */
-static int start_controller(struct controller *c, const char *root, const struct bmt_record_opts *o)
+static int start_controller(struct controller *c, const char *root, const struct bmt_record_args *o)
 {
     const char *erl = getenv("ERL");
     if (!erl || !*erl)
@@ -409,7 +409,7 @@ static int default_out(const char *node, int cluster, char *out, size_t size)
     return -1;
 }
 
-int bmt_record_run(const struct bmt_record_opts *o)
+int bmt_record_run(const struct bmt_record_args *o)
 {
     char root[PATH_MAX];
     if (find_root(root, sizeof root) != 0) {

@@ -1,6 +1,7 @@
 /* `beamtrace record`: trace a running node from outside, with nothing of
- * beamtrace installed on it. cmd/record.c parses the command line into
- * struct bmt_record_opts; this folder does the rest:
+ * beamtrace installed on it. options.c declares its options (cmd/record.c
+ * parses the command line with them into struct bmt_record_args); this
+ * folder does the rest:
  *  - term.c turns the options into the Erlang term the controller reads;
  *  - controller.c finds the cookie and beamtrace's own files, starts the
  *    hidden `erl` controller node running beamtrace_record
@@ -21,37 +22,47 @@
 #define BMT_CLI_RECORD_H
 
 #include "sources.h"
+#include "base/opt.h"
 
 #include <stdint.h>
 
-#define BMT_RECORD_MAX_CALLS 64
 #define BMT_RECORD_INTERRUPTED 130 /* exit status: Ctrl-C before recording */
 
-struct bmt_record_opts {
+/* The command line, as record/options.c declares it (base/opt.h types). */
+struct bmt_record_args {
+    struct bmt_common common;
     const char *node;
     const char *nodes;        /* --nodes a@h1,b@h2,...: a cluster */
     int cluster;              /* --cluster: --node and every node connected to it */
     int links;                /* --links: message events with what links them */
     const char *cookie_file;
-    const char *calls[BMT_RECORD_MAX_CALLS];
-    int call_count;
+    struct bmt_strs calls;
+    int return_to;
     const char *procs;        /* all | new | existing | NAME,NAME,... */
     const char *events;       /* procs,send,... */
-    const char *duration;     /* as given, for messages */
-    int64_t duration_ms;      /* -1: infinity */
-    int64_t max_events;       /* 0: infinity */
-    int64_t max_bytes;        /* 0: the recorder's default */
-    int64_t max_rate;         /* events/s; 0: infinity */
-    const char *out;
-    int remote_dir;           /* leave the trace on the target */
-    const char *remote_dir_path;
+    uint64_t duration_ns;     /* UINT64_MAX: infinity */
+    uint64_t max_events;      /* 0: none */
+    uint64_t max_bytes;       /* 0: the recorder's default */
+    uint64_t max_rate;        /* events/s; 0: none */
+    struct bmt_record_sources sources; /* --samples, --system-monitor, ... */
+    const char *out;          /* -o DIR */
+    const char *remote_dir;   /* NULL, "" (its default place) or DIR */
     const char *remote_tmp;
+    int keep;
     const char *proto_dist;
     const char *ssl_dist_optfile;
-    int keep;
-    int return_to;
-    struct bmt_record_sources sources; /* --samples, --system-monitor, ... */
+    char first_node[256];     /* of --nodes: the node connected to first */
 };
+
+/* Its options (record/options.c): one row each, naming its key in the
+ * controller's options map where it has one. */
+extern const struct bmt_opt bmt_record_options[];
+
+/* Checks what the options cannot say alone (--nodes with --node, --links
+ * without send or receive, nothing to trace, ...) and completes `a`
+ * (--node from --nodes, --proto-dist and --ssl-dist-optfile from the
+ * environment). Returns 0, or BMT_EXIT_USAGE after one error line. */
+int bmt_record_check(struct bmt_record_args *a);
 
 /* A growable text buffer (the options term). `failed` once out of memory. */
 struct bmt_text {
@@ -60,21 +71,17 @@ struct bmt_text {
     int failed;
 };
 
-/* Appends the event kinds of `list` (comma separated) to `t` as atoms.
- * Returns 0, or -1 naming the bad one in *bad (a copy the caller frees). */
-int bmt_record_kinds(struct bmt_text *t, const char *list, char **bad);
-
-/* Writes the options term the controller reads: `o` with the absolute
+/* Writes the options term the controller reads: `a` with the absolute
  * trace directory `out` ("" with --remote-dir), beamtrace's root (its
  * ebin/ and priv/), where the cookie came from, and whether stderr is a
  * terminal. Returns 0, or a usage-error exit status after printing the
  * line; t->failed when out of memory. */
-int bmt_record_term(struct bmt_text *t, const struct bmt_record_opts *o, const char *root,
+int bmt_record_term(struct bmt_text *t, const struct bmt_record_args *a, const char *root,
                     const char *out, const char *cookie_from, int tty);
 
-/* Records as `o` says (checked by the caller): finds beamtrace's files and
+/* Records as `a` says (checked by bmt_record_check): finds beamtrace's files and
  * the cookie, picks the trace directory, starts the controller and relays
  * its output until it exits. Returns the command's exit status. */
-int bmt_record_run(const struct bmt_record_opts *o);
+int bmt_record_run(const struct bmt_record_args *a);
 
 #endif

@@ -66,123 +66,118 @@ static void text_int(struct bmt_text *t, int64_t v)
     text_str(t, b);
 }
 
-static const char *const KINDS[] = {"procs", "send", "receive", "running",
-                                    "garbage_collection", "ports", "call"};
-
-int bmt_record_kinds(struct bmt_text *t, const char *list, char **bad)
+/* A comma-separated list as an Erlang list of binaries, or of atoms. */
+static void text_list(struct bmt_text *t, const char *list, int atoms)
 {
     char *copy = strdup(list), *save = NULL;
+    int first = 1;
     if (!copy)
-        return -1;
-    int first = 1, rc = 0;
-    for (char *k = strtok_r(copy, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
-        size_t i;
-        for (i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
-            if (strcmp(k, KINDS[i]) == 0)
-                break;
-        if (i == sizeof KINDS / sizeof KINDS[0]) {
-            *bad = strdup(k);
-            rc = -1;
-            break;
+        t->failed = 1;
+    text_str(t, "[");
+    for (char *n = copy ? strtok_r(copy, ",", &save) : NULL; n; n = strtok_r(NULL, ",", &save)) {
+        text_str(t, first ? "" : ", ");
+        if (atoms) {
+            text_str(t, "'");
+            text_str(t, n);
+            text_str(t, "'");
+        } else {
+            text_binary(t, n);
         }
-        text_str(t, first ? "'" : ", '");
-        text_str(t, KINDS[i]);
-        text_str(t, "'");
         first = 0;
     }
+    text_str(t, "]");
     free(copy);
-    return rc;
 }
 
-int bmt_record_term(struct bmt_text *t, const struct bmt_record_opts *o, const char *root,
-                      const char *out, const char *cookie_from, int tty)
+/* ", key => " */
+static void term_key(struct bmt_text *t, const char *key)
 {
-    char nif[PATH_MAX + 32];
-    snprintf(nif, sizeof nif, "%s/priv/beamtrace_nif.so", root);
-    text_str(t, "#{node => ");
-    text_binary(t, o->node);
-    if (o->nodes) {
-        char *copy = strdup(o->nodes), *save = NULL;
-        int first = 1;
-        if (!copy)
-            t->failed = 1;
-        text_str(t, ", nodes => [");
-        for (char *n = copy ? strtok_r(copy, ",", &save) : NULL; n; n = strtok_r(NULL, ",", &save)) {
-            text_str(t, first ? "" : ", ");
-            text_binary(t, n);
-            first = 0;
-        }
-        text_str(t, "]");
-        free(copy);
-    }
-    if (o->cluster)
-        text_str(t, ", cluster => true");
-    if (o->links)
-        text_str(t, ", links => true");
-    text_str(t, ", calls => [");
-    for (int i = 0; i < o->call_count; i++) {
-        text_str(t, i ? ", " : "");
-        text_binary(t, o->calls[i]);
-    }
-    text_str(t, "], events => [");
-    if (o->events) {
-        char *bad = NULL;
-        if (bmt_record_kinds(t, o->events, &bad) != 0) { /* checked when parsed */
-            free(bad);
-            t->failed = 1;
-        }
-    }
-    text_str(t, "], procs => ");
-    const char *p = o->procs ? o->procs : "all";
-    if (strcmp(p, "all") == 0 || strcmp(p, "new") == 0 || strcmp(p, "existing") == 0) {
-        text_str(t, p);
-    } else {
-        char *copy = strdup(p), *save = NULL;
-        int first = 1;
+    text_str(t, ", ");
+    text_str(t, key);
+    text_str(t, " => ");
+}
+
+/* ", key => VALUE" for option `o` of `a`, by its type; nothing for a value
+ * not given (the controller's default then). */
+static void term_option(struct bmt_text *t, const struct bmt_opt *o, const struct bmt_record_args *a)
+{
+    const void *f = (const char *)a + o->offset;
+    if (o->flags & BMT_OPT_REPEAT) {
+        const struct bmt_strs *l = f;
+        term_key(t, o->term);
         text_str(t, "[");
-        for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-            text_str(t, first ? "" : ", ");
-            text_binary(t, name);
-            first = 0;
+        for (unsigned i = 0; i < l->n; i++) {
+            text_str(t, i ? ", " : "");
+            text_binary(t, l->v[i]);
         }
         text_str(t, "]");
-        free(copy);
+        return;
     }
-    text_str(t, ", duration => ");
-    if (o->duration_ms < 0)
-        text_str(t, "infinity");
+    switch (o->type) {
+    case BMT_OPT_FLAG:
+        term_key(t, o->term);
+        text_str(t, *(const int *)f ? "true" : "false");
+        return;
+    case BMT_OPT_DURATION: {
+        uint64_t ns = *(const uint64_t *)f;
+        term_key(t, o->term);
+        if (ns == UINT64_MAX)
+            text_str(t, "infinity");
+        else
+            text_int(t, (int64_t)(ns / 1000000)); /* the controller's unit: ms */
+        return;
+    }
+    case BMT_OPT_COUNT:
+    case BMT_OPT_SIZE:
+        if (*(const uint64_t *)f) { /* 0: not given */
+            term_key(t, o->term);
+            text_int(t, (int64_t) * (const uint64_t *)f);
+        }
+        return;
+    default: {
+        const char *s = *(const char *const *)f;
+        if (!s)
+            return;
+        term_key(t, o->term);
+        if (o->type == BMT_OPT_LIST)
+            text_list(t, s, o->values != NULL);
+        else
+            text_binary(t, s);
+        return;
+    }
+    }
+}
+
+/* --procs: all, new or existing as atoms, else a list of names and pids. */
+static void term_procs(struct bmt_text *t, const char *p)
+{
+    text_str(t, ", procs => ");
+    if (strcmp(p, "all") == 0 || strcmp(p, "new") == 0 || strcmp(p, "existing") == 0)
+        text_str(t, p);
     else
-        text_int(t, o->duration_ms);
-    if (o->max_events) {
-        text_str(t, ", max_events => ");
-        text_int(t, o->max_events);
-    }
-    if (o->max_bytes) {
-        text_str(t, ", max_bytes => ");
-        text_int(t, o->max_bytes);
-    }
-    if (o->max_rate) {
-        text_str(t, ", max_rate => ");
-        text_int(t, o->max_rate);
-    }
+        text_list(t, p, 0);
+}
+
+int bmt_record_term(struct bmt_text *t, const struct bmt_record_args *a, const char *root,
+                    const char *out, const char *cookie_from, int tty)
+{
+    char nif[PATH_MAX + 32], sources[8192], err[512];
+    snprintf(nif, sizeof nif, "%s/priv/beamtrace_nif.so", root);
+    text_str(t, tty ? "#{tty => true" : "#{tty => false");
+    for (const struct bmt_opt *o = bmt_record_options; o->name; o++)
+        if (o->term)
+            term_option(t, o, a);
+    term_procs(t, a->procs);
     text_str(t, ", out => ");
     text_binary(t, out);
     text_str(t, ", remote_dir => ");
-    if (o->remote_dir_path)
-        text_binary(t, o->remote_dir_path);
+    if (a->remote_dir && a->remote_dir[0])
+        text_binary(t, a->remote_dir);
     else
-        text_str(t, o->remote_dir ? "true" : "false");
-    if (o->remote_tmp) {
-        text_str(t, ", remote_tmp => ");
-        text_binary(t, o->remote_tmp);
-    }
-    char sources[8192], err[512];
-    if (bmt_record_sources_term(&o->sources, sources, sizeof sources, err, sizeof err) != 0)
+        text_str(t, a->remote_dir ? "true" : "false");
+    if (bmt_record_sources_term(&a->sources, sources, sizeof sources, err, sizeof err) != 0)
         return bmt_cli_usage_error(CMD, "%s", err); /* checked when parsed */
     text_str(t, sources);
-    text_str(t, o->keep ? ", keep => true" : ", keep => false");
-    text_str(t, o->return_to ? ", return_to => true" : ", return_to => false");
-    text_str(t, tty ? ", tty => true" : ", tty => false");
     text_str(t, ", nif => ");
     text_binary(t, nif);
     text_str(t, ", cookie_from => ");
