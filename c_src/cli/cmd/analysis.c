@@ -29,10 +29,9 @@ void bmt_analysis_begin(struct bmt_analysis *a, const char *cmd, const struct bm
     bmt_cmd_scope(c, &a->scope);
 }
 
-int bmt_analysis_run(struct bmt_analysis *a, int (*feed)(void *ctx, const struct bmt_record *rec),
-                     void *ctx)
+int bmt_analysis_run(struct bmt_analysis *a, const struct bmt_an_sub *subs, unsigned n)
 {
-    int rc = bmt_an_run(&a->r, a->dir, &a->scope, feed, ctx, &a->pass);
+    int rc = bmt_an_run(&a->r, &a->scope, subs, n, &a->pass);
     if (rc == -ENOMEM)
         snprintf(a->r.error, sizeof a->r.error, "out of memory; free some memory");
     return rc < 0 ? bmt_an_fail(a->cmd, a->dir, &a->r, rc) : 0;

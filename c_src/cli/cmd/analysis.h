@@ -21,10 +21,10 @@ struct bmt_analysis {
 /* Prepares `a` for command `cmd` with the common options `c`. */
 void bmt_analysis_begin(struct bmt_analysis *a, const char *cmd, const struct bmt_common *c);
 
-/* Reads the trace once, giving every event to feed(ctx, ...). Returns 0,
- * or the exit status after the error line. */
-int bmt_analysis_run(struct bmt_analysis *a, int (*feed)(void *ctx, const struct bmt_record *rec),
-                     void *ctx);
+/* Reads the trace once, giving each of the `n` accumulators `subs` the
+ * events it declared (model/acc.h), then finishing them. Returns 0, or the
+ * exit status after the error line. */
+int bmt_analysis_run(struct bmt_analysis *a, const struct bmt_an_sub *subs, unsigned n);
 
 /* Opens stdout (or `path`), calls print(o, ctx), closes. Returns the exit
  * status: BMT_EXIT_FAIL after an error line when the output cannot be

@@ -82,57 +82,43 @@ static void json_start(struct bmt_out *o, const struct calls_opts *op)
 static int run(void *p)
 {
     const struct calls_opts *op = p;
-    const char *dir = op->common.label;
     int json = op->common.format == 1;
-    struct bmt_an_scope scope;
+    struct bmt_analysis a;
     struct bmt_out o;
-    bmt_cmd_scope(&op->common, &scope);
-    if (bmt_an_out_open(&o, NULL) != 0) {
-        bmt_an_scope_free(&scope);
+    if (bmt_an_out_open(&o, NULL) != 0)
         return BMT_EXIT_FAIL;
-    }
-    struct bmt_reader r;
+    bmt_analysis_begin(&a, "calls", &op->common);
     struct bmt_calls c;
-    struct bmt_an_pass pass;
-    bmt_calls_init(&c, &scope);
+    bmt_calls_init(&c, &a.scope);
     c.by_pid = op->by == 1;
     c.breakdown = op->breakdown;
     c.slowest_cap = (unsigned)op->slowest;
-    c.slowest = calloc(c.slowest_cap, sizeof *c.slowest);
     c.slower_ns = op->slower_ns;
-    struct slow_out so = {&o, &r, json};
+    struct slow_out so = {&o, &a.r, json};
     c.on_slow = print_slow;
     c.slow_ctx = &so;
     if (json)
         json_start(&o, op);
-    int status = BMT_EXIT_FAIL;
-    memset(&r, 0, sizeof r);
-    int rc = c.slowest ? bmt_an_run(&r, dir, &scope, bmt_calls_feed, &c, &pass) : -ENOMEM;
-    if (rc == 0)
-        rc = bmt_calls_finish(&c, pass.end_ns);
-    if (rc == -ENOMEM)
-        snprintf(r.error, sizeof r.error, "out of memory; free some memory");
-    uint32_t *order = rc == 0 ? bmt_calls_sorted(&c) : NULL;
-    if (rc < 0) {
+    struct bmt_an_sub sub = {&bmt_calls_acc, &c};
+    int status = bmt_analysis_run(&a, &sub, 1);
+    uint32_t *order = status == 0 ? bmt_calls_sorted(&c) : NULL;
+    if (status != 0) {
         o.len = 0; /* nothing half-written on stdout */
-        status = bmt_an_fail("calls", dir, &r, rc);
     } else if (!order) {
         bmt_cli_error("out of memory; free some memory");
+        status = BMT_EXIT_FAIL;
     } else {
-        struct bmt_calls_view v = {&c, &r, &pass, order,
+        struct bmt_calls_view v = {&c, &a.r, &a.pass, order,
                                    op->top && op->top < c.stat_count ? op->top : c.stat_count,
                                    op->slower_ns};
         if (json)
             bmt_calls_json(&o, &v);
         else
             bmt_calls_text(&o, &v);
-        status = BMT_EXIT_OK;
     }
     free(order);
-    free(c.slowest);
     bmt_calls_free(&c);
-    bmt_reader_close(&r);
-    bmt_an_scope_free(&scope);
+    bmt_analysis_end(&a);
     int out_status = bmt_an_out_close(&o, "calls");
     return status == BMT_EXIT_OK ? out_status : status;
 }

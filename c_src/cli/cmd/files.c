@@ -158,7 +158,8 @@ static int run(void *opts_)
     struct bmt_files f;
     bmt_analysis_begin(&a, "files", &op->common);
     bmt_files_init(&f, &a.scope);
-    int status = bmt_analysis_run(&a, bmt_files_feed, &f);
+    struct bmt_an_sub sub = {&bmt_files_acc, &f};
+    int status = bmt_analysis_run(&a, &sub, 1);
     struct printing p = {&a, &f, op->top, op->common.format == 1};
     if (status == 0)
         status = bmt_analysis_print(&a, NULL, print, &p);

@@ -18,11 +18,6 @@
 
 /* ---- the command ---- */
 
-static int feed(void *ctx, const struct bmt_record *rec)
-{
-    return bmt_callstack_feed(ctx, rec);
-}
-
 struct flame_opts {
     struct bmt_common common;
     int folded, merge, on_cpu, off_cpu;
@@ -99,11 +94,8 @@ static int run(void *opts_)
     cs.merge_processes = op->merge;
     struct printing p = {op, &cs, op->on_cpu ? BMT_FLAME_ON_CPU
                                   : op->off_cpu ? BMT_FLAME_OFF_CPU : BMT_FLAME_ALL};
-    int status = bmt_analysis_run(&a, feed, &cs);
-    if (status == 0 && bmt_callstack_finish(&cs, a.pass.end_ns) < 0) {
-        snprintf(a.r.error, sizeof a.r.error, "out of memory; free some memory");
-        status = bmt_an_fail("flame", a.dir, &a.r, -ENOMEM);
-    }
+    struct bmt_an_sub sub = {&bmt_callstack_acc, &cs};
+    int status = bmt_analysis_run(&a, &sub, 1);
     if (status == 0 && p.mode != BMT_FLAME_ALL && !a.scope.sched_count) {
         status = bmt_cli_usage_error("flame", "%s needs process_scheduled events, which %s lacks "
                                      "(record with the running flag)",

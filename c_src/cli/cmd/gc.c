@@ -134,7 +134,8 @@ static int run(void *opts)
     struct bmt_gc g;
     bmt_analysis_begin(&a, "gc", c);
     bmt_gc_init(&g, &a.scope);
-    int status = bmt_analysis_run(&a, bmt_gc_feed, &g);
+    struct bmt_an_sub sub = {&bmt_gc_acc, &g};
+    int status = bmt_analysis_run(&a, &sub, 1);
     struct printing p = {&a, &g, c->format == 1};
     if (status == 0)
         status = bmt_analysis_print(&a, NULL, print, &p);

@@ -338,19 +338,11 @@ static int run(void *opts_)
     struct bmt_analysis a;
     struct bmt_messages m;
     bmt_analysis_begin(&a, "messages", &op->common);
-    bmt_messages_init(&m, &a.scope, &a.r, (unsigned)op->top);
-    a.scope.keep_links = 1;
-    a.scope.on_packet = bmt_messages_packet;
-    int status = bmt_analysis_run(&a, bmt_messages_feed, &m);
-    if (status == 0) {
-        int rc = bmt_messages_ready(&m);
-        if (rc == 0 && (rc = bmt_links_finish(&m.links)) == 0)
-            rc = m.error;
-        if (rc == -ENOMEM)
-            snprintf(a.r.error, sizeof a.r.error, "out of memory; free some memory");
-        if (rc < 0)
-            status = bmt_an_fail("messages", a.dir, &a.r, rc);
-    }
+    bmt_messages_init(&m, &a.scope);
+    m.r = &a.r;
+    m.top = (unsigned)op->top;
+    struct bmt_an_sub sub = {&bmt_messages_acc, &m};
+    int status = bmt_analysis_run(&a, &sub, 1);
     struct printing p = {&a, &m, NULL, 0, op->common.format == 1};
     if (status == 0)
         status = bmt_analysis_print(&a, NULL, print, &p);

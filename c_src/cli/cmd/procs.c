@@ -158,7 +158,8 @@ static int run(void *opts)
     struct bmt_procs p;
     bmt_analysis_begin(&a, "procs", c);
     bmt_procs_init(&p, &a.scope);
-    int status = bmt_analysis_run(&a, bmt_procs_feed, &p);
+    struct bmt_an_sub sub = {&bmt_procs_acc, &p};
+    int status = bmt_analysis_run(&a, &sub, 1);
     struct printing pr = {&a, &p, NULL, c->format == 1};
     if (status == 0)
         status = bmt_analysis_print(&a, NULL, print, &pr);

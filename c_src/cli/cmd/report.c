@@ -14,7 +14,6 @@
 #include "analysis.h"
 #include "out/report_html.h"
 
-#include <errno.h>
 #include <stdio.h>
 
 struct report_opts {
@@ -50,11 +49,7 @@ static int run(void *opts_)
     if (bmt_report_init(&r, &a.scope) < 0)
         bmt_cli_error("out of memory; free some memory");
     else
-        status = bmt_analysis_run(&a, bmt_report_feed, &r);
-    if (status == 0 && bmt_report_finish(&r, a.pass.end_ns) < 0) {
-        snprintf(a.r.error, sizeof a.r.error, "out of memory; free some memory");
-        status = bmt_an_fail("report", a.dir, &a.r, -ENOMEM);
-    }
+        status = bmt_analysis_run(&a, r.subs, r.sub_count);
     struct printing p = {&a, &r};
     if (status == 0)
         status = bmt_analysis_print(&a, op->output, print, &p);

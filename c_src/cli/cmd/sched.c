@@ -118,7 +118,8 @@ static int run(void *opts_)
     bmt_analysis_begin(&a, "sched", &op->common);
     bmt_sched_init(&s, &a.scope);
     s.from_last = op->from == 1;
-    int status = bmt_analysis_run(&a, bmt_sched_feed, &s);
+    struct bmt_an_sub sub = {&bmt_sched_acc, &s};
+    int status = bmt_analysis_run(&a, &sub, 1);
     struct printing p = {&a, &s, op->common.format == 1};
     if (status == 0)
         status = bmt_analysis_print(&a, NULL, print, &p);

@@ -1,5 +1,7 @@
 /* The calls analysis (contract in calls.h). */
 #include "calls.h"
+#include "run.h"
+#include "acc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,13 +21,15 @@ void bmt_calls_init(struct bmt_calls *c, struct bmt_an_scope *scope)
 }
 
 /* Keeps the slowest_cap longest calls, longest first. */
-static void keep_slowest(struct bmt_calls *c, uint32_t pid, const struct bmt_frame *f,
-                         uint64_t end_ns, const uint64_t kinds[BMT_K_COUNT])
+static int keep_slowest(struct bmt_calls *c, uint32_t pid, const struct bmt_frame *f,
+                        uint64_t end_ns, const uint64_t kinds[BMT_K_COUNT])
 {
     uint64_t dur = end_ns - f->start_ns;
     unsigned n = c->slowest_count;
+    if (!c->slowest && !(c->slowest = calloc(c->slowest_cap, sizeof *c->slowest)))
+        return -ENOMEM;
     if (n == c->slowest_cap && dur <= c->slowest[n - 1].duration_ns)
-        return;
+        return 0;
     if (n == c->slowest_cap)
         n--;
     unsigned i = n;
@@ -40,6 +44,7 @@ static void keep_slowest(struct bmt_calls *c, uint32_t pid, const struct bmt_fra
     s->duration_ns = dur;
     memcpy(s->kinds, kinds, sizeof s->kinds);
     c->slowest_count = n + 1;
+    return 0;
 }
 
 static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
@@ -91,7 +96,8 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
             if (bmt_hist_add(&s->khist[k], k == BMT_K_RUNNABLE ? bmt_kind_runnable(kinds)
                                                                 : kinds[k]) < 0)
                 return -ENOMEM;
-    keep_slowest(c, pid, f, end_ns, kinds);
+    if (keep_slowest(c, pid, f, end_ns, kinds) < 0)
+        return -ENOMEM;
     if (c->slower_ns && dur > c->slower_ns) {
         if (c->on_slow)
             c->on_slow(c->slow_ctx, c, pid, f, end_ns, flags);
@@ -166,6 +172,29 @@ void bmt_calls_free(struct bmt_calls *c)
             bmt_hist_free(&c->stats[i].khist[k]);
     }
     free(c->stats);
+    free(c->slowest);
     bmt_u64map_free(&c->index);
     bmt_callstack_free(&c->cs);
 }
+
+/* ---- as an accumulator (acc.h) ---- */
+
+static int acc_init(void *self, struct bmt_an_scope *scope)
+{
+    bmt_calls_init(self, scope);
+    return 0;
+}
+
+static int acc_finish(void *self, const struct bmt_an_pass *pass)
+{
+    return bmt_calls_finish(self, pass->end_ns);
+}
+
+static void acc_free(void *self)
+{
+    bmt_calls_free(self);
+}
+
+const struct bmt_acc bmt_calls_acc = {
+    "calls", acc_init, bmt_calls_feed, NULL, acc_finish, acc_free, &bmt_callstack_needs,
+};

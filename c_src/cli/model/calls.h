@@ -15,6 +15,7 @@
 #ifndef BMT_CLI_CALLS_H
 #define BMT_CLI_CALLS_H
 
+#include "acc.h"
 #include "callstack.h"
 #include "histogram.h"
 #include "base/strtab.h"
@@ -44,7 +45,7 @@ struct bmt_calls {
     uint32_t stat_count, stat_cap;
     int by_pid;
     int breakdown;              /* per-call histograms by kind */
-    struct bmt_slow_call *slowest; /* slowest_cap entries, longest first */
+    struct bmt_slow_call *slowest; /* slowest_cap entries, longest first (made on first use) */
     unsigned slowest_count, slowest_cap;
     uint64_t slower_ns;         /* list calls longer than this; 0: no listing */
     /* Called for each call longer than slower_ns, as its frame ends (in
@@ -78,5 +79,9 @@ uint32_t *bmt_calls_sorted(const struct bmt_calls *c);
 int bmt_calls_own_is_cpu(const struct bmt_calls *c);
 uint64_t bmt_calls_own_ns(const struct bmt_calls *c, const struct bmt_fstat *s);
 void bmt_calls_free(struct bmt_calls *c);
+
+/* As an accumulator (acc.h): set by_pid, breakdown, slowest_cap, slower_ns,
+ * on_slow and cs.tree after init. */
+extern const struct bmt_acc bmt_calls_acc;
 
 #endif

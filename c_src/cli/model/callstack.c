@@ -1,5 +1,7 @@
 /* Call stack reconstruction (rules and contract in callstack.h). */
 #include "callstack.h"
+#include "run.h"
+#include "acc.h"
 #include "layouts.h"
 
 #include <errno.h>
@@ -407,3 +409,49 @@ void bmt_callstack_free(struct bmt_callstack *cs)
     bmt_strtab_free(&cs->funcs);
     memset(cs, 0, sizeof *cs);
 }
+
+/* ---- as an accumulator (acc.h) ---- */
+
+const struct bmt_needs bmt_callstack_needs = {{
+    BMT_NEED(function_call, BMT_FIELD(function_call, pid) | BMT_FIELD(function_call, entry)),
+    BMT_NEED(function_return, BMT_FIELD(function_return, pid) | BMT_FIELD(function_return, entry)),
+    BMT_NEED(function_exception, BMT_FIELD(function_exception, pid) |
+                                     BMT_FIELD(function_exception, entry)),
+    BMT_NEED(process_scheduled, BMT_FIELD(process_scheduled, pid) |
+                                    BMT_FIELD(process_scheduled, type)),
+    BMT_NEED(message_receive, BMT_FIELD(message_receive, to) |
+                                  BMT_FIELD(message_receive, message)),
+    BMT_NEED(message_send, BMT_FIELD(message_send, from) | BMT_FIELD(message_send, to)),
+    BMT_NEED(gc_minor_start, BMT_FIELD(gc_minor_start, pid)),
+    BMT_NEED(gc_major_start, BMT_FIELD(gc_major_start, pid)),
+    BMT_NEED(gc_minor_end, BMT_FIELD(gc_minor_end, pid)),
+    BMT_NEED(gc_major_end, BMT_FIELD(gc_major_end, pid)),
+    BMT_NEED(process_spawn, BMT_FIELD(process_spawn, parent)),
+    BMT_NEED(process_register, BMT_FIELD(process_register, pid)),
+    BMT_NEED(process_exit, BMT_FIELD(process_exit, pid)),
+}, 0};
+
+static int acc_init(void *self, struct bmt_an_scope *scope)
+{
+    bmt_callstack_init(self, scope);
+    return 0;
+}
+
+static int acc_feed(void *self, const struct bmt_record *rec)
+{
+    return bmt_callstack_feed(self, rec);
+}
+
+static int acc_finish(void *self, const struct bmt_an_pass *pass)
+{
+    return bmt_callstack_finish(self, pass->end_ns);
+}
+
+static void acc_free(void *self)
+{
+    bmt_callstack_free(self);
+}
+
+const struct bmt_acc bmt_callstack_acc = {
+    "callstack", acc_init, acc_feed, NULL, acc_finish, acc_free, &bmt_callstack_needs,
+};

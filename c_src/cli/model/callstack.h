@@ -48,6 +48,7 @@
 #ifndef BMT_CLI_CALLSTACK_H
 #define BMT_CLI_CALLSTACK_H
 
+#include "acc.h"
 #include "scope.h"
 #include "proc_state.h"
 #include "ctf/reader.h"
@@ -150,5 +151,10 @@ void bmt_callstack_label(const struct bmt_callstack *cs, uint32_t pid, char *buf
 uint64_t bmt_cs_node_ns(const struct bmt_cs_node *n, unsigned mask);
 
 void bmt_callstack_free(struct bmt_callstack *cs);
+
+/* As an accumulator (acc.h), and what it reads (calls and flame read the
+ * same): set tree and merge_processes after init. */
+extern const struct bmt_needs bmt_callstack_needs;
+extern const struct bmt_acc bmt_callstack_acc;
 
 #endif

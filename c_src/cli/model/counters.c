@@ -1,5 +1,7 @@
 /* The report's counter charts (contract in counters.h). */
 #include "counters.h"
+#include "run.h"
+#include "acc.h"
 #include "core/catalogue_fields.h"
 #include "ctf/reader.h"
 
@@ -178,3 +180,30 @@ void bmt_counters_free(struct bmt_counters *c)
     bmt_strtab_free(&c->keys);
     memset(c, 0, sizeof *c);
 }
+
+/* ---- as an accumulator (acc.h) ---- */
+
+static const struct bmt_needs needs = {{
+    BMT_NEED(counter, BMT_FIELD(counter, counter) | BMT_FIELD(counter, instance) |
+                          BMT_FIELD(counter, value) | BMT_FIELD(counter, unit)),
+}, 0};
+
+static int acc_init(void *self, struct bmt_an_scope *scope)
+{
+    bmt_counters_init(self, scope);
+    return 0;
+}
+
+static int acc_feed(void *self, const struct bmt_record *rec)
+{
+    return bmt_counters_feed(self, rec);
+}
+
+static void acc_free(void *self)
+{
+    bmt_counters_free(self);
+}
+
+const struct bmt_acc bmt_counters_acc = {
+    "counters", acc_init, acc_feed, NULL, NULL, acc_free, &needs,
+};

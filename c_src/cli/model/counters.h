@@ -23,6 +23,7 @@
 #ifndef BMT_CLI_COUNTERS_H
 #define BMT_CLI_COUNTERS_H
 
+#include "acc.h"
 #include "scope.h"
 #include "base/strtab.h"
 
@@ -88,5 +89,8 @@ static inline double bmt_counters_col_value(const struct bmt_counter_chart *ch,
 uint32_t bmt_counters_drawn(const struct bmt_counter_chart *ch, uint32_t out[COUNTER_LINES]);
 
 void bmt_counters_free(struct bmt_counters *c);
+
+/* As an accumulator (acc.h). */
+extern const struct bmt_acc bmt_counters_acc;
 
 #endif

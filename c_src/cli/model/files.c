@@ -1,5 +1,7 @@
 /* The files analysis (contract in files.h). */
 #include "files.h"
+#include "run.h"
+#include "acc.h"
 #include "core/catalogue_fields.h"
 
 #include <errno.h>
@@ -138,3 +140,24 @@ void bmt_files_free(struct bmt_files *f)
     bmt_strtab_free(&f->errnos);
     free(f->errno_counts);
 }
+
+/* ---- as an accumulator (acc.h) ---- */
+
+static const struct bmt_needs needs = {{
+    BMT_NEED(file_op, BMT_FIELD(file_op, pid) | BMT_FIELD(file_op, op) | BMT_FIELD(file_op, path) |
+                          BMT_FIELD(file_op, bytes) | BMT_FIELD(file_op, result) |
+                          BMT_FIELD(file_op, error) | BMT_FIELD(file_op, latency_ns)),
+}, 0};
+
+static int acc_init(void *self, struct bmt_an_scope *scope)
+{
+    bmt_files_init(self, scope);
+    return 0;
+}
+
+static void acc_free(void *self)
+{
+    bmt_files_free(self);
+}
+
+const struct bmt_acc bmt_files_acc = {"files", acc_init, bmt_files_feed, NULL, NULL, acc_free, &needs};

@@ -11,6 +11,7 @@
 #ifndef BMT_CLI_FILES_H
 #define BMT_CLI_FILES_H
 
+#include "acc.h"
 #include "scope.h"
 #include "histogram.h"
 #include "base/strtab.h"
@@ -45,5 +46,8 @@ int bmt_files_feed(void *ctx, const struct bmt_record *rec);
  * into *out (malloc'd); returns how many, or -ENOMEM. */
 int64_t bmt_files_by_total(const struct bmt_io_table *t, uint32_t **out, uint64_t n);
 void bmt_files_free(struct bmt_files *f);
+
+/* As an accumulator (acc.h). */
+extern const struct bmt_acc bmt_files_acc;
 
 #endif

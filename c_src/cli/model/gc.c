@@ -1,5 +1,7 @@
 /* The gc analysis (contract in gc.h). */
 #include "gc.h"
+#include "run.h"
+#include "acc.h"
 #include "layouts.h"
 
 #include <errno.h>
@@ -99,3 +101,25 @@ unsigned bmt_gc_top(const struct bmt_gc *g, uint32_t top[BMT_GC_TOP])
     }
     return n;
 }
+
+/* ---- as an accumulator (acc.h) ---- */
+
+static const struct bmt_needs needs = {{
+    BMT_NEED(gc_minor_start, BMT_FIELD(gc_minor_start, pid)),
+    BMT_NEED(gc_major_start, BMT_FIELD(gc_major_start, pid)),
+    BMT_NEED(gc_minor_end, BMT_FIELD(gc_minor_end, pid) | BMT_FIELD(gc_minor_end, reclaimed)),
+    BMT_NEED(gc_major_end, BMT_FIELD(gc_major_end, pid) | BMT_FIELD(gc_major_end, reclaimed)),
+}, 0};
+
+static int acc_init(void *self, struct bmt_an_scope *scope)
+{
+    bmt_gc_init(self, scope);
+    return 0;
+}
+
+static void acc_free(void *self)
+{
+    bmt_gc_free(self);
+}
+
+const struct bmt_acc bmt_gc_acc = {"gc", acc_init, bmt_gc_feed, NULL, NULL, acc_free, &needs};

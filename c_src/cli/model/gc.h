@@ -6,6 +6,7 @@
 #ifndef BMT_CLI_GC_H
 #define BMT_CLI_GC_H
 
+#include "acc.h"
 #include "scope.h"
 #include "histogram.h"
 
@@ -35,5 +36,8 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec);
 unsigned bmt_gc_top(const struct bmt_gc *g, uint32_t top[BMT_GC_TOP]);
 
 void bmt_gc_free(struct bmt_gc *g);
+
+/* As an accumulator (acc.h). */
+extern const struct bmt_acc bmt_gc_acc;
 
 #endif

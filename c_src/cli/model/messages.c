@@ -155,13 +155,11 @@ int bmt_messages_feed(void *ctx, const struct bmt_record *rec)
     return rc < 0 ? rc : m->error;
 }
 
-void bmt_messages_init(struct bmt_messages *m, struct bmt_an_scope *scope,
-                       struct bmt_reader *r, unsigned top)
+void bmt_messages_init(struct bmt_messages *m, struct bmt_an_scope *scope)
 {
     memset(m, 0, sizeof *m);
     m->scope = scope;
-    m->r = r;
-    m->top = top;
+    m->top = 10;
     bmt_u64map_init(&m->pair_of);
 }
 
@@ -181,3 +179,44 @@ void bmt_messages_free(struct bmt_messages *m)
     if (m->ready)
         bmt_links_free(&m->links);
 }
+
+/* ---- as an accumulator (acc.h) ---- */
+
+/* Every event: links.c holds receipts back by trace time, and notes each
+ * trace's first event. */
+static const struct bmt_needs needs = {{
+    BMT_NEED(message_send_link, BMT_FIELD(message_send_link, from) |
+                                    BMT_FIELD(message_send_link, to) |
+                                    BMT_FIELD(message_send_link, type) |
+                                    BMT_FIELD(message_send_link, fingerprint)),
+    BMT_NEED(message_receive_link, BMT_FIELD(message_receive_link, to) |
+                                       BMT_FIELD(message_receive_link, from) |
+                                       BMT_FIELD(message_receive_link, from_node) |
+                                       BMT_FIELD(message_receive_link, fingerprint)),
+}, 1};
+
+static int acc_init(void *self, struct bmt_an_scope *scope)
+{
+    bmt_messages_init(self, scope);
+    return 0;
+}
+
+/* Matches every receipt still held, classifies the sends left. */
+static int acc_finish(void *self, const struct bmt_an_pass *pass)
+{
+    struct bmt_messages *m = self;
+    (void)pass;
+    int rc = bmt_messages_ready(m);
+    if (rc == 0 && (rc = bmt_links_finish(&m->links)) == 0)
+        rc = m->error;
+    return rc;
+}
+
+static void acc_free(void *self)
+{
+    bmt_messages_free(self);
+}
+
+const struct bmt_acc bmt_messages_acc = {
+    "messages", acc_init, bmt_messages_feed, bmt_messages_packet, acc_finish, acc_free, &needs,
+};

@@ -13,6 +13,7 @@
 #ifndef BMT_CLI_MESSAGES_H
 #define BMT_CLI_MESSAGES_H
 
+#include "acc.h"
 #include "links.h"
 #include "histogram.h"
 #include "scope.h"
@@ -49,10 +50,9 @@ struct bmt_messages {
     int error;                      /* -ENOMEM from a callback */
 };
 
-/* Prepares `m` for `scope`, reading through `r` (opened by bmt_an_run),
- * keeping the `top` oldest sends in flight. */
-void bmt_messages_init(struct bmt_messages *m, struct bmt_an_scope *scope,
-                       struct bmt_reader *r, unsigned top);
+/* Prepares `m` for `scope`; then set r (the reader the pass opens) and
+ * top (how many of the oldest sends in flight to keep; 10). */
+void bmt_messages_init(struct bmt_messages *m, struct bmt_an_scope *scope);
 /* Sets up the links and tables once the reader is open (on the first
  * packet or event). Returns 0 or -ENOMEM. */
 int bmt_messages_ready(struct bmt_messages *m);
@@ -69,5 +69,9 @@ int64_t bmt_slat_quantile(const struct bmt_slat *s, double q);
 void bmt_slat_free(struct bmt_slat *s);
 
 void bmt_messages_free(struct bmt_messages *m);
+
+/* As an accumulator (acc.h): every event, and the link events' fields;
+ * finish matches the receipts still held. */
+extern const struct bmt_acc bmt_messages_acc;
 
 #endif

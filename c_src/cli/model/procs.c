@@ -1,5 +1,7 @@
 /* The procs analysis (contract in procs.h). */
 #include "procs.h"
+#include "run.h"
+#include "acc.h"
 #include "layouts.h"
 
 #include <errno.h>
@@ -166,3 +168,23 @@ uint64_t bmt_procs_alive(const struct bmt_procs *p)
         alive += p->spawn_ns[i] != 0;
     return alive;
 }
+
+/* ---- as an accumulator (acc.h) ---- */
+
+static const struct bmt_needs needs = {{
+    BMT_NEED(process_spawn, BMT_FIELD(process_spawn, pid)),
+    BMT_NEED(process_exit, BMT_FIELD(process_exit, pid) | BMT_FIELD(process_exit, reason)),
+}, 0};
+
+static int acc_init(void *self, struct bmt_an_scope *scope)
+{
+    bmt_procs_init(self, scope);
+    return 0;
+}
+
+static void acc_free(void *self)
+{
+    bmt_procs_free(self);
+}
+
+const struct bmt_acc bmt_procs_acc = {"procs", acc_init, bmt_procs_feed, NULL, NULL, acc_free, &needs};

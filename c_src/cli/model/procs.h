@@ -6,6 +6,7 @@
 #ifndef BMT_CLI_PROCS_H
 #define BMT_CLI_PROCS_H
 
+#include "acc.h"
 #include "scope.h"
 #include "base/strtab.h"
 
@@ -50,5 +51,8 @@ uint32_t *bmt_procs_reasons(const struct bmt_procs *p);
 uint64_t bmt_procs_alive(const struct bmt_procs *p);
 
 void bmt_procs_free(struct bmt_procs *p);
+
+/* As an accumulator (acc.h). */
+extern const struct bmt_acc bmt_procs_acc;
 
 #endif

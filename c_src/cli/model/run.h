@@ -9,6 +9,7 @@
 #ifndef BMT_CLI_RUN_H
 #define BMT_CLI_RUN_H
 
+#include "acc.h"
 #include "scope.h"
 #include "ctf/reader.h"
 
@@ -23,17 +24,21 @@ struct bmt_an_pass {
     uint64_t lost_packet_count;
 };
 
-/* Opens `dir` into `r`, resolves `scope` and calls `feed(ctx, rec)` for
- * every event up to the window's end in time order, scope->names already
- * updated by the event. Stops at the first negative return of `feed`.
- * Prints on stderr, once, the warnings about the trace (catalogue events it
- * cannot use, a flight recorder's incomplete start, a time span no real
- * trace has, discarded events). Returns 0; BMT_AN_USAGE with r->error set
- * for a bad --begin/--end; -EINVAL/-errno with r->error set for trace
- * problems; or feed's negative value (r->error set to "out of memory" for
+/* At most this many accumulators in one pass. */
+#define BMT_AN_MAX_SUBS 16
+
+/* Opens the scope's traces into `r`, resolves `scope` and gives every
+ * event up to the window's end, in time order, to each of the `n`
+ * accumulators `subs` that declared it (acc.h), scope->names already
+ * updated by the event; then calls their finish(). Stops at the first
+ * negative return. Sets scope->want to what the pass reads. Prints on
+ * stderr, once, the warnings about the trace (catalogue events it cannot
+ * use, a flight recorder's incomplete start, a time span no real trace
+ * has, discarded events). Returns 0; BMT_AN_USAGE with r->error set for a
+ * bad --begin/--end; -EINVAL/-errno with r->error set for trace problems;
+ * or an accumulator's negative value (r->error set to "out of memory" for
  * -ENOMEM). The caller closes r in every case. */
-int bmt_an_run(struct bmt_reader *r, const char *dir, struct bmt_an_scope *scope,
-               int (*feed)(void *ctx, const struct bmt_record *rec), void *ctx,
-               struct bmt_an_pass *pass);
+int bmt_an_run(struct bmt_reader *r, struct bmt_an_scope *scope, const struct bmt_an_sub *subs,
+               unsigned n, struct bmt_an_pass *pass);
 
 #endif

@@ -1,5 +1,7 @@
 /* The sched analysis (contract in sched.h). */
 #include "sched.h"
+#include "run.h"
+#include "acc.h"
 #include "layouts.h"
 
 #include <errno.h>
@@ -96,3 +98,24 @@ void bmt_sched_free(struct bmt_sched *s)
     free(s->pending_ns);
     bmt_hist_free(&s->hist);
 }
+
+/* ---- as an accumulator (acc.h) ---- */
+
+static const struct bmt_needs needs = {{
+    BMT_NEED(message_send, BMT_FIELD(message_send, from) | BMT_FIELD(message_send, to)),
+    BMT_NEED(process_scheduled, BMT_FIELD(process_scheduled, pid) |
+                                    BMT_FIELD(process_scheduled, type)),
+}, 0};
+
+static int acc_init(void *self, struct bmt_an_scope *scope)
+{
+    bmt_sched_init(self, scope);
+    return 0;
+}
+
+static void acc_free(void *self)
+{
+    bmt_sched_free(self);
+}
+
+const struct bmt_acc bmt_sched_acc = {"sched", acc_init, bmt_sched_feed, NULL, NULL, acc_free, &needs};

@@ -7,6 +7,7 @@
 #ifndef BMT_CLI_SCHED_H
 #define BMT_CLI_SCHED_H
 
+#include "acc.h"
 #include "scope.h"
 #include "histogram.h"
 
@@ -24,5 +25,8 @@ struct bmt_sched {
 void bmt_sched_init(struct bmt_sched *s, struct bmt_an_scope *scope);
 int bmt_sched_feed(void *ctx, const struct bmt_record *rec);
 void bmt_sched_free(struct bmt_sched *s);
+
+/* As an accumulator (acc.h): set from_last after init. */
+extern const struct bmt_acc bmt_sched_acc;
 
 #endif

@@ -27,6 +27,7 @@
 #define BMT_CLI_SCOPE_H
 
 #include "names.h"
+#include "core/catalogue.h"
 #include "proc_state.h"
 #include "ctf/reader.h"
 #include "base/strtab.h"
@@ -44,11 +45,6 @@ struct bmt_an_scope {
     const char **paths;             /* the trace directories given (one source) */
     unsigned path_count;
     char label[512];                /* how error lines name them (bmt_reader_label) */
-    int keep_links;                 /* feed message_*_link events as they are; else as
-                                     * OTP's message_send / message_receive (same first fields) */
-    /* Called with every packet entered (reader.h on_packet), when set. */
-    void (*on_packet)(void *ctx, const struct bmt_reader *r, unsigned stream,
-                      const struct bmt_packet_info *info);
     /* Resolved by bmt_an_run. */
     uint64_t first_ns;              /* the trace's first event */
     uint64_t valid_from_ns;         /* state before this time is incomplete (flight recorder) */
@@ -59,6 +55,10 @@ struct bmt_an_scope {
     struct bmt_names names;         /* current names, fed before each event reaches an analysis */
     /* What the trace holds inside the window, for "the trace lacks" notes. */
     uint64_t sched_count, receive_count, gc_count, call_count;
+    /* Set by bmt_an_run: the fields the pass reads, per tracepoint (acc.h's
+     * bit i for field i, BMT_NEED_EVENT for the event): what the reader
+     * must decode, and no more. */
+    uint16_t want[BMT_TP_COUNT];
 };
 
 /* A failure that is the command line's fault (exit 2): a bad --begin or

@@ -1,5 +1,7 @@
 /* The report's timeline (contract in timeline.h). */
 #include "timeline.h"
+#include "run.h"
+#include "acc.h"
 #include "layouts.h"
 
 #include <errno.h>
@@ -142,3 +144,37 @@ void bmt_timeline_free(struct bmt_timeline *t)
     bmt_u64map_free(&t->by_pid);
     memset(t, 0, sizeof *t);
 }
+
+/* ---- as an accumulator (acc.h) ---- */
+
+static const struct bmt_needs needs = {{
+    BMT_NEED(process_scheduled, BMT_FIELD(process_scheduled, pid) |
+                                    BMT_FIELD(process_scheduled, type)),
+    BMT_NEED(process_spawn, BMT_FIELD(process_spawn, pid)),
+    BMT_NEED(process_exit, BMT_FIELD(process_exit, pid)),
+}, 0};
+
+static int acc_init(void *self, struct bmt_an_scope *scope)
+{
+    return bmt_timeline_init(self, scope);
+}
+
+static int acc_feed(void *self, const struct bmt_record *rec)
+{
+    return bmt_timeline_feed(self, rec);
+}
+
+static int acc_finish(void *self, const struct bmt_an_pass *pass)
+{
+    bmt_timeline_finish(self, pass->end_ns);
+    return 0;
+}
+
+static void acc_free(void *self)
+{
+    bmt_timeline_free(self);
+}
+
+const struct bmt_acc bmt_timeline_acc = {
+    "timeline", acc_init, acc_feed, NULL, acc_finish, acc_free, &needs,
+};

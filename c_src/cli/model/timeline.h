@@ -17,6 +17,7 @@
 #ifndef BMT_CLI_TIMELINE_H
 #define BMT_CLI_TIMELINE_H
 
+#include "acc.h"
 #include "scope.h"
 
 #include <stdint.h>
@@ -58,5 +59,8 @@ void bmt_timeline_finish(struct bmt_timeline *t, uint64_t end_ns);
 uint32_t bmt_timeline_busiest(const struct bmt_timeline *t, uint32_t order[TIMELINE_POOL]);
 
 void bmt_timeline_free(struct bmt_timeline *t);
+
+/* As an accumulator (acc.h). */
+extern const struct bmt_acc bmt_timeline_acc;
 
 #endif
