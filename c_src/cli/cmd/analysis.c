@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,6 +52,51 @@ int bmt_analysis_print(struct bmt_analysis *a, const char *path,
         bmt_cli_error("out of memory; free some memory");
         return BMT_EXIT_FAIL;
     }
+    return status;
+}
+
+struct one_print {
+    const struct bmt_analysis_one *one;
+    const struct bmt_analysis *a;
+    const void *opts;
+};
+
+static int print_one(struct bmt_out *o, void *ctx)
+{
+    const struct one_print *p = ctx;
+    return p->one->print(o, p->a, p->one->self, p->opts);
+}
+
+int bmt_analysis_main(const struct bmt_analysis_one *one, const void *opts)
+{
+    struct bmt_analysis a;
+    int status = BMT_EXIT_FAIL;
+    bmt_analysis_begin(&a, one->cmd, opts);
+    if (one->acc->init(one->self, &a.scope) < 0) {
+        bmt_cli_error("out of memory; free some memory");
+    } else {
+        if (one->configure)
+            one->configure(one->self, opts, &a);
+        struct bmt_an_sub sub = {one->acc, one->self};
+        struct one_print p = {one, &a, opts};
+        if ((status = bmt_analysis_run(&a, &sub, 1)) == 0)
+            status = bmt_analysis_print(&a, NULL, print_one, &p);
+    }
+    one->acc->free(one->self);
+    bmt_analysis_end(&a);
+    return status;
+}
+
+int bmt_analysis_command(const struct bmt_command *cmd, const void *opts)
+{
+    void *state = calloc(1, cmd->state_size);
+    if (!state) {
+        bmt_cli_error("out of memory; free some memory");
+        return BMT_EXIT_FAIL;
+    }
+    const struct bmt_analysis_one one = {cmd->name, cmd->acc, state, cmd->configure, cmd->print};
+    int status = bmt_analysis_main(&one, opts);
+    free(state);
     return status;
 }
 

@@ -32,6 +32,26 @@ int bmt_analysis_run(struct bmt_analysis *a, const struct bmt_an_sub *subs, unsi
 int bmt_analysis_print(struct bmt_analysis *a, const char *path,
                        int (*print)(struct bmt_out *o, void *ctx), void *ctx);
 
+/* A command with one accumulator, start to end: the scope from its
+ * common options, acc->init, configure (its options into the state, or
+ * NULL), the pass, print to stdout, acc->free. */
+struct bmt_analysis_one {
+    const char *cmd;
+    const struct bmt_acc *acc;
+    void *self;                 /* the accumulator's state */
+    void (*configure)(void *self, const void *opts, struct bmt_analysis *a);
+    /* Prints the results; returns 0 or -ENOMEM. */
+    int (*print)(struct bmt_out *o, const struct bmt_analysis *a, void *self, const void *opts);
+};
+
+/* Runs `one` with the command's options `opts` (a struct starting with
+ * struct bmt_common). Returns the exit status. */
+int bmt_analysis_main(const struct bmt_analysis_one *one, const void *opts);
+
+/* Runs a command declared with an accumulator (options.h: cmd->acc) with
+ * its options `opts`. Returns the exit status. */
+int bmt_analysis_command(const struct bmt_command *cmd, const void *opts);
+
 /* Closes the reader and frees the scope. */
 void bmt_analysis_end(struct bmt_analysis *a);
 

@@ -28,7 +28,7 @@ struct calls_opts {
 
 static const char *const by_values[] = {"function", "pid", NULL};
 
-static const struct bmt_opt opts[] = {
+static const struct bmt_opt options[] = {
     {.name = "breakdown", .type = BMT_OPT_FLAG,
      .help = "where each function's time went: on CPU, runnable (ready, not running), waiting "
              "for a message, GC; sums, per-call p50/p99, and the slowest calls with their "
@@ -126,7 +126,6 @@ static int run(void *p)
 const struct bmt_command bmt_cmd_calls = {
     .name = "calls",
     .summary = "per function calls, latency percentiles, where the time went",
-    .synopsis = "[OPTION]... DIR...",
     .description =
         "Rebuilds each process's call stack from function_call, function_return and\n"
         "function_exception events and prints, per function (m:f/a, Elixir modules as\n"
@@ -136,8 +135,6 @@ const struct bmt_command bmt_cmd_calls = {
         "CPU; OWN WALL when the trace has no scheduling events), and latency\n"
         "p50/p90/p99/p99.9/max (within 1%), largest total first. Record with\n"
         "erlang:trace_pattern(MFA, [{'_',[],[{return_trace},{exception_trace}]}], [local]).",
-    .opts = opts,
-    .uses = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
-    .size = sizeof(struct calls_opts),
+    .opts = options, .uses = BMT_USES_ANALYSIS, .size = sizeof(struct calls_opts),
     .run = run,
 };

@@ -12,7 +12,7 @@
 
 static const char *const format_values[] = {"chrome", "json", NULL};
 
-static const struct bmt_opt opts[] = {
+static const struct bmt_opt options[] = {
     {.name = "format", .type = BMT_OPT_ENUM,
      .help = "the output format: Chrome Trace Event JSON (json is another name for it)",
      .def = "chrome", .values = format_values,
@@ -66,7 +66,6 @@ static int run(void *opts_)
 const struct bmt_command bmt_cmd_export = {
     .name = "export",
     .summary = "Chrome Trace Event JSON for Perfetto and chrome://tracing",
-    .synopsis = "[OPTION]... DIR...",
     .description =
         "Writes the trace as Chrome Trace Event JSON (open it in ui.perfetto.dev or\n"
         "chrome://tracing). Group \"BEAM calls and events\" (pid 1) has one track per\n"
@@ -79,8 +78,7 @@ const struct bmt_command bmt_cmd_export = {
         "cluster gets both groups per node (\"NODE: BEAM calls and events\", ...).\n"
         "Times are microseconds since the window's start. Use --begin/--end to keep a\n"
         "busy node's export small enough for a browser.",
-    .opts = opts,
-    .uses = BMT_USES_SCOPE | BMT_USES_OUTPUT | BMT_USES_DIRS,
+    .opts = options, .uses = BMT_USES_SCOPE | BMT_USES_OUTPUT | BMT_USES_DIRS,
     .size = sizeof(struct bmt_common),
     .run = run,
 };

@@ -23,7 +23,7 @@ struct files_opts {
     uint64_t top;
 };
 
-static const struct bmt_opt opts[] = {
+static const struct bmt_opt options[] = {
     {.name = "top", .letter = 'n', .type = BMT_OPT_COUNT, .arg = "N", .help = "paths listed",
      .def = "10", .min = 1, .offset = BMT_OPT_AT(struct files_opts, top, uint64_t)},
     {0},
@@ -47,15 +47,11 @@ static void print_row(struct bmt_out *o, const char *key_name, const char *key, 
         bmt_out_str(o, buf);
         return;
     }
-    char t[5][32];
-    bmt_duration_text(h->sum, t[0]);
-    bmt_duration_text(bmt_hist_quantile(h, 0.5), t[1]);
-    bmt_duration_text(bmt_hist_quantile(h, 0.9), t[2]);
-    bmt_duration_text(bmt_hist_quantile(h, 0.99), t[3]);
-    bmt_duration_text(h->max, t[4]);
+    struct bmt_hist_texts t;
+    bmt_hist_texts(h, &t);
     snprintf(buf, sizeof buf, "%8llu %7llu %12llu %12s %12s %12s %12s %12s  ",
              (unsigned long long)h->count, (unsigned long long)s->error_count,
-             (unsigned long long)s->bytes, t[0], t[1], t[2], t[3], t[4]);
+             (unsigned long long)s->bytes, t.total, t.p50, t.p90, t.p99, t.max);
     bmt_out_str(o, buf);
     bmt_out_str(o, key);
     bmt_out_char(o, '\n');
@@ -119,9 +115,8 @@ struct printing {
     int json;
 };
 
-static int print(struct bmt_out *o, void *ctx)
+static int print_files(struct bmt_out *o, const struct printing *p)
 {
-    const struct printing *p = ctx;
     const struct bmt_files *f = p->f;
     char buf[128];
     int rc = 0;
@@ -151,34 +146,22 @@ static int print(struct bmt_out *o, void *ctx)
     return rc;
 }
 
-static int run(void *opts_)
+static int print(struct bmt_out *o, const struct bmt_analysis *a, void *self, const void *opts)
 {
-    const struct files_opts *op = opts_;
-    struct bmt_analysis a;
-    struct bmt_files f;
-    bmt_analysis_begin(&a, "files", &op->common);
-    bmt_files_init(&f, &a.scope);
-    struct bmt_an_sub sub = {&bmt_files_acc, &f};
-    int status = bmt_analysis_run(&a, &sub, 1);
-    struct printing p = {&a, &f, op->top, op->common.format == 1};
-    if (status == 0)
-        status = bmt_analysis_print(&a, NULL, print, &p);
-    bmt_files_free(&f);
-    bmt_analysis_end(&a);
-    return status;
+    const struct files_opts *op = opts;
+    const struct printing p = {a, self, op->top, op->common.format == 1};
+    return print_files(o, &p);
 }
 
 const struct bmt_command bmt_cmd_files = {
     .name = "files",
     .summary = "file I/O: latency percentiles per operation and path, errors",
-    .synopsis = "[OPTION]... DIR...",
     .description =
         "Reads org_erlang_beamtrace:file_op events (recorded with the session option\n"
         "file_io): count, errors, bytes and latency (total, p50, p90, p99, max) per\n"
         "operation and for the paths with the most total time, and the count of each\n"
         "error reason (enoent, eacces, ...). Latency is the caller's, call to return.",
-    .opts = opts,
-    .uses = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
-    .size = sizeof(struct files_opts),
-    .run = run,
+    .opts = options, .uses = BMT_USES_ANALYSIS, .size = sizeof(struct files_opts),
+    .acc = &bmt_files_acc, .state_size = sizeof(struct bmt_files),
+    .print = print,
 };

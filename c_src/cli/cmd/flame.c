@@ -30,7 +30,7 @@ struct flame_opts {
 
 static const char *const unit_values[] = {"us", "ns", NULL};
 
-static const struct bmt_opt opts[] = {
+static const struct bmt_opt options[] = {
     {.name = "on-cpu", .type = BMT_OPT_FLAG, .help = "on-CPU time only (no off-CPU frames)",
      .excludes = "off-cpu", .offset = AT(on_cpu, int)},
     {.name = "off-cpu", .type = BMT_OPT_FLAG,
@@ -112,7 +112,6 @@ static int run(void *opts_)
 const struct bmt_command bmt_cmd_flame = {
     .name = "flame",
     .summary = "flame graph: on-CPU time per call stack, off-CPU as frames",
-    .synopsis = "[OPTION]... DIR...",
     .description =
         "Rebuilds call stacks as `calls` does. A function's frame is as wide as the\n"
         "time its process ran on a CPU in it; time off CPU is drawn as distinct\n"
@@ -121,8 +120,7 @@ const struct bmt_command bmt_cmd_flame = {
         "The counts sum to the time spent in root-level traced calls. The root frame\n"
         "is the process (\"<0.66.0> name\"). Default output: a self-contained\n"
         "interactive SVG (click a frame to zoom, hover for times).",
-    .opts = opts,
-    .uses = BMT_USES_SCOPE | BMT_USES_OUTPUT | BMT_USES_DIRS,
+    .opts = options, .uses = BMT_USES_SCOPE | BMT_USES_OUTPUT | BMT_USES_DIRS,
     .size = sizeof(struct flame_opts),
     .run = run,
 };

@@ -32,21 +32,17 @@ static void print_kind(struct bmt_out *o, const struct bmt_gc *g, int k, int jso
         bmt_out_char(o, '}');
         return;
     }
-    char t[6][32];
-    bmt_duration_text(h->sum, t[0]);
-    bmt_duration_text(bmt_hist_quantile(h, 0.5), t[1]);
-    bmt_duration_text(bmt_hist_quantile(h, 0.9), t[2]);
-    bmt_duration_text(bmt_hist_quantile(h, 0.99), t[3]);
-    bmt_duration_text(h->max, t[4]);
+    struct bmt_hist_texts t;
+    bmt_hist_texts(h, &t);
     snprintf(buf, sizeof buf, "%s collections: %llu, pause total %s, %llu words reclaimed\n",
-             k ? "major" : "minor", (unsigned long long)h->count, t[0],
+             k ? "major" : "minor", (unsigned long long)h->count, t.total,
              (unsigned long long)g->reclaimed_words[k]);
     bmt_out_str(o, buf);
     if (!h->count)
         return;
     bmt_out_str(o, "pause, ns:\n");
     bmt_hist_print_quantize(o, h);
-    snprintf(buf, sizeof buf, "p50 %s  p90 %s  p99 %s  max %s\n", t[1], t[2], t[3], t[4]);
+    snprintf(buf, sizeof buf, "p50 %s  p90 %s  p99 %s  max %s\n", t.p50, t.p90, t.p99, t.max);
     bmt_out_str(o, buf);
 }
 
@@ -96,9 +92,8 @@ static void print_top(struct bmt_out *o, const struct printing *p)
         bmt_out_str(o, "]}\n");
 }
 
-static int print(struct bmt_out *o, void *ctx)
+static int print_gc(struct bmt_out *o, const struct printing *p)
 {
-    const struct printing *p = ctx;
     const struct bmt_gc *g = p->g;
     char buf[256];
     if (p->json) {
@@ -127,33 +122,21 @@ static int print(struct bmt_out *o, void *ctx)
     return 0;
 }
 
-static int run(void *opts)
+static int print(struct bmt_out *o, const struct bmt_analysis *a, void *self, const void *opts)
 {
-    const struct bmt_common *c = opts;
-    struct bmt_analysis a;
-    struct bmt_gc g;
-    bmt_analysis_begin(&a, "gc", c);
-    bmt_gc_init(&g, &a.scope);
-    struct bmt_an_sub sub = {&bmt_gc_acc, &g};
-    int status = bmt_analysis_run(&a, &sub, 1);
-    struct printing p = {&a, &g, c->format == 1};
-    if (status == 0)
-        status = bmt_analysis_print(&a, NULL, print, &p);
-    bmt_gc_free(&g);
-    bmt_analysis_end(&a);
-    return status;
+    const struct printing p = {a, self, ((const struct bmt_common *)opts)->format == 1};
+    return print_gc(o, &p);
 }
 
 const struct bmt_command bmt_cmd_gc = {
     .name = "gc",
     .summary = "garbage collection pauses, words reclaimed, top collectors",
-    .synopsis = "[OPTION]... DIR...",
     .description =
         "Pause of each collection (gc_minor_start -> gc_minor_end, gc_major_start ->\n"
         "gc_major_end of the same process) as quantize histograms in ns with\n"
         "percentiles, minor and major apart; words reclaimed; the ten processes with\n"
         "the largest total pause. Record with the garbage_collection flag.",
-    .uses = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
-    .size = sizeof(struct bmt_common),
-    .run = run,
+    .uses = BMT_USES_ANALYSIS, .size = sizeof(struct bmt_common),
+    .acc = &bmt_gc_acc, .state_size = sizeof(struct bmt_gc),
+    .print = print,
 };

@@ -103,9 +103,16 @@ static void option_line(void *ctx, const char *group, const struct bmt_opt *o)
     wrap(stdout, help, HELP_COL, HELP_COL);
 }
 
+const char *bmt_synopsis(const struct bmt_command *cmd)
+{
+    if (cmd->synopsis)
+        return cmd->synopsis;
+    return cmd->uses & BMT_USES_DIRS ? "[OPTION]... DIR..." : "[OPTION]...";
+}
+
 void bmt_help_command(const struct bmt_command *cmd)
 {
-    printf("Usage: beamtrace %s %s\n", cmd->name, cmd->synopsis);
+    printf("Usage: beamtrace %s %s\n", cmd->name, bmt_synopsis(cmd));
     printf("%c%s.\n\n", cmd->summary[0] >= 'a' && cmd->summary[0] <= 'z' ? cmd->summary[0] - 32
                                                                          : cmd->summary[0],
            cmd->summary + 1);
@@ -159,17 +166,6 @@ static void json_values(struct bmt_out *o, const char *const *v)
     bmt_out_char(o, ']');
 }
 
-static void json_key(struct bmt_out *o, const char *key, const char *value)
-{
-    bmt_out_str(o, ", \"");
-    bmt_out_str(o, key);
-    bmt_out_str(o, "\": ");
-    if (value)
-        bmt_json_cstr(o, value);
-    else
-        bmt_out_str(o, "null");
-}
-
 struct json_ctx {
     struct bmt_out *o;
     unsigned n;
@@ -183,15 +179,15 @@ static void json_option(void *ctx, const char *group, const struct bmt_opt *opt)
     arg_text(opt, arg, sizeof arg);
     bmt_out_str(o, j->n++ ? ",\n    {\"name\": " : "\n    {\"name\": ");
     bmt_json_cstr(o, opt->name);
-    json_key(o, "letter", opt->letter ? letter : NULL);
-    json_key(o, "type", type_names[opt->type]);
-    json_key(o, "arg", arg[0] ? arg : NULL);
-    json_key(o, "group", group);
-    json_key(o, "default", opt->def);
-    json_key(o, "example", opt->example);
-    json_key(o, "needs", opt->needs);
-    json_key(o, "excludes", opt->excludes);
-    json_key(o, "help", opt->help);
+    bmt_json_member(o, "letter", opt->letter ? letter : NULL);
+    bmt_json_member(o, "type", type_names[opt->type]);
+    bmt_json_member(o, "arg", arg[0] ? arg : NULL);
+    bmt_json_member(o, "group", group);
+    bmt_json_member(o, "default", opt->def);
+    bmt_json_member(o, "example", opt->example);
+    bmt_json_member(o, "needs", opt->needs);
+    bmt_json_member(o, "excludes", opt->excludes);
+    bmt_json_member(o, "help", opt->help);
     bmt_out_str(o, ", \"values\": ");
     json_values(o, opt->values);
     char buf[200];
@@ -222,8 +218,8 @@ int bmt_help_json(const struct bmt_command *only)
             continue;
         bmt_out_str(&o, shown++ ? ",\n  {\"name\": " : "\n  {\"name\": ");
         bmt_json_cstr(&o, c->name);
-        json_key(&o, "summary", c->summary);
-        json_key(&o, "synopsis", c->synopsis);
+        bmt_json_member(&o, "summary", c->summary);
+        bmt_json_member(&o, "synopsis", bmt_synopsis(c));
         bmt_out_str(&o, c->uses & BMT_USES_DIRS ? ", \"dirs\": true" : ", \"dirs\": false");
         bmt_out_str(&o, ", \"options\": [");
         struct json_ctx j = {&o, 0};

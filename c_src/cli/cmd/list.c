@@ -85,27 +85,20 @@ static void print_json(struct bmt_out *o)
         const struct bmt_tracepoint *t = &bmt_catalogue[i];
         bmt_out_str(o, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
         json_str(o, t->full_name);
-        bmt_out_str(o, ", \"domain\": ");
-        json_str(o, t->domain);
-        bmt_out_str(o, ", \"event\": ");
-        json_str(o, t->name);
+        bmt_json_member(o, "domain", t->domain);
+        bmt_json_member(o, "event", t->name);
         bmt_out_str(o, ", \"id\": ");
         bmt_out_u64(o, (uint64_t)i);
-        bmt_out_str(o, ", \"flag\": ");
-        json_str(o, t->flag);
-        bmt_out_str(o, ", \"summary\": ");
-        json_str(o, t->summary);
+        bmt_json_member(o, "flag", t->flag);
+        bmt_json_member(o, "summary", t->summary);
         bmt_out_str(o, ", \"fields\": [");
         for (unsigned f = 0; f < t->field_count; f++) {
             const struct bmt_field *fd = &t->fields[f];
             bmt_out_str(o, f ? ", {\"name\": " : "{\"name\": ");
             json_str(o, fd->name);
-            bmt_out_str(o, ", \"type\": ");
-            json_str(o, type_name(fd->type));
-            bmt_out_str(o, ", \"kind\": ");
-            json_str(o, kind_name(fd->kind));
-            bmt_out_str(o, ", \"doc\": ");
-            json_str(o, fd->doc);
+            bmt_json_member(o, "type", type_name(fd->type));
+            bmt_json_member(o, "kind", kind_name(fd->kind));
+            bmt_json_member(o, "doc", fd->doc);
             bmt_out_char(o, '}');
         }
         bmt_out_str(o, "]}");
@@ -144,7 +137,7 @@ struct list_opts {
 
 static const char *const format_values[] = {"text", "json", "markdown", NULL};
 
-static const struct bmt_opt opts[] = {
+static const struct bmt_opt options[] = {
     {.name = "usdt", .type = BMT_OPT_FLAG,
      .help = "OTP's DTrace/SystemTap probes instead: which beamtrace provides as USDT probes, "
              "approximates, or cannot derive",
@@ -182,11 +175,10 @@ static int run(void *opts_)
 const struct bmt_command bmt_cmd_list = {
     .name = "list",
     .summary = "list the tracepoints beamtrace knows",
-    .synopsis = "[OPTION]...",
     .description =
         "Prints every tracepoint in the catalogue: domain:name, the erlang:trace/3\n"
         "flag that produces it, its fields (name:type, in order) and what it means.",
-    .opts = opts,
+    .opts = options,
     .size = sizeof(struct list_opts),
     .run = run,
 };

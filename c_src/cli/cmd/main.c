@@ -5,6 +5,7 @@
  * all read it. Each row is a struct bmt_command declared in its own
  * cmd/<name>.c with its options (options.h).
  */
+#include "analysis.h"
 #include "commands.h"
 
 #include <stdlib.h>
@@ -35,7 +36,7 @@ static int run(const struct bmt_command *cmd, int argc, char **argv)
     }
     int done, status = bmt_opts_parse(cmd, argc, argv, opts, &done);
     if (status == 0 && !done)
-        status = cmd->run(opts);
+        status = cmd->run ? cmd->run(opts) : bmt_analysis_command(cmd, opts);
     bmt_opts_free(cmd, opts);
     free(opts);
     return status;

@@ -12,7 +12,8 @@
  * With --pid or --name, the tables (node pairs, process pairs, in flight)
  * hold only sends from or to the processes kept; the counts of what each
  * send and receipt became cover the whole trace. Memory: per node pair, per
- * process pair linked (a histogram each), and what links.h holds. Needs events recorded with links (record --links).
+ * process pair linked (a histogram each), and what links.h holds. Needs
+ * events recorded with links (record --links).
  */
 #include "analysis.h"
 #include "model/messages.h"
@@ -30,7 +31,7 @@ struct messages_opts {
     uint64_t top;
 };
 
-static const struct bmt_opt opts[] = {
+static const struct bmt_opt options[] = {
     {.name = "top", .type = BMT_OPT_COUNT, .arg = "N",
      .help = "process pairs and in-flight sends listed", .def = "10", .min = 0, .max = 100000,
      .offset = BMT_OPT_AT(struct messages_opts, top, uint64_t)},
@@ -311,9 +312,8 @@ static void print_text(struct bmt_out *o, const struct printing *p)
     }
 }
 
-static int print(struct bmt_out *o, void *ctx)
+static int print_messages(struct bmt_out *o, struct printing *p)
 {
-    struct printing *p = ctx;
     struct bmt_messages *m = p->m;
     uint32_t *order = malloc((m->pair_count + 1) * sizeof *order);
     if (!order)
@@ -332,29 +332,22 @@ static int print(struct bmt_out *o, void *ctx)
     return 0;
 }
 
-static int run(void *opts_)
+static int print(struct bmt_out *o, const struct bmt_analysis *a, void *self, const void *opts)
 {
-    const struct messages_opts *op = opts_;
-    struct bmt_analysis a;
-    struct bmt_messages m;
-    bmt_analysis_begin(&a, "messages", &op->common);
-    bmt_messages_init(&m, &a.scope);
-    m.r = &a.r;
-    m.top = (unsigned)op->top;
-    struct bmt_an_sub sub = {&bmt_messages_acc, &m};
-    int status = bmt_analysis_run(&a, &sub, 1);
-    struct printing p = {&a, &m, NULL, 0, op->common.format == 1};
-    if (status == 0)
-        status = bmt_analysis_print(&a, NULL, print, &p);
-    bmt_messages_free(&m);
-    bmt_analysis_end(&a);
-    return status;
+    struct printing p = {a, self, NULL, 0, ((const struct bmt_common *)opts)->format == 1};
+    return print_messages(o, &p);
+}
+
+static void configure(void *self, const void *opts, struct bmt_analysis *a)
+{
+    struct bmt_messages *m = self;
+    m->r = &a->r;
+    m->top = (unsigned)((const struct messages_opts *)opts)->top;
 }
 
 const struct bmt_command bmt_cmd_messages = {
     .name = "messages",
     .summary = "send -> receipt links: latency per node and process pair, in flight",
-    .synopsis = "[OPTION]... DIR...",
     .description =
         "Matches every traced send to its receipt, on one node or across nodes, by the\n"
         "rule of docs/cluster.md (per sender and receiver, in order, by the message's\n"
@@ -368,8 +361,7 @@ const struct bmt_command bmt_cmd_messages = {
         "\n"
         "With --pid or --name, the tables hold only sends from or to those processes;\n"
         "the counts cover every send and receipt of the trace (in the window).",
-    .opts = opts,
-    .uses = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
-    .size = sizeof(struct messages_opts),
-    .run = run,
+    .opts = options, .uses = BMT_USES_ANALYSIS, .size = sizeof(struct messages_opts),
+    .acc = &bmt_messages_acc, .state_size = sizeof(struct bmt_messages),
+    .configure = configure, .print = print,
 };

@@ -30,18 +30,25 @@
 
 /* Option groups a command takes besides its own. */
 enum {
-    BMT_USES_SCOPE = 1,  /* --begin --end --pid --name */
-    BMT_USES_FORMAT = 2, /* --format text|json */
-    BMT_USES_DIRS = 4,   /* DIR... positional arguments, at least one */
+    BMT_USES_SCOPE = 1,   /* --begin --end --pid --name */
+    BMT_USES_FORMAT = 2,  /* --format text|json */
+    BMT_USES_DIRS = 4,    /* DIR... positional arguments, at least one */
+    BMT_USES_WORD = 8,    /* one positional word, optional: one of `words` (completion) or a
+                           * command's name (help); in struct bmt_common's dirs */
     BMT_USES_OUTPUT = 16, /* -o, --output FILE (instead of stdout) */
-    BMT_USES_WORD = 8,   /* one positional word, optional: one of `words` (completion) or a
-                          * command's name (help); in struct bmt_common's dirs */
+    /* What every analysis takes. */
+    BMT_USES_ANALYSIS = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
 };
+
+struct bmt_acc;
+struct bmt_analysis;
+struct bmt_out;
 
 struct bmt_command {
     const char *name;
     const char *summary;        /* one line for `beamtrace --help` */
-    const char *synopsis;       /* what follows "beamtrace NAME" in the usage line */
+    const char *synopsis;       /* what follows "beamtrace NAME" in the usage line, or NULL:
+                                 * "[OPTION]... DIR..." (BMT_USES_DIRS) or "[OPTION]..." */
     const char *description;    /* --help's paragraphs, '\n'-separated lines */
     const char *epilog;         /* after the options (e.g. exit statuses), or NULL */
     const struct bmt_opt *opts; /* its own options, ended by a row with a NULL name */
@@ -49,7 +56,14 @@ struct bmt_command {
     const char *words;          /* BMT_USES_WORD: the words taken, space-separated, or NULL:
                                  * a command's name */
     size_t size;                /* of its options struct (starting with struct bmt_common) */
-    int (*run)(void *opts);     /* returns the exit status */
+    int (*run)(void *opts);     /* returns the exit status; or NULL: */
+    /* A command with one accumulator (model/acc.h): its state's size, its
+     * options into that state (or NULL), and what it prints (analysis.h
+     * runs the rest). */
+    const struct bmt_acc *acc;
+    size_t state_size;
+    void (*configure)(void *self, const void *opts, struct bmt_analysis *a);
+    int (*print)(struct bmt_out *o, const struct bmt_analysis *a, void *self, const void *opts);
 };
 
 /* The shared declarations (common.c). */
@@ -80,7 +94,8 @@ int bmt_opts_bad_value(const struct bmt_command *cmd, const struct bmt_opt *o, c
 void bmt_opts_each(const struct bmt_command *cmd,
                    void (*fn)(void *ctx, const char *group, const struct bmt_opt *o), void *ctx);
 
-/* Help and completion (help.c). */
+/* Help and completion (help.c); the usage line after "beamtrace NAME". */
+const char *bmt_synopsis(const struct bmt_command *cmd);
 void bmt_help_command(const struct bmt_command *cmd);
 void bmt_help_version(const struct bmt_command *cmd);
 

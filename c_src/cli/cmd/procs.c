@@ -136,48 +136,30 @@ static void print_text(struct bmt_out *o, const struct printing *pr)
                        "procs flag)\n");
 }
 
-static int print(struct bmt_out *o, void *ctx)
+static int print(struct bmt_out *o, const struct bmt_analysis *a, void *self, const void *opts)
 {
-    struct printing *pr = ctx;
-    uint32_t *reasons = bmt_procs_reasons(pr->p);
+    struct printing pr = {a, self, NULL, ((const struct bmt_common *)opts)->format == 1};
+    uint32_t *reasons = bmt_procs_reasons(pr.p);
     if (!reasons)
         return -ENOMEM;
-    pr->reasons = reasons;
-    if (pr->json)
-        print_json(o, pr);
+    pr.reasons = reasons;
+    if (pr.json)
+        print_json(o, &pr);
     else
-        print_text(o, pr);
+        print_text(o, &pr);
     free(reasons);
     return 0;
-}
-
-static int run(void *opts)
-{
-    const struct bmt_common *c = opts;
-    struct bmt_analysis a;
-    struct bmt_procs p;
-    bmt_analysis_begin(&a, "procs", c);
-    bmt_procs_init(&p, &a.scope);
-    struct bmt_an_sub sub = {&bmt_procs_acc, &p};
-    int status = bmt_analysis_run(&a, &sub, 1);
-    struct printing pr = {&a, &p, NULL, c->format == 1};
-    if (status == 0)
-        status = bmt_analysis_print(&a, NULL, print, &pr);
-    bmt_procs_free(&p);
-    bmt_analysis_end(&a);
-    return status;
 }
 
 const struct bmt_command bmt_cmd_procs = {
     .name = "procs",
     .summary = "spawns and exits per second, exit reasons, lifetimes",
-    .synopsis = "[OPTION]... DIR...",
     .description =
         "Births and deaths: process_spawn and process_exit counts per second (seconds\n"
         "with any), exit reasons by count, and the ten longest- and shortest-lived\n"
         "processes (spawn to exit) with their names. Record with the procs flag (and\n"
         "set_on_spawn).",
-    .uses = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
-    .size = sizeof(struct bmt_common),
-    .run = run,
+    .uses = BMT_USES_ANALYSIS, .size = sizeof(struct bmt_common),
+    .acc = &bmt_procs_acc, .state_size = sizeof(struct bmt_procs),
+    .print = print,
 };

@@ -6,10 +6,10 @@
  * off-CPU frames), a timeline of when the busiest processes ran and the
  * counters of the samples option as line charts (counters.h).
  *
- * Everything comes from one pass that feeds every accumulator of
- * model/report.h (calls, sched, gc, procs, the timeline and the counters), under the same scope as the
- * other analyses (--begin, --end, --pid, --name); processes appear as
- * "<0.66.0> name".
+ * Everything comes from one pass that feeds the accumulators model/report.h
+ * composes (calls, sched, gc, procs, the timeline and the counters), under
+ * the same scope as the other analyses (--begin, --end, --pid, --name);
+ * processes appear as "<0.66.0> name".
  */
 #include "analysis.h"
 #include "out/report_html.h"
@@ -21,7 +21,7 @@ struct report_opts {
     const char *output;
 };
 
-static const struct bmt_opt opts[] = {
+static const struct bmt_opt options[] = {
     {.name = "output", .letter = 'o', .type = BMT_OPT_FILE, .arg = "FILE",
      .help = "the HTML file to write", .flags = BMT_OPT_REQUIRED, .example = "report.html",
      .offset = BMT_OPT_AT(struct report_opts, output, const char *)},
@@ -69,8 +69,7 @@ const struct bmt_command bmt_cmd_report = {
         "with where their time went, processes and exit reasons, the flame graph\n"
         "(click to zoom) and a timeline of when the busiest processes ran (bars:\n"
         "the share of each time slice they ran; lives end at exit).",
-    .opts = opts,
-    .uses = BMT_USES_SCOPE | BMT_USES_DIRS,
+    .opts = options, .uses = BMT_USES_SCOPE | BMT_USES_DIRS,
     .size = sizeof(struct report_opts),
     .run = run,
 };

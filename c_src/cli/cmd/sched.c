@@ -34,7 +34,7 @@ struct sched_opts {
 
 static const char *const from_values[] = {"first", "last", NULL};
 
-static const struct bmt_opt opts[] = {
+static const struct bmt_opt options[] = {
     {.name = "from", .type = BMT_OPT_ENUM,
      .help = "first: from the oldest send the receiver has not run since (how long its oldest "
              "waiting message waited, backlog included); last: from the latest such send, as "
@@ -88,57 +88,39 @@ static void print_text(struct bmt_out *o, const struct printing *p, const char *
     bmt_hist_print_quantize(o, h);
     if (!h->count)
         return;
-    char t[5][32];
-    bmt_duration_text(bmt_hist_quantile(h, 0.5), t[0]);
-    bmt_duration_text(bmt_hist_quantile(h, 0.9), t[1]);
-    bmt_duration_text(bmt_hist_quantile(h, 0.99), t[2]);
-    bmt_duration_text(h->max, t[3]);
-    bmt_duration_text(h->sum / h->count, t[4]);
-    snprintf(buf, sizeof buf, "\np50 %s  p90 %s  p99 %s  max %s  mean %s\n", t[0], t[1], t[2],
-             t[3], t[4]);
+    struct bmt_hist_texts t;
+    bmt_hist_texts(h, &t);
+    snprintf(buf, sizeof buf, "\np50 %s  p90 %s  p99 %s  max %s  mean %s\n", t.p50, t.p90, t.p99,
+             t.max, t.mean);
     bmt_out_str(o, buf);
 }
 
-static int print(struct bmt_out *o, void *ctx)
+static int print(struct bmt_out *o, const struct bmt_analysis *a, void *self, const void *opts)
 {
-    const struct printing *p = ctx;
-    const char *measure = p->s->from_last ? "last" : "first";
-    if (p->json)
-        print_json(o, p, measure);
+    const struct printing p = {a, self, ((const struct bmt_common *)opts)->format == 1};
+    const char *measure = p.s->from_last ? "last" : "first";
+    if (p.json)
+        print_json(o, &p, measure);
     else
-        print_text(o, p, measure);
+        print_text(o, &p, measure);
     return 0;
 }
 
-static int run(void *opts_)
+static void configure(void *self, const void *opts, struct bmt_analysis *a)
 {
-    const struct sched_opts *op = opts_;
-    struct bmt_analysis a;
-    struct bmt_sched s;
-    bmt_analysis_begin(&a, "sched", &op->common);
-    bmt_sched_init(&s, &a.scope);
-    s.from_last = op->from == 1;
-    struct bmt_an_sub sub = {&bmt_sched_acc, &s};
-    int status = bmt_analysis_run(&a, &sub, 1);
-    struct printing p = {&a, &s, op->common.format == 1};
-    if (status == 0)
-        status = bmt_analysis_print(&a, NULL, print, &p);
-    bmt_sched_free(&s);
-    bmt_analysis_end(&a);
-    return status;
+    (void)a;
+    ((struct bmt_sched *)self)->from_last = ((const struct sched_opts *)opts)->from == 1;
 }
 
 const struct bmt_command bmt_cmd_sched = {
     .name = "sched",
     .summary = "message send -> receiver scheduled-in latency histogram",
-    .synopsis = "[OPTION]... DIR...",
     .description =
         "For message_send events to a pid (or to a name registered in the trace), the\n"
         "time until the receiver is next scheduled in (process_scheduled in), as a\n"
         "DTrace quantize histogram in ns (power-of-two value, @-bar distribution,\n"
         "count) and p50/p90/p99/max. Record with the send and running flags.",
-    .opts = opts,
-    .uses = BMT_USES_SCOPE | BMT_USES_FORMAT | BMT_USES_DIRS,
-    .size = sizeof(struct sched_opts),
-    .run = run,
+    .opts = options, .uses = BMT_USES_ANALYSIS, .size = sizeof(struct sched_opts),
+    .acc = &bmt_sched_acc, .state_size = sizeof(struct bmt_sched),
+    .configure = configure, .print = print,
 };

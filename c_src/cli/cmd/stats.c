@@ -218,7 +218,6 @@ static int run(void *opts)
 const struct bmt_command bmt_cmd_stats = {
     .name = "stats",
     .summary = "count events per tracepoint, drops and rates",
-    .synopsis = "[OPTION]... DIR...",
     .description =
         "Reads the trace in DIR in one pass and prints events per tracepoint\n"
         "(most frequent first, with percent and bytes per event, header included),\n"

@@ -168,37 +168,40 @@ static void warn_time(const struct view *v, const struct bmt_reader *r, uint64_t
     snprintf(out, 32, "%s.%09lld", hms, (long long)ns);
 }
 
+/* One of babeltrace2's warnings: `count` events or packets (`what`) lost
+ * between times `from` and `to` in stream `stream`. */
+static void warn_lost(const struct bmt_reader *r, unsigned stream, uint64_t count, const char *what,
+                      const char *from, const char *to)
+{
+    const struct bmt_reader_stream *s = &r->streams[stream];
+    const struct bmt_trace *t = s->trace;
+    char abs[4096];
+    /* babeltrace2 names the stream by its absolute path. */
+    const char *path = realpath(s->path, abs) ? abs : s->path;
+    fprintf(stderr,
+            "WARNING: Tracer discarded %llu %s%s between [%s] and [%s] in trace \"%s\" "
+            "(UUID: %s) within stream \"%s\" (stream class ID: %llu, stream ID: %llu).\n",
+            (unsigned long long)count, what, count == 1 ? "" : "s", from, to,
+            t->meta.hostname ? t->meta.hostname : "", t->uuid_text, path,
+            (unsigned long long)s->sc->id, (unsigned long long)s->stream_instance_id);
+}
+
 /* Reports drops like babeltrace2's sink.text.pretty (same wording; its time
  * range choice for the first packet of a stream may differ). */
 static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
                       const struct bmt_packet_info *info)
 {
     struct view *v = ctx;
-    const struct bmt_reader_stream *s = &r->streams[stream];
-    const struct bmt_trace *t = s->trace;
-    const char *host = t->meta.hostname ? t->meta.hostname : "";
-    char t1[32], t2[32], abs[4096];
-    /* babeltrace2 names the stream by its absolute path. */
-    const char *path = realpath(s->path, abs) ? abs : s->path;
+    char t1[32], t2[32];
     warn_time(v, r, info->prev_ts_end_ns, t1);
     warn_time(v, r, info->ts_end_ns, t2);
     if (info->new_discarded_count)
-        fprintf(stderr,
-                "WARNING: Tracer discarded %llu event%s between [%s] and [%s] in trace \"%s\" "
-                "(UUID: %s) within stream \"%s\" (stream class ID: %llu, stream ID: %llu).\n",
-                (unsigned long long)info->new_discarded_count,
-                info->new_discarded_count == 1 ? "" : "s", t1, t2, host, t->uuid_text, path,
-                (unsigned long long)s->sc->id, (unsigned long long)s->stream_instance_id);
+        warn_lost(r, stream, info->new_discarded_count, "event", t1, t2);
     /* babeltrace2 reports a packet gap between the previous packet's end and
      * this one's beginning, and says nothing of packets lost before the first. */
     warn_time(v, r, info->ts_begin_ns, t2);
     if (info->lost_packet_count && !info->first)
-        fprintf(stderr,
-                "WARNING: Tracer discarded %llu packet%s between [%s] and [%s] in trace \"%s\" "
-                "(UUID: %s) within stream \"%s\" (stream class ID: %llu, stream ID: %llu).\n",
-                (unsigned long long)info->lost_packet_count,
-                info->lost_packet_count == 1 ? "" : "s", t1, t2, host, t->uuid_text, path,
-                (unsigned long long)s->sc->id, (unsigned long long)s->stream_instance_id);
+        warn_lost(r, stream, info->lost_packet_count, "packet", t1, t2);
 }
 
 /* "<0.66.0>", "0.66.0" -> "<0.66.0>"; ports and other forms kept as given. */
@@ -277,7 +280,7 @@ struct view_opts {
 
 #define AT(field, T) BMT_OPT_AT(struct view_opts, field, T)
 
-static const struct bmt_opt opts[] = {
+static const struct bmt_opt options[] = {
     {.name = "tracepoint", .letter = 't', .type = BMT_OPT_PATTERN, .arg = "PATTERN",
      .help = "only events whose domain:name matches PATTERN ('*' matches any run of "
              "characters; repeatable), e.g. 'org_erlang_dyntrace:process_*' or '*gc_*'",
@@ -377,14 +380,11 @@ static int run(void *opts_)
 const struct bmt_command bmt_cmd_view = {
     .name = "view",
     .summary = "print every event as babeltrace2 does",
-    .synopsis = "[OPTION]... DIR...",
     .description =
         "Prints the events of the trace in DIR in time order, one line each, exactly\n"
         "as `babeltrace2 DIR` does: beamtrace's traces, LTTng's (DIR may be the session\n"
         "directory) and babeltrace2's CTF output alike. Discarded events are reported\n"
         "on stderr; a last packet cut short is skipped with one warning.",
-    .opts = opts,
-    .uses = BMT_USES_DIRS,
-    .size = sizeof(struct view_opts),
+    .opts = options, .uses = BMT_USES_DIRS, .size = sizeof(struct view_opts),
     .run = run,
 };

@@ -2,6 +2,7 @@
 #include "calls.h"
 #include "run.h"
 #include "acc.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -10,14 +11,16 @@
 static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
                     uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT]);
 
-void bmt_calls_init(struct bmt_calls *c, struct bmt_an_scope *scope)
+int bmt_calls_init(void *self, struct bmt_an_scope *scope)
 {
+    struct bmt_calls *c = self;
     memset(c, 0, sizeof *c);
     bmt_callstack_init(&c->cs, scope);
     bmt_u64map_init(&c->index);
     c->cs.on_leave = on_leave;
     c->cs.ctx = c;
     c->slowest_cap = 10;
+    return 0;
 }
 
 /* Keeps the slowest_cap longest calls, longest first. */
@@ -58,16 +61,11 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
     if (!slot)
         return -ENOMEM;
     if (created) {
-        if (c->stat_count == c->stat_cap) {
-            uint32_t cap = c->stat_cap ? c->stat_cap * 2 : 64;
-            struct bmt_fstat *s = realloc(c->stats, cap * sizeof *s);
-            if (!s)
-                return -ENOMEM;
-            c->stats = s;
-            c->stat_cap = cap;
-        }
+        struct bmt_fstat *stats = bmt_grow(c->stats, &c->stat_cap, c->stat_count, sizeof *stats);
+        if (!stats)
+            return -ENOMEM;
+        c->stats = stats;
         struct bmt_fstat *s = &c->stats[c->stat_count++];
-        memset(s, 0, sizeof *s);
         s->func = f->func;
         s->pid = c->by_pid ? pid : BMT_CS_NONE;
         bmt_hist_init(&s->hist);
@@ -112,9 +110,10 @@ int bmt_calls_feed(void *ctx, const struct bmt_record *rec)
     return bmt_callstack_feed(&c->cs, rec);
 }
 
-int bmt_calls_finish(struct bmt_calls *c, uint64_t end_ns)
+int bmt_calls_finish(void *self, const struct bmt_an_pass *pass)
 {
-    return bmt_callstack_finish(&c->cs, end_ns);
+    struct bmt_calls *c = self;
+    return bmt_callstack_finish(&c->cs, pass);
 }
 
 static const struct bmt_calls *sort_calls;
@@ -164,8 +163,9 @@ uint64_t bmt_calls_own_ns(const struct bmt_calls *c, const struct bmt_fstat *s)
     return s->own[BMT_K_ON_CPU] + s->own[BMT_K_GC] + s->own[BMT_K_UNKNOWN];
 }
 
-void bmt_calls_free(struct bmt_calls *c)
+void bmt_calls_free(void *self)
 {
+    struct bmt_calls *c = self;
     for (uint32_t i = 0; i < c->stat_count; i++) {
         bmt_hist_free(&c->stats[i].hist);
         for (int k = 0; k < BMT_K_COUNT; k++)
@@ -179,22 +179,6 @@ void bmt_calls_free(struct bmt_calls *c)
 
 /* ---- as an accumulator (acc.h) ---- */
 
-static int acc_init(void *self, struct bmt_an_scope *scope)
-{
-    bmt_calls_init(self, scope);
-    return 0;
-}
-
-static int acc_finish(void *self, const struct bmt_an_pass *pass)
-{
-    return bmt_calls_finish(self, pass->end_ns);
-}
-
-static void acc_free(void *self)
-{
-    bmt_calls_free(self);
-}
-
 const struct bmt_acc bmt_calls_acc = {
-    "calls", acc_init, bmt_calls_feed, NULL, acc_finish, acc_free, &bmt_callstack_needs,
-};
+    "calls", bmt_calls_init, bmt_calls_feed, NULL, bmt_calls_finish, bmt_calls_free,
+    &bmt_callstack_needs};

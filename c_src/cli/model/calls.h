@@ -58,10 +58,10 @@ struct bmt_calls {
 
 /* Prepares `c` for `scope` (then set by_pid, breakdown, slowest, slower_ns,
  * on_slow, cs.tree). */
-void bmt_calls_init(struct bmt_calls *c, struct bmt_an_scope *scope);
+int bmt_calls_init(void *self, struct bmt_an_scope *scope);
 int bmt_calls_feed(void *ctx, const struct bmt_record *rec);
-/* Closes open frames at end_ns. Returns 0 or -ENOMEM. */
-int bmt_calls_finish(struct bmt_calls *c, uint64_t end_ns);
+/* Closes open frames at the pass's end. Returns 0 or -ENOMEM. */
+int bmt_calls_finish(void *self, const struct bmt_an_pass *pass);
 /* Which kinds of time the trace cannot tell apart: it lacks scheduling
  * events (all time is wall time), message_receive events (off-CPU time is
  * not split into runnable and waiting) or gc events. */
@@ -78,7 +78,7 @@ uint32_t *bmt_calls_sorted(const struct bmt_calls *c);
  * the time its process was seen off CPU (runnable or waiting). */
 int bmt_calls_own_is_cpu(const struct bmt_calls *c);
 uint64_t bmt_calls_own_ns(const struct bmt_calls *c, const struct bmt_fstat *s);
-void bmt_calls_free(struct bmt_calls *c);
+void bmt_calls_free(void *self);
 
 /* As an accumulator (acc.h): set by_pid, breakdown, slowest_cap, slower_ns,
  * on_slow and cs.tree after init. */

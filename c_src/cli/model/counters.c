@@ -10,12 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bmt_counters_init(struct bmt_counters *c, struct bmt_an_scope *scope)
+int bmt_counters_init(void *self, struct bmt_an_scope *scope)
 {
+    struct bmt_counters *c = self;
     memset(c, 0, sizeof *c);
     c->scope = scope;
     c->col_ns = 1000;
     bmt_strtab_init(&c->keys);
+    return 0;
 }
 
 static void merge(struct bmt_counter_col *into, const struct bmt_counter_col *a,
@@ -96,8 +98,9 @@ static struct bmt_counter_series *series(struct bmt_counter_chart *ch,
     return s;
 }
 
-int bmt_counters_feed(struct bmt_counters *c, const struct bmt_record *rec)
+int bmt_counters_feed(void *self, const struct bmt_record *rec)
 {
+    struct bmt_counters *c = self;
     if (rec->tp != BMT_TP_counter)
         return 0;
     const struct bmt_an_scope *sc = c->scope;
@@ -169,8 +172,9 @@ uint32_t bmt_counters_drawn(const struct bmt_counter_chart *ch, uint32_t out[COU
     return n;
 }
 
-void bmt_counters_free(struct bmt_counters *c)
+void bmt_counters_free(void *self)
 {
+    struct bmt_counters *c = self;
     for (uint32_t k = 0; k < c->chart_count; k++) {
         for (uint32_t i = 0; i < c->charts[k]->series_count; i++)
             free(c->charts[k]->series[i]);
@@ -188,22 +192,5 @@ static const struct bmt_needs needs = {{
                           BMT_FIELD(counter, value) | BMT_FIELD(counter, unit)),
 }, 0};
 
-static int acc_init(void *self, struct bmt_an_scope *scope)
-{
-    bmt_counters_init(self, scope);
-    return 0;
-}
-
-static int acc_feed(void *self, const struct bmt_record *rec)
-{
-    return bmt_counters_feed(self, rec);
-}
-
-static void acc_free(void *self)
-{
-    bmt_counters_free(self);
-}
-
 const struct bmt_acc bmt_counters_acc = {
-    "counters", acc_init, acc_feed, NULL, NULL, acc_free, &needs,
-};
+    "counters", bmt_counters_init, bmt_counters_feed, NULL, NULL, bmt_counters_free, &needs};

@@ -71,10 +71,10 @@ struct bmt_counters {
 };
 
 /* Prepares `c` for `scope`. */
-void bmt_counters_init(struct bmt_counters *c, struct bmt_an_scope *scope);
+int bmt_counters_init(void *self, struct bmt_an_scope *scope);
 
 /* Takes counter events (others are ignored). Returns 0 or -ENOMEM. */
-int bmt_counters_feed(struct bmt_counters *c, const struct bmt_record *rec);
+int bmt_counters_feed(void *self, const struct bmt_record *rec);
 
 /* What a column of chart `ch` shows: the maximum of its samples, or their
  * mean. */
@@ -88,7 +88,7 @@ static inline double bmt_counters_col_value(const struct bmt_counter_chart *ch,
  * peaks. Fills out[] with series indices and returns how many. */
 uint32_t bmt_counters_drawn(const struct bmt_counter_chart *ch, uint32_t out[COUNTER_LINES]);
 
-void bmt_counters_free(struct bmt_counters *c);
+void bmt_counters_free(void *self);
 
 /* As an accumulator (acc.h). */
 extern const struct bmt_acc bmt_counters_acc;

@@ -1,8 +1,10 @@
 /* The files analysis (contract in files.h). */
 #include "files.h"
+#include "layouts.h"
 #include "run.h"
 #include "acc.h"
 #include "core/catalogue_fields.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -13,20 +15,11 @@ static struct bmt_fstat_io *row(struct bmt_io_table *t, const char *s, size_t le
     int64_t id = bmt_strtab_intern(&t->keys, s, len);
     if (id < 0)
         return NULL;
-    if ((uint32_t)id >= t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 16;
-        while (cap <= (uint32_t)id)
-            cap *= 2;
-        struct bmt_fstat_io *r = realloc(t->rows, cap * sizeof *r);
-        if (!r)
-            return NULL;
-        for (uint32_t i = t->cap; i < cap; i++) {
-            memset(&r[i], 0, sizeof r[i]);
-            bmt_hist_init(&r[i].hist);
-        }
-        t->rows = r;
-        t->cap = cap;
-    }
+    /* Zeroed rows: an empty histogram is all zeroes (histogram.h). */
+    struct bmt_fstat_io *rows = bmt_grow(t->rows, &t->cap, (uint32_t)id, sizeof *rows);
+    if (!rows)
+        return NULL;
+    t->rows = rows;
     return &t->rows[id];
 }
 
@@ -52,17 +45,10 @@ static int count_errno(struct bmt_files *f, const char *s, size_t len)
     int64_t id = bmt_strtab_intern(&f->errnos, s, len);
     if (id < 0)
         return (int)id;
-    if ((uint32_t)id >= f->errno_cap) {
-        uint32_t cap = f->errno_cap ? f->errno_cap * 2 : 16;
-        while (cap <= (uint32_t)id)
-            cap *= 2;
-        uint64_t *c = realloc(f->errno_counts, cap * sizeof *c);
-        if (!c)
-            return -ENOMEM;
-        memset(c + f->errno_cap, 0, (cap - f->errno_cap) * sizeof *c);
-        f->errno_counts = c;
-        f->errno_cap = cap;
-    }
+    uint64_t *counts = bmt_grow(f->errno_counts, &f->errno_cap, (uint32_t)id, sizeof *counts);
+    if (!counts)
+        return -ENOMEM;
+    f->errno_counts = counts;
     f->errno_counts[id]++;
     return 0;
 }
@@ -81,7 +67,7 @@ int bmt_files_feed(void *ctx, const struct bmt_record *rec)
         !bmt_an_keep(sc, pid->str, pid->len))
         return 0;
     uint64_t lat = v[BMT_F_file_op_latency_ns].integer, bytes = v[BMT_F_file_op_bytes].integer;
-    int error = res->len == 5 && memcmp(res->str, "error", 5) == 0;
+    int error = bmt_value_is(res, "error");
     f->op_count++;
     int rc = add(row(&f->ops, op->str, op->len), lat, bytes, error);
     if (rc == 0 && path->len)
@@ -124,17 +110,20 @@ int64_t bmt_files_by_total(const struct bmt_io_table *t, uint32_t **out, uint64_
     return count < n ? count : (int64_t)n;
 }
 
-void bmt_files_init(struct bmt_files *f, struct bmt_an_scope *scope)
+int bmt_files_init(void *self, struct bmt_an_scope *scope)
 {
+    struct bmt_files *f = self;
     memset(f, 0, sizeof *f);
     f->scope = scope;
     bmt_strtab_init(&f->ops.keys);
     bmt_strtab_init(&f->paths.keys);
     bmt_strtab_init(&f->errnos);
+    return 0;
 }
 
-void bmt_files_free(struct bmt_files *f)
+void bmt_files_free(void *self)
 {
+    struct bmt_files *f = self;
     table_free(&f->ops);
     table_free(&f->paths);
     bmt_strtab_free(&f->errnos);
@@ -149,15 +138,5 @@ static const struct bmt_needs needs = {{
                           BMT_FIELD(file_op, error) | BMT_FIELD(file_op, latency_ns)),
 }, 0};
 
-static int acc_init(void *self, struct bmt_an_scope *scope)
-{
-    bmt_files_init(self, scope);
-    return 0;
-}
-
-static void acc_free(void *self)
-{
-    bmt_files_free(self);
-}
-
-const struct bmt_acc bmt_files_acc = {"files", acc_init, bmt_files_feed, NULL, NULL, acc_free, &needs};
+const struct bmt_acc bmt_files_acc = {
+    "files", bmt_files_init, bmt_files_feed, NULL, NULL, bmt_files_free, &needs};

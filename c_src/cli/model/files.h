@@ -39,13 +39,13 @@ struct bmt_files {
     uint64_t op_count;
 };
 
-void bmt_files_init(struct bmt_files *f, struct bmt_an_scope *scope);
+int bmt_files_init(void *self, struct bmt_an_scope *scope);
 /* Takes file_op events. Returns 0 or -ENOMEM. */
 int bmt_files_feed(void *ctx, const struct bmt_record *rec);
 /* Ids of `t`'s rows sorted by total latency, largest first (at most `n`)
  * into *out (malloc'd); returns how many, or -ENOMEM. */
 int64_t bmt_files_by_total(const struct bmt_io_table *t, uint32_t **out, uint64_t n);
-void bmt_files_free(struct bmt_files *f);
+void bmt_files_free(void *self);
 
 /* As an accumulator (acc.h). */
 extern const struct bmt_acc bmt_files_acc;

@@ -1,5 +1,6 @@
 /* Sends matched to receives (contract in flows.h). */
 #include "flows.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,14 +37,10 @@ static int64_t new_pend(struct bmt_flows *f)
         f->pend_free = f->pends[pi].next;
         return pi;
     }
-    if (f->pend_count == f->pend_cap) {
-        uint32_t cap = f->pend_cap ? f->pend_cap * 2 : 1024;
-        struct bmt_flows_pend *p = realloc(f->pends, cap * sizeof *p);
-        if (!p)
-            return -ENOMEM;
-        f->pends = p;
-        f->pend_cap = cap;
-    }
+    struct bmt_flows_pend *p = bmt_grow(f->pends, &f->pend_cap, f->pend_count, sizeof *p);
+    if (!p)
+        return -ENOMEM;
+    f->pends = p;
     return f->pend_count++;
 }
 
@@ -52,14 +49,10 @@ static int64_t next_queue(struct bmt_flows *f)
 {
     if (f->queue_free != NONE)
         return f->queue_free;
-    if (f->queue_count == f->queue_cap) {
-        uint32_t cap = f->queue_cap ? f->queue_cap * 2 : 1024;
-        struct bmt_flows_queue *q = realloc(f->queues, cap * sizeof *q);
-        if (!q)
-            return -ENOMEM;
-        f->queues = q;
-        f->queue_cap = cap;
-    }
+    struct bmt_flows_queue *q = bmt_grow(f->queues, &f->queue_cap, f->queue_count, sizeof *q);
+    if (!q)
+        return -ENOMEM;
+    f->queues = q;
     return f->queue_count;
 }
 

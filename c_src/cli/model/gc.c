@@ -3,17 +3,20 @@
 #include "run.h"
 #include "acc.h"
 #include "layouts.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-void bmt_gc_init(struct bmt_gc *g, struct bmt_an_scope *scope)
+int bmt_gc_init(void *self, struct bmt_an_scope *scope)
 {
+    struct bmt_gc *g = self;
     memset(g, 0, sizeof *g);
     g->scope = scope;
     bmt_hist_init(&g->hist[0]);
     bmt_hist_init(&g->hist[1]);
+    return 0;
 }
 
 int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
@@ -35,17 +38,10 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
     int64_t pid = bmt_names_pid(&g->scope->names, v[BMT_GC_PID].str, v[BMT_GC_PID].len);
     if (pid < 0)
         return (int)pid;
-    if ((uint32_t)pid >= g->proc_cap) {
-        uint32_t cap = g->proc_cap ? g->proc_cap * 2 : 64;
-        while (cap <= (uint32_t)pid)
-            cap *= 2;
-        struct bmt_gc_proc *p = realloc(g->procs, cap * sizeof *p);
-        if (!p)
-            return -ENOMEM;
-        memset(p + g->proc_cap, 0, (cap - g->proc_cap) * sizeof *p);
-        g->procs = p;
-        g->proc_cap = cap;
-    }
+    struct bmt_gc_proc *procs = bmt_grow(g->procs, &g->proc_cap, (uint32_t)pid, sizeof *procs);
+    if (!procs)
+        return -ENOMEM;
+    g->procs = procs;
     struct bmt_gc_proc *p = &g->procs[pid];
     if (start) {
         if (p->start_ns[k] && p->start_ns[k] - 1 >= sc->window.begin_ns)
@@ -76,8 +72,9 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
     return bmt_hist_add(&g->hist[k], pause);
 }
 
-void bmt_gc_free(struct bmt_gc *g)
+void bmt_gc_free(void *self)
 {
+    struct bmt_gc *g = self;
     free(g->procs);
     bmt_hist_free(&g->hist[0]);
     bmt_hist_free(&g->hist[1]);
@@ -111,15 +108,4 @@ static const struct bmt_needs needs = {{
     BMT_NEED(gc_major_end, BMT_FIELD(gc_major_end, pid) | BMT_FIELD(gc_major_end, reclaimed)),
 }, 0};
 
-static int acc_init(void *self, struct bmt_an_scope *scope)
-{
-    bmt_gc_init(self, scope);
-    return 0;
-}
-
-static void acc_free(void *self)
-{
-    bmt_gc_free(self);
-}
-
-const struct bmt_acc bmt_gc_acc = {"gc", acc_init, bmt_gc_feed, NULL, NULL, acc_free, &needs};
+const struct bmt_acc bmt_gc_acc = {"gc", bmt_gc_init, bmt_gc_feed, NULL, NULL, bmt_gc_free, &needs};

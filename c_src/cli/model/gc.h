@@ -27,7 +27,7 @@ struct bmt_gc {
     uint64_t cut_count;         /* pauses cut by the window's edges */
 };
 
-void bmt_gc_init(struct bmt_gc *g, struct bmt_an_scope *scope);
+int bmt_gc_init(void *self, struct bmt_an_scope *scope);
 int bmt_gc_feed(void *ctx, const struct bmt_record *rec);
 #define BMT_GC_TOP 10
 
@@ -35,7 +35,7 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec);
  * first; returns how many (at most BMT_GC_TOP). */
 unsigned bmt_gc_top(const struct bmt_gc *g, uint32_t top[BMT_GC_TOP]);
 
-void bmt_gc_free(struct bmt_gc *g);
+void bmt_gc_free(void *self);
 
 /* As an accumulator (acc.h). */
 extern const struct bmt_acc bmt_gc_acc;

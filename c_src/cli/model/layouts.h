@@ -9,6 +9,17 @@
 #define BMT_CLI_LAYOUTS_H
 
 #include "core/catalogue.h"
+#include "core/event.h"
+
+#include <string.h>
+
+/* 1 when string field `v` is exactly `text` (an atom the VM prints, such
+ * as "register" or "timeout"). */
+static inline int bmt_value_is(const struct bmt_value *v, const char *text)
+{
+    size_t n = strlen(text);
+    return v->len == n && memcmp(v->str, text, n) == 0;
+}
 
 /* function_call, function_return and function_exception: the process and
  * the function first (callstack.c reads the three alike). */
@@ -33,7 +44,8 @@ _Static_assert(BMT_F_gc_major_start_pid == BMT_GC_PID && BMT_F_gc_minor_end_pid 
                "gc_* events share the pid field's position");
 _Static_assert(BMT_F_gc_major_end_reclaimed == BMT_GC_RECLAIMED,
                "gc_*_end events share the reclaimed field's position");
-_Static_assert(BMT_F_gc_minor_start_heap == BMT_GC_HEAP && BMT_F_gc_major_start_heap == BMT_GC_HEAP &&
+_Static_assert(BMT_F_gc_minor_start_heap == BMT_GC_HEAP &&
+                   BMT_F_gc_major_start_heap == BMT_GC_HEAP &&
                    BMT_F_gc_major_end_heap == BMT_GC_HEAP,
                "gc_* events share the heap field's position");
 _Static_assert(BMT_F_gc_minor_start_old_heap == BMT_GC_OLD_HEAP &&

@@ -1,5 +1,6 @@
 /* The messages analysis (contract in messages.h). */
 #include "messages.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -63,16 +64,13 @@ static void on_link(void *ctx, const struct bmt_link *k)
         return;
     }
     if (created) {
-        if (m->pair_count == m->pair_cap) {
-            uint32_t cap = m->pair_cap ? m->pair_cap * 2 : 256;
-            struct bmt_msg_pair *p = realloc(m->pairs, cap * sizeof *p);
-            if (!p) {
-                m->error = -ENOMEM;
-                return;
-            }
-            m->pairs = p;
-            m->pair_cap = cap;
+        struct bmt_msg_pair *pairs = bmt_grow(m->pairs, &m->pair_cap, m->pair_count,
+                                              sizeof *pairs);
+        if (!pairs) {
+            m->error = -ENOMEM;
+            return;
         }
+        m->pairs = pairs;
         struct bmt_msg_pair *p = &m->pairs[m->pair_count++];
         memset(p, 0, sizeof *p);
         p->sender = k->sender;
@@ -155,16 +153,19 @@ int bmt_messages_feed(void *ctx, const struct bmt_record *rec)
     return rc < 0 ? rc : m->error;
 }
 
-void bmt_messages_init(struct bmt_messages *m, struct bmt_an_scope *scope)
+int bmt_messages_init(void *self, struct bmt_an_scope *scope)
 {
+    struct bmt_messages *m = self;
     memset(m, 0, sizeof *m);
     m->scope = scope;
     m->top = 10;
     bmt_u64map_init(&m->pair_of);
+    return 0;
 }
 
-void bmt_messages_free(struct bmt_messages *m)
+void bmt_messages_free(void *self)
 {
+    struct bmt_messages *m = self;
     for (size_t i = 0; m->node_lat && i < (size_t)m->nodes * m->nodes; i++)
         bmt_slat_free(&m->node_lat[i]);
     for (uint32_t i = 0; i < m->pair_count; i++)
@@ -195,12 +196,6 @@ static const struct bmt_needs needs = {{
                                        BMT_FIELD(message_receive_link, fingerprint)),
 }, 1};
 
-static int acc_init(void *self, struct bmt_an_scope *scope)
-{
-    bmt_messages_init(self, scope);
-    return 0;
-}
-
 /* Matches every receipt still held, classifies the sends left. */
 static int acc_finish(void *self, const struct bmt_an_pass *pass)
 {
@@ -212,11 +207,6 @@ static int acc_finish(void *self, const struct bmt_an_pass *pass)
     return rc;
 }
 
-static void acc_free(void *self)
-{
-    bmt_messages_free(self);
-}
-
 const struct bmt_acc bmt_messages_acc = {
-    "messages", acc_init, bmt_messages_feed, bmt_messages_packet, acc_finish, acc_free, &needs,
-};
+    "messages", bmt_messages_init, bmt_messages_feed, bmt_messages_packet, acc_finish,
+    bmt_messages_free, &needs};

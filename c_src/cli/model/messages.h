@@ -52,7 +52,7 @@ struct bmt_messages {
 
 /* Prepares `m` for `scope`; then set r (the reader the pass opens) and
  * top (how many of the oldest sends in flight to keep; 10). */
-void bmt_messages_init(struct bmt_messages *m, struct bmt_an_scope *scope);
+int bmt_messages_init(void *self, struct bmt_an_scope *scope);
 /* Sets up the links and tables once the reader is open (on the first
  * packet or event). Returns 0 or -ENOMEM. */
 int bmt_messages_ready(struct bmt_messages *m);
@@ -68,7 +68,7 @@ uint64_t bmt_slat_count(const struct bmt_slat *s);
 int64_t bmt_slat_quantile(const struct bmt_slat *s, double q);
 void bmt_slat_free(struct bmt_slat *s);
 
-void bmt_messages_free(struct bmt_messages *m);
+void bmt_messages_free(void *self);
 
 /* As an accumulator (acc.h): every event, and the link events' fields;
  * finish matches the receipts still held. */

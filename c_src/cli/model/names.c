@@ -3,6 +3,7 @@
 #include "layouts.h"
 #include "core/catalogue.h"
 #include "elixir.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,16 +24,13 @@ int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len)
     int64_t id = bmt_strtab_intern(&n->pids, s, len);
     if (id < 0 || (uint32_t)id < n->cap)
         return id;
-    uint32_t cap = n->cap ? n->cap * 2 : 256;
-    while (cap <= (uint32_t)id)
-        cap *= 2;
-    struct bmt_pname *p = realloc(n->procs, cap * sizeof *p);
+    uint32_t old = n->cap;
+    struct bmt_pname *p = bmt_grow(n->procs, &n->cap, (uint32_t)id, sizeof *p);
     if (!p)
         return -ENOMEM;
-    for (uint32_t i = n->cap; i < cap; i++)
+    for (uint32_t i = old; i < n->cap; i++)
         p[i] = (struct bmt_pname){BMT_NAME_NONE, BMT_NAME_NONE, BMT_NAME_NONE};
     n->procs = p;
-    n->cap = cap;
     return id;
 }
 
@@ -122,14 +120,10 @@ static int remember(struct bmt_names *n, uint32_t pid, uint32_t t)
         return -ENOMEM;
     if (!created)
         return 0;
-    if (n->ever_count == n->ever_cap) {
-        uint32_t cap = n->ever_cap ? n->ever_cap * 2 : 256;
-        uint64_t *k = realloc(n->ever_keys, cap * sizeof *k);
-        if (!k)
-            return -ENOMEM;
-        n->ever_keys = k;
-        n->ever_cap = cap;
-    }
+    uint64_t *keys = bmt_grow(n->ever_keys, &n->ever_cap, n->ever_count, sizeof *keys);
+    if (!keys)
+        return -ENOMEM;
+    n->ever_keys = keys;
     n->ever_keys[n->ever_count++] = key;
     return 0;
 }
@@ -149,17 +143,19 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
 {
     const struct bmt_value *v = rec->values;
     int64_t pid, t;
+#define PID(tp) bmt_names_pid(n, v[BMT_F_##tp##_pid].str, v[BMT_F_##tp##_pid].len)
     switch (rec->tp) {
     case BMT_TP_process_info: {
         n->dump_count++;
-        if ((pid = bmt_names_pid(n, v[BMT_F_process_info_pid].str, v[BMT_F_process_info_pid].len)) < 0)
+        if ((pid = PID(process_info)) < 0)
             return (int)pid;
         struct bmt_pname *p = &n->procs[pid];
         if ((t = text(n, &v[BMT_F_process_info_name])) < 0)
             return (int)t;
         if (t != BMT_NAME_NONE) {
             p->reg = (uint32_t)t;
-            if (remember(n, (uint32_t)pid, (uint32_t)t) < 0 || hold(n, (uint32_t)pid, (uint32_t)t) < 0)
+            if (remember(n, (uint32_t)pid, (uint32_t)t) < 0 ||
+                hold(n, (uint32_t)pid, (uint32_t)t) < 0)
                 return -ENOMEM;
         }
         if ((t = text(n, &v[BMT_F_process_info_label])) < 0)
@@ -177,7 +173,7 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
         return 0;
     }
     case BMT_TP_process_spawn:
-        if ((pid = bmt_names_pid(n, v[BMT_F_process_spawn_pid].str, v[BMT_F_process_spawn_pid].len)) < 0)
+        if ((pid = PID(process_spawn)) < 0)
             return (int)pid;
         if (n->procs[pid].entry == BMT_NAME_NONE &&
             !generic_entry(v[BMT_F_process_spawn_entry].str, v[BMT_F_process_spawn_entry].len)) {
@@ -187,13 +183,13 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
         }
         return 0;
     case BMT_TP_process_register:
-        if ((pid = bmt_names_pid(n, v[BMT_F_process_register_pid].str, v[BMT_F_process_register_pid].len)) < 0)
+        if ((pid = PID(process_register)) < 0)
             return (int)pid;
         if ((t = text(n, &v[BMT_F_process_register_name])) < 0)
             return (int)t;
         if (t == BMT_NAME_NONE)
             return 0;
-        if (v[BMT_F_process_register_type].len != 8 || memcmp(v[BMT_F_process_register_type].str, "register", 8) != 0) {
+        if (!bmt_value_is(&v[BMT_F_process_register_type], "register")) {
             /* Sends to the name go nowhere now; the process keeps showing
              * it (its last name stays the most useful label). */
             unhold(n, (uint32_t)pid, (uint32_t)t);
@@ -206,6 +202,7 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
     default:
         return 0;
     }
+#undef PID
 }
 
 void bmt_names_name(const struct bmt_names *n, uint32_t id, char *buf, size_t size)

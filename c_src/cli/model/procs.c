@@ -3,31 +3,18 @@
 #include "run.h"
 #include "acc.h"
 #include "layouts.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-void bmt_procs_init(struct bmt_procs *p, struct bmt_an_scope *scope)
+int bmt_procs_init(void *self, struct bmt_an_scope *scope)
 {
+    struct bmt_procs *p = self;
     memset(p, 0, sizeof *p);
     p->scope = scope;
     bmt_strtab_init(&p->reasons);
-}
-
-static int grow_u64(uint64_t **arr, uint64_t *cap, uint64_t need)
-{
-    if (need < *cap)
-        return 0;
-    uint64_t n = *cap ? *cap : 64;
-    while (n <= need)
-        n *= 2;
-    uint64_t *q = realloc(*arr, n * sizeof *q);
-    if (!q)
-        return -ENOMEM;
-    memset(q + *cap, 0, (n - *cap) * sizeof *q);
-    *arr = q;
-    *cap = n;
     return 0;
 }
 
@@ -88,10 +75,10 @@ int bmt_procs_feed(void *ctx, const struct bmt_record *rec)
     int64_t pid = bmt_names_pid(&p->scope->names, v[f].str, v[f].len);
     if (pid < 0)
         return (int)pid;
-    uint64_t pcap = p->pid_cap;
-    if (grow_u64(&p->spawn_ns, &pcap, (uint64_t)pid) < 0)
+    uint64_t *spawns = bmt_grow(p->spawn_ns, &p->pid_cap, (uint32_t)pid, sizeof *spawns);
+    if (!spawns)
         return -ENOMEM;
-    p->pid_cap = (uint32_t)pcap;
+    p->spawn_ns = spawns;
     if (rec->tp == BMT_TP_process_spawn)
         p->spawn_ns[pid] = ts + 1;
     if (ts < sc->window.begin_ns)
@@ -116,10 +103,10 @@ int bmt_procs_feed(void *ctx, const struct bmt_record *rec)
     int64_t rid = bmt_strtab_intern(&p->reasons, reason->str, reason->len);
     if (rid < 0)
         return (int)rid;
-    uint64_t rcap = p->reason_cap;
-    if (grow_u64(&p->reason_counts, &rcap, (uint64_t)rid) < 0)
+    uint64_t *counts = bmt_grow(p->reason_counts, &p->reason_cap, (uint32_t)rid, sizeof *counts);
+    if (!counts)
         return -ENOMEM;
-    p->reason_cap = (uint32_t)rcap;
+    p->reason_counts = counts;
     p->reason_counts[rid]++;
     if (!p->spawn_ns[pid]) {
         p->exit_unknown_count++;
@@ -132,8 +119,9 @@ int bmt_procs_feed(void *ctx, const struct bmt_record *rec)
     return 0;
 }
 
-void bmt_procs_free(struct bmt_procs *p)
+void bmt_procs_free(void *self)
 {
+    struct bmt_procs *p = self;
     bmt_strtab_free(&p->reasons);
     free(p->spawn_ns);
     free(p->reason_counts);
@@ -176,15 +164,5 @@ static const struct bmt_needs needs = {{
     BMT_NEED(process_exit, BMT_FIELD(process_exit, pid) | BMT_FIELD(process_exit, reason)),
 }, 0};
 
-static int acc_init(void *self, struct bmt_an_scope *scope)
-{
-    bmt_procs_init(self, scope);
-    return 0;
-}
-
-static void acc_free(void *self)
-{
-    bmt_procs_free(self);
-}
-
-const struct bmt_acc bmt_procs_acc = {"procs", acc_init, bmt_procs_feed, NULL, NULL, acc_free, &needs};
+const struct bmt_acc bmt_procs_acc = {
+    "procs", bmt_procs_init, bmt_procs_feed, NULL, NULL, bmt_procs_free, &needs};

@@ -41,7 +41,7 @@ struct bmt_procs {
     unsigned longest_count, shortest_count;
 };
 
-void bmt_procs_init(struct bmt_procs *p, struct bmt_an_scope *scope);
+int bmt_procs_init(void *self, struct bmt_an_scope *scope);
 int bmt_procs_feed(void *ctx, const struct bmt_record *rec);
 /* Exit reason ids, most frequent first (malloc'd; NULL when out of
  * memory). */
@@ -50,7 +50,7 @@ uint32_t *bmt_procs_reasons(const struct bmt_procs *p);
 /* Processes spawned in the trace and not seen exiting. */
 uint64_t bmt_procs_alive(const struct bmt_procs *p);
 
-void bmt_procs_free(struct bmt_procs *p);
+void bmt_procs_free(void *self);
 
 /* As an accumulator (acc.h). */
 extern const struct bmt_acc bmt_procs_acc;

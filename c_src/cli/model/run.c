@@ -103,7 +103,8 @@ static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
 }
 
 /* One event: the names, the scope's counts, then the accumulators. */
-static int feed_event(const struct plan *p, struct bmt_an_scope *scope, const struct bmt_record *rec)
+static int feed_event(const struct plan *p, struct bmt_an_scope *scope,
+                      const struct bmt_record *rec)
 {
     uint64_t bit = UINT64_C(1) << rec->tp;
     int rc;

@@ -3,38 +3,35 @@
 #include "run.h"
 #include "acc.h"
 #include "layouts.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-void bmt_sched_init(struct bmt_sched *s, struct bmt_an_scope *scope)
+int bmt_sched_init(void *self, struct bmt_an_scope *scope)
 {
+    struct bmt_sched *s = self;
     memset(s, 0, sizeof *s);
     s->scope = scope;
     bmt_hist_init(&s->hist);
+    return 0;
 }
 
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+/* Room for pid id `id` in pending_ns. Returns 0 or -ENOMEM. */
+static int pending_room(struct bmt_sched *s, uint32_t id)
 {
-    if (need < *cap)
-        return 0;
-    uint32_t n = *cap ? *cap : 64;
-    while (n <= need)
-        n *= 2;
-    void *p = realloc(*arr, (size_t)n * elem);
+    uint64_t *p = bmt_grow(s->pending_ns, &s->pid_cap, id, sizeof *p);
     if (!p)
         return -ENOMEM;
-    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
-    *arr = p;
-    *cap = n;
+    s->pending_ns = p;
     return 0;
 }
 
 static int64_t pid_id(struct bmt_sched *s, const char *str, size_t len)
 {
     int64_t id = bmt_names_pid(&s->scope->names, str, len);
-    if (id >= 0 && grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)id, sizeof(uint64_t)) < 0)
+    if (id >= 0 && pending_room(s, (uint32_t)id) < 0)
         return -ENOMEM;
     return id;
 }
@@ -59,13 +56,15 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
             if ((pid = pid_id(s, to->str, to->len)) < 0)
                 return (int)pid;
         } else {
-            if ((pid = bmt_names_holder(&sc->names, v[BMT_F_message_send_from].str, v[BMT_F_message_send_from].len,
+            const struct bmt_value *from = &v[BMT_F_message_send_from];
+            if ((pid = bmt_names_holder(&sc->names, from->str, from->len,
                                         to->str, to->len)) < 0)
                 return 0;
-            if (grow((void **)&s->pending_ns, &s->pid_cap, (uint32_t)pid, sizeof(uint64_t)) < 0)
+            if (pending_room(s, (uint32_t)pid) < 0)
                 return -ENOMEM;
             const struct bmt_strtab *pids = &sc->names.pids;
-            if (!bmt_an_keep(sc, bmt_strtab_str(pids, (uint32_t)pid), bmt_strtab_len(pids, (uint32_t)pid)))
+            if (!bmt_an_keep(sc, bmt_strtab_str(pids, (uint32_t)pid),
+                             bmt_strtab_len(pids, (uint32_t)pid)))
                 return 0;
         }
         s->resolved_count += in_window;
@@ -77,7 +76,8 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
         const struct bmt_value *type = &v[BMT_F_process_scheduled_type];
         if (type->len != 2 || memcmp(type->str, "in", 2) != 0)
             return 0;
-        pid = bmt_strtab_find(&sc->names.pids, v[BMT_F_process_scheduled_pid].str, v[BMT_F_process_scheduled_pid].len);
+        const struct bmt_value *who = &v[BMT_F_process_scheduled_pid];
+        pid = bmt_strtab_find(&sc->names.pids, who->str, who->len);
         if (pid < 0 || (uint32_t)pid >= s->pid_cap || !s->pending_ns[pid])
             return 0;
         uint64_t sent = s->pending_ns[pid] - 1;
@@ -93,8 +93,9 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
     }
 }
 
-void bmt_sched_free(struct bmt_sched *s)
+void bmt_sched_free(void *self)
 {
+    struct bmt_sched *s = self;
     free(s->pending_ns);
     bmt_hist_free(&s->hist);
 }
@@ -107,15 +108,5 @@ static const struct bmt_needs needs = {{
                                     BMT_FIELD(process_scheduled, type)),
 }, 0};
 
-static int acc_init(void *self, struct bmt_an_scope *scope)
-{
-    bmt_sched_init(self, scope);
-    return 0;
-}
-
-static void acc_free(void *self)
-{
-    bmt_sched_free(self);
-}
-
-const struct bmt_acc bmt_sched_acc = {"sched", acc_init, bmt_sched_feed, NULL, NULL, acc_free, &needs};
+const struct bmt_acc bmt_sched_acc = {
+    "sched", bmt_sched_init, bmt_sched_feed, NULL, NULL, bmt_sched_free, &needs};

@@ -22,9 +22,9 @@ struct bmt_sched {
     uint64_t cut_count;         /* latencies cut by the window's edges, not counted */
 };
 
-void bmt_sched_init(struct bmt_sched *s, struct bmt_an_scope *scope);
+int bmt_sched_init(void *self, struct bmt_an_scope *scope);
 int bmt_sched_feed(void *ctx, const struct bmt_record *rec);
-void bmt_sched_free(struct bmt_sched *s);
+void bmt_sched_free(void *self);
 
 /* As an accumulator (acc.h): set from_last after init. */
 extern const struct bmt_acc bmt_sched_acc;

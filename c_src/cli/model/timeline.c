@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int bmt_timeline_init(struct bmt_timeline *t, struct bmt_an_scope *scope)
+int bmt_timeline_init(void *self, struct bmt_an_scope *scope)
 {
+    struct bmt_timeline *t = self;
     memset(t, 0, sizeof *t);
     t->scope = scope;
     t->col_ns = 1000;
@@ -68,8 +69,9 @@ static struct bmt_lane *lane(struct bmt_timeline *t, uint32_t pid, int create)
     return l;
 }
 
-int bmt_timeline_feed(struct bmt_timeline *t, const struct bmt_record *rec)
+int bmt_timeline_feed(void *self, const struct bmt_record *rec)
 {
+    struct bmt_timeline *t = self;
     const struct bmt_an_scope *sc = t->scope;
     const struct bmt_value *v = rec->values, *pidv;
     uint64_t ts = rec->ts_ns;
@@ -108,14 +110,17 @@ int bmt_timeline_feed(struct bmt_timeline *t, const struct bmt_record *rec)
     return 0;
 }
 
-void bmt_timeline_finish(struct bmt_timeline *t, uint64_t end_ns)
+int bmt_timeline_finish(void *self, const struct bmt_an_pass *pass)
 {
+    struct bmt_timeline *t = self;
+    uint64_t end_ns = pass->end_ns;
     for (uint32_t i = 0; i < t->lane_count; i++) {
         struct bmt_lane *l = &t->lanes[i];
         if (l->in_ns)
             run(t, l, l->in_ns - 1, end_ns);
         l->in_ns = 0;
     }
+    return 0;
 }
 
 static const struct bmt_timeline *sort_t;
@@ -138,8 +143,9 @@ uint32_t bmt_timeline_busiest(const struct bmt_timeline *t, uint32_t order[TIMEL
     return t->lane_count < TIMELINE_LANES ? t->lane_count : TIMELINE_LANES;
 }
 
-void bmt_timeline_free(struct bmt_timeline *t)
+void bmt_timeline_free(void *self)
 {
+    struct bmt_timeline *t = self;
     free(t->lanes);
     bmt_u64map_free(&t->by_pid);
     memset(t, 0, sizeof *t);
@@ -154,27 +160,6 @@ static const struct bmt_needs needs = {{
     BMT_NEED(process_exit, BMT_FIELD(process_exit, pid)),
 }, 0};
 
-static int acc_init(void *self, struct bmt_an_scope *scope)
-{
-    return bmt_timeline_init(self, scope);
-}
-
-static int acc_feed(void *self, const struct bmt_record *rec)
-{
-    return bmt_timeline_feed(self, rec);
-}
-
-static int acc_finish(void *self, const struct bmt_an_pass *pass)
-{
-    bmt_timeline_finish(self, pass->end_ns);
-    return 0;
-}
-
-static void acc_free(void *self)
-{
-    bmt_timeline_free(self);
-}
-
 const struct bmt_acc bmt_timeline_acc = {
-    "timeline", acc_init, acc_feed, NULL, acc_finish, acc_free, &needs,
-};
+    "timeline", bmt_timeline_init, bmt_timeline_feed, NULL, bmt_timeline_finish, bmt_timeline_free,
+    &needs};

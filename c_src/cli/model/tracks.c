@@ -2,21 +2,25 @@
 #include "tracks.h"
 #include "layouts.h"
 #include "run.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-void bmt_tracks_init(struct bmt_tracks *t, struct bmt_an_scope *scope)
+int bmt_tracks_init(void *self, struct bmt_an_scope *scope)
 {
+    struct bmt_tracks *t = self;
     memset(t, 0, sizeof *t);
     t->scope = scope;
     bmt_callstack_init(&t->cs, scope);
     bmt_flows_init(&t->flows);
+    return 0;
 }
 
-void bmt_tracks_free(struct bmt_tracks *t)
+void bmt_tracks_free(void *self)
 {
+    struct bmt_tracks *t = self;
     bmt_callstack_free(&t->cs);
     bmt_flows_free(&t->flows);
     free(t->in_ns);
@@ -36,23 +40,19 @@ static int64_t grow_to(struct bmt_tracks *t, int64_t id)
 {
     if (id < 0 || (uint32_t)id < t->cap)
         return id;
-    uint32_t cap = t->cap ? t->cap * 2 : 64;
-    while (cap <= (uint32_t)id)
-        cap *= 2;
-    uint64_t *in = realloc(t->in_ns, cap * sizeof *in);
+    uint32_t in_cap = t->cap, entry_cap = t->cap, gc_cap = t->cap;
+    uint64_t *in = bmt_grow(t->in_ns, &in_cap, (uint32_t)id, sizeof *in);
     if (in)
         t->in_ns = in;
-    uint32_t *ent = realloc(t->in_entry, cap * sizeof *ent);
-    if (ent)
-        t->in_entry = ent;
-    uint64_t *gc = realloc(t->gc_ns, 2 * (size_t)cap * sizeof *gc);
+    uint32_t *entry = bmt_grow(t->in_entry, &entry_cap, (uint32_t)id, sizeof *entry);
+    if (entry)
+        t->in_entry = entry;
+    uint64_t(*gc)[2] = bmt_grow(t->gc_ns, &gc_cap, (uint32_t)id, sizeof *gc);
     if (gc)
         t->gc_ns = gc;
-    if (!in || !ent || !gc)
-        return -ENOMEM;
-    memset(in + t->cap, 0, (cap - t->cap) * sizeof *in);
-    memset(gc + 2 * (size_t)t->cap, 0, 2 * (size_t)(cap - t->cap) * sizeof *gc);
-    t->cap = cap;
+    if (!in || !entry || !gc)
+        return -ENOMEM; /* the ones grown keep their room: the same next time */
+    t->cap = in_cap;
     return id;
 }
 
@@ -211,7 +211,7 @@ static int gc(struct bmt_tracks *t, const struct bmt_record *rec, int out)
     if (rc < 0)
         return rc;
     int major = rec->tp == BMT_TP_gc_major_start || rec->tp == BMT_TP_gc_major_end;
-    uint64_t *start = &t->gc_ns[2 * pid + major];
+    uint64_t *start = &t->gc_ns[pid][major];
     if (rec->tp == BMT_TP_gc_minor_start || rec->tp == BMT_TP_gc_major_start) {
         *start = ts + 1;
         return 0;
@@ -339,18 +339,13 @@ static void acc_packet(void *self, const struct bmt_reader *r, unsigned stream,
 static int acc_finish(void *self, const struct bmt_an_pass *pass)
 {
     struct bmt_tracks *t = self;
-    int rc = bmt_callstack_finish(&t->cs, pass->end_ns);
+    int rc = bmt_callstack_finish(&t->cs, pass);
     if (rc == 0 && t->links_ready && (rc = bmt_links_finish(&t->links)) == 0)
         rc = t->error;
     for (uint32_t pid = 0; rc == 0 && pid < t->cap; pid++)
         if (t->in_ns[pid])
             rc = running_end(t, pid, pass->end_ns, 1);
     return rc;
-}
-
-static void acc_free(void *self)
-{
-    bmt_tracks_free(self);
 }
 
 #define F(tp, f) BMT_FIELD(tp, f)
@@ -392,5 +387,4 @@ static const struct bmt_needs needs = {{
 }, 1};
 
 const struct bmt_acc bmt_tracks_acc = {
-    "tracks", acc_init, acc_feed, acc_packet, acc_finish, acc_free, &needs,
-};
+    "tracks", acc_init, acc_feed, acc_packet, acc_finish, bmt_tracks_free, &needs};

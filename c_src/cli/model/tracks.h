@@ -68,7 +68,7 @@ struct bmt_tracks {
     int started;
     uint64_t *in_ns;                /* per pid: scheduled-in time + 1, or 0 */
     uint32_t *in_entry;             /* per pid: function id when scheduled in */
-    uint64_t *gc_ns;                /* per pid: open gc start + 1 (minor, major pairs) */
+    uint64_t (*gc_ns)[2];           /* per pid: open gc start + 1, minor and major */
     uint32_t cap;
     struct bmt_flows flows;         /* sends waiting for their receive (no links) */
     struct bmt_links links;         /* the links of record --links */
@@ -78,8 +78,8 @@ struct bmt_tracks {
 };
 
 /* Prepares `t` for `scope`; then set r, sink and sink_ctx. */
-void bmt_tracks_init(struct bmt_tracks *t, struct bmt_an_scope *scope);
-void bmt_tracks_free(struct bmt_tracks *t);
+int bmt_tracks_init(void *self, struct bmt_an_scope *scope);
+void bmt_tracks_free(void *self);
 
 /* As an accumulator (acc.h): every event (links keep time by them). */
 extern const struct bmt_acc bmt_tracks_acc;

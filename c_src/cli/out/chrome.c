@@ -3,6 +3,7 @@
 #include "json.h"
 #include "model/elixir.h"
 #include "model/layouts.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -34,36 +35,31 @@ static int grow_to(struct bmt_chrome *c, uint32_t tid)
 {
     if (tid < c->cap)
         return 0;
-    uint32_t cap = c->cap ? c->cap * 2 : 64;
-    while (cap <= tid)
-        cap *= 2;
-    uint8_t *used = realloc(c->used, cap);
+    uint32_t used_cap = c->cap, node_cap = c->cap;
+    uint8_t *used = bmt_grow(c->used, &used_cap, tid, 1);
     if (used)
         c->used = used;
-    uint32_t *nodes = realloc(c->node_of, cap * sizeof *nodes);
+    uint32_t *nodes = bmt_grow(c->node_of, &node_cap, tid, sizeof *nodes);
     if (nodes)
         c->node_of = nodes;
     if (!used || !nodes)
         return -ENOMEM;
-    memset(used + c->cap, 0, cap - c->cap);
-    for (uint32_t i = c->cap; i < cap; i++)
-        nodes[i] = UINT32_MAX;
-    c->cap = cap;
+    c->cap = used_cap;
     return 0;
 }
 
 /* The node (group) index of process `tid`: 0 for one trace. */
 static int64_t node_index(struct bmt_chrome *c, uint32_t tid)
 {
-    if (c->node_of[tid] == UINT32_MAX) {
+    if (!c->node_of[tid]) {
         const struct bmt_strtab *pids = &c->t->scope->names.pids;
         const char *s = bmt_strtab_str(pids, tid);
         int64_t k = bmt_strtab_intern(&c->nodes, s, bmt_nodes_prefix(s, bmt_strtab_len(pids, tid)));
         if (k < 0)
             return k;
-        c->node_of[tid] = (uint32_t)k;
+        c->node_of[tid] = (uint32_t)k + 1;
     }
-    return c->node_of[tid];
+    return c->node_of[tid] - 1;
 }
 
 /* The Chrome pid of group `g` (1 calls and events, 2 scheduling) of node

@@ -29,7 +29,7 @@ struct bmt_chrome {
     const struct bmt_tracks *t;
     const struct bmt_reader *r;
     uint8_t *used;                  /* per pid id: has a track */
-    uint32_t *node_of;              /* per pid id: index in nodes, or UINT32_MAX */
+    uint32_t *node_of;              /* per pid id: index in nodes + 1, or 0: not known yet */
     uint32_t cap;
     struct bmt_strtab nodes;        /* node prefixes of pid texts ("" for none) */
     uint64_t event_count;           /* JSON events written */

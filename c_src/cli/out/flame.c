@@ -34,6 +34,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The SVG's geometry, px: a frame's row, the space for the title above the
+ * frames, the margin around them. */
+#define ROW 16
+#define TOP 40
+#define PAD 10
+
 /* Appends frame `n`'s name; ';' and newlines become '_' (folded syntax). */
 static void frame_name(const struct bmt_callstack *cs, uint32_t n, char *buf, size_t size)
 {
@@ -128,11 +134,10 @@ static void color(const char *name, char out[32])
 static void frame_rect(struct bmt_out *o, const char *name, const char *col, uint64_t x, uint64_t w,
                        uint64_t all, unsigned dep, unsigned width, unsigned height)
 {
-    const unsigned row = 16, pad = 10;
     char buf[600], d[32];
     double fx = (double)x / (double)all, fw = (double)w / (double)all;
-    double px = pad + fx * (width - 2 * pad), pw = fw * (width - 2 * pad);
-    unsigned y = height - pad - (dep + 1) * row;
+    double px = PAD + fx * (width - 2 * PAD), pw = fw * (width - 2 * PAD);
+    unsigned y = height - PAD - (dep + 1) * ROW;
     bmt_duration_text(w, d);
     snprintf(buf, sizeof buf, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-n=\"", fx, fw);
     bmt_out_str(o, buf);
@@ -142,30 +147,18 @@ static void frame_rect(struct bmt_out *o, const char *name, const char *col, uin
     snprintf(buf, sizeof buf,
              " (%s, %.2f%%)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" "
              "fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%u\"></text></g>\n",
-             d, 100.0 * fw, px, y, pw > 0.6 ? pw - 0.5 : 0.1, row - 1, col, px + 3, y + row - 4);
+             d, 100.0 * fw, px, y, pw > 0.6 ? pw - 0.5 : 0.1, ROW - 1, col, px + 3, y + ROW - 4);
     bmt_out_str(o, buf);
 }
 
 static const char *const PSEUDO_COLORS[BMT_P_COUNT] = {"rgb(160,200,120)", "rgb(230,150,150)",
                                                    "rgb(150,180,230)", "rgb(180,180,200)"};
 
-int bmt_flame_svg(struct bmt_out *o, const struct bmt_callstack *cs, const char *title,
-                  unsigned width, int standalone, enum bmt_flame_mode mode)
+/* The <svg> element, its title, the reset button and the total. */
+static void svg_head(struct bmt_out *o, const char *title, unsigned width, unsigned height,
+                     uint64_t all, int standalone)
 {
-    struct bmt_flame_layout l;
-    int rc = bmt_flame_layout(cs, &l, mode);
-    uint32_t *stack = malloc((cs->node_count + 1) * sizeof *stack);
-    uint64_t *xs = malloc((cs->node_count + 1) * sizeof *xs);
-    if (rc < 0 || !stack || !xs) {
-        bmt_flame_layout_free(&l);
-        free(stack);
-        free(xs);
-        return -ENOMEM;
-    }
-    const unsigned row = 16, top = 40, pad = 10;
-    unsigned height = top + (l.max_depth + 2) * row + pad; /* + a row of off-CPU frames */
-    uint64_t all = l.total[0];
-    char buf[1024], name[1024], col[32], d[32];
+    char buf[1024], d[32];
     if (standalone)
         bmt_out_str(o, "<?xml version=\"1.0\" standalone=\"no\"?>\n");
     snprintf(buf, sizeof buf,
@@ -176,82 +169,108 @@ int bmt_flame_svg(struct bmt_out *o, const struct bmt_callstack *cs, const char 
              "<text x=\"%u\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">",
              width, height, width, height, width, width, height, width / 2);
     bmt_out_str(o, buf);
-    bmt_html_string(o, title, strlen(title));
+    bmt_html_cstr(o, title);
     bmt_duration_text(all, d);
     snprintf(buf, sizeof buf,
              "</text>\n<text id=\"bmtreset\" x=\"%u\" y=\"22\" style=\"cursor:pointer\" "
              "fill=\"#336\">Reset zoom</text>\n<text x=\"%u\" y=\"22\" text-anchor=\"end\">"
              "traced time %s</text>\n",
-             pad, width - pad, d);
+             PAD, width - PAD, d);
     bmt_out_str(o, buf);
     if (all == 0) {
-        snprintf(buf, sizeof buf, "<text x=\"%u\" y=\"%u\">no traced calls</text>\n", pad,
-                 top + row);
+        snprintf(buf, sizeof buf, "<text x=\"%u\" y=\"%u\">no traced calls</text>\n", PAD,
+                 TOP + ROW);
         bmt_out_str(o, buf);
     }
-    /* Depth-first: node 0 is "all" at the bottom row. */
-    double min_ns = (double)all * 0.1 / (double)(width - 2 * pad);
-    unsigned sp = 0;
-    stack[sp] = 0;
-    xs[sp++] = 0;
-    uint32_t *depth_of = calloc(cs->node_count + 1, sizeof *depth_of);
-    if (!depth_of)
-        goto oom;
-    while (all && sp) {
-        sp--;
-        uint32_t n = stack[sp];
-        uint64_t x = xs[sp];
-        uint64_t w = l.total[n];
-        if (n == 0)
-            snprintf(name, sizeof name, "all");
-        else
-            frame_name(cs, n, name, sizeof name);
-        unsigned dep = depth_of[n];
-        color(name, col);
-        if (n == 0 || cs->nodes[n].is_proc)
-            snprintf(col, sizeof col, n ? "rgb(150,170,210)" : "rgb(200,200,200)");
-        frame_rect(o, name, col, x, w, all, dep, width, height);
-        /* Off-CPU frames at the left above the frame, then the callees. */
-        uint64_t pseudo[BMT_P_COUNT], cx = x;
-        bmt_flame_weights(cs, n, mode, pseudo);
-        for (int k = 0; k < BMT_P_COUNT; k++) {
-            if ((double)pseudo[k] >= min_ns && pseudo[k] > 0)
-                frame_rect(o, bmt_flame_pseudo[k], PSEUDO_COLORS[k], cx, pseudo[k], all, dep + 1, width,
-                           height);
-            cx += pseudo[k];
-        }
-        /* Children left to right: push in reverse so the first pops first. */
-        unsigned first = sp;
-        for (uint32_t c = l.first_child[n]; c != BMT_CS_NONE; c = l.next_sibling[c]) {
-            if ((double)l.total[c] >= min_ns && l.total[c] > 0) {
-                stack[sp] = c;
-                xs[sp++] = cx;
-                depth_of[c] = dep + 1;
-            }
-            cx += l.total[c];
-        }
-        for (unsigned i = first, j = sp; i + 1 < j; i++, j--) {
-            uint32_t t = stack[i];
-            stack[i] = stack[j - 1];
-            stack[j - 1] = t;
-            uint64_t tx = xs[i];
-            xs[i] = xs[j - 1];
-            xs[j - 1] = tx;
-        }
+}
+
+/* The depth-first walk drawing the tree: a stack of nodes to draw, each
+ * with its left edge (ns from the left) and depth. */
+struct walk {
+    const struct bmt_callstack *cs;
+    const struct bmt_flame_layout *l;
+    enum bmt_flame_mode mode;
+    uint32_t *stack, *depth_of;
+    uint64_t *xs;
+    unsigned sp;
+    uint64_t all;               /* the root's width, ns */
+    double min_ns;              /* narrower frames are left out */
+    unsigned width, height;
+};
+
+/* Node `n` at `x`: its frame, its off-CPU frames above it at the left, and
+ * its callees pushed (in reverse, so that the first is drawn first). */
+static void draw_node(struct bmt_out *o, struct walk *w, uint32_t n, uint64_t x)
+{
+    const struct bmt_callstack *cs = w->cs;
+    char name[1024], col[32];
+    unsigned dep = w->depth_of[n];
+    if (n == 0)
+        snprintf(name, sizeof name, "all");
+    else
+        frame_name(cs, n, name, sizeof name);
+    color(name, col);
+    if (n == 0 || cs->nodes[n].is_proc)
+        snprintf(col, sizeof col, n ? "rgb(150,170,210)" : "rgb(200,200,200)");
+    frame_rect(o, name, col, x, w->l->total[n], w->all, dep, w->width, w->height);
+    uint64_t pseudo[BMT_P_COUNT], cx = x;
+    bmt_flame_weights(cs, n, w->mode, pseudo);
+    for (int k = 0; k < BMT_P_COUNT; k++) {
+        if ((double)pseudo[k] >= w->min_ns && pseudo[k] > 0)
+            frame_rect(o, bmt_flame_pseudo[k], PSEUDO_COLORS[k], cx, pseudo[k], w->all, dep + 1,
+                       w->width, w->height);
+        cx += pseudo[k];
     }
-    bmt_out_str(o, "<script type=\"text/javascript\"><![CDATA[\n");
-    bmt_out_str(o, FLAME_SCRIPT);
-    bmt_out_str(o, "\n]]></script>\n</svg>\n");
-    free(depth_of);
+    unsigned first = w->sp;
+    for (uint32_t c = w->l->first_child[n]; c != BMT_CS_NONE; c = w->l->next_sibling[c]) {
+        if ((double)w->l->total[c] >= w->min_ns && w->l->total[c] > 0) {
+            w->stack[w->sp] = c;
+            w->xs[w->sp++] = cx;
+            w->depth_of[c] = dep + 1;
+        }
+        cx += w->l->total[c];
+    }
+    for (unsigned i = first, j = w->sp; i + 1 < j; i++, j--) {
+        uint32_t t = w->stack[i];
+        w->stack[i] = w->stack[j - 1];
+        w->stack[j - 1] = t;
+        uint64_t tx = w->xs[i];
+        w->xs[i] = w->xs[j - 1];
+        w->xs[j - 1] = tx;
+    }
+}
+
+int bmt_flame_svg(struct bmt_out *o, const struct bmt_callstack *cs, const char *title,
+                  unsigned width, int standalone, enum bmt_flame_mode mode)
+{
+    struct bmt_flame_layout l;
+    int rc = bmt_flame_layout(cs, &l, mode);
+    struct walk w = {cs, &l, mode, malloc((cs->node_count + 1) * sizeof *w.stack),
+                     calloc(cs->node_count + 1, sizeof *w.depth_of),
+                     malloc((cs->node_count + 1) * sizeof *w.xs), 0, 0, 0, width, 0};
+    if (rc == 0 && w.stack && w.depth_of && w.xs) {
+        w.all = l.total[0];
+        w.min_ns = (double)w.all * 0.1 / (double)(width - 2 * PAD);
+        w.height = TOP + (l.max_depth + 2) * ROW + PAD; /* + a row of off-CPU frames */
+        svg_head(o, title, width, w.height, w.all, standalone);
+        /* Depth-first: node 0 is "all" at the bottom row. */
+        w.stack[w.sp] = 0;
+        w.xs[w.sp++] = 0;
+        while (w.all && w.sp) {
+            w.sp--;
+            draw_node(o, &w, w.stack[w.sp], w.xs[w.sp]);
+        }
+        bmt_out_str(o, "<script type=\"text/javascript\"><![CDATA[\n");
+        bmt_out_str(o, FLAME_SCRIPT);
+        bmt_out_str(o, "\n]]></script>\n</svg>\n");
+    } else {
+        rc = -ENOMEM;
+    }
     bmt_flame_layout_free(&l);
-    free(stack);
-    free(xs);
-    return 0;
-oom:
-    bmt_flame_layout_free(&l);
-    free(stack);
-    free(xs);
-    return -ENOMEM;
+    free(w.stack);
+    free(w.depth_of);
+    free(w.xs);
+    return rc;
 }
 
 /* The title's second half: what the widths are, and what the trace lacks. */

@@ -1,5 +1,6 @@
 /* Histograms printed (contract in hist_print.h). */
 #include "hist_print.h"
+#include "base/timefmt.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -72,4 +73,14 @@ void bmt_hist_print_json_quantize(struct bmt_out *o, const struct bmt_hist *h)
         bmt_out_char(o, ']');
     }
     bmt_out_char(o, ']');
+}
+
+void bmt_hist_texts(const struct bmt_hist *h, struct bmt_hist_texts *t)
+{
+    bmt_duration_text(h->sum, t->total);
+    bmt_duration_text(bmt_hist_quantile(h, 0.5), t->p50);
+    bmt_duration_text(bmt_hist_quantile(h, 0.9), t->p90);
+    bmt_duration_text(bmt_hist_quantile(h, 0.99), t->p99);
+    bmt_duration_text(h->max, t->max);
+    bmt_duration_text(h->count ? h->sum / h->count : 0, t->mean);
 }

@@ -20,4 +20,10 @@ void bmt_hist_print_json_stats(struct bmt_out *o, const struct bmt_hist *h);
  * non-empty quantize rows. */
 void bmt_hist_print_json_quantize(struct bmt_out *o, const struct bmt_hist *h);
 
+/* Its total, p50, p90, p99, max and mean as human durations ("1.234 ms"). */
+struct bmt_hist_texts {
+    char total[32], p50[32], p90[32], p99[32], max[32], mean[32];
+};
+void bmt_hist_texts(const struct bmt_hist *h, struct bmt_hist_texts *t);
+
 #endif

@@ -39,3 +39,14 @@ void bmt_json_string(struct bmt_out *o, const char *str, size_t len)
     }
     bmt_out_char(o, '"');
 }
+
+void bmt_json_member(struct bmt_out *o, const char *key, const char *value)
+{
+    bmt_out_str(o, ", \"");
+    bmt_out_str(o, key);
+    bmt_out_str(o, "\": ");
+    if (value)
+        bmt_json_cstr(o, value);
+    else
+        bmt_out_str(o, "null");
+}

@@ -21,4 +21,7 @@ static inline void bmt_json_cstr(struct bmt_out *o, const char *s)
     bmt_json_string(o, s, strlen(s));
 }
 
+/* Appends `, "key": VALUE`: the string `value` escaped, or null for NULL. */
+void bmt_json_member(struct bmt_out *o, const char *key, const char *value);
+
 #endif

@@ -99,7 +99,8 @@ static void term_key(struct bmt_text *t, const char *key)
 
 /* ", key => VALUE" for option `o` of `a`, by its type; nothing for a value
  * not given (the controller's default then). */
-static void term_option(struct bmt_text *t, const struct bmt_opt *o, const struct bmt_record_args *a)
+static void term_option(struct bmt_text *t, const struct bmt_opt *o,
+                        const struct bmt_record_args *a)
 {
     const void *f = (const char *)a + o->offset;
     if (o->flags & BMT_OPT_REPEAT) {
