@@ -69,6 +69,13 @@ check_cmd "names (real trace): no sanitizer report" [ ! -s "$w.err" ]
 check_cmd "names (real trace): --pid bmt_an_late keeps its 11 calls, 7 made before it registered" \
     [ "$(jget "$w.late.json" "[(f['function'], f['count']) for f in d['functions']]")" = "[('bmt_an_workload:busy/0', 11)]" ]
 "$BT" calls --format json --name 'BmtAn.*' "$w" >"$w.ex.json"
+# A filter that matches nothing says so (issue 16): it used to print an
+# empty table that read as "the trace has no function_call events".
+"$BT" calls --name 'nomatch*' "$w" >"$w.nomatch.out" 2>"$w.nomatch.err"
+rc=$?
+check_cmd "names (real trace): calls --name 'nomatch*' exits 1 with one line saying it matches no process" \
+    eval '[ $rc -eq 1 ] && [ "$(wc -l <"$w.nomatch.err")" -eq 1 ] && [ ! -s "$w.nomatch.out" ] &&
+          grep -q "^beamtrace: .*--name .nomatch\*. matches no process of the trace" "$w.nomatch.err"'
 check_cmd "names (real trace): --name 'BmtAn.*' keeps the process whose initial call is BmtAn.Worker.init/1" \
     [ "$(jget "$w.ex.json" "[(f['function'], f['count']) for f in d['functions']]")" = "[('BmtAn.Worker.handle_call/3', 3)]" ]
 "$BT" export -o "$w.chrome.json" "$w"
@@ -316,8 +323,10 @@ check_cmd "names: --name PATTERN matches names and initial calls (Elixir's spell
 "$BT" calls --format json --pid '<0.51.0>' "$sc/names" >"$sc/p4b.json"
 check_cmd "names: --pid 0.51.0 and --pid '<0.51.0>' keep the same process" \
     [ "$(funcs "$sc/p4.json") $(kept "$sc/p4b.json")" = "['rabbit_amqqueue_process:handle_cast/2'] ['<0.51.0>']" ]
-"$BT" calls --pid no_such_name "$sc/names" >"$sc/p5.txt"
-check_cmd "names: --pid of an unknown name keeps nothing (and says so)" grep -q "no function_call events" "$sc/p5.txt"
+"$BT" calls --pid no_such_name "$sc/names" >"$sc/p5.txt" 2>"$sc/p5.err"
+rc=$?
+check_cmd "names: --pid of an unknown name: exit 1, one line saying it matches no process" \
+    eval '[ $rc -eq 1 ] && [ ! -s "$sc/p5.txt" ] && grep -q "no_such_name. matches no process" "$sc/p5.err"'
 "$BT" view "$sc/names" >"$sc/names.view"
 check_cmd "names: view keeps OTP's text (escaped as babeltrace2 does)" \
     grep -qF "entry = \"\\'Elixir.MyApp.Worker\\':handle_call/3\"" "$sc/names.view"

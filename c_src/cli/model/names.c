@@ -255,14 +255,15 @@ int bmt_names_select(const struct bmt_names *n, const char *name, int glob, uint
         hit[2 * t] = (uint8_t)text_matches(n, t, name, glob, 0);
         hit[2 * t + 1] = (uint8_t)(glob && text_matches(n, t, name, 1, 1));
     }
+    int matched = 0;
     for (uint32_t i = 0; i < n->ever_count; i++)
         if (hit[2 * (uint32_t)n->ever_keys[i]])
-            marks[n->ever_keys[i] >> 32] = 1;
+            marks[n->ever_keys[i] >> 32] = 1, matched = 1;
     for (uint32_t id = 0; id < n->pids.count; id++)
         if (n->procs[id].entry != BMT_NAME_NONE && hit[2 * n->procs[id].entry + 1])
-            marks[id] = 1;
+            marks[id] = 1, matched = 1;
     free(hit);
-    return 0;
+    return matched;
 }
 
 void bmt_names_free(struct bmt_names *n)

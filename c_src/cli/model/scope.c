@@ -46,6 +46,19 @@ int bmt_pid_like(const char *s)
     return dots == 2 && (s[0] != '<' || (*p == '>' && !p[1]));
 }
 
+/* A name or pattern that matches no process of the trace is an error: an
+ * empty result would read as "the trace has no such events". */
+static int matched(struct bmt_reader *r, const char *option, const char *value, int rc)
+{
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    snprintf(r->error, sizeof r->error, "%s '%s' matches no process of the trace (no registered "
+             "name%s it had); see the names with 'beamtrace calls --by pid' or "
+             "'beamtrace procs'", option, value,
+             option[2] == 'n' ? ", label or initial call" : " or label");
+    return -ENOENT;
+}
+
 int bmt_an_scope_filter(struct bmt_an_scope *s, struct bmt_reader *r)
 {
     int need_names = s->pattern_count > 0;
@@ -75,9 +88,10 @@ int bmt_an_scope_filter(struct bmt_an_scope *s, struct bmt_reader *r)
         rc = -ENOMEM;
     for (unsigned i = 0; rc == 0 && i < s->pid_count; i++)
         if (!bmt_pid_like(s->pids[i]))
-            rc = bmt_names_select(&names, s->pids[i], 0, marks);
+            rc = matched(r, "--pid", s->pids[i], bmt_names_select(&names, s->pids[i], 0, marks));
     for (unsigned i = 0; rc == 0 && i < s->pattern_count; i++)
-        rc = bmt_names_select(&names, s->patterns[i], 1, marks);
+        rc = matched(r, "--name", s->patterns[i],
+                     bmt_names_select(&names, s->patterns[i], 1, marks));
     for (uint32_t id = 0; rc == 0 && id < names.pids.count; id++)
         if (marks[id] && bmt_strtab_intern(&s->kept, bmt_strtab_str(&names.pids, id),
                                            bmt_strtab_len(&names.pids, id)) < 0)

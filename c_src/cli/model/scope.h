@@ -92,7 +92,8 @@ int bmt_pid_like(const char *s);
 
 /* Resolves the filter into s->kept: literal pids at once, names and
  * patterns after a pass over `r` (closed again) that reads names only.
- * Returns 0, -ENOMEM or the reader's error (r->error set). */
+ * Returns 0; -ENOENT when a name or pattern matches no process of the
+ * trace; -ENOMEM or the reader's error (r->error set in every case). */
 int bmt_an_scope_filter(struct bmt_an_scope *s, struct bmt_reader *r);
 
 /* Resolves the window from --begin/--end (s->first_ns set) and the
