@@ -381,6 +381,14 @@ PY
 else
     skip "man pages from --help" "help2man is not installed (apt-get install help2man)"
 fi
+# flame's SVG is for a file or a pipe (issue 16): on a terminal, one line
+# saying so, exit 2, nothing written; --folded is text and stays allowed.
+python3 test/cli/on_terminal.py "$BT" flame "$basic" >"$out/flame.tty"
+check_cmd "flame to a terminal: exit 2, nothing written, one line naming -o FILE" \
+    eval '[ "$(head -1 "$out/flame.tty")" = "2 0" ] && [ "$(wc -l <"$out/flame.tty")" -eq 2 ] &&
+          grep -q "^beamtrace: flame: .*terminal: give -o FILE" "$out/flame.tty"'
+python3 test/cli/on_terminal.py "$BT" flame --folded "$basic" >"$out/folded.tty"
+check_cmd "flame --folded to a terminal: exit 0" eval '[ "$(head -1 "$out/folded.tty" | cut -d" " -f1)" = 0 ]'
 check_cmd "completion bash: a script bash parses" eval '"$BT" completion bash | bash -n'
 
 

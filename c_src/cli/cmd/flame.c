@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the command ---- */
 
@@ -86,6 +87,10 @@ static void warnings(struct bmt_analysis *a, const struct bmt_callstack *cs)
 static int run(void *opts_)
 {
     const struct flame_opts *op = opts_;
+    /* Kilobytes of SVG markup on a terminal help no one. */
+    if (!op->folded && !op->common.output && isatty(STDOUT_FILENO))
+        return bmt_cli_usage_error("flame", "will not write an SVG to a terminal: give -o FILE "
+                                   "(e.g. -o flame.svg), pipe it, or use --folded");
     struct bmt_analysis a;
     struct bmt_callstack cs;
     bmt_analysis_begin(&a, "flame", &op->common);
