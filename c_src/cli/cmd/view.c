@@ -6,7 +6,8 @@
  *   [HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) HOST[:PROCNAME][:(VPID)] domain:name: { cpu_id = N }, ...
  * with every scope babeltrace2 prints (print_bt2.c), for any event the
  * metadata declares, from any of the layouts the reader reads (beamtrace,
- * LTTng, babeltrace2's own). Deltas are between printed lines. The
+ * LTTng, babeltrace2's own); in a cluster, the node where babeltrace2 prints
+ * the host (nodes share hosts). Deltas are between printed lines. The
  * per-event-class constant text is built once; wall-clock text is
  * recomputed only when the second changes. A trace whose time goes
  * backwards is an error, as it is for babeltrace2, not a huge delta.
@@ -219,7 +220,9 @@ static char *normalise_pid(const char *arg)
 }
 
 /* The per-event-class text after the time: babeltrace2 prints the trace
- * environment's hostname, procname and vpid (joined by ':') when present. */
+ * environment's hostname, procname and vpid (joined by ':') when present.
+ * In a cluster each trace is a node, and the node takes the host's place:
+ * nodes on one host would otherwise print the same name on every line. */
 static int build_prefixes(struct view *v, const struct bmt_reader *r)
 {
     v->class_count = r->event_class_count;
@@ -230,10 +233,11 @@ static int build_prefixes(struct view *v, const struct bmt_reader *r)
         return -1;
     for (unsigned t = 0; t < r->trace_count; t++) {
         const struct bmt_meta *m = &r->traces[t].meta;
+        const char *host = r->cluster && r->traces[t].node ? r->traces[t].node : m->hostname;
         char env[600] = "";
         size_t n = 0;
-        if (m->hostname)
-            n += (size_t)snprintf(env + n, sizeof env - n, " %s", m->hostname);
+        if (host)
+            n += (size_t)snprintf(env + n, sizeof env - n, " %s", host);
         if (m->procname && n < sizeof env)
             n += (size_t)snprintf(env + n, sizeof env - n, "%s%s", n ? ":" : " ", m->procname);
         if (m->has_vpid && n < sizeof env)
@@ -384,7 +388,9 @@ const struct bmt_command bmt_cmd_view = {
         "Prints the events of the trace in DIR in time order, one line each, exactly\n"
         "as `babeltrace2 DIR` does: beamtrace's traces, LTTng's (DIR may be the session\n"
         "directory) and babeltrace2's CTF output alike. Discarded events are reported\n"
-        "on stderr; a last packet cut short is skipped with one warning.",
+        "on stderr; a last packet cut short is skipped with one warning. In a cluster\n"
+        "(traces of several nodes), each line names its node where babeltrace2 prints\n"
+        "the host.",
     .opts = options, .uses = BMT_USES_DIRS, .size = sizeof(struct view_opts),
     .run = run,
 };
