@@ -326,6 +326,15 @@ ok = (len(s) == 3 and all(groups[s[i]].startswith("a@h: ") and groups[f[i]].star
       and "b@h/<0.9.0> srv" in tracks)
 sys.exit(0 if ok else 1)
 PY
+# A trace recorded with --links has message_send_link events where OTP has
+# message_send: -t naming OTP's event takes them too (issue 16).
+TZ=UTC "$BT" view --no-delta "$cl" >"$out/cluster.nodelta"
+check_cmd "cluster: view -t '*message_send' takes the message_send_link events (and receive likewise)" \
+    eval 'cmp -s <(TZ=UTC "$BT" view --no-delta -t "*message_send" "$cl") \
+                 <(grep -aE " org_erlang_[a-z]+:message_send(_link)?: " "$out/cluster.nodelta") &&
+          cmp -s <(TZ=UTC "$BT" view --no-delta -t "org_erlang_dyntrace:message_receive" "$cl") \
+                 <(grep -aE " org_erlang_[a-z]+:message_receive(_link)?: " "$out/cluster.nodelta") &&
+          [ "$(grep -ac "message_send_link: " "$out/cluster.nodelta")" -gt 0 ]'
 check_cmd "cluster: view -p takes a node-qualified pid (the sends of a@h's <0.5.0>)" \
     eval '[ "$("$BT" view -p "a@h/<0.5.0>" "$cl" | grep -c "message_send_link.*from = \"<0.5.0>\"")" -eq 8 ] &&
           [ "$("$BT" view -p "a@h/<0.5.0>" "$cl" | wc -l)" -eq 8 ]'

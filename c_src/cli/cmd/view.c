@@ -219,6 +219,22 @@ static char *normalise_pid(const char *arg)
     return p;
 }
 
+/* 1 when -t selects event class `ec` (every class without -t). A link
+ * event of record --links is OTP's message_send or message_receive with
+ * more fields (model/layouts.h): a pattern naming OTP's event selects it
+ * too, as the analyses read it as OTP's. */
+static int selects(const struct view *v, const struct bmt_ctf_event_class *ec)
+{
+    int tp = ec->tp == BMT_TP_message_send_link      ? BMT_TP_message_send
+             : ec->tp == BMT_TP_message_receive_link ? BMT_TP_message_receive : -1;
+    const char *otp = tp >= 0 ? bmt_catalogue[tp].full_name : NULL;
+    for (unsigned i = 0; i < v->pattern_count; i++)
+        if (bmt_glob_match(v->patterns[i], ec->name) ||
+            (otp && bmt_glob_match(v->patterns[i], otp)))
+            return 1;
+    return v->pattern_count == 0;
+}
+
 /* The per-event-class text after the time: babeltrace2 prints the trace
  * environment's hostname, procname and vpid (joined by ':') when present.
  * In a cluster each trace is a node, and the node takes the host's place:
@@ -252,10 +268,7 @@ static int build_prefixes(struct view *v, const struct bmt_reader *r)
             /* The time's "] " or delta's ") " already ends in a space. */
             v->prefix_len[k] = (size_t)snprintf(v->prefix[k], len, "%s%s%s: ",
                                                 env[0] ? env + 1 : "", env[0] ? " " : "", name);
-            v->selected[k] = v->pattern_count == 0;
-            for (unsigned i = 0; i < v->pattern_count; i++)
-                if (bmt_glob_match(v->patterns[i], name))
-                    v->selected[k] = 1;
+            v->selected[k] = selects(v, m->events[e]);
         }
     }
     return 0;
@@ -287,7 +300,8 @@ struct view_opts {
 static const struct bmt_opt options[] = {
     {.name = "tracepoint", .letter = 't', .type = BMT_OPT_PATTERN, .arg = "PATTERN",
      .help = "only events whose domain:name matches PATTERN ('*' matches any run of "
-             "characters; repeatable), e.g. 'org_erlang_dyntrace:process_*' or '*gc_*'",
+             "characters; repeatable), e.g. 'org_erlang_dyntrace:process_*' or '*gc_*'; a "
+             "pattern taking message_send or message_receive also takes their --links form",
      .flags = BMT_OPT_REPEAT, .example = "*process_*", .offset = AT(tracepoints, struct bmt_strs)},
     {.name = "pid", .letter = 'p', .type = BMT_OPT_PID, .arg = "PID",
      .help = "only events with a pid or port field equal to PID (<0.66.0>, 0.66.0 or "
