@@ -453,6 +453,23 @@ done
 "$BT" report "$out/w_all" -o "$out/report.html"
 check_cmd "report writes one self-contained page (no external URLs)" \
     eval '[ -s "$out/report.html" ] && ! grep -qE "(src|href)=\"(https?:)?//" "$out/report.html"'
+# Counter charts (issue 16): the unit in a chart's title is the unit of its
+# axis (scheduler utilisation said ppm above axis labels in %).
+"$BT" report "$sc/report" -o "$out/counters.html"
+check_cmd "report: a counter chart's title names the unit of its axis (scheduler utilisation in %)" \
+    python3 - "$out/counters.html" <<'PY'
+import re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+charts = re.findall(r'<svg class="chart counters"[^>]*data-counter="([^"]*)" data-unit="([^"]*)"'
+                    r'[^>]*>(.*?)</svg>', page, re.S)
+bad = []
+for counter, unit, body in charts:
+    title = re.search(r'<text class="title"[^>]*>(.*?)</text>', body).group(1)
+    axis = re.findall(r'<text class="axis"[^>]*>(.*?)</text>', body)
+    if unit == "ppm" and not (title.endswith("(%)") and axis[0].endswith("%")):
+        bad.append((counter, title, axis))
+sys.exit(0 if charts and any(u == "ppm" for _, u, _ in charts) and not bad else 1)
+PY
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROMIUM" ]; then
     skip "report renders in headless Chromium without console errors" "chromium is not installed (apt-get install chromium)"
@@ -534,7 +551,7 @@ d = json.load(open(sys.argv[1]))
 page = open(sys.argv[2], encoding="utf-8").read()
 by = {c["full_title"]: c for c in d["charts"]}
 mq, rq, su, mem = (by.get(k) for k in ("message_queue (messages)", "run_queue (count)",
-                                       "scheduler_utilization (ppm)", "memory (bytes)"))
+                                       "scheduler_utilization (%)", "memory (bytes)"))
 ok = None not in (mq, rq, su, mem)
 if ok:
     leg = mq["legend"]
@@ -542,6 +559,7 @@ if ok:
     ok = ok and 'data-peak="12345" data-samples="21"' in page
     ok = ok and rq["lines"] == 8 and len(rq["legend"]) == 8 and "run_queue (count): 12 instances, 8 drawn." in page
     ok = ok and su["legend"][0] == "total  peak 52%" and mem["legend"][0] == "total  peak 120 MiB"
+    ok = ok and su["axis"][:2] == ["100%", "50%"]
     ok = ok and all(not c["outside"] for c in (mq, rq, su, mem))
 if not ok:
     print("# %r" % [mq, rq, su, mem])

@@ -21,6 +21,13 @@ static void number_text(double v, const char *unit, char out[32])
              unit);
 }
 
+/* The unit a chart shows its values in: ppm as a percentage (title and
+ * axis say the same), any other as the trace records it. */
+static const char *shown_unit(const struct bmt_counter_chart *ch)
+{
+    return strcmp(ch->unit, "ppm") == 0 ? "%" : ch->unit;
+}
+
 /* A value as the chart labels it: ppm as a percentage, bytes in binary
  * units, counts with k, M, G above ten thousand. */
 static void value_text(const struct bmt_counter_chart *ch, double v, char out[32])
@@ -196,7 +203,7 @@ static void chart_svg(struct bmt_out *o, const struct bmt_counters *c,
     const char *node = r && r->trace_count > 1 && ch->trace < r->trace_count
                            ? r->traces[ch->trace].node : NULL;
     snprintf(title, sizeof title, "%s%s%s (%s)", node ? node : "", node ? ": " : "", ch->counter,
-             ch->unit);
+             shown_unit(ch));
     uint64_t samples;
     struct plot p = {c, ch, scale(ch, lines, nl, &samples), 0, 0, 0, TOP_M + PLOT_H};
     value_text(ch, p.top, top);
@@ -223,7 +230,7 @@ static void notes(struct bmt_out *o, const struct bmt_counters *c)
         bmt_out_str(o, "<p class=\"note\">");
         bmt_html_cstr(o, ch->counter);
         bmt_out_str(o, " (");
-        bmt_html_cstr(o, ch->unit);
+        bmt_html_cstr(o, shown_unit(ch));
         snprintf(buf, sizeof buf, "): %u instances, %u drawn", ch->series_count,
                  ch->series_count < COUNTER_LINES ? ch->series_count : COUNTER_LINES);
         bmt_out_str(o, buf);
