@@ -470,6 +470,21 @@ for counter, unit, body in charts:
         bad.append((counter, title, axis))
 sys.exit(0 if charts and any(u == "ppm" for _, u, _ in charts) and not bad else 1)
 PY
+# A counter keeps its value until its next sample: the charts draw steps
+# (every segment level or upright), not slopes between samples.
+check_cmd "report: counters drawn as steps (each segment of a counter line horizontal or vertical)" \
+    python3 - "$out/counters.html" <<'PY'
+import re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+lines = re.findall(r'<svg class="chart counters".*?</svg>', page, re.S)
+polys = [p for svg in lines for p in re.findall(r'<polyline[^>]*points="([^"]*)"', svg)]
+sloped = []
+for pts in polys:
+    xy = [tuple(map(float, p.split(","))) for p in pts.split()]
+    sloped += [(a, b) for a, b in zip(xy, xy[1:]) if a[0] != b[0] and a[1] != b[1]]
+print("# %d counter lines, %d sloped segments %s" % (len(polys), len(sloped), sloped[:3]))
+sys.exit(0 if polys and any(len(p.split()) > 2 for p in polys) and not sloped else 1)
+PY
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROMIUM" ]; then
     skip "report renders in headless Chromium without console errors" "chromium is not installed (apt-get install chromium)"

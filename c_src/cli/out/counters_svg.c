@@ -132,34 +132,59 @@ static void axes(struct bmt_out *o, const struct plot *p, const char *top, const
     bmt_out_str(o, buf);
 }
 
-/* One polyline through the non-empty columns of `s`; a lone point as a dot. */
+/* The x of time `t_ns` from the window's start, clamped to the plot. */
+static double x_at(const struct plot *p, double t_ns)
+{
+    return p->left + p->width * (t_ns < p->span ? t_ns / p->span : 1.0);
+}
+
+/* One point of a polyline: the element's start before the first. */
+static void point(struct bmt_out *o, unsigned *points, const char *colour, double x, double y)
+{
+    char buf[200];
+    if (*points)
+        snprintf(buf, sizeof buf, " %.1f,%.1f", x, y);
+    else
+        snprintf(buf, sizeof buf, "<polyline fill=\"none\" stroke-width=\"1.5\" "
+                 "stroke=\"%s\" points=\"%.1f,%.1f", colour, x, y);
+    bmt_out_str(o, buf);
+    (*points)++;
+}
+
+/* The non-empty columns of `s` as steps: a counter keeps its value
+ * until its next sample, so each column is a level across its width,
+ * held through empty columns, and a change is a vertical rise or drop
+ * at the start of the column that has it. A series in one column only
+ * also gets a dot at that column's middle. */
 static void line(struct bmt_out *o, const struct plot *p, const struct bmt_counter_series *s,
                  const char *colour)
 {
-    char buf[200];
-    unsigned points = 0;
-    double x = 0, y = 0;
+    unsigned points = 0, cols = 0;
+    double y_prev = 0, x_mid = 0;
     for (unsigned k = 0; k < COUNTER_COLS; k++) {
         const struct bmt_counter_col *cl = &s->cols[k];
         if (!cl->n)
             continue;
-        double mid = ((double)k + 0.5) * (double)p->c->col_ns;
-        double v = bmt_counters_col_value(p->ch, cl);
-        x = p->left + p->width * (mid < p->span ? mid / p->span : 1.0);
-        y = p->base - PLOT_H * (v > 0 ? v / p->top : 0);
-        if (points)
-            snprintf(buf, sizeof buf, " %.1f,%.1f", x, y);
-        else
-            snprintf(buf, sizeof buf, "<polyline fill=\"none\" stroke-width=\"1.5\" "
-                     "stroke=\"%s\" points=\"%.1f,%.1f", colour, x, y);
-        bmt_out_str(o, buf);
-        points++;
+        double col = (double)p->c->col_ns, v = bmt_counters_col_value(p->ch, cl);
+        double xl = x_at(p, (double)k * col), xr = x_at(p, ((double)k + 1) * col);
+        double y = p->base - PLOT_H * (v > 0 ? v / p->top : 0);
+        if (cols && y != y_prev) {
+            point(o, &points, colour, xl, y_prev);
+            point(o, &points, colour, xl, y);
+        } else if (!cols) {
+            point(o, &points, colour, xl, y);
+        }
+        point(o, &points, colour, xr, y);
+        y_prev = y;
+        x_mid = (xl + xr) / 2;
+        cols++;
     }
     if (points)
         bmt_out_str(o, "\"/>");
-    if (points == 1) {
-        snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>", x,
-                 y, colour);
+    if (cols == 1) {
+        char buf[200];
+        snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>",
+                 x_mid, y_prev, colour);
         bmt_out_str(o, buf);
     }
 }
