@@ -175,6 +175,16 @@ check_cmd "export w_all: flows from sends to receives" \
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if sum(e["ph"]=="f" for e in d["traceEvents"]) >= 50 else 1)' "$out/w_all.chrome.json"
 check_cmd "export w_all: the registered name labels the track" \
     grep -q '"name":"<0\.[0-9]*\.0> bmt_an_main"' "$out/w_all.chrome.json"
+# Issue 16: a collection is a slice as long as its pause (was a zero-width
+# instant); nesting among the calls is checked by check_chrome.py above.
+check_cmd "export w_all: each GC a slice (ph X) whose dur is its pause, some longer than 0" \
+    python3 - "$out/w_all.chrome.json" <<'PY'
+import json, sys
+gc = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") == "gc"]
+bad = [e for e in gc if e["ph"] != "X" or round(e["dur"] * 1000) != e["args"]["pause_ns"]]
+print("# %d gc events, %d not a slice of their pause %s" % (len(gc), len(bad), bad[:2]))
+sys.exit(0 if gc and not bad and any(e["dur"] > 0 for e in gc) else 1)
+PY
 "$BT" flame --folded "$out/w_all" >"$out/all.folded"
 check_cmd "flame --folded: pid root frame, integer us counts" \
     grep -qE '^<0\.[0-9]+\.0> bmt_an_main;bmt_an_workload:outer/1;bmt_an_workload:middle/1;bmt_an_workload:sleep2/0 [0-9]+$' "$out/all.folded"

@@ -128,6 +128,21 @@ static int scheduled(struct bmt_tracks *t, const struct bmt_record *rec)
     return 0;
 }
 
+/* Forgets process `pid`'s open collection: a call, return or exit of the
+ * process, or another collection's start, came between its start and its
+ * end, which a collection does not allow (the process runs no code
+ * meanwhile, and one collection ends before the next starts), so events
+ * were lost and the end is given alone, as a zero-length collection at
+ * its time. */
+static void gc_broken(struct bmt_tracks *t, uint32_t pid)
+{
+    for (int major = 0; major < 2; major++)
+        if (t->gc_ns[pid][major]) {
+            t->gc_ns[pid][major] = 0;
+            t->gc_open--;
+        }
+}
+
 /* spawn (on the parent's track), exit, register: instants. */
 static int lifecycle(struct bmt_tracks *t, const struct bmt_record *rec, int out)
 {
@@ -149,6 +164,7 @@ static int lifecycle(struct bmt_tracks *t, const struct bmt_record *rec, int out
         return rc;
     if (t->in_ns[pid] && (rc = running_end(t, (uint32_t)pid, rec->ts_ns, 0)) < 0)
         return rc;
+    gc_broken(t, (uint32_t)pid);
     return bmt_callstack_feed(&t->cs, rec);
 }
 
@@ -199,6 +215,20 @@ static int receive(struct bmt_tracks *t, const struct bmt_record *rec, int out, 
     return t->sink->flow(t->sink_ctx, from, sent, (uint32_t)pid, rec->ts_ns);
 }
 
+/* A call, return or exception: to the stacks, and it breaks the open
+ * collections of its process (looked up only while any is open). */
+static int function(struct bmt_tracks *t, const struct bmt_record *rec)
+{
+    int rc = bmt_callstack_feed(&t->cs, rec);
+    if (rc < 0 || !t->gc_open)
+        return rc;
+    const struct bmt_value *v = &rec->values[BMT_FN_PID];
+    int64_t pid = bmt_strtab_find(&t->scope->names.pids, v->str, v->len);
+    if (pid >= 0 && (uint32_t)pid < t->cap)
+        gc_broken(t, (uint32_t)pid);
+    return 0;
+}
+
 /* gc_*_start opens a collection, gc_*_end gives it, from its start. */
 static int gc(struct bmt_tracks *t, const struct bmt_record *rec, int out)
 {
@@ -213,10 +243,13 @@ static int gc(struct bmt_tracks *t, const struct bmt_record *rec, int out)
     int major = rec->tp == BMT_TP_gc_major_start || rec->tp == BMT_TP_gc_major_end;
     uint64_t *start = &t->gc_ns[pid][major];
     if (rec->tp == BMT_TP_gc_minor_start || rec->tp == BMT_TP_gc_major_start) {
+        gc_broken(t, (uint32_t)pid); /* collections do not nest: one was lost */
+        t->gc_open++;
         *start = ts + 1;
         return 0;
     }
     uint64_t began = *start ? *start - 1 : ts;
+    t->gc_open -= !!*start;
     *start = 0;
     if (!out || began < t->scope->window.begin_ns)
         return 0;
@@ -245,7 +278,7 @@ static int feed(struct bmt_tracks *t, const struct bmt_record *rec, int linked)
     switch (rec->tp) {
     case BMT_TP_function_call:
     case BMT_TP_function_return:
-    case BMT_TP_function_exception: return bmt_callstack_feed(&t->cs, rec);
+    case BMT_TP_function_exception: return function(t, rec);
     case BMT_TP_process_scheduled: return scheduled(t, rec);
     case BMT_TP_process_spawn:
     case BMT_TP_process_exit:

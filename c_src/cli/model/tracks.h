@@ -69,6 +69,7 @@ struct bmt_tracks {
     uint64_t *in_ns;                /* per pid: scheduled-in time + 1, or 0 */
     uint32_t *in_entry;             /* per pid: function id when scheduled in */
     uint64_t (*gc_ns)[2];           /* per pid: open gc start + 1, minor and major */
+    uint64_t gc_open;               /* entries of gc_ns not 0 */
     uint32_t cap;
     struct bmt_flows flows;         /* sends waiting for their receive (no links) */
     struct bmt_links links;         /* the links of record --links */

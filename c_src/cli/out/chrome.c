@@ -173,14 +173,18 @@ static int message(struct bmt_chrome *c, const struct bmt_track_event *ev)
     return 0;
 }
 
+/* A collection as a slice from its start for its pause: the process runs
+ * no code meanwhile, so it nests in the calls of its track. */
 static int gc(struct bmt_chrome *c, const struct bmt_track_event *ev)
 {
     int major = ev->tp == BMT_TP_gc_major_end;
     char buf[128];
-    if (ev_begin(c, "i", "gc", 1, ev->pid, ev->ts_ns) < 0)
+    if (ev_begin(c, "X", "gc", 1, ev->pid, ev->ts_ns) < 0)
         return -ENOMEM;
-    bmt_out_str(c->o, major ? ",\"s\":\"t\",\"name\":\"gc major\",\"args\":{"
-                            : ",\"s\":\"t\",\"name\":\"gc minor\",\"args\":{");
+    bmt_out_str(c->o, ",\"dur\":");
+    bmt_out_us3(c->o, ev->dur_ns);
+    bmt_out_str(c->o, major ? ",\"name\":\"gc major\",\"args\":{"
+                            : ",\"name\":\"gc minor\",\"args\":{");
     snprintf(buf, sizeof buf, "\"pause_ns\":%llu,\"reclaimed_words\":%llu,\"heap_words\":%llu}}",
              (unsigned long long)ev->dur_ns, (unsigned long long)ev->v[BMT_GC_RECLAIMED].integer,
              (unsigned long long)ev->v[BMT_GC_HEAP].integer);
