@@ -373,6 +373,12 @@ check_cmd "unknown top-level option: exit 2, one line" usage_error --frob
 check_cmd "--slower-than 5 (no unit): exit 2, one line naming the units" \
     eval 'usage_error calls --slower-than 5 "$basic" && grep -q "ns, us, ms, s, m or h" "$out/usage.err"'
 check_cmd "--begin +5 (no unit): exit 2, one line" usage_error calls --begin +5 "$basic"
+# export writes as it reads: a bad value found then (a time is resolved on
+# the trace) left the start of the JSON on stdout, or an -o file behind.
+rm -f "$out/bad-begin.json"
+check_cmd "export --begin +5: exit 2, one line, nothing on stdout, no -o file left" \
+    eval 'usage_error export --begin +5 "$basic" && [ -z "$("$BT" export --begin +5 "$basic" 2>/dev/null)" ] &&
+          { "$BT" export --begin +5 -o "$out/bad-begin.json" "$basic" 2>/dev/null; [ ! -e "$out/bad-begin.json" ]; }'
 check_cmd "record --duration 10 (no unit): exit 2, one line" \
     usage_error record --node x --events procs --duration 10
 check_cmd "a duration with its unit is taken (--slower-than 5ns, --begin +5us)" \

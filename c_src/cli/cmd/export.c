@@ -9,6 +9,7 @@
 #include "out/chrome.h"
 
 #include <stdio.h>
+#include <unistd.h>
 
 static const char *const format_values[] = {"chrome", "json", NULL};
 
@@ -56,7 +57,11 @@ static int run(void *opts_)
     }
     if (status == 0)
         warnings(&t);
+    if (status != 0)
+        o.len = 0; /* what is not written yet stays unwritten */
     int out_status = bmt_an_out_close(&o, c->output ? c->output : "export");
+    if (status != 0 && c->output)
+        unlink(c->output); /* made above, and not a whole export */
     bmt_chrome_free(&w);
     bmt_tracks_free(&t);
     bmt_analysis_end(&a);
