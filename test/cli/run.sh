@@ -3,7 +3,8 @@
 # corpus, then checks `view` against babeltrace2 byte for byte, `stats`
 # against babeltrace2's event count and the generator's drop count, clean
 # one-line errors without sanitizer reports on every malformed trace, the
-# filters, `list`, and command-line errors. TAP lines; exit 1 on failure.
+# filters, `list`, command-line errors, and every option of every command
+# (test/cli/options.py). TAP lines; exit 1 on failure.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -428,6 +429,12 @@ check_cmd "flame to a terminal: exit 2, nothing written, one line naming -o FILE
 python3 test/cli/on_terminal.py "$BT" flame --folded "$basic" >"$out/folded.tty"
 check_cmd "flame --folded to a terminal: exit 0" eval '[ "$(head -1 "$out/folded.tty" | cut -d" " -f1)" = 0 ]'
 check_cmd "completion bash: a script bash parses" eval '"$BT" completion bash | bash -n'
+# Every documented option of every command, from the declarations (help
+# --format json): accepted with each valid value (exit 0, output), refused
+# with a bad one (exit 2, one line naming what it takes), offered by bash
+# completion. `record` records a live node here when erl is on PATH.
+rm -rf "$out/options"
+python3 test/cli/options.py "$BT" "$basic" "$out/options" || tap_failures=$((tap_failures + 1))
 
 
 [ "$tap_failures" -eq 0 ]
