@@ -1,5 +1,5 @@
 /* `beamtrace record`'s session source options (contract in
- * record_sources.h). The limits are beamtrace_sources:validate/1's, so a
+ * sources.h). The limits are beamtrace_sources:validate/1's, so a
  * bad value is a usage error here, before anything connects. */
 #include "sources.h"
 #include "base/units.h"
