@@ -9,14 +9,13 @@
 #ifndef BMT_CLI_H
 #define BMT_CLI_H
 
+/* Exit statuses and error lines: BMT_EXIT_*, bmt_cli_line, bmt_cli_error,
+ * bmt_cli_usage_error (base/diag.h, below the reader, which warns through
+ * it). */
+#include "base/diag.h"
+
 #include <stdarg.h>
 #include <stdio.h>
-
-enum {
-    BMT_EXIT_OK = 0,
-    BMT_EXIT_FAIL = 1,  /* malformed trace, I/O error */
-    BMT_EXIT_USAGE = 2, /* unknown command or option, bad argument */
-};
 
 struct bmt_cli_command {
     const char *name;
@@ -28,19 +27,7 @@ struct bmt_cli_command {
 /* Prints `usage` of command `name` to stdout: for --help. */
 void bmt_cli_print_usage(const char *name);
 
-/* Prints `prefix` then the formatted message as one line on stderr: control
- * characters (from file names or corrupt traces) become '?'. */
-void bmt_cli_line(const char *prefix, const char *fmt, va_list ap);
-void bmt_cli_error_line(const char *prefix, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
-/* Prints one line "beamtrace: <message>" to stderr. */
-void bmt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Prints one line "beamtrace: <cmd>: <message>; run 'beamtrace <cmd> --help'
- * for usage" to stderr and returns BMT_EXIT_USAGE. */
-int bmt_cli_usage_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /* Parses a `--format` value into *json (1 for "json", 0 for "text").
  * Returns 0, or a usage error exit status after printing the line. */

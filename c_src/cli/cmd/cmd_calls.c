@@ -577,6 +577,7 @@ int bmt_cmd_calls(int argc, char **argv)
     }
     int status = BMT_EXIT_FAIL;
     memset(&r, 0, sizeof r);
+    bmt_an_reads(&scope, &bmt_fields_callstack);
     rc = c.slowest ? bmt_an_run(&r, dir, &scope, bmt_calls_feed, &c, &pass) : -ENOMEM;
     if (rc == -ENOMEM)
         snprintf(r.error, sizeof r.error, "out of memory; free some memory");

@@ -763,6 +763,9 @@ int bmt_cmd_export(int argc, char **argv)
     bmt_out_str(&o, ",\"producer\":\"beamtrace export\"},\"traceEvents\":[");
     struct bmt_an_pass pass;
     int status = BMT_EXIT_FAIL;
+    bmt_an_reads(&scope, &bmt_fields_callstack);
+    bmt_an_reads(&scope, &bmt_fields_links);
+    bmt_an_reads(&scope, &bmt_fields_export);
     rc = bmt_an_run(&r, dir, &scope, export_feed, &e, &pass);
     if (rc == 0)
         rc = bmt_callstack_finish(&e.cs, pass.end_ns);

@@ -284,6 +284,7 @@ int bmt_cmd_files(int argc, char **argv)
     bmt_strtab_init(&f.paths.keys);
     bmt_strtab_init(&f.errnos);
     int status = BMT_EXIT_FAIL;
+    bmt_an_reads(&scope, &bmt_fields_files);
     rc = bmt_an_run(&r, dir, &scope, files_feed, &f, &pass);
     struct bmt_out o;
     if (rc < 0) {

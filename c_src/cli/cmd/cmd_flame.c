@@ -430,6 +430,7 @@ int bmt_cmd_flame(int argc, char **argv)
     cs.tree = 1;
     cs.merge_processes = opts.merge;
     int status = BMT_EXIT_FAIL;
+    bmt_an_reads(&scope, &bmt_fields_callstack);
     rc = bmt_an_run(&r, dir, &scope, feed, &cs, &pass);
     if (rc == 0 && bmt_callstack_finish(&cs, pass.end_ns) < 0) {
         rc = -ENOMEM;

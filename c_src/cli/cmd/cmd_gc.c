@@ -163,6 +163,7 @@ int bmt_cmd_gc(int argc, char **argv)
     struct bmt_an_pass pass;
     bmt_gc_init(&g, &scope);
     int status = BMT_EXIT_FAIL;
+    bmt_an_reads(&scope, &bmt_fields_gc);
     rc = bmt_an_run(&r, dir, &scope, bmt_gc_feed, &g, &pass);
     struct bmt_out o;
     if (rc < 0) {

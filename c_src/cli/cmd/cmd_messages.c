@@ -484,6 +484,7 @@ int bmt_cmd_messages(int argc, char **argv)
     scope.on_packet = on_packet;
     struct bmt_an_pass pass;
     int status = BMT_EXIT_FAIL;
+    bmt_an_reads(&scope, &bmt_fields_links);
     rc = bmt_an_run(&r, dir, &scope, feed, &m, &pass);
     if (rc == 0 && (rc = ready(&m)) == 0 && (rc = bmt_links_finish(&m.links)) == 0)
         rc = m.error;

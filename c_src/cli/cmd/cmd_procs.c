@@ -205,6 +205,7 @@ int bmt_cmd_procs(int argc, char **argv)
     struct bmt_an_pass pass;
     bmt_procs_init(&p, &scope);
     int status = BMT_EXIT_FAIL;
+    bmt_an_reads(&scope, &bmt_fields_procs);
     rc = bmt_an_run(&r, dir, &scope, bmt_procs_feed, &p, &pass);
     uint32_t *order = rc == 0 ? malloc((p.reasons.count + 1) * sizeof *order) : NULL;
     struct bmt_out o;

@@ -327,6 +327,12 @@ int bmt_cmd_report(int argc, char **argv)
         bmt_cli_error("out of memory; free some memory");
         goto done;
     }
+    bmt_an_reads(&scope, &bmt_fields_callstack);
+    bmt_an_reads(&scope, &bmt_fields_sched);
+    bmt_an_reads(&scope, &bmt_fields_gc);
+    bmt_an_reads(&scope, &bmt_fields_procs);
+    bmt_an_reads(&scope, &bmt_fields_timeline);
+    bmt_an_reads(&scope, &bmt_fields_counters);
     rc = bmt_an_run(&rd, dir, &scope, feed, &r, &pass);
     if (rc == 0 && bmt_calls_finish(&r.calls, pass.end_ns) < 0) {
         rc = -ENOMEM;

@@ -155,6 +155,7 @@ int bmt_cmd_sched(int argc, char **argv)
     bmt_sched_init(&s, &scope);
     s.from_last = from_last;
     int status = BMT_EXIT_FAIL;
+    bmt_an_reads(&scope, &bmt_fields_sched);
     rc = bmt_an_run(&r, dir, &scope, bmt_sched_feed, &s, &pass);
     struct bmt_out o;
     const char *measure = from_last ? "last" : "first";

@@ -266,6 +266,10 @@ int bmt_cmd_stats(int argc, char **argv)
     memset(&st, 0, sizeof st);
     int status = BMT_EXIT_FAIL;
     int rc = bmt_reader_open(&r, (const char *const *)argv + optind, (unsigned)(argc - optind));
+    /* Counts and sizes only: no field is read. */
+    static const struct bmt_field_set no_fields;
+    if (rc == 0)
+        rc = bmt_reader_select(&r, &no_fields);
     if (rc == 0)
         rc = collect(&r, &st);
     /* The same line as the analyses give (analysis.c): more than 30 days. */

@@ -96,12 +96,14 @@ struct frame {
 };
 
 struct finish {
+    struct bmt_arena *a;
     struct bmt_ctf_scopes *s;
     enum bmt_ctf_scope scope;
     uint32_t *next_slot;
     char *err;
     size_t err_bytes;
     int failed;
+    int oom;
     struct frame stack[MAX_DEPTH + 2];
     unsigned depth;
 };
@@ -250,6 +252,30 @@ static int finish_int(struct finish *f, struct bmt_ctf_type *t, const char *name
     return 0;
 }
 
+/* The option each range of variant `t`'s tag selects: the first member
+ * named like the range's label (or like the label without its leading
+ * '_'), as the per-event label lookup of babeltrace2 does. */
+static int match_options(struct finish *f, struct bmt_ctf_type *t)
+{
+    const struct bmt_ctf_type *tag = t->target;
+    int32_t *opt = bmt_arena_alloc(f->a, (tag->range_count + 1) * sizeof *opt);
+    if (!opt) {
+        f->oom = 1;
+        return -ENOMEM;
+    }
+    for (uint32_t r = 0; r < tag->range_count; r++) {
+        const char *label = tag->ranges[r].label;
+        opt[r] = -1;
+        for (uint32_t i = 0; i < t->member_count && opt[r] < 0; i++) {
+            const char *m = t->members[i].name;
+            if (strcmp(m, label) == 0 || (label[0] == '_' && strcmp(m, label + 1) == 0))
+                opt[r] = (int32_t)i;
+        }
+    }
+    t->range_option = opt;
+    return 0;
+}
+
 static int finish_node(struct finish *f, struct bmt_ctf_type *t, const char *name)
 {
     if (f->depth > MAX_DEPTH)
@@ -344,7 +370,7 @@ static int finish_node(struct finish *f, struct bmt_ctf_type *t, const char *nam
         }
         t->min_bits = min;
         t->align_bits = 1;
-        return 0;
+        return match_options(f, t);
     }
     }
     return fail(f, "field %s has an unknown type", name ? name : "?");
@@ -353,14 +379,14 @@ static int finish_node(struct finish *f, struct bmt_ctf_type *t, const char *nam
 int bmt_ctf_finish_scope(struct bmt_arena *a, struct bmt_ctf_scopes *s, enum bmt_ctf_scope which,
                          uint32_t *next_slot, char *err, size_t err_bytes)
 {
-    (void)a;
     struct bmt_ctf_type *root = s->root[which];
     if (!root)
         return 0;
-    struct finish f = {s, which, next_slot, err, err_bytes, 0, {{0, 0}}, 0};
+    struct finish f = {a, s, which, next_slot, err, err_bytes, 0, 0, {{0, 0}}, 0};
     if (root->kind != BMT_CTF_STRUCT)
         return fail(&f, "the scope is not a struct");
-    return finish_node(&f, root, NULL);
+    int rc = finish_node(&f, root, NULL);
+    return f.oom ? -ENOMEM : rc;
 }
 
 /* ---- babeltrace2's "in IR" rule ---- */

@@ -86,6 +86,9 @@ struct bmt_ctf_type {
     uint64_t length;                 /* array */
     const char *ref;                 /* sequence length / variant tag path, as written */
     const struct bmt_ctf_type *target; /* the integer node ref names (resolved) */
+    const int32_t *range_option;     /* variant: for each range of the tag enumeration, in
+                                      * order, the option (index in members) its label
+                                      * selects, or -1: labels matched once, not per event */
     uint64_t min_bits;               /* smallest encoding of this node, bits (bounds checks) */
 };
 

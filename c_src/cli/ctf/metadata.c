@@ -9,6 +9,7 @@
  */
 #include "metadata.h"
 #include "decode.h"
+#include "plan.h"
 #include "core/event.h"
 #include "tsdl.h"
 
@@ -376,7 +377,8 @@ static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
         }
         c->stream_slots = c->slot_count = sslot;
         const struct bmt_ctf_type *h = c->event_header;
-        if (!(c->header = bmt_decode_compile(a, &h, 1)))
+        if (!(c->header = bmt_decode_compile(a, &h, 1)) ||
+            bmt_plan_header(a, c->event_header, &c->fast_header) < 0)
             return -ENOMEM;
         c->clock = first_clock(c->event_header, 0);
         if (c->clock < 0)

@@ -23,6 +23,7 @@
 #include "base/strtab.h"
 
 struct bmt_decode_op;
+struct bmt_header_plan;
 
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,7 @@ struct bmt_ctf_stream_class {
     uint32_t slot_count;       /* value slots a stream of this class needs */
     int32_t clock;             /* clock of event timestamps, or -1 */
     const struct bmt_decode_op *header; /* event header, compiled */
+    const struct bmt_header_plan *fast_header; /* its plan (plan.h), or NULL: generic only */
 };
 
 struct bmt_meta {

@@ -10,8 +10,9 @@
  */
 #include "reader.h"
 #include "core/catalogue.h"
-#include "cmd/cli.h"
+#include "base/diag.h"
 #include "decode.h"
+#include "plan_run.h"
 #include "reader_priv.h"
 
 #include <errno.h>
@@ -249,6 +250,14 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
     info.new_discarded_count =
         info.events_discarded > s->discarded_count ? info.events_discarded - s->discarded_count : 0;
     s->sc = sc;
+    s->fast = NULL;
+    s->fast_count = 0;
+    if (r->compiled)
+        for (unsigned k = 0; k < m->stream_count; k++)
+            if (m->streams[k] == sc && s->trace->fast[k]) {
+                s->fast = s->trace->fast[k];
+                s->fast_count = sc->dense_count;
+            }
     s->discarded_count = info.events_discarded;
     s->lost_packet_count += info.lost_packet_count;
     s->last_seq = info.seq_num;
@@ -260,6 +269,12 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
         if (cpu && (cpu->type->kind == BMT_CTF_INT || cpu->type->kind == BMT_CTF_ENUM))
             s->cpu_id = (uint32_t)s->vals[cpu->type->slot].integer;
     }
+    /* What every event of the packet shares. */
+    s->head.trace = s->trace_index;
+    s->head.stream = idx;
+    s->head.cpu_id = s->cpu_id;
+    if (d.pos & 7)
+        s->fast = NULL;             /* compiled decoders start on a byte */
     s->packet = off;
     s->pos_bits = d.pos;
     s->content_bits = content_bits;
@@ -272,8 +287,97 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
 
 /* ---- events ---- */
 
-/* Decodes the event at the stream's cursor into s->head. 1 or -EINVAL. */
-static int decode_event(struct bmt_reader *r, struct bmt_reader_stream *s, unsigned idx)
+/* Why the event at the stream's cursor, whose time is `clock` cycles,
+ * cannot be taken: -EINVAL with r->error set. */
+static __attribute__((noinline)) int bad_time(struct bmt_reader *r, struct bmt_reader_stream *s,
+                                              uint64_t clock)
+{
+    uint64_t ev_byte = s->packet + s->pos_bits / 8, ts;
+    if (to_ns(r, s->trace, clock, &ts) < 0)
+        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu has a time beyond what 64-bit "
+                    "nanoseconds since the epoch can hold; %s", s->path,
+                    (unsigned long long)ev_byte, CORRUPT_FIX);
+    if (ts < s->last_ns)
+        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu is %llu ns earlier than the previous "
+                    "event or packet start of its stream: time goes backwards; %s", s->path,
+                    (unsigned long long)ev_byte, (unsigned long long)(s->last_ns - ts),
+                    CORRUPT_FIX);
+    return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu is %llu ns later than its packet's "
+                "end time; %s", s->path, (unsigned long long)ev_byte,
+                (unsigned long long)(ts - s->packet_end_ns), CORRUPT_FIX);
+}
+
+#ifdef BMT_READER_POISON
+/* Test builds: the fields a caller did not select hold values that fail
+ * loudly when read (reader.h). */
+static void poison(const struct bmt_reader *r, uint16_t tp, struct bmt_value *cat)
+{
+    uint32_t want = r->want.tp[tp];
+    for (unsigned i = 0; i < bmt_catalogue[tp].field_count; i++)
+        if (!(want >> i & 1))
+            cat[i] = (struct bmt_value){NULL, UINT32_MAX, UINT64_C(0xbadbadbadbadbad0)};
+}
+#define POISONING 1
+#else
+#define poison(r, tp, cat) ((void)0)
+#define POISONING 0
+#endif
+
+/* The event of class `ec` decoded from the stream's cursor to bit
+ * `end_bits` of its packet, with the stream's clock now at `clock`: its
+ * time checked, the stream moved past it and s->head filled. 1 or
+ * -EINVAL. */
+static inline __attribute__((always_inline)) int
+take_event(struct bmt_reader *r, struct bmt_reader_stream *s,
+           const struct bmt_ctf_event_class *ec, uint64_t clock, uint64_t end_bits,
+           const struct bmt_value *values)
+{
+    struct bmt_record *rec = &s->head;
+    uint64_t ts;
+    if (__builtin_expect(to_ns(r, s->trace, clock, &ts) < 0 || ts < s->last_ns ||
+                         ts > s->packet_end_ns, 0))
+        return bad_time(r, s, clock);
+    if (__builtin_expect(s->first_begin_pending, 0)) {
+        s->first_packet_begin_ns = ts;
+        s->first_begin_pending = 0;
+    }
+    s->clock = clock;
+    s->last_ns = ts;
+    rec->bits = (uint32_t)(end_bits - s->pos_bits);
+    s->pos_bits = end_bits;
+    rec->tp = ec->tp;
+    rec->ts_ns = ts;                /* trace, stream and cpu_id: set per packet */
+    rec->ec = ec;
+    rec->values = values;
+    return 1;
+}
+
+/* The compiled decoders (plan.h): 1 with the event taken, 0 when the
+ * type-tree walk must decode it (a layout without a plan, or bytes the walk
+ * may reject: it then gives the exact error), -EINVAL. */
+static inline __attribute__((always_inline)) int
+fast_event(struct bmt_reader *r, struct bmt_reader_stream *s)
+{
+    if (s->pos_bits & 7)
+        return 0;
+    const uint8_t *base = s->map + s->packet, *start = base + (s->pos_bits >> 3);
+    const uint8_t *at = start, *end = base + (s->content_bits >> 3);
+    uint64_t id, clock = s->clock;
+    if (!(at = bmt_plan_run_header(s->sc->fast_header, base, at, end, &id, &clock)) ||
+        id >= s->fast_count)
+        return 0;
+    const struct bmt_fast_event *f = &s->fast[id];
+    if (!f->plan || !(at = bmt_plan_run_body(f->plan, base, at, end, s->cat)) || at == start)
+        return 0;
+    if (POISONING && f->ec->tp != BMT_TP_NONE)
+        poison(r, f->ec->tp, s->cat);
+    return take_event(r, s, f->ec, clock, (uint64_t)(at - base) * 8, s->cat);
+}
+
+/* Decodes the event at the stream's cursor into s->head by walking its
+ * type tree. 1, 0 (the stream ended on a cut-short event) or -EINVAL. */
+static __attribute__((noinline)) int walk_event(struct bmt_reader *r,
+                                                struct bmt_reader_stream *s)
 {
     const struct bmt_ctf_stream_class *sc = s->sc;
     struct bmt_decode d;
@@ -302,46 +406,17 @@ static int decode_event(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
         return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu takes no bits (the metadata declares "
                     "an event without header or fields), so it cannot be read: use babeltrace2",
                     s->path, (unsigned long long)ev_byte);
-    struct bmt_record *rec = &s->head;
-    uint64_t ts;
-    if (to_ns(r, s->trace, d.clock, &ts) < 0)
-        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu has a time beyond what 64-bit "
-                    "nanoseconds since the epoch can hold; %s", s->path,
-                    (unsigned long long)ev_byte, CORRUPT_FIX);
-    if (ts < s->last_ns)
-        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu is %llu ns earlier than the previous "
-                    "event or packet start of its stream: time goes backwards; %s", s->path,
-                    (unsigned long long)ev_byte, (unsigned long long)(s->last_ns - ts),
-                    CORRUPT_FIX);
-    if (ts > s->packet_end_ns)
-        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu is %llu ns later than its packet's "
-                    "end time; %s", s->path, (unsigned long long)ev_byte,
-                    (unsigned long long)(ts - s->packet_end_ns), CORRUPT_FIX);
-    if (s->first_begin_pending) {
-        s->first_packet_begin_ns = ts;
-        s->first_begin_pending = 0;
-    }
-    s->clock = d.clock;
-    s->last_ns = ts;
-    rec->bits = (uint32_t)(d.pos - s->pos_bits);
-    s->pos_bits = d.pos;
-    rec->tp = ec->tp;
-    rec->trace = (unsigned)(s->trace - r->traces);
-    rec->ts_ns = ts;
-    rec->cpu_id = s->cpu_id;
-    rec->stream = idx;
-    rec->ec = ec;
-    if (ec->tp == BMT_TP_NONE) {
-        rec->values = s->cat;
-    } else if (ec->cat_contiguous) {
-        rec->values = &s->vals[ec->cat_slot[0]];
-    } else {
+    const struct bmt_value *values = s->cat;
+    if (ec->tp != BMT_TP_NONE && ec->cat_contiguous && !(POISONING && r->selected)) {
+        values = &s->vals[ec->cat_slot[0]];
+    } else if (ec->tp != BMT_TP_NONE) {
         unsigned n = bmt_catalogue[ec->tp].field_count;
         for (unsigned i = 0; i < n; i++)
             s->cat[i] = s->vals[ec->cat_slot[i]];
-        rec->values = s->cat;
+        if (POISONING && r->selected)
+            poison(r, ec->tp, s->cat);
     }
-    return 1;
+    return take_event(r, s, ec, d.clock, d.pos, values);
 bad:
     /* An event cut at the end of the file, in the stream's last packet: the
      * recording (or the copy) stopped there. Read up to it, as babeltrace2
@@ -365,13 +440,18 @@ bad:
                 CORRUPT_FIX);
 }
 
-/* Advances stream `idx` to its next event (into its head). 1, 0 or -EINVAL. */
-static int advance(struct bmt_reader *r, unsigned idx)
+/* Advances stream `idx` to its next event (into its head), past packet and
+ * file ends. `fast_tried`: the compiled decoder already declined the event
+ * at the cursor. 1, 0 or -EINVAL. */
+static __attribute__((noinline)) int advance_slow(struct bmt_reader *r, unsigned idx,
+                                                  int fast_tried)
 {
     struct bmt_reader_stream *s = &r->streams[idx];
-    for (;;) {
+    for (;; fast_tried = 0) {
         if (s->sc && s->pos_bits < s->content_bits) {
-            int rc = decode_event(r, s, idx);
+            int rc = s->fast && !fast_tried ? fast_event(r, s) : 0;
+            if (rc == 0)
+                rc = walk_event(r, s);
             if (rc != 0)
                 return rc;
             continue; /* the stream ended on a cut-short event */
@@ -382,6 +462,7 @@ static int advance(struct bmt_reader *r, unsigned idx)
             if (s->sc && s->packet_end_ns != UINT64_MAX)
                 s->last_ns = s->packet_end_ns;
             s->sc = NULL;
+            s->fast = NULL;
             if (s->file_index + 1 >= s->file_count) {
                 s->ended = 1;
                 return 0;
@@ -401,10 +482,25 @@ static int advance(struct bmt_reader *r, unsigned idx)
         if (s->sc && s->packet_end_ns != UINT64_MAX)
             s->last_ns = s->packet_end_ns; /* the next packet must not begin before it */
         s->sc = NULL;
+        s->fast = NULL;
         int rc = enter_packet(r, s, idx);
         if (rc < 0)
             return rc;
     }
+}
+
+/* advance_slow, with the usual case (the next event of the current
+ * packet, with a compiled decoder) inline. */
+static inline __attribute__((always_inline)) int advance(struct bmt_reader *r, unsigned idx)
+{
+    struct bmt_reader_stream *s = &r->streams[idx];
+    if (s->fast && s->pos_bits < s->content_bits) {
+        int rc = fast_event(r, s);
+        if (rc != 0)
+            return rc;
+        return advance_slow(r, idx, 1);
+    }
+    return advance_slow(r, idx, 0);
 }
 
 int bmt_reader_stream_next(struct bmt_reader *r, unsigned stream, const struct bmt_record **rec)
@@ -418,7 +514,7 @@ int bmt_reader_stream_next(struct bmt_reader *r, unsigned stream, const struct b
 }
 
 /* Heap order: timestamp, then stream instance, then directory order. */
-static int before(const struct bmt_reader *r, unsigned a, unsigned b)
+static inline int before(const struct bmt_reader *r, unsigned a, unsigned b)
 {
     const struct bmt_reader_stream *sa = &r->streams[a], *sb = &r->streams[b];
     if (sa->head.ts_ns != sb->head.ts_ns)
@@ -460,13 +556,16 @@ static void sift_up(struct bmt_reader *r, unsigned i)
     }
 }
 
-int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
+/* bmt_reader_next but for the usual case: the merge's start, a stream
+ * that needs the type-tree walk or a new packet, the end, a cluster. */
+static __attribute__((noinline)) int next_slow(struct bmt_reader *r, const struct bmt_record **rec,
+                                               int fast_tried)
 {
     int rc;
     if (!r->merge_started) {
         r->merge_started = 1;
         for (unsigned i = 0; i < r->stream_count; i++) {
-            if ((rc = advance(r, i)) < 0)
+            if ((rc = advance_slow(r, i, 0)) < 0)
                 return rc;
             if (rc == 1) {
                 r->heap[r->heap_count++] = i;
@@ -481,7 +580,7 @@ int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
         }
     } else if (r->popped >= 0) {
         /* The stream returned last is still on top: refill it in place. */
-        if ((rc = advance(r, (unsigned)r->popped)) < 0)
+        if ((rc = advance_slow(r, (unsigned)r->popped, fast_tried)) < 0)
             return rc;
         if (rc == 0)
             r->heap[0] = r->heap[--r->heap_count];
@@ -497,12 +596,37 @@ int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
     *rec = &r->streams[r->popped].head;
     if (r->cluster && (*rec)->tp != BMT_TP_NONE) {
         const struct bmt_value *v = bmt_nodes_qualify(&r->nodes, (*rec)->trace, (*rec)->tp,
-                                                      (*rec)->values);
+                                                      (*rec)->values, r->want.tp[(*rec)->tp]);
         if (!v)
             return bmt_reader_fail(r, -ENOMEM, "out of memory; free some memory");
         r->qrec = **rec;
         r->qrec.values = v;
         *rec = &r->qrec;
     }
+    return 1;
+}
+
+int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
+{
+    /* The usual case: the stream returned last has its next event in the
+     * same packet, with a compiled decoder. */
+    int p = r->popped, rc;
+    if (p < 0 || r->cluster)
+        return next_slow(r, rec, 0);
+    struct bmt_reader_stream *s = &r->streams[p];
+    if (!s->fast || s->pos_bits >= s->content_bits)
+        return next_slow(r, rec, 0);
+    if ((rc = fast_event(r, s)) == 0)
+        return next_slow(r, rec, 1);
+    if (rc < 0)
+        return rc;
+    unsigned n = r->heap_count, *h = r->heap;
+    /* Still the earliest (most events follow one of their stream): no
+     * sift. */
+    if (n > 1 && (before(r, h[1], h[0]) || (n > 2 && before(r, h[2], h[0])))) {
+        sift_down(r, 0);
+        p = r->popped = (int)h[0];
+    }
+    *rec = &r->streams[p].head;
     return 1;
 }

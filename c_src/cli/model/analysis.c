@@ -81,6 +81,26 @@ void bmt_an_scope_init(struct bmt_an_scope *s)
     s->window.end_ns = UINT64_MAX;
 }
 
+void bmt_an_reads(struct bmt_an_scope *s, const struct bmt_field_set *fields)
+{
+    bmt_field_set_or(&s->reads, fields);
+    s->reads_given = 1;
+}
+
+/* What the scope's pass decodes: the command's fields, the names', and
+ * for message links, what OTP's events are read for (bmt_an_run and
+ * export feed them as OTP's events). */
+static int select_fields(struct bmt_reader *r, const struct bmt_an_scope *s)
+{
+    if (!s->reads_given)
+        return 0;
+    struct bmt_field_set f = s->reads;
+    bmt_field_set_or(&f, &bmt_fields_names);
+    f.tp[BMT_TP_message_send_link] |= f.tp[BMT_TP_message_send];
+    f.tp[BMT_TP_message_receive_link] |= f.tp[BMT_TP_message_receive];
+    return bmt_reader_select(r, &f);
+}
+
 void bmt_an_scope_free(struct bmt_an_scope *s)
 {
     free(s->pids);
@@ -139,6 +159,8 @@ static int resolve_filter(struct bmt_reader *r, const char *dir, struct bmt_an_s
     bmt_names_init(&names);
     int rc = bmt_reader_open(r, s->paths, s->path_count);
     (void)dir;
+    if (rc == 0)
+        rc = bmt_reader_select(r, &bmt_fields_names);
     const struct bmt_record *rec;
     while (rc == 0 && (rc = bmt_reader_next(r, &rec)) == 1)
         rc = rec->tp == BMT_TP_process_info || rec->tp == BMT_TP_process_spawn ||
@@ -215,7 +237,8 @@ int bmt_an_run(struct bmt_reader *r, const char *dir, struct bmt_an_scope *scope
     int rc = scope->filtering ? resolve_filter(r, dir, scope) : 0;
     if (rc < 0)
         return rc;
-    if ((rc = bmt_reader_open(r, scope->paths, scope->path_count)) < 0)
+    if ((rc = bmt_reader_open(r, scope->paths, scope->path_count)) < 0 ||
+        (rc = select_fields(r, scope)) < 0)
         return rc;
     if (scope->on_packet) {
         r->on_packet = scope->on_packet;

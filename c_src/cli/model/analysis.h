@@ -36,6 +36,7 @@
 #include "base/out.h"
 #include "proc_state.h"
 #include "ctf/reader.h"
+#include "fields.h"
 
 #include <stdint.h>
 
@@ -70,6 +71,10 @@ struct bmt_an_scope {
     char label[512];                /* how error lines name them (bmt_reader_label) */
     int keep_links;                 /* feed message_*_link events as they are; else as
                                      * OTP's message_send / message_receive (same first fields) */
+    /* The catalogue fields the command's accumulators read (bmt_an_reads;
+     * model/fields.h); every field when none was given. */
+    struct bmt_field_set reads;
+    int reads_given;
     /* Called with every packet entered (reader.h on_packet), when set. */
     void (*on_packet)(void *ctx, const struct bmt_reader *r, unsigned stream,
                       const struct bmt_packet_info *info);
@@ -87,6 +92,11 @@ struct bmt_an_scope {
 
 /* Prepares an empty scope (no window, no filter). */
 void bmt_an_scope_init(struct bmt_an_scope *s);
+
+/* Adds `fields` (model/fields.h) to what the command's pass decodes: once
+ * any set is given, bmt_an_run decodes those fields, and the names', and
+ * skips the others. */
+void bmt_an_reads(struct bmt_an_scope *s, const struct bmt_field_set *fields);
 void bmt_an_scope_free(struct bmt_an_scope *s);
 
 /* 1 when the process with pid text `pid`/`len` is kept by the filter (a
