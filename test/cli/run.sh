@@ -211,6 +211,24 @@ while IFS='|' read -r name opts; do
         check_cmd "layout $name: calls, sched, procs, gc and flame give the same answers as beamtrace's layout" [ $same = 1 ]
     fi
 done <<<"$layouts"
+# The compiled decoders against the type-tree walk, event by event, on every
+# layout above (test/cli/test_plan.c: random events, whole, cut short or
+# with a changed byte; the little-endian layouts must be compiled whole).
+# It links only ctf/, base/ and core/, as the layers require.
+CTF_SRC=$(echo $CLI_SRC | tr ' ' '\n' | grep -E 'c_src/(core|cli/base|cli/ctf)/' | tr '\n' ' ')
+# shellcheck disable=SC2086
+if check_cmd "test_plan builds from ctf/, base/ and core/ alone" $CC -std=gnu11 -O1 -g $WARN $SAN \
+       -Ic_src -Ic_src/cli -o "$out/test_plan" test/cli/test_plan.c $CTF_SRC -lm; then
+    L=$out/layouts
+    "$out/test_plan" --expect-fast "$L/beamtrace/metadata" "$L/large/metadata" "$L/compact/metadata" \
+        "$L/types-large/metadata" "$L/large-align16/metadata" >"$out/test_plan.log" 2>&1 &&
+    "$out/test_plan" "$L/compact-be/metadata" "$L/large-be/metadata" "$L/types-compact-be/metadata" \
+        >>"$out/test_plan.log" 2>&1
+    rc=$?
+    check_cmd "compiled decoders accept and reject what the walk does, with its values, on every layout ($(grep -c '^ok' "$out/test_plan.log") checks)" \
+        [ $rc -eq 0 ]
+    [ $rc -eq 0 ] || grep -v '^ok' "$out/test_plan.log" | head -20
+fi
 # Packetized metadata is text up to its first NUL byte, for babeltrace2 as
 # for view: a NUL inside the opening comment leaves it unclosed.
 rm -rf "$out/layouts/meta-nul" && cp -r "$out/layouts/large" "$out/layouts/meta-nul" &&

@@ -40,8 +40,42 @@
  * other than `metadata`; files whose first packets name the same stream
  * instance are one stream (LTTng's tracefile rotation), as babeltrace2
  * groups them. Directory: DIR itself when it holds `metadata`, else every
- * directory below it that does (an LTTng session's ust/uid/1000/64-bit, babeltrace2's
- * HOST/...), merged in time order. Single-threaded.
+ * directory below it that does (an LTTng session's ust/uid/1000/64-bit,
+ * babeltrace2's HOST/...), up to 8 levels down, merged in time order.
+ * Symbolic links below DIR are never followed (traces are private, and a
+ * link to `/` or to a parent would make the search endless): a symlinked
+ * directory is not searched, a symlinked stream file is not read (with a
+ * warning). Single-threaded.
+ *
+ * The subset of CTF 1.8 accepted (anything else is refused with one line
+ * naming it, and usually "use babeltrace2"):
+ *  - metadata: plain TSDL text starting with "/ * CTF 1.8", or LTTng's
+ *    packetized metadata in either byte order, without compression,
+ *    encryption or checksum (a cut-short last packet is read as far as it
+ *    goes). CTF 2 (JSON) is refused with the lttng option that records 1.8.
+ *  - TSDL: typealias, typedef, named and anonymous struct, enum and
+ *    variant declarations; integer (1 to 64 bits, any power-of-two
+ *    alignment, either byte order, signed or not, base, encoding, `map =
+ *    clock.NAME.value`), floating_point (IEEE 754 32 and 64 bits only),
+ *    string, enum (on an integer), struct with align(N), fixed arrays and
+ *    sequences (their length an unsigned integer decoded before them, in
+ *    any earlier scope), variants (their tag an enumeration decoded before
+ *    them), nested up to 64 levels; the trace, env, clock, stream and event
+ *    blocks (callsite and unknown attributes are skipped).
+ *  - scopes: trace.packet.header (magic, uuid, stream_id,
+ *    stream_instance_id), stream.packet.context (timestamp_begin/_end,
+ *    content_size/packet_size in bits, events_discarded, packet_seq_num,
+ *    cpu_id), stream.event.header (any layout whose id field is named `id`;
+ *    LTTng's compact and large headers with their extended variants),
+ *    stream.event.context, event.context, event.fields.
+ *  - clocks: any number declared, but every stream's events and packet
+ *    times map to one clock (frequency and offsets honoured); a stream
+ *    without timestamps, or an event taking no bits, is refused.
+ *  - several stream classes (stream_id), several stream instances, and
+ *    tracefile rotation; dense event ids (sparse ids above 65535 work, on
+ *    the type-tree walk).
+ * Events named like catalogue tracepoints bind to beamtrace's analyses
+ * when their fields match (metadata.h); every event prints in `view`.
  */
 #ifndef BMT_CLI_READER_H
 #define BMT_CLI_READER_H
