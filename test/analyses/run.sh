@@ -603,7 +603,7 @@ for t in "$out"/w_* "$out/edges" "$sc"/*/ "$out"/corpus/good/*/; do
     done
 done
 check_cmd "every analysis gives the same bytes with its field set and compiled decoders as with every field walked ($same_n runs, unselected fields poisoned)" \
-    [ $same_ok = 1 ] -a $same_n -gt 100
+    eval '[ $same_ok = 1 ] && [ $same_n -gt 100 ]'
 
 good_ok=1
 for dir in "$out"/corpus/good/*/; do

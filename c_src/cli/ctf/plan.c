@@ -113,6 +113,8 @@ static void find_hot(struct bmt_header_plan *p)
     p->hot_id_bytes = (uint8_t)(id_bits / 8);
     p->hot_bytes = (uint8_t)(o->size_bits / 8);
     p->hot_max = max;
+    if (p->hot_id_bytes == 2 && p->hot_clock_at == 2 && p->hot_clock_bytes == 4 && p->hot_bytes == 6)
+        p->hot = BMT_HOT_LARGE;
 }
 
 int bmt_plan_header(struct bmt_arena *a, const struct bmt_ctf_type *h,

@@ -50,8 +50,10 @@ struct bmt_hdr_range {
  * at byte `hot_clock_at` (LTTng-UST's and beamtrace's large header: a
  * 16-bit id and a 32-bit time; a flat id + time header), or a 32-bit word
  * whose low `hot_id_bits` are the id and whose other bits are the time
- * (LTTng-UST's compact header: 5 + 27 bits). */
-enum { BMT_HOT_NONE, BMT_HOT_BYTES, BMT_HOT_WORD32 };
+ * (LTTng-UST's compact header: 5 + 27 bits). BMT_HOT_LARGE is BYTES with
+ * LTTng-UST's large header's sizes (a 16-bit id, then a 32-bit time:
+ * beamtrace's header), read with constant offsets. */
+enum { BMT_HOT_NONE, BMT_HOT_BYTES, BMT_HOT_WORD32, BMT_HOT_LARGE };
 
 struct bmt_header_plan {
     uint32_t align_bytes;           /* the header's alignment */
@@ -135,7 +137,18 @@ bmt_plan_run_header(const struct bmt_header_plan *h, const uint8_t *base, const 
         at = base + off;
     }
     size_t room = (size_t)(end - at);
-    if (h->hot == BMT_HOT_BYTES && room >= h->hot_bytes) {
+    if (h->hot == BMT_HOT_LARGE && room >= 6) {
+        uint64_t v = bmt_get_u16(at);
+        if (v <= h->hot_max) {
+            uint64_t c = *clock, ts = bmt_get_u32(at + 2);
+            uint64_t next = (c & ~(uint64_t)UINT32_MAX) | ts;
+            if (ts < (c & UINT32_MAX))
+                next += UINT64_C(1) << 32;
+            *id = v;
+            *clock = next;
+            return at + 6;
+        }
+    } else if (h->hot == BMT_HOT_BYTES && room >= h->hot_bytes) {
         /* LTTng-UST's and beamtrace's sizes first: a predicted branch is
          * cheaper than the general switch. */
         uint64_t v = h->hot_id_bytes == 2 ? bmt_get_u16(at) : bmt_plan_le(at, h->hot_id_bytes);
