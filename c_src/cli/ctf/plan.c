@@ -325,13 +325,12 @@ static void flatten(struct flat *f, const struct bmt_ctf_type *t)
     }
 }
 
-/* Resolves the sequence lengths of the flattened body `f` and writes its
- * plan into `a`. */
-static int emit_plan(struct bmt_arena *a, struct flat *f, const struct bmt_body_plan **plan)
+/* Sequence lengths: the integer item each text sequence of the flattened
+ * body `f` reads, kept in a register. Returns 0, or -1 when a length lies
+ * outside the body (the header, the packet context) or registers run out:
+ * the event class keeps the generic decoder. */
+static int resolve_lengths(struct flat *f)
 {
-    /* Sequence lengths: the integer item each text sequence reads, kept
-     * in a register. A length outside the body (the header, the packet
-     * context) leaves the event to the generic decoder. */
     unsigned regs = 0;
     for (unsigned i = 0; i < f->count; i++) {
         struct item *it = &f->items[i];
@@ -344,15 +343,21 @@ static int emit_plan(struct bmt_arena *a, struct flat *f, const struct bmt_body_
                 continue;
             if (len->reg == BMT_FOP_NO_DST) {
                 if (regs == BMT_FOP_MAX_REGS)
-                    return 0;
+                    return -1;
                 len->reg = (uint8_t)regs++;
             }
             it->reg = len->reg;
             found = 1;
         }
         if (!found)
-            return 0;
+            return -1;
     }
+    return 0;
+}
+
+/* Writes the plan of the flattened body `f` (lengths resolved) into `a`. */
+static int emit_plan(struct bmt_arena *a, struct flat *f, const struct bmt_body_plan **plan)
+{
     /* Emit, merging runs of skipped fixed-size fields. */
     struct bmt_body_plan *p =
         bmt_arena_alloc(a, sizeof *p + (2 * f->count + 2) * sizeof p->ops[0]);
@@ -428,7 +433,7 @@ int bmt_plan_body(struct bmt_arena *a, const struct bmt_ctf_type *const roots[3]
     for (int i = 0; i < 3; i++)
         if (roots[i])
             flatten(f, roots[i]);
-    int rc = f->refused ? 0 : emit_plan(a, f, plan);
+    int rc = f->refused || resolve_lengths(f) < 0 ? 0 : emit_plan(a, f, plan);
     free(f);
     return rc;
 }

@@ -262,13 +262,50 @@ static inline int64_t bmt_plan_sext(uint64_t v, unsigned bits)
     return (int64_t)((v ^ m) - m);
 }
 
+/* The operations most bodies never run (alignment, sequence lengths, text
+ * arrays and sequences): bmt_plan_run_body's contract for one operation. */
+static inline const uint8_t *bmt_plan_run_rare(const struct bmt_fop *op, const uint8_t *base,
+                                               const uint8_t *at, const uint8_t *end,
+                                               struct bmt_value *cat, uint64_t *regs)
+{
+    size_t room = (size_t)(end - at);
+    switch (op->code) {
+    case BMT_FOP_ALIGN: {
+        uint64_t off = bmt_plan_align_up((uint64_t)(at - base), op->arg);
+        return off > (uint64_t)(end - base) ? NULL : base + off;
+    }
+    case BMT_FOP_LEN: {
+        unsigned bytes = op->size_bits / 8u;
+        if (room < bytes)
+            return NULL;
+        uint64_t v = bmt_plan_le(at, bytes);   /* lengths are unsigned (ctf_type.c) */
+        regs[op->reg] = v;
+        if (op->dst != BMT_FOP_NO_DST)
+            cat[op->dst].integer = v;
+        return at + bytes;
+    }
+    default: { /* BMT_FOP_TEXT, BMT_FOP_TEXT_SEQ */
+        uint64_t n = op->code == BMT_FOP_TEXT ? op->arg : regs[op->reg];
+        if (room < n)
+            return NULL;
+        if (op->dst != BMT_FOP_NO_DST) {
+            const uint8_t *nul = memchr(at, 0, (size_t)n);
+            cat[op->dst].str = (const char *)at;
+            cat[op->dst].len = (uint32_t)(nul ? (uint64_t)(nul - at) : n > UINT32_MAX ? UINT32_MAX : n);
+            cat[op->dst].integer = (uint64_t)(at - base) * 8;
+        }
+        return at + n;
+    }
+    }
+}
+
 /* Decodes an event body at `at` (byte-aligned, right after the header):
  * the fields the plan reads go to cat[i] (str and len for strings, integer
  * for integers; other members untouched). Returns the position after the
  * body, or NULL where the generic decoder might fail. */
-static inline __attribute__((always_inline)) const uint8_t *bmt_plan_run_body(const struct bmt_body_plan *p, const uint8_t *base,
-                                               const uint8_t *at, const uint8_t *end,
-                                               struct bmt_value *cat)
+static inline __attribute__((always_inline)) const uint8_t *
+bmt_plan_run_body(const struct bmt_body_plan *p, const uint8_t *base, const uint8_t *at,
+                  const uint8_t *end, struct bmt_value *cat)
 {
     if (p->skip_only) {
         if (p->skip_strings &&
@@ -277,34 +314,24 @@ static inline __attribute__((always_inline)) const uint8_t *bmt_plan_run_body(co
         return (size_t)(end - at) < p->skip_bytes ? NULL : at + p->skip_bytes;
     }
     uint64_t regs[BMT_FOP_MAX_REGS];
-    for (const struct bmt_fop *op = p->ops;; op++) {
+    for (const struct bmt_fop *op = p->ops; at; op++) {
         size_t room = (size_t)(end - at);
         switch (op->code) {
         case BMT_FOP_END:           /* arg: a last run of skipped fixed-size fields */
             return room < op->arg ? NULL : at + op->arg;
-        case BMT_FOP_ALIGN: {
-            uint64_t off = bmt_plan_align_up((uint64_t)(at - base), op->arg);
-            if (off > (uint64_t)(end - base))
-                return NULL;
-            at = base + off;
-            break;
-        }
         case BMT_FOP_SKIP:
-            if (room < op->arg)
-                return NULL;
-            at += op->arg;
+            at = room < op->arg ? NULL : at + op->arg;
             break;
         case BMT_FOP_STR_SKIP:
-            if (!(at = bmt_plan_skip_strings(at, room, op->arg)))
-                return NULL;
+            at = bmt_plan_skip_strings(at, room, op->arg);
             break;
         case BMT_FOP_STR:
-            for (unsigned i = 0; i < op->arg; i++) {
+            for (unsigned i = 0; i < op->arg && at; i++) {
                 const uint8_t *next = bmt_plan_skip_strings(at, (size_t)(end - at), 1);
-                if (!next)
-                    return NULL;
-                cat[op->dst + i].str = (const char *)at;
-                cat[op->dst + i].len = (uint32_t)(next - at - 1);
+                if (next) {
+                    cat[op->dst + i].str = (const char *)at;
+                    cat[op->dst + i].len = (uint32_t)(next - at - 1);
+                }
                 at = next;
             }
             break;
@@ -329,34 +356,12 @@ static inline __attribute__((always_inline)) const uint8_t *bmt_plan_run_body(co
             at += bytes;
             break;
         }
-        case BMT_FOP_LEN: {
-            unsigned bytes = op->size_bits / 8u;
-            if (room < bytes)
-                return NULL;
-            uint64_t v = bmt_plan_le(at, bytes);   /* lengths are unsigned (ctf_type.c) */
-            regs[op->reg] = v;
-            if (op->dst != BMT_FOP_NO_DST)
-                cat[op->dst].integer = v;
-            at += bytes;
+        default:
+            at = bmt_plan_run_rare(op, base, at, end, cat, regs);
             break;
-        }
-        case BMT_FOP_TEXT:
-        case BMT_FOP_TEXT_SEQ: {
-            uint64_t n = op->code == BMT_FOP_TEXT ? op->arg : regs[op->reg];
-            if (room < n)
-                return NULL;
-            if (op->dst != BMT_FOP_NO_DST) {
-                const uint8_t *nul = memchr(at, 0, (size_t)n);
-                cat[op->dst].str = (const char *)at;
-                cat[op->dst].len = (uint32_t)(nul ? (uint64_t)(nul - at)
-                                                  : n > UINT32_MAX ? UINT32_MAX : n);
-                cat[op->dst].integer = (uint64_t)(at - base) * 8;
-            }
-            at += n;
-            break;
-        }
         }
     }
+    return NULL;
 }
 
 #endif

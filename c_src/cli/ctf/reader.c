@@ -124,63 +124,101 @@ static const char *decode_reason(const struct bmt_decode *d)
     }
 }
 
-/* Enters the packet at s->next_packet after validating its header and
- * context. Returns 0 (s->ended set when there is nothing more to read) or
- * -EINVAL. */
-static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsigned idx)
+/* What the events of the packet just decoded (of stream class `sc`, its
+ * header and context ending at bit `events_at`) share: the class's compiled
+ * decoders, the cpu, the record's trace and stream. */
+static void use_class(struct bmt_reader *r, struct bmt_reader_stream *s, unsigned idx,
+                      const struct bmt_ctf_stream_class *sc, uint64_t events_at)
 {
     const struct bmt_meta *m = &s->trace->meta;
-    uint64_t off = s->next_packet, left = s->size_bytes - off;
-    release_behind(s, off);
-    bmt_progress_update(&r->progress, r->done_bytes, r->total_bytes);
-    struct bmt_decode d;
-    memset(&d, 0, sizeof d);
-    d.base = s->map + off;
-    d.end = left > UINT64_MAX / 8 ? UINT64_MAX : left * 8;
-    d.vals = s->vals;
-    d.clock = s->clock;
-    if (m->packet_header && bmt_decode(&d, m->packet_header) < 0) {
+    s->sc = sc;
+    s->fast = NULL;
+    s->fast_count = 0;
+    /* Compiled decoders start on a byte. */
+    for (unsigned k = 0; r->compiled && !(events_at & 7) && k < m->stream_count; k++)
+        if (m->streams[k] == sc && s->trace->fast[k]) {
+            s->fast = s->trace->fast[k];
+            s->fast_count = sc->dense_count;
+        }
+    s->cpu_id = 0;
+    if (sc->packet_context) {
+        const struct bmt_ctf_member *cpu = bmt_ctf_member(sc->packet_context, "cpu_id");
+        if (cpu && (cpu->type->kind == BMT_CTF_INT || cpu->type->kind == BMT_CTF_ENUM))
+            s->cpu_id = (uint32_t)s->vals[cpu->type->slot].integer;
+    }
+    s->head.trace = s->trace_index;
+    s->head.stream = idx;
+    s->head.cpu_id = s->cpu_id;
+}
+
+/* Decodes the header and context of the packet at byte `off` of the
+ * stream's file (`left` bytes to the file's end) into `d` and checks them:
+ * magic, uuid, stream class (*scp). Returns 0, 1 when the file ends inside
+ * them (the stream ends there: cut_short said so) or -EINVAL. */
+static int read_packet_head(struct bmt_reader *r, struct bmt_reader_stream *s, uint64_t off,
+                            uint64_t left, struct bmt_decode *d,
+                            const struct bmt_ctf_stream_class **scp)
+{
+    const struct bmt_meta *m = &s->trace->meta;
+    memset(d, 0, sizeof *d);
+    d->base = s->map + off;
+    d->end = left > UINT64_MAX / 8 ? UINT64_MAX : left * 8;
+    d->vals = s->vals;
+    d->clock = s->clock;
+    if (m->packet_header && bmt_decode(d, m->packet_header) < 0) {
         /* Cut short inside the header: the file's last packet when it got
          * as far as a good magic number (or follows other packets). */
-        if (d.error == BMT_DEC_PAST_END &&
-            (off > 0 || (d.seen >> BMT_M_MAGIC & 1 && d.meaning[BMT_M_MAGIC] == BMT_CTF_MAGIC)))
-            return cut_short(r, s, off, 0);
+        if (d->error == BMT_DEC_PAST_END &&
+            (off > 0 || (d->seen >> BMT_M_MAGIC & 1 && d->meaning[BMT_M_MAGIC] == BMT_CTF_MAGIC)))
+            return cut_short(r, s, off, 0) == 0;
         return bmt_reader_fail(r, -EINVAL, "%s: the packet header at byte %llu %s of the file; %s", s->path,
-                    (unsigned long long)off, d.error == BMT_DEC_PAST_END ? "runs past the end"
-                                                                         : decode_reason(&d),
+                    (unsigned long long)off, d->error == BMT_DEC_PAST_END ? "runs past the end"
+                                                                          : decode_reason(d),
                     off == 0 ? "this file is not a CTF stream: move it out of the trace directory"
                              : CORRUPT_FIX);
     }
-    if ((d.seen >> BMT_M_MAGIC & 1) && d.meaning[BMT_M_MAGIC] != BMT_CTF_MAGIC)
+    if ((d->seen >> BMT_M_MAGIC & 1) && d->meaning[BMT_M_MAGIC] != BMT_CTF_MAGIC)
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has magic 0x%08llx, not 0x%08x; %s",
-                    s->path, (unsigned long long)off, (unsigned long long)d.meaning[BMT_M_MAGIC],
+                    s->path, (unsigned long long)off, (unsigned long long)d->meaning[BMT_M_MAGIC],
                     BMT_CTF_MAGIC,
                     off == 0 ? "this file is not a CTF stream: move it out of the trace directory"
                              : CORRUPT_FIX);
-    if (d.uuid && m->has_uuid && memcmp(d.uuid, m->uuid, BMT_CTF_UUID_BYTES) != 0)
+    if (d->uuid && m->has_uuid && memcmp(d->uuid, m->uuid, BMT_CTF_UUID_BYTES) != 0)
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has a uuid other than the metadata's; the "
                     "file belongs to another trace: move it to its own trace directory", s->path,
                     (unsigned long long)off);
     const struct bmt_ctf_stream_class *sc =
-        bmt_meta_stream(m, d.seen >> BMT_M_STREAM_ID & 1, d.meaning[BMT_M_STREAM_ID]);
+        bmt_meta_stream(m, d->seen >> BMT_M_STREAM_ID & 1, d->meaning[BMT_M_STREAM_ID]);
     if (!sc)
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu names stream class %llu, which the "
                     "metadata does not declare; %s", s->path, (unsigned long long)off,
-                    (unsigned long long)d.meaning[BMT_M_STREAM_ID], CORRUPT_FIX);
-    if (sc->packet_context && bmt_decode(&d, sc->packet_context) < 0) {
-        if (d.error == BMT_DEC_PAST_END)
-            return cut_short(r, s, off, 0);
+                    (unsigned long long)d->meaning[BMT_M_STREAM_ID], CORRUPT_FIX);
+    if (sc->packet_context && bmt_decode(d, sc->packet_context) < 0) {
+        if (d->error == BMT_DEC_PAST_END)
+            return cut_short(r, s, off, 0) == 0;
         return bmt_reader_fail(r, -EINVAL, "%s: the packet context at byte %llu %s; %s", s->path,
-                    (unsigned long long)off, decode_reason(&d), CORRUPT_FIX);
+                    (unsigned long long)off, decode_reason(d), CORRUPT_FIX);
     }
-    int has_p = d.seen >> BMT_M_PACKET_SIZE & 1, has_c = d.seen >> BMT_M_CONTENT_SIZE & 1;
-    uint64_t packet_bits = d.meaning[BMT_M_PACKET_SIZE], content_bits = d.meaning[BMT_M_CONTENT_SIZE];
+    *scp = sc;
+    return 0;
+}
+
+/* The sizes of the packet at byte `off` (`left` bytes to the file's end)
+ * whose header and context `d` holds, checked against the file. Returns 0,
+ * 1 when the packet runs past the file's end by a plausible amount (the
+ * stream ends there: cut_short said so) or -EINVAL. */
+static int packet_sizes(struct bmt_reader *r, struct bmt_reader_stream *s, uint64_t off,
+                        uint64_t left, const struct bmt_decode *d, uint64_t *packet_bytes,
+                        uint64_t *content_bits)
+{
+    int has_p = d->seen >> BMT_M_PACKET_SIZE & 1, has_c = d->seen >> BMT_M_CONTENT_SIZE & 1;
+    uint64_t packet_bits = d->meaning[BMT_M_PACKET_SIZE], content = d->meaning[BMT_M_CONTENT_SIZE];
     if (!has_p && !has_c)
-        packet_bits = content_bits = d.end; /* no sizes: the file is one packet */
+        packet_bits = content = d->end; /* no sizes: the file is one packet */
     else if (!has_p)
-        packet_bits = content_bits;
+        packet_bits = content;
     else if (!has_c)
-        content_bits = packet_bits;
+        content = packet_bits;
     /* A size in bits that is not whole bytes: the next packet starts at the
      * byte below, but the partial byte must still be in the file (babeltrace2
      * reads it as padding). */
@@ -188,33 +226,41 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has a size of %llu bits, which runs past "
                     "the end of the file; %s", s->path, (unsigned long long)off,
                     (unsigned long long)packet_bits, CORRUPT_FIX);
-    if (content_bits > packet_bits || content_bits < d.pos)
+    if (content > packet_bits || content < d->pos)
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu declares %llu content bits in a %llu-bit "
                     "packet whose header and context take %llu; %s", s->path,
-                    (unsigned long long)off, (unsigned long long)content_bits,
-                    (unsigned long long)packet_bits, (unsigned long long)d.pos, CORRUPT_FIX);
-    uint64_t packet_bytes = packet_bits / 8;
-    if (packet_bytes > left) {
+                    (unsigned long long)off, (unsigned long long)content,
+                    (unsigned long long)packet_bits, (unsigned long long)d->pos, CORRUPT_FIX);
+    uint64_t bytes = packet_bits / 8;
+    if (bytes > left) {
         uint64_t plausible = s->largest_packet_bytes > PLAUSIBLE_PACKET_BYTES / 4
                                  ? 4 * s->largest_packet_bytes : PLAUSIBLE_PACKET_BYTES;
-        if (packet_bytes <= plausible)
-            return cut_short(r, s, off, packet_bytes);
+        if (bytes <= plausible)
+            return cut_short(r, s, off, bytes) == 0;
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu declares %llu bytes but only %llu remain "
                     "in the file; %s", s->path, (unsigned long long)off,
-                    (unsigned long long)packet_bytes, (unsigned long long)left, CORRUPT_FIX);
+                    (unsigned long long)bytes, (unsigned long long)left, CORRUPT_FIX);
     }
-    if (packet_bytes > s->largest_packet_bytes)
-        s->largest_packet_bytes = packet_bytes;
+    if (bytes > s->largest_packet_bytes)
+        s->largest_packet_bytes = bytes;
+    *packet_bytes = bytes;
+    *content_bits = content;
+    return 0;
+}
 
-    struct bmt_packet_info info;
-    memset(&info, 0, sizeof info);
+/* The times of the packet at byte `off` whose context `d` holds, checked
+ * (no time goes backwards), into `info` (begin, end) and the stream's
+ * clock. Returns 0 or -EINVAL. */
+static int packet_times(struct bmt_reader *r, struct bmt_reader_stream *s, uint64_t off,
+                        const struct bmt_decode *d, struct bmt_packet_info *info)
+{
     /* timestamp_end 0 means "not known" (lttng-crash writes such packets);
      * babeltrace2 ignores it too. */
-    int has_begin = d.seen >> BMT_M_TS_BEGIN & 1,
-        has_end = (d.seen >> BMT_M_TS_END & 1) && d.meaning[BMT_M_TS_END] != 0;
+    int has_begin = d->seen >> BMT_M_TS_BEGIN & 1,
+        has_end = (d->seen >> BMT_M_TS_END & 1) && d->meaning[BMT_M_TS_END] != 0;
     uint64_t begin_ns = s->last_ns, end_ns = UINT64_MAX;
-    if ((has_begin && to_ns(r, s->trace, d.meaning[BMT_M_TS_BEGIN], &begin_ns) < 0) ||
-        (has_end && to_ns(r, s->trace, d.meaning[BMT_M_TS_END], &end_ns) < 0))
+    if ((has_begin && to_ns(r, s->trace, d->meaning[BMT_M_TS_BEGIN], &begin_ns) < 0) ||
+        (has_end && to_ns(r, s->trace, d->meaning[BMT_M_TS_END], &end_ns) < 0))
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has a time beyond what 64-bit nanoseconds "
                     "since the epoch can hold; %s", s->path, (unsigned long long)off, CORRUPT_FIX);
     if (s->packet_count && begin_ns < s->last_ns)
@@ -227,11 +273,36 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
                     "backwards; %s", s->path, (unsigned long long)off,
                     (unsigned long long)(begin_ns - end_ns), CORRUPT_FIX);
     if (has_begin)
-        s->clock = d.meaning[BMT_M_TS_BEGIN];
+        s->clock = d->meaning[BMT_M_TS_BEGIN];
     s->last_ns = begin_ns;
     s->packet_end_ns = end_ns;
-    info.ts_begin_ns = begin_ns;
-    info.ts_end_ns = has_end ? end_ns : begin_ns;
+    if (s->packet_count == 0) {
+        s->first_packet_begin_ns = begin_ns;
+        s->first_begin_pending = !has_begin;
+    }
+    info->ts_begin_ns = begin_ns;
+    info->ts_end_ns = has_end ? end_ns : begin_ns;
+    return 0;
+}
+
+/* Enters the packet at s->next_packet after validating its header and
+ * context. Returns 0 (s->ended set when there is nothing more to read) or
+ * -EINVAL. */
+static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsigned idx)
+{
+    uint64_t off = s->next_packet, left = s->size_bytes - off;
+    release_behind(s, off);
+    bmt_progress_update(&r->progress, r->done_bytes, r->total_bytes);
+    struct bmt_decode d;
+    const struct bmt_ctf_stream_class *sc = NULL;
+    uint64_t packet_bytes = 0, content_bits = 0;
+    struct bmt_packet_info info;
+    memset(&info, 0, sizeof info);
+    int rc;
+    if ((rc = read_packet_head(r, s, off, left, &d, &sc)) != 0 ||
+        (rc = packet_sizes(r, s, off, left, &d, &packet_bytes, &content_bits)) != 0 ||
+        (rc = packet_times(r, s, off, &d, &info)) != 0)
+        return rc < 0 ? rc : 0;
     info.seq_num = d.meaning[BMT_M_SEQ_NUM];
     info.events_discarded = d.meaning[BMT_M_DISCARDED];
     info.first = s->packet_count == 0;
@@ -239,8 +310,6 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
     if (info.first) {
         s->stream_instance_id = d.meaning[BMT_M_STREAM_INSTANCE_ID];
         s->first_seq = info.seq_num;
-        s->first_packet_begin_ns = begin_ns;
-        s->first_begin_pending = !has_begin;
         /* Packets are numbered from 0 per stream: a later first packet means
          * the oldest ones were overwritten (flight recorder). */
         info.lost_packet_count = s->has_seq ? info.seq_num : 0;
@@ -252,32 +321,12 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
     }
     info.new_discarded_count =
         info.events_discarded > s->discarded_count ? info.events_discarded - s->discarded_count : 0;
-    s->sc = sc;
-    s->fast = NULL;
-    s->fast_count = 0;
-    if (r->compiled)
-        for (unsigned k = 0; k < m->stream_count; k++)
-            if (m->streams[k] == sc && s->trace->fast[k]) {
-                s->fast = s->trace->fast[k];
-                s->fast_count = sc->dense_count;
-            }
     s->discarded_count = info.events_discarded;
     s->lost_packet_count += info.lost_packet_count;
     s->last_seq = info.seq_num;
     s->last_ts_end_ns = info.ts_end_ns;
     s->packet_count++;
-    s->cpu_id = 0;
-    if (sc->packet_context) {
-        const struct bmt_ctf_member *cpu = bmt_ctf_member(sc->packet_context, "cpu_id");
-        if (cpu && (cpu->type->kind == BMT_CTF_INT || cpu->type->kind == BMT_CTF_ENUM))
-            s->cpu_id = (uint32_t)s->vals[cpu->type->slot].integer;
-    }
-    /* What every event of the packet shares. */
-    s->head.trace = s->trace_index;
-    s->head.stream = idx;
-    s->head.cpu_id = s->cpu_id;
-    if (d.pos & 7)
-        s->fast = NULL;             /* compiled decoders start on a byte */
+    use_class(r, s, idx, sc, d.pos);
     s->packet = off;
     s->pos_bits = d.pos;
     s->content_bits = content_bits;
