@@ -289,9 +289,15 @@ sessions() ->
 
 %% @doc Which sinks this node has: the recorder always; LTTng-UST when
 %% liblttng-ust and beamtrace's provider library load; USDT unless it was
-%% compiled out (no sys/sdt.h at build time).
+%% compiled out (no sys/sdt.h at build time). `clock' says what stamps the
+%% events (CLOCK_MONOTONIC nanoseconds either way): `tsc' when the CPU's
+%% invariant TSC, calibrated against clock_gettime and re-checked every
+%% millisecond, stands in for it (also where the kernel keeps time with
+%% kvm-clock), else `{clock_gettime, Why}'. The first call calibrates the
+%% clock if no session did yet (about 30 ms, on a dirty scheduler).
 -spec sinks() -> #{recorder := true, lttng := true | {unavailable, binary()},
-                   usdt := true | {unavailable, binary()}}.
+                   usdt := true | {unavailable, binary()},
+                   clock := tsc | {clock_gettime, binary()}}.
 sinks() ->
     sinks_nif().
 

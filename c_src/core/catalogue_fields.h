@@ -165,6 +165,13 @@ enum bmt_field_index {
     BMT_F_ets_op_error = 4,
     BMT_F_ets_op_latency_ns = 5,
     BMT_F_ets_op_tag = 6,
+    BMT_F_seq_trace_label = 0,
+    BMT_F_seq_trace_type = 1,
+    BMT_F_seq_trace_previous = 2,
+    BMT_F_seq_trace_current = 3,
+    BMT_F_seq_trace_from = 4,
+    BMT_F_seq_trace_to = 5,
+    BMT_F_seq_trace_message = 6,
 };
 
 #endif

@@ -1,16 +1,33 @@
 /* The trace clock (contract and design in clock.h). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_* */
 #include "clock.h"
 
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
-#include <x86intrin.h>
 #endif
 
 #define CALIBRATION_NS (20 * 1000 * 1000)
 #define ANCHOR_NS (1000 * 1000)
+/* CPUs checked one by one at calibration (a larger machine: the first
+ * ones, and the kernel's own TSC checks for the rest). */
+#define MAX_CPUS_CHECKED 256
+
+void bmt_clock_init(struct bmt_clock *c)
+{
+    memset(c, 0, sizeof *c);
+    pthread_mutex_init(&c->lock, NULL);
+    snprintf(c->why, sizeof c->why, "not calibrated yet (the first session start calibrates)");
+}
+
+void bmt_clock_destroy(struct bmt_clock *c)
+{
+    pthread_mutex_destroy(&c->lock);
+}
 
 uint64_t bmt_clock_ns(void)
 {
@@ -20,26 +37,32 @@ uint64_t bmt_clock_ns(void)
 }
 
 #if defined(__x86_64__)
-/* 1 when the kernel's current clocksource is the TSC. */
-static int kernel_uses_tsc(void)
+/* 1 when the kernel lists `name` among its available clocksources (it
+ * drops the TSC from them when it finds the TSC unstable). */
+static int kernel_offers(const char *name)
 {
-    char name[32] = "";
-    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+    char list[512] = "";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/available_clocksource", "re");
     if (!f)
         return 0;
-    if (!fgets(name, sizeof name, f))
-        name[0] = '\0';
+    if (!fgets(list, sizeof list, f))
+        list[0] = '\0';
     fclose(f);
-    return strncmp(name, "tsc\n", 4) == 0;
+    size_t n = strlen(name);
+    for (char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+            return 1;
+    return 0;
 }
 
 /* One (TSC, CLOCK_MONOTONIC) pair: the TSC read on both sides of the clock
- * read, keeping the tightest of a few tries, so a preemption between the
- * two reads cannot skew the rate. */
-static void sample(uint64_t *tsc, uint64_t *ns)
+ * read, keeping the tightest of `tries`, so a preemption between the two
+ * reads cannot skew it. */
+static void sample_n(uint64_t *tsc, uint64_t *ns, int tries)
 {
     uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 8; i++) {
+    *tsc = *ns = 0;
+    for (int i = 0; i < tries; i++) {
         uint64_t a = __rdtsc(), n = bmt_clock_ns(), b = __rdtsc();
         if (b - a < best) {
             best = b - a;
@@ -48,54 +71,173 @@ static void sample(uint64_t *tsc, uint64_t *ns)
         }
     }
 }
+
+static void sample(uint64_t *tsc, uint64_t *ns)
+{
+    sample_n(tsc, ns, 8);
+}
+
+/* The TSC's time at `tsc` on the line through (tsc0, ns0) with `mult`. */
+static int64_t tsc_to_ns(uint64_t tsc, uint64_t tsc0, uint64_t ns0, uint64_t mult)
+{
+    if (tsc >= tsc0)
+        return (int64_t)(ns0 + (uint64_t)(((unsigned __int128)(tsc - tsc0) * mult) >> 32));
+    return (int64_t)(ns0 - (uint64_t)(((unsigned __int128)(tsc0 - tsc) * mult) >> 32));
+}
+
+/* Runs on every CPU of this thread's affinity (the first MAX_CPUS_CHECKED)
+ * and measures how far each one's TSC is from the calibration's line.
+ * Returns 0, or -1 with the reason in c->why. Restores the affinity. */
+static int check_cpus(struct bmt_clock *c, uint64_t tsc0, uint64_t ns0)
+{
+    cpu_set_t mine, one;
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+        return 0; /* cannot tell: the re-anchors still check */
+    int checked = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && checked < MAX_CPUS_CHECKED; cpu++) {
+        if (!CPU_ISSET(cpu, &mine))
+            continue;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0)
+            continue;
+        sched_yield();
+        uint64_t tsc = 0, ns = 0;
+        sample(&tsc, &ns);
+        int64_t err = tsc_to_ns(tsc, tsc0, ns0, c->mult) - (int64_t)ns;
+        checked++;
+        if (err > BMT_CLOCK_MAX_ERROR_NS || err < -BMT_CLOCK_MAX_ERROR_NS) {
+            sched_setaffinity(0, sizeof mine, &mine);
+            snprintf(c->why, sizeof c->why,
+                     "the TSC of CPU %d is %lld ns off the others' (more than %d): "
+                     "events read clock_gettime",
+                     cpu, (long long)err, BMT_CLOCK_MAX_ERROR_NS);
+            return -1;
+        }
+    }
+    sched_setaffinity(0, sizeof mine, &mine);
+    return 0;
+}
 #endif
 
-void bmt_clock_calibrate(struct bmt_clock *c)
+/* Decides and calibrates; c->lock held. */
+static void calibrate(struct bmt_clock *c)
 {
 #if defined(__x86_64__)
     unsigned eax, ebx, ecx, edx;
-    if (atomic_load(&c->usable) || !__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) ||
-        !(edx & (1u << 8)) /* invariant TSC */ || !kernel_uses_tsc())
+    const char *knob = getenv("BEAMTRACE_CLOCK");
+    if (knob && strcmp(knob, "monotonic") == 0) {
+        snprintf(c->why, sizeof c->why, "BEAMTRACE_CLOCK=monotonic: events read clock_gettime");
         return;
+    }
+    if (!__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 8))) {
+        snprintf(c->why, sizeof c->why,
+                 "the CPU does not say its TSC is invariant (no constant_tsc/nonstop_tsc): "
+                 "events read clock_gettime");
+        return;
+    }
+    if (!kernel_offers("tsc")) {
+        snprintf(c->why, sizeof c->why,
+                 "the kernel does not offer the TSC as a clocksource (it found it unstable): "
+                 "events read clock_gettime");
+        return;
+    }
     uint64_t ns0 = 0, tsc0 = 0, ns1 = 0, tsc1 = 0;
     sample(&tsc0, &ns0);
     do
         sample(&tsc1, &ns1);
     while (ns1 - ns0 < CALIBRATION_NS);
-    if (tsc1 <= tsc0)
+    if (tsc1 <= tsc0) {
+        snprintf(c->why, sizeof c->why, "the TSC did not advance: events read clock_gettime");
         return;
+    }
     /* ns per tick in 32.32 fixed point: 1 ms of ticks times this fits 64 bits. */
     c->mult = ((ns1 - ns0) << 32) / (tsc1 - tsc0);
     c->anchor_ticks = (tsc1 - tsc0) * ANCHOR_NS / (ns1 - ns0);
-    if (c->mult == 0 || c->anchor_ticks == 0)
+    if (c->mult == 0 || c->anchor_ticks == 0) {
+        snprintf(c->why, sizeof c->why, "the TSC runs too fast to calibrate: events read clock_gettime");
         return;
+    }
+    if (check_cpus(c, tsc1, ns1) != 0)
+        return;
+    c->why[0] = '\0';
     atomic_store_explicit(&c->usable, 1, memory_order_release);
 #else
-    (void)c;
+    snprintf(c->why, sizeof c->why, "no TSC on this architecture: events read clock_gettime");
 #endif
 }
 
-uint64_t bmt_clock_event_ns(const struct bmt_clock *c, struct bmt_clock_thread *t)
+void bmt_clock_calibrate(struct bmt_clock *c)
 {
+    pthread_mutex_lock(&c->lock);
+    if (!c->calibrated) {
+        calibrate(c);
+        c->calibrated = 1;
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+int bmt_clock_describe(struct bmt_clock *c, char *out, size_t size)
+{
+    pthread_mutex_lock(&c->lock);
+    int tsc = atomic_load(&c->usable);
+    snprintf(out, size, "%s", tsc ? "tsc" : c->why);
+    pthread_mutex_unlock(&c->lock);
+    return tsc;
+}
+
+/* Gives the TSC up for every thread (a re-anchor found it off). The
+ * reason is written by the first thread to give up, without the lock
+ * (a writer may not wait): c->why is read only under the lock once usable
+ * is 0, so it is written before the release store. */
+static void give_up(struct bmt_clock *c, int64_t err)
+{
+    int expected = 1;
+    static const char reason[] = "the TSC drifted %lld ns from CLOCK_MONOTONIC between two of a "
+                                 "thread's checks, a few ms apart (more than %d; a migrated VM?): "
+                                 "events read clock_gettime";
+    if (pthread_mutex_trylock(&c->lock) == 0) {
+        if (atomic_load(&c->usable))
+            snprintf(c->why, sizeof c->why, reason, (long long)err, BMT_CLOCK_MAX_ERROR_NS);
+        atomic_compare_exchange_strong(&c->usable, &expected, 0);
+        pthread_mutex_unlock(&c->lock);
+    } else {
+        /* The lock holder is only ever describing or calibrating (done):
+         * the reason may stay the old one; the fallback is what matters. */
+        atomic_compare_exchange_strong(&c->usable, &expected, 0);
+    }
+}
+
+uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t)
+{
+    uint64_t ns;
 #if defined(__x86_64__)
     if (atomic_load_explicit(&c->usable, memory_order_acquire)) {
-        uint64_t tsc = __rdtsc();
+        /* A new anchor, re-checking the line: where the old one said the
+         * TSC now is against clock_gettime (only over a slice of at most a
+         * few ms: an idle thread's old anchor says nothing). */
+        uint64_t tsc = 0, now = 0;
+        sample_n(&tsc, &now, 2);
         uint64_t dt = tsc - t->tsc_anchor;
-        if (dt > c->anchor_ticks) {
-            t->ns_anchor = bmt_clock_ns();
-            t->tsc_anchor = __rdtsc();
-            dt = 0;
+        if (t->ns_anchor && dt <= 4 * c->anchor_ticks) {
+            int64_t err = (int64_t)(t->ns_anchor + ((dt * c->mult) >> 32)) - (int64_t)now;
+            uint64_t abs_err = (uint64_t)(err < 0 ? -err : err);
+            uint64_t worst = atomic_load_explicit(&c->worst_ns, memory_order_relaxed);
+            while (abs_err > worst &&
+                   !atomic_compare_exchange_weak_explicit(&c->worst_ns, &worst, abs_err,
+                                                          memory_order_relaxed,
+                                                          memory_order_relaxed))
+                ;
+            if (abs_err > BMT_CLOCK_MAX_ERROR_NS)
+                give_up(c, err);
         }
-        uint64_t ns = t->ns_anchor + ((dt * c->mult) >> 32);
-        if (ns < t->last_ns)
-            ns = t->last_ns;
-        t->last_ns = ns;
-        return ns;
-    }
-#else
-    (void)c;
+        t->ns_anchor = ns = now;
+        t->tsc_anchor = tsc;
+    } else
 #endif
-    uint64_t ns = bmt_clock_ns();
+    {
+        ns = bmt_clock_ns();
+    }
     if (ns < t->last_ns)
         ns = t->last_ns;
     t->last_ns = ns;

@@ -1,35 +1,70 @@
 /* The trace clock: CLOCK_MONOTONIC nanoseconds, and a cheap way to read it
  * for every event.
  *
- * clock_gettime costs about 23 ns here even through the vDSO; reading the
- * TSC costs under 10. When the CPU has an invariant TSC, each thread keeps
- * an anchor (a TSC reading and the CLOCK_MONOTONIC time taken with it),
- * renewed every millisecond, and converts TSC ticks since the anchor with a
- * rate calibrated once against CLOCK_MONOTONIC. Between anchors the error is
- * the rate's error over at most 1 ms (a few ns); at a new anchor the time is
- * clamped so it never goes backwards within a thread, which keeps every
- * stream's timestamps monotonic as CTF readers require. The TSC is used
- * only when the CPU says it is invariant and the kernel itself keeps time
- * with it (clocksource "tsc"), which is the kernel's verdict that the TSCs
- * of all CPUs agree; otherwise (or off x86-64) every event reads
- * clock_gettime.
+ * clock_gettime costs 20 to 30 ns even through the vDSO (more where the
+ * kernel keeps time with kvm-clock, as many virtual machines do); reading
+ * the TSC costs under 10. When the TSC can stand in for CLOCK_MONOTONIC,
+ * each thread keeps an anchor (a TSC reading and the CLOCK_MONOTONIC time
+ * taken with it), renewed every millisecond, and converts the ticks since
+ * the anchor with a rate calibrated against CLOCK_MONOTONIC. Timestamps
+ * stay CLOCK_MONOTONIC nanoseconds (comparable with LTTng's, and with
+ * other nodes' through the trace's clock offset).
  *
- * Pure C (no erl_nif.h). Threads: bmt_clock_calibrate runs on one thread at
- * a time (the recorder's session start, under its control lock) and
- * publishes `usable` last with a release store; bmt_clock_event_ns runs on
- * any thread, each with its own struct bmt_clock_thread.
+ * When the TSC stands in (bmt_clock_calibrate, once, about 30 ms):
+ *  - the CPU says its TSC is invariant (CPUID 0x80000007 EDX bit 8, which
+ *    /proc/cpuinfo shows as constant_tsc and nonstop_tsc), on x86-64;
+ *  - the kernel has not found it unstable: "tsc" is among its available
+ *    clocksources. It need not be the current one: on a KVM guest the
+ *    kernel prefers kvm-clock (itself the host's TSC scaled) even when the
+ *    TSC is invariant;
+ *  - every CPU this process may run on reads a TSC that agrees with the
+ *    calibration's line within BMT_CLOCK_MAX_ERROR_NS (checked by running
+ *    on each in turn);
+ *  - BEAMTRACE_CLOCK is not "monotonic" (the knob that keeps
+ *    clock_gettime).
+ * Otherwise every event reads clock_gettime, and bmt_clock_describe says
+ * why.
+ *
+ * How close: between anchors the error is the TSC's rate error against
+ * CLOCK_MONOTONIC over at most 1 ms (NTP's slew included: 100 ppm is
+ * 100 ns) plus the anchor's read jitter. Each new anchor re-checks: the
+ * time the TSC predicted against clock_gettime. Past
+ * BMT_CLOCK_MAX_ERROR_NS (a migrated VM's new TSC rate, a CPU whose TSC
+ * stepped) the TSC is given up for good, and the reason kept. A thread's
+ * timestamps never go backwards (a new anchor is clamped), so every
+ * stream stays ordered as CTF readers require.
+ *
+ * Pure C (no erl_nif.h). Threads: bmt_clock_calibrate and
+ * bmt_clock_describe serialise on the clock's lock (session start and
+ * beamtrace:sinks(), on dirty schedulers); calibration publishes `usable`
+ * last with a release store; bmt_clock_event_ns runs on any thread, each
+ * with its own struct bmt_clock_thread, and may clear `usable` (then
+ * every thread falls back at its next event).
  */
 #ifndef BMT_CLOCK_H
 #define BMT_CLOCK_H
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
-/* The calibrated TSC, shared by every thread. Zero-initialised: not usable. */
+/* The largest disagreement between the TSC's time and CLOCK_MONOTONIC's
+ * tolerated at calibration and at each re-anchor, ns. */
+#define BMT_CLOCK_MAX_ERROR_NS 1000
+
+/* The calibrated TSC, shared by every thread. */
 struct bmt_clock {
-    _Atomic int usable;         /* calibrated, invariant TSC */
+    _Atomic int usable;         /* the TSC stands in for CLOCK_MONOTONIC */
     uint64_t mult;              /* ns per tick, 32.32 fixed point */
     uint64_t anchor_ticks;      /* ticks between a thread's re-anchors (1 ms) */
+    _Atomic uint64_t worst_ns;  /* largest error a re-anchor measured, ns */
+    pthread_mutex_t lock;       /* calibration and its reason */
+    int calibrated;             /* calibration ran (under lock) */
+    char why[200];              /* why the TSC does not stand in (under lock) */
 };
 
 /* One thread's anchor; owned by that thread. Zero-initialised: no anchor. */
@@ -39,16 +74,44 @@ struct bmt_clock_thread {
     uint64_t last_ns;           /* last timestamp this thread gave, ns */
 };
 
+/* Prepares `c` (not calibrated: events read clock_gettime). */
+void bmt_clock_init(struct bmt_clock *c);
+void bmt_clock_destroy(struct bmt_clock *c);
+
 /* CLOCK_MONOTONIC now, in nanoseconds: the trace clock. */
 uint64_t bmt_clock_ns(void);
 
-/* Calibrates `c` against CLOCK_MONOTONIC (about 20 ms of sampling, so only
- * from a thread that may block); a no-op when done already or when the TSC
- * is not safe to use. */
+/* Decides whether the TSC stands in and calibrates it (about 30 ms of
+ * sampling, so only from a thread that may block); a no-op after the first
+ * call. */
 void bmt_clock_calibrate(struct bmt_clock *c);
 
+/* Writes what the events' clock is to `out` (`size` bytes): "tsc" when the
+ * TSC stands in, else why not (a sentence). Returns 1 for the TSC. */
+int bmt_clock_describe(struct bmt_clock *c, char *out, size_t size);
+
+/* bmt_clock_event_ns's slow path: a new anchor (and its re-check), or no
+ * TSC. */
+uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t);
+
 /* CLOCK_MONOTONIC ns for an event on the thread owning `t`: never less than
- * the last value it gave that thread. */
-uint64_t bmt_clock_event_ns(const struct bmt_clock *c, struct bmt_clock_thread *t);
+ * the last value it gave that thread. Inline: one TSC read, a compare, a
+ * multiply while the thread's anchor is fresh. */
+static inline uint64_t bmt_clock_event_ns(struct bmt_clock *c, struct bmt_clock_thread *t)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(atomic_load_explicit(&c->usable, memory_order_acquire), 1)) {
+        uint64_t dt = __rdtsc() - t->tsc_anchor;
+        if (__builtin_expect(dt <= c->anchor_ticks, 1)) {
+            uint64_t ns = t->ns_anchor + ((dt * c->mult) >> 32);
+            /* A thread moved to a CPU whose TSC reads a little behind. */
+            ns = ns < t->last_ns ? t->last_ns : ns;
+            t->last_ns = ns;
+            return ns;
+        }
+    }
+#endif
+    return bmt_clock_event_ns_slow(c, t);
+}
 
 #endif

@@ -55,3 +55,29 @@ size_t bmt_event_encode_payload(const struct bmt_event *ev, uint8_t *dst)
     }
     return (size_t)(dst - start);
 }
+
+size_t bmt_event_values_from_payload(struct bmt_event *ev, int tp, const uint8_t *payload)
+{
+    const struct bmt_tracepoint *t = &bmt_catalogue[tp];
+    const uint8_t *p = payload;
+    for (unsigned i = 0; i < t->field_count; i++) {
+        struct bmt_value *v = &ev->values[i];
+        switch (t->fields[i].type) {
+        case BMT_FIELD_STRING:
+            v->str = (const char *)p;
+            v->len = (uint32_t)strlen((const char *)p);
+            p += v->len + 1u;
+            break;
+        case BMT_FIELD_U32:
+            v->integer = bmt_get_u32(p);
+            p += 4;
+            break;
+        case BMT_FIELD_U64:
+        case BMT_FIELD_S64:
+            v->integer = bmt_get_u64(p);
+            p += 8;
+            break;
+        }
+    }
+    return (size_t)(p - payload);
+}

@@ -48,6 +48,15 @@ size_t bmt_event_payload_bytes(const struct bmt_event *ev);
  * bmt_event_payload_bytes(ev) bytes. Returns the bytes written. */
 size_t bmt_event_encode_payload(const struct bmt_event *ev, uint8_t *dst);
 
+/* Points the values of `ev` at the fields of tracepoint `tp` encoded at
+ * `payload` in their CTF layout (what bmt_event_encode_payload writes:
+ * strings NUL-terminated, integers little-endian): the inverse, for sinks
+ * that take values from an event written in place. A tracepoint whose
+ * first fields are another's (a link variant) can be read as that one.
+ * Strings point into `payload`, which must stay put while they are used.
+ * Returns the bytes read. */
+size_t bmt_event_values_from_payload(struct bmt_event *ev, int tp, const uint8_t *payload);
+
 /* The whole event, header included, for a stream whose previous timestamp
  * was `prev_ts_ns`: size (an upper bound: the header may be shorter), and
  * the encoder, which returns the bytes written. */

@@ -22,8 +22,9 @@
 #include <stdatomic.h>
 
 /* 1 once membarrier is registered for this process; never changes back.
- * Written once by bmt_fence_init (library load), read on every event. */
-extern int bmt_fence_asymmetric;
+ * Written once by bmt_fence_init (library load), read on every event.
+ * Hidden: read PC-relative, not through the GOT, from a shared library. */
+extern int bmt_fence_asymmetric __attribute__((visibility("hidden")));
 
 /* Registers this process for private expedited membarrier. Idempotent and
  * thread-safe; returns 1 when the asymmetric fences are in use. */

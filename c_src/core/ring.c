@@ -70,6 +70,7 @@ static void close_packet(struct bmt_ring *r)
     r->reported_discarded = discarded;
     r->is_open = 0;
     r->open_limit = 0;
+    r->published = 1;
     atomic_store_explicit(&r->committed, r->open_seq + 1, memory_order_release);
 }
 

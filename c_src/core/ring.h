@@ -70,6 +70,8 @@ struct bmt_ring {
     uint64_t overwritten_count;   /* part of discarded_count lost to overwrite */
     uint64_t reported_discarded;  /* discarded_count stamped in the last packet */
     _Atomic uint64_t written_count; /* events committed into packets */
+    int published;                /* a packet was published since the writer last
+                                     * cleared this (bmt_ring_take_published) */
 
     /* Shared. */
     _Alignas(BMT_CACHE_LINE) _Atomic uint64_t committed; /* packets published */
@@ -148,6 +150,17 @@ static inline int bmt_ring_put_event(struct bmt_ring *r, const struct bmt_event 
     if (!p)
         return 0;
     bmt_ring_commit(r, bmt_event_encode(ev, p, r->last_ts_ns), ev->ts_ns);
+    return 1;
+}
+
+/* Writer: 1 when a packet was published since the last call (by the
+ * writer's reserve or flush, or by the other side while the writer was
+ * quiescent), and clears it: whether the reader has something new. */
+static inline int bmt_ring_take_published(struct bmt_ring *r)
+{
+    if (__builtin_expect(!r->published, 1))
+        return 0;
+    r->published = 0;
     return 1;
 }
 

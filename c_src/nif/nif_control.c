@@ -446,11 +446,18 @@ void bmt_on_stopped(void *ctx, int index, uint64_t generation, enum bmt_stop_rea
 /* ---- sinks ---- */
 
 /* sinks() -> #{recorder => true, lttng => true | {unavailable, Why},
- * usdt => true | {unavailable, Why}}: which sinks this node has. */
+ * usdt => true | {unavailable, Why}, clock => tsc | {clock_gettime, Why}}:
+ * which sinks this node has, and what stamps the events (calibrating the
+ * clock if no session did yet: a dirty scheduler's job). */
 ERL_NIF_TERM bmt_nif_sinks(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc, (void)argv;
     struct priv *p = enif_priv_data(env);
+    char clock_why[200];
+    bmt_clock_calibrate(&p->clock);
+    ERL_NIF_TERM clock = bmt_clock_describe(&p->clock, clock_why, sizeof clock_why)
+                             ? p->atom.tsc
+                             : enif_make_tuple2(env, p->atom.clock_gettime, binary_of(env, clock_why));
     static const char usdt_why[] = "compiled out: sys/sdt.h was absent when this library was "
                                    "built (install systemtap-sdt-dev and rebuild)";
     ERL_NIF_TERM why, usdt;
@@ -461,12 +468,12 @@ ERL_NIF_TERM bmt_nif_sinks(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     } else {
         usdt = enif_make_tuple2(env, p->atom.unavailable, binary_of(env, usdt_why));
     }
-    ERL_NIF_TERM keys[] = {p->atom.recorder, p->atom.lttng, p->atom.usdt};
+    ERL_NIF_TERM keys[] = {p->atom.recorder, p->atom.lttng, p->atom.usdt, p->atom.clock};
     ERL_NIF_TERM values[] = {p->atom.true_,
                              p->lttng ? p->atom.true_
                                       : enif_make_tuple2(env, p->atom.unavailable, why),
-                             usdt};
+                             usdt, clock};
     ERL_NIF_TERM map;
-    enif_make_map_from_arrays(env, keys, values, 3, &map);
+    enif_make_map_from_arrays(env, keys, values, sizeof keys / sizeof keys[0], &map);
     return map;
 }

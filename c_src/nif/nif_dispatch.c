@@ -4,26 +4,31 @@
 
 #include <string.h>
 
-void bmt_dispatch_external(const struct priv *p, struct decode *d, int tp, unsigned sinks,
+void bmt_dispatch_external(const struct priv *p, struct thread_ctx *t, struct decode *d, int tp,
+                           unsigned sinks, const uint8_t *payload, uint64_t ts_ns,
                            uint8_t *spare)
 {
+    struct bmt_event *ev = &t->event;
+    ev->id = (uint16_t)tp;
+    ev->ts_ns = ts_ns;
+    bmt_event_values_from_payload(ev, tp, payload);
     if (sinks & BMT_SINK_LTTNG) {
-        if (d->message_bytes != BMT_OTP_MESSAGE_BYTES &&
-            (tp == BMT_TP_message_send || tp == BMT_TP_message_receive)) {
-            bmt_decode_message_again(d, tp, BMT_OTP_MESSAGE_BYTES, spare);
+        if ((tp == BMT_TP_message_send || tp == BMT_TP_message_receive) &&
+            bmt_decode_message_bytes(d) != BMT_OTP_MESSAGE_BYTES) {
+            bmt_decode_message_again(d, ev, tp, spare);
             spare += BMT_OTP_MESSAGE_BYTES + 1;
         }
-        p->lttng->emit(&d->t->event);
+        p->lttng->emit(ev);
     }
     if (sinks & BMT_SINK_USDT) {
         struct bmt_usdt_args args;
-        bmt_decode_usdt_args(d, tp, &args, spare);
-        bmt_usdt_emit(&d->t->event, &args);
+        bmt_decode_usdt_args(d, ev, tp, &args, spare);
+        bmt_usdt_emit(ev, &args);
     }
 }
 
 void bmt_dispatch_copy(struct thread_ctx *t, struct bmt_session *s, uint64_t generation, int tp,
-                       const uint8_t *payload, size_t bytes)
+                       const uint8_t *payload, size_t bytes, uint64_t ts_ns)
 {
     if (!bmt_rec_wants(s, generation, tp))
         return;
@@ -31,10 +36,10 @@ void bmt_dispatch_copy(struct thread_ctx *t, struct bmt_session *s, uint64_t gen
     if (!r)
         return;
     uint8_t *start;
-    uint8_t *dst = bmt_rec_reserve(s, r, tp, t->event.ts_ns, &start);
+    uint8_t *dst = bmt_rec_reserve(s, r, tp, ts_ns, &start);
     if (dst) {
         memcpy(dst, payload, bytes);
-        bmt_rec_commit(r, start, dst + bytes, t->event.ts_ns);
+        bmt_rec_commit(r, start, dst + bytes, ts_ns);
     }
-    bmt_rec_leave(s, (unsigned)t->slot, t->event.ts_ns);
+    bmt_rec_leave(s, (unsigned)t->slot, ts_ns);
 }

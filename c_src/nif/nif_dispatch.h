@@ -5,9 +5,11 @@
  * The decision (inline: it runs on every traced event, listened to or not)
  * is a handful of loads: the recorder session's enable mask and state, the
  * LTTng tracepoint's enabled word, the USDT semaphores (sinks.h says what
- * each can miss). The delivery to LTTng and USDT (nif_dispatch.c) runs only
- * when one of them listens; the recorder's ring is written in place by the
- * caller (nif_tracer.c) or copied in here.
+ * each can miss). The tracer packs it into one decision word, made in
+ * enabled_<flag>/3 and read once in the trace_<flag>/5 that follows. The
+ * delivery to LTTng and USDT (nif_dispatch.c) runs only when one of them
+ * listens; the recorder's ring is written in place by the tracer
+ * (nif_tracer.c) or copied in here.
  *
  * Calling thread only, inside bmt_thread_enter/leave.
  */
@@ -15,14 +17,12 @@
 #define BMT_NIF_DISPATCH_H
 
 #include "nif_decode.h"
+#include "nif_format.h"
+#include "nif_session.h"
 #include "nif_state.h"
 #include "nif_thread.h"
 #include "sinks/sinks.h"
 #include "sinks/usdt_wants.h"
-
-/* OTP's LTTng buffers kept 255 bytes of a message: the length LTTng gets,
- * and the one used when no recorder session sets one. */
-#define BMT_OTP_MESSAGE_BYTES 255
 
 /* The sinks (BMT_SINK_* bits) that want tracepoint `tp` now: recorder
  * session `s` with `generation` (s may be NULL: no session asked), LTTng
@@ -42,17 +42,85 @@ bmt_sinks_wanting(const struct priv *p, struct bmt_session *s, uint64_t generati
     return sinks;
 }
 
-/* Hands the event decoded in d->t->event (tracepoint `tp`) to the sinks in
- * `sinks` other than the recorder: LTTng, USDT. `spare` is scratch room
- * past the fields for what only they need (OTP's message text when the
- * session printed another length; USDT's extra arguments). */
-void bmt_dispatch_external(const struct priv *p, struct decode *d, int tp, unsigned sinks,
+/* ---- the tracer's decision word ----
+ *
+ * bits 0-2    the sinks that want the event (BMT_SINK_*; 0: nobody)
+ * bits 3-8    its tracepoint
+ * bits 9-14   the tracepoint the recorder writes (the same, or its link
+ *             variant when the session records message links)
+ * bits 15-19  the recording session's index + 1 (0: none)
+ * bits 20-63  that session's generation (BMT_GENERATION_BITS) */
+#define BMT_DW_SINKS(w) ((unsigned)(w) & 7u)
+#define BMT_DW_TP(w) ((int)((w) >> 3) & 63)
+#define BMT_DW_REC_TP(w) ((int)((w) >> 9) & 63)
+#define BMT_DW_SESSION(w) ((unsigned)((w) >> 15) & 31u)
+#define BMT_DW_GENERATION(w) ((w) >> 20)
+_Static_assert(BMT_TP_COUNT <= 64 && BMT_MAX_SESSIONS < 32 && BMT_GENERATION_BITS <= 44,
+               "the decision word's fields fit their bits");
+
+/* The decision word for an event of tracepoint `tp` (>= 0, a tracer
+ * tracepoint) of recorder session `s` (index + 1 `index`, `generation`;
+ * NULL: none). */
+static inline __attribute__((always_inline)) uint64_t
+bmt_decision_word(const struct priv *p, struct bmt_session *s, uint64_t index, uint64_t generation,
+                  int tp)
+{
+    unsigned sinks = 0;
+    int rec_tp = tp;
+    if (s && bmt_rec_wants(s, generation, tp)) {
+        sinks = BMT_SINK_RECORDER;
+        if ((tp == BMT_TP_message_send || tp == BMT_TP_message_receive) &&
+            (atomic_load_explicit(&s->format_option, memory_order_relaxed) & BMT_FORMAT_LINKS))
+            rec_tp = tp == BMT_TP_message_send ? BMT_TP_message_send_link
+                                               : BMT_TP_message_receive_link;
+    } else {
+        index = generation = 0;
+    }
+    if (bmt_lttng_wants(p->lttng, tp))
+        sinks |= BMT_SINK_LTTNG;
+    if (bmt_usdt_wants(tp))
+        sinks |= BMT_SINK_USDT;
+    return sinks | (uint64_t)tp << 3 | (uint64_t)rec_tp << 9 | index << 15 | generation << 20;
+}
+
+/* The decision word for tracer state [], the default session: a few loads,
+ * no call. */
+static inline __attribute__((always_inline)) uint64_t bmt_decide_default(const struct priv *p,
+                                                                          int tp)
+{
+    uint64_t packed = atomic_load_explicit(&p->rec.default_session, memory_order_acquire);
+    struct bmt_session *s = packed ? &p->rec.sessions[(packed & 0xff) - 1] : NULL;
+    return bmt_decision_word(p, s, packed & 0xff, packed >> 8, tp);
+}
+
+/* The decision word for an event of tracepoint `tp` offered to the tracer
+ * with state `state` ([] = the default session, or a handle). */
+static inline __attribute__((always_inline)) uint64_t
+bmt_decide(const struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state, int tp)
+{
+    if (__builtin_expect(state == p->nil, 1))
+        return bmt_decide_default(p, tp);
+    uint64_t generation = 0;
+    struct bmt_session *s = bmt_resolve_handle(&p->handles, env, state, &generation);
+    return bmt_decision_word(p, s, s ? (uint64_t)(s - p->rec.sessions) + 1 : 0, generation, tp);
+}
+
+/* ---- delivery ---- */
+
+/* Hands an event of tracepoint `tp` whose fields are encoded at `payload`
+ * (by `d`, in a ring or in scratch) to the sinks in `sinks` other than the
+ * recorder: LTTng, USDT. Their values go to thread `t`'s event (stamped
+ * `ts_ns`); `spare` is scratch room past the fields for what only they
+ * need (OTP's message text when the session printed another length;
+ * USDT's extra arguments). */
+void bmt_dispatch_external(const struct priv *p, struct thread_ctx *t, struct decode *d, int tp,
+                           unsigned sinks, const uint8_t *payload, uint64_t ts_ns,
                            uint8_t *spare);
 
 /* Copies an event already encoded at `payload` (`bytes` of fields, of
- * tracepoint `tp`, stamped t->event.ts_ns) into thread `t`'s ring of
- * session `s` if it records `tp` with `generation`. */
+ * tracepoint `tp`, stamped `ts_ns`) into thread `t`'s ring of session `s`
+ * if it records `tp` with `generation`. */
 void bmt_dispatch_copy(struct thread_ctx *t, struct bmt_session *s, uint64_t generation, int tp,
-                       const uint8_t *payload, size_t bytes);
+                       const uint8_t *payload, size_t bytes, uint64_t ts_ns);
 
 #endif

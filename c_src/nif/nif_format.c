@@ -11,28 +11,36 @@
 
 #include <string.h>
 
-size_t bmt_format_term(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
-                       size_t room)
+size_t bmt_format_id_miss(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
 {
-    return bmt_term_text_cached(&c->text, env, term, out, room);
+    return bmt_id_text(&c->text.ids, env, term, out, BMT_ID_MAX_BYTES + 1);
 }
 
-/* Every destination of an ID or MFA field has room for its kind's bound,
- * so a cache hit copies its whole fixed-size entry (a few vector moves)
- * rather than a length-dependent loop, which GCC turns into `rep movsb`,
- * tens of cycles to start on some CPUs. The NUL is in the entry. */
-_Static_assert(BMT_ID_CACHE_TEXT_BYTES + 1 <= BMT_ID_MAX_BYTES + 1, "id entries fit an ID field");
-_Static_assert(MFA_CACHE_TEXT <= BMT_MFA_MAX_BYTES + 1, "mfa entries fit an MFA field");
-
-size_t bmt_format_id(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
+/* The arity an MFA's third element says: [] is 0; a list of arguments its
+ * length (the VM's own walk when the VM built it for a call; else counted
+ * up to 256, since no function takes more than 255); an integer itself
+ * (the `arity' trace flag). Returns 0 for anything else. */
+static int mfa_arity(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM args,
+                     int vm_args, unsigned long *arity)
 {
-    const struct bmt_id_cache_entry *e = bmt_id_cache_hit(&c->text.ids, term);
-    if (e) {
-        memcpy(out, e->text, sizeof e->text);
-        out[e->len_bytes] = '\0';
-        return e->len_bytes;
+    unsigned len;
+    if (args == c->nil) {
+        *arity = 0;
+        return 1;
     }
-    return bmt_id_text(&c->text.ids, env, term, out, BMT_ID_MAX_BYTES + 1);
+    if (vm_args) {
+        if (enif_get_list_length(env, args, &len)) {
+            *arity = len;
+            return 1;
+        }
+    } else if (enif_is_list(env, args)) {
+        ERL_NIF_TERM head;
+        for (len = 0; len <= 255 && enif_get_list_cell(env, args, &head, &args);)
+            len++;
+        *arity = len;
+        return len <= 255 && enif_is_empty_list(env, args);
+    }
+    return enif_get_ulong(env, args, arity);
 }
 
 size_t bmt_format_mfa_miss(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
@@ -43,7 +51,7 @@ size_t bmt_format_mfa_miss(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_T
     int size;
     unsigned long arity;
     if (!enif_get_tuple(env, term, &size, &mfa) || size != 3 ||
-        !bmt_mfa_arity(c, env, mfa[2], vm_args, &arity))
+        !mfa_arity(c, env, mfa[2], vm_args, &arity))
         goto undef;
     if (!enif_is_atom(env, mfa[0]) || !enif_is_atom(env, mfa[1]))
         goto undef;
@@ -51,13 +59,13 @@ size_t bmt_format_mfa_miss(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_T
     if (n < 0)
         goto undef;
     size_t len = (size_t)n <= BMT_MFA_MAX_BYTES ? (size_t)n : BMT_MFA_MAX_BYTES;
-    if (len > 0 && len < MFA_CACHE_TEXT) {
+    if (len > 0 && len < MFA_CACHE_TEXT && arity <= 255) {
         /* Only atom keys are ever stored, and a term word names one term,
          * so a later hit needs no type checks. */
-        struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1], arity)];
+        struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
         e->module = mfa[0];
         e->function = mfa[1];
-        e->arity = arity;
+        e->arity = (uint32_t)arity;
         e->len = (uint8_t)len;
         memset(e->text, 0, sizeof e->text);
         memcpy(e->text, out, len + 1);
@@ -131,8 +139,7 @@ size_t bmt_term_words(ErlNifEnv *env, ERL_NIF_TERM term, int *complete)
     return words;
 }
 
-size_t bmt_format_message(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
-                          int message_bytes, char *out)
+size_t bmt_format_message_other(ErlNifEnv *env, ERL_NIF_TERM term, int message_bytes, char *out)
 {
     if (message_bytes == BMT_MESSAGE_SIZE_ONLY) {
         int complete;
@@ -141,9 +148,6 @@ size_t bmt_format_message(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TE
                               (unsigned long)words);
         return n > 0 ? (size_t)n : 0;
     }
-    if (message_bytes == 0) {
-        out[0] = '\0';
-        return 0;
-    }
-    return bmt_format_term(c, env, term, out, (size_t)message_bytes + 1);
+    out[0] = '\0';
+    return 0;
 }

@@ -22,6 +22,10 @@
  * the message's size in heap words. */
 #define BMT_MESSAGE_SIZE_ONLY (-1)
 
+/* OTP's LTTng buffers kept 255 bytes of a message: the length LTTng gets,
+ * and the one used when no recorder session sets one. */
+#define BMT_OTP_MESSAGE_BYTES 255
+
 /* The session's tracer options, packed into the recorder's opaque
  * format_option: the message option in the low 16 bits (0xffff for
  * BMT_MESSAGE_SIZE_ONLY; BMT_MSG_MAX_BYTES fits), and BMT_FORMAT_LINKS when
@@ -46,11 +50,13 @@ static inline int bmt_format_message_bytes(int format_option)
  * fixed-size block (no length-dependent copy loop). */
 #define MFA_CACHE_TEXT 64
 
+/* Keyed by (module atom, function atom): atoms are immediates, so the key
+ * names one function forever; the arity is checked against the term's. */
 struct mfa_cache_entry {
     ERL_NIF_TERM module, function;
-    unsigned long arity;
-    uint8_t len; /* 0: empty entry */
-    char text[MFA_CACHE_TEXT];
+    uint32_t arity;
+    uint8_t len;                 /* 0: empty entry */
+    char text[MFA_CACHE_TEXT];   /* NUL-padded */
 };
 
 struct bmt_format_cache {
@@ -62,73 +68,100 @@ struct bmt_format_cache {
 /* ---- the formatters ---- */
 
 /* Each writes text at `out` (room for its kind's bound plus NUL) and returns
- * its length in bytes. */
-size_t bmt_format_id(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out);
+ * its length in bytes. The hits are inline; a miss (or anything odd) takes
+ * the out-of-line *_miss, which also fills the cache. */
+size_t bmt_format_id_miss(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out);
 /* `vm_args`: the term's argument list (if any) was built by the VM for a
- * call, so it holds at most 255 elements. The cache hit is inline; a miss
- * (or anything odd) takes bmt_format_mfa_miss, which also fills the cache. */
+ * call, so it holds at most 255 elements. */
 size_t bmt_format_mfa_miss(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
                            char *out, int vm_args);
 /* Printed term, at most `room` - 1 bytes plus NUL. */
-size_t bmt_format_term(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
-                       size_t room);
+static inline size_t bmt_format_term(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
+                                     char *out, size_t room)
+{
+    return bmt_term_text_cached(&c->text, env, term, out, room);
+}
+/* bmt_format_message for size_only and 0. */
+size_t bmt_format_message_other(ErlNifEnv *env, ERL_NIF_TERM term, int message_bytes, char *out);
 /* A message as the session's option says: printed up to `message_bytes`,
  * "<N words>" for BMT_MESSAGE_SIZE_ONLY, nothing for 0. */
-size_t bmt_format_message(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
-                          int message_bytes, char *out);
+static inline size_t bmt_format_message(struct bmt_format_cache *c, ErlNifEnv *env,
+                                        ERL_NIF_TERM term, int message_bytes, char *out)
+{
+    if (__builtin_expect(message_bytes > 0, 1))
+        return bmt_term_text_cached(&c->text, env, term, out, (size_t)message_bytes + 1);
+    return bmt_format_message_other(env, term, message_bytes, out);
+}
 /* Heap words the VM would copy for `term` (exact for tuples, lists and
  * immediates, approximate where the NIF API hides the layout), walking at
  * most BMT_TERM_WORDS_BUDGET subterms: *complete is 0 when it gave up. */
 #define BMT_TERM_WORDS_BUDGET 65536
 size_t bmt_term_words(ErlNifEnv *env, ERL_NIF_TERM term, int *complete);
 
-static inline unsigned bmt_mfa_slot(ERL_NIF_TERM module, ERL_NIF_TERM function,
-                                    unsigned long arity)
+/* Every destination of an ID or MFA field has room for its kind's bound,
+ * so a cache hit copies its whole fixed-size entry (a few vector moves,
+ * the NUL among them: entries are NUL-padded) rather than a length-
+ * dependent loop, which GCC turns into `rep movsb`, tens of cycles to start
+ * on some CPUs. */
+_Static_assert(sizeof(((struct bmt_id_cache_entry *)0)->text) <= BMT_ID_MAX_BYTES + 1,
+               "id entries fit an ID field");
+_Static_assert(MFA_CACHE_TEXT <= BMT_MFA_MAX_BYTES + 1, "mfa entries fit an MFA field");
+
+/* A pid or port. */
+static inline __attribute__((always_inline)) size_t
+bmt_format_id(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
+{
+    const struct bmt_id_cache_entry *e = bmt_id_cache_hit(&c->text.ids, term);
+    if (__builtin_expect(e != NULL, 1)) {
+        memcpy(out, e->text, sizeof e->text);
+        return e->len_bytes;
+    }
+    return bmt_format_id_miss(c, env, term, out);
+}
+
+static inline unsigned bmt_mfa_slot(ERL_NIF_TERM module, ERL_NIF_TERM function)
 {
     uint64_t x = (uint64_t)module * UINT64_C(0x9E3779B97F4A7C15) ^
-                 ((uint64_t)function + arity) * UINT64_C(0xbf58476d1ce4e5b9);
+                 (uint64_t)function * UINT64_C(0xbf58476d1ce4e5b9);
     return (unsigned)(x >> 56) % MFA_CACHE_SIZE;
 }
 
-/* The arity an MFA's third element says: [] is 0 (compared by its word, a
- * constant the cache keeps); a list of arguments its length (the VM's own
- * walk when the VM built it for a call; else counted up to 256, since no
- * function takes more than 255); an integer itself (the `arity' trace flag:
- * the VM copies no arguments). Returns 0 for anything else. */
-static inline int bmt_mfa_arity(const struct bmt_format_cache *c, ErlNifEnv *env,
-                                ERL_NIF_TERM args, int vm_args, unsigned long *arity)
+/* 1 when an MFA's third element says `arity`: an integer (the `arity'
+ * trace flag: the VM copies no arguments) equal to it, or a proper list of
+ * that many elements (walked no further than that). */
+static inline __attribute__((always_inline)) int
+bmt_mfa_arity_is(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM args,
+                 unsigned arity)
 {
-    unsigned len;
-    if (args == c->nil) {
-        *arity = 0;
-        return 1;
-    }
-    if (vm_args) {
-        if (enif_get_list_length(env, args, &len)) {
-            *arity = len;
-            return 1;
-        }
-    } else if (enif_is_list(env, args)) {
-        ERL_NIF_TERM head;
-        for (len = 0; len <= 255 && enif_get_list_cell(env, args, &head, &args);)
-            len++;
-        *arity = len;
-        return len <= 255 && enif_is_empty_list(env, args);
-    }
-    return enif_get_ulong(env, args, arity);
+    int64_t n;
+    ERL_NIF_TERM head;
+    if (bmt_small_int(env, args, &n))
+        return n == (int64_t)arity;
+    if (arity == 0)
+        return args == c->nil;
+    do
+        if (!enif_get_list_cell(env, args, &head, &args))
+            return 0;
+    while (--arity);
+    return args == c->nil;
 }
 
-static inline size_t bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
-                                    char *out, int vm_args)
+/* "m:f/a" of an {M, F, Args | Arity} tuple, or "undefined". */
+static inline __attribute__((always_inline)) size_t
+bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
+               int vm_args)
 {
     const ERL_NIF_TERM *mfa;
     int size;
-    unsigned long arity;
-    if (enif_get_tuple(env, term, &size, &mfa) && size == 3 &&
-        bmt_mfa_arity(c, env, mfa[2], vm_args, &arity)) {
-        const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1], arity)];
-        if (e->len && e->module == mfa[0] && e->function == mfa[1] && e->arity == arity) {
-            memcpy(out, e->text, sizeof e->text);
+    if (__builtin_expect(enif_get_tuple(env, term, &size, &mfa) && size == 3, 1)) {
+        const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
+        if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] && e->len &&
+                                 bmt_mfa_arity_is(c, env, mfa[2], e->arity),
+                             1)) {
+            if (e->len < 32)
+                memcpy(out, e->text, 32);
+            else
+                memcpy(out, e->text, sizeof e->text);
             return e->len;
         }
     }

@@ -57,7 +57,8 @@ static ErlNifFunc nif_funcs[] = {
     {"info_nif", 1, bmt_nif_info, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"sessions_nif", 0, bmt_nif_sessions, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"snapshot_nif", 2, bmt_nif_snapshot, ERL_NIF_DIRTY_JOB_IO_BOUND},
-    {"sinks_nif", 0, bmt_nif_sinks, 0},
+    /* Dirty: the first call calibrates the clock (about 30 ms). */
+    {"sinks_nif", 0, bmt_nif_sinks, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"$shared_state", 0, bmt_nif_shared_state, 0},
     {"user_probe_wanted", 2, bmt_nif_user_probe_wanted, 0},
     {"user_trace_s1_nif", 2, bmt_nif_user_trace_s1, 0},

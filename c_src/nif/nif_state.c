@@ -72,6 +72,7 @@ static void free_priv(struct priv *p)
     if (p->lttng)
         bmt_lttng_unload(p->lttng);
     bmt_threads_free(&p->threads);
+    bmt_clock_destroy(&p->clock);
     free(p);
 }
 
@@ -116,6 +117,7 @@ struct priv *bmt_priv_new(ErlNifEnv *env, ERL_NIF_TERM load_info, bmt_rec_notify
 #undef X
 #undef Y
     p->nil = enif_make_list(env, 0);
+    bmt_clock_init(&p->clock);
     p->refs = 1;
     p->layout = BMT_PRIV_LAYOUT;
     if (getrandom(&p->instance, sizeof p->instance, 0) != (ssize_t)sizeof p->instance)
@@ -123,6 +125,7 @@ struct priv *bmt_priv_new(ErlNifEnv *env, ERL_NIF_TERM load_info, bmt_rec_notify
     p->instance |= 1; /* never 0, the value of a fresh thread's TLS */
     p->magic = BMT_PRIV_MAGIC;
     if (bmt_threads_init(&p->threads, p->instance, p->nil, load_info_threads(env, load_info)) != 0) {
+        bmt_clock_destroy(&p->clock);
         free(p);
         return NULL;
     }

@@ -92,9 +92,18 @@ static const char two_digits[201] = P("0") P("1") P("2") P("3") P("4") P("5") P(
 #undef P
 
 /* Writes the decimal digits of v ending at `end`; returns the start. */
-static char *u64_digits(uint64_t v, char *end)
+static inline __attribute__((always_inline)) char *u64_digits(uint64_t v, char *end)
 {
-    while (v >= 100) {
+    /* Four digits per division while there are more than four. */
+    while (v >= 10000) {
+        uint64_t q = v / 10000;
+        unsigned r = (unsigned)(v - q * 10000);
+        end -= 4;
+        memcpy(end, two_digits + (r / 100) * 2, 2);
+        memcpy(end + 2, two_digits + (r % 100) * 2, 2);
+        v = q;
+    }
+    if (v >= 100) {
         end -= 2;
         memcpy(end, two_digits + (v % 100) * 2, 2);
         v /= 100;
@@ -283,6 +292,60 @@ static void put_atom(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
     put_s(o, text, len);
 }
 
+/* ---- small integers --------------------------------------------------- */
+
+int bmt_small_layout_state;
+
+int bmt_small_int_checked(ErlNifEnv *env, ERL_NIF_TERM t, int64_t *v)
+{
+    ErlNifSInt64 vm;
+    int state = __atomic_load_n(&bmt_small_layout_state, __ATOMIC_RELAXED);
+    if (state >= 0 && state < BMT_SMALL_CHECKS && (t & 0xF) == 0xF) {
+        int64_t mine = (int64_t)t >> 4;
+        if (!enif_get_int64(env, t, &vm) || vm != mine) {
+            __atomic_store_n(&bmt_small_layout_state, -1, __ATOMIC_RELAXED);
+        } else {
+            __atomic_fetch_add(&bmt_small_layout_state, 1, __ATOMIC_RELAXED);
+            *v = mine;
+            return 1;
+        }
+    }
+    /* Off (or a word that is no small integer): ask the VM. */
+    if ((t & 0xF) == 0xF && enif_get_int64(env, t, &vm)) {
+        *v = vm;
+        return 1;
+    }
+    return 0;
+}
+
+/* Decimal digits of v at p (at least 20 bytes of room); returns the end. */
+static inline __attribute__((always_inline)) char *u64_text_at(char *p, uint64_t v)
+{
+    static const uint64_t pow10[20] = {
+        1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+        100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+    /* Digits: from the bit length (log10(2) ~ 1233/4096), one compare. */
+    unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+    unsigned n = (bits * 1233) >> 12;
+    n += v >= pow10[n];
+    n += n == 0;
+    char *end = p + n;
+    u64_digits(v, end);
+    return end;
+}
+
+/* A small integer at p (at least 21 bytes of room); returns the end. */
+static inline __attribute__((always_inline)) char *small_text_at(char *p, int64_t v)
+{
+    if (v < 0) {
+        *p++ = '-';
+        return u64_text_at(p, 0 - (uint64_t)v);
+    }
+    return u64_text_at(p, (uint64_t)v);
+}
+
 /* ---- pids and ports ------------------------------------------------- */
 
 /* Primary tag 3 marks an immediate in every OTP since R7; local pids and
@@ -305,19 +368,6 @@ static inline int is_immediate(ERL_NIF_TERM t)
  * the __atomic builtins: clang rejects those on an _Atomic object. */
 static int pid_layout_state;
 
-static int u32_text(uint32_t v, char *out)
-{
-    char rev[10];
-    int n = 0, len = 0;
-    do {
-        rev[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        out[len++] = rev[--n];
-    return len;
-}
-
 /* Writes "<0.N.S>" for a local pid into `out` (>= 24 bytes); returns the
  * length, or -1 when the shortcut does not apply. */
 static int local_pid_text(ERL_NIF_TERM t, char *out)
@@ -326,14 +376,15 @@ static int local_pid_text(ERL_NIF_TERM t, char *out)
     if (state < 0 || (t & 0xf) != 0x3 || sizeof(ERL_NIF_TERM) != 8)
         return -1;
     uint64_t data = (uint64_t)t >> 4;
-    int len = 0;
-    out[len++] = '<';
-    out[len++] = '0';
-    out[len++] = '.';
-    len += u32_text((uint32_t)(data & 0x7fff), out + len);
-    out[len++] = '.';
-    len += u32_text((uint32_t)((data >> 15) & 0x1fff), out + len);
-    out[len++] = '>';
+    char *p = out;
+    *p++ = '<';
+    *p++ = '0';
+    *p++ = '.';
+    p = u64_text_at(p, data & 0x7fff);
+    *p++ = '.';
+    p = u64_text_at(p, (data >> 15) & 0x1fff);
+    *p++ = '>';
+    int len = (int)(p - out);
     if (state < LAYOUT_CHECKS) {
         char ref[40];
         int n = enif_snprintf(ref, sizeof ref, "%T", t);
@@ -370,6 +421,7 @@ static void put_pid_or_port(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TER
         put_fallback(o, t);
         return;
     }
+    memset(e->text, 0, sizeof e->text);
     memcpy(e->text, tmp, (size_t)n);
     e->len_bytes = (uint8_t)n;
     e->key = t;
@@ -580,6 +632,11 @@ static void put_subterm(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
         ErlNifUInt64 u;
         char tmp[24];
         char *d;
+        int64_t small;
+        if (bmt_small_int(c->env, t, &small)) {
+            put_i64(o, small);
+            return;
+        }
         if (enif_get_int64(c->env, t, &v)) {
             put_i64(o, v);
             return;
@@ -679,73 +736,64 @@ void bmt_text_cache_init(struct bmt_text_cache *cache)
 
 /* ---- the shallow fast path ----------------------------------------- */
 
-/* Small integers are the immediates tagged 0xF (1111) in every OTP since
- * R7. The tag only picks the path: the value still comes from
- * enif_get_int64, so a VM with another layout just takes the general one. */
-static inline int maybe_small(ERL_NIF_TERM t)
-{
-    return (t & 0xF) == 0xF;
-}
+/* Room the unchecked flat-tuple path needs per element: the largest cached
+ * text (an atom's), or 21 bytes of integer, plus a comma. */
+#define FLAT_MAX 8
+#define FLAT_ELEMENT_BYTES (BMT_ATOM_CACHE_TEXT_BYTES + 1)
+_Static_assert(BMT_ID_CACHE_TEXT_BYTES <= BMT_ATOM_CACHE_TEXT_BYTES && 21 <= BMT_ATOM_CACHE_TEXT_BYTES,
+               "an atom's entry is the largest element");
 
-/* Appends cached text: with room for the whole entry, as one fixed-size
- * copy (a few vector moves, no call), else clamped as put_s does. */
-#define PUT_CACHED(o, entry)                                                  \
-    do {                                                                      \
-        if ((size_t)((o)->end - (o)->p) >= sizeof (entry)->text) {            \
-            memcpy((o)->p, (entry)->text, sizeof (entry)->text);              \
-            (o)->p += (entry)->len_bytes;                                     \
-        } else {                                                              \
-            put_s((o), (entry)->text, (entry)->len_bytes);                    \
-        }                                                                     \
-    } while (0)
-
-/* Appends the text of immediate `t` when a cache already has it, or it is
- * a small integer; 0 (nothing written) otherwise. */
-static int put_known_immediate(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
-{
-    const struct bmt_atom_cache_entry *a = &c->cache->atoms.slot[slot_of(t, ATOM_CACHE_BITS)];
-    if (a->key == t) {
-        PUT_CACHED(o, a);
-        return 1;
-    }
-    const struct bmt_id_cache_entry *d = &c->cache->ids.slot[slot_of(t, ID_CACHE_BITS)];
-    if (d->key == t) {
-        PUT_CACHED(o, d);
-        return 1;
-    }
-    ErlNifSInt64 v;
-    if (maybe_small(t) && enif_get_int64(c->env, t, &v)) {
-        put_i64(o, v);
-        return 1;
-    }
-    return 0;
-}
-
-/* The common message, {Self, ping, 42}: a tuple of up to 8 immediates the
- * caches know (atoms, local pids and ports) or small integers, printed with
- * one VM call for the tuple and none per element. Returns 0 (and writes
- * nothing worth keeping) when the term has another shape: the general
- * printer then starts over. Output is what put_term would write. */
+/* The common message, {Self, ping, 42}: a tuple of up to FLAT_MAX
+ * immediates the caches know (atoms, local pids and ports) or small
+ * integers, printed with one VM call for the tuple and none per element: each
+ * element's tag picks its cache (a slot holds only words of its own kind),
+ * and with room for the worst case the text is written unchecked. Returns
+ * 0 (and writes nothing worth keeping) when the term has another shape or
+ * an element is not cached yet: the general printer then starts over (and
+ * fills the caches). Output is what put_subterm would write. */
 static int put_flat_tuple(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
 {
     const ERL_NIF_TERM *el;
     int arity;
-    if (!c->cache || (t & 3) != 2 || !enif_get_tuple(c->env, t, &arity, &el) || arity > 8)
+    if (!c->cache || (t & 3) != 2 || !enif_get_tuple(c->env, t, &arity, &el) ||
+        arity > FLAT_MAX || (size_t)(o->end - o->p) < 2 + (size_t)arity * FLAT_ELEMENT_BYTES)
         return 0;
-    for (int i = 0; i < arity; i++)
-        if ((el[i] & 3) != 3)
-            return 0; /* boxed or a list: not this path */
-    char *start = o->p;
-    put_c(o, '{');
+    char *p = o->p;
+    *p++ = '{';
     for (int i = 0; i < arity; i++) {
+        ERL_NIF_TERM w = el[i];
+        int64_t v;
         if (i)
-            put_c(o, ',');
-        if (!put_known_immediate(c, o, el[i])) {
-            o->p = start;
+            *p++ = ',';
+        switch (w & 0xF) {
+        case 0x3: /* local pid */
+        case 0x7: { /* local port */
+            const struct bmt_id_cache_entry *d = &c->cache->ids.slot[slot_of(w, ID_CACHE_BITS)];
+            if (d->key != w)
+                return 0;
+            memcpy(p, d->text, sizeof d->text);
+            p += d->len_bytes;
+            break;
+        }
+        case 0xB: { /* atom (or [], which no atom slot holds) */
+            const struct bmt_atom_cache_entry *a = &c->cache->atoms.slot[slot_of(w, ATOM_CACHE_BITS)];
+            if (a->key != w)
+                return 0; /* not cached yet, or [] */
+            memcpy(p, a->text, sizeof a->text);
+            p += a->len_bytes;
+            break;
+        }
+        case 0xF: /* small integer */
+            if (!bmt_small_int(c->env, w, &v))
+                return 0;
+            p = small_text_at(p, v);
+            break;
+        default: /* boxed or a list cell: not this path */
             return 0;
         }
     }
-    put_c(o, '}');
+    *p++ = '}';
+    o->p = p;
     return 1;
 }
 
@@ -775,11 +823,15 @@ size_t bmt_id_text(struct bmt_id_cache *ids, ErlNifEnv *env,
                    ERL_NIF_TERM term, char *buf, size_t size)
 {
     struct out o = { buf, buf + size - 1 };
-    int type = enif_term_type(env, term);
 
-    if ((type != ERL_NIF_TERM_TYPE_PID && type != ERL_NIF_TERM_TYPE_PORT)
-        || size > BMT_TERM_TEXT_NATIVE_MAX_BYTES)
-        return bmt_term_text(env, term, buf, size);
+    /* A local pid or port (an immediate so tagged) without asking the VM
+     * its type: put_pid_or_port prints it or hands it to the VM. */
+    if (((term & 0xF) != 0x3 && (term & 0xF) != 0x7) || size > BMT_TERM_TEXT_NATIVE_MAX_BYTES) {
+        int type = enif_term_type(env, term);
+        if ((type != ERL_NIF_TERM_TYPE_PID && type != ERL_NIF_TERM_TYPE_PORT)
+            || size > BMT_TERM_TEXT_NATIVE_MAX_BYTES)
+            return bmt_term_text(env, term, buf, size);
+    }
     put_pid_or_port(ids, &o, term);
     *o.p = '\0';
     return (size_t)(o.p - buf);

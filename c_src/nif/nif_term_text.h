@@ -73,7 +73,8 @@ struct bmt_atom_cache {
 /* Text of local pids and ports keyed by the term word. Only immediate terms
  * are cached: a local pid or port word encodes its whole identity, whereas
  * a boxed term's word is a heap pointer that moves and gets reused. key 0
- * marks an empty slot. */
+ * marks an empty slot. The text is NUL-padded, so a copy of the whole
+ * entry's text ends the string. */
 struct bmt_id_cache_entry {
     ERL_NIF_TERM key;
     uint8_t len_bytes;
@@ -100,6 +101,34 @@ static inline const struct bmt_id_cache_entry *bmt_id_cache_hit(const struct bmt
 {
     const struct bmt_id_cache_entry *e = &ids->slot[bmt_term_slot(t, BMT_ID_CACHE_BITS)];
     return e->key == t ? e : NULL;
+}
+
+/* Small integers without a call into the VM. On 64-bit OTP (every release
+ * since R7) a small integer is the immediate (value << 4 | 0xF). That is
+ * not public API, so the first BMT_SMALL_CHECKS decodes are also asked of
+ * enif_get_int64 and compared: one difference turns the shortcut off for
+ * the rest of the VM's life (a property of the running VM binary, shared by
+ * every thread: one process-wide word, as the pid shortcut's in
+ * nif_term_text.c). Checks passed so far, or -1 when off. */
+#define BMT_SMALL_CHECKS 256
+extern int bmt_small_layout_state __attribute__((visibility("hidden")));
+
+/* The slow half of bmt_small_int: decodes with the VM and checks. */
+int bmt_small_int_checked(ErlNifEnv *env, ERL_NIF_TERM t, int64_t *v);
+
+/* 1 and *v when `t` is a small integer; 0 for anything else (a bignum is
+ * not small: enif_get_int64 answers for it). */
+static inline int bmt_small_int(ErlNifEnv *env, ERL_NIF_TERM t, int64_t *v)
+{
+    if ((t & 0xF) != 0xF || sizeof(ERL_NIF_TERM) != 8)
+        return 0;
+    if (__builtin_expect(__atomic_load_n(&bmt_small_layout_state, __ATOMIC_RELAXED) >=
+                             BMT_SMALL_CHECKS,
+                         1)) {
+        *v = (int64_t)t >> 4;
+        return 1;
+    }
+    return bmt_small_int_checked(env, t, v);
 }
 
 /* Both caches, as one thread's formatting state. */

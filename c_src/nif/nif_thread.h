@@ -20,25 +20,33 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* What enabled_<flag>/3 decided, for the trace_<flag>/5 call the VM makes
- * next on the same thread for the same event (same tag and tracer state
- * words). Every sink checks again when it writes, so reusing it is safe. */
-struct bmt_decision {
-    ERL_NIF_TERM tag, state;    /* the enabled_* call's; tag 0 = none */
-    int tp;                     /* tracepoint id */
-    int rec_tp;                 /* what the recorder records: tp, or its link variant */
-    unsigned sinks;             /* BMT_SINK_* bits */
-    struct bmt_session *session;
-    uint64_t generation;
+/* What the USDT sink knows of the resume function of the process running
+ * on this thread, for process-hibernate (nif_decode.c): set when the
+ * process is scheduled in (where it was then) and by a call of
+ * erlang:hibernate/3 the call flag traces (exactly where it resumes);
+ * read when it is scheduled out hibernating. Kept only while a tracer listens to
+ * process-hibernate. */
+struct bmt_hibernation {
+    ERL_NIF_TERM pid;           /* whose; 0: nobody's */
+    int called;                 /* mfa is the erlang:hibernate/3 call's: the
+                                 * process's next out is its hibernation */
+    char mfa[BMT_MFA_MAX_BYTES + 1];
 };
 
 struct thread_ctx {
     int slot;                   /* this thread's ring in every session */
     int in_use;                 /* re-entry guard: inside an event */
-    struct bmt_decision decision;
+    /* What enabled_<flag>/3 decided (nif_dispatch.h's decision word), for
+     * the trace_<flag>/5 call the VM makes next on this thread for the same
+     * event: the same tag and tracer state words. Every sink checks again
+     * when it writes, so reusing it is safe. */
+    ERL_NIF_TERM decided_tag;   /* 0: none */
+    ERL_NIF_TERM decided_state;
+    uint64_t decision;
     struct bmt_clock_thread clock;
     struct bmt_event event;
     struct bmt_format_cache fmt;
+    struct bmt_hibernation hibernation;
     /* Field text when no ring takes the event (LTTng or USDT only, user
      * probes): the largest event of any tracepoint, plus room for the
      * USDT-only arguments. */

@@ -88,146 +88,209 @@ static inline int tp_gc(const struct bmt_atoms *a, ERL_NIF_TERM tag)
     return -1;
 }
 
+/* The tags trace/5 gets: seq_trace's, when beamtrace is the seq_trace
+ * system tracer (every other tag has its own callback). */
+static inline int tp_generic(const struct bmt_atoms *a, ERL_NIF_TERM tag)
+{
+    return tag == a->seq_trace ? BMT_TP_seq_trace : -1;
+}
+
 typedef int tag_map_fn(const struct bmt_atoms *a, ERL_NIF_TERM tag);
 
-/* Decides who wants the event with trace tag `tag` and tracer state
- * `state`; d->sinks is 0 when nobody does. */
-/* Every callback below gets its own copy of this and of the two common
- * bodies (always_inline), with its tag map inlined: one function per
- * callback, no call inside on the path nobody listens to. */
+/* Every callback below gets its own copy of the two common bodies
+ * (always_inline), with its tag map inlined: one function per callback,
+ * whose common case (the recorder alone wants the event) calls nothing but
+ * the VM's enif_* and misses in the caches; the rest is out of line. */
 #define HOT static inline __attribute__((always_inline))
 
-HOT void decide(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM tag, ERL_NIF_TERM state,
-                tag_map_fn *map, struct bmt_decision *d)
+/* enabled_*'s rare paths: a handle as tracer state, or a thread seen for
+ * the first time; `tp` >= 0. Out of line, so the common path keeps its
+ * registers to itself. */
+static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNifEnv *env,
+                                                           const ERL_NIF_TERM argv[], int tp)
 {
-    d->tag = tag;
-    d->state = state;
-    d->sinks = 0;
-    d->tp = map(&p->atom, tag);
-    if (d->tp < 0)
-        return;
-    d->rec_tp = d->tp;
-    d->session = bmt_resolve_session(&p->handles, env, state, &d->generation);
-    d->sinks = bmt_sinks_wanting(p, d->session, d->generation, d->tp, 0);
-    if ((d->sinks & BMT_SINK_RECORDER) &&
-        (d->tp == BMT_TP_message_send || d->tp == BMT_TP_message_receive) &&
-        (atomic_load_explicit(&d->session->format_option, memory_order_relaxed) &
-         BMT_FORMAT_LINKS))
-        d->rec_tp = d->tp == BMT_TP_message_send ? BMT_TP_message_send_link
-                                                 : BMT_TP_message_receive_link;
+    uint64_t w = bmt_decide(p, env, argv[1], tp);
+    if (!BMT_DW_SINKS(w))
+        return p->atom.discard;
+    struct thread_ctx *t = bmt_thread_ctx(&p->threads);
+    if (t) {
+        t->decided_tag = argv[0];
+        t->decided_state = argv[1];
+        t->decision = w;
+    }
+    return p->atom.trace;
 }
 
 HOT ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
 {
     struct priv *p = enif_priv_data(env);
-    struct bmt_decision d;
-    decide(p, env, argv[0], argv[1], map, &d);
-    if (!d.sinks)
+    int tp = map(&p->atom, argv[0]);
+    if (tp < 0)
         return p->atom.discard;
-    struct thread_ctx *t = bmt_thread_ctx(&p->threads);
-    if (t)
-        t->decision = d;
+    if (__builtin_expect(argv[1] != p->nil || bmt_tls_instance != p->threads.instance ||
+                             !bmt_tls_ctx,
+                         0))
+        return enabled_slow(p, env, argv, tp);
+    uint64_t w = bmt_decide_default(p, tp);
+    if (!BMT_DW_SINKS(w))
+        return p->atom.discard;
+    struct thread_ctx *t = bmt_tls_ctx;
+    t->decided_tag = argv[0];
+    t->decided_state = argv[1];
+    t->decision = w;
     return p->atom.trace;
 }
 
-HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
+/* An event some sink wants that this thread cannot take: no slot, or
+ * re-entered from our own formatting (never recurse). The recorder counts
+ * it. */
+static __attribute__((noinline, cold)) void refuse(struct priv *p, uint64_t w)
 {
-    struct priv *p = enif_priv_data(env);
-    struct thread_ctx *t = bmt_thread_ctx(&p->threads);
-    struct bmt_decision fresh;
-    const struct bmt_decision *dec = &fresh;
-    if (t && t->decision.tag == argv[0] && t->decision.state == argv[1]) {
-        dec = &t->decision;
-        t->decision.tag = 0; /* one use: the fields below stay as they are */
-    } else {
-        decide(p, env, argv[0], argv[1], map, &fresh);
-    }
-    if (!dec->sinks)
-        return p->atom.ok;
-    struct bmt_session *s = dec->session;
-    /* No slot, or re-entered from our own formatting (never recurse): the
-     * recorder counts what it could not take. */
-    if (!bmt_thread_enter(t)) {
-        if (dec->sinks & BMT_SINK_RECORDER)
-            bmt_rec_drop(s);
-        return p->atom.ok;
-    }
-    int tp = dec->tp;
-    unsigned sinks = dec->sinks;
-    uint64_t generation = dec->generation;
-    unsigned external = sinks & ~BMT_SINK_RECORDER;
-    /* Message text: the recorder session's bound; OTP's 255 bytes for
-     * LTTng; none when only USDT listens (no USDT probe carries it). */
-    int message_bytes =
-        (sinks & BMT_SINK_RECORDER)
-            ? bmt_format_message_bytes(atomic_load_explicit(&s->format_option, memory_order_relaxed))
-        : (sinks & BMT_SINK_LTTNG) ? BMT_OTP_MESSAGE_BYTES
-                                   : 0;
+    if (BMT_DW_SINKS(w) & BMT_SINK_RECORDER)
+        bmt_rec_drop(&p->rec.sessions[BMT_DW_SESSION(w) - 1]);
+}
+
+/* Writes an event the recorder takes (if its ring has room) into session
+ * `s`'s (the decision word's) ring of thread `t`, stamped `ts`: returns where the event's fields
+ * start (NULL when the ring had no room, or the session stopped meanwhile)
+ * and leaves the ring entered when `*ring` is set. */
+HOT uint8_t *record(struct priv *p, struct bmt_session *s, struct thread_ctx *t, ErlNifEnv *env,
+                    const ERL_NIF_TERM argv[], uint64_t w, uint64_t ts, struct bmt_ring **ring,
+                    struct decode *d)
+{
+    uint8_t *start;
+    *ring = bmt_rec_enter(s, BMT_DW_GENERATION(w), (unsigned)t->slot);
+    if (!*ring)
+        return NULL;
+    uint8_t *dst = bmt_rec_reserve(s, *ring, BMT_DW_REC_TP(w), ts, &start);
+    if (!dst)
+        return NULL;
+    bmt_decode_init(d, env, p, t, BMT_DW_REC_TP(w), dst, argv, s);
+    bmt_decode_fields(d, BMT_DW_REC_TP(w));
+    bmt_rec_commit(*ring, start, d->cursor, ts);
+    return dst;
+}
+
+/* An event LTTng or USDT wants, with or without the recorder: decoded
+ * into the ring (when the recorder takes it) or the thread's scratch, then
+ * handed to them. Out of line: the common case is the recorder alone. */
+static __attribute__((noinline)) void trace_with_external(struct priv *p, struct thread_ctx *t,
+                                                          ErlNifEnv *env,
+                                                          const ERL_NIF_TERM argv[], uint64_t w)
+{
+    unsigned sinks = BMT_DW_SINKS(w), external = sinks & ~BMT_SINK_RECORDER;
+    int tp = BMT_DW_TP(w);
     struct bmt_ring *ring = NULL;
-    uint8_t *start = NULL, *dst = NULL;
+    struct decode d;
+    uint8_t *fields = NULL;
     uint64_t ts = 0;
     if (sinks & BMT_SINK_RECORDER) {
         ts = bmt_clock_event_ns(&p->clock, &t->clock);
-        ring = bmt_rec_enter(s, generation, (unsigned)t->slot);
-        if (ring)
-            dst = bmt_rec_reserve(s, ring, dec->rec_tp, ts, &start);
+        fields = record(p, &p->rec.sessions[BMT_DW_SESSION(w) - 1], t, env, argv, w, ts, &ring, &d);
     }
-    if (dst || external) {
-        /* A link variant starts with OTP's fields: the other sinks read
-         * those, as OTP's event. */
-        int decoded = dst ? dec->rec_tp : tp;
-        struct decode d;
-        bmt_decode_init(&d, env, p, t, decoded, dst ? dst : t->scratch);
-        d.message_bytes = message_bytes;
-        d.tag = argv[0];
-        d.tracee = argv[2];
-        d.term = argv[3];
-        d.opts = argv[4];
-        /* The session is pinned while its ring is entered: its node name
-         * stays put. */
-        d.node = dst ? s->cfg.info.node : NULL;
-        t->event.ts_ns = ts;
-        bmt_decode_fields(&d, decoded);
-        if (start)
-            bmt_rec_commit(ring, start, d.cursor, ts);
-        /* Ring space past the event is not ours: extras go to scratch. */
-        if (external) {
-            t->event.id = (uint16_t)tp;
-            bmt_dispatch_external(p, &d, tp, external, start ? t->scratch : d.cursor);
+    if (external) {
+        uint8_t *spare = t->scratch;
+        if (!fields) {
+            /* No ring took it: OTP's event into scratch, OTP's choices. */
+            bmt_decode_init(&d, env, p, t, tp, t->scratch, argv, NULL);
+            bmt_decode_fields(&d, tp);
+            fields = t->scratch;
+            spare = d.cursor;
         }
+        /* A link variant starts with OTP's fields: the other sinks read
+         * those, as OTP's event. Before leaving the ring: its bytes stay
+         * put until this thread publishes the packet. */
+        bmt_dispatch_external(p, t, &d, tp, external, fields, ts, spare);
     }
     if (ring)
-        bmt_rec_leave(s, (unsigned)t->slot, ts);
+        bmt_rec_leave(&p->rec.sessions[BMT_DW_SESSION(w) - 1], (unsigned)t->slot, ts);
+}
+
+/* trace_*'s rare paths: no decision of this thread's enabled_* for this
+ * event (a thread seen for the first time, or the VM did not ask), no slot,
+ * re-entered, or a sink besides the recorder. */
+static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifEnv *env,
+                                                         const ERL_NIF_TERM argv[],
+                                                         tag_map_fn *map)
+{
+    struct thread_ctx *t = bmt_thread_ctx(&p->threads);
+    uint64_t w;
+    if (t && t->decided_tag == argv[0] && t->decided_state == argv[1]) {
+        w = t->decision;
+        t->decided_tag = 0; /* one use */
+    } else {
+        int tp = map(&p->atom, argv[0]);
+        if (tp < 0)
+            return p->atom.ok;
+        w = bmt_decide(p, env, argv[1], tp);
+    }
+    if (!BMT_DW_SINKS(w))
+        return p->atom.ok;
+    if (!bmt_thread_enter(t)) {
+        refuse(p, w);
+        return p->atom.ok;
+    }
+    trace_with_external(p, t, env, argv, w);
     bmt_thread_leave(t);
     return p->atom.ok;
 }
 
-/* enabled/3: every tag without a specific callback, and trace_status, which
- * asks whether the tracer is still alive. A tracer state naming a recorder
- * session is alive while that session runs, and after it stopped by itself
- * until stop/1 collects it (it counts what it is still offered, so its
- * figures stay exact); then `remove`, and the VM drops the tracer. `[]`
- * names beamtrace's sinks as a whole, which stay alive like OTP's dyntrace
- * on an LTTng build: an LTTng session or a USDT tracer may start listening
- * at any time. */
+/* The common case inline: this thread's enabled_* decided for this event
+ * and only the recorder wants it. */
+HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
+{
+    struct priv *p = enif_priv_data(env);
+    struct thread_ctx *t = bmt_tls_ctx;
+    if (__builtin_expect(bmt_tls_instance != p->threads.instance || !t ||
+                             t->decided_tag != argv[0] || t->decided_state != argv[1] ||
+                             BMT_DW_SINKS(t->decision) != BMT_SINK_RECORDER || t->in_use,
+                         0))
+        return trace_slow(p, env, argv, map);
+    uint64_t w = t->decision;
+    t->decided_tag = 0; /* one use */
+    t->in_use = 1;
+    uint64_t ts = bmt_clock_event_ns(&p->clock, &t->clock);
+    struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w) - 1];
+    struct bmt_ring *ring;
+    struct decode d;
+    record(p, s, t, env, argv, w, ts, &ring, &d);
+    if (ring)
+        bmt_rec_leave(s, (unsigned)t->slot, ts);
+    t->in_use = 0;
+    return p->atom.ok;
+}
+
+/* enabled/3: trace_status, which asks whether the tracer is still alive,
+ * and seq_trace (beamtrace as the seq_trace system tracer), the one tag
+ * without a callback of its own. A tracer state naming a recorder session
+ * is alive while that session runs, and after it stopped by itself until
+ * stop/1 collects it (it counts what it is still offered, so its figures
+ * stay exact); then `remove`, and the VM drops the tracer. `[]` names
+ * beamtrace's sinks as a whole, which stay alive like OTP's dyntrace on an
+ * LTTng build: an LTTng session or a USDT tracer may start listening at
+ * any time. */
 ERL_NIF_TERM bmt_nif_enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
     struct priv *p = enif_priv_data(env);
-    if (argv[0] != p->atom.trace_status)
-        return p->atom.discard;
-    if (argv[1] == p->nil)
-        return p->atom.trace;
-    uint64_t gen;
-    struct bmt_session *s = bmt_resolve_session(&p->handles, env, argv[1], &gen);
-    return s && bmt_rec_known(s, gen) ? p->atom.trace : p->atom.remove;
+    /* trace_status is asked on every event of some kinds (calls): [] at
+     * once. */
+    if (__builtin_expect(argv[0] == p->atom.trace_status, 1)) {
+        if (argv[1] == p->nil)
+            return p->atom.trace;
+        uint64_t gen;
+        struct bmt_session *s = bmt_resolve_session(&p->handles, env, argv[1], &gen);
+        return s && bmt_rec_known(s, gen) ? p->atom.trace : p->atom.remove;
+    }
+    return enabled_common(env, argv, tp_generic);
 }
 
-/* trace/5: only reached for tags no specific callback covers (seq_trace). */
+/* trace/5: the events of the tags without a callback of their own:
+ * seq_trace's (its third argument is the token's label, not a tracee). */
 ERL_NIF_TERM bmt_nif_trace(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
-    (void)argc, (void)argv;
-    return ((struct priv *)enif_priv_data(env))->atom.ok;
+    (void)argc;
+    return trace_common(env, argv, tp_generic);
 }
 
 #define TRACER_PAIR(group, map)                                                          \

@@ -119,7 +119,7 @@ static int put_string(struct decode *d, const char *name, ERL_NIF_TERM term, siz
     ErlNifBinary bin;
     /* The primary tag only picks the first try (1 is a list cell, in every
      * OTP): each branch's enif_* call still decides. */
-    if (term == d->t->fmt.nil) {
+    if (term == d->fmt->nil) {
         /* absent, or "" */
     } else if ((term & 3) == 1) {
         if (copy_iolist(d->env, term, d->cursor, &len, max, 0) != 0)
@@ -166,13 +166,13 @@ static void put_self(struct decode *d)
  * the calling thread's ring of every session in `sessions` (bits), as they
  * are now. */
 static void record_all(struct priv *p, struct thread_ctx *t, unsigned sessions, int tp,
-                       const uint8_t *payload, size_t bytes)
+                       const uint8_t *payload, size_t bytes, uint64_t ts_ns)
 {
     for (int i = 0; sessions; i++, sessions >>= 1) {
         struct bmt_session *s = &p->rec.sessions[i];
         if (sessions & 1)
             bmt_dispatch_copy(t, s, atomic_load_explicit(&s->generation, memory_order_relaxed), tp,
-                              payload, bytes);
+                              payload, bytes, ts_ns);
     }
 }
 
@@ -204,7 +204,7 @@ static ERL_NIF_TERM fire(ErlNifEnv *env, int tp, unsigned label, const ERL_NIF_T
         return p->atom.false_;
     }
     struct decode d;
-    bmt_decode_init(&d, env, p, t, tp, t->scratch);
+    bmt_decode_init(&d, env, p, t, tp, t->scratch, NULL, NULL);
     int bad = 0;
     if (tp == BMT_TP_user_trace_n)
         put_u32(&d, "label", label);
@@ -230,9 +230,10 @@ static ERL_NIF_TERM fire(ErlNifEnv *env, int tp, unsigned label, const ERL_NIF_T
         return enif_make_badarg(env);
     }
     CHECK_END(&d);
-    t->event.ts_ns = sessions ? bmt_clock_event_ns(&p->clock, &t->clock) : 0;
-    record_all(p, t, sessions, tp, t->scratch, (size_t)(d.cursor - t->scratch));
-    bmt_dispatch_external(p, &d, tp, sinks, d.cursor);
+    uint64_t ts = sessions ? bmt_clock_event_ns(&p->clock, &t->clock) : 0;
+    record_all(p, t, sessions, tp, t->scratch, (size_t)(d.cursor - t->scratch), ts);
+    if (sinks & ~BMT_SINK_RECORDER)
+        bmt_dispatch_external(p, t, &d, tp, sinks, t->scratch, ts, d.cursor);
     bmt_thread_leave(t);
     return p->atom.true_;
 }
@@ -292,19 +293,19 @@ static void put_value_text(struct decode *d, ERL_NIF_TERM term, const struct bmt
     if (enif_get_tuple(d->env, term, &arity, &wrapped) && arity == 2 &&
         wrapped[0] == d->a->term) {
         term = wrapped[1];
-        len = f->kind == BMT_KIND_ID    ? bmt_format_id(&d->t->fmt, d->env, term, out)
-              : f->kind == BMT_KIND_MFA ? bmt_format_mfa(&d->t->fmt, d->env, term, out, 0)
-                                        : bmt_format_term(&d->t->fmt, d->env, term, out, max + 1);
+        len = f->kind == BMT_KIND_ID    ? bmt_format_id(d->fmt, d->env, term, out)
+              : f->kind == BMT_KIND_MFA ? bmt_format_mfa(d->fmt, d->env, term, out, 0)
+                                        : bmt_format_term(d->fmt, d->env, term, out, max + 1);
     } else if (enif_inspect_binary(d->env, term, &bin)) {
         len = text_end(bin.data, bin.size < max ? bin.size : max);
         memcpy(out, bin.data, len);
         out[len] = '\0';
     } else if (f->kind == BMT_KIND_ID) {
-        len = bmt_format_id(&d->t->fmt, d->env, term, out);
+        len = bmt_format_id(d->fmt, d->env, term, out);
     } else if (f->kind == BMT_KIND_MFA) {
-        len = bmt_format_mfa(&d->t->fmt, d->env, term, out, 0);
+        len = bmt_format_mfa(d->fmt, d->env, term, out, 0);
     } else {
-        len = bmt_format_term(&d->t->fmt, d->env, term, out, max + 1);
+        len = bmt_format_term(d->fmt, d->env, term, out, max + 1);
     }
     put_text(d, f->name, len);
 }
@@ -348,7 +349,7 @@ ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return p->atom.false_;
     }
     struct decode d;
-    bmt_decode_init(&d, env, p, t, tp, t->scratch);
+    bmt_decode_init(&d, env, p, t, tp, t->scratch, NULL, NULL);
     ERL_NIF_TERM list = argv[2], head;
     for (unsigned i = 0; enif_get_list_cell(env, list, &head, &list); i++) {
         const struct bmt_field *f = &bmt_catalogue[tp].fields[i];
@@ -376,12 +377,13 @@ ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         }
     }
     CHECK_END(&d);
-    t->event.ts_ns = bmt_clock_event_ns(&p->clock, &t->clock);
+    uint64_t ts = bmt_clock_event_ns(&p->clock, &t->clock);
     if (recorded)
-        bmt_dispatch_copy(t, s, gen, tp, t->scratch, (size_t)(d.cursor - t->scratch));
+        bmt_dispatch_copy(t, s, gen, tp, t->scratch, (size_t)(d.cursor - t->scratch), ts);
     /* Derived events reach LTTng and USDT as the VM's do (a session's
      * source runs only while that session asks for it). */
-    bmt_dispatch_external(p, &d, tp, sinks, d.cursor);
+    if (sinks & ~BMT_SINK_RECORDER)
+        bmt_dispatch_external(p, t, &d, tp, sinks, t->scratch, ts, d.cursor);
     bmt_thread_leave(t);
     return recorded ? p->atom.true_ : p->atom.false_;
 badarg:

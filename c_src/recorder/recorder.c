@@ -78,8 +78,6 @@ struct bmt_ring *bmt_rec_enter_slow(struct bmt_session *s, uint64_t generation,
                     bmt_ring_drop(&sl->ring, sl->frozen_drops);
                     sl->frozen_drops = 0;
                 }
-                sl->committed_at_enter =
-                    atomic_load_explicit(&sl->ring.committed, memory_order_relaxed);
                 return &sl->ring;
             }
             if (attempt > 0) {
@@ -591,7 +589,6 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
         atomic_store(&sl->late_drops, 0);
         sl->late_sealed = 0;
         sl->frozen_drops = 0;
-        sl->committed_at_enter = 0;
     }
     atomic_store(&s->no_slot_drops, 0);
     atomic_store(&s->rate_exempt, 0);
@@ -613,7 +610,9 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
     s->start_ns = bmt_clock_ns();
 
     /* Generation and state before the consumer runs: it reads them. */
-    uint64_t gen = atomic_load(&s->generation) + 1;
+    uint64_t gen = (atomic_load(&s->generation) + 1) & ((UINT64_C(1) << BMT_GENERATION_BITS) - 1);
+    if (gen == 0)
+        gen = 1;
     atomic_store(&s->generation, gen);
     atomic_store(&s->state, BMT_SESSION_RUNNING);
     struct consumer_arg *arg = malloc(sizeof *arg);

@@ -53,6 +53,10 @@
 #include <stdint.h>
 
 #define BMT_MAX_SESSIONS 16
+/* A session core's generation counts its starts in this many bits (it
+ * wraps, skipping 0): small enough to share one word with the tracer's
+ * other per-event facts (nif_dispatch.h's decision word). */
+#define BMT_GENERATION_BITS 44
 #define BMT_MAX_THREADS BMT_MAX_STREAMS
 
 enum bmt_session_state {
@@ -115,14 +119,14 @@ struct bmt_slot {
     _Alignas(BMT_CACHE_LINE) _Atomic int busy; /* the writer is inside the ring */
     _Atomic int frozen;           /* another thread owns the ring for a moment */
     uint64_t frozen_drops;        /* writer: events dropped on a frozen ring, not yet in the ring */
-    uint64_t committed_at_enter;  /* writer: packets published when it entered */
     _Atomic uint64_t late_drops;  /* writer: events offered after the session finished */
     uint64_t late_sealed;         /* control: late_drops already in the trace */
 };
 
 struct bmt_session {
     _Atomic int state;            /* enum bmt_session_state */
-    _Atomic uint64_t generation;  /* bumped at each start of this core */
+    _Atomic uint64_t generation;  /* bumped at each start of this core, modulo
+                                   * 2^BMT_GENERATION_BITS, never 0 */
     _Atomic uint64_t enable_mask; /* the config's, readable lock-free */
     /* The tracer's formatting option (opaque here; the NIF's). Atomic: a
      * stale writer may read it while a start rewrites a reused core. */
@@ -294,10 +298,8 @@ static inline struct bmt_ring *bmt_rec_enter(struct bmt_session *s, uint64_t gen
     if (__builtin_expect(bmt_rec_live(s, generation) &&
                              !atomic_load_explicit(&sl->frozen, memory_order_acquire) &&
                              sl->frozen_drops == 0,
-                         1)) {
-        sl->committed_at_enter = atomic_load_explicit(&sl->ring.committed, memory_order_relaxed);
+                         1))
         return &sl->ring;
-    }
     return bmt_rec_enter_slow(s, generation, sl);
 }
 
@@ -330,8 +332,7 @@ static inline void bmt_rec_leave(struct bmt_session *s, unsigned slot, uint64_t 
 {
     struct bmt_slot *sl = &s->slots[slot];
     bmt_ring_flush_if_requested(&sl->ring, ts_ns);
-    if (s->cfg.wake_on_publish &&
-        atomic_load_explicit(&sl->ring.committed, memory_order_relaxed) != sl->committed_at_enter)
+    if (bmt_ring_take_published(&sl->ring) && s->cfg.wake_on_publish)
         bmt_rec_wake(s);
     atomic_store_explicit(&sl->busy, 0, memory_order_release);
 }

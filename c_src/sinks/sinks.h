@@ -70,15 +70,20 @@ void bmt_lttng_unload(const struct bmt_lttng_provider *provider);
 struct bmt_usdt_args {
     int scheduled_in;          /* process_scheduled: in or in_exiting (else out) */
     int is_bif;                /* function_call/return: the module is erlang */
-    const char *hibernate_mfa; /* call of erlang:hibernate/3: "m:f/a" it resumes in */
+    const char *hibernate_mfa; /* process_scheduled, out hibernating: "m:f/a" it resumes in */
     const char *control_port;  /* call of erlang:port_control/3: the port */
     int control_op;            /*   and its operation number */
     enum { BMT_SEND_LOCAL, BMT_SEND_REMOTE, BMT_SEND_PORT } send_kind;
     const char *remote_node;   /* remote send: the node ("" for a remote pid) */
     const char *remote_to;     /*   and the receiver (name, or the pid's text) */
+    const char *receiver;      /* local send: the receiver's pid (a registered name
+                                * resolved), or NULL: the destination as given */
     const char *port_command;  /* send to a port: command, close or connect; else NULL */
     const char *port_sender;   /*   the process in the message ({Pid, Command}) */
     uint32_t message_words;    /* send, receive: the message's heap words */
+    const char *tracer_state;  /* seq_trace: the tracer state, printed */
+    const char *trace_label;   /*   the token's label, printed */
+    const char *trace_info;    /*   the trace term (SeqTraceInfo), printed */
     const char *driver;        /* port_open: the driver name, unquoted */
 };
 

@@ -87,8 +87,6 @@ static void fire_user_n(const struct bmt_event *ev)
 
 static void fire_call(const struct bmt_event *ev, const struct bmt_usdt_args *a)
 {
-    if (a->hibernate_mfa && ON(process__hibernate))
-        STAP_PROBE2(erlang, process__hibernate, S(function_call, pid), a->hibernate_mfa);
     if (a->control_port && ON(port__control))
         STAP_PROBE4(erlang, port__control, S(function_call, pid), a->control_port, "",
                     a->control_op);
@@ -116,8 +114,9 @@ static void fire_send(const struct bmt_event *ev, const struct bmt_usdt_args *a)
         break;
     case BMT_SEND_LOCAL:
         if (ON(message__send))
-            STAP_PROBE6(erlang, message__send, S(message_send, from), S(message_send, to),
-                        a->message_words, 0, 0, 0);
+            STAP_PROBE6(erlang, message__send, S(message_send, from),
+                        a->receiver ? a->receiver : S(message_send, to), a->message_words, 0, 0,
+                        0);
         break;
     }
 }
@@ -188,8 +187,13 @@ void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
             if (ON(process__scheduled))
                 STAP_PROBE2(erlang, process__scheduled, S(process_scheduled, pid),
                             S(process_scheduled, entry));
-        } else if (ON(process__unscheduled)) {
-            STAP_PROBE1(erlang, process__unscheduled, S(process_scheduled, pid));
+        } else {
+            /* As the VM did: process-hibernate, then process-unscheduled. */
+            if (a->hibernate_mfa && ON(process__hibernate))
+                STAP_PROBE2(erlang, process__hibernate, S(process_scheduled, pid),
+                            a->hibernate_mfa);
+            if (ON(process__unscheduled))
+                STAP_PROBE1(erlang, process__unscheduled, S(process_scheduled, pid));
         }
         break;
     case BMT_TP_message_send:
@@ -268,6 +272,13 @@ void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
         break;
     case BMT_TP_file_op:
         fire_file(ev);
+        break;
+    case BMT_TP_seq_trace:
+        if (a->trace_info && ON(trace_seq))
+            STAP_PROBE3(erlang, trace_seq, a->tracer_state, a->trace_label, a->trace_info);
+        if (a->trace_info && ON(trace))
+            STAP_PROBE5(erlang, trace, a->trace_label, "seq_trace", a->tracer_state, a->trace_info,
+                        "");
         break;
     default:
         break;

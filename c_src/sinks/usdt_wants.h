@@ -11,7 +11,10 @@
 
 #include "core/catalogue.h"
 
-#define USDT_SEMAPHORE_DECL(symbol) extern unsigned short erlang_##symbol##_semaphore;
+/* Hidden: each is read PC-relative, not through the GOT (the probe notes
+ * carry their addresses for the tracers, not their symbols). */
+#define USDT_SEMAPHORE_DECL(symbol) \
+    extern unsigned short erlang_##symbol##_semaphore __attribute__((visibility("hidden")));
 #define USDT_DECL_PROVIDED(symbol) USDT_SEMAPHORE_DECL(symbol)
 #define USDT_DECL_APPROX(symbol) USDT_SEMAPHORE_DECL(symbol)
 #define USDT_DECL_NONE(symbol)
@@ -30,7 +33,8 @@ static inline __attribute__((always_inline)) int bmt_usdt_wants(int tp)
     switch (tp) {
     case BMT_TP_process_spawn: return ON(process__spawn);
     case BMT_TP_process_exit: return ON(process__exit);
-    case BMT_TP_process_scheduled: return (SEM(process__scheduled) | SEM(process__unscheduled)) != 0;
+    case BMT_TP_process_scheduled:
+        return (SEM(process__scheduled) | SEM(process__unscheduled) | SEM(process__hibernate)) != 0;
     case BMT_TP_message_send:
         return (SEM(message__send) | SEM(message__send__remote) | SEM(port__command)) != 0;
     case BMT_TP_message_receive: return ON(message__queued);
@@ -50,6 +54,7 @@ static inline __attribute__((always_inline)) int bmt_usdt_wants(int tp)
     case BMT_TP_busy_dist_port: return ON(dist__port_busy);
     case BMT_TP_dist_monitor: return ON(dist__monitor);
     case BMT_TP_file_op: return (SEM(efile_drv__entry) | SEM(efile_drv__return)) != 0;
+    case BMT_TP_seq_trace: return (SEM(trace) | SEM(trace_seq)) != 0;
     default: return 0;
     }
 }

@@ -9,6 +9,8 @@
 #   stress_ring  N writers, one consumer                     TSan, and ASan+UBSan
 #   stress_recorder  the recorder's protocol with writer threads: stop,
 #                idle flush, caps, snapshots, exact counts    TSan, and ASan+UBSan
+#   test_clock   the trace clock within 1 us of clock_gettime, ordered
+#                per thread (BMT_CLOCK_TEST_SECONDS, 10)     ASan+UBSan
 #   layers       tools/check_layers.py: the pure C folders never reach the
 #                VM, headers pair with their .c, no include/use cycle
 #
@@ -37,7 +39,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=23}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66}
 
-all="test_ring test_ctf test_faults stress_ring_tsan stress_ring_asan stress_recorder_tsan stress_recorder_asan"
+all="test_ring test_clock test_ctf test_faults stress_ring_tsan stress_ring_asan stress_recorder_tsan stress_recorder_asan"
 want=$all
 if [ -n "${BMT_TEST_FILTER:-}" ]; then
     want=${BMT_TEST_FILTER//,/ }
@@ -112,6 +114,7 @@ for t in $all; do rm -f "$out/$t"; done
     build test_ring test/c/test_ring.c $ASAN &
     build test_ctf test/c/test_ctf.c $ASAN &
     wait
+    build test_clock test/c/test_clock.c $ASAN &
     build test_faults test/c/test_faults.c $ASAN -Wl,--wrap=malloc -Wl,--wrap=pwrite &
     build stress_ring_tsan test/c/stress_ring.c $TSAN &
     wait
@@ -124,6 +127,7 @@ cat "$tmp/build.tap"
 grep -q '^not ok' "$tmp/build.tap" && failed=1
 
 wanted test_ring && run test_ring
+wanted test_clock && run test_clock
 wanted test_ctf && run test_ctf test/c/golden
 wanted test_faults && run test_faults
 wanted stress_ring_tsan && run stress_ring_tsan "$tmp/stress-tsan" 4 20000

@@ -503,9 +503,27 @@ static void test_event_size(void)
                 }
             }
             CHECKF(off == sz, "%s: decoded %zu bytes, size says %zu", tp->full_name, off, sz);
+            /* The sinks' reader of an event written in place: the same
+             * values back, ending at the same byte. */
+            struct bmt_event back;
+            memset(&back, 0, sizeof back);
+            size_t read = bmt_event_values_from_payload(&back, i, buf + BMT_EVENT_HEADER_BYTES);
+            CHECKF(read == sz - BMT_EVENT_HEADER_BYTES, "%s: values_from_payload read %zu of %zu",
+                   tp->full_name, read, sz - BMT_EVENT_HEADER_BYTES);
+            for (unsigned f = 0; f < tp->field_count; f++) {
+                if (tp->fields[f].type == BMT_FIELD_STRING)
+                    CHECK(back.values[f].len == ev.values[f].len &&
+                          memcmp(back.values[f].str, big, back.values[f].len) == 0 &&
+                          back.values[f].str[back.values[f].len] == '\0');
+                else
+                    CHECK(back.values[f].integer == (tp->fields[f].type == BMT_FIELD_U32
+                                                         ? (uint32_t)ev.values[f].integer
+                                                         : ev.values[f].integer));
+            }
         }
     }
-    tap_group("event: bmt_event_size equals the encoded length for every tracepoint");
+    tap_group("event: bmt_event_size equals the encoded length for every tracepoint, "
+              "bmt_event_values_from_payload reads it back");
 }
 
 /* The large event header: compact while the timestamp is at most 2^32-1 ns

@@ -15,7 +15,7 @@
          snapshot_test/1, private_test/1, symlink_test/1, caps_test/1, rotation_test/1,
          dir_removed_test/1, default_dirs_test/1, size_only_shared_test/1,
          long_list_message_test/1, nul_in_strings_test/1, state_dump_test/1,
-         traces_reread_test/1]).
+         clock_test/1, traces_reread_test/1]).
 
 -import(bmt_test_lib, [assert_eq/3, tmpdir/1, babeltrace/1]).
 
@@ -31,7 +31,7 @@ all() ->
      symlink_test, caps_test, rotation_test,
      dir_removed_test, default_dirs_test, size_only_shared_test,
      long_list_message_test, nul_in_strings_test, state_dump_test,
-     traces_reread_test].
+     clock_test, traces_reread_test].
 
 %% The traces the cases write are listed for traces_reread_test.
 init_per_suite(Config) -> bmt_test_lib:reread_init(Config).
@@ -345,6 +345,41 @@ state_dump_test(_Config) ->
         [F || {process_info, #{name := <<"application_controller">>} = F} <- Events],
     [#{name := <<"undefined">>} | _] =
         [F || {process_info, #{name := <<"undefined">>} = F} <- Events],
+    ok.
+
+%% ---- the clock ----
+
+%% sinks() says what stamps the events (issue 19): the TSC where the CPU
+%% says it is invariant (constant_tsc and nonstop_tsc) and the kernel has
+%% not found it unstable (it is among the available clocksources, though
+%% kvm-clock may be the current one), unless the TSC of some CPU disagrees
+%% with the others; else clock_gettime, with the reason.
+clock_test(_Config) ->
+    #{clock := Clock} = beamtrace:sinks(),
+    Flags = case file:read_file("/proc/cpuinfo") of
+                {ok, Info} -> [F || L <- binary:split(Info, <<"\n">>, [global]),
+                                    <<"flags", _/binary>> <- [L],
+                                    F <- binary:split(L, [<<" ">>, <<"\t">>], [global])];
+                _ -> []
+            end,
+    Offered = case file:read_file("/sys/devices/system/clocksource/clocksource0/"
+                                  "available_clocksource") of
+                  {ok, Avail} -> lists:member(<<"tsc">>, binary:split(string:trim(Avail), <<" ">>,
+                                                                      [global]));
+                  _ -> false
+              end,
+    Usable = erlang:system_info(wordsize) =:= 8 andalso
+        lists:member(<<"constant_tsc">>, Flags) andalso lists:member(<<"nonstop_tsc">>, Flags)
+        andalso Offered andalso os:getenv("BEAMTRACE_CLOCK") =/= "monotonic",
+    case {Usable, Clock} of
+        {true, tsc} -> ok;
+        %% Usable on paper, but one CPU's TSC is off the others'.
+        {true, {clock_gettime, <<"the TSC of CPU ", _/binary>>}} -> ok;
+        {false, {clock_gettime, Why}} when is_binary(Why), byte_size(Why) > 0 -> ok;
+        _ -> erlang:error({clock, Clock, usable, Usable, offered, Offered})
+    end,
+    %% The answer stays the same (calibrated once).
+    #{clock := Clock} = beamtrace:sinks(),
     ok.
 
 %% Last: every trace the cases above wrote reads back the same later.

@@ -8,7 +8,7 @@
          end_per_testcase/2]).
 -export([procs_test/1, ports_test/1, running_test/1, call_test/1, return_to_test/1,
          send_receive_test/1, message_length_test/1, gc_test/1, long_ids_test/1,
-         all_tracepoints_seen_test/1,
+         all_tracepoints_seen_test/1, seq_trace_test/1,
          traces_reread_test/1]).
 %% workload functions
 -export([sched_worker/0, call_worker/1, call_a/1, call_exc/1, call_throw/1, call_exit/1,
@@ -29,7 +29,7 @@ all() ->
     [procs_test, ports_test, running_test,
      call_test, return_to_test, send_receive_test,
      message_length_test, gc_test, long_ids_test,
-     all_tracepoints_seen_test,
+     all_tracepoints_seen_test, seq_trace_test,
      traces_reread_test].
 
 %% A fresh record of the tracepoints seen and the cases passed.
@@ -428,7 +428,7 @@ all_tracepoints_seen_test(_Config) ->
                 {ok, Bin} -> [binary:split(L, <<" ">>) || L <- binary:split(Bin, <<"\n">>, [global, trim_all])];
                 {error, enoent} -> []
             end,
-    Others = all() -- [all_tracepoints_seen_test, traces_reread_test],
+    Others = all() -- [all_tracepoints_seen_test, seq_trace_test, traces_reread_test],
     case Others -- [binary_to_atom(C) || [<<"passed">>, C] <- Lines] of
         [] ->
             Seen = lists:usort([binary_to_atom(N) || [<<"seen">>, N] <- Lines]),
@@ -437,6 +437,51 @@ all_tracepoints_seen_test(_Config) ->
             {skip, lists:flatten(io_lib:format("needs the suite's other cases to pass first "
                                                "(did not: ~w)", [NotPassed]))}
     end.
+
+%% ---- seq_trace: beamtrace as the seq_trace system tracer ----
+
+%% A token set by P (label 17, send, 'receive' and print) travels P -> Q ->
+%% P: each send and each receipt is one seq_trace event with the token's
+%% label and serial {Previous, Current} (a receipt has its send's), and
+%% seq_trace:print/2 one more. Before, the system tracer accepted beamtrace
+%% and dropped every event (issue 16 item 12).
+seq_trace_test(_Config) ->
+    S = start(#{events => ["org_erlang_beamtrace:seq_trace"]}),
+    Old = seq_trace:set_system_tracer({beamtrace, S}),
+    Ctl = self(),
+    Q = spawn(fun() -> receive {ping, From} -> From ! pong end, receive stop -> ok end end),
+    P = spawn(fun() ->
+                      receive go -> ok end,
+                      seq_trace:set_token(label, 17),
+                      [seq_trace:set_token(F, true) || F <- [send, 'receive', print]],
+                      Q ! {ping, self()},
+                      receive pong -> ok end,
+                      seq_trace:print(17, hello),
+                      seq_trace:set_token([]),
+                      Ctl ! {self(), done},
+                      receive stop -> ok end
+              end),
+    P ! go,
+    receive {P, done} -> ok end,
+    seq_trace:set_system_tracer(Old),
+    Q ! stop, P ! stop,
+    finish([P, Q]),
+    {_, Ev} = stop_check(S),
+    Ping = iolist_to_binary(io_lib:format("{ping,~w}", [P])),
+    assert_eq(seq_trace_events,
+              [{seq_trace, #{label => <<"17">>, type => <<"send">>, previous => 0, current => 1,
+                             from => t(P), to => t(Q), message => Ping}},
+               {seq_trace, #{label => <<"17">>, type => <<"receive">>, previous => 0, current => 1,
+                             from => t(P), to => t(Q), message => Ping}},
+               {seq_trace, #{label => <<"17">>, type => <<"send">>, previous => 1, current => 2,
+                             from => t(Q), to => t(P), message => <<"pong">>}},
+               {seq_trace, #{label => <<"17">>, type => <<"receive">>, previous => 1, current => 2,
+                             from => t(Q), to => t(P), message => <<"pong">>}}],
+              [E || {seq_trace, #{type := T}} = E <- Ev, T =/= <<"print">>]),
+    [{seq_trace, Print}] = [E || {seq_trace, #{type := <<"print">>}} = E <- Ev],
+    assert_eq(seq_trace_print, #{label => <<"17">>, from => t(P), message => <<"hello">>},
+              maps:with([label, from, message], Print)),
+    assert_eq(total, 5, length(Ev)).
 
 %% Last: every trace the cases above wrote reads back the same later.
 traces_reread_test(_Config) ->

@@ -9,7 +9,10 @@
 %% phase answering stop ends the node.
 -module(bmt_usdt_node).
 
--export([main/1, child/1, sleepy/1, quick/1, hop/1, stay/1, wake/1]).
+-export([main/1, child/1, sleepy/1, quick/1, hop/1, stay/1, wake/1, my_process/0]).
+%% The gen_server of the send_sched_cast scenario.
+-behaviour(gen_server).
+-export([init/1, handle_call/3, handle_cast/2]).
 
 %% process_flag(scheduler, N) binds a process to a scheduler: undocumented,
 %% not in erlang:process_flag/2's spec, what the CPU-change cases need
@@ -83,6 +86,51 @@ phase(send_sched, 1, _) ->
     Ping ! {go, self()},
     receive {pinged, Ping} -> ok end,
     {#{rounds => Rounds, ping => pid(Ping), pong => pid(Pong)}, stop};
+
+%% Sends to a registered name: Name ! Msg, and gen_server:cast(Name, Msg).
+%% Only the sender traces send and only the receiver running, so every
+%% histogram entry is a send by name matched with the receiver's
+%% scheduling in (message-send must give the receiver's pid).
+phase(send_sched_name, 1, _) ->
+    Rounds = 200,
+    Pong = spawn(fun pong/0),
+    true = register(bmt_usdt_pong, Pong),
+    Ping = spawn(fun() -> receive {go, From} -> ping_name(bmt_usdt_pong, Rounds), From ! {pinged, self()} end end),
+    erlang:trace(Pong, true, [running, {tracer, beamtrace, []}]),
+    erlang:trace(Ping, true, [send, {tracer, beamtrace, []}]),
+    Ping ! {go, self()},
+    receive {pinged, Ping} -> ok end,
+    {#{rounds => Rounds, ping => pid(Ping), pong => pid(Pong)}, stop};
+
+phase(send_sched_cast, 1, _) ->
+    Rounds = 200,
+    {ok, Server} = gen_server:start({local, bmt_usdt_server}, ?MODULE, [], []),
+    Client = spawn(fun() -> receive {go, From} -> cast(bmt_usdt_server, Rounds), From ! {cast, self()} end end),
+    erlang:trace(Server, true, [running, {tracer, beamtrace, []}]),
+    erlang:trace(Client, true, [send, {tracer, beamtrace, []}]),
+    Client ! {go, self()},
+    receive {cast, Client} -> ok end,
+    {#{rounds => Rounds, client => pid(Client), server => pid(Server)}, stop};
+
+%% OTP's dyntrace_SUITE:process/1, as it is: a process that hibernates
+%% (erlang:hibernate(erlang, apply, [fun my_process/0, []])) and then
+%% exits, with the flags that make a stock VM report what the SUITE's D
+%% script expects.
+phase(dyntrace_process, 1, _) ->
+    Self = self(),
+    Spawner = spawn(fun() ->
+                            receive go -> ok end,
+                            {Pid, Ref} = spawn_monitor(fun my_process/0),
+                            Pid ! hibernate,
+                            Pid ! quit,
+                            receive {'DOWN', Ref, process, Pid, {terminated, Pid}} -> ok end,
+                            Self ! {pid, Pid},
+                            receive never -> ok end
+                    end),
+    erlang:trace(Spawner, true, [procs, running, exiting, set_on_spawn, {tracer, beamtrace, []}]),
+    Spawner ! go,
+    receive {pid, Pid} -> ok end,
+    {#{pid => pid(Pid)}, stop};
 
 phase(slow_calls, 1, _) ->
     {Pid, R} = traced_run([call], fun() ->
@@ -229,6 +277,26 @@ wait_hibernated(Pid) ->
         {current_function, {erlang, hibernate, 3}} -> ok;
         _ -> timer:sleep(5), wait_hibernated(Pid)
     end.
+
+my_process() ->
+    receive
+        hibernate -> erlang:hibernate(erlang, apply, [fun my_process/0, []]);
+        quit -> exit({terminated, self()})
+    end.
+
+ping_name(_, 0) -> ok;
+ping_name(Name, N) ->
+    Name ! {ping, self()},
+    receive pong -> ping_name(Name, N - 1) end.
+
+cast(_, 0) -> ok;
+cast(Name, N) ->
+    gen_server:cast(Name, {ping, self()}),
+    receive pong -> cast(Name, N - 1) end.
+
+init([]) -> {ok, []}.
+handle_call(_, _, S) -> {reply, ok, S}.
+handle_cast({ping, From}, S) -> From ! pong, {noreply, S}.
 
 ping(_, 0) -> ok;
 ping(Pong, N) ->

@@ -317,6 +317,35 @@ def t_send_to_sched(probes):
           "total %d\n%s" % (total, out))
 
 
+def t_send_to_sched_named(probes):
+    """Sends to a registered name: message-send gives the receiver's pid,
+    so send-to-sched.bt matches them with its scheduling (it printed an
+    empty histogram before: the receiver was the name)."""
+    for scenario, how in (("send_sched_name", "Name ! Msg"), ("send_sched_cast", "gen_server:cast(Name, Msg)")):
+        node, res, out = run_script(scenario, "send-to-sched.bt", probes)
+        node.wait()
+        total = sum(c for _, c in parse_hist(out))
+        rounds = res["rounds"]
+        check("send-to-sched.bt with %s: every send matched with the receiver's scheduling "
+              "(%d of %d, at least 90%%)" % (how, total, rounds),
+              "@send_to_sched_ns:" in out and 0.9 * rounds <= total <= rounds, out)
+
+
+def t_dyntrace_process(probes):
+    """OTP's dyntrace_SUITE:process/1: its D script as bpftrace
+    (test/usdt/dyntrace_process.bt), its workload, its 7 expected lines."""
+    node, res, out = run_script("dyntrace_process", os.path.join(ROOT, "test", "usdt", "dyntrace_process.bt"),
+                                probes, until=lambda out, res: len(re.findall(
+                                    r"^\S+ %s\b" % re.escape(res["pid"]), out, re.M)) >= 7)
+    node.wait()
+    p = res["pid"]
+    got = [tuple(l.split(" ")) for l in lines(out) if len(l.split(" ")) > 1 and l.split(" ")[1] == p]
+    want = [("spawn", p, "erlang:apply/2"), ("in", p), ("hibernate", p, "erlang:apply/2"), ("out", p),
+            ("in", p), ("exit", p, "{terminated,%s}" % p), ("out", p)]
+    check("OTP's dyntrace_SUITE:process/1: its 7 lines exactly (spawn, in, hibernate resuming in "
+          "erlang:apply/2, out, in, exit, out)", got == want, "got %r\n%s" % (got, out))
+
+
 def t_slow_calls(probes):
     node, res, out = run_script("slow_calls", "slow-calls.bt", probes,
                                 until=lambda out, res: len(re.findall(r"^CALL: ", out, re.M)) >= res["slow"])
@@ -552,12 +581,14 @@ def doubled_hits():
 
 # Scenarios that compare bpftrace's output line for line with the workload.
 EXACT_OUTPUT = {"efile.bt", "spawn-exit.bt", "births-deaths.bt", "slow-calls.bt", "cpu-change.bt", "user-probe.bt",
-                "user-probe-n.bt", "garbage-collection.bt", "process-scheduling.bt"}
+                "user-probe-n.bt", "garbage-collection.bt", "process-scheduling.bt", "dyntrace_SUITE process",
+                "send-to-sched.bt by name"}
 
 
 def main():
     tests = [("spawn-exit.bt", t_spawn_exit), ("births-deaths.bt", t_births_deaths),
-             ("send-to-sched.bt", t_send_to_sched), ("slow-calls.bt", t_slow_calls),
+             ("send-to-sched.bt", t_send_to_sched), ("send-to-sched.bt by name", t_send_to_sched_named),
+             ("dyntrace_SUITE process", t_dyntrace_process), ("slow-calls.bt", t_slow_calls),
              ("cpu-change.bt", t_cpu_change), ("user-probe.bt", t_user_probe),
              ("user-probe-n.bt", t_user_probe_n), ("garbage-collection.bt", t_gc),
              ("efile.bt", t_efile),

@@ -319,6 +319,30 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
+/* a message carrying a seq_trace token was sent or received, or seq_trace:print/2 printed */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    seq_trace,
+    LTTNG_UST_TP_ARGS(
+        const char *, label,
+        const char *, type,
+        unsigned long, previous,
+        unsigned long, current,
+        const char *, from,
+        const char *, to,
+        const char *, message
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(label, label)
+        lttng_ust_field_string(type, type)
+        lttng_ust_field_integer(unsigned long, previous, previous)
+        lttng_ust_field_integer(unsigned long, current, current)
+        lttng_ust_field_string(from, from)
+        lttng_ust_field_string(to, to)
+        lttng_ust_field_string(message, message)
+    )
+)
+
 #endif
 
 #include <lttng/tracepoint-event.h>
