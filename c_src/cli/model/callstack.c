@@ -385,6 +385,9 @@ int bmt_callstack_finish(void *self, const struct bmt_an_pass *pass)
         if (rc < 0)
             return rc;
     }
+    /* No node is made after the pass: the index (a quarter of a full
+     * tree's memory) is handed back before the output is laid out. */
+    bmt_u64map_free(&cs->children);
     return 0;
 }
 
