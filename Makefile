@@ -59,7 +59,7 @@ CLI := priv/beamtrace
 # would hide OTP's and break releases holding runtime_tools.
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all priv beams test test-otp dialyzer demo bench bench-instructions fuzz clean docs check-docs usdt-skipped debug
+.PHONY: all priv beams test test-otp dialyzer demo bench bench-instructions bench-memory fuzz clean docs check-docs usdt-skipped debug
 all: priv beams
 beams: $(BEAMS) ebin/beamtrace.app
 # What rebar3 (rebar.config's pre_hook) builds: everything but the beams.
@@ -173,6 +173,10 @@ bench: all
 # The analyses' instructions per event alone (callgrind, a few minutes).
 bench-instructions: all
 	$(Q)bash bench/instructions.sh
+
+# Peak RSS of flame and report at 5, 20 and 50 M events (several GB of traces).
+bench-memory: all
+	$(Q)bash bench/memory.sh
 
 # Longer fuzz runs than the test suite's: the NIF with 100000 random calls,
 # then the trace reader's mutation fuzz against babeltrace2 (FUZZ_RUNS=10000

@@ -8,6 +8,11 @@
  *                               processes, then their nested call/return
  *                               pairs, sends, receives, scheduling and gc,
  *                               and a short-lived process every 1000 events
+ *   make_traces bench DIR N PROCS DEPTH CHURN
+ *                               the same with PROCS processes, stacks up to
+ *                               DEPTH deep, short-lived processes if CHURN
+ *                               is 1 (the memory tests: 64 2 0 keeps the
+ *                               distinct stacks and processes fixed)
  *   make_traces scenarios OUTDIR  OUTDIR/{names,window,overwrite,span34,report,
  *                               stacks}: traces with known answers for names
  *                               (state dump, spawn, registration, Elixir),
@@ -202,10 +207,18 @@ static uint64_t rnd(void)
     return rng;
 }
 
-#define PROCS 256
-#define DEPTH 6
+/* The bench trace's shape: `procs` long-lived processes (256 by default),
+ * stacks up to `depth` deep (6) over 8 functions, and a short-lived process
+ * every 1000 events unless `churn` is 0. Few processes and a small depth
+ * bound the distinct stacks, processes and functions whatever N is: the
+ * trace the memory tests grow in length only. */
+struct bench_shape {
+    unsigned procs, depth, churn;
+};
 
-static void bench(const char *path, unsigned long long n)
+#define MAX_DEPTH 16
+
+static void bench(const char *path, unsigned long long n, struct bench_shape sh)
 {
     static const char *const funcs[] = {
         "gen_server:handle_msg/6", "my_app_server:handle_call/3", "ets:lookup/2",
@@ -213,22 +226,25 @@ static void bench(const char *path, unsigned long long n)
         "erlang:term_to_binary/1"};
     struct gen gg, *g = &gg;
     gen_open(g, path, STREAMS);
-    char pids[PROCS][24];
-    unsigned depth[PROCS] = {0}, stack[PROCS][DEPTH];
-    for (unsigned i = 0; i < PROCS; i++)
+    char (*pids)[24] = calloc(sh.procs, sizeof *pids);
+    unsigned *depth = calloc(sh.procs, sizeof *depth);
+    unsigned (*stack)[MAX_DEPTH] = calloc(sh.procs, sizeof *stack);
+    if (!pids || !depth || !stack)
+        die("out of memory");
+    for (unsigned i = 0; i < sh.procs; i++)
         snprintf(pids[i], sizeof pids[i], "<0.%u.0>", 100 + i);
     uint64_t ts = 5000000000000ull;
     /* The state dump: every process's names, as the recorder writes it. */
-    for (unsigned i = 0; i < PROCS; i++) {
+    for (unsigned i = 0; i < sh.procs; i++) {
         char name[32], entry[48];
         snprintf(name, sizeof name, i % 2 ? "" : "worker_%u", i);
         snprintf(entry, sizeof entry, "'Elixir.MyApp.Worker%u':init/1", i % 7);
         info(g, ts + i, pids[i], name, entry, i % 2 ? "{pool,1}" : "");
     }
-    ts += PROCS;
+    ts += sh.procs;
     for (unsigned long long i = 0; i < n; i++) {
-        unsigned p = (unsigned)(rnd() % PROCS), s = p % STREAMS;
-        if (i % 1000 == 999) { /* churn: a short-lived process */
+        unsigned p = (unsigned)(rnd() % sh.procs), s = p % STREAMS;
+        if (sh.churn && i % 1000 == 999) { /* churn: a short-lived process */
             char child[32];
             snprintf(child, sizeof child, "<0.%llu.0>", 100000 + i / 1000);
             put(g, s, BMT_TP_process_spawn, ++ts, child, pids[p], "my_app:job/1", 0, 0);
@@ -237,7 +253,7 @@ static void bench(const char *path, unsigned long long n)
         unsigned r = (unsigned)(rnd() % 100);
         ts += 1 + rnd() % 200;
         if (r < 70) {
-            if (depth[p] < DEPTH && (depth[p] == 0 || rnd() % 2)) {
+            if (depth[p] < sh.depth && (depth[p] == 0 || rnd() % 2)) {
                 unsigned f = (unsigned)(rnd() % 8);
                 stack[p][depth[p]++] = f;
                 put(g, s, BMT_TP_function_call, ts, pids[p], funcs[f], NULL, 0, 0);
@@ -246,7 +262,8 @@ static void bench(const char *path, unsigned long long n)
                     0, 0);
             }
         } else if (r < 80) {
-            put(g, s, BMT_TP_message_send, ts, pids[p], pids[(p + 1) % PROCS], "{req,42}", 0, 0);
+            put(g, s, BMT_TP_message_send, ts, pids[p], pids[(p + 1) % sh.procs], "{req,42}", 0,
+                0);
         } else if (r < 88) {
             put(g, s, BMT_TP_message_receive, ts, pids[p], "{req,42}", NULL, 0, 0);
         } else if (r < 96) {
@@ -257,6 +274,9 @@ static void bench(const char *path, unsigned long long n)
         }
     }
     gen_close(g);
+    free(pids);
+    free(depth);
+    free(stack);
 }
 
 #define SCHED(ts, pid, type) put(g, 0, BMT_TP_process_scheduled, ts, pid, "m:loop/0", type, 0, 0)
@@ -527,10 +547,18 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    if (argc == 4 && strcmp(argv[1], "bench") == 0) {
-        bench(argv[2], strtoull(argv[3], NULL, 10));
+    if ((argc == 4 || argc == 7) && strcmp(argv[1], "bench") == 0) {
+        struct bench_shape sh = {256, 6, 1};
+        if (argc == 7) {
+            sh.procs = (unsigned)strtoul(argv[4], NULL, 10);
+            sh.depth = (unsigned)strtoul(argv[5], NULL, 10);
+            sh.churn = (unsigned)strtoul(argv[6], NULL, 10);
+            if (sh.procs < 2 || sh.procs > 1000000 || sh.depth < 1 || sh.depth > MAX_DEPTH)
+                die("bench: PROCS in [2, 1000000], DEPTH in [1, 16]");
+        }
+        bench(argv[2], strtoull(argv[3], NULL, 10), sh);
         return 0;
     }
-    fprintf(stderr, "usage: make_traces edges|scenarios OUTDIR | make_traces bench DIR N\n");
+    fprintf(stderr, "usage: make_traces edges|scenarios OUTDIR | make_traces bench DIR N [PROCS DEPTH CHURN]\n");
     return 2;
 }

@@ -442,6 +442,37 @@ for c in stats view calls "calls --breakdown" sched procs gc files flame "flame 
 done
 check_cmd "34-year trace: every subcommand exits 0 under 64 MB with one 'corrupt or unusual trace' line" [ $span_ok = 1 ]
 
+# Memory independent of the trace's length: the same 64 processes, the same
+# 72 stacks at most (8 functions, 2 deep), no churn; only the number of
+# events grows, 1 M to 4 M (37 to 145 MB of CTF). Peak RSS may differ by at
+# most 16 MB: a record of 8 bytes per event kept to the end would add 24 MB,
+# the trace's pages left resident behind the reader 108 MB; the margin is
+# for the allocator and the reader's 2 MiB release step per stream. The
+# optimised binary, not ASan's: its shadow memory would be measured too.
+# Then 20 000 processes with 1 M events: under 96 MB (each process's call
+# stack used to start at 64 frames, 7 KiB: 180 MB here).
+if [ -x /usr/bin/time ]; then
+    "$out/make_traces" bench "$out/len1m" 1000000 64 2 0
+    "$out/make_traces" bench "$out/len4m" 4000000 64 2 0
+    "$out/make_traces" bench "$out/procs20k" 1000000 20000 1 0
+    peak_kb() { # CMD...: the command's peak RSS in KB (empty if it failed)
+        /usr/bin/time -f "%M" -o "$out/mem.rss" "$@" >/dev/null 2>"$out/mem.err" &&
+            tail -1 "$out/mem.rss"
+    }
+    for c in "flame --folded" "flame -o $out/mem.svg" "report -o $out/mem.html"; do
+        # shellcheck disable=SC2086
+        a=$(peak_kb "$BT" $c "$out/len1m") b=$(peak_kb "$BT" $c "$out/len4m")
+        # shellcheck disable=SC2086
+        p=$(peak_kb "$BT" $c "$out/procs20k")
+        echo "# ${c%% -o *}: peak RSS ${a:-failed} KB on 1 M events, ${b:-failed} KB on 4 M, ${p:-failed} KB with 20 000 processes"
+        check "${c%% -o *}: peak RSS on 4 M events within 16 MB of 1 M's" \
+            '[ -n "$a" ] && [ -n "$b" ] && [ $((b - a)) -le 16384 ]'
+        check "${c%% -o *}: 20 000 processes under 96 MB" '[ -n "$p" ] && [ "$p" -le 98304 ]'
+    done
+else
+    skip "flame and report memory independent of the trace's length" "/usr/bin/time is missing (apt-get install time)"
+fi
+
 # The call tree's cap: pruned calls keep their time (charged to callers).
 full=$("$BT" flame --folded --unit ns "$sc/stacks" | awk '{s += $NF} END {print s}')
 capped=$(BEAMTRACE_MAX_STACKS=64 "$BT" flame --folded --unit ns "$sc/stacks" 2>"$sc/cap.err" | awk '{s += $NF} END {print s}')

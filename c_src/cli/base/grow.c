@@ -8,7 +8,14 @@ void *bmt_grow(void *arr, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need < *cap)
         return arr;
-    uint64_t n = *cap ? *cap : 64;
+    return bmt_grow_from(arr, cap, need, elem, 64);
+}
+
+void *bmt_grow_from(void *arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first)
+{
+    if (need < *cap)
+        return arr;
+    uint64_t n = *cap ? *cap : first;
     while (n <= need)
         n *= 2;
     if (n > UINT32_MAX)

@@ -13,4 +13,9 @@
  * and NULL when out of memory (then `arr` and *cap are unchanged). */
 void *bmt_grow(void *arr, uint32_t *cap, uint32_t need, size_t elem);
 
+/* The same, starting from `first` elements (> 0) instead of 64: for the
+ * many small arrays of one kind (a call stack per process), where 64
+ * elements each would cost more than the data they hold. */
+void *bmt_grow_from(void *arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first);
+
 #endif

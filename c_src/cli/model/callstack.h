@@ -90,8 +90,8 @@ struct bmt_proc {
 /* Call tree node: one per distinct (process?, stack). */
 struct bmt_cs_node {
     uint32_t parent;     /* BMT_CS_NONE for the root (node 0) */
-    uint32_t func;       /* function id; for process nodes the pid id */
-    uint8_t is_proc;
+    uint32_t func : 31;  /* function id; for process nodes the pid id */
+    uint32_t is_proc : 1; /* a bit, not a byte: 56 bytes a node instead of 64 */
     uint64_t self[BMT_K_COUNT]; /* time in this stack, excluding traced callees, by kind */
 };
 
@@ -121,7 +121,7 @@ struct bmt_callstack {
     uint32_t max_nodes;            /* BMT_CS_MAX_NODES, or less from BEAMTRACE_MAX_STACKS (tests) */
     uint64_t pruned_calls;         /* calls charged to their caller: tree full */
     uint64_t pruned_processes;     /* processes under "[other processes]" */
-    struct bmt_u64map children;    /* (parent << 32 | func, proc bit) -> node */
+    struct bmt_u64map children;    /* (parent << 32 | func, proc bit) -> node; freed by finish */
     bmt_cs_leave_fn on_leave;
     void *ctx;
 };
@@ -140,7 +140,8 @@ int64_t bmt_callstack_proc(struct bmt_callstack *cs, const char *s, size_t len, 
  * or -ENOMEM. */
 int bmt_callstack_feed(void *self, const struct bmt_record *rec);
 
-/* Ends every open frame at the pass's end (flagged unfinished). Returns 0 or the
+/* Ends every open frame at the pass's end (flagged unfinished) and frees
+ * the tree's child index (no node is added after it). Returns 0 or the
  * callback's negative value. */
 int bmt_callstack_finish(void *self, const struct bmt_an_pass *pass);
 
