@@ -45,7 +45,8 @@
     X(erlang) X(hibernate) X(port_control) X(command) X(close) X(connect)    \
     X(recorder) X(lttng) X(usdt) X(unavailable) X(s1) X(i4s4) X(n)           \
     X(term) X(send) X(send_to_non_existing_process) X(match_spec_result)    \
-    X(links)
+    X(links) X(relayd) X(live) X(relayd_session) X(relayd_buffer) X(url) X(path) \
+    X(lost) X(unconfirmed) X(queued_bytes) X(connections) X(disconnections)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;
@@ -172,6 +173,18 @@ ERL_NIF_TERM bmt_nif_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM bmt_nif_sessions(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM bmt_nif_snapshot(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+/* nif_relayd.c: streaming options and figures. bmt_nif_relayd_options
+ * reads the streaming options of `opts` into cfg (cfg->relayd: a client the
+ * caller owns, NULL when not streaming). Returns 0; -1 for a bad option
+ * (its key in *bad, maybe a reason in `why`); or a negative errno with a
+ * reason in `why` (the host does not resolve, out of memory). */
+int bmt_nif_relayd_options(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                           struct bmt_rec_config *cfg, ERL_NIF_TERM *bad, char *why,
+                           size_t why_size);
+/* #{url, state, path, events, lost, written_bytes, queued_bytes,
+ * connections, disconnections, error}. */
+ERL_NIF_TERM bmt_nif_relayd_stats(struct priv *p, ErlNifEnv *env,
+                                  const struct bmt_relayd_stats *st);
 /* The recorder's notify callback: tells a session's `notify` process. */
 void bmt_on_stopped(void *ctx, int index, uint64_t generation, enum bmt_stop_reason reason);
 

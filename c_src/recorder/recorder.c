@@ -422,7 +422,7 @@ static void release_core(struct bmt_recorder *rec, struct bmt_session *s)
 struct consumer_state {
     uint8_t *populated;              /* per ring: its pages are faulted in */
     uint64_t *relayd_seen;           /* streaming, per ring: written + discarded when last seen */
-    uint64_t *relayd_since;          /* and since when (trace clock) */
+    uint64_t *relayd_seen_ns;        /* and when (trace clock) */
     uint64_t last_flush_ns;
     uint64_t rate_ns, rate_offered;  /* start of the rate window */
     uint64_t *seen;                  /* per ring: written + discarded at the last flush tick */
@@ -484,27 +484,31 @@ static void populate_active_rings(struct bmt_session *s, struct consumer_state *
 
 /* Streaming, every pass: in a live session, tells the client which rings
  * are idle (no event since the last flush tick, their last packet flushed
- * and drained: a beacon lets live viewers move past them); then moves its
- * sockets along. */
+ * and drained) and up to when: the previous pass that saw the same count,
+ * not this one, so that an event whose writer read the clock before it and
+ * has yet to commit (a few hundred ns; a preempted writer, longer) is
+ * still after the beacon. A beacon lets live viewers move past the ring.
+ * Then moves the client's sockets along. */
 static void relayd_tick(struct bmt_session *s, struct consumer_state *cs, uint64_t now)
 {
     struct bmt_relayd *r = s->cfg.relayd;
-    if (s->cfg.mode == BMT_RING_DISCARD && cs->relayd_seen && cs->relayd_since && cs->seen &&
+    if (s->cfg.mode == BMT_RING_DISCARD && cs->relayd_seen && cs->relayd_seen_ns && cs->seen &&
         cs->unflushed) {
         for (int i = 0; i < s->ring_count; i++) {
             struct bmt_ring *ring = &s->slots[i].ring;
             uint64_t v = atomic_load_explicit(&ring->written_count, memory_order_relaxed) +
                          atomic_load_explicit(&ring->discarded_count, memory_order_relaxed);
+            uint64_t before = cs->relayd_seen_ns[i];
+            cs->relayd_seen_ns[i] = now;
             if (v != cs->relayd_seen[i]) {
                 cs->relayd_seen[i] = v;
-                cs->relayd_since[i] = now;
                 continue;
             }
-            if (v == 0 || v != cs->seen[i] || cs->unflushed[i] ||
+            if (v != cs->seen[i] || cs->unflushed[i] ||
                 atomic_load_explicit(&ring->committed, memory_order_acquire) !=
                     atomic_load_explicit(&ring->consumed, memory_order_relaxed))
                 continue;
-            bmt_relayd_idle(r, (unsigned)i, cs->relayd_since[i], now);
+            bmt_relayd_idle(r, (unsigned)i, before, now);
         }
     }
     bmt_relayd_pump(r, now);
@@ -543,7 +547,7 @@ static void *consumer_main(void *arg)
     cs.populated = calloc((size_t)s->ring_count, 1);
     if (s->cfg.relayd) {
         cs.relayd_seen = calloc((size_t)s->ring_count, sizeof *cs.relayd_seen);
-        cs.relayd_since = calloc((size_t)s->ring_count, sizeof *cs.relayd_since);
+        cs.relayd_seen_ns = calloc((size_t)s->ring_count, sizeof *cs.relayd_seen_ns);
     }
     cs.last_flush_ns = cs.rate_ns = bmt_clock_ns();
     /* The eventfd, and a streaming session's two sockets. */
@@ -597,7 +601,7 @@ static void *consumer_main(void *arg)
         }
     }
     free(cs.relayd_seen);
-    free(cs.relayd_since);
+    free(cs.relayd_seen_ns);
     free(cs.seen);
     free(cs.unflushed);
     free(cs.populated);

@@ -109,6 +109,7 @@ struct stream {
     uint64_t net_lost;       /* lost by the client */
     uint64_t stamped;        /* events_discarded of the last packet confirmed */
     uint64_t last_ts_end;    /* of the last packet queued */
+    uint64_t last_ring_discarded; /* the ring's count in the last packet queued */
     uint64_t events;         /* confirmed */
 };
 
@@ -144,6 +145,8 @@ struct bmt_relayd {
     pthread_mutex_t pub_lock;
     struct bmt_relayd_stats pub;
 };
+
+static void open_live_streams(struct bmt_relayd *r);
 
 static uint64_t mono_ns(void)
 {
@@ -264,6 +267,7 @@ struct bmt_relayd *bmt_relayd_new(const struct bmt_relayd_config *cfg)
     memcpy(r->metadata, cfg->metadata, cfg->metadata_bytes);
     r->cfg.metadata = r->metadata;
     r->now.state = BMT_RELAYD_CONNECTING;
+    memcpy(r->now.url, cfg->url.text, sizeof r->now.url);
     r->pub = r->now;
     return r;
 }
@@ -345,6 +349,8 @@ static void drop(struct bmt_relayd *r, int err, const char *what)
         } else {
             st->net_lost += rec->events;
             r->now.lost += rec->events;
+            if (r->rec_first + n < r->rec_data)
+                r->now.unconfirmed += rec->events;
         }
         st->in_flight--;
     }
@@ -739,6 +745,8 @@ static int on_reply(struct bmt_relayd *r, const struct expect *e)
             return -1;
         }
         r->conn = C_STREAMING;
+        if (r->cfg.live_timer_us)
+            open_live_streams(r);
         r->now.connections++;
         r->backoff_ns = BACKOFF_MIN_NS;
         r->now.error = 0;
@@ -945,18 +953,21 @@ int bmt_relayd_open(struct bmt_relayd *r, uint64_t timeout_ns, char *why, size_t
             int err = r->conn == C_IDLE || r->conn == C_FAILED ? r->now.error : ETIMEDOUT;
             if (err == 0)
                 err = ETIMEDOUT;
+            char text[sizeof r->now.error_text];
             if (r->conn == C_FAILED || r->now.error_text[0])
-                snprintf(why, why_size, "%s", r->now.error_text);
+                snprintf(text, sizeof text, "%s", r->now.error_text);
             else
-                snprintf(why, why_size, "lttng-relayd at %s:%u: no answer within %llu ms",
+                snprintf(text, sizeof text, "lttng-relayd at %s:%u: no answer within %llu ms",
                          r->cfg.url.host, r->cfg.url.control_port,
                          (unsigned long long)(timeout_ns / MS));
             if (err == ECONNREFUSED || err == ETIMEDOUT || err == EHOSTUNREACH ||
                 err == ENETUNREACH)
-                snprintf(why + strlen(why), why_size - strlen(why),
-                         "; is lttng-relayd running and listening there (lttng-relayd -C "
-                         "tcp://0.0.0.0:%u -D tcp://0.0.0.0:%u)?",
-                         r->cfg.url.control_port, r->cfg.url.data_port);
+                set_error(r, err, "%.140s; is lttng-relayd running there (lttng-relayd -C "
+                          "tcp://0.0.0.0:%u -D tcp://0.0.0.0:%u)?",
+                          text, r->cfg.url.control_port, r->cfg.url.data_port);
+            else
+                set_error(r, err, "%s", text);
+            snprintf(why, why_size, "%s", r->now.error_text);
             close_fds(r);
             r->conn = C_FAILED;
             publish(r);
@@ -1014,6 +1025,7 @@ static void queue_packet(struct bmt_relayd *r, unsigned i, const uint8_t *pkt, s
     st->ever = 1;
     if (rec->ts_end > st->last_ts_end)
         st->last_ts_end = rec->ts_end;
+    st->last_ring_discarded = bmt_get_u64(pkt + BMT_PKT_EVENTS_DISCARDED);
 }
 
 void bmt_relayd_packet(struct bmt_relayd *r, unsigned stream, const uint8_t *pkt, size_t bytes,
@@ -1029,7 +1041,7 @@ void bmt_relayd_lose(struct bmt_relayd *r, unsigned stream, uint64_t events)
         r->streams[stream].upstream_lost += events;
 }
 
-void bmt_relayd_idle(struct bmt_relayd *r, unsigned stream, uint64_t idle_since_ns,
+void bmt_relayd_idle(struct bmt_relayd *r, unsigned stream, uint64_t idle_until_ns,
                      uint64_t now_ns)
 {
     if (stream >= r->cfg.stream_count || r->cfg.live_timer_us == 0 || r->conn != C_STREAMING)
@@ -1040,7 +1052,7 @@ void bmt_relayd_idle(struct bmt_relayd *r, unsigned stream, uint64_t idle_since_
         return;
     /* Never before what the stream already said: viewers need its time to
      * go forward. */
-    uint64_t ts = idle_since_ns > st->last_ts_end ? idle_since_ns : st->last_ts_end;
+    uint64_t ts = idle_until_ns > st->last_ts_end ? idle_until_ns : st->last_ts_end;
     struct bmt_relayd_index ix = {0};
     ix.relay_stream = st->handle;
     ix.net_seq_num = st->next_net_seq - 1;
@@ -1048,6 +1060,34 @@ void bmt_relayd_idle(struct bmt_relayd *r, unsigned stream, uint64_t idle_since_
     uint8_t msg[BMT_RELAYD_CMD_HEADER_BYTES + BMT_RELAYD_INDEX_BYTES];
     if (command(r, msg, bmt_relayd_encode_index(msg, &ix), R_GENERIC, 0, 0) == 0)
         st->last_beacon_ns = now_ns;
+}
+
+/* A header-only packet for stream `i`, stamped `ts_ns`, carrying the
+ * ring's loss count `ring_discarded` (the client adds its own). */
+static void queue_empty_packet(struct bmt_relayd *r, unsigned i, uint64_t ts_ns,
+                               uint64_t ring_discarded)
+{
+    uint8_t pkt[BMT_PKT_HEADER_BYTES];
+    bmt_ctf_packet_open(pkt, r->cfg.uuid, i, ts_ns);
+    bmt_ctf_packet_close(pkt, ts_ns, sizeof pkt, 0, ring_discarded);
+    queue_packet(r, i, pkt, sizeof pkt, 0);
+}
+
+/* Live sessions: every stream exists, with a packet, from the start of a
+ * connection. A viewer must never meet a stream whose first packet is
+ * older than what it has already shown from the others (babeltrace2 stops
+ * with an error), which a stream added when its thread first records
+ * could be; and a relayd honours a stream's beacons only once the stream
+ * has a packet. The packet is empty, stamped no later than anything the
+ * stream will send: its last packet's end, or the recording's start. */
+static void open_live_streams(struct bmt_relayd *r)
+{
+    for (unsigned i = 0; i < r->cfg.stream_count; i++) {
+        struct stream *st = &r->streams[i];
+        if (st->in_flight == 0)
+            queue_empty_packet(r, i, st->ever ? st->last_ts_end : r->cfg.start_ns,
+                               st->last_ring_discarded);
+    }
 }
 
 /* ---- the end ---- */
@@ -1069,11 +1109,7 @@ static int sealed(struct bmt_relayd *r, const uint64_t *ring_discarded, unsigned
             continue;
         /* A header-only packet carrying the count, as trace_dir.c seals a
          * stream file. */
-        uint8_t pkt[BMT_PKT_HEADER_BYTES];
-        uint64_t ts = ts_ns > st->last_ts_end ? ts_ns : st->last_ts_end;
-        bmt_ctf_packet_open(pkt, r->cfg.uuid, i, ts);
-        bmt_ctf_packet_close(pkt, ts, sizeof pkt, 0, ring);
-        queue_packet(r, i, pkt, sizeof pkt, 0);
+        queue_empty_packet(r, i, ts_ns > st->last_ts_end ? ts_ns : st->last_ts_end, ring);
     }
     return done;
 }

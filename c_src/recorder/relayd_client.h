@@ -22,9 +22,16 @@
  * the next packet's events_discarded, and into the figures). A packet
  * counts as delivered once a DATA_PENDING reply says the relayd wrote it
  * and its index (asked every CONFIRM_INTERVAL); a connection that breaks
- * takes whatever was not confirmed with it, counted as lost. Caveat: a
- * relayd killed just after writing a packet, before confirming it, leaves
- * that packet in its trace and in the loss count both.
+ * takes whatever was not confirmed with it, counted as lost; what of it
+ * had been sent is also counted as `unconfirmed`: the relayd may have
+ * written it (a relayd killed just after writing a packet, or one that
+ * resumes after the finish gave up on it, keeps packets it never
+ * confirmed), so its copy holds between `events` and `events +
+ * unconfirmed` events.
+ *
+ * Live sessions announce every stream (one per ring) with an empty packet
+ * when a connection opens, where others add a stream with its first
+ * packet: live viewers must know every stream before any shows them data.
  *
  * Reconnection: after a failure the client reconnects with backoff (0.5 s
  * doubling to 5 s), forever until finished, and resumes; streams are added
@@ -66,6 +73,7 @@ struct bmt_relayd_config {
     char procname[32];            /* for the per-process directory */
     int64_t vpid;
     uint64_t start_time_s;        /* the recording's start, seconds since the epoch */
+    uint64_t start_ns;            /* and in the trace clock (CLOCK_MONOTONIC) */
     uint32_t live_timer_us;       /* 0: not live */
     const char *metadata;         /* TSDL text, copied */
     size_t metadata_bytes;
@@ -76,15 +84,18 @@ struct bmt_relayd_config {
 
 /* Figures of the relayd's copy, as of the last pump. */
 struct bmt_relayd_stats {
+    char url[1024];           /* the URL the session was given */
     enum bmt_relayd_state state;
     uint64_t events;          /* confirmed written by the relayd */
-    uint64_t lost;            /* offered to the client and never delivered */
+    uint64_t lost;            /* offered to the client and not confirmed delivered */
+    uint64_t unconfirmed;     /* part of lost: sent, but the connection ended before
+                                 the relayd confirmed them: its copy may hold them */
     uint64_t bytes;           /* packet bytes confirmed */
     uint64_t queued_bytes;    /* waiting in the send queue now */
     uint32_t connections;     /* sessions opened on a relayd (1 + reconnections) */
     uint32_t disconnections;  /* connections lost */
     int error;                /* errno of the last failure, 0 if none */
-    char error_text[160];     /* the last failure, one line */
+    char error_text[320];     /* the last failure, one line */
     char path[BMT_RELAYD_PATH_MAX]; /* the current connection's trace directory,
                                        relative to the relayd's output */
 };
@@ -121,10 +132,10 @@ void bmt_relayd_packet(struct bmt_relayd *r, unsigned stream, const uint8_t *pkt
  * cap left them unwritten): the relayd's copy says so in its next packet. */
 void bmt_relayd_lose(struct bmt_relayd *r, unsigned stream, uint64_t events);
 
-/* Stream `stream` has had no event since `idle_since_ns` (trace clock) and
- * holds nothing unsent: in a live session, tell live viewers (a beacon, at
- * most once per live timer period). */
-void bmt_relayd_idle(struct bmt_relayd *r, unsigned stream, uint64_t idle_since_ns,
+/* Stream `stream` has no event up to `idle_until_ns` (trace clock) and
+ * holds nothing unsent: in a live session, tell live viewers so (a beacon,
+ * at most once per live timer period), so they move on past it. */
+void bmt_relayd_idle(struct bmt_relayd *r, unsigned stream, uint64_t idle_until_ns,
                      uint64_t now_ns);
 
 /* The descriptors to poll and for what (at most 2 written to `fds`);

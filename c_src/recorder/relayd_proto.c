@@ -206,6 +206,9 @@ static int read_port(const char **p, uint16_t *port)
 int bmt_relayd_url_parse(const char *text, struct bmt_relayd_url *url, char *why, size_t why_size)
 {
     memset(url, 0, sizeof *url);
+    if (strlen(text) >= sizeof url->text)
+        return url_fail(why, why_size, "...", "too long");
+    strcpy(url->text, text);
     url->control_port = BMT_RELAYD_CONTROL_PORT;
     url->data_port = BMT_RELAYD_DATA_PORT;
     const char *p;

@@ -177,6 +177,7 @@ static inline uint64_t bmt_relayd_get_be64(const uint8_t *p)
  * name, an IPv4 address, or an IPv6 address in brackets (as lttng's
  * --set-url takes them). */
 struct bmt_relayd_url {
+    char text[1024];              /* as given */
     char host[256];
     int ipv6;                     /* net6:// or a bracketed address */
     uint16_t control_port;

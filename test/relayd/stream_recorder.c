@@ -43,7 +43,7 @@ static _Atomic int resume;
 struct writer {
     pthread_t thread;
     unsigned slot;
-    uint64_t offered;
+    _Atomic uint64_t offered;
 };
 static struct writer writers[MAX_WRITERS];
 
@@ -152,6 +152,7 @@ int main(int argc, char **argv)
     snprintf(rc.procname, sizeof rc.procname, "stream_recorder");
     rc.vpid = getpid();
     rc.start_time_s = (uint64_t)time(NULL);
+    rc.start_ns = bmt_clock_ns();
     rc.live_timer_us = (uint32_t)atol(arg(argc, argv, "live", "0"));
     static char metadata[64 * 1024];
     long mlen = bmt_ctf_metadata(&cfg.info, metadata, sizeof metadata);
@@ -188,12 +189,22 @@ int main(int argc, char **argv)
     if (signal_at) {
         while (atomic_load(&at_signal) < writer_count)
             sleep_ms(5);
-        /* Let the consumer drain what came before. */
-        sleep_ms(300);
+        /* Wait until everything offered so far is delivered or counted
+         * lost (the partial packets flushed, every packet confirmed), so
+         * that what run.sh does to the relayd next meets nothing in
+         * flight. */
+        uint64_t so_far = 0;
+        for (unsigned i = 0; i < writer_count; i++)
+            so_far += atomic_load(&writers[i].offered);
         struct bmt_rec_stats mid;
         int state;
         char dir[4096];
-        bmt_rec_info(&rec, index, generation, &state, &mid, dir, sizeof dir);
+        for (int tries = 0; tries < 1000; tries++) {
+            bmt_rec_info(&rec, index, generation, &state, &mid, dir, sizeof dir);
+            if (mid.events + mid.discarded == so_far && mid.relayd.queued_bytes == 0)
+                break;
+            sleep_ms(10);
+        }
         printf("SIGNAL relayd_events=%llu relayd_path=%s\n",
                (unsigned long long)mid.relayd.events, mid.relayd.path);
         fflush(stdout);
@@ -212,6 +223,7 @@ int main(int argc, char **argv)
     printf("offered=%llu\nevents=%llu\ndiscarded=%llu\nbytes=%llu\n", (unsigned long long)offered,
            (unsigned long long)st.events, (unsigned long long)st.discarded,
            (unsigned long long)st.bytes);
+    printf("relayd_unconfirmed=%llu\n", (unsigned long long)st.relayd.unconfirmed);
     printf("relayd_events=%llu\nrelayd_lost=%llu\nrelayd_state=%s\nrelayd_path=%s\n"
            "connections=%u\ndisconnections=%u\nerror=%s\n",
            (unsigned long long)st.relayd.events, (unsigned long long)st.relayd.lost,

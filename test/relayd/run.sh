@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# Streaming to lttng-relayd: the recorder's relayd client against a real
+# lttng-relayd (the one on PATH: Debian's, 2.13 on bookworm and trixie, 2.16
+# in the sid chroot), read back with babeltrace2 and beamtrace. TAP lines
+# (see test/run_all.sh).
+#
+#   bash test/relayd/run.sh        (or make test-relayd; BMT_ONLY=f1,f2
+#                                   runs only those Erlang test functions)
+#
+# 1. Without a VM (test/relayd/stream_recorder.c, ASan+UBSan): exact counts
+#    in the relayd's copy, a local copy beside it, the relayd stopped
+#    (SIGSTOP) for 10 s and restarted mid-recording, and the failures a
+#    start must report (nothing listening, a relayd too old, one that closes,
+#    one that never answers, one that refuses the session: fake_relayd.py).
+# 2. On a real node (bmt_relayd_tests.erl, run by test/erl's runner):
+#    start/1 and trace/2 with `relayd', live viewing with babeltrace2
+#    --input-format=lttng-live, beacons, the scheduler-stall probe with the
+#    relayd stopped for 10 s, a relayd restart, a relayd stopped at stop.
+# The relayd listens on 127.0.0.1, on three free ports from 21342 up, and
+# writes under test/out/relayd/out; it is stopped (by pid) on exit.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+out=test/out/relayd
+rm -rf "$out" && mkdir -p "$out"
+TAP_PREFIX="relayd: "
+. test/lib/tap.sh
+
+cases="relayd_only local_copy sigstop restart refused old closes silent session_refused erlang"
+if ! command -v lttng-relayd >/dev/null || ! command -v babeltrace2 >/dev/null; then
+    for c in $cases; do skip "$c" "lttng-relayd or babeltrace2 not installed (apt-get install lttng-tools babeltrace2)"; done
+    exit 0
+fi
+echo "# $(lttng-relayd --version 2>&1 | head -1), $(babeltrace2 --version | head -1)"
+
+if ! make -s priv/beamtrace_nif.so priv/beamtrace beams >"$out/make.log" 2>&1; then
+    not_ok "build (make)"; show "$out/make.log"; exit 1
+fi
+drv=$out/stream_recorder
+# shellcheck disable=SC2046
+check "stream_recorder builds (ASan+UBSan)" \
+    'cc -std=gnu11 -g -O1 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror \
+        -Ic_src -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+        -o "$drv" test/relayd/stream_recorder.c $(make -s print-CORE_SRC) $(make -s print-RECORDER_SRC) \
+        -lpthread >"$out/build.log" 2>&1' || { show "$out/build.log"; exit 1; }
+export ASAN_OPTIONS=detect_leaks=1:exitcode=23 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# ---- the relayd ----
+port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+base=21342
+while ! { port_free $base && port_free $((base + 1)) && port_free $((base + 2)); }; do
+    base=$((base + 3))
+done
+ctl=$base data=$((base + 1)) live=$((base + 2))
+url=net://127.0.0.1:$ctl:$data
+relayd_out=$root/$out/out
+relayd_pid=
+pids_to_kill=()
+start_relayd() {
+    lttng-relayd -C "tcp://127.0.0.1:$ctl" -D "tcp://127.0.0.1:$data" -L "tcp://127.0.0.1:$live" \
+        -o "$relayd_out" >>"$out/relayd.log" 2>&1 &
+    relayd_pid=$!
+    for _ in $(seq 100); do
+        ! port_free $ctl && ! port_free $data && ! port_free $live && return 0
+        sleep 0.05
+    done
+    return 1
+}
+stop_relayd() {
+    [ -n "$relayd_pid" ] || return 0
+    kill -CONT "$relayd_pid" 2>/dev/null
+    kill "$relayd_pid" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$relayd_pid" 2>/dev/null || break; sleep 0.05; done
+    kill -9 "$relayd_pid" 2>/dev/null
+    wait "$relayd_pid" 2>/dev/null
+    relayd_pid=
+}
+cleanup() {
+    # The node's tests may have restarted it: the pid file names the last.
+    [ -f "$out/relayd.pid" ] && relayd_pid=$(cat "$out/relayd.pid")
+    stop_relayd
+    local p
+    for p in "${pids_to_kill[@]}"; do kill "$p" 2>/dev/null; done
+}
+trap cleanup EXIT
+check "lttng-relayd starts on 127.0.0.1:$ctl/$data/$live" start_relayd || { show "$out/relayd.log"; exit 1; }
+
+# The relayd's trace directory a run wrote: relayd_path= of its output.
+copy_of() { echo "$relayd_out/$(sed -n 's/^relayd_path=//p' "$1")"; }
+field() { sed -n "s/^$2=//p" "$1" | head -1; }
+# Sum of the losses babeltrace2 reports in its warnings (stderr file $1).
+bt_discarded() { grep -o 'discarded [0-9]* events' "$1" | awk '{s += $2} END {print s + 0}'; }
+
+# ---- 1. without a VM ----
+run_drv() { # NAME ARGS...: runs the driver, output in $out/NAME.out
+    local name=$1
+    shift
+    timeout 120 "$drv" "$@" >"$out/$name.out" 2>"$out/$name.err"
+}
+
+# Exact counts, relayd only.
+run_drv relayd_only "$url" relayd 4 50000 pause_ms=1 every=200
+copy=$(copy_of "$out/relayd_only.out")
+TZ=UTC babeltrace2 "$copy" >"$out/relayd_only.bt2" 2>"$out/relayd_only.bt2err"
+check "relayd only: babeltrace2 reads as many events as stop reports, and its losses" \
+    '[ "$(wc -l <"$out/relayd_only.bt2")" = "$(field "$out/relayd_only.out" events)" ] &&
+     [ "$(bt_discarded "$out/relayd_only.bt2err")" = "$(field "$out/relayd_only.out" discarded)" ] &&
+     [ $(( $(field "$out/relayd_only.out" events) + $(field "$out/relayd_only.out" discarded) )) = 200000 ] &&
+     [ "$(field "$out/relayd_only.out" relayd_state)" = closed ]' ||
+    { show "$out/relayd_only.out"; show "$out/relayd_only.err"; }
+check "relayd only: the layout lttng create --set-url gives (<host>/<session>-<datetime>/ust/pid/<proc>-<pid>-<datetime>, index/)" \
+    '[[ "$copy" =~ /out/[^/]+/beamtrace-[0-9]{8}-[0-9]{6}/ust/pid/stream_recorder-[0-9]+-[0-9]{8}-[0-9]{6}$ ]] &&
+     [ -f "$copy/metadata" ] && [ -f "$copy/channel0_0" ] && [ -f "$copy/index/channel0_0.idx" ]' ||
+    echo "# copy: $copy"
+check "relayd only: beamtrace view of the relayd's copy equals babeltrace2's" \
+    'TZ=UTC priv/beamtrace view "$copy" 2>/dev/null | diff - "$out/relayd_only.bt2" >"$out/relayd_only.view.diff"' ||
+    show "$out/relayd_only.view.diff"
+
+# A local copy beside the stream: the same events.
+run_drv local_copy "$url" both 2 20000 local="$root/$out/local" pause_ms=2 every=100 session=local-copy
+copy=$(copy_of "$out/local_copy.out")
+check "local copy and relayd copy: babeltrace2 prints the same events" \
+    '[ "$(field "$out/local_copy.out" relayd_lost)" = 0 ] &&
+     diff <(TZ=UTC babeltrace2 "$copy" 2>&1) <(TZ=UTC babeltrace2 "$out/local" 2>&1) >"$out/local_copy.diff" &&
+     [ "$(TZ=UTC babeltrace2 "$copy" | wc -l)" = "$(field "$out/local_copy.out" events)" ] &&
+     [[ "$copy" == */local-copy/ust/pid/* ]]' ||
+    { show "$out/local_copy.out"; show "$out/local_copy.diff"; }
+
+# Driver runs that pause at signal_at (everything before it delivered) for
+# run.sh to act on the relayd. Usage: paused_run NAME BEFORE AFTER ARGS...:
+# BEFORE runs while the writers wait, AFTER once they go on.
+paused_run() {
+    local name=$1 before=$2 after=$3
+    shift 3
+    rm -f "$out/$name.fifo" && mkfifo -m 600 "$out/$name.fifo"
+    timeout 180 "$drv" "$@" <"$out/$name.fifo" >"$out/$name.out" 2>"$out/$name.err" &
+    local pid=$!
+    exec 7>"$out/$name.fifo"
+    for _ in $(seq 600); do grep -q '^SIGNAL' "$out/$name.out" && break; sleep 0.1; done
+    $before
+    echo go >&7
+    exec 7>&-
+    $after
+    wait "$pid"
+}
+
+# The relayd stopped for 10 s: the writers go on, every loss counted, and
+# the recording resumes.
+stop_it() {
+    kill -STOP "$relayd_pid"
+    echo "# relayd $relayd_pid stopped: $(grep State "/proc/$relayd_pid/status")"
+}
+cont_in_10s() {
+    sleep 10
+    kill -CONT "$relayd_pid"
+}
+paused_run sigstop stop_it cont_in_10s "$url" relayd 2 1200000 pause_ms=1 every=100 signal_at=20000 queue=262144
+copy=$(copy_of "$out/sigstop.out")
+TZ=UTC babeltrace2 "$copy" 2>"$out/sigstop.bt2err" | wc -l >"$out/sigstop.bt2"
+at_signal=$(sed -n 's/^SIGNAL relayd_events=\([0-9]*\).*/\1/p' "$out/sigstop.out")
+echo "# sigstop: $(tr '\n' ' ' <"$out/sigstop.out" | cut -c1-400)"
+check "relayd stopped 10 s: babeltrace2 events = stop's events, its losses = stop's discarded, some lost" \
+    '[ "$(cat "$out/sigstop.bt2")" = "$(field "$out/sigstop.out" events)" ] &&
+     [ "$(bt_discarded "$out/sigstop.bt2err")" = "$(field "$out/sigstop.out" discarded)" ] &&
+     [ "$(field "$out/sigstop.out" relayd_lost)" -gt 0 ] &&
+     [ $(( $(field "$out/sigstop.out" events) + $(field "$out/sigstop.out" discarded) )) = 2400000 ]' ||
+    { show "$out/sigstop.out"; show "$out/sigstop.err"; }
+check "relayd stopped 10 s: same connection, recording resumed after SIGCONT" \
+    '[ "$(field "$out/sigstop.out" disconnections)" = 0 ] &&
+     [ "$(field "$out/sigstop.out" relayd_events)" -gt "${at_signal:-0}" ] &&
+     [ "$(field "$out/sigstop.out" relayd_state)" = closed ]'
+
+# The relayd restarted: a second connection, a second per-process
+# directory in the same session directory, read as one trace.
+start_in_1s() {
+    sleep 1
+    start_relayd
+}
+paused_run restart stop_relayd start_in_1s "$url" relayd 2 200000 pause_ms=5 every=200 signal_at=20000 queue=262144
+session_dir=$(dirname "$(copy_of "$out/restart.out")")
+TZ=UTC babeltrace2 "$session_dir" >"$out/restart.bt2" 2>"$out/restart.bt2err"
+echo "# restart: $(tr '\n' ' ' <"$out/restart.out" | cut -c1-400)"
+check "relayd restarted: reconnected, two directories, babeltrace2 reads stop's events and losses across both" \
+    '[ "$(field "$out/restart.out" connections)" = 2 ] && [ "$(field "$out/restart.out" disconnections)" = 1 ] &&
+     [ "$(ls "$session_dir" | wc -l)" = 2 ] &&
+     [ "$(wc -l <"$out/restart.bt2")" = "$(field "$out/restart.out" events)" ] &&
+     [ "$(bt_discarded "$out/restart.bt2err")" = "$(field "$out/restart.out" discarded)" ] &&
+     [ "$(field "$out/restart.out" relayd_unconfirmed)" = 0 ]' ||
+    { show "$out/restart.out"; show "$out/restart.err"; show "$out/restart.bt2err" 5; }
+
+# Failures a start reports, in one line, and leaves nothing running.
+check "nothing listening: start fails with connection refused and how to fix it" \
+    '! run_drv refused net://127.0.0.1:1 relayd 1 10 &&
+     grep -q "Connection refused.*is lttng-relayd running there" "$out/refused.err"' ||
+    show "$out/refused.err"
+fake() { # MODE NAME: a fake relayd on free ports, then the driver against it
+    local mode=$1 name=$2 fb=$((base + 10))
+    while ! { port_free $fb && port_free $((fb + 1)); }; do fb=$((fb + 2)); done
+    python3 test/relayd/fake_relayd.py "$mode" $fb $((fb + 1)) >"$out/$name.fake" 2>&1 &
+    local fpid=$!
+    pids_to_kill+=("$fpid")
+    for _ in $(seq 100); do grep -q ready "$out/$name.fake" && break; sleep 0.05; done
+    ! run_drv "$name" "net://127.0.0.1:$fb:$((fb + 1))" relayd 1 10
+    local rc=$?
+    kill "$fpid" 2>/dev/null
+    wait "$fpid" 2>/dev/null
+    return $rc
+}
+check "relayd too old (2.4): start fails, naming the version needed" \
+    'fake old old && grep -q "protocol 2.4: beamtrace needs 2.11 or later" "$out/old.err"' || show "$out/old.err"
+check "relayd closes the connection: start fails and says so" \
+    'fake closes closes && grep -q "closed the connection" "$out/closes.err"' || show "$out/closes.err"
+check "relayd never answers: start fails within its bound" \
+    'fake silent silent && grep -qi "timed out\|no answer" "$out/silent.err"' || show "$out/silent.err"
+check "relayd refuses the session: start fails and says so" \
+    'fake refuses session_refused && grep -q "refused to create the session" "$out/session_refused.err"' ||
+    show "$out/session_refused.err"
+
+# ---- 2. on a real node ----
+erl_out=$out/erl
+mkdir -p "$erl_out"
+if ! erlc -Werror +debug_info -o "$erl_out" test/erl/bmt_test_runner.erl test/erl/bmt_test_lib.erl \
+        test/relayd/bmt_relayd_tests.erl 2>"$erl_out/erlc.log"; then
+    not_ok "erlang: test modules compile"; show "$erl_out/erlc.log"; exit 1
+fi
+# The relayd's control for the node's tests: stop, cont (SIGSTOP, SIGCONT)
+# and restart (SIGTERM, then a new relayd on the same ports and output).
+# The pid file always names the running relayd: cleanup() stops that one.
+echo "$relayd_pid" >"$out/relayd.pid"
+cat >"$out/relayd-ctl" <<EOF
+#!/usr/bin/env bash
+pidfile="$root/$out/relayd.pid"
+pid=\$(cat "\$pidfile")
+case \$1 in
+    stop) kill -STOP "\$pid" ;;
+    cont) kill -CONT "\$pid" ;;
+    restart)
+        kill -CONT "\$pid"; kill "\$pid"
+        while kill -0 "\$pid" 2>/dev/null; do sleep 0.05; done
+        lttng-relayd -C tcp://127.0.0.1:$ctl -D tcp://127.0.0.1:$data -L tcp://127.0.0.1:$live \\
+            -o "$relayd_out" >>"$root/$out/relayd.log" 2>&1 </dev/null &
+        echo \$! >"\$pidfile"
+        for _ in \$(seq 100); do ss -Htln "sport = :$ctl" | grep -q . && break; sleep 0.05; done ;;
+esac
+EOF
+chmod +x "$out/relayd-ctl"
+export BMT_RELAYD_URL=$url BMT_RELAYD_OUT=$relayd_out BMT_RELAYD_LIVE=net://127.0.0.1:$live \
+       BMT_RELAYD_CTL=$root/$out/relayd-ctl BMT_ROOT=$root BMT_TEST_TMP=$root/$erl_out/traces
+mkdir -p "$BMT_TEST_TMP"
+ERL_CRASH_DUMP="$erl_out/erl_crash.dump" timeout 900 erl -noshell +S 2 -pa ebin -pa "$erl_out" \
+    -run bmt_test_runner main bmt_relayd_tests </dev/null 2>&1 | tee "$erl_out/node.log" |
+    sed -u "s/^\(not ok\|ok\) - /\1 - $TAP_PREFIX/"
+rc=${PIPESTATUS[0]}
+tap_failures=$((tap_failures + $(grep -c '^not ok - ' "$erl_out/node.log")))
+[ "$rc" -eq 0 ] || grep -q '^not ok - ' "$erl_out/node.log" || not_ok "erlang: node exited with status $rc"
+
+exit $((tap_failures > 0))
