@@ -98,6 +98,9 @@
 %% (false), local (false when streaming), relayd_session ("beamtrace"),
 %% relayd_buffer (4 MiB).
 -define(RELAYD_OPTS, [relayd, live, local, relayd_session, relayd_buffer]).
+%% beamtrace's own: a cluster controller's clock estimate that aligns a
+%% streamed trace to its clock from the start (beamtrace_cluster).
+-define(OWN_OPTS, [clock]).
 
 -define(DEFAULTS, #{events => ["*"],
                     mode => discard,
@@ -208,7 +211,7 @@ start(Opts) when is_list(Opts) ->
 start(Opts) when is_map(Opts) ->
     case [K || K <- maps:keys(Opts), not is_map_key(K, ?DEFAULTS), K =/= dir,
                not lists:member(K, [system_monitor, samples, distribution, file_io, ets]),
-               not lists:member(K, ?RELAYD_OPTS)] of
+               not lists:member(K, ?RELAYD_OPTS), not lists:member(K, ?OWN_OPTS)] of
         [Bad | _] ->
             {error, {badopt, Bad}};
         [] ->

@@ -382,6 +382,10 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         result = error_tuple(p, env, enif_make_tuple2(env, p->atom.badopt, bad));
         goto out;
     }
+    if (rc == 0 && bmt_nif_clock_option(p, env, argv[1], &req->cfg.info) != 0) {
+        result = error_tuple(p, env, enif_make_tuple2(env, p->atom.badopt, p->atom.clock));
+        goto out;
+    }
     if (rc == 0) {
         int err = bmt_nif_relayd_options(p, env, argv[1], &req->cfg, &bad, why, sizeof why);
         if (err == -1 && !why[0]) {

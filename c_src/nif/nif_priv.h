@@ -46,7 +46,8 @@
     X(recorder) X(lttng) X(usdt) X(unavailable) X(s1) X(i4s4) X(n)           \
     X(term) X(send) X(send_to_non_existing_process) X(match_spec_result)    \
     X(links) X(relayd) X(live) X(relayd_session) X(relayd_buffer) X(url) X(path) \
-    X(lost) X(unconfirmed) X(queued_bytes) X(connections) X(disconnections)
+    X(lost) X(unconfirmed) X(queued_bytes) X(connections) X(disconnections) \
+    X(clock) X(offset_ns) X(env)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;
@@ -181,6 +182,13 @@ ERL_NIF_TERM bmt_nif_snapshot(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
 int bmt_nif_relayd_options(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
                            struct bmt_rec_config *cfg, ERL_NIF_TERM *bad, char *why,
                            size_t why_size);
+/* The `clock' option, #{offset_ns := Ns, env := [{Key, Integer | Binary}]}:
+ * a controller's estimate that aligns the trace to its clock from the
+ * start (the clock's offset to the epoch becomes Ns; the env entries, and
+ * the node's own offset, go in the metadata as beamtrace_clock_KEY).
+ * Returns 0 (also when absent) or -1 when malformed. */
+int bmt_nif_clock_option(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                         struct bmt_ctf_trace_info *info);
 /* #{url, state, path, events, lost, written_bytes, queued_bytes,
  * connections, disconnections, error}. */
 ERL_NIF_TERM bmt_nif_relayd_stats(struct priv *p, ErlNifEnv *env,

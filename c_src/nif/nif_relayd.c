@@ -132,6 +132,90 @@ out:
     return ret;
 }
 
+/* Appends "\tbeamtrace_clock_KEY = VALUE;\n" to `out` (`size` bytes,
+ * NUL-terminated). Returns 0, or -1 when a key is not [a-z0-9_]{1,48} or
+ * it does not fit. */
+static int env_line(char *out, size_t size, const char *key, size_t key_len, const char *value)
+{
+    if (key_len == 0 || key_len > 48)
+        return -1;
+    for (size_t i = 0; i < key_len; i++)
+        if (!((key[i] >= 'a' && key[i] <= 'z') || (key[i] >= '0' && key[i] <= '9') || key[i] == '_'))
+            return -1;
+    size_t len = strlen(out);
+    int n = snprintf(out + len, size - len, "\tbeamtrace_clock_%.*s = %s;\n", (int)key_len, key,
+                     value);
+    return n < 0 || (size_t)n >= size - len ? -1 : 0;
+}
+
+int bmt_nif_clock_option(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                         struct bmt_ctf_trace_info *info)
+{
+    ERL_NIF_TERM v, offset, list, head;
+    ErlNifSInt64 total;
+    if (!enif_get_map_value(env, opts, p->atom.clock, &v))
+        return 0;
+    if (!enif_get_map_value(env, v, p->atom.offset_ns, &offset) ||
+        !enif_get_int64(env, offset, &total) ||
+        !enif_get_map_value(env, v, p->atom.env, &list))
+        return -1;
+    char *out = info->env_extra;
+    size_t size = sizeof info->env_extra;
+    out[0] = '\0';
+    /* What the node's own clock said, as beamtrace_clock records it when it
+     * rewrites a copied-back trace. */
+    char value[320];
+    snprintf(value, sizeof value, "%lld", (long long)info->clock_offset_s);
+    if (env_line(out, size, "own_offset_s", 12, value) != 0)
+        return -1;
+    snprintf(value, sizeof value, "%lld", (long long)info->clock_offset_ns);
+    if (env_line(out, size, "own_offset", 10, value) != 0)
+        return -1;
+    while (enif_get_list_cell(env, list, &head, &list)) {
+        const ERL_NIF_TERM *kv;
+        int arity;
+        char key[64];
+        ErlNifSInt64 n;
+        ErlNifBinary text;
+        if (!enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
+            enif_get_atom(env, kv[0], key, sizeof key, ERL_NIF_LATIN1) <= 0)
+            return -1;
+        if (enif_get_int64(env, kv[1], &n)) {
+            snprintf(value, sizeof value, "%lld", (long long)n);
+        } else if (enif_inspect_binary(env, kv[1], &text) && text.size < 256) {
+            /* A TSDL string: quotes and backslashes escaped, nothing else
+             * below space. */
+            size_t k = 0;
+            value[k++] = '"';
+            for (size_t i = 0; i < text.size; i++) {
+                unsigned char c = text.data[i];
+                if (c < 0x20)
+                    return -1;
+                if (c == '"' || c == '\\')
+                    value[k++] = '\\';
+                value[k++] = (char)c;
+            }
+            value[k++] = '"';
+            value[k] = '\0';
+        } else {
+            return -1;
+        }
+        if (env_line(out, size, key, strlen(key), value) != 0)
+            return -1;
+    }
+    if (!enif_is_empty_list(env, list))
+        return -1;
+    /* The clock's offset to the epoch: the controller's. */
+    int64_t s = total / 1000000000, ns = total % 1000000000;
+    if (ns < 0) {
+        ns += 1000000000;
+        s -= 1;
+    }
+    info->clock_offset_s = s;
+    info->clock_offset_ns = ns;
+    return 0;
+}
+
 ERL_NIF_TERM bmt_nif_relayd_stats(struct priv *p, ErlNifEnv *env,
                                   const struct bmt_relayd_stats *st)
 {

@@ -254,4 +254,23 @@ rc=${PIPESTATUS[0]}
 tap_failures=$((tap_failures + $(grep -c '^not ok - ' "$erl_out/node.log")))
 [ "$rc" -eq 0 ] || grep -q '^not ok - ' "$erl_out/node.log" || not_ok "erlang: node exited with status $rc"
 
+# ---- 3. a cluster through the relayd ----
+# Three nodes with only test/cluster's workload on their code path; the
+# driver is distributed (a random name).
+mkdir -p "$out/target"
+if ! erlc -Werror -o "$out/target" test/cluster/bmt_cluster_target.erl test/lib/bmt_beamtrace_left.erl ||
+   ! erlc -Werror +debug_info -o "$erl_out" test/relayd/bmt_relayd_cluster_tests.erl; then
+    not_ok "cluster: test modules compile"
+else
+    export BMT_TARGET_BEAMS=$root/$out/target
+    name="bmt_rdrv_$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')"
+    ERL_CRASH_DUMP="$erl_out/cluster_crash.dump" timeout 900 erl -noshell -sname "$name" \
+        -setcookie "bmt_r_$$" -pa ebin -pa "$erl_out" -run bmt_test_runner main bmt_relayd_cluster_tests \
+        </dev/null 2>&1 | tee "$erl_out/cluster.log" | sed -u "s/^\(not ok\|ok\) - /\1 - $TAP_PREFIX/"
+    rc=${PIPESTATUS[0]}
+    tap_failures=$((tap_failures + $(grep -c '^not ok - ' "$erl_out/cluster.log")))
+    [ "$rc" -eq 0 ] || grep -q '^not ok - ' "$erl_out/cluster.log" ||
+        not_ok "cluster: driver node exited with status $rc"
+fi
+
 exit $((tap_failures > 0))
