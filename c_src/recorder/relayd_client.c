@@ -1051,8 +1051,11 @@ void bmt_relayd_idle(struct bmt_relayd *r, unsigned stream, uint64_t idle_until_
         now_ns - st->last_beacon_ns < (uint64_t)r->cfg.live_timer_us * 1000)
         return;
     /* Never before what the stream already said: viewers need its time to
-     * go forward. */
-    uint64_t ts = idle_until_ns > st->last_ts_end ? idle_until_ns : st->last_ts_end;
+     * go forward. Less the stream's number in ns: streams idle together
+     * would otherwise say the same time, which babeltrace2 warns it cannot
+     * order (an earlier time claims less, so this is always safe). */
+    uint64_t until = idle_until_ns > stream ? idle_until_ns - stream : idle_until_ns;
+    uint64_t ts = until > st->last_ts_end ? until : st->last_ts_end;
     struct bmt_relayd_index ix = {0};
     ix.relay_stream = st->handle;
     ix.net_seq_num = st->next_net_seq - 1;
@@ -1079,13 +1082,16 @@ static void queue_empty_packet(struct bmt_relayd *r, unsigned i, uint64_t ts_ns,
  * with an error), which a stream added when its thread first records
  * could be; and a relayd honours a stream's beacons only once the stream
  * has a packet. The packet is empty, stamped no later than anything the
- * stream will send: its last packet's end, or the recording's start. */
+ * stream will send: its last packet's end, or the recording's start plus
+ * the stream's number in ns (the start precedes any event by the whole
+ * session start, milliseconds; distinct times spare babeltrace2 a warning
+ * per stream that it cannot order identical messages). */
 static void open_live_streams(struct bmt_relayd *r)
 {
     for (unsigned i = 0; i < r->cfg.stream_count; i++) {
         struct stream *st = &r->streams[i];
         if (st->in_flight == 0)
-            queue_empty_packet(r, i, st->ever ? st->last_ts_end : r->cfg.start_ns,
+            queue_empty_packet(r, i, st->ever ? st->last_ts_end : r->cfg.start_ns + i,
                                st->last_ring_discarded);
     }
 }
