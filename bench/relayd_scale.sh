@@ -13,7 +13,7 @@
 # offered and accepted by the relayd (a second, all nodes), what was lost,
 # the relayd's CPU (% of one core, over the window) and resident memory,
 # and the time from an event to a live viewer (babeltrace2 lttng-live on
-# one node's session: p50/p99). Figures only; nothing is asserted
+# one node's session: p50/p99; SCALE_VIEWER=0: no viewer). Figures only; nothing is asserted
 # (STYLE.md). Leaves nothing: nodes, relayd, namespaces and links go at
 # exit.
 set -euo pipefail
@@ -23,6 +23,7 @@ out=$root/bench/out/relayd_scale
 rate=${SCALE_RATE:-2000}
 seconds=${SCALE_SECONDS:-20}
 live=${SCALE_LIVE_MS:-1000}
+viewer=${SCALE_VIEWER:-1}
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=(1 5 20 50)
 if [ "$(id -u)" != 0 ]; then
@@ -98,8 +99,12 @@ for n in "${runs[@]}"; do
     # The window: relayd CPU from its start to its end, a viewer during it.
     while [ "$(date +%s%3N)" -lt "$go" ]; do sleep 0.05; done
     c0=$(cpu_ticks "$relayd_pid")
-    python3 bench/live_latency.py "net://$relayd_ip:$livep/host/$host/scale$n-probe" \
-        "$((seconds - 2))" "$out/viewer-$n.err" >"$out/latency-$n" 2>&1 &
+    if [ "$viewer" = 1 ] && [ "$live" != 0 ]; then
+        python3 bench/live_latency.py "net://$relayd_ip:$livep/host/$host/scale$n-probe" \
+            "$((seconds - 2))" "$out/viewer-$n.err" >"$out/latency-$n" 2>&1 &
+    else
+        echo "lines=0" >"$out/latency-$n" &
+    fi
     lat_pid=$!
     sleep "$seconds"
     c1=$(cpu_ticks "$relayd_pid")

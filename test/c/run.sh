@@ -9,6 +9,8 @@
 #   stress_ring  N writers, one consumer                     TSan, and ASan+UBSan
 #   stress_recorder  the recorder's protocol with writer threads: stop,
 #                idle flush, caps, snapshots, exact counts    TSan, and ASan+UBSan
+#   test_relayd_proto  lttng-relayd's wire format byte for byte, URLs,
+#                the send queue against a reference            ASan+UBSan
 #
 # Each binary prints its own TAP lines; this script adds one line per build
 # and one per run (a sanitizer report makes the run exit non-zero).
@@ -42,7 +44,7 @@ trap 'rm -rf "$tmp"' EXIT
 build() {
     local name=$1 src=$2 extra=
     shift 2
-    case $name in stress_recorder*) extra=$RECORDER ;; esac
+    case $name in stress_recorder* | test_relayd_proto) extra=$RECORDER ;; esac
     # shellcheck disable=SC2086
     if $CC $CFLAGS "$@" -o "$out/$name" "$src" $CORE $extra -lpthread >"$out/$name.build.log" 2>&1; then
         echo "ok - build $name"
@@ -77,6 +79,7 @@ run() {
     build test_ring test/c/test_ring.c $ASAN &
     build test_ctf test/c/test_ctf.c $ASAN &
     wait
+    build test_relayd_proto test/c/test_relayd_proto.c $ASAN
     build test_faults test/c/test_faults.c $ASAN -Wl,--wrap=malloc -Wl,--wrap=pwrite &
     build stress_ring_tsan test/c/stress_ring.c $TSAN &
     wait
@@ -90,6 +93,7 @@ grep -q '^not ok' "$tmp/build.tap" && failed=1
 
 [ -x "$out/test_ring" ] && run test_ring
 [ -x "$out/test_ctf" ] && run test_ctf test/c/golden
+[ -x "$out/test_relayd_proto" ] && run test_relayd_proto
 [ -x "$out/test_faults" ] && run test_faults
 [ -x "$out/stress_ring_tsan" ] && run stress_ring_tsan "$tmp/stress-tsan" 4 20000
 [ -x "$out/stress_ring_asan" ] && run stress_ring_asan "$tmp/stress-asan" 8 20000
