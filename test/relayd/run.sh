@@ -43,10 +43,21 @@ check "stream_recorder builds (ASan+UBSan)" \
         -Ic_src -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
         -o "$drv" test/relayd/stream_recorder.c $(make -s print-CORE_SRC) $(make -s print-RECORDER_SRC) \
         -lpthread >"$out/build.log" 2>&1' || { show "$out/build.log"; exit 1; }
+# The same under ThreadSanitizer: the consumer streams while another thread
+# reads the figures (-Wno-tsan: see test/c/run.sh).
+check "stream_recorder builds (TSan)" \
+    'cc -std=gnu11 -g -O1 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror \
+        -Ic_src -fsanitize=thread -Wno-tsan -o "$drv-tsan" test/relayd/stream_recorder.c \
+        $(make -s print-CORE_SRC) $(make -s print-RECORDER_SRC) -lpthread >"$out/build-tsan.log" 2>&1' ||
+    show "$out/build-tsan.log"
+export TSAN_OPTIONS=halt_on_error=1:exitcode=66
 export ASAN_OPTIONS=detect_leaks=1:exitcode=23 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # ---- the relayd ----
-port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+# Something listens on 127.0.0.1:PORT (bash's /dev/tcp: no ss in the OTP
+# chroots).
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+port_free() { ! listening "$1"; }
 base=21342
 while ! { port_free $base && port_free $((base + 1)) && port_free $((base + 2)); }; do
     base=$((base + 3))
@@ -115,6 +126,16 @@ check "relayd only: the layout lttng create --set-url gives (<host>/<session>-<d
 check "relayd only: beamtrace view of the relayd's copy equals babeltrace2's" \
     'TZ=UTC priv/beamtrace view "$copy" 2>/dev/null | diff - "$out/relayd_only.bt2" >"$out/relayd_only.view.diff"' ||
     show "$out/relayd_only.view.diff"
+
+# Under ThreadSanitizer, the figures read all along from another thread.
+if [ -x "$drv-tsan" ]; then
+    timeout 300 "$drv-tsan" "$url" relayd 4 20000 pause_ms=1 every=200 poll_info=1 \
+        >"$out/tsan.out" 2>"$out/tsan.err"
+    check "relayd only under ThreadSanitizer, figures polled meanwhile: no report, exact counts" \
+        '[ $? -eq 0 ] && [ $(( $(field "$out/tsan.out" events) + $(field "$out/tsan.out" discarded) )) = 80000 ] &&
+         [ "$(field "$out/tsan.out" info_polls)" -gt 0 ] && [ ! -s "$out/tsan.err" ]' ||
+        { show "$out/tsan.out"; show "$out/tsan.err" 40; }
+fi
 
 # A local copy beside the stream: the same events.
 run_drv local_copy "$url" both 2 20000 local="$root/$out/local" pause_ms=2 every=100 session=local-copy
@@ -240,7 +261,7 @@ case \$1 in
         lttng-relayd -C tcp://127.0.0.1:$ctl -D tcp://127.0.0.1:$data -L tcp://127.0.0.1:$live \\
             -o "$relayd_out" >>"$root/$out/relayd.log" 2>&1 </dev/null &
         echo \$! >"\$pidfile"
-        for _ in \$(seq 100); do ss -Htln "sport = :$ctl" | grep -q . && break; sleep 0.05; done ;;
+        for _ in \$(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$ctl) 2>/dev/null && break; sleep 0.05; done ;;
 esac
 EOF
 chmod +x "$out/relayd-ctl"

@@ -15,6 +15,8 @@
  *         signal_at=N     after N events per writer, print "SIGNAL" and wait
  *                         for a line on stdin before going on (run.sh stops
  *                         or restarts the relayd meanwhile)
+ *         poll_info=1     the main thread asks for the live figures every
+ *                         millisecond while the writers run (for TSan)
  * Prints "key=value" lines: offered, events, discarded, relayd_events,
  * relayd_lost, relayd_state, relayd_path, connections, disconnections,
  * error, bytes; exits 1 on a start failure (the reason on stderr).
@@ -212,6 +214,29 @@ int main(int argc, char **argv)
         if (!fgets(line, sizeof line, stdin)) {
         }
         atomic_store(&resume, 1);
+    }
+    if (atoi(arg(argc, argv, "poll_info", "0"))) {
+        struct bmt_rec_stats live;
+        int state;
+        char dir[4096];
+        uint64_t polls = 0, last = 0;
+        for (;;) {
+            uint64_t so_far = 0;
+            for (unsigned i = 0; i < writer_count; i++)
+                so_far += atomic_load(&writers[i].offered);
+            if (so_far >= writer_count * events_per_writer)
+                break;
+            bmt_rec_info(&rec, index, generation, &state, &live, dir, sizeof dir);
+            if (live.relayd.events < last) {
+                fprintf(stderr, "relayd events went backwards: %llu < %llu\n",
+                        (unsigned long long)live.relayd.events, (unsigned long long)last);
+                return 1;
+            }
+            last = live.relayd.events;
+            polls++;
+            sleep_ms(1);
+        }
+        printf("info_polls=%llu\n", (unsigned long long)polls);
     }
     uint64_t offered = 0;
     for (unsigned i = 0; i < writer_count; i++) {
