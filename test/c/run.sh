@@ -79,7 +79,7 @@ run() {
     build test_ring test/c/test_ring.c $ASAN &
     build test_ctf test/c/test_ctf.c $ASAN &
     wait
-    build test_relayd_proto test/c/test_relayd_proto.c $ASAN
+    build test_relayd_proto test/c/test_relayd_proto.c $ASAN -Wl,--wrap=malloc -Wl,--wrap=calloc
     build test_faults test/c/test_faults.c $ASAN -Wl,--wrap=malloc -Wl,--wrap=pwrite &
     build stress_ring_tsan test/c/stress_ring.c $TSAN &
     wait

@@ -3,8 +3,13 @@
  * byte against the layouts of lttng-tools' relayd.h (packed, big-endian;
  * offsets worked out here from the structs, field by field), the URL forms
  * `lttng create --set-url' takes and the ones it refuses, and the queue
- * against a reference model through wrap-around.
+ * against a reference model through wrap-around. And the client's
+ * allocations (linked with -Wl,--wrap=malloc,--wrap=calloc): each failure
+ * in bmt_relayd_new returns NULL with nothing leaked (AddressSanitizer's
+ * leak check), and offering packets, losing events and pumping never
+ * allocate (they run on the consumer thread).
  */
+#include "recorder/relayd_client.h"
 #include "recorder/relayd_proto.h"
 #include "recorder/relayd_queue.h"
 #include "tap.h"
@@ -12,6 +17,38 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the failing allocator ---- */
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+static long fail_at = -1; /* the Nth allocation from arm() fails; -1: none; 0: all */
+static long allocations;
+
+static void arm(long n)
+{
+    fail_at = n;
+    allocations = 0;
+}
+
+static int should_fail(void)
+{
+    if (fail_at < 0)
+        return 0;
+    return fail_at == 0 || ++allocations == fail_at;
+}
+
+void *__wrap_malloc(size_t size)
+{
+    return should_fail() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return should_fail() ? NULL : __real_calloc(n, size);
+}
 
 static uint64_t be64(const uint8_t *p)
 {
@@ -224,6 +261,48 @@ static void test_queue(void)
     tap_group("relayd queue: 20000 random pushes and drains against a reference, through wraps");
 }
 
+static void test_allocations(void)
+{
+    static const char metadata[] = "/* CTF 1.8 */\n";
+    struct bmt_relayd_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    char why[256];
+    CHECK(bmt_relayd_url_parse("net://127.0.0.1:1", &cfg.url, why, sizeof why) == 0);
+    CHECK(bmt_relayd_resolve(&cfg, why, sizeof why) == 0);
+    strcpy(cfg.session_name, "s");
+    strcpy(cfg.hostname, "h");
+    cfg.metadata = metadata;
+    cfg.metadata_bytes = sizeof metadata - 1;
+    cfg.stream_count = 4;
+    cfg.queue_bytes = 1 << 20;
+    int failures = 0;
+    struct bmt_relayd *r = NULL;
+    for (long n = 1; n < 100; n++) {
+        arm(n);
+        r = bmt_relayd_new(&cfg);
+        arm(-1);
+        if (r)
+            break;
+        failures++;
+    }
+    CHECKF(r != NULL && failures >= 5, "new() survives %d failing allocations", failures);
+    /* The consumer's calls: none allocates (every allocation fails now). */
+    uint8_t pkt[BMT_PKT_HEADER_BYTES + 16] = {0};
+    arm(0);
+    for (int i = 0; i < 100; i++) {
+        bmt_relayd_packet(r, (unsigned)i % 4, pkt, sizeof pkt, 1);
+        bmt_relayd_lose(r, 1, 2);
+        bmt_relayd_idle(r, 2, 5, 10);
+        bmt_relayd_pump(r, (uint64_t)i);
+    }
+    arm(-1);
+    struct bmt_relayd_stats st;
+    bmt_relayd_stats_get(r, &st);
+    CHECK(st.state == BMT_RELAYD_DISCONNECTED || st.state == BMT_RELAYD_CONNECTING);
+    bmt_relayd_free(r);
+    tap_group("relayd client: each failing allocation in new() leaks nothing; streaming never allocates");
+}
+
 int main(void)
 {
     test_fixed_commands();
@@ -232,5 +311,6 @@ int main(void)
     test_add_stream();
     test_url();
     test_queue();
+    test_allocations();
     return tap_exit();
 }
