@@ -164,7 +164,7 @@ wait_up(Node, 0) ->
     fail(node_did_not_start, Node);
 wait_up(Node, N) ->
     case net_kernel:hidden_connect_node(Node) andalso
-        is_pid(catch erpc:call(Node, erlang, whereis, [bmt_vnode])) of
+        is_pid(quietly(fun() -> erpc:call(Node, erlang, whereis, [bmt_vnode]) end)) of
         true -> ok;
         false -> timer:sleep(50), wait_up(Node, N - 1)
     end.
@@ -178,17 +178,22 @@ with_cluster(Fun) ->
     end.
 
 stop_target(#{node := N, port := Port}) ->
-    catch erpc:cast(N, erlang, halt, []),
-    receive {Port, {exit_status, _}} -> ok after 10000 -> catch port_close(Port) end,
+    quietly(fun() -> erpc:cast(N, erlang, halt, []) end),
+    receive {Port, {exit_status, _}} -> ok after 10000 -> quietly(fun() -> port_close(Port) end) end,
     ok.
 
 wait_traced(Nodes, 0) ->
     fail(never_traced, Nodes);
 wait_traced(Nodes, K) ->
-    case lists:all(fun(N) -> catch erpc:call(N, bmt_cluster_target, traced, []) end, Nodes) of
+    case lists:all(fun(N) -> quietly(fun() -> erpc:call(N, bmt_cluster_target, traced, []) end)
+                             =:= true end, Nodes) of
         true -> ok;
         false -> timer:sleep(50), wait_traced(Nodes, K - 1)
     end.
+
+%% F's value, or its exception as a value (OTP 29 deprecates catch Expr).
+quietly(F) ->
+    try F() catch C:E -> {C, E} end.
 
 %% Each node makes N request fan-outs to the other two; returns the
 %% cross-node messages the workload sent, by its own count.

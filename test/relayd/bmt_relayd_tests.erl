@@ -413,7 +413,7 @@ viewer_end(Viewer, Acc) ->
         {Viewer, {data, {noeol, L}}} -> viewer_end(Viewer, [L | Acc]);
         {Viewer, {exit_status, St}} -> {St, lists:reverse(Acc)}
     after 30000 ->
-        catch port_close(Viewer),
+        try port_close(Viewer) catch error:_ -> ok end,
         {timeout, lists:reverse(Acc)}
     end.
 
