@@ -402,11 +402,29 @@ result_text(Ws, Out) ->
             undefined;
         _ ->
             Sum = fun(K) -> lists:sum([maps:get(K, W#w.stats, 0) || W <- Done]) end,
-            io_lib:format("~b node~s, ~b events, ~b discarded, ~s in ~.1f s; cluster trace in ~s",
+            io_lib:format("~b node~s, ~b events, ~b discarded, ~s in ~.1f s; cluster trace ~s",
                           [length(Done), plural(length(Done)), Sum(events), Sum(discarded),
                            bytes_text(Sum(written_bytes)),
                            lists:max([maps:get(elapsed_ms, W#w.stats, 0) || W <- Done]) / 1000,
-                           Out])
+                           where([W#w.stats || W <- Done], Out)])
+    end.
+
+%% Where the cluster's traces are: here, or on the relayd (each host's
+%% session directory).
+where(Stats, Out) ->
+    case lists:usort([session_of(P) || #{dir := undefined, relayd := #{path := P}} <- Stats,
+                                       is_binary(P)]) of
+        [] -> ["in ", Out];
+        Sessions ->
+            #{relayd := #{url := Url}} = hd(Stats),
+            ["on lttng-relayd ", Url, " in ", lists:join(", ", Sessions)]
+    end.
+
+%% "HOST/SESSION" of a relayd path "HOST/SESSION/ust/pid/...".
+session_of(Path) ->
+    case binary:split(Path, <<"/">>, [global]) of
+        [Host, Session | _] -> [Host, $/, Session];
+        _ -> Path
     end.
 
 %%% A worker: one node
