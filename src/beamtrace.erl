@@ -308,9 +308,12 @@ stopped(Result) ->
 %% @doc Writes what a flight recorder (`mode => overwrite') session holds
 %% now into a new trace directory next to its own
 %% (`<dir>-snapshot-<N>'), without stopping it: LTTng's `snapshot record'.
+%% A session that only streams has no directory: `{error, no_dir}' (give
+%% snapshot/2 one).
 -spec snapshot(session()) -> {ok, map()} | {error, term()}.
 snapshot(Session) ->
     case info(Session) of
+        #{dir := undefined} -> {error, no_dir};
         #{dir := Dir} -> snapshot_to(Session, Dir, 1);
         Error -> Error
     end.

@@ -539,17 +539,28 @@ start_trace(#r{node = T, opts = Opts} = R) ->
     end.
 
 %% Where a trace goes: its directory on the node, and/or the relayd's copy.
-where(#{dir := Dir, relayd := #{url := Url, path := Path}}) ->
-    Relayd = io_lib:format("lttng-relayd ~s (~s)", [Url, case Path of
-                                                          undefined -> "connecting";
-                                                          _ -> Path
-                                                      end]),
+where(#{dir := Dir, relayd := #{url := Url, path := Path} = R}) ->
+    Relayd = [io_lib:format("lttng-relayd ~s (~s)", [Url, case Path of
+                                                           undefined -> "connecting";
+                                                           _ -> Path
+                                                       end]),
+              relayd_gap(R)],
     case Dir of
         undefined -> Relayd;
         _ -> [Dir, " and ", Relayd]
     end;
 where(#{dir := Dir}) ->
     Dir.
+
+%% What the relayd's copy lacks, in one line (empty when nothing).
+relayd_gap(#{lost := 0}) ->
+    "";
+relayd_gap(#{lost := Lost, disconnections := D, error := Why}) ->
+    io_lib:format("; the relayd's copy lacks ~b events (in discarded; ~b lost connection~s~s)",
+                  [Lost, D, plural(D), case Why of
+                                            undefined -> "";
+                                            _ -> [", last: ", Why]
+                                        end]).
 
 %% @doc Adds trace options (beamtrace:trace/2's) to a node's state before
 %% start_trace/1: a cluster worker's clock estimate for a streamed trace.

@@ -453,10 +453,10 @@ static int on_reply(struct bmt_relayd *r, const struct expect *e)
         r->conn = C_STREAMING;
         if (r->cfg.live_timer_us)
             bmt_relayd_open_live_streams(r);
+        /* The last failure stays said (error, error_text): it is why the
+         * copy has a gap. */
         r->now.connections++;
         r->backoff_ns = BACKOFF_MIN_NS;
-        r->now.error = 0;
-        r->now.error_text[0] = '\0';
         return 0;
     }
     case R_PENDING: {

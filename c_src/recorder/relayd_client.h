@@ -94,7 +94,8 @@ struct bmt_relayd_stats {
     uint64_t queued_bytes;    /* waiting in the send queue now */
     uint32_t connections;     /* sessions opened on a relayd (1 + reconnections) */
     uint32_t disconnections;  /* connections lost */
-    int error;                /* errno of the last failure, 0 if none */
+    int error;                /* errno of the last failure (kept after a
+                                 reconnection), 0 if none */
     char error_text[320];     /* the last failure, one line */
     char path[BMT_RELAYD_PATH_MAX]; /* the current connection's trace directory,
                                        relative to the relayd's output */

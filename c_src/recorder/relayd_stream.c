@@ -396,11 +396,15 @@ int bmt_relayd_finish(struct bmt_relayd *r, const uint64_t *ring_discarded, unsi
     }
     /* What is not confirmed now never will be. */
     int closed = rc == 0;
+    char before[sizeof r->now.error_text];
+    memcpy(before, r->now.error_text, sizeof before);
     bmt_relayd_drop(r, 0, "");
-    if (!closed && !r->now.error)
-        bmt_relayd_set_error(r, ETIMEDOUT, "lttng-relayd at %s:%u: the trace's end could not be delivered "
-                                "in time; the relayd's copy lacks it (counted as discarded)",
-                  r->cfg.url.host, r->cfg.url.control_port);
+    if (!closed)
+        bmt_relayd_set_error(r, ETIMEDOUT,
+                             "lttng-relayd at %s:%u: the trace's end could not be delivered in "
+                             "time; the relayd's copy lacks it (counted as discarded)%s%.150s",
+                             r->cfg.url.host, r->cfg.url.control_port,
+                             before[0] ? "; before: " : "", before);
     r->conn = closed ? C_CLOSED : C_FAILED;
     bmt_relayd_publish(r);
     return rc;
