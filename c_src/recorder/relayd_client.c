@@ -72,6 +72,7 @@ void bmt_relayd_set_error(struct bmt_relayd *r, int err, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(r->now.error_text, sizeof r->now.error_text, fmt, ap);
+    r->texts_changed = 1;
     va_end(ap);
     r->now.error = err;
 }
@@ -81,7 +82,11 @@ void bmt_relayd_publish(struct bmt_relayd *r)
     r->now.state = public_state(r->conn);
     r->now.queued_bytes = r->data.len;
     pthread_mutex_lock(&r->pub_lock);
-    r->pub = r->now;
+    if (r->texts_changed)
+        r->pub = r->now;
+    else
+        memcpy(&r->pub, &r->now, offsetof(struct bmt_relayd_stats, url));
+    r->texts_changed = 0;
     pthread_mutex_unlock(&r->pub_lock);
 }
 
@@ -418,6 +423,7 @@ static int on_reply(struct bmt_relayd *r, const struct expect *e)
          * then this connection's directory (both bounded: the path fits
          * the reply buffer, the directory 512 bytes). */
         char *out = r->now.path;
+        r->texts_changed = 1;
         size_t n = path_len, dir = strlen(r->trace_dir);
         while (n > 0 && p[BMT_RELAYD_REPLY_SESSION_BYTES + n - 1] == '\0')
             n--;

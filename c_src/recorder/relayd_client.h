@@ -84,7 +84,8 @@ struct bmt_relayd_config {
 
 /* Figures of the relayd's copy, as of the last pump. */
 struct bmt_relayd_stats {
-    char url[1024];           /* the URL the session was given */
+    /* The numbers first: a pump copies them each time, the texts below
+     * only when they changed. */
     enum bmt_relayd_state state;
     uint64_t events;          /* confirmed written by the relayd */
     uint64_t lost;            /* offered to the client and not confirmed delivered */
@@ -96,6 +97,7 @@ struct bmt_relayd_stats {
     uint32_t disconnections;  /* connections lost */
     int error;                /* errno of the last failure (kept after a
                                  reconnection), 0 if none */
+    char url[1024];           /* the URL the session was given */
     char error_text[320];     /* the last failure, one line */
     char path[BMT_RELAYD_PATH_MAX]; /* the current connection's trace directory,
                                        relative to the relayd's output */

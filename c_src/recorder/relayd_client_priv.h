@@ -120,6 +120,7 @@ struct bmt_relayd {
     char trace_dir[512];      /* ust/pid/<procname>-<pid>-<datetime> of this connection */
     /* Figures (the driver's), published to `pub` once per pump. */
     struct bmt_relayd_stats now;
+    int texts_changed;        /* now's url, error_text or path changed since the last publish */
     pthread_mutex_t pub_lock;
     struct bmt_relayd_stats pub;
 };

@@ -4,7 +4,8 @@
  * run.sh to compare with what babeltrace2 reads in the relayd's copy.
  *
  * Usage: stream_recorder URL MODE WRITERS EVENTS [KEY=VALUE...]
- *   MODE  relayd (stream only) | both (and a local copy in LOCALDIR)
+ *   MODE  relayd (stream only) | both (and a local copy in LOCALDIR) |
+ *         local (no relayd: the baseline for bench/relayd_consumer.sh)
  *   keys  local=DIR       the local copy's directory (MODE both)
  *         live=US         live timer, microseconds (0: not live)
  *         session=NAME    relayd session name, taken as the directory
@@ -127,7 +128,8 @@ int main(int argc, char **argv)
         return 1;
     struct bmt_rec_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    if (strcmp(argv[2], "both") == 0)
+    int local_only = strcmp(argv[2], "local") == 0;
+    if (strcmp(argv[2], "both") == 0 || local_only)
         snprintf(cfg.dir, sizeof cfg.dir, "%s", arg(argc, argv, "local", "/tmp/bmt-stream-local"));
     cfg.enable_mask = ~UINT64_C(0);
     cfg.mode = BMT_RING_DISCARD;
@@ -165,14 +167,18 @@ int main(int argc, char **argv)
     memcpy(rc.uuid, cfg.info.uuid, sizeof rc.uuid);
     rc.stream_count = MAX_WRITERS;
     rc.queue_bytes = (size_t)strtoull(arg(argc, argv, "queue", "1048576"), NULL, 10);
-    cfg.relayd = bmt_relayd_new(&rc);
-    if (!cfg.relayd)
+    cfg.relayd = local_only ? NULL : bmt_relayd_new(&rc);
+    if (!cfg.relayd && !local_only)
         return 1;
     if (rc.live_timer_us)
         cfg.flush_interval_ns = (uint64_t)rc.live_timer_us * 1000;
 
     int index;
     int err = bmt_rec_start(&rec, &cfg, 0, 1, &index, &generation);
+    if (err != 0 && !cfg.relayd) {
+        fprintf(stderr, "start: %s\n", strerror(-err));
+        return 1;
+    }
     if (err != 0) {
         struct bmt_relayd_stats st;
         bmt_relayd_stats_get(cfg.relayd, &st);
