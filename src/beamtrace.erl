@@ -97,7 +97,7 @@
 %% Streaming options, absent from the defaults: relayd (none), live
 %% (false), local (false when streaming), relayd_session ("beamtrace"),
 %% relayd_buffer (4 MiB).
--define(RELAYD_OPTS, [relayd, live, local, relayd_session, relayd_buffer]).
+-include("beamtrace_relayd.hrl").
 %% beamtrace's own: a cluster controller's clock estimate that aligns a
 %% streamed trace to its clock from the start (beamtrace_cluster).
 -define(OWN_OPTS, [clock]).

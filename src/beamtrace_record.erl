@@ -54,7 +54,8 @@
 -define(PROGRESS_MS, 500).
 %% Streaming to lttng-relayd (beamtrace:start/1's options), and the
 %% controller's clock for a streamed trace.
--define(STREAM_OPTS, [relayd, live, local, relayd_session, relayd_buffer, clock]).
+-include("beamtrace_relayd.hrl").
+-define(STREAM_OPTS, [clock | ?RELAYD_OPTS]).
 -define(STATE, beamtrace_record_state).
 
 -define(EXIT_OK, 0).
