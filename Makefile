@@ -17,7 +17,15 @@ VERSION := $(shell sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' src/beamtrace.app.src
 # compiled out (c_src/sinks/usdt_sdt.h); `make USDT=0` compiles them out anyway.
 USDT ?= $(shell printf '\043include <sys/sdt.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
 
-WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+# Warnings are errors in this project's own build: `make`, `make test`,
+# `make bench`, CI (WERROR=1, the default). A project that depends on
+# beamtrace builds it through rebar.config's pre_hook (rebar3, and mix,
+# which builds rebar dependencies with rebar3), which runs
+# `make priv WERROR=0`: a newer compiler's new warning there is printed and
+# must not fail someone else's build.
+WERROR ?= 1
+WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR_FLAG)
 OPT ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -Ic_src -DBMT_USDT=$(USDT)
 NIF_CFLAGS := $(CFLAGS_BASE) -fvisibility=hidden -I$(ERTS_INCLUDE)
@@ -29,7 +37,7 @@ LDLIBS_NIF := -lpthread -Wl,-z,nodelete
 Q := $(if $(V),,@)
 
 # The pure C core: no erl_nif.h, shared by the NIF, the CLI and the C tests.
-CORE_SRC := c_src/core/catalogue.c c_src/core/event.c c_src/core/ctf_packet.c \
+CORE_SRC := c_src/core/catalogue.c c_src/core/clock.c c_src/core/event.c c_src/core/ctf_packet.c \
             c_src/core/ctf_metadata.c c_src/core/ring.c c_src/core/trace_dir.c
 # The recorder: sessions, consumer threads, the stop protocol (pure C too,
 # so the C tests drive it under ThreadSanitizer without a VM).
@@ -52,7 +60,7 @@ CLI := priv/beamtrace
 # would hide OTP's and break releases holding runtime_tools.
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all priv beams test test-otp demo bench fuzz clean docs check-docs usdt-skipped
+.PHONY: all priv beams test test-otp demo bench fuzz clean docs check-docs usdt-skipped debug
 all: priv beams
 beams: $(BEAMS) ebin/beamtrace.app
 # What rebar3 (rebar.config's pre_hook) builds: everything but the beams.
@@ -81,6 +89,20 @@ $(CLI): $(CLI_SRC) $(wildcard c_src/*/*.h c_src/*/*.def c_src/cli/*/*.h) $(BUILD
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_BASE) -DBMT_VERSION='"$(VERSION)"' -Ic_src/cli -o $@ $(CLI_SRC) -lm
 
+# `make debug`: the NIF with the decoder's field checks (-DBMT_DEBUG: every
+# field written is checked against the catalogue's name and type, and each
+# event's field count, c_src/nif/nif_decode.h), into _build/debug/priv/
+# beside the provider library it loads. The tests load it by setting the
+# application's priv_dir (test/erl/debug_fields.sh).
+DEBUG_PRIV := _build/debug/priv
+debug: $(DEBUG_PRIV)/beamtrace_nif.so
+$(DEBUG_PRIV)/beamtrace_nif.so: $(NIF_SRC) $(wildcard c_src/*/*.h c_src/*/*.def) $(BUILD_CONFIG) \
+                               _build/generated.checked lttng
+	@mkdir -p $(DEBUG_PRIV)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(NIF_CFLAGS) -O1 -DBMT_DEBUG -shared -o $@ $(NIF_SRC) $(LDLIBS_NIF)
+	$(Q)if [ -f $(LTTNG_SO) ]; then ln -sf $(abspath $(LTTNG_SO)) $(DEBUG_PRIV)/; fi
+
 priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*/*.h c_src/*/*.def) $(BUILD_CONFIG)
 	@mkdir -p priv
 	@echo "  CC      $@"
@@ -89,12 +111,12 @@ priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*/*.h c_src/*
 priv/compat/dyntrace.beam: c_src/compat/dyntrace.erl $(wildcard include/*.hrl)
 	@mkdir -p priv/compat
 	@echo "  ERLC    $@"
-	$(Q)$(ERLC) -Werror +debug_info -Iinclude -o priv/compat $<
+	$(Q)$(ERLC) $(WERROR_FLAG) +debug_info -Iinclude -o priv/compat $<
 
 ebin/%.beam: src/%.erl $(wildcard include/*.hrl)
 	@mkdir -p ebin
 	@echo "  ERLC    $@"
-	$(Q)$(ERLC) -Werror +debug_info -Iinclude -o ebin $<
+	$(Q)$(ERLC) $(WERROR_FLAG) +debug_info -Iinclude -o ebin $<
 
 # The modules list from the sources, as rebar3 writes it.
 ebin/beamtrace.app: src/beamtrace.app.src $(ERL_SRC)

@@ -11,7 +11,7 @@
  * Runs on the dirty I/O scheduler that runs start_nif (the host is resolved
  * here, blocking).
  */
-#include "nif_priv.h"
+#include "nif_relayd.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,8 +2,9 @@
 # Builds beamtrace the other ways users build it, each in a scratch copy of
 # the working tree: with clang (CC=clang, warnings as errors as with gcc),
 # and with the USDT probes compiled out (USDT=0, as where sys/sdt.h is
-# absent; test/otp/minimal.sh checks a build where it really is). TAP lines
-# (see test/run_all.sh).
+# absent; test/otp/minimal.sh checks a build where it really is), and as a
+# dependency with a compiler that warns more (rebar.config's hook: warnings
+# are not errors there). TAP lines (see test/run_all.sh).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/test/out/build
@@ -54,5 +55,21 @@ check "default build: list --usdt --format json says compiled in where sys/sdt.h
      "$root/priv/beamtrace" list --usdt --format json | grep -q "\"compiled_in\": true"'
 check "beamtrace --version prints the .app.src vsn ($version)" \
     '[ "$("$out/no-usdt/priv/beamtrace" --version)" = "beamtrace $version" ]'
+
+# ---- a newer compiler's new warning (issue 17 item 6) ----
+# A project that depends on beamtrace builds it through rebar.config's
+# pre_hook; a compiler that warns about more than ours does (here
+# -Wconversion stands for a newer compiler's new warning) must not fail
+# that build, while beamtrace's own build still treats it as an error.
+hook=$(sed -n 's/.*{"(linux|darwin|solaris)", compile, "\([^"]*\)"}.*/\1/p' "$root/rebar.config")
+copy "$out/werror"
+(cd "$out/werror" && CC="${CC:-cc} -Wconversion" $hook) >"$out/werror-hook.log" 2>&1
+check "rebar.config's hook ($hook) builds with a compiler that warns more (CC='cc -Wconversion'): warnings printed, no failure" \
+    '[ $? -eq 0 ] && grep -q "warning:" "$out/werror-hook.log" && [ -f "$out/werror/priv/beamtrace_nif.so" ] &&
+     [ -x "$out/werror/priv/beamtrace" ]' || show "$out/werror-hook.log"
+rm -f "$out/werror/priv/beamtrace_nif.so"
+(cd "$out/werror" && CC="${CC:-cc} -Wconversion" make priv/beamtrace_nif.so) >"$out/werror-own.log" 2>&1
+check "beamtrace's own build (make) fails on the same warning (-Werror)" \
+    '[ $? -ne 0 ] && grep -q "error:" "$out/werror-own.log"' || show "$out/werror-own.log"
 
 exit $((tap_failures > 0))

@@ -11,6 +11,8 @@
 #                idle flush, caps, snapshots, exact counts    TSan, and ASan+UBSan
 #   test_relayd_proto  lttng-relayd's wire format byte for byte, URLs,
 #                the send queue against a reference            ASan+UBSan
+#   layers       tools/check_layers.py: the pure C folders never reach the
+#                VM, headers pair with their .c, no include/use cycle
 #
 # Each binary prints its own TAP lines; this script adds one line per build
 # and one per run (a sanitizer report makes the run exit non-zero).
@@ -36,6 +38,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66}
 
 failed=0
+if python3 tools/check_layers.py >"$out/layers.log" 2>&1; then
+    echo "ok - layers: core/ recorder/ sinks/ pure C, headers paired, no include/use cycle ($(tail -1 "$out/layers.log" | sed 's/^check_layers: //'))"
+else
+    echo "not ok - layers: tools/check_layers.py"
+    sed 's/^/# /' "$out/layers.log"
+    failed=1
+fi
 tmp=$(mktemp -d /tmp/bmt-test-c-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 

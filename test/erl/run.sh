@@ -27,7 +27,7 @@ export BMT_TEST_TMP="$root/$out/traces"
 export BMT_TRACES_LIST="$root/$out/traces.list"
 export BMT_ROOT="$root"
 : >"$BMT_TRACES_LIST"
-modules=${MODULES:-"bmt_tracepoints_tests bmt_accounting_tests bmt_lifecycle_tests bmt_faults_tests bmt_recorder_tests bmt_babeltrace_tests bmt_tracing_tests"}
+modules=${MODULES:-"bmt_tracepoints_tests bmt_accounting_tests bmt_lifecycle_tests bmt_faults_tests bmt_recorder_tests bmt_babeltrace_tests bmt_tracing_tests bmt_fields_tests"}
 status=0
 for m in $modules; do
     log="$out/$m.log"
@@ -43,4 +43,7 @@ for m in $modules; do
 done
 # The term printer against the VM's own "%T", byte for byte.
 bash test/erl/term_text.sh || status=1
+# The decoder's field checks in the debug build (make debug), unless a
+# module subset was asked for.
+[ -n "${MODULES:-}" ] || bash test/erl/debug_fields.sh || status=1
 exit $status

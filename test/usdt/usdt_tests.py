@@ -81,7 +81,7 @@ def elf_probes(lib):
 
 def expected_probes():
     """Probe names of usdt.def's PROVIDED and APPROX rows, as in ELF notes."""
-    text = open(os.path.join(ROOT, "c_src", "usdt.def")).read()
+    text = open(os.path.join(ROOT, "c_src", "core", "usdt.def")).read()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     names = []
     for symbol, name, status in re.findall(r'USDT\(\s*(\w+)\s*,\s*"([^"]+)"\s*,\s*(\w+)', text):
