@@ -1066,31 +1066,14 @@ static int data_ready(const struct bmt_relayd *r)
 
 /* ---- packets ---- */
 
-/* Queues a copy of `pkt` for stream `i`, or counts it lost. */
-static void queue_packet(struct bmt_relayd *r, unsigned i, const uint8_t *pkt, size_t bytes,
-                         uint32_t events)
+/* Appends a record for `bytes` of packet (header `head`, already numbered
+ * for the copy, then `body`) of stream `i`; the caller checked the room. */
+static void push_record(struct bmt_relayd *r, unsigned i, const uint8_t *head, const uint8_t *body,
+                        size_t bytes, uint32_t events)
 {
     struct stream *st = &r->streams[i];
-    if (r->conn == C_FAILED || r->conn == C_CLOSED || r->rec_count == MAX_RECORDS ||
-        bytes < BMT_PKT_HEADER_BYTES || bytes > UINT32_MAX ||
-        bmt_byteq_room(&r->data) < bytes) {
-        st->net_lost += events;
-        r->now.lost += events;
-        return;
-    }
-    /* The copy's header: numbered for the relayd's copy, which may have
-     * lost packets the ring did not, and its own losses added. */
-    uint8_t head[BMT_PKT_HEADER_BYTES];
-    memcpy(head, pkt, sizeof head);
-    uint64_t discarded = bmt_get_u64(head + BMT_PKT_EVENTS_DISCARDED) + st->upstream_lost +
-                         st->net_lost;
-    uint64_t seq = st->next_packet_seq++;
-    bmt_put_u64(head + BMT_PKT_SEQ_NUM, seq);
-    bmt_put_u64(head + BMT_PKT_EVENTS_DISCARDED, discarded);
-    bmt_put_u64(head + BMT_PKT_PACKET_SIZE, (uint64_t)bytes * 8);
-    bmt_put_u64(head + BMT_PKT_CONTENT_SIZE, (uint64_t)bytes * 8);
-    bmt_byteq_push(&r->data, head, sizeof head);
-    bmt_byteq_push(&r->data, pkt + sizeof head, bytes - sizeof head);
+    bmt_byteq_push(&r->data, head, BMT_PKT_HEADER_BYTES);
+    bmt_byteq_push(&r->data, body, bytes - BMT_PKT_HEADER_BYTES);
     struct record *rec = record_at(r, r->rec_first + r->rec_count);
     r->rec_count++;
     rec->stream = i;
@@ -1100,13 +1083,63 @@ static void queue_packet(struct bmt_relayd *r, unsigned i, const uint8_t *pkt, s
     rec->net_seq = st->next_net_seq++;
     rec->ts_begin = bmt_get_u64(head + BMT_PKT_TS_BEGIN);
     rec->ts_end = bmt_get_u64(head + BMT_PKT_TS_END);
-    rec->discarded = discarded;
-    rec->packet_seq = seq;
+    rec->discarded = bmt_get_u64(head + BMT_PKT_EVENTS_DISCARDED);
+    rec->packet_seq = bmt_get_u64(head + BMT_PKT_SEQ_NUM);
     st->in_flight++;
     st->unindexed++;
     st->ever = 1;
     if (rec->ts_end > st->last_ts_end)
         st->last_ts_end = rec->ts_end;
+}
+
+/* Numbers header `head` as stream `i`'s next packet in the copy, with
+ * `discarded` as its loss count. */
+static void number_packet(struct stream *st, uint8_t *head, size_t bytes, uint64_t discarded)
+{
+    bmt_put_u64(head + BMT_PKT_SEQ_NUM, st->next_packet_seq++);
+    bmt_put_u64(head + BMT_PKT_EVENTS_DISCARDED, discarded);
+    bmt_put_u64(head + BMT_PKT_PACKET_SIZE, (uint64_t)bytes * 8);
+    bmt_put_u64(head + BMT_PKT_CONTENT_SIZE, (uint64_t)bytes * 8);
+}
+
+/* Queues a copy of `pkt` for stream `i`, or counts it lost.
+ *
+ * A stream's first packet in the copy never carries a loss: readers count
+ * losses as the growth of events_discarded from one packet to the next,
+ * and of a first packet's count babeltrace2 says only that events "may"
+ * have been discarded. So when the first packet would carry one, an empty
+ * packet with none, stamped at the recording's start (before any event of
+ * the stream; plus the stream's number in ns, as open_live_streams), goes
+ * before it, and the loss shows as a number. */
+static void queue_packet(struct bmt_relayd *r, unsigned i, const uint8_t *pkt, size_t bytes,
+                         uint32_t events)
+{
+    struct stream *st = &r->streams[i];
+    uint64_t discarded = bytes >= BMT_PKT_HEADER_BYTES
+                             ? bmt_get_u64(pkt + BMT_PKT_EVENTS_DISCARDED) + st->upstream_lost +
+                                   st->net_lost
+                             : 0;
+    size_t opening = !st->ever && discarded > 0 ? BMT_PKT_HEADER_BYTES : 0;
+    if (r->conn == C_FAILED || r->conn == C_CLOSED ||
+        r->rec_count + 1 + (opening > 0) > MAX_RECORDS || bytes < BMT_PKT_HEADER_BYTES ||
+        bytes > UINT32_MAX || bmt_byteq_room(&r->data) < bytes + opening) {
+        st->net_lost += events;
+        r->now.lost += events;
+        return;
+    }
+    uint8_t head[BMT_PKT_HEADER_BYTES];
+    if (opening) {
+        uint64_t ts = r->cfg.start_ns + i;
+        bmt_ctf_packet_open(head, r->cfg.uuid, i, ts);
+        bmt_ctf_packet_close(head, ts, sizeof head, 0, 0);
+        number_packet(st, head, sizeof head, 0);
+        push_record(r, i, head, head + sizeof head, sizeof head, 0);
+    }
+    /* The copy's header: numbered for the relayd's copy, which may have
+     * lost packets the ring did not, and its own losses added. */
+    memcpy(head, pkt, sizeof head);
+    number_packet(st, head, bytes, discarded);
+    push_record(r, i, head, pkt + sizeof head, bytes, events);
     st->last_ring_discarded = bmt_get_u64(pkt + BMT_PKT_EVENTS_DISCARDED);
 }
 
