@@ -226,6 +226,15 @@ check "relayd restarted: reconnected, two directories, babeltrace2 reads stop's 
      [ "$(field "$out/restart.out" relayd_unconfirmed)" = 0 ]' ||
     { show "$out/restart.out"; show "$out/restart.err"; show "$out/restart.bt2err" 5; }
 
+# Nothing left behind once a session stopped, whatever the relayd did: no
+# descriptor and no thread (the driver counts /proc/self/fd and task after
+# stopping; ASan's leak check covers the memory).
+check "nothing left after stop (relayd only, first packets lost, SIGSTOP, restart): no fd, no thread" \
+    '(for r in relayd_only first_lost sigstop restart; do
+         [ "$(field "$out/$r.out" fds_left)" = 0 ] && [ "$(field "$out/$r.out" threads_left)" = 0 ] ||
+             { echo "# $r: fds_left=$(field "$out/$r.out" fds_left) threads_left=$(field "$out/$r.out" threads_left)"; exit 1; }
+     done)'
+
 # Failures a start reports, in one line, and leaves nothing running.
 check "nothing listening: start fails with connection refused and how to fix it" \
     '! run_drv refused net://127.0.0.1:1 relayd 1 10 &&

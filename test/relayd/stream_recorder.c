@@ -20,10 +20,13 @@
  *                         millisecond while the writers run (for TSan)
  * Prints "key=value" lines: offered, events, discarded, relayd_events,
  * relayd_lost, relayd_state, relayd_path, connections, disconnections,
- * error, bytes; exits 1 on a start failure (the reason on stderr).
+ * error, bytes, and what the stopped session left behind: fds_left (open
+ * descriptors beyond those before the recorder started) and threads_left
+ * (threads beside main); exits 1 on a start failure (the reason on stderr).
  */
 #include "recorder/recorder.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +52,20 @@ struct writer {
     _Atomic uint64_t offered;
 };
 static struct writer writers[MAX_WRITERS];
+
+/* Entries of a /proc/self directory (its "." and ".." not counted). */
+static long count_entries(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    long n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
 
 static void sleep_ms(long ms)
 {
@@ -124,6 +141,7 @@ int main(int argc, char **argv)
     if (pause_every < 1)
         pause_every = 1;
 
+    long fds_before = count_entries("/proc/self/fd");
     if (bmt_rec_init(&rec, MAX_WRITERS, NULL, NULL) != 0)
         return 1;
     struct bmt_rec_config cfg;
@@ -261,5 +279,7 @@ int main(int argc, char **argv)
            bmt_relayd_state_name(st.relayd.state), st.relayd.path, st.relayd.connections,
            st.relayd.disconnections, st.relayd.error_text);
     bmt_rec_destroy(&rec);
+    printf("fds_left=%ld\nthreads_left=%ld\n", count_entries("/proc/self/fd") - fds_before,
+           count_entries("/proc/self/task") - 1);
     return 0;
 }
