@@ -226,6 +226,15 @@ check "relayd restarted: reconnected, two directories, babeltrace2 reads stop's 
      [ "$(field "$out/restart.out" relayd_unconfirmed)" = 0 ]' ||
     { show "$out/restart.out"; show "$out/restart.err"; show "$out/restart.bt2err" 5; }
 
+# Byte level, through LTTng's own writer: in every copy the driver's runs
+# made (both directories of the restart), the relayd's index entries, made
+# from our SEND_INDEX commands, agree with the packets our data connection
+# sent (offset, sizes, times, losses, sequence numbers).
+check "relayd's index files agree with the packets in every copy (test/relayd/check_index.py)" \
+    'python3 test/relayd/check_index.py $(for r in relayd_only first_lost local_copy sigstop; do copy_of "$out/$r.out"; done) \
+         "$session_dir"/* >"$out/check_index.log" 2>&1' ||
+    show "$out/check_index.log" 5
+
 # Nothing left behind once a session stopped, whatever the relayd did: no
 # descriptor and no thread (the driver counts /proc/self/fd and task after
 # stopping; ASan's leak check covers the memory).
