@@ -4,18 +4,19 @@
 # in the sid chroot), read back with babeltrace2 and beamtrace. TAP lines
 # (see test/run_all.sh).
 #
-#   bash test/relayd/run.sh        (or make test-relayd; BMT_ONLY=f1,f2
-#                                   runs only those Erlang test functions)
+#   bash test/relayd/run.sh        (or make test-relayd)
 #
 # 1. Without a VM (test/relayd/stream_recorder.c, ASan+UBSan): exact counts
 #    in the relayd's copy, a local copy beside it, the relayd stopped
 #    (SIGSTOP) for 10 s and restarted mid-recording, and the failures a
 #    start must report (nothing listening, a relayd too old, one that closes,
 #    one that never answers, one that refuses the session: fake_relayd.py).
-# 2. On a real node (bmt_relayd_tests.erl, run by test/erl's runner):
+# 2. On a real node (bmt_relayd_SUITE, Common Test through test/lib/ct_group.sh):
 #    start/1 and trace/2 with `relayd', live viewing with babeltrace2
 #    --input-format=lttng-live, beacons, the scheduler-stall probe with the
-#    relayd stopped for 10 s, a relayd restart, a relayd stopped at stop.
+#    relayd stopped for 10 s, a relayd restart, a relayd stopped at stop;
+#    and bmt_relayd_cluster_SUITE: three nodes streaming straight to the
+#    relayd, read back as one cluster.
 # The relayd listens on 127.0.0.1, on three free ports from 21342 up, and
 # writes under test/out/relayd/out; it is stopped (by pid) on exit.
 set -u
@@ -148,8 +149,9 @@ check "losses before a stream's first packet: babeltrace2 counts them (no 'may h
 if [ -x "$drv-tsan" ]; then
     timeout 300 "$drv-tsan" "$url" relayd 4 20000 pause_ms=1 every=200 poll_info=1 \
         >"$out/tsan.out" 2>"$out/tsan.err"
+    tsan_rc=$?
     check "relayd only under ThreadSanitizer, figures polled meanwhile: no report, exact counts" \
-        '[ $? -eq 0 ] && [ $(( $(field "$out/tsan.out" events) + $(field "$out/tsan.out" discarded) )) = 80000 ] &&
+        '[ "$tsan_rc" -eq 0 ] && [ $(( $(field "$out/tsan.out" events) + $(field "$out/tsan.out" discarded) )) = 80000 ] &&
          [ "$(field "$out/tsan.out" info_polls)" -gt 0 ] && [ ! -s "$out/tsan.err" ]' ||
         { show "$out/tsan.out"; show "$out/tsan.err" 40; }
 fi
@@ -272,13 +274,7 @@ check "relayd refuses the session: start fails and says so" \
     'fake refuses session_refused && grep -q "refused to create the session" "$out/session_refused.err"' ||
     show "$out/session_refused.err"
 
-# ---- 2. on a real node ----
-erl_out=$out/erl
-mkdir -p "$erl_out"
-if ! erlc -Werror +debug_info -o "$erl_out" test/erl/bmt_test_runner.erl test/erl/bmt_test_lib.erl \
-        test/relayd/bmt_relayd_tests.erl 2>"$erl_out/erlc.log"; then
-    not_ok "erlang: test modules compile"; show "$erl_out/erlc.log"; exit 1
-fi
+# ---- 2. on a real node, and a cluster through the relayd ----
 # The relayd's control for the node's tests: stop, cont (SIGSTOP, SIGCONT)
 # and restart (SIGTERM, then a new relayd on the same ports and output).
 # The pid file always names the running relayd: cleanup() stops that one.
@@ -301,32 +297,22 @@ esac
 EOF
 chmod +x "$out/relayd-ctl"
 export BMT_RELAYD_URL=$url BMT_RELAYD_OUT=$relayd_out BMT_RELAYD_LIVE=net://127.0.0.1:$live \
-       BMT_RELAYD_CTL=$root/$out/relayd-ctl BMT_ROOT=$root BMT_TEST_TMP=$root/$erl_out/traces
-mkdir -p "$BMT_TEST_TMP"
-ERL_CRASH_DUMP="$erl_out/erl_crash.dump" timeout 900 erl -noshell +S 2 -pa ebin -pa "$erl_out" \
-    -run bmt_test_runner main bmt_relayd_tests </dev/null 2>&1 | tee "$erl_out/node.log" |
-    sed -u "s/^\(not ok\|ok\) - /\1 - $TAP_PREFIX/"
-rc=${PIPESTATUS[0]}
-tap_failures=$((tap_failures + $(grep -c '^not ok - ' "$erl_out/node.log")))
-[ "$rc" -eq 0 ] || grep -q '^not ok - ' "$erl_out/node.log" || not_ok "erlang: node exited with status $rc"
-
-# ---- 3. a cluster through the relayd ----
-# Three nodes with only test/cluster's workload on their code path; the
-# driver is distributed (a random name).
+       BMT_RELAYD_CTL=$root/$out/relayd-ctl
+# The cluster's three nodes have only test/cluster's workload on their code
+# path.
 mkdir -p "$out/target"
-if ! erlc -Werror -o "$out/target" test/cluster/bmt_cluster_target.erl test/lib/bmt_beamtrace_left.erl ||
-   ! erlc -Werror +debug_info -o "$erl_out" test/relayd/bmt_relayd_cluster_tests.erl; then
-    not_ok "cluster: test modules compile"
-else
-    export BMT_TARGET_BEAMS=$root/$out/target
-    name="bmt_rdrv_$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')"
-    ERL_CRASH_DUMP="$erl_out/cluster_crash.dump" timeout 900 erl -noshell -sname "$name" \
-        -setcookie "bmt_r_$$" -pa ebin -pa "$erl_out" -run bmt_test_runner main bmt_relayd_cluster_tests \
-        </dev/null 2>&1 | tee "$erl_out/cluster.log" | sed -u "s/^\(not ok\|ok\) - /\1 - $TAP_PREFIX/"
-    rc=${PIPESTATUS[0]}
-    tap_failures=$((tap_failures + $(grep -c '^not ok - ' "$erl_out/cluster.log")))
-    [ "$rc" -eq 0 ] || grep -q '^not ok - ' "$erl_out/cluster.log" ||
-        not_ok "cluster: driver node exited with status $rc"
+if ! erlc -Werror -o "$out/target" test/cluster/bmt_cluster_target.erl test/lib/bmt_beamtrace_left.erl \
+        >"$out/target.log" 2>&1; then
+    not_ok "cluster: target modules compile"; show "$out/target.log"
 fi
+export BMT_TARGET_BEAMS=$root/$out/target
+# bmt_relayd_SUITE and bmt_relayd_cluster_SUITE under Common Test, in one
+# node (+S 2: the stall probe needs two schedulers; the cluster suite makes
+# the node distributed). Their TAP lines carry the group's prefix.
+. test/lib/ct_group.sh
+ct_group relayd +S 2 | sed -u "s/^\(not ok\|ok\) - /\1 - $TAP_PREFIX/" | tee "$out/ct.log"
+rc=${PIPESTATUS[0]}
+tap_failures=$((tap_failures + $(grep -c '^not ok - ' "$out/ct.log")))
+[ "$rc" -eq 0 ] || grep -q '^not ok - ' "$out/ct.log" || not_ok "Common Test node exited with status $rc"
 
 exit $((tap_failures > 0))
