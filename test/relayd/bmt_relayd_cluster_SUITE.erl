@@ -12,10 +12,20 @@
 %%    is left on the nodes; the relayd's copy holds every node's events,
 %%    each trace carries the controller's clock estimate, and every
 %%    cross-node message of the workload is linked.
+%%  - record_cli_test: the same through the command, `beamtrace record
+%%    --cluster --relayd URL --local': messages, calls, report and export
+%%    of the relayd's session directory (<relayd output>/<host>/<session>)
+%%    read it as one cluster, naming each node from its trace's metadata,
+%%    with the copy-back's results.
+%%  - record_cli_streams_only_test: `--relayd' alone brings nothing back
+%%    (no -o directory made) and the result line says where the traces are.
+%%  - record_cli_usage_test: a bad URL, --live or --local without --relayd:
+%%    one line, exit 2, before anything connects.
 -module(bmt_relayd_cluster_SUITE).
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, end_per_testcase/2]).
--export([relayd_matches_copy_back_test/1, streams_only_test/1]).
+-export([relayd_matches_copy_back_test/1, streams_only_test/1, record_cli_test/1,
+         record_cli_streams_only_test/1, record_cli_usage_test/1]).
 
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2, cmd/2]).
 
@@ -27,7 +37,10 @@ suite() -> [{timetrap, {seconds, 240}}].
 
 all() ->
     [relayd_matches_copy_back_test,
-     streams_only_test].
+     streams_only_test,
+     record_cli_test,
+     record_cli_streams_only_test,
+     record_cli_usage_test].
 
 %% test/relayd/run.sh starts the relayd and says where (BMT_RELAYD_*).
 init_per_suite(Config) ->
@@ -96,6 +109,75 @@ streams_only_test(_Config) ->
         ok
     end).
 
+%% `beamtrace record --cluster --relayd URL --local': each node streams to
+%% the relayd and keeps a copy, brought back into -o; every analysis of the
+%% relayd's session directory gives the copy-back's result.
+record_cli_test(_Config) ->
+    with_cluster(fun(_Ts, Nodes) ->
+        Out = tmpdir("cli-both"),
+        {{0, _, _}, Sent} = record_cli(Nodes, ["--local", "-o", Out]),
+        Relayd = relayd_session_dir(Out),
+        {ok, PerProcess} = file:list_dir(filename:join(Relayd, "ust/pid")),
+        assert_eq(one_directory_per_node, length(Nodes), length(PerProcess)),
+        CopyBack = messages(Out),
+        Streamed = messages(Relayd),
+        io:format("# record --relayd --local: ~b cross-node messages sent; copy-back: ~s~n"
+                  "# relayd:    ~s~n", [Sent, summary(CopyBack), summary(Streamed)]),
+        assert_eq(same_message_counts, counts(CopyBack), counts(Streamed)),
+        assert_eq(workload_linked, true, jint(<<"linked">>, Streamed) >= Sent),
+        %% calls: per-node durations, the same lines but the one naming the
+        %% input.
+        [CallsBack, CallsStreamed] = [analysis(["calls"], D) || D <- [Out, Relayd]],
+        assert_eq(same_calls, CallsBack, CallsStreamed),
+        _ = binary:match(iolist_to_binary(CallsStreamed), <<"handle_call">>) =/= nomatch
+            orelse fail(calls_of_the_workload, CallsStreamed),
+        %% export and report: one group per node, named by its metadata.
+        Json = filename:join(tmpdir("cli-export"), "trace.json"),
+        ok = filelib:ensure_dir(Json),
+        _ = analysis(["export", "--format", "chrome", "-o", Json], Relayd),
+        {ok, Chrome} = file:read_file(Json),
+        Html = filename:join(tmpdir("cli-report"), "report.html"),
+        ok = filelib:ensure_dir(Html),
+        _ = analysis(["report", "-o", Html], Relayd),
+        {ok, Page} = file:read_file(Html),
+        [begin
+             Name = atom_to_binary(N),
+             binary:match(Chrome, <<Name/binary, ": BEAM calls and events">>) =/= nomatch
+                 orelse fail({chrome_node_group, N}, Json),
+             binary:match(Page, Name) =/= nomatch orelse fail({report_names_node, N}, Html)
+         end || N <- Nodes],
+        ok
+    end).
+
+%% `--relayd' alone: nothing comes back, no -o directory is made, and the
+%% result line names the relayd's session.
+record_cli_streams_only_test(_Config) ->
+    with_cluster(fun(_Ts, Nodes) ->
+        Out = tmpdir("cli-streamed"),
+        {{0, Stdout, _}, Sent} = record_cli(Nodes, ["-o", Out]),
+        assert_eq(no_local_directory, false, filelib:is_file(Out)),
+        Relayd = relayd_session_dir(Out),
+        Line = iolist_to_binary(Stdout),
+        binary:match(Line, list_to_binary(filename:basename(Out))) =/= nomatch
+            orelse fail(result_names_the_relayd_session, Line),
+        M = messages(Relayd),
+        io:format("# record --relayd: ~b cross-node messages sent; ~s~n", [Sent, summary(M)]),
+        assert_eq(workload_linked, true, jint(<<"linked">>, M) >= Sent),
+        ok
+    end).
+
+%% Mistakes: one line naming the option and the fix, exit 2, nothing run.
+record_cli_usage_test(_Config) ->
+    Base = ["--node", "nobody@nowhere", "--events", "send"],
+    [begin
+         {2, [], [Line]} = bmt_record_cmd:record(Base ++ Args),
+         re:run(Line, Expect) =/= nomatch orelse fail({usage_line, Args}, Line)
+     end || {Args, Expect} <- [{["--relayd", "http://x"], <<"--relayd: .*net://">>},
+                               {["--relayd", "net://h:70000"], <<"--relayd: .*port">>},
+                               {["--live"], <<"--live.*--relayd">>},
+                               {["--local"], <<"--local.*--relayd">>}]],
+    ok.
+
 %%% Recording
 
 %% Records the nodes' sends and receipts (with links) for 6 s while the
@@ -113,6 +195,38 @@ record(Nodes, Opts) ->
     wait_traced(Nodes, 600),
     Sent = workload(Nodes, 20),
     receive {traced, R} -> {R, Sent} after 90000 -> fail(trace_timeout, Pid) end.
+
+%% `beamtrace record --cluster' of the nodes' sends and receipts (links)
+%% and the workload's calls into bmt_kv, for 6 s, streaming to the relayd,
+%% with `Extra' arguments; returns the command's {Status, Stdout, Stderr}
+%% and the cross-node messages the workload sent.
+record_cli([A | _] = Nodes, Extra) ->
+    Self = self(),
+    Args = ["--cluster", "--node", atom_to_list(A), "--cookie-file", bmt_record_cmd:cookie_file(),
+            "--events", "send,receive", "--links", "--calls", "bmt_cluster_target:handle_call/3",
+            "--duration", "6s", "--relayd", os:getenv("BMT_RELAYD_URL") | Extra],
+    Pid = spawn_link(fun() -> Self ! {recorded, bmt_record_cmd:record(Args)} end),
+    wait_traced(Nodes, 600),
+    Sent = workload(Nodes, 20),
+    receive {recorded, R} -> {R, Sent} after 200000 -> fail(record_timeout, Pid) end.
+
+%% <relayd output>/<host>/<session> of a command's recording: the session
+%% is named after -o's last component.
+relayd_session_dir(Out) ->
+    case filelib:wildcard(filename:join([os:getenv("BMT_RELAYD_OUT"), "*",
+                                         filename:basename(Out)])) of
+        [Dir] -> Dir;
+        Dirs -> fail(one_relayd_session_directory, Dirs)
+    end.
+
+%% An analysis' output lines on Dir, but the one naming the input; it must
+%% succeed with nothing on stderr.
+analysis(Args, Dir) ->
+    Cli = filename:join(os:getenv("BMT_ROOT"), "priv/beamtrace"),
+    {Status, Lines, Err} = cmd(Cli, Args ++ [Dir]),
+    assert_eq({exit_status, Args, Dir, Err}, 0, Status),
+    assert_eq({stderr, Args, Dir}, <<>>, Err),
+    [L || L <- Lines, binary:match(L, <<"trace  ">>) =:= nomatch].
 
 %% The relayd's session directory of a cluster recording: every node's
 %% trace is under it.
