@@ -227,6 +227,15 @@ check "relayd restarted: reconnected, two directories, babeltrace2 reads stop's 
      [ "$(bt_discarded "$out/restart.bt2err")" = "$(field "$out/restart.out" discarded)" ] &&
      [ "$(field "$out/restart.out" relayd_unconfirmed)" = 0 ]' ||
     { show "$out/restart.out"; show "$out/restart.err"; show "$out/restart.bt2err" 5; }
+# beamtrace too reads the two directories (one per connection, the same
+# trace UUID) as one trace, as babeltrace2 does: the same events, and
+# stop's events and losses in its stats.
+TZ=UTC priv/beamtrace stats "$session_dir" >"$out/restart.stats" 2>&1
+check "relayd restarted: beamtrace reads both directories as one trace: view = babeltrace2, stats = stop's counts" \
+    'TZ=UTC priv/beamtrace view "$session_dir" 2>/dev/null | diff -q - "$out/restart.bt2" >/dev/null &&
+     grep -Eq "^events +$(field "$out/restart.out" events)\$" "$out/restart.stats" &&
+     grep -Eq "^discarded +$(field "$out/restart.out" discarded)\$" "$out/restart.stats"' ||
+    show "$out/restart.stats"
 
 # Byte level, through LTTng's own writer: in every copy the driver's runs
 # made (both directories of the restart), the relayd's index entries, made
