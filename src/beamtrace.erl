@@ -67,12 +67,40 @@
       | {samples, map()}
       | {distribution, boolean()}
       | {file_io, boolean() | [pid()]}
-      | {ets, [atom() | ets:tid() | all]}.
+      | {ets, [atom() | ets:tid() | all]}
+      | {relayd, string() | binary()}
+      | {live, boolean() | pos_integer()}
+      | {local, boolean()}
+      | {relayd_session, string() | binary()}
+      | {relayd_buffer, pos_integer()}.
 -type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
                 | vm_exit | unload | file:posix().
--type stats() :: #{dir := binary(), events := non_neg_integer(),
+-type stats() :: #{dir := binary() | undefined, events := non_neg_integer(),
                    discarded := non_neg_integer(), overwritten := non_neg_integer(),
-                   written_bytes := non_neg_integer(), reason := reason()}.
+                   written_bytes := non_neg_integer(), reason := reason(),
+                   relayd => relayd_stats()}.
+%% A streaming session's relayd copy: `events' the relayd confirmed it
+%% wrote, `lost' the events it was not confirmed to have (counted in
+%% `discarded'; `unconfirmed' of them were sent before the connection
+%% ended, so its copy may hold them too),
+%% `path' its trace directory under the relayd's output (the current
+%% connection's), `error' the last failure in one line.
+-type relayd_stats() :: #{url := binary(),
+                          state := connecting | streaming | disconnected | closed | failed,
+                          path := binary() | undefined, events := non_neg_integer(),
+                          lost := non_neg_integer(), unconfirmed := non_neg_integer(),
+                          written_bytes := non_neg_integer(),
+                          queued_bytes := non_neg_integer(),
+                          connections := non_neg_integer(),
+                          disconnections := non_neg_integer(),
+                          error := binary() | undefined}.
+%% Streaming options, absent from the defaults: relayd (none), live
+%% (false), local (false when streaming), relayd_session ("beamtrace"),
+%% relayd_buffer (4 MiB).
+-include("beamtrace_relayd.hrl").
+%% beamtrace's own: a cluster controller's clock estimate that aligns a
+%% streamed trace to its clock from the start (beamtrace_cluster).
+-define(OWN_OPTS, [clock]).
 
 -define(DEFAULTS, #{events => ["*"],
                     mode => discard,
@@ -147,9 +175,33 @@ start() ->
 %%   own sources (long GCs and schedules, busy ports, counters, node up and
 %%   down, file operations, ETS operations): see beamtrace_sources. Off by default; none costs anything
 %%   unless asked for.</dd>
+%% <dt>`relayd'</dt><dd>`"net://HOST[:CONTROL_PORT[:DATA_PORT]][/PATH]"'
+%%   (as `lttng create --set-url'; ports 5342 and 5343 by default): the
+%%   session streams to that lttng-relayd, which writes the trace under
+%%   `<its output>/<hostname>/<relayd_session>/ust/pid/<procname>-<pid>-<datetime>/'.
+%%   No lttng-sessiond or root is needed on this node. The start fails with
+%%   `{relayd, Posix, Why}' when the relayd cannot be reached. Afterwards a
+%%   slow, stopped or lost relayd never holds up the node: what it cannot
+%%   take is dropped and counted (`relayd => #{lost}' in info/1 and
+%%   stop/1, and in `discarded'), and a lost connection is made again.
+%%   docs/streaming.md.</dd>
+%% <dt>`local'</dt><dd>with `relayd': also keep a local copy (in `dir',
+%%   or the default directory). A given `dir' implies it. Default
+%%   `false'.</dd>
+%% <dt>`live'</dt><dd>with `relayd': `true' (1 s, LTTng's default) or a
+%%   period in ms: a live session, which `babeltrace2
+%%   --input-format=lttng-live net://RELAYD/host/HOSTNAME/SESSION' follows
+%%   while it records; idle threads send beacons so viewers move on.
+%%   Partial packets are flushed at that period.</dd>
+%% <dt>`relayd_session'</dt><dd>the session's name on the relayd, taken
+%%   as its directory; default `"beamtrace"', to which the relayd appends
+%%   `-YYYYMMDD-HHMMSS'.</dd>
+%% <dt>`relayd_buffer'</dt><dd>bytes of packets held while the network
+%%   lags (default 4 MiB, at least two packets).</dd>
 %% </dl>
-%% Errors: `{badopt, Key}', `{Posix, Dir}', `too_many_sessions', and the
-%% sources' (`{system_monitor, {in_use, Pid}}', ...).
+%% Errors: `{badopt, Key}', `{Posix, Dir}', `too_many_sessions',
+%% `{relayd, Posix, Why}', and the sources' (`{system_monitor, {in_use,
+%% Pid}}', ...).
 -spec start(#{atom() => term()} | [option()]) -> {ok, session()} | {error, term()}.
 start(Opts) when is_list(Opts) ->
     try maps:from_list(Opts) of
@@ -158,14 +210,15 @@ start(Opts) when is_list(Opts) ->
     end;
 start(Opts) when is_map(Opts) ->
     case [K || K <- maps:keys(Opts), not is_map_key(K, ?DEFAULTS), K =/= dir,
-               not lists:member(K, [system_monitor, samples, distribution, file_io, ets])] of
+               not lists:member(K, [system_monitor, samples, distribution, file_io, ets]),
+               not lists:member(K, ?RELAYD_OPTS), not lists:member(K, ?OWN_OPTS)] of
         [Bad | _] ->
             {error, {badopt, Bad}};
         [] ->
             case beamtrace_sources:validate(Opts) of
                 {ok, Sources, Rest} ->
-                    O = maps:merge(?DEFAULTS, Rest),
-                    start_in(O, dir(O), Sources);
+                    O = live(maps:merge(?DEFAULTS, Rest)),
+                    start_in(O, local_dir(O), Sources);
                 Error ->
                     Error
             end
@@ -186,13 +239,13 @@ start_in(O, {ok, Dir}, Sources) ->
                     %% Nothing of a session that could not start stays.
                     _ = stop_nif(Session),
                     beamtrace_statedump:after_stop(),
-                    _ = file:del_dir_r(Dir),
+                    _ = is_binary(Dir) andalso file:del_dir_r(Dir),
                     Error
             end;
         {error, {Taken, _}} when (Taken =:= eexist orelse Taken =:= enotempty),
-                                  not is_map_key(dir, O) ->
+                                  is_binary(Dir), not is_map_key(dir, O) ->
             %% Another start took the same default name first.
-            start_in(O, dir(O), Sources);
+            start_in(O, local_dir(O), Sources);
         Error ->
             Error
     end.
@@ -204,10 +257,21 @@ nif_options(O) ->
                  true -> maps:get(events, O) ++ [<<"org_erlang_beamtrace:message_*_link">>];
                  _ -> maps:get(events, O)
              end,
-    (maps:without(['$consumer_wakeups', dir], O))#{
+    (maps:without(['$consumer_wakeups', dir, local], O))#{
         events => Events,
         wakeups => maps:get('$consumer_wakeups', O),
         node => atom_to_binary(node(), utf8)}.
+
+%% Where a session writes: `{ok, Dir}', `{ok, undefined}' for one that
+%% only streams (relayd, no dir, local not true), or `{error, _}'.
+local_dir(#{relayd := _} = O) when not is_map_key(dir, O) ->
+    case maps:get(local, O, false) of
+        true -> dir(O);
+        false -> {ok, undefined};
+        _ -> {error, {badopt, local}}
+    end;
+local_dir(O) ->
+    dir(O).
 
 %% @doc Stops the default session and returns its figures.
 %%
@@ -244,9 +308,12 @@ stopped(Result) ->
 %% @doc Writes what a flight recorder (`mode => overwrite') session holds
 %% now into a new trace directory next to its own
 %% (`<dir>-snapshot-<N>'), without stopping it: LTTng's `snapshot record'.
+%% A session that only streams has no directory: `{error, no_dir}' (give
+%% snapshot/2 one).
 -spec snapshot(session()) -> {ok, map()} | {error, term()}.
 snapshot(Session) ->
     case info(Session) of
+        #{dir := undefined} -> {error, no_dir};
         #{dir := Dir} -> snapshot_to(Session, Dir, 1);
         Error -> Error
     end.
@@ -740,6 +807,10 @@ restore_otp_dyntrace() ->
     end.
 
 %%% Internals
+
+%% live => true is LTTng's default live timer, 1 s.
+live(#{live := true} = O) -> O#{live => 1000};
+live(O) -> O.
 
 dir(#{dir := Dir}) ->
     try {ok, unicode:characters_to_binary(filename:absname(Dir))}

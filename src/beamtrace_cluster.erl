@@ -32,6 +32,16 @@
 %% again, the trace copied into Dir/NodeName, its metadata's clock offset
 %% rewritten (beamtrace_clock), everything taken down and checked.</li>
 %% </ol>
+%%
+%% == Through lttng-relayd ==
+%% With `relayd' (and no local copy), every node streams its trace straight
+%% to the relayd and nothing but the control crosses the distribution: the
+%% node's clock estimate, taken in the setup phase, goes into the trace's
+%% metadata at start (the `clock' option: the relayd's copy cannot be
+%% rewritten afterwards, so drift during the trace is not corrected), and
+%% every node's session has the same name, `relayd_session' (default the
+%% cluster directory's name), so the relayd lays the cluster out as
+%% <host>/<session>/ust/pid/beam.smp-PID-DATETIME/ per node.
 -module(beamtrace_cluster).
 
 -export([record/3, trace/3]).
@@ -71,7 +81,8 @@ record(First, Cookie, Opts) ->
     check_out(Out),
     Epoch = controller_clock(),
     process_flag(trap_exit, true),
-    Workers = [{spawn_link(?MODULE, worker, [self(), N, Opts#{out => node_dir(Out, N)},
+    NodeOpts = session_name(Opts, Out),
+    Workers = [{spawn_link(?MODULE, worker, [self(), N, NodeOpts#{out => node_dir(Out, N)},
                                              #{cookie => Cookie, epoch => Epoch}]),
                 #w{node = N}} || N <- Nodes],
     {Status, Text, Ws} = run(maps:from_list(Workers), cli),
@@ -100,6 +111,13 @@ check_out(Out) ->
         {error, Why} -> beamtrace_record:fail("cannot use ~s: ~s (give -o DIR where you can "
                                               "write)", [Out, file:format_error(Why)])
     end.
+
+%% Streaming: one session name on the relayd for every node (the cluster
+%% directory's name unless given), so their traces sit side by side there.
+session_name(#{relayd := _} = Opts, Out) when not is_map_key(relayd_session, Opts) ->
+    Opts#{relayd_session => filename:basename(Out)};
+session_name(Opts, _Out) ->
+    Opts.
 
 node_dir(Out, Node) ->
     filename:join(Out, [case C of $/ -> $_; _ -> C end || C <- atom_to_list(Node)]).
@@ -166,7 +184,7 @@ coordinate(Caller, Ref, Spec, {Nodes, Opts}) ->
                  check_out(Out),
                  Epoch = controller_clock(),
                  Nif = filename:join(beamtrace:priv_dir(), "beamtrace_nif.so"),
-                 TraceOpts = maps:without([dir, owner, nodes], Opts),
+                 TraceOpts = session_name(maps:without([dir, owner, nodes], Opts), Out),
                  Workers = [{spawn_link(?MODULE, worker,
                                         [self(), N, #{node => N, spec => Spec,
                                                       trace_opts => TraceOpts,
@@ -198,22 +216,30 @@ unique(Base, N) ->
         true -> unique(Base, N + 1)
     end.
 
-shell_result(Ws, Out) ->
+shell_result(Ws, Out0) ->
     All = maps:values(Ws),
+    %% Streamed only: no cluster directory here.
+    Out = case [W || W <- All, is_map(W#w.stats), maps:get(dir, W#w.stats, x) =:= undefined] of
+              [] -> Out0;
+              _ -> undefined
+          end,
     Traces = maps:from_list([{W#w.node, W#w.stats} || W <- All, W#w.state =:= done]),
     Failed = maps:from_list([{W#w.node, text(element(2, W#w.failure))}
                              || W <- All, W#w.state =:= failed]),
     Started = lists:any(fun(W) -> W#w.stats =/= undefined end, All),
     case {maps:size(Failed), Started} of
         {0, _} ->
-            {ok, #{dir => unicode:characters_to_binary(Out), nodes => Traces}};
+            {ok, #{dir => dir_bin(Out), nodes => Traces}};
         {_, false} ->
             %% Nothing was recorded: the first failure says why.
             [{Node, Text} | _] = lists:sort(maps:to_list(Failed)),
             {error, {Node, Text}};
         {_, true} ->
-            {error, {nodes_failed, Failed, #{dir => unicode:characters_to_binary(Out), nodes => Traces}}}
+            {error, {nodes_failed, Failed, #{dir => dir_bin(Out), nodes => Traces}}}
     end.
+
+dir_bin(undefined) -> undefined;
+dir_bin(Out) -> unicode:characters_to_binary(Out).
 
 %%% The coordinator
 
@@ -376,11 +402,29 @@ result_text(Ws, Out) ->
             undefined;
         _ ->
             Sum = fun(K) -> lists:sum([maps:get(K, W#w.stats, 0) || W <- Done]) end,
-            io_lib:format("~b node~s, ~b events, ~b discarded, ~s in ~.1f s; cluster trace in ~s",
+            io_lib:format("~b node~s, ~b events, ~b discarded, ~s in ~.1f s; cluster trace ~s",
                           [length(Done), plural(length(Done)), Sum(events), Sum(discarded),
                            bytes_text(Sum(written_bytes)),
                            lists:max([maps:get(elapsed_ms, W#w.stats, 0) || W <- Done]) / 1000,
-                           Out])
+                           where([W#w.stats || W <- Done], Out)])
+    end.
+
+%% Where the cluster's traces are: here, or on the relayd (each host's
+%% session directory).
+where(Stats, Out) ->
+    case lists:usort([session_of(P) || #{dir := undefined, relayd := #{path := P}} <- Stats,
+                                       is_binary(P)]) of
+        [] -> ["in ", Out];
+        Sessions ->
+            #{relayd := #{url := Url}} = hd(Stats),
+            ["on lttng-relayd ", Url, " in ", lists:join(", ", Sessions)]
+    end.
+
+%% "HOST/SESSION" of a relayd path "HOST/SESSION/ust/pid/...".
+session_of(Path) ->
+    case binary:split(Path, <<"/">>, [global]) of
+        [Host, Session | _] -> [Host, $/, Session];
+        _ -> Path
     end.
 
 %%% A worker: one node
@@ -397,16 +441,24 @@ worker(Coord, Node, Opts, How) ->
     try
         connect(Node, Opts, How),
         R = beamtrace_record:setup(Node, Opts, Coord),
-        steps(Coord, Node, maps:get(out, Opts), R, How)
+        steps(Coord, Node, Opts, R, How)
     catch
         throw:{fail, Status, Text} ->
             Coord ! {?MODULE, self(), {failed, Status, text(Text), get(trace_stats)}},
             ok
     end.
 
-steps(Coord, Node, Out, R, #{epoch := Epoch}) ->
+steps(Coord, Node, #{out := Out} = Opts, R0, #{epoch := Epoch}) ->
     try
-        Before = clock(Node, R),
+        Before = clock(Node, R0),
+        %% A streamed trace gets the controller's clock now: no one can
+        %% rewrite the relayd's copy afterwards.
+        Streamed = is_map_key(relayd, trace_opts(Opts)),
+        StreamsOnly = beamtrace_record:streams_only(Opts),
+        R = case Streamed of
+                true -> beamtrace_record:with_trace_opts(R0, #{clock => clock_opt(Epoch, Before)});
+                false -> R0
+            end,
         Coord ! {?MODULE, self(), ready},
         receive
             {?MODULE, go} -> ok;
@@ -423,8 +475,12 @@ steps(Coord, Node, Out, R, #{epoch := Epoch}) ->
         %% a failure here only loses the drift correction.
         After = try clock(Node, R1) catch throw:_ -> undefined end,
         R2 = beamtrace_record:collect(R1, Result),
-        Estimate = (beamtrace_clock:combine(Before, After))#{reference => node()},
-        case beamtrace_clock:rewrite_metadata(Out, Epoch, Estimate) of
+        Estimate = case StreamsOnly of
+                       true -> (beamtrace_clock:combine(Before, undefined))#{reference => node()};
+                       false -> (beamtrace_clock:combine(Before, After))#{reference => node()}
+                   end,
+        case StreamsOnly orelse beamtrace_clock:rewrite_metadata(Out, Epoch, Estimate) of
+            true -> ok;
             ok -> ok;
             {error, Bad} -> beamtrace_record:fail("cannot set the clock offset in ~s: ~0p",
                                                   [Out, Bad])
@@ -436,8 +492,12 @@ steps(Coord, Node, Out, R, #{epoch := Epoch}) ->
         Ms = erlang:monotonic_time(millisecond) - Stopped,
         beamtrace_record:finish(R2),
         beamtrace_record:note("~s: ~s", [Node, Summary]),
-        Coord ! {?MODULE, self(), {done, (stats(Result))#{dir => unicode:characters_to_binary(Out),
-                                                          clock => Estimate}, Summary, Ms}},
+        Dir = case StreamsOnly of
+                  true -> undefined;
+                  false -> unicode:characters_to_binary(Out)
+              end,
+        Coord ! {?MODULE, self(), {done, (stats(Result))#{dir => Dir, clock => Estimate},
+                                   Summary, Ms}},
         ok
     catch
         throw:{fail, _, _} = F ->
@@ -449,6 +509,18 @@ steps(Coord, Node, Out, R, #{epoch := Epoch}) ->
                                                              "it: ~0p:~0P ~0P",
                                                              [Node, Class, Why, 20, Stack, 20])})
     end.
+
+%% The node's trace options, from the command's or a shell's.
+trace_opts(#{trace_opts := T}) -> T;
+trace_opts(Opts) -> Opts.
+
+%% beamtrace:start/1's `clock' option: the estimate before the trace, as
+%% beamtrace_clock:rewrite_metadata/3 would write it.
+clock_opt(Epoch, #{offset_ns := Offset} = E) ->
+    #{offset_ns => Epoch + Offset,
+      env => [{reference, atom_to_binary(node(), utf8)}, {offset_ns, Offset},
+              {error_ns, maps:get(error_ns, E)}, {rtt_ns, maps:get(rtt_ns, E)}, {drift_ns, 0},
+              {samples, maps:get(samples, E)}]}.
 
 sign(N) when N < 0 -> "-";
 sign(_) -> "+".

@@ -38,7 +38,7 @@
 %% One node's steps, for beamtrace_cluster's workers (one process per
 %% node: the state is theirs, in their process dictionary).
 -export([node_name/1, connect/3, setup/3, start_trace/1, wait/2, collect/2, finish/1,
-         abandon/1, agent_call/2, note/2, fail/2]).
+         abandon/1, agent_call/2, note/2, fail/2, with_trace_opts/2, streams_only/1]).
 
 %% What is shipped, in load order: beamtrace last (its on_load loads the
 %% NIF). beamtrace_remote goes first, on its own.
@@ -52,6 +52,10 @@
                                 plural_es/1]).
 -define(CHUNK_BYTES, (1 bsl 20)).
 -define(PROGRESS_MS, 500).
+%% Streaming to lttng-relayd (beamtrace:start/1's options), and the
+%% controller's clock for a streamed trace.
+-include("beamtrace_relayd.hrl").
+-define(STREAM_OPTS, [clock | ?RELAYD_OPTS]).
 -define(STATE, beamtrace_record_state).
 
 -define(EXIT_OK, 0).
@@ -510,7 +514,8 @@ start_trace(#r{node = T, opts = Opts} = R) ->
                     ++ maps:get(events, Opts, []),
                 TraceOpts0 = sources(maps:with([duration, max_events, max_bytes, max_rate,
                                                 return_to, links, samples, system_monitor,
-                                                distribution, file_io, ets], Opts)),
+                                                distribution, file_io, ets | ?STREAM_OPTS],
+                                               Opts)),
                 TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all))},
                 {Spec0, case maps:get(remote_dir, Opts, false) of
                             false -> TraceOpts1;
@@ -523,7 +528,7 @@ start_trace(#r{node = T, opts = Opts} = R) ->
     case agent_call(R, {trace, Spec, TraceOpts}) of
         {ok, #{dir := TDir} = Info} ->
             note("recording on ~s into ~s: ~b function~s, ~b process~s (~s trace session)",
-                 [T, TDir, maps:get(functions, Info), plural(maps:get(functions, Info)),
+                 [T, where(Info), maps:get(functions, Info), plural(maps:get(functions, Info)),
                   maps:get(processes, Info), plural_es(maps:get(processes, Info)),
                   case maps:get(backend, Info) of
                       session -> "its own";
@@ -533,6 +538,48 @@ start_trace(#r{node = T, opts = Opts} = R) ->
         {error, Why} ->
             fail("cannot trace on ~s: ~s", [T, explain(Why)])
     end.
+
+%% Where a trace goes: its directory on the node, and/or the relayd's copy.
+where(#{dir := Dir, relayd := #{url := Url, path := Path} = R}) ->
+    Relayd = [io_lib:format("lttng-relayd ~s (~s)", [Url, case Path of
+                                                           undefined -> "connecting";
+                                                           _ -> Path
+                                                       end]),
+              relayd_gap(R)],
+    case Dir of
+        undefined -> Relayd;
+        _ -> [Dir, " and ", Relayd]
+    end;
+where(#{dir := Dir}) ->
+    Dir.
+
+%% What the relayd's copy lacks, in one line (empty when nothing).
+relayd_gap(#{lost := 0}) ->
+    "";
+relayd_gap(#{lost := Lost, disconnections := D, error := Why}) ->
+    io_lib:format("; the relayd's copy lacks ~b events (in discarded; ~b lost connection~s~s)",
+                  [Lost, D, plural(D), case Why of
+                                            undefined -> "";
+                                            _ -> [", last: ", Why]
+                                        end]).
+
+%% @doc Adds trace options (beamtrace:trace/2's) to a node's state before
+%% start_trace/1: a cluster worker's clock estimate for a streamed trace.
+-spec with_trace_opts(term(), map()) -> term().
+with_trace_opts(#r{opts = #{trace_opts := T} = Opts} = R, More) ->
+    st(R#r{opts = Opts#{trace_opts := maps:merge(T, More)}});
+with_trace_opts(#r{opts = Opts} = R, More) ->
+    st(R#r{opts = maps:merge(Opts, More)}).
+
+%% @doc 1 when the node's trace only streams to a relayd: nothing to bring
+%% back over distribution.
+-spec streams_only(map()) -> boolean().
+streams_only(#{trace_opts := T}) ->
+    streams_only(T);
+streams_only(#{relayd := _} = Opts) ->
+    not is_map_key(dir, Opts) andalso maps:get(local, Opts, false) =/= true;
+streams_only(#{}) ->
+    false.
 
 %% The command gives ETS table names as binaries: the session takes atoms.
 sources(#{ets := Tables} = Opts) ->
@@ -619,8 +666,11 @@ collect(#r{node = T, opts = Opts} = R, Result) ->
                            {error, Why} -> fail("the trace on ~s failed: ~s", [T, explain(Why)])
                        end,
     progress_line(Stats),
-    Where = case maps:get(remote_dir, Opts, false) of
-                false -> copy_back(R);
+    Where = case {maps:get(remote_dir, Opts, false), Stats} of
+                {_, #{dir := undefined}} ->
+                    %% Streamed only: the relayd has it; nothing comes back.
+                    where(Stats);
+                {false, _} -> copy_back(R);
                 _ -> io_lib:format("~s:~s", [T, maps:get(dir, Stats)])
             end,
     Summary = io_lib:format("~b events, ~b discarded, ~s in ~.1f s (stopped by ~s); trace in ~s",

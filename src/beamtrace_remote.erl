@@ -91,12 +91,14 @@ handle({load, Mods}, #ag{dir = Dir} = A) when Dir =/= undefined ->
     load(Mods, Dir, A);
 handle({trace, Spec, Opts}, A) ->
     %% The trace goes into the private directory, unless it is to stay on
-    %% this node: then where asked, or where start/1 puts it by default.
+    %% this node: then where asked, or where start/1 puts it by default. A
+    %% trace streamed to a relayd has no local copy unless asked (local).
+    Local = not is_map_key(relayd, Opts) orelse maps:get(local, Opts, false) =:= true,
     TraceOpts = case {maps:is_key(dir, Opts), maps:get(remote_dir, Opts, false)} of
                     {true, _} -> Opts;
                     {false, true} -> Opts;
-                    {false, false} when A#ag.dir =/= undefined ->
-                        Opts#{dir => filename:join(A#ag.dir, "trace")};
+                    {false, false} when A#ag.dir =/= undefined, Local ->
+                        maps:remove(local, Opts#{dir => filename:join(A#ag.dir, "trace")});
                     {false, false} -> Opts
                 end,
     %% This agent is beamtrace's own: not in the trace.

@@ -135,12 +135,13 @@ sample_opt(message_queues, {Ms, N}) ->
 sample_opt(_, _) -> false.
 
 %% @doc Starts the sources `Src' (from validate/1) of a session that just
-%% started with trace directory `Dir'. ok, or `{error, Reason}' with
-%% nothing left set.
--spec start(beamtrace:session(), binary(), options()) -> ok | {error, term()}.
+%% started with trace directory `Dir' (undefined: it only streams). ok, or
+%% `{error, Reason}' with nothing left set.
+-spec start(beamtrace:session(), binary() | undefined, options()) -> ok | {error, term()}.
 start(_Session, _Dir, Src) when map_size(Src) =:= 0 ->
     ok;
-start(Session, Dir, Src) ->
+start(Session, Dir0, Src) ->
+    Dir = key(Session, Dir0),
     Keeper = spawn(?MODULE, keeper, [self()]),
     Ref = make_ref(),
     {Helper, Mon} = spawn_monitor(?MODULE, helper, [{self(), Ref}, Keeper, Session, Src]),
@@ -164,8 +165,8 @@ start(Session, Dir, Src) ->
 -spec stop(beamtrace:session() | []) -> ok.
 stop(Session) ->
     case beamtrace:info(Session) of
-        #{dir := Dir} ->
-            case take_helpers(Dir) of
+        #{dir := Dir0} ->
+            case take_helpers(key(Session, Dir0)) of
                 #{helper := H, keeper := K} ->
                     H ! stop,
                     wait_down(H),
@@ -181,11 +182,25 @@ stop(Session) ->
 -spec helpers(beamtrace:session() | []) -> #{helper := pid(), keeper := pid()} | none.
 helpers(Session) ->
     case beamtrace:info(Session) of
-        #{dir := Dir} -> maps:get(Dir, application:get_env(beamtrace, sources, #{}), none);
+        #{dir := Dir0} ->
+            maps:get(key(Session, Dir0), application:get_env(beamtrace, sources, #{}), none);
         _ -> none
     end.
 
-%% The helpers of every session with sources, by trace directory, in the
+%% What the sources of a session are kept under: its directory, or for a
+%% session that only streams, its handle (the default session's for []).
+key(_Session, Dir) when is_binary(Dir) ->
+    Dir;
+key([], undefined) ->
+    case [S || S <- beamtrace:sessions(), maps:get(default, beamtrace:info(S), false)] of
+        [S | _] -> S;
+        [] -> undefined
+    end;
+key(Session, undefined) ->
+    Session.
+
+%% The helpers of every session with sources, by key/2 (the trace
+%% directory, or the handle of a session that only streams), in the
 %% application environment's `sources' (its keys are atoms): sessions start
 %% and stop in any process at once, so each change is made under a lock,
 %% and the key goes with the last session.

@@ -563,7 +563,9 @@ set_procs1(H, [P | Rest], Flags, N) ->
 undo(#st{handle = H, session = S, dir = Dir}) ->
     _ = H =/= undefined andalso beamtrace_tracing:close(H),
     _ = beamtrace:stop(S),
-    _ = file:del_dir_r(Dir),
+    %% A session that only streams has no directory (undefined: an atom
+    %% would name ./undefined).
+    _ = is_binary(Dir) andalso file:del_dir_r(Dir),
     ok.
 
 %%% Running
@@ -619,7 +621,8 @@ result_map(St, Stats, Reason) ->
 
 live_info(St) ->
     Info = case beamtrace:info(St#st.session) of
-               M when is_map(M) -> maps:with([state, events, discarded, written_bytes, reason], M);
+               M when is_map(M) ->
+                   maps:with([state, events, discarded, written_bytes, reason, relayd], M);
                _ -> #{}
            end,
     Info#{dir => St#st.dir, functions => St#st.functions, processes => St#st.processes,

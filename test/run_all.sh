@@ -33,6 +33,7 @@ probes 600
 sources 900
 e2e 900
 lttng 1200
+relayd 1200
 analyses 2400
 usdt 900
 trace 1800

@@ -50,6 +50,11 @@ struct bmt_ctf_trace_info {
     int64_t vpid;             /* OS pid of the traced VM */
     char procname[32];        /* its process name, e.g. "beam.smp" */
     char node[256];           /* the Erlang node name, or empty */
+    /* More environment entries, already TSDL ("\tkey = value;\n" lines),
+     * or empty: a cluster controller's clock estimate, when the trace is
+     * aligned to its clock at start (streaming: no one rewrites the
+     * metadata afterwards, as beamtrace_clock does a copied-back trace). */
+    char env_extra[1024];
 };
 
 /* Writes the packet header and the fixed part of the context for a packet

@@ -90,7 +90,7 @@ long bmt_ctf_metadata(const struct bmt_ctf_trace_info *info, char *buf, size_t s
     put_escaped(&o, info->procname);
     put(&o, "\";\n\tbeamtrace_node = \"");
     put_escaped(&o, info->node);
-    put(&o, "\";\n};\n\n");
+    put(&o, "\";\n%s};\n\n", info->env_extra);
     put(&o, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
             "\tdescription = \"Monotonic Clock\";\n\tfreq = 1000000000; /* Frequency, in Hz */\n"
             "\t/* clock value offset from Epoch is: offset * (1/freq) */\n"

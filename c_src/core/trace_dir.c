@@ -218,6 +218,11 @@ int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path, unsigned fil
     d->dirfd = -1;
     for (int i = 0; i < BMT_MAX_STREAMS; i++)
         d->streams[i].fd = -1;
+    if (path[0] == '\0') {
+        d->no_files = 1;
+        memcpy(d->uuid, info->uuid, sizeof d->uuid);
+        return 0;
+    }
     if (path[0] != '/' || tracefile_count > 1024)
         return -EINVAL;
     if (strlen(path) + 32 >= sizeof d->path)
@@ -340,7 +345,7 @@ static int direct_fits(const struct bmt_stream_file *s, const uint8_t *pkt, size
 size_t bmt_trace_dir_packet_bytes(const struct bmt_trace_dir *d, unsigned stream,
                                   const uint8_t *pkt, size_t content_bytes, size_t capacity_bytes)
 {
-    if (stream >= BMT_MAX_STREAMS || d->no_direct ||
+    if (stream >= BMT_MAX_STREAMS || d->no_direct || d->no_files ||
         !direct_fits(&d->streams[stream], pkt, content_bytes, capacity_bytes))
         return content_bytes;
     return padded_to_block(content_bytes);
@@ -388,6 +393,15 @@ int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, uint8_t
     if (d->error) {
         s->lost_events += events;
         return -d->error;
+    }
+    if (d->no_files) {
+        s->events += events;
+        s->next_seq++;
+        s->stamped_discarded = bmt_get_u64(pkt + BMT_PKT_EVENTS_DISCARDED) + s->lost_events;
+        s->last_ts_end_ns = bmt_get_u64(pkt + BMT_PKT_TS_END);
+        d->bytes_on_disk += content_bytes;
+        d->bytes_written += content_bytes;
+        return 0;
     }
     int rc = 0;
     if (s->fd < 0 || (d->tracefile_size_bytes && s->file_bytes > 0 &&
@@ -438,6 +452,10 @@ int bmt_trace_dir_seal_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t
     struct bmt_stream_file *s = &d->streams[stream];
     if (ring_discarded + s->lost_events == s->stamped_discarded)
         return 0;
+    if (d->no_files) {
+        s->stamped_discarded = ring_discarded + s->lost_events;
+        return 0;
+    }
     if (s->fd < 0) {
         int rc = open_stream_file(d, stream, s);
         if (rc < 0)
@@ -489,7 +507,7 @@ int bmt_trace_dir_add_discarded(struct bmt_trace_dir *d, unsigned stream, uint64
     if (stream >= BMT_MAX_STREAMS)
         return -EINVAL;
     struct bmt_stream_file *s = &d->streams[stream];
-    if (events == 0)
+    if (events == 0 || d->no_files)
         return 0;
     if (s->fd < 0 || s->file_bytes == 0)
         return bmt_trace_dir_seal_stream(d, stream, s->stamped_discarded + events - s->lost_events,

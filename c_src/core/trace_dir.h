@@ -63,12 +63,17 @@ struct bmt_trace_dir {
     uint64_t bytes_on_disk;      /* metadata + stream files now, after rotation */
     uint64_t bytes_written;      /* every byte written since creation */
     int error;                   /* first errno of a failed write, 0 when healthy */
+    int no_files;                /* nothing on disk: the session streams to a relayd
+                                    only; packets are counted as if written */
     int no_direct;               /* the filesystem refused O_DIRECT: buffered writes */
     struct bmt_stream_file streams[BMT_MAX_STREAMS];
 };
 
 /* Creates the trace directory `path` (absolute; missing parents are created
- * with the directory's mode) and writes the metadata for `info`. An existing
+ * with the directory's mode) and writes the metadata for `info`. An empty
+ * `path` makes a directory with no files (no_files): every call below
+ * succeeds and keeps the counts (events, losses, packet numbers, bytes as
+ * they would be), and nothing touches the disk. An existing
  * `path` is taken only if it is an empty directory owned by this user, not a
  * symlink. `file_mode` (0 = BMT_TRACE_FILE_MODE) is every file's mode; the
  * directory gets it plus x wherever it has r. Rotation: see the struct.

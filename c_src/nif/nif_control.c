@@ -10,6 +10,7 @@
 #include "nif_control.h"
 #include "nif_format.h"
 #include "nif_session.h"
+#include "nif_relayd.h"
 #include "nif_state.h"
 
 #include <errno.h>
@@ -62,18 +63,34 @@ static ERL_NIF_TERM reason_term(ErlNifEnv *env, const struct bmt_rec_stats *st)
     return enif_make_atom(env, bmt_rec_reason_name(st->reason));
 }
 
+/* The trace directory, or undefined for a session that only streams. */
+static ERL_NIF_TERM dir_term(struct priv *p, ErlNifEnv *env, const char *dir)
+{
+    return dir[0] ? binary_of(env, dir) : p->atom.undefined;
+}
+
+/* Adds `relayd => #{...}` to `map` for a streaming session. */
+static ERL_NIF_TERM with_relayd(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM map,
+                                const struct bmt_rec_stats *st)
+{
+    if (st->has_relayd)
+        enif_make_map_put(env, map, p->atom.relayd, bmt_nif_relayd_stats(p, env, &st->relayd),
+                          &map);
+    return map;
+}
+
 static ERL_NIF_TERM stats_map(struct priv *p, ErlNifEnv *env, const struct bmt_rec_stats *st,
                               const char *dir)
 {
     ERL_NIF_TERM keys[] = {p->atom.dir, p->atom.events, p->atom.discarded, p->atom.overwritten,
                            p->atom.written_bytes, p->atom.reason};
-    ERL_NIF_TERM values[] = {binary_of(env, dir), enif_make_uint64(env, st->events),
+    ERL_NIF_TERM values[] = {dir_term(p, env, dir), enif_make_uint64(env, st->events),
                              enif_make_uint64(env, st->discarded),
                              enif_make_uint64(env, st->overwritten),
                              enif_make_uint64(env, st->bytes), reason_term(env, st)};
     ERL_NIF_TERM map;
     enif_make_map_from_arrays(env, keys, values, sizeof keys / sizeof keys[0], &map);
-    return map;
+    return with_relayd(p, env, map, st);
 }
 
 /* ---- start ---- */
@@ -265,9 +282,19 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
     return 0;
 }
 
-/* start_nif(Dir, Opts) -> {ok, Handle} | {error, {badopt, Key}}
- *   | {error, {Posix, Dir}} | {error, too_many_sessions}.
- * Opts holds every option (beamtrace:start/1 fills the defaults). */
+/* {error, {relayd, Posix, Why}}: the relayd could not be reached, refused,
+ * or the URL is wrong; Why says so in one line. */
+static ERL_NIF_TERM relayd_error(struct priv *p, ErlNifEnv *env, int err, const char *why)
+{
+    return error_tuple(p, env, enif_make_tuple3(env, p->atom.relayd, posix_atom(env, err),
+                                                binary_of(env, why)));
+}
+
+/* start_nif(Dir | undefined, Opts) -> {ok, Handle} | {error, {badopt, Key}}
+ *   | {error, {Posix, Dir}} | {error, too_many_sessions}
+ *   | {error, {relayd, Posix, Why}}.
+ * Opts holds every option (beamtrace:start/1 fills the defaults). Dir
+ * undefined: no local copy (the session streams to its relayd only). */
 ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -277,7 +304,9 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return error_tuple(p, env, posix_atom(env, ENOMEM));
     memset(req, 0, sizeof *req);
     ERL_NIF_TERM bad, result;
-    if (!get_path(env, argv[0], req->cfg.dir, sizeof req->cfg.dir - 64)) {
+    char why[512];
+    if (argv[0] != p->atom.undefined &&
+        !get_path(env, argv[0], req->cfg.dir, sizeof req->cfg.dir - 64)) {
         result = error_tuple(p, env, enif_make_tuple2(env, p->atom.badopt, p->atom.dir));
         goto out;
     }
@@ -288,6 +317,25 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         result = error_tuple(p, env, enif_make_tuple2(env, p->atom.badopt, bad));
         goto out;
     }
+    if (rc == 0 && bmt_nif_clock_option(p, env, argv[1], &req->cfg.info) != 0) {
+        result = error_tuple(p, env, enif_make_tuple2(env, p->atom.badopt, p->atom.clock));
+        goto out;
+    }
+    if (rc == 0) {
+        int err = bmt_nif_relayd_options(p, env, argv[1], &req->cfg, &bad, why, sizeof why);
+        if (err == -1 && !why[0]) {
+            result = error_tuple(p, env, enif_make_tuple2(env, p->atom.badopt, bad));
+            goto out;
+        }
+        if (err < 0) {
+            result = relayd_error(p, env, err == -1 ? EINVAL : -err, why);
+            goto out;
+        }
+        if (!req->cfg.relayd && !req->cfg.dir[0]) {
+            result = error_tuple(p, env, enif_make_tuple2(env, p->atom.badopt, p->atom.dir));
+            goto out;
+        }
+    }
     if (rc == 0) {
         /* The TSC clock is calibrated once, on this dirty scheduler. */
         bmt_clock_calibrate(&p->clock);
@@ -297,8 +345,17 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                            req->make_default, &index,
                            &generation);
         if (rc == 0) {
+            req->cfg.relayd = NULL; /* the session's now */
             result = enif_make_tuple2(env, p->atom.ok, bmt_make_handle(&p->handles, env, index, generation));
             goto out;
+        }
+        if (req->cfg.relayd) {
+            struct bmt_relayd_stats rs;
+            bmt_relayd_stats_get(req->cfg.relayd, &rs);
+            if (rs.error) {
+                result = relayd_error(p, env, -rc, rs.error_text);
+                goto out;
+            }
         }
     }
     if (rc == -EBUSY)
@@ -306,6 +363,7 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     else
         result = path_error(p, env, -rc, req->cfg.dir);
 out:
+    bmt_relayd_free(req->cfg.relayd);
     enif_free(req);
     return result;
 badarg:
@@ -364,7 +422,7 @@ ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                            p->atom.written_bytes, p->atom.default_, p->atom.reason};
     ERL_NIF_TERM values[] = {
         state == BMT_SESSION_RUNNING ? p->atom.running : p->atom.stopped,
-        binary_of(env, dir),
+        dir_term(p, env, dir),
         enif_make_uint64(env, st.events),
         enif_make_uint64(env, st.discarded),
         enif_make_uint64(env, st.bytes),
@@ -372,7 +430,7 @@ ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         state == BMT_SESSION_RUNNING ? p->atom.undefined : reason_term(env, &st)};
     ERL_NIF_TERM map;
     enif_make_map_from_arrays(env, keys, values, sizeof keys / sizeof keys[0], &map);
-    return map;
+    return with_relayd(p, env, map, &st);
 }
 
 /* sessions() -> [Handle]: every running session, and every session that

@@ -154,7 +154,7 @@ static __attribute__((noinline, cold)) void refuse(struct priv *p, uint64_t w)
  * `s`'s (the decision word's) ring of thread `t`, stamped `ts`: returns where the event's fields
  * start (NULL when the ring had no room, or the session stopped meanwhile)
  * and leaves the ring entered when `*ring` is set. */
-HOT uint8_t *record(struct priv *p, struct bmt_session *s, struct thread_ctx *t, ErlNifEnv *env,
+HOT uint8_t *record_event(struct priv *p, struct bmt_session *s, struct thread_ctx *t, ErlNifEnv *env,
                     const ERL_NIF_TERM argv[], uint64_t w, uint64_t ts, struct bmt_ring **ring,
                     struct decode *d)
 {
@@ -186,7 +186,7 @@ static __attribute__((noinline)) void trace_with_external(struct priv *p, struct
     uint64_t ts = 0;
     if (sinks & BMT_SINK_RECORDER) {
         ts = bmt_clock_event_ns(&p->clock, &t->clock);
-        fields = record(p, &p->rec.sessions[BMT_DW_SESSION(w) - 1], t, env, argv, w, ts, &ring, &d);
+        fields = record_event(p, &p->rec.sessions[BMT_DW_SESSION(w) - 1], t, env, argv, w, ts, &ring, &d);
     }
     if (external) {
         uint8_t *spare = t->scratch;
@@ -253,7 +253,7 @@ HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map
     struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w) - 1];
     struct bmt_ring *ring;
     struct decode d;
-    record(p, s, t, env, argv, w, ts, &ring, &d);
+    record_event(p, s, t, env, argv, w, ts, &ring, &d);
     if (ring)
         bmt_rec_leave(s, (unsigned)t->slot, ts);
     t->in_use = 0;

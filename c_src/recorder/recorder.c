@@ -11,6 +11,12 @@
  * itself, by freezing them (recorder.h). Overwrite-mode rings belong to
  * their writers until the finish or a snapshot freezes them.
  *
+ * A streaming session also hands each packet to its relayd client
+ * (relayd_client.h) before the directory writes it, pumps the client's
+ * non-blocking sockets every pass (polling them with the eventfd), tells
+ * it which rings went idle (live beacons), and ends its copy at the finish
+ * (section "streaming" below; the client never blocks the consumer).
+ *
  * Threads here are plain pthreads, not the VM's: the recorder is pure C so
  * that its protocol can be tested under ThreadSanitizer without a VM.
  */
@@ -35,6 +41,11 @@
 #define FROZEN_SPIN 2000
 /* How long the process-exit flush waits for the control lock. */
 #define EXIT_LOCK_WAIT_S 2
+/* Streaming: how long a start waits for the relayd session to open, and a
+ * finish for the relayd to confirm the trace's end (at process exit: less). */
+#define RELAYD_OPEN_NS (UINT64_C(3000) * 1000 * 1000)
+#define RELAYD_FINISH_NS (UINT64_C(5000) * 1000 * 1000)
+#define RELAYD_EXIT_FINISH_NS (UINT64_C(1000) * 1000 * 1000)
 
 static inline void cpu_relax(void)
 {
@@ -194,11 +205,17 @@ static enum bmt_stop_reason drain_ring(struct bmt_session *s, int i, int capped)
             stop = BMT_REASON_MAX_BYTES;
         if (capped || stop != BMT_REASON_NONE || s->dir.error) {
             bmt_trace_dir_lose(&s->dir, (unsigned)i, events);
+            if (s->cfg.relayd)
+                bmt_relayd_lose(s->cfg.relayd, (unsigned)i, events);
             atomic_fetch_add(&s->lost_on_disk, events);
             capped = 1;
         } else {
-            /* The consumer owns the packet between peek and release: the
-             * directory patches its sequence number and loss count. */
+            /* The relayd client copies the packet as the ring made it;
+             * then the consumer, which owns it between peek and release,
+             * lets the directory patch its sequence number and loss
+             * count. */
+            if (s->cfg.relayd)
+                bmt_relayd_packet(s->cfg.relayd, (unsigned)i, pkt, bytes, events);
             int rc = bmt_trace_dir_write_packet(&s->dir, (unsigned)i, (uint8_t *)pkt, bytes,
                                                 r->subbuf_bytes, events);
             if (rc < 0) {
@@ -215,6 +232,42 @@ static enum bmt_stop_reason drain_ring(struct bmt_session *s, int i, int capped)
     }
     atomic_store(&s->bytes_on_disk, s->dir.bytes_on_disk);
     return stop;
+}
+
+/* ---- streaming (relayd_client.h) ---- */
+
+/* Ends the relayd's copy of `s` (the finish, control held) with each
+ * ring's final loss count, puts its figures in *st, and frees the client.
+ * A session that streams only has the relayd's events as its own, and what
+ * the relayd lost among its discarded. */
+static void relayd_finish(struct bmt_session *s, struct bmt_rec_stats *st,
+                          const uint64_t *final_discarded, uint64_t now,
+                          enum bmt_stop_reason reason)
+{
+    struct bmt_relayd *r = s->cfg.relayd;
+    uint64_t wait = reason == BMT_REASON_EXIT ? RELAYD_EXIT_FINISH_NS : RELAYD_FINISH_NS;
+    (void)bmt_relayd_finish(r, final_discarded, (unsigned)s->ring_count, now,
+                            bmt_clock_ns() + wait);
+    bmt_relayd_stats_get(r, &st->relayd);
+    st->has_relayd = 1;
+    if (s->dir.no_files) {
+        st->events = st->relayd.events;
+        st->discarded += st->relayd.lost;
+    }
+    s->cfg.relayd = NULL;
+    bmt_relayd_free(r);
+}
+
+/* The live figures of a running streaming session (control held). */
+static void relayd_info(struct bmt_session *s, struct bmt_rec_stats *stats)
+{
+    bmt_relayd_stats_get(s->cfg.relayd, &stats->relayd);
+    stats->has_relayd = 1;
+    if (s->dir.no_files) {
+        stats->events = stats->relayd.events;
+        stats->discarded += stats->relayd.lost;
+        stats->bytes = stats->relayd.bytes;
+    }
 }
 
 /* ---- finishing ---- */
@@ -255,10 +308,14 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
     }
     /* Events no ring could take are told in stream 0's last packet. */
     uint64_t no_slot = atomic_load(&s->no_slot_drops);
+    uint64_t *final_discarded = s->cfg.relayd ? calloc((size_t)s->ring_count, sizeof *final_discarded)
+                                              : NULL;
     for (int i = 0; i < s->ring_count; i++) {
         uint64_t ring_discarded = atomic_load(&s->slots[i].ring.discarded_count);
         if (i == 0)
             ring_discarded += no_slot;
+        if (final_discarded)
+            final_discarded[i] = ring_discarded;
         /* A seal that fails leaves the trace short of the count; the
          * figures below still have it. */
         (void)bmt_trace_dir_seal_stream(&s->dir, (unsigned)i, ring_discarded, now);
@@ -266,6 +323,9 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
         st->overwritten += s->dir.streams[i].rotated_events;
         st->events += s->dir.streams[i].events;
     }
+    if (s->cfg.relayd)
+        relayd_finish(s, st, final_discarded, now, reason);
+    free(final_discarded);
     if (bmt_trace_dir_removed(&s->dir) && reason != BMT_REASON_DIR_REMOVED) {
         reason = BMT_REASON_DIR_REMOVED;
         atomic_store(&s->reason, reason);
@@ -275,7 +335,7 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
         reason = BMT_REASON_WRITE_ERROR;
     /* Every event recorded is on disk now, or counted lost. */
     atomic_store(&s->events_on_disk, st->events);
-    st->bytes = s->dir.bytes_on_disk;
+    st->bytes = st->has_relayd && s->dir.no_files ? st->relayd.bytes : s->dir.bytes_on_disk;
     st->reason = reason;
     st->error = atomic_load(&s->error);
     atomic_store(&s->reason, reason);
@@ -359,6 +419,8 @@ static void release_core(struct bmt_recorder *rec, struct bmt_session *s)
 
 struct consumer_state {
     uint8_t *populated;              /* per ring: its pages are faulted in */
+    uint64_t *relayd_seen;           /* streaming, per ring: written + discarded when last seen */
+    uint64_t *relayd_seen_ns;        /* and when (trace clock) */
     uint64_t last_flush_ns;
     uint64_t rate_ns, rate_offered;  /* start of the rate window */
     uint64_t *seen;                  /* per ring: written + discarded at the last flush tick */
@@ -418,6 +480,38 @@ static void populate_active_rings(struct bmt_session *s, struct consumer_state *
     }
 }
 
+/* Streaming, every pass: in a live session, tells the client which rings
+ * are idle (no event since the last flush tick, their last packet flushed
+ * and drained) and up to when: the previous pass that saw the same count,
+ * not this one, so that an event whose writer read the clock before it and
+ * has yet to commit (a few hundred ns; a preempted writer, longer) is
+ * still after the beacon. A beacon lets live viewers move past the ring.
+ * Then moves the client's sockets along. */
+static void relayd_tick(struct bmt_session *s, struct consumer_state *cs, uint64_t now)
+{
+    struct bmt_relayd *r = s->cfg.relayd;
+    if (s->cfg.mode == BMT_RING_DISCARD && cs->relayd_seen && cs->relayd_seen_ns && cs->seen &&
+        cs->unflushed) {
+        for (int i = 0; i < s->ring_count; i++) {
+            struct bmt_ring *ring = &s->slots[i].ring;
+            uint64_t v = atomic_load_explicit(&ring->written_count, memory_order_relaxed) +
+                         atomic_load_explicit(&ring->discarded_count, memory_order_relaxed);
+            uint64_t before = cs->relayd_seen_ns[i];
+            cs->relayd_seen_ns[i] = now;
+            if (v != cs->relayd_seen[i]) {
+                cs->relayd_seen[i] = v;
+                continue;
+            }
+            if (v != cs->seen[i] || cs->unflushed[i] ||
+                atomic_load_explicit(&ring->committed, memory_order_acquire) !=
+                    atomic_load_explicit(&ring->consumed, memory_order_relaxed))
+                continue;
+            bmt_relayd_idle(r, (unsigned)i, before, now);
+        }
+    }
+    bmt_relayd_pump(r, now);
+}
+
 /* Takes the control lock unless a stop wants the consumer gone first. */
 static int lock_or_stop(struct bmt_recorder *rec, struct bmt_session *s)
 {
@@ -449,8 +543,13 @@ static void *consumer_main(void *arg)
     cs.seen = calloc((size_t)s->ring_count, sizeof *cs.seen);
     cs.unflushed = calloc((size_t)s->ring_count, 1);
     cs.populated = calloc((size_t)s->ring_count, 1);
+    if (s->cfg.relayd) {
+        cs.relayd_seen = calloc((size_t)s->ring_count, sizeof *cs.relayd_seen);
+        cs.relayd_seen_ns = calloc((size_t)s->ring_count, sizeof *cs.relayd_seen_ns);
+    }
     cs.last_flush_ns = cs.rate_ns = bmt_clock_ns();
-    struct pollfd pfd = {s->wake_fd, POLLIN, 0};
+    /* The eventfd, and a streaming session's two sockets. */
+    struct pollfd pfd[3] = {{s->wake_fd, POLLIN, 0}};
     enum bmt_stop_reason stop = BMT_REASON_NONE;
     while (!atomic_load(&s->consumer_stop) && stop == BMT_REASON_NONE) {
         uint64_t count;
@@ -470,6 +569,8 @@ static void *consumer_main(void *arg)
                 flush_tick(s, &cs, now);
             }
         }
+        if (s->cfg.relayd)
+            relayd_tick(s, &cs, now);
         if (stop == BMT_REASON_NONE && s->cfg.duration_ns && now - s->start_ns >= s->cfg.duration_ns)
             stop = BMT_REASON_DURATION;
         if (stop == BMT_REASON_NONE && s->cfg.max_rate && now - cs.rate_ns >= RATE_WINDOW_NS) {
@@ -492,9 +593,13 @@ static void *consumer_main(void *arg)
         }
         if (stop == BMT_REASON_NONE && bmt_trace_dir_removed(&s->dir))
             stop = BMT_REASON_DIR_REMOVED;
-        if (stop == BMT_REASON_NONE)
-            poll(&pfd, 1, CONSUMER_TICK_NS / 1000000);
+        if (stop == BMT_REASON_NONE) {
+            int n = 1 + (s->cfg.relayd ? bmt_relayd_pollfds(s->cfg.relayd, pfd + 1) : 0);
+            poll(pfd, (nfds_t)n, CONSUMER_TICK_NS / 1000000);
+        }
     }
+    free(cs.relayd_seen);
+    free(cs.relayd_seen_ns);
     free(cs.seen);
     free(cs.unflushed);
     free(cs.populated);
@@ -558,6 +663,16 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
                                   cfg->tracefile_size_bytes, cfg->tracefile_count);
     if (rc < 0)
         goto fail;
+    if (cfg->relayd) {
+        /* Before anything else can fail: a refused relayd leaves nothing. */
+        char why[2];
+        rc = bmt_relayd_open(cfg->relayd, RELAYD_OPEN_NS, why, sizeof why);
+        if (rc < 0)
+            goto fail_dir;
+    } else if (cfg->dir[0] == '\0') {
+        rc = -EINVAL;
+        goto fail_dir;
+    }
 
     for (int tp = 0; tp < BMT_TP_COUNT; tp++)
         s->max_event_bytes[tp] = (uint32_t)(BMT_EVENT_HEADER_MAX_BYTES - BMT_EVENT_HEADER_BYTES +
@@ -643,6 +758,7 @@ fail_mem:
 fail_dir:
     bmt_trace_dir_abandon(&s->dir);
 fail:
+    s->cfg.relayd = NULL; /* the caller's again */
     pthread_mutex_unlock(&rec->control);
     return rc;
 }
@@ -709,6 +825,8 @@ int bmt_rec_info(struct bmt_recorder *rec, int index, uint64_t generation, int *
             stats->discarded += atomic_load(&s->slots[i].ring.discarded_count);
         stats->bytes = atomic_load(&s->bytes_on_disk);
         stats->error = atomic_load(&s->error);
+        if (s->cfg.relayd)
+            relayd_info(s, stats);
     } else {
         collect(s, stats);
     }

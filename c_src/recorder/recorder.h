@@ -47,6 +47,7 @@
 #include "core/fence.h"
 #include "core/ring.h"
 #include "core/trace_dir.h"
+#include "relayd_client.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -100,6 +101,11 @@ struct bmt_rec_config {
     struct bmt_ctf_trace_info info;
     uint8_t owner[16];            /* the caller's, opaque: who hears of a self-stop */
     size_t owner_bytes;
+    /* Streaming (relayd_client.h): a client, not yet opened, that the
+     * session opens at start and owns from then on (the caller keeps it
+     * when the start fails), or NULL. With an empty `dir` it is the only
+     * output: nothing is written locally. */
+    struct bmt_relayd *relayd;
 };
 
 /* A session's figures. events + discarded = every event it was offered
@@ -111,6 +117,11 @@ struct bmt_rec_stats {
     uint64_t bytes;        /* the trace's size on disk */
     enum bmt_stop_reason reason;
     int error;             /* errno of a write failure, else 0 */
+    /* Streaming sessions: the relayd's copy. When it is the only output,
+     * events and bytes above are its own and discarded counts what it
+     * lost. */
+    int has_relayd;
+    struct bmt_relayd_stats relayd;
 };
 
 /* One thread's ring in one session. */
@@ -185,11 +196,12 @@ int bmt_rec_init(struct bmt_recorder *rec, int max_threads, bmt_rec_notify_fn *n
 /* Finishes every session (reason UNLOAD), unregisters, frees. */
 void bmt_rec_destroy(struct bmt_recorder *rec);
 
-/* Starts a session: creates the trace directory, maps the rings, starts the
- * consumer. `format_option` is stored for the tracer. On success returns 0
+/* Starts a session: creates the trace directory, opens the relayd session
+ * (cfg->relayd; bounded wait), maps the rings, starts the consumer. `format_option` is stored for the tracer. On success returns 0
  * and sets *index and *generation; `make_default` (or no default yet) makes
  * it the default session. Errors: negative errno (trace_dir.h's for the
- * directory, -EBUSY when all BMT_MAX_SESSIONS cores are in use). */
+ * directory, -EBUSY when all BMT_MAX_SESSIONS cores are in use, or
+ * bmt_relayd_open's: the client's stats then say why). */
 int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, int format_option,
                   int make_default, int *index, uint64_t *generation);
 

@@ -11,6 +11,8 @@
 #                idle flush, caps, snapshots, exact counts    TSan, and ASan+UBSan
 #   test_clock   the trace clock within 1 us of clock_gettime, ordered
 #                per thread (BMT_CLOCK_TEST_SECONDS, 10)     ASan+UBSan
+#   test_relayd_proto  lttng-relayd's wire format byte for byte, URLs,
+#                the send queue against a reference            ASan+UBSan
 #   layers       tools/check_layers.py: the pure C folders never reach the
 #                VM, headers pair with their .c, no include/use cycle
 #
@@ -39,7 +41,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=23}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66}
 
-all="test_ring test_clock test_ctf test_faults stress_ring_tsan stress_ring_asan stress_recorder_tsan stress_recorder_asan"
+all="test_ring test_clock test_ctf test_relayd_proto test_faults stress_ring_tsan stress_ring_asan stress_recorder_tsan stress_recorder_asan"
 want=$all
 if [ -n "${BMT_TEST_FILTER:-}" ]; then
     want=${BMT_TEST_FILTER//,/ }
@@ -69,7 +71,7 @@ build() {
     local name=$1 src=$2 extra=
     shift 2
     wanted "$name" || return 0
-    case $name in stress_recorder*) extra=$RECORDER ;; esac
+    case $name in stress_recorder* | test_relayd_proto) extra=$RECORDER ;; esac
     # shellcheck disable=SC2086
     if $CC $CFLAGS "$@" -o "$out/$name" "$src" $CORE $extra -lpthread >"$out/$name.build.log" 2>&1; then
         echo "ok - build $name"
@@ -115,12 +117,14 @@ for t in $all; do rm -f "$out/$t"; done
     build test_ctf test/c/test_ctf.c $ASAN &
     wait
     build test_clock test/c/test_clock.c $ASAN &
+    build test_relayd_proto test/c/test_relayd_proto.c $ASAN -Wl,--wrap=malloc -Wl,--wrap=calloc &
+    wait
     build test_faults test/c/test_faults.c $ASAN -Wl,--wrap=malloc -Wl,--wrap=pwrite &
+    wait
     build stress_ring_tsan test/c/stress_ring.c $TSAN &
-    wait
     build stress_ring_asan test/c/stress_ring.c $ASAN &
-    build stress_recorder_tsan test/c/stress_recorder.c $TSAN &
     wait
+    build stress_recorder_tsan test/c/stress_recorder.c $TSAN &
     build stress_recorder_asan test/c/stress_recorder.c $ASAN
 } >"$tmp/build.tap"
 cat "$tmp/build.tap"
@@ -129,6 +133,7 @@ grep -q '^not ok' "$tmp/build.tap" && failed=1
 wanted test_ring && run test_ring
 wanted test_clock && run test_clock
 wanted test_ctf && run test_ctf test/c/golden
+wanted test_relayd_proto && run test_relayd_proto
 wanted test_faults && run test_faults
 wanted stress_ring_tsan && run stress_ring_tsan "$tmp/stress-tsan" 4 20000
 wanted stress_ring_asan && run stress_ring_asan "$tmp/stress-asan" 8 20000

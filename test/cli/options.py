@@ -17,7 +17,9 @@ offers each of its options and each value of its enums.
 `record` records for real, each option against a live node started here
 (with a workload that spawns, sends, calls lists:reverse/1, collects,
 writes a file and an ETS table), and a TLS-distribution node for
---ssl-dist-optfile when openssl can make it a certificate; --duration
+--ssl-dist-optfile when openssl can make it a certificate, and an
+lttng-relayd for --relayd, --live and --local (their accepted lines are
+SKIPs without lttng-relayd on PATH); --duration
 infinity is stopped by Ctrl-C (SIGINT) after 3 s. Without `erl`, or when
 `make` fails, its accepted lines are SKIPs; with them, nodes that do not
 start are a failure. Its refused lines need no node: a bad value is
@@ -143,6 +145,8 @@ def values(c, o):
     if t == "dir":
         return ([None] if o["optional_value"] else []) + [fresh("dir", create=True)]
     if t == "text":
+        if c["name"] == "record" and name == "relayd" and live and live.relayd_url:
+            return [live.relayd_url]
         return [o["example"] or o["default"] or "x"]
     raise SystemExit("options.py: no valid value for type %r (--%s)" % (t, name))
 
@@ -241,6 +245,10 @@ def accepted(c, o):
     name = "%s --%s accepted: exit 0 with output" % (c["name"], o["name"])
     if is_record and not live:
         print("ok - options: %s # SKIP %s" % (name, why_not_live))
+        return
+    if is_record and "relayd" in (o["name"], o["needs"]) and not live.relayd_url:
+        print("ok - options: %s # SKIP no lttng-relayd on PATH to stream to "
+              "(apt-get install lttng-tools)" % name)
         return
     vals = values(c, o)
     shown = ", ".join("(none)" if v is None else repr(v) for v in vals)
@@ -347,6 +355,7 @@ class Live:
             f.write(COOKIE)
         os.chmod(self.cookie_file, 0o600)
         self.procs, self.cwds = [], []
+        self.relayd_url = None
         try:
             self.start_all()
         except BaseException:
@@ -369,6 +378,37 @@ class Live:
             self.start(self.tls_name, ["-proto_dist", "inet_tls", "-ssl_dist_optfile",
                                        self.tls_optfile])
         self.wait_up([self.name] + ([self.tls_name] if self.tls_optfile else []))
+        if shutil.which("lttng-relayd"):
+            self.start_relayd()
+
+    def start_relayd(self):
+        """An lttng-relayd on three free ports of 127.0.0.1, for record
+        --relayd, --live and --local to stream to (its own session, so stop()
+        ends it)."""
+        socks = [socket.socket() for _ in range(3)]
+        for so in socks:
+            so.bind(("127.0.0.1", 0))
+        ctl, data, lv = (so.getsockname()[1] for so in socks)
+        for so in socks:
+            so.close()
+        cwd = fresh("relayd", create=True)
+        log = open(os.path.join(cwd, "log"), "w")
+        self.procs.append(subprocess.Popen(
+            ["lttng-relayd", "-C", "tcp://127.0.0.1:%d" % ctl, "-D", "tcp://127.0.0.1:%d" % data,
+             "-L", "tcp://127.0.0.1:%d" % lv, "-o", os.path.join(cwd, "out")],
+            cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True))
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", ctl), timeout=1).close()
+                socket.create_connection(("127.0.0.1", data), timeout=1).close()
+                self.relayd_url = "net://127.0.0.1:%d:%d" % (ctl, data)
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("lttng-relayd did not start: " +
+                           open(os.path.join(cwd, "log")).read()[-300:])
 
     WORK = ('spawn(fun() -> register(bmt_opt_loop, self()), '
             'T = ets:new(bmt_opt_tab, [named_table, public]), '

@@ -25,11 +25,12 @@ suites=${OTP_SUITES:-"trixie sid"}
 # The groups that run a VM (trace: one-call tracing and record against real
 # nodes, own trace sessions on 27+; sources: system monitor (long_message_queue
 # for real on 27+), counters, node up/down; cluster: three nodes recorded as
-# one; deps: rebar3 and mix projects on that OTP). c
+# one; relayd: streaming to that release's lttng-relayd (2.16 on sid); deps:
+# rebar3 and mix projects on that OTP). c
 # and cli are the VM-free C core and reader, build the clang and USDT=0
 # variants: tested on the host; the chroot's `make` compiles all the C with
 # its newer gcc, warnings as errors.
-groups=${OTP_GROUPS:-"lib erl probes sources e2e analyses lttng usdt trace cluster deps"}
+groups=${OTP_GROUPS:-"lib erl probes sources e2e analyses lttng relayd usdt trace cluster deps"}
 out=$root/_build/otp
 passed=0 failed=0 skipped=0
 summary=()

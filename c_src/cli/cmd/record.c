@@ -22,7 +22,10 @@ const struct bmt_command bmt_cmd_record = {
         "and NIF library into a private 0700 directory there (unless the same build is\n"
         "loaded), records with the guard rails, copies the trace back into -o DIR and\n"
         "removes everything it shipped (modules purged, files deleted; no trace flag or\n"
-        "pattern left). Ctrl-C stops early and still brings the trace back.",
+        "pattern left). Ctrl-C stops early and still brings the trace back.\n"
+        "With --relayd URL each node streams its trace straight to that lttng-relayd\n"
+        "and nothing comes back over the distribution (unless --local): the relayd\n"
+        "holds HOST/SESSION/ust/pid/..., which every analysis reads as one cluster.",
     .epilog = "Exit status: 0 recorded, 1 failed (one line says why), 2 bad options,\n"
               "130 interrupted before recording.",
     .opts = bmt_record_options,

@@ -119,6 +119,8 @@ struct bmt_packet_info {
 
 struct bmt_trace {
     char *dir;                      /* the directory holding `metadata`, owned */
+    char **more_dirs;               /* the same trace's other directories (the relayd's
+                                     * per-connection ones), NULL-terminated, owned; or NULL */
     struct bmt_meta meta;
     int64_t origin_ns;              /* ns since the epoch of the event clock's zero */
     uint64_t delta_ns;              /* origin_ns - reader origin */

@@ -11,6 +11,7 @@
 #include "decode.h"
 #include "reader_priv.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -201,12 +202,12 @@ static int trace_clock(struct bmt_reader *r, struct bmt_trace *t)
     return 0;
 }
 
-static int list_streams(struct bmt_reader *r, struct bmt_trace *t, struct names *out)
+static int list_streams(struct bmt_reader *r, const char *dir, struct names *out)
 {
-    DIR *d = opendir(t->dir);
+    DIR *d = opendir(dir);
     if (!d) {
         int e = errno;
-        return bmt_reader_fail(r, -e, "%s: cannot open the directory: %s; check its permissions", t->dir,
+        return bmt_reader_fail(r, -e, "%s: cannot open the directory: %s; check its permissions", dir,
                     strerror(e));
     }
     struct dirent *de;
@@ -233,14 +234,14 @@ static int list_streams(struct bmt_reader *r, struct bmt_trace *t, struct names 
      * read (it could name any file), but may be a stream the user meant. */
     if (links)
         bmt_reader_warn(r, "%s: %u symbolic link%s (%s%s) not read as stream file%s; copy the "
-                        "file%s into the trace directory to read %s", t->dir, links,
+                        "file%s into the trace directory to read %s", dir, links,
                         links > 1 ? "s" : "", link, links > 1 ? ", ..." : "",
                         links > 1 ? "s" : "", links > 1 ? "s" : "", links > 1 ? "them" : "it");
     if (local.count)
         qsort(local.v, local.count, sizeof *local.v, by_version);
     for (unsigned i = 0; rc == 0 && i < local.count; i++) {
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s", t->dir, local.v[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, local.v[i]);
         rc = names_add(out, path);
     }
     names_free(&local);
@@ -426,6 +427,71 @@ static int find_input(struct bmt_reader *r, const char *path, int many, struct n
     return 0;
 }
 
+/* Length of `dir` without its "-YYYYMMDD-HHMMSS" ending (the datetime an
+ * lttng-relayd names a connection's directory with), or 0 without one. */
+static size_t relayd_stem(const char *dir)
+{
+    size_t n = strlen(dir);
+    static const char form[] = "-########-######";
+    size_t k = sizeof form - 1;
+    if (n <= k)
+        return 0;
+    for (size_t i = 0; i < k; i++)
+        if (form[i] == '#' ? !isdigit((unsigned char)dir[n - k + i]) : dir[n - k + i] != form[i])
+            return 0;
+    return n - k;
+}
+
+/* 1 when directories `a` and `b` are two connections' copies of one
+ * trace on an lttng-relayd: siblings named <proc>-<pid>-<datetime> with the
+ * same <proc>-<pid> and different datetimes. A trace given twice, or a
+ * copy of it, is not (its packets would be read twice). */
+static int relayd_siblings(const char *a, const char *b)
+{
+    size_t n = relayd_stem(a);
+    return n && n == relayd_stem(b) && strncmp(a, b, n) == 0 && strcmp(a, b) != 0;
+}
+
+/* A trace the relayd received over several connections (it reconnected
+ * after losing the relayd, or the relayd restarted) lies in one directory
+ * per connection (relayd_siblings), each with the same metadata and trace
+ * UUID and its share of every stream's packets (numbered on across
+ * connections). As babeltrace2 does, those directories are one trace: the
+ * later ones join the first's list (more_dirs) and leave r->traces. */
+static int fold_same_traces(struct bmt_reader *r)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < r->trace_count; i++) {
+        struct bmt_trace *t = &r->traces[i], *same = NULL;
+        for (unsigned j = 0; t->meta.has_uuid && j < kept && !same; j++)
+            if (r->traces[j].meta.has_uuid &&
+                memcmp(r->traces[j].meta.uuid, t->meta.uuid, sizeof t->meta.uuid) == 0 &&
+                relayd_siblings(r->traces[j].dir, t->dir))
+                same = &r->traces[j];
+        if (!same) {
+            if (kept != i)
+                r->traces[kept] = *t;
+            kept++;
+            continue;
+        }
+        unsigned n = 0;
+        while (same->more_dirs && same->more_dirs[n])
+            n++;
+        char **more = realloc(same->more_dirs, (n + 2) * sizeof *more);
+        if (!more) {
+            r->trace_count = kept + (r->trace_count - i);
+            memmove(&r->traces[kept], t, (r->trace_count - kept) * sizeof *t);
+            return bmt_reader_fail(r, -ENOMEM, "out of memory; free some memory");
+        }
+        more[n] = t->dir;
+        more[n + 1] = NULL;
+        same->more_dirs = more;
+        bmt_meta_free(&t->meta);
+    }
+    r->trace_count = kept;
+    return 0;
+}
+
 /* The node of each trace (environment beamtrace_node); two traces of one
  * node cannot be merged (their pids would be one process). Sets r->cluster
  * when two or more traces name their nodes. */
@@ -492,20 +558,27 @@ int bmt_reader_open(struct bmt_reader *r, const char *const *paths, unsigned cou
     }
     r->trace_count = dirs.count;
     names_free(&dirs);
+    for (unsigned i = 0; rc == 0 && i < r->trace_count; i++)
+        if ((rc = read_metadata(r, &r->traces[i])) == 0)
+            rc = trace_clock(r, &r->traces[i]);
+    if (rc == 0)
+        rc = fold_same_traces(r);
     unsigned *first_stream = calloc(r->trace_count + 1, sizeof *first_stream);
-    if (!first_stream)
-        return bmt_reader_fail(r, -ENOMEM, "out of memory; free some memory");
+    if (rc < 0 || !first_stream) {
+        free(first_stream);
+        return rc < 0 ? rc : bmt_reader_fail(r, -ENOMEM, "out of memory; free some memory");
+    }
     for (unsigned i = 0; rc == 0 && i < r->trace_count; i++) {
         struct bmt_trace *t = &r->traces[i];
-        if ((rc = read_metadata(r, t)) < 0 || (rc = trace_clock(r, t)) < 0)
-            break;
         bmt_ctf_uuid_text(t->meta.uuid, t->uuid_text);
         t->event_base = r->event_class_count;
         r->event_class_count += t->meta.event_count;
         if (i == 0 || t->origin_ns < r->origin_ns)
             r->origin_ns = t->origin_ns;
         first_stream[i] = files.count;
-        rc = list_streams(r, t, &files);
+        rc = list_streams(r, t->dir, &files);
+        for (unsigned k = 0; rc == 0 && t->more_dirs && t->more_dirs[k]; k++)
+            rc = list_streams(r, t->more_dirs[k], &files);
     }
     first_stream[r->trace_count] = files.count;
     if (rc == 0)
@@ -550,6 +623,9 @@ void bmt_reader_close(struct bmt_reader *r)
     for (unsigned i = 0; r->traces && i < r->trace_count; i++) {
         bmt_meta_free(&r->traces[i].meta);
         free(r->traces[i].dir);
+        for (unsigned k = 0; r->traces[i].more_dirs && r->traces[i].more_dirs[k]; k++)
+            free(r->traces[i].more_dirs[k]);
+        free(r->traces[i].more_dirs);
     }
     if (r->cluster)
         bmt_nodes_free(&r->nodes);

@@ -6,6 +6,7 @@
  * connects. */
 #include "record.h"
 #include "base/diag.h"
+#include "recorder/relayd_proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,18 @@ static int check_nodes(const char *s, char *err, size_t size)
         return -1;
     }
     return 0;
+}
+
+/* --relayd: the URL as the nodes will parse it (the recorder's own parser,
+ * pure C), so a bad one is a usage error before anything connects. */
+static int check_relayd(const char *s, char *err, size_t size)
+{
+    struct bmt_relayd_url url;
+    char why[400];
+    if (bmt_relayd_url_parse(s, &url, why, sizeof why) == 0)
+        return 0;
+    snprintf(err, size, "--relayd: %s", why);
+    return -1;
 }
 
 /* The session sources: checked as the term they make (sources.c). */
@@ -147,6 +160,18 @@ const struct bmt_opt bmt_record_options[] = {
     {.name = "ets", .type = BMT_OPT_LIST, .arg = "TABLES",
      .help = "operations on the named tables, or all (costly)", .check = check_ets,
      .example = "all", .offset = AT(sources.ets, const char *)},
+    {.name = "relayd", .type = BMT_OPT_TEXT, .arg = "URL",
+     .help = "stream each node's trace straight to this lttng-relayd "
+             "(net://HOST[:CONTROL_PORT[:DATA_PORT]]); nothing comes back unless --local",
+     .check = check_relayd, .example = "net://127.0.0.1", .term = "relayd",
+     .offset = AT(relayd, const char *)},
+    {.name = "live", .type = BMT_OPT_FLAG,
+     .help = "with --relayd: a live session, which viewers (babeltrace2's lttng-live "
+             "input, Trace Compass) follow while it records",
+     .needs = "relayd", .term = "live", .offset = AT(live, int)},
+    {.name = "local", .type = BMT_OPT_FLAG,
+     .help = "with --relayd: also keep a local copy and bring it back into -o DIR",
+     .needs = "relayd", .term = "local", .offset = AT(local, int)},
     {.name = "output", .letter = 'o', .type = BMT_OPT_DIR, .arg = "DIR",
      .help = "where the trace is copied (default ./beamtrace-traces/NAME-YYYYMMDD-HHMMSS)",
      .excludes = "remote-dir", .offset = AT(out, const char *)},

@@ -45,6 +45,9 @@ struct bmt_record_args {
     uint64_t max_bytes;       /* 0: the recorder's default */
     uint64_t max_rate;        /* events/s; 0: none */
     struct bmt_record_sources sources; /* --samples, --system-monitor, ... */
+    const char *relayd;       /* --relayd URL: the nodes stream there */
+    int live;                 /* --live: a live relayd session */
+    int local;                /* --local: a local copy too, brought back */
     const char *out;          /* -o DIR */
     const char *remote_dir;   /* NULL, "" (its default place) or DIR */
     const char *remote_tmp;
