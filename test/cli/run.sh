@@ -233,6 +233,18 @@ if check_cmd "test_plan builds from ctf/, base/ and core/ alone" $CC -std=gnu11 
         [ $rc -eq 0 ]
     [ $rc -eq 0 ] || grep -v '^ok' "$out/test_plan.log" | head -20
 fi
+# The interned-string table every analysis keys its state by: short
+# strings are told apart by their key alone, so every length and every
+# byte position is checked, under ASan (test/cli/test_strtab.c).
+# shellcheck disable=SC2086
+if check_cmd "test_strtab builds from base/ alone" $CC -std=gnu11 -O1 -g $WARN $SAN \
+       -Ic_src -Ic_src/cli -o "$out/test_strtab" test/cli/test_strtab.c c_src/cli/base/strtab.c; then
+    "$out/test_strtab" >"$out/test_strtab.log" 2>&1
+    rc=$?
+    check_cmd "strtab: every string of 0 to 40 bytes and its one-byte variants get their own ids, found again, no read outside ($(tail -1 "$out/test_strtab.log"))" \
+        [ $rc -eq 0 ]
+    [ $rc -eq 0 ] || grep -v '^ok' "$out/test_strtab.log" | head -20
+fi
 # Packetized metadata is text up to its first NUL byte, for babeltrace2 as
 # for view: a NUL inside the opening comment leaves it unclosed.
 rm -rf "$out/layouts/meta-nul" && cp -r "$out/layouts/large" "$out/layouts/meta-nul" &&

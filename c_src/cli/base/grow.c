@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *bmt_grow(void *arr, uint32_t *cap, uint32_t need, size_t elem)
+void *bmt_grow_to(void *arr, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need < *cap)
         return arr;

@@ -11,7 +11,14 @@
  * `need` is in it: its size doubled from 64 as often as needed, the new
  * elements zeroed, *cap updated. Returns `arr` itself when need < *cap,
  * and NULL when out of memory (then `arr` and *cap are unchanged). */
-void *bmt_grow(void *arr, uint32_t *cap, uint32_t need, size_t elem);
+void *bmt_grow_to(void *arr, uint32_t *cap, uint32_t need, size_t elem);
+
+/* bmt_grow_to, with the common case (room already) inline: callers grow
+ * per event. */
+static inline void *bmt_grow(void *arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    return need < *cap ? arr : bmt_grow_to(arr, cap, need, elem);
+}
 
 /* The same, starting from `first` elements (> 0) instead of 64: for the
  * many small arrays of one kind (a call stack per process), where 64

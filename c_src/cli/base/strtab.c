@@ -38,7 +38,7 @@ static int strtab_grow_index(struct bmt_strtab *t)
     if (!slots)
         return -ENOMEM;
     for (uint32_t id = 0; id < t->count; id++) {
-        uint64_t h = bmt_hash_bytes(t->bytes + t->offsets[id], t->lens[id], 0);
+        uint64_t h = bmt_strtab_hash(t->bytes + t->ents[id].offset, t->ents[id].len, &t->ents[id]);
         uint32_t i = (uint32_t)h & (n - 1);
         while (slots[i])
             i = (i + 1) & (n - 1);
@@ -50,43 +50,8 @@ static int strtab_grow_index(struct bmt_strtab *t)
     return 0;
 }
 
-/* Equality of two `n`-byte strings; short ones (pids, most names) without
- * a call. */
-static inline int same(const char *a, const char *b, size_t n)
+int64_t bmt_strtab_add(struct bmt_strtab *t, const char *s, size_t len)
 {
-    if (n >= 8 && n <= 16) {
-        uint64_t x0, y0, x1, y1;
-        memcpy(&x0, a, 8);
-        memcpy(&y0, b, 8);
-        memcpy(&x1, a + n - 8, 8);
-        memcpy(&y1, b + n - 8, 8);
-        return x0 == y0 && x1 == y1;
-    }
-    return memcmp(a, b, n) == 0;
-}
-
-int64_t bmt_strtab_find(const struct bmt_strtab *t, const char *s, size_t len)
-{
-    if (!t->slots)
-        return -1;
-    uint64_t h = bmt_hash_bytes(s, len, 0);
-    uint32_t i = (uint32_t)h & t->slot_mask;
-    for (;; i = (i + 1) & t->slot_mask) {
-        uint32_t v = t->slots[i];
-        if (!v)
-            return -1;
-        uint32_t id = v - 1;
-        if (t->hashes[id] == (uint32_t)(h >> 32) && t->lens[id] == len &&
-            same(t->bytes + t->offsets[id], s, len))
-            return id;
-    }
-}
-
-int64_t bmt_strtab_intern(struct bmt_strtab *t, const char *s, size_t len)
-{
-    int64_t found = bmt_strtab_find(t, s, len);
-    if (found >= 0)
-        return found;
     if (len > UINT32_MAX - 1)
         return -ENOMEM;
     if (!t->slots || (uint64_t)(t->count + 1) * 2 > (uint64_t)t->slot_mask + 1)
@@ -94,18 +59,10 @@ int64_t bmt_strtab_intern(struct bmt_strtab *t, const char *s, size_t len)
             return -ENOMEM;
     if (t->count == t->id_cap) {
         uint32_t cap = t->id_cap ? t->id_cap * 2 : 64;
-        uint64_t *o = realloc(t->offsets, cap * sizeof *o);
-        if (!o)
+        struct bmt_strent *e = realloc(t->ents, cap * sizeof *e);
+        if (!e)
             return -ENOMEM;
-        t->offsets = o;
-        uint32_t *l = realloc(t->lens, cap * sizeof *l);
-        if (!l)
-            return -ENOMEM;
-        t->lens = l;
-        uint32_t *hs = realloc(t->hashes, cap * sizeof *hs);
-        if (!hs)
-            return -ENOMEM;
-        t->hashes = hs;
+        t->ents = e;
         t->id_cap = cap;
     }
     if (t->bytes_cap - t->bytes_len < len + 1) {
@@ -119,15 +76,14 @@ int64_t bmt_strtab_intern(struct bmt_strtab *t, const char *s, size_t len)
         t->bytes_cap = cap;
     }
     uint32_t id = t->count++;
-    uint64_t h = bmt_hash_bytes(s, len, 0);
-    t->offsets[id] = t->bytes_len;
-    t->lens[id] = (uint32_t)len;
-    t->hashes[id] = (uint32_t)(h >> 32);
+    struct bmt_strent *e = &t->ents[id];
+    *e = bmt_strkey_of(s, len);
+    e->offset = t->bytes_len;
     if (len)
         memcpy(t->bytes + t->bytes_len, s, len);
     t->bytes[t->bytes_len + len] = '\0';
     t->bytes_len += len + 1;
-    uint32_t i = (uint32_t)h & t->slot_mask;
+    uint32_t i = (uint32_t)bmt_strtab_hash(s, len, e) & t->slot_mask;
     while (t->slots[i])
         i = (i + 1) & t->slot_mask;
     t->slots[i] = id + 1;
@@ -137,9 +93,7 @@ int64_t bmt_strtab_intern(struct bmt_strtab *t, const char *s, size_t len)
 void bmt_strtab_free(struct bmt_strtab *t)
 {
     free(t->bytes);
-    free(t->offsets);
-    free(t->lens);
-    free(t->hashes);
+    free(t->ents);
     free(t->slots);
     memset(t, 0, sizeof *t);
 }

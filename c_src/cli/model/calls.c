@@ -50,29 +50,48 @@ static int keep_slowest(struct bmt_calls *c, uint32_t pid, const struct bmt_fram
     return 0;
 }
 
-static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
-                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT])
+/* The stats index of `func` (of `pid`, by pid), made if new; or -ENOMEM. */
+static int64_t stat_of(struct bmt_calls *c, uint32_t pid, uint32_t func)
 {
-    struct bmt_calls *c = ctx;
-    (void)cs;
-    uint64_t key = c->by_pid ? ((uint64_t)(pid + 1) << 32) | f->func : f->func;
+    uint64_t key = c->by_pid ? ((uint64_t)(pid + 1) << 32) | func : func;
     int created;
     uint32_t *slot = bmt_u64map_get(&c->index, key, c->stat_count, &created);
     if (!slot)
         return -ENOMEM;
+    uint32_t i = *slot;
     if (created) {
         struct bmt_fstat *stats = bmt_grow(c->stats, &c->stat_cap, c->stat_count, sizeof *stats);
         if (!stats)
             return -ENOMEM;
         c->stats = stats;
         struct bmt_fstat *s = &c->stats[c->stat_count++];
-        s->func = f->func;
+        s->func = func;
         s->pid = c->by_pid ? pid : BMT_CS_NONE;
         bmt_hist_init(&s->hist);
         for (int k = 0; k < BMT_K_COUNT; k++)
             bmt_hist_init(&s->khist[k]);
     }
-    struct bmt_fstat *s = &c->stats[*slot];
+    if (!c->by_pid) {
+        uint32_t *by_func = bmt_grow(c->by_func, &c->by_func_cap, func, sizeof *by_func);
+        if (!by_func)
+            return -ENOMEM;
+        c->by_func = by_func;
+        by_func[func] = i + 1;
+    }
+    return i;
+}
+
+static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
+                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT])
+{
+    struct bmt_calls *c = ctx;
+    (void)cs;
+    int64_t i = !c->by_pid && f->func < c->by_func_cap && c->by_func[f->func]
+                    ? (int64_t)c->by_func[f->func] - 1
+                    : stat_of(c, pid, f->func);
+    if (i < 0)
+        return (int)i;
+    struct bmt_fstat *s = &c->stats[i];
     for (int k = 0; k < BMT_K_COUNT; k++) {
         uint64_t own = kinds[k] - (f->child[k] < kinds[k] ? f->child[k] : kinds[k]);
         s->incl[k] += kinds[k];
@@ -172,6 +191,7 @@ void bmt_calls_free(void *self)
             bmt_hist_free(&c->stats[i].khist[k]);
     }
     free(c->stats);
+    free(c->by_func);
     free(c->slowest);
     bmt_u64map_free(&c->index);
     bmt_callstack_free(&c->cs);

@@ -41,6 +41,8 @@ struct bmt_slow_call {
 struct bmt_calls {
     struct bmt_callstack cs;
     struct bmt_u64map index;    /* (pid + 1) << 32 | func, or func -> stats index */
+    uint32_t *by_func;          /* without by_pid: func -> stats index + 1, or 0 (index's cache) */
+    uint32_t by_func_cap;
     struct bmt_fstat *stats;
     uint32_t stat_count, stat_cap;
     int by_pid;

@@ -66,11 +66,8 @@ static int64_t child_node(struct bmt_callstack *cs, uint32_t parent, uint32_t fu
     return new_node(cs, parent, func, is_proc);
 }
 
-int64_t bmt_callstack_proc(struct bmt_callstack *cs, const char *s, size_t len, uint64_t ts)
+int64_t bmt_callstack_start(struct bmt_callstack *cs, int64_t id, uint64_t ts)
 {
-    int64_t id = bmt_names_pid(&cs->scope->names, s, len);
-    if (id < 0)
-        return id;
     uint32_t old = cs->proc_cap;
     struct bmt_proc *procs = bmt_grow(cs->procs, &cs->proc_cap, (uint32_t)id, sizeof *procs);
     if (!procs)
@@ -88,7 +85,8 @@ int64_t bmt_callstack_proc(struct bmt_callstack *cs, const char *s, size_t len, 
 
 /* The process of the pid in `v`, when the filter keeps it; -1 when not,
  * -ENOMEM. */
-static int64_t tracked(struct bmt_callstack *cs, const struct bmt_value *v, uint64_t ts)
+static inline __attribute__((always_inline)) int64_t
+tracked(struct bmt_callstack *cs, const struct bmt_value *v, uint64_t ts)
 {
     if (!bmt_an_keep(cs->scope, v->str, v->len))
         return -1;

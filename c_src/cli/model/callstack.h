@@ -129,9 +129,20 @@ struct bmt_callstack {
 /* Prepares `cs` for `scope` (tree off, no callback). */
 int bmt_callstack_init(void *self, struct bmt_an_scope *scope);
 
+/* Starts tracking the process of pid id `id` (its state starting at
+ * `ts`): `id`, or -ENOMEM. */
+int64_t bmt_callstack_start(struct bmt_callstack *cs, int64_t id, uint64_t ts);
+
 /* The process of pid text `s`/`len` (created, its state starting at `ts`
- * if new): its pid id, or -ENOMEM. */
-int64_t bmt_callstack_proc(struct bmt_callstack *cs, const char *s, size_t len, uint64_t ts);
+ * if new): its pid id, or -ENOMEM. Inline: every event names one. */
+static inline __attribute__((always_inline)) int64_t
+bmt_callstack_proc(struct bmt_callstack *cs, const char *s, size_t len, uint64_t ts)
+{
+    int64_t id = bmt_names_pid(&cs->scope->names, s, len);
+    if (id >= 0 && (uint32_t)id < cs->proc_cap && cs->procs[id].tracked)
+        return id;
+    return id < 0 ? id : bmt_callstack_start(cs, id, ts);
+}
 
 /* Applies one event: function_* events move stacks; process_scheduled,
  * message_send, message_receive, gc_* and the process's other events move

@@ -19,7 +19,7 @@ void bmt_names_init(struct bmt_names *n)
     bmt_u64map_init(&n->holder);
 }
 
-int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len)
+int64_t bmt_names_add_pid(struct bmt_names *n, const char *s, size_t len)
 {
     int64_t id = bmt_strtab_intern(&n->pids, s, len);
     if (id < 0 || (uint32_t)id < n->cap)

@@ -55,8 +55,16 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec);
  * process_register): what a pass that keeps names asks the reader for. */
 extern const struct bmt_field_set bmt_names_fields;
 
-/* The id of pid text `s`/`len`, created if new; or -ENOMEM. */
-int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len);
+/* The id of pid text `s`/`len`, created if new; or -ENOMEM. Inline for
+ * the known pids (nearly every event names one); bmt_names_add_pid is
+ * the rest. */
+int64_t bmt_names_add_pid(struct bmt_names *n, const char *s, size_t len);
+static inline __attribute__((always_inline)) int64_t
+bmt_names_pid(struct bmt_names *n, const char *s, size_t len)
+{
+    int64_t id = bmt_strtab_find(&n->pids, s, len);
+    return id >= 0 && (uint32_t)id < n->cap ? id : bmt_names_add_pid(n, s, len);
+}
 
 /* The pid id of the process that holds, now, the registered name a send
  * from pid text `sender` to `to` (a name, or {Name,Node}) goes to: Name on

@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-enum { S_UNKNOWN, S_RUNNING, S_OUT, S_IN_PENDING, S_EXITED };
-
 const char *const bmt_kind_names[BMT_K_COUNT] = {"on_cpu", "runnable", "waiting",
                                                   "gc", "unknown", "preempted"};
 
@@ -12,7 +10,7 @@ void bmt_pstate_init(struct bmt_pstate *p, uint64_t ts)
 {
     memset(p, 0, sizeof *p);
     p->since_ns = ts;
-    p->state = S_UNKNOWN;
+    p->state = BMT_PSS_UNKNOWN;
 }
 
 /* Adds [a, b] clipped to the window to sum `k`. */
@@ -31,7 +29,7 @@ static enum bmt_kind current(const struct bmt_pstate *p)
 {
     if (p->gc_depth)
         return BMT_K_GC;
-    return p->state == S_RUNNING || p->state == S_IN_PENDING ? BMT_K_ON_CPU : BMT_K_UNKNOWN;
+    return p->state == BMT_PSS_RUNNING || p->state == BMT_PSS_IN_PENDING ? BMT_K_ON_CPU : BMT_K_UNKNOWN;
 }
 
 /* Classifies the off-CPU period [out, in] now that the process's first
@@ -50,49 +48,49 @@ static void classify(struct bmt_pstate *p, enum bmt_pstate_event why, const stru
     } else {
         add(p->cum, BMT_K_PREEMPTED, p->out_ns, p->in_ns, w);
     }
-    p->state = S_RUNNING;
+    p->state = BMT_PSS_RUNNING;
 }
 
-void bmt_pstate_event(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts,
+void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts,
                       const struct bmt_window *w)
 {
-    if (p->state == S_EXITED || ts < p->since_ns)
+    if (p->state == BMT_PSS_EXITED || ts < p->since_ns)
         return;
-    if (p->state == S_IN_PENDING && e != BMT_PS_IN && e != BMT_PS_SENT_TO &&
+    if (p->state == BMT_PSS_IN_PENDING && e != BMT_PS_IN && e != BMT_PS_SENT_TO &&
         e != BMT_PS_GC_START && e != BMT_PS_GC_END)
         classify(p, e, w);
     switch (e) {
     case BMT_PS_IN:
-        if (p->state == S_OUT) {
+        if (p->state == BMT_PSS_OUT) {
             p->in_ns = ts;
-            p->state = S_IN_PENDING;
+            p->state = BMT_PSS_IN_PENDING;
         } else {
             add(p->cum, current(p), p->since_ns, ts, w);
-            p->state = S_RUNNING;
+            p->state = BMT_PSS_RUNNING;
         }
         break;
     case BMT_PS_OUT:
-        if (p->state == S_OUT)
+        if (p->state == BMT_PSS_OUT)
             return; /* a second out: keep the period open */
         add(p->cum, current(p), p->since_ns, ts, w);
-        p->state = S_OUT;
+        p->state = BMT_PSS_OUT;
         p->out_ns = ts;
         p->sent_ns = 0;
         break;
     case BMT_PS_SENT_TO:
-        if (p->state == S_OUT && !p->sent_ns)
+        if (p->state == BMT_PSS_OUT && !p->sent_ns)
             p->sent_ns = ts + 1;
         return;
     case BMT_PS_RECEIVE:
     case BMT_PS_TIMEOUT:
     case BMT_PS_ACTIVITY:
-        if (p->state == S_OUT)
+        if (p->state == BMT_PSS_OUT)
             return; /* nothing it did itself: the period stays open */
         add(p->cum, current(p), p->since_ns, ts, w);
         break;
     case BMT_PS_GC_START:
     case BMT_PS_GC_END:
-        if (p->state == S_OUT) {
+        if (p->state == BMT_PSS_OUT) {
             /* Collected while out (another process asked for it): the time
              * out before it cannot be told waiting from runnable; the
              * off-CPU period starts again after it. */
@@ -107,8 +105,8 @@ void bmt_pstate_event(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts
             p->gc_depth--;
         break;
     case BMT_PS_EXIT:
-        add(p->cum, p->state == S_OUT ? BMT_K_UNKNOWN : current(p), p->since_ns, ts, w);
-        p->state = S_EXITED;
+        add(p->cum, p->state == BMT_PSS_OUT ? BMT_K_UNKNOWN : current(p), p->since_ns, ts, w);
+        p->state = BMT_PSS_EXITED;
         p->gc_depth = 0;
         break;
     }
@@ -119,12 +117,12 @@ void bmt_pstate_snapshot(const struct bmt_pstate *p, uint64_t ts, const struct b
                          uint64_t out[BMT_K_COUNT])
 {
     memcpy(out, p->cum, sizeof p->cum);
-    if (p->state == S_EXITED)
+    if (p->state == BMT_PSS_EXITED)
         return;
-    if (p->state == S_IN_PENDING) {
+    if (p->state == BMT_PSS_IN_PENDING) {
         add(out, BMT_K_UNKNOWN, p->out_ns, p->in_ns, w);
         add(out, current(p), p->since_ns, ts, w);
     } else if (ts > p->since_ns) {
-        add(out, p->state == S_OUT ? BMT_K_UNKNOWN : current(p), p->since_ns, ts, w);
+        add(out, p->state == BMT_PSS_OUT ? BMT_K_UNKNOWN : current(p), p->since_ns, ts, w);
     }
 }

@@ -64,13 +64,22 @@ struct bmt_window {
     uint64_t begin_ns, end_ns;      /* time is counted in [begin, end] */
 };
 
+/* Where a process is (struct bmt_pstate's state). */
+enum bmt_pstate_state {
+    BMT_PSS_UNKNOWN,    /* no scheduling event yet */
+    BMT_PSS_RUNNING,
+    BMT_PSS_OUT,        /* scheduled out */
+    BMT_PSS_IN_PENDING, /* scheduled in; the off-CPU period awaits its classification */
+    BMT_PSS_EXITED,
+};
+
 struct bmt_pstate {
     uint64_t cum[BMT_K_COUNT];      /* ns in each kind, inside the window, up to since_ns */
     uint64_t since_ns;              /* start of the open segment */
     uint64_t out_ns;                /* last scheduled out */
     uint64_t in_ns;                 /* scheduled in again (classification pending) */
     uint64_t sent_ns;               /* first message sent to it while out, + 1, or 0 */
-    uint8_t state;                  /* internal: unknown, running, out, in-pending, exited */
+    uint8_t state;                  /* enum bmt_pstate_state */
     uint8_t gc_depth;               /* collections open */
 };
 
@@ -78,8 +87,26 @@ struct bmt_pstate {
 void bmt_pstate_init(struct bmt_pstate *p, uint64_t ts);
 
 /* Applies event `e` at `ts` (>= the previous event's). */
-void bmt_pstate_event(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts,
+void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts,
                       const struct bmt_window *w);
+
+/* bmt_pstate_apply, with the events of nearly every call inline: the
+ * process did something while running (or in an unknown state), outside
+ * a collection and inside the window (one addition), or a message was
+ * sent to a process that is not scheduled out (nothing to do). */
+static inline void bmt_pstate_event(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts,
+                                    const struct bmt_window *w)
+{
+    if (e == BMT_PS_ACTIVITY && (p->state == BMT_PSS_RUNNING || p->state == BMT_PSS_UNKNOWN) &&
+        !p->gc_depth && p->since_ns >= w->begin_ns && ts >= p->since_ns && ts <= w->end_ns) {
+        p->cum[p->state == BMT_PSS_RUNNING ? BMT_K_ON_CPU : BMT_K_UNKNOWN] += ts - p->since_ns;
+        p->since_ns = ts;
+        return;
+    }
+    if (e == BMT_PS_SENT_TO && p->state != BMT_PSS_OUT)
+        return;
+    bmt_pstate_apply(p, e, ts, w);
+}
 
 /* The sums at `ts` (>= since) into out[BMT_K_COUNT], the open segment
  * included (an off-CPU period not yet classified counts as unknown). */

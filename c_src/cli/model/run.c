@@ -38,6 +38,7 @@ struct plan {
     unsigned n;
     uint32_t raw[BMT_TP_COUNT];
     uint32_t renamed_send, renamed_receive;
+    uint64_t inside[BMT_TP_COUNT]; /* events from the window's begin, by tracepoint */
 };
 
 static void want(struct bmt_an_scope *scope, uint16_t tp, uint16_t fields)
@@ -108,20 +109,14 @@ static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
 }
 
 /* One event: the names, the scope's counts, then the accumulators. */
-static int feed_event(const struct plan *p, struct bmt_an_scope *scope,
+static int feed_event(struct plan *p, struct bmt_an_scope *scope,
                       const struct bmt_record *rec)
 {
     uint64_t bit = UINT64_C(1) << rec->tp;
     int rc;
     if ((bit & NAME_TPS) && (rc = bmt_names_feed(&scope->names, rec)) < 0)
         return rc;
-    if (rec->ts_ns >= scope->window.begin_ns) {
-        scope->sched_count += rec->tp == BMT_TP_process_scheduled;
-        scope->receive_count += rec->tp == BMT_TP_message_receive ||
-                                rec->tp == BMT_TP_message_receive_link;
-        scope->gc_count += rec->tp == BMT_TP_gc_minor_start || rec->tp == BMT_TP_gc_major_start;
-        scope->call_count += rec->tp == BMT_TP_function_call;
-    }
+    p->inside[rec->tp] += rec->ts_ns >= scope->window.begin_ns;
     if ((rc = dispatch(p, p->raw[rec->tp], rec)) < 0)
         return rc;
     uint32_t renamed = rec->tp == BMT_TP_message_send_link      ? p->renamed_send
@@ -188,6 +183,11 @@ static int end_pass(struct bmt_reader *r, const struct plan *p, struct bmt_an_sc
         pass->discarded_count += r->streams[s].discarded_count;
         pass->lost_packet_count += r->streams[s].lost_packet_count;
     }
+    const uint64_t *in = p->inside;
+    scope->sched_count += in[BMT_TP_process_scheduled];
+    scope->receive_count += in[BMT_TP_message_receive] + in[BMT_TP_message_receive_link];
+    scope->gc_count += in[BMT_TP_gc_minor_start] + in[BMT_TP_gc_major_start];
+    scope->call_count += in[BMT_TP_function_call];
     if (pass->discarded_count)
         bmt_reader_warn(r, "%s: %llu events were discarded while recording; stacks and times "
                         "around the losses may be wrong", scope->label,
@@ -204,7 +204,7 @@ static int end_pass(struct bmt_reader *r, const struct plan *p, struct bmt_an_sc
 int bmt_an_run(struct bmt_reader *r, struct bmt_an_scope *scope, const struct bmt_an_sub *subs,
                unsigned n, struct bmt_an_pass *pass)
 {
-    struct plan p = {subs, n < BMT_AN_MAX_SUBS ? n : BMT_AN_MAX_SUBS, {0}, 0, 0};
+    struct plan p = {subs, n < BMT_AN_MAX_SUBS ? n : BMT_AN_MAX_SUBS, {0}, 0, 0, {0}};
     const struct bmt_record *rec;
     memset(pass, 0, sizeof *pass);
     scope->filtering = scope->pid_count + scope->pattern_count > 0;

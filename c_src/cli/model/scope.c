@@ -21,9 +21,9 @@ void bmt_an_scope_free(struct bmt_an_scope *s)
     bmt_names_free(&s->names);
 }
 
-int bmt_an_keep(const struct bmt_an_scope *s, const char *pid, size_t len)
+int bmt_an_kept(const struct bmt_an_scope *s, const char *pid, size_t len)
 {
-    if (!s->filtering || bmt_strtab_find(&s->kept, pid, len) >= 0)
+    if (bmt_strtab_find(&s->kept, pid, len) >= 0)
         return 1;
     /* A cluster's kv@h2/<0.66.0> is kept by --pid <0.66.0> too (that pid
      * on every node). */

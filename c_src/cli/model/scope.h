@@ -70,8 +70,13 @@ void bmt_an_scope_init(struct bmt_an_scope *s);
 void bmt_an_scope_free(struct bmt_an_scope *s);
 
 /* 1 when the process with pid text `pid`/`len` is kept by the filter (a
- * node-qualified pid also when its <0.x.y> part is). */
-int bmt_an_keep(const struct bmt_an_scope *s, const char *pid, size_t len);
+ * node-qualified pid also when its <0.x.y> part is). Inline: without a
+ * filter (the common case) it costs one test per event. */
+int bmt_an_kept(const struct bmt_an_scope *s, const char *pid, size_t len);
+static inline int bmt_an_keep(const struct bmt_an_scope *s, const char *pid, size_t len)
+{
+    return !s->filtering || bmt_an_kept(s, pid, len);
+}
 
 /* 1 when state events at `ts` count: not in the incomplete start of a
  * flight-recorder trace. */
