@@ -168,6 +168,61 @@ static uint64_t offered_count(struct bmt_session *s)
     return n;
 }
 
+/* Bytes of the session's flight captures on disk (max_bytes covers them). */
+static uint64_t capture_bytes(struct bmt_session *s)
+{
+    return atomic_load_explicit(&s->capture.bytes, memory_order_relaxed);
+}
+
+/* A flight capture's tail, first step: asks the writer of every active
+ * ring to close its open packet at its next event (no waiting, no drop). */
+static void request_flush_all(struct bmt_session *s)
+{
+    for (int i = 0; i < s->ring_count; i++) {
+        struct bmt_ring *r = &s->slots[i].ring;
+        if (atomic_load_explicit(&r->written_count, memory_order_relaxed) +
+                atomic_load_explicit(&r->discarded_count, memory_order_relaxed) !=
+            0)
+            bmt_ring_request_flush(r);
+    }
+}
+
+/* Second step, a tick later: closes the open packet of the rings whose
+ * writer has not come back since (idle: freezing them costs no writer
+ * anything), all with one heavy fence. */
+static void flush_requested(struct bmt_session *s, uint64_t now)
+{
+    int idle[BMT_MAX_THREADS];
+    int n = 0;
+    for (int i = 0; i < s->ring_count; i++) {
+        if (!atomic_load_explicit(&s->slots[i].ring.flush_requested, memory_order_relaxed))
+            continue;
+        idle[n++] = i;
+        atomic_store_explicit(&s->slots[i].frozen, 1, memory_order_relaxed);
+    }
+    if (n == 0)
+        return;
+    bmt_fence_heavy();
+    for (int k = 0; k < n; k++) {
+        struct bmt_slot *sl = &s->slots[idle[k]];
+        wait_writer_out(sl);
+        atomic_store_explicit(&sl->ring.flush_requested, 0, memory_order_relaxed);
+        bmt_ring_flush(&sl->ring, now);
+        thaw(sl);
+    }
+}
+
+/* Events offered to `s` that neither its trace on disk holds nor its
+ * packets on disk count as discarded: what a crash now would lose. */
+static uint64_t unwritten_count(struct bmt_session *s)
+{
+    uint64_t accounted = atomic_load_explicit(&s->events_on_disk, memory_order_relaxed);
+    for (int i = 0; i < s->ring_count; i++)
+        accounted += s->dir.streams[i].stamped_discarded;
+    uint64_t offered = offered_count(s);
+    return offered > accounted ? offered - accounted : 0;
+}
+
 /* Writes (or, past a cap or after a failure, counts as lost) every
  * published packet of ring `i`. Returns the reason the session must stop
  * for, or NONE. */
@@ -190,8 +245,9 @@ static enum bmt_stop_reason drain_ring(struct bmt_session *s, int i, int capped)
         if (!capped && s->cfg.max_events && on_disk + events > s->cfg.max_events)
             stop = BMT_REASON_MAX_EVENTS;
         else if (!capped && s->cfg.max_bytes &&
-                 s->dir.bytes_on_disk + bmt_trace_dir_packet_bytes(&s->dir, (unsigned)i, pkt, bytes,
-                                                                   r->subbuf_bytes) >
+                 s->dir.bytes_on_disk + capture_bytes(s) +
+                         bmt_trace_dir_packet_bytes(&s->dir, (unsigned)i, pkt, bytes,
+                                                    r->subbuf_bytes) >
                      s->cfg.max_bytes)
             stop = BMT_REASON_MAX_BYTES;
         if (capped || stop != BMT_REASON_NONE || s->dir.error) {
@@ -237,6 +293,19 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
                  reason == BMT_REASON_WRITE_ERROR || reason == BMT_REASON_DIR_REMOVED;
     struct bmt_rec_stats *st = &s->final;
     memset(st, 0, sizeof *st);
+    if (bmt_capture_on(&s->capture)) {
+        /* A capture being written gets its tail before the rings are
+         * drained into the session's own trace (which consumes them). */
+        for (int i = 0; i < s->ring_count; i++) {
+            struct bmt_slot *sl = &s->slots[i];
+            if (sl->frozen_drops) {
+                bmt_ring_drop(&sl->ring, sl->frozen_drops);
+                sl->frozen_drops = 0;
+            }
+            bmt_ring_flush(&sl->ring, now);
+        }
+        bmt_capture_finish(&s->capture, now, s->dir.bytes_on_disk);
+    }
     for (int i = 0; i < s->ring_count; i++) {
         struct bmt_slot *sl = &s->slots[i];
         struct bmt_ring *r = &sl->ring;
@@ -276,6 +345,7 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
         reason != BMT_REASON_DIR_REMOVED)
         reason = BMT_REASON_WRITE_ERROR;
     /* Every event recorded is on disk now, or counted lost. */
+    bmt_trace_dir_mark_complete(&s->dir);
     atomic_store(&s->events_on_disk, st->events);
     st->bytes = s->dir.bytes_on_disk;
     st->reason = reason;
@@ -291,6 +361,9 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
     s->ring_mem = NULL;
     free(s->packet_meta);
     s->packet_meta = NULL;
+    bmt_capture_free(&s->capture);
+    free(s->ring_ptrs);
+    s->ring_ptrs = NULL;
     atomic_store(&s->state, BMT_SESSION_FINISHED);
     atomic_fetch_add(&rec->epoch, 1);
 }
@@ -362,6 +435,7 @@ static void release_core(struct bmt_recorder *rec, struct bmt_session *s)
 struct consumer_state {
     uint8_t *populated;              /* per ring: its pages are faulted in */
     uint64_t last_flush_ns;
+    uint64_t last_mark_ns;           /* the incomplete marker's last update */
     uint64_t rate_ns, rate_offered;  /* start of the rate window */
     uint64_t *seen;                  /* per ring: written + discarded at the last flush tick */
     uint8_t *unflushed;              /* per ring: events since its last flush */
@@ -451,7 +525,7 @@ static void *consumer_main(void *arg)
     cs.seen = calloc((size_t)s->ring_count, sizeof *cs.seen);
     cs.unflushed = calloc((size_t)s->ring_count, 1);
     cs.populated = calloc((size_t)s->ring_count, 1);
-    cs.last_flush_ns = cs.rate_ns = bmt_clock_ns();
+    cs.last_flush_ns = cs.rate_ns = cs.last_mark_ns = bmt_clock_ns();
     struct pollfd pfd = {s->wake_fd, POLLIN, 0};
     enum bmt_stop_reason stop = BMT_REASON_NONE;
     while (!atomic_load(&s->consumer_stop) && stop == BMT_REASON_NONE) {
@@ -471,6 +545,22 @@ static void *consumer_main(void *arg)
                 cs.last_flush_ns = now;
                 flush_tick(s, &cs, now);
             }
+        }
+        if (stop == BMT_REASON_NONE && bmt_capture_on(&s->capture)) {
+            enum bmt_capture_step step = bmt_capture_tick(&s->capture, now, s->dir.bytes_on_disk);
+            if (step == BMT_CAPTURE_REQUEST_FLUSH) {
+                request_flush_all(s);
+            } else if (step == BMT_CAPTURE_FLUSH) {
+                flush_requested(s, now);
+                step = bmt_capture_tick(&s->capture, now, s->dir.bytes_on_disk);
+            }
+            if (step == BMT_CAPTURE_MAX_BYTES)
+                stop = BMT_REASON_MAX_BYTES;
+        }
+        if (stop == BMT_REASON_NONE && now - cs.last_mark_ns >= s->cfg.flush_interval_ns) {
+            /* What a crash now would lose, said in the trace. */
+            cs.last_mark_ns = now;
+            (void)bmt_trace_dir_set_unwritten(&s->dir, unwritten_count(s), now);
         }
         if (stop == BMT_REASON_NONE && s->cfg.duration_ns && now - s->start_ns >= s->cfg.duration_ns)
             stop = BMT_REASON_DURATION;
@@ -517,6 +607,9 @@ static void *consumer_main(void *arg)
 
 static void release_rings(struct bmt_session *s)
 {
+    bmt_capture_free(&s->capture);
+    free(s->ring_ptrs);
+    s->ring_ptrs = NULL;
     if (s->ring_mem)
         munmap(s->ring_mem, s->ring_mem_bytes);
     s->ring_mem = NULL;
@@ -544,7 +637,8 @@ static int take_core(struct bmt_recorder *rec)
 int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, int format_option,
                   int make_default, int *index, uint64_t *generation)
 {
-    if (cfg->subbuf_count < 2 || cfg->subbuf_bytes <= BMT_PKT_HEADER_BYTES || cfg->enable_mask == 0)
+    if (cfg->subbuf_count < 2 || cfg->subbuf_bytes <= BMT_PKT_HEADER_BYTES || cfg->enable_mask == 0 ||
+        (cfg->capture.window_ns && cfg->mode != BMT_RING_OVERWRITE))
         return -EINVAL;
     pthread_mutex_lock(&rec->control);
     int idx = take_core(rec);
@@ -575,17 +669,26 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
         rc = -ENOMEM;
         goto fail_dir;
     }
-    s->packet_meta = calloc((size_t)s->ring_count * cfg->subbuf_count * 2, sizeof(uint32_t));
-    if (!s->packet_meta) {
+    /* Per packet: events, bytes, and (captures) the drops while it was open. */
+    int capture = cfg->capture.window_ns != 0;
+    size_t meta_per_ring = (size_t)cfg->subbuf_count * (capture ? 3 : 2);
+    s->packet_meta = calloc((size_t)s->ring_count * meta_per_ring, sizeof(uint32_t));
+    s->ring_ptrs = capture ? malloc((size_t)s->ring_count * sizeof *s->ring_ptrs) : NULL;
+    memset(&s->capture, 0, sizeof s->capture);
+    if (!s->packet_meta || (capture && !s->ring_ptrs)) {
         rc = -ENOMEM;
         goto fail_mem;
     }
     for (int i = 0; i < s->ring_count; i++) {
         struct bmt_slot *sl = &s->slots[i];
-        uint32_t *meta = s->packet_meta + (size_t)i * cfg->subbuf_count * 2;
+        uint32_t *meta = s->packet_meta + (size_t)i * meta_per_ring;
         bmt_ring_init(&sl->ring, s->ring_mem + (size_t)i * cfg->subbuf_bytes * cfg->subbuf_count,
                       meta, meta + cfg->subbuf_count, cfg->subbuf_bytes, cfg->subbuf_count,
                       cfg->mode, (uint64_t)i, cfg->info.uuid);
+        if (capture) {
+            bmt_ring_log_drops(&sl->ring, meta + 2 * cfg->subbuf_count);
+            s->ring_ptrs[i] = &sl->ring;
+        }
         atomic_store(&sl->busy, 0);
         atomic_store(&sl->frozen, 0);
         atomic_store(&sl->late_drops, 0);
@@ -611,6 +714,18 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
         goto fail_mem;
     }
     s->start_ns = bmt_clock_ns();
+    if (capture) {
+        /* max_bytes covers the session's trace and its captures. */
+        struct bmt_capture_config cc = cfg->capture;
+        cc.max_bytes = cfg->max_bytes;
+        rc = bmt_capture_init(&s->capture, &cc, s->ring_ptrs, s->ring_count, s->dir.path,
+                              cfg->file_mode, &cfg->info, s->start_ns);
+        if (rc < 0) {
+            close(s->wake_fd);
+            s->wake_fd = -1;
+            goto fail_mem;
+        }
+    }
 
     /* Generation and state before the consumer runs: it reads them. */
     uint64_t gen = atomic_load(&s->generation) + 1;
@@ -716,6 +831,17 @@ int bmt_rec_info(struct bmt_recorder *rec, int index, uint64_t generation, int *
     snprintf(dir, dir_size, "%s", s->cfg.dir);
     pthread_mutex_unlock(&rec->control);
     return 0;
+}
+
+int bmt_rec_capture_stats(struct bmt_recorder *rec, int index, uint64_t generation,
+                          struct bmt_capture_stats *stats)
+{
+    pthread_mutex_lock(&rec->control);
+    struct bmt_session *s = find(rec, index, generation);
+    if (s)
+        bmt_capture_stats(&s->capture, stats);
+    pthread_mutex_unlock(&rec->control);
+    return s ? 0 : -ESRCH;
 }
 
 int bmt_rec_sessions(struct bmt_recorder *rec, int index[], uint64_t generation[])

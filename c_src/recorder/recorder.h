@@ -40,6 +40,7 @@
 #ifndef BMT_RECORDER_H
 #define BMT_RECORDER_H
 
+#include "capture.h"
 #include "core/catalogue.h"
 #include "core/clock.h"
 #include "core/ctf.h"
@@ -94,6 +95,7 @@ struct bmt_rec_config {
     uint64_t flush_interval_ns;   /* idle partial packets reach the disk within this */
     int wake_on_publish;          /* writers wake the consumer per packet (0: test mode) */
     struct bmt_ctf_trace_info info;
+    struct bmt_capture_config capture; /* flight captures (overwrite mode); window 0 = none */
     uint8_t owner[16];            /* the caller's, opaque: who hears of a self-stop */
     size_t owner_bytes;
 };
@@ -132,7 +134,9 @@ struct bmt_session {
     int ring_count;
     uint8_t *ring_mem;            /* ring_count rings, mmap'ed, touched lazily */
     size_t ring_mem_bytes;
-    uint32_t *packet_meta;        /* per-ring packet_events and packet_bytes */
+    uint32_t *packet_meta;        /* per-ring packet_events, packet_bytes (and drops with captures) */
+    struct bmt_ring **ring_ptrs;  /* the rings by stream, for the captures */
+    struct bmt_capture capture;   /* flight captures (capture.h); off unless configured */
     struct bmt_trace_dir dir;
     pthread_t consumer;
     int consumer_joinable;
@@ -208,6 +212,10 @@ int bmt_rec_info(struct bmt_recorder *rec, int index, uint64_t generation, int *
 int bmt_rec_snapshot(struct bmt_recorder *rec, int index, uint64_t generation, const char *dir,
                      struct bmt_rec_stats *stats);
 
+/* The capture figures of session (index, generation). Returns 0 or -ESRCH. */
+int bmt_rec_capture_stats(struct bmt_recorder *rec, int index, uint64_t generation,
+                          struct bmt_capture_stats *stats);
+
 /* Session cores that are running or finished, as (index, generation); at
  * most BMT_MAX_SESSIONS. Returns the count. */
 int bmt_rec_sessions(struct bmt_recorder *rec, int index[], uint64_t generation[]);
@@ -255,6 +263,19 @@ static inline int bmt_rec_wants(struct bmt_session *s, uint64_t generation, int 
     return state != BMT_SESSION_FREE &&
            (atomic_load_explicit(&s->enable_mask, memory_order_relaxed) >> tp & 1) &&
            atomic_load_explicit(&s->generation, memory_order_relaxed) == generation;
+}
+
+/* Offers a trigger decided outside the tracer (a system monitor report,
+ * beamtrace:trigger/1, a sampled queue) to `s` if it records with
+ * `generation`: bmt_capture_offer's result, -1 otherwise. Any thread,
+ * lock-free. */
+static inline int bmt_rec_offer_trigger(struct bmt_session *s, uint64_t generation,
+                                        enum bmt_trigger_kind kind, uint64_t value,
+                                        const char *pid, const char *function, uint64_t ts_ns)
+{
+    if (!bmt_rec_live(s, generation))
+        return -1;
+    return bmt_capture_offer(&s->capture, kind, value, pid, function, ts_ns);
 }
 
 /* Counts an event `s` wanted but that no ring could take from the calling

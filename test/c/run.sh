@@ -9,6 +9,9 @@
 #   stress_ring  N writers, one consumer                     TSan, and ASan+UBSan
 #   stress_recorder  the recorder's protocol with writer threads: stop,
 #                idle flush, caps, snapshots, exact counts    TSan, and ASan+UBSan
+#   test_capture flight captures with writer threads: window, tail,
+#                extension, rate limit, max_bytes; the incomplete marker
+#                of a killed process                          TSan, and ASan+UBSan
 #   layers       tools/check_layers.py: the pure C folders never reach the
 #                VM, headers pair with their .c, no include/use cycle
 #
@@ -51,7 +54,7 @@ trap 'rm -rf "$tmp"' EXIT
 build() {
     local name=$1 src=$2 extra=
     shift 2
-    case $name in stress_recorder*) extra=$RECORDER ;; esac
+    case $name in stress_recorder* | test_capture*) extra=$RECORDER ;; esac
     # shellcheck disable=SC2086
     if $CC $CFLAGS "$@" -o "$out/$name" "$src" $CORE $extra -lpthread >"$out/$name.build.log" 2>&1; then
         echo "ok - build $name"
@@ -92,7 +95,10 @@ run() {
     build stress_ring_asan test/c/stress_ring.c $ASAN &
     build stress_recorder_tsan test/c/stress_recorder.c $TSAN &
     wait
-    build stress_recorder_asan test/c/stress_recorder.c $ASAN
+    build stress_recorder_asan test/c/stress_recorder.c $ASAN &
+    build test_capture_asan test/c/test_capture.c $ASAN &
+    wait
+    build test_capture_tsan test/c/test_capture.c $TSAN
 } >"$tmp/build.tap"
 cat "$tmp/build.tap"
 grep -q '^not ok' "$tmp/build.tap" && failed=1
@@ -104,5 +110,7 @@ grep -q '^not ok' "$tmp/build.tap" && failed=1
 [ -x "$out/stress_ring_asan" ] && run stress_ring_asan "$tmp/stress-asan" 8 20000
 [ -x "$out/stress_recorder_tsan" ] && run stress_recorder_tsan "$tmp/recorder-tsan" 4 20000
 [ -x "$out/stress_recorder_asan" ] && run stress_recorder_asan "$tmp/recorder-asan" 8 20000
+[ -x "$out/test_capture_asan" ] && run test_capture_asan "$tmp/capture-asan"
+[ -x "$out/test_capture_tsan" ] && run test_capture_tsan "$tmp/capture-tsan"
 
 exit "$failed"
