@@ -112,7 +112,8 @@ stop(T) when is_pid(T) ->
     end.
 
 %% @doc Live figures: `#{state, elapsed_ms, dir, events, discarded,
-%% written_bytes, functions, processes, backend}'.
+%% written_bytes, functions, processes, backend, session}' (session: the
+%% recorder session's handle, for beamtrace_flight).
 -spec info(trace()) -> map() | {error, not_running}.
 info(T) when is_pid(T) ->
     case call(T, info) of
@@ -623,7 +624,7 @@ live_info(St) ->
                _ -> #{}
            end,
     Info#{dir => St#st.dir, functions => St#st.functions, processes => St#st.processes,
-          backend => St#st.backend,
+          backend => St#st.backend, session => St#st.session,
           elapsed_ms => erlang:monotonic_time(millisecond) - St#st.started_ms}.
 
 %%% Internals

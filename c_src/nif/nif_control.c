@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* strerrorname_np */
 #include "nif_control.h"
+#include "nif_flight.h"
 #include "nif_format.h"
 #include "nif_session.h"
 #include "nif_state.h"
@@ -73,6 +74,9 @@ static ERL_NIF_TERM stats_map(struct priv *p, ErlNifEnv *env, const struct bmt_r
                              enif_make_uint64(env, st->bytes), reason_term(env, st)};
     ERL_NIF_TERM map;
     enif_make_map_from_arrays(env, keys, values, sizeof keys / sizeof keys[0], &map);
+    if (st->flight)
+        enif_make_map_put(env, map, p->atom.flight, bmt_flight_stats_map(p, env, &st->capture),
+                          &map);
     return map;
 }
 
@@ -262,6 +266,12 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
     /* Overwrite rings are drained at the end: nobody to wake. */
     if (cfg->mode == BMT_RING_OVERWRITE)
         cfg->wake_on_publish = 0;
+    /* flight: captures, which only an overwrite session makes. */
+    if (bmt_flight_parse(p, env, opts, &cfg->capture, bad) != 0)
+        return -1;
+    *bad = a->flight;
+    if (cfg->capture.window_ns && cfg->mode != BMT_RING_OVERWRITE)
+        return -1;
     return 0;
 }
 

@@ -11,6 +11,7 @@
  */
 #include "nif_clock.h"
 #include "nif_control.h"
+#include "nif_flight.h"
 #include "nif_shared.h"
 #include "nif_state.h"
 #include "nif_tracer.h"
@@ -65,6 +66,10 @@ static ErlNifFunc nif_funcs[] = {
     {"user_trace_n_nif", 10, bmt_nif_user_trace_n, 0},
     {"emit_nif", 3, bmt_nif_emit, 0},
     {"clock_ns", 0, bmt_nif_clock_ns, 0},
+    /* The flight recorder (nif_flight.c). */
+    {"flight_offer_nif", 5, bmt_nif_flight_offer, 0},
+    {"trigger_nif", 1, bmt_nif_trigger, 0},
+    {"flight_info_nif", 1, bmt_nif_flight_info, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 
 ERL_NIF_INIT(beamtrace, nif_funcs, load, NULL, upgrade, unload)

@@ -44,7 +44,14 @@
     X(erlang) X(hibernate) X(port_control) X(command) X(close) X(connect)    \
     X(recorder) X(lttng) X(usdt) X(unavailable) X(s1) X(i4s4) X(n)           \
     X(term) X(send) X(send_to_non_existing_process) X(match_spec_result)    \
-    X(links)
+    X(links)                                                                 \
+    /* the flight recorder (nif_flight.c) */                                 \
+    X(flight) X(window) X(after) X(max_captures) X(triggers) X(none)         \
+    X(started) X(extended) X(skipped) X(captures) X(fired) X(absorbed)       \
+    X(skipped_rate) X(skipped_long) X(skipped_bytes) X(lost_packets)         \
+    X(capture_bytes) X(capture_error) X(probe)                               \
+    X(long_gc) X(long_schedule) X(large_heap) X(busy_port) X(busy_dist_port) \
+    X(long_message_queue) X(message_queue)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;

@@ -138,10 +138,13 @@ static void update_masks(struct bmt_recorder *rec)
 {
     uint64_t mask = 0;
     uint16_t per_tp[BMT_TP_COUNT] = {0};
+    uint16_t probes = 0;
     for (int i = 0; i < BMT_MAX_SESSIONS; i++) {
         struct bmt_session *s = &rec->sessions[i];
         if (atomic_load(&s->state) != BMT_SESSION_RUNNING)
             continue;
+        if (bmt_capture_on(&s->capture) && (s->cfg.capture.armed >> BMT_TRIGGER_PROBE & 1))
+            probes = (uint16_t)(probes | 1u << i);
         uint64_t m = atomic_load(&s->enable_mask);
         mask |= m;
         for (int tp = 0; tp < BMT_TP_COUNT; tp++)
@@ -151,6 +154,7 @@ static void update_masks(struct bmt_recorder *rec)
     for (int tp = 0; tp < BMT_TP_COUNT; tp++)
         atomic_store(&rec->tp_sessions[tp], per_tp[tp]);
     atomic_store(&rec->recorder_mask, mask);
+    atomic_store(&rec->probe_sessions, probes);
     atomic_fetch_add(&rec->epoch, 1);
 }
 
@@ -361,6 +365,10 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
     s->ring_mem = NULL;
     free(s->packet_meta);
     s->packet_meta = NULL;
+    if (bmt_capture_on(&s->capture)) {
+        st->flight = 1;
+        bmt_capture_stats(&s->capture, &st->capture);
+    }
     bmt_capture_free(&s->capture);
     free(s->ring_ptrs);
     s->ring_ptrs = NULL;

@@ -109,6 +109,8 @@ struct bmt_rec_stats {
     uint64_t bytes;        /* the trace's size on disk */
     enum bmt_stop_reason reason;
     int error;             /* errno of a write failure, else 0 */
+    int flight;            /* the session made captures (capture below) */
+    struct bmt_capture_stats capture;
 };
 
 /* One thread's ring in one session. */
@@ -167,6 +169,7 @@ struct bmt_recorder {
     _Atomic uint64_t epoch;       /* bumped on every session state change */
     _Atomic uint64_t recorder_mask; /* OR of the running sessions' masks */
     _Atomic uint16_t tp_sessions[BMT_TP_COUNT]; /* running sessions (bits) per tracepoint */
+    _Atomic uint16_t probe_sessions; /* running sessions (bits) armed for beamtrace:trigger/1 */
     /* The default session as (generation << 8 | index + 1), 0 for none: one
      * word, so a reader gets an index and a generation that belong together. */
     _Atomic uint64_t default_session;

@@ -1,0 +1,320 @@
+%% beamtrace:flight/2 on a real node, against bmt_kv (a key-value store
+%% with 1 get in 1000 made 15 ms slower): each trigger kind decided outside
+%% the tracer (beamtrace:trigger/1, the system monitor's long_gc, a sampled
+%% message queue) writes a capture holding the window before it and the
+%% tail after it, with the trigger in its metadata; a trigger during a
+%% capture extends it; --max-captures skips and counts; bad options are
+%% refused before anything is set; the owner's exit and `until' end it;
+%% after each, nothing of beamtrace is left. And the incomplete marker: an
+%% overwrite session's trace on disk after its VM was killed with SIGKILL
+%% says what it lost.
+-module(bmt_flight_tests).
+
+-export([probe_capture_test/0, extend_and_rate_limit_test/0, long_gc_test/0,
+         message_queue_test/0, long_message_queue_test/0, errors_test/0, owner_exit_test/0,
+         until_test/0, killed_vm_incomplete_test/0]).
+%% For the record tests.
+-export([capture_events/1, env/1, wait_captures/2]).
+
+-import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2]).
+
+-define(GET, {bmt_kv, get, 2}).
+
+%%% Helpers
+
+with_kv(Opts, Fun) ->
+    _ = bmt_kv:start(Opts),
+    try Fun()
+    after bmt_kv:stop()
+    end.
+
+flight(Spec, Opts) ->
+    case beamtrace:flight(Spec, maps:merge(#{dir => tmpdir("flight")}, Opts)) of
+        {ok, F} -> F;
+        Other -> fail(flight_failed, {Spec, Opts, Other})
+    end.
+
+%% Waits (bounded: a loaded machine) until the flight has N sealed captures.
+wait_captures(F, N) ->
+    wait_captures(F, N, 600).
+
+wait_captures(F, N, 0) ->
+    fail(no_capture, {N, beamtrace:flight_info(F)});
+wait_captures(F, N, Tries) ->
+    case beamtrace:flight_info(F) of
+        #{flight := #{captures := C, open := false}} = I when C >= N -> I;
+        #{} ->
+            timer:sleep(50),
+            wait_captures(F, N, Tries - 1);
+        Other ->
+            fail(flight_gone, Other)
+    end.
+
+stop(F) ->
+    case beamtrace:stop_flight(F) of
+        {ok, R} -> R;
+        Other -> fail(stop_failed, Other)
+    end.
+
+%% A capture's metadata env: #{Key => Text}.
+env(Dir) ->
+    {ok, Env} = beamtrace_clock:read_env(Dir),
+    Env.
+
+env_int(Env, Key) ->
+    binary_to_integer(maps:get(Key, Env)).
+
+env_text(Env, Key) ->
+    T = maps:get(Key, Env),
+    string:trim(T, both, "\"").
+
+%% A capture's events, [{TsNs, Name, Fields}], with babeltrace2 (exit 0,
+%% nothing on stderr but loss warnings): the raw clock, CLOCK_MONOTONIC
+%% ns, beamtrace:clock_ns/0's clock.
+capture_events(Dir) ->
+    {Status, Lines, Err} = bmt_test_lib:cmd("babeltrace2", ["--clock-cycles", Dir]),
+    assert_eq({babeltrace_status, Dir}, 0, Status),
+    Bad = [L || L <- binary:split(Err, <<"\n">>, [global, trim_all]),
+                re:run(L, <<"^WARNING: Tracer (may have )?discarded ">>) =:= nomatch],
+    assert_eq({babeltrace_stderr, Dir}, [], Bad),
+    [begin
+         [<<"[", TsText/binary>>, _] = binary:split(L, <<"]">>),
+         {Name, Fields} = bmt_test_lib:parse_line(L),
+         {binary_to_integer(TsText), Name, Fields}
+     end || L <- Lines].
+
+%% The capture holds the window before the trigger and the tail after it
+%% (events on the rings' every thread are what the workload made).
+check_window(Capture, Window, After) ->
+    Env = env(Capture),
+    Ts = env_int(Env, <<"beamtrace_trigger_ts">>),
+    Events = capture_events(Capture),
+    Times = [T || {T, _, _} <- Events],
+    assert_eq({reaches_back, Capture}, true, lists:min(Times) =< Ts - Window * 1000000),
+    assert_eq({reaches_after, Capture}, true, lists:max(Times) >= Ts + After * 1000000),
+    {Env, Events}.
+
+%% Nothing of beamtrace is left: no recording session, no process traced
+%% by beamtrace, no pattern on the store's get, the system monitor back,
+%% and beamtrace:trigger/1 finds no listener.
+assert_clean() ->
+    assert_eq(recording_sessions, [], beamtrace:sessions()),
+    Tracers = [P || P <- processes(),
+                    {tracer, {beamtrace, _}} <- [catch erlang:trace_info(P, tracer)]],
+    assert_eq(processes_traced_by_beamtrace, [], Tracers),
+    assert_eq(get_pattern, {all, false}, erlang:trace_info(?GET, all)),
+    assert_eq(system_monitor, undefined, erlang:system_monitor()),
+    assert_eq(no_probe_listener, false, beamtrace:trigger(anything)),
+    ok.
+
+%%% Tests
+
+%% beamtrace:trigger/1 fires the flight whose probe label it names: one
+%% capture, the window before and the tail after, the trigger's pid and
+%% label in the metadata; the store's gets are in it; `beamtrace calls'
+%% reads it; another label fires nothing.
+probe_capture_test() ->
+    with_kv(#{clients => 2}, fun() ->
+        F = flight("bmt_kv:get/2 -> return", #{triggers => ["probe=checkout"], window => 2000,
+                                                'after' => 500}),
+        timer:sleep(2500),
+        T0 = beamtrace:clock_ns(),
+        assert_eq(fired, true, beamtrace:trigger(checkout)),
+        T1 = beamtrace:clock_ns(),
+        assert_eq(other_label, false, beamtrace:trigger(<<"other">>)),
+        wait_captures(F, 1),
+        #{captures := [C], flight := #{captures := 1, fired := 1}} = R = stop(F),
+        {Env, Events} = check_window(C, 2000, 500),
+        Ts = env_int(Env, <<"beamtrace_trigger_ts">>),
+        assert_eq(trigger_time, true, T0 =< Ts andalso Ts =< T1),
+        assert_eq(kind, <<"probe">>, env_text(Env, <<"beamtrace_trigger_kind">>)),
+        assert_eq(label, <<"checkout">>, env_text(Env, <<"beamtrace_trigger_function">>)),
+        assert_eq(pid, list_to_binary(pid_to_list(self())),
+                  env_text(Env, <<"beamtrace_trigger_pid">>)),
+        Gets = [E || {_, function_call, #{entry := <<"bmt_kv:get/2">>}} = E <- Events],
+        assert_eq(gets_in_capture, true, length(Gets) > 100),
+        {0, _, _} = bmt_test_lib:cmd(filename:join(os:getenv("BMT_ROOT"), "priv/beamtrace"),
+                                     ["calls", C]),
+        assert_eq(result_reason, stop, maps:get(reason, R))
+    end),
+    assert_clean().
+
+%% Two triggers back to back make one capture (the second extends it); a
+%% third after it, with max_captures 1, is skipped and counted.
+extend_and_rate_limit_test() ->
+    with_kv(#{clients => 1}, fun() ->
+        F = flight("bmt_kv:get/2", #{triggers => ["probe"], window => 500, 'after' => 1000,
+                                      max_captures => 1}),
+        timer:sleep(600),
+        true = beamtrace:trigger(a),
+        true = beamtrace:trigger(b),
+        wait_captures(F, 1),
+        assert_eq(third_skipped, false, beamtrace:trigger(c)),
+        #{flight := Fl, captures := Caps} = stop(F),
+        assert_eq(figures, #{captures => 1, fired => 3, absorbed => 1, skipped_rate => 1},
+                  maps:with([captures, fired, absorbed, skipped_rate], Fl)),
+        assert_eq(one_capture, 1, length(Caps)),
+        %% The capture is the first trigger's.
+        assert_eq(first_label, <<"a">>,
+                  env_text(env(hd(Caps)), <<"beamtrace_trigger_function">>))
+    end),
+    assert_clean().
+
+%% A garbage collection past long_gc fires: the capture names the process
+%% that collected and the collection's time.
+long_gc_test() ->
+    with_kv(#{clients => 1}, fun() ->
+        F = flight("bmt_kv:get/2", #{triggers => ["long_gc=1ms"], window => 500, 'after' => 300}),
+        timer:sleep(600),
+        {P, _} = bmt_kv:gc_burst(3000000),
+        wait_captures(F, 1),
+        #{captures := [C | _]} = stop(F),
+        exit(P, kill),
+        Env = env(C),
+        assert_eq(kind, <<"long_gc">>, env_text(Env, <<"beamtrace_trigger_kind">>)),
+        assert_eq(unit, <<"ms">>, env_text(Env, <<"beamtrace_trigger_unit">>)),
+        assert_eq(pid, list_to_binary(pid_to_list(P)), env_text(Env, <<"beamtrace_trigger_pid">>)),
+        assert_eq(over_bound, true, env_int(Env, <<"beamtrace_trigger_value">>) >= 1)
+    end),
+    assert_clean().
+
+%% A message queue past the bound, seen by the sampler, fires.
+message_queue_test() ->
+    with_kv(#{clients => 1}, fun() ->
+        F = flight("bmt_kv:get/2", #{triggers => ["message_queue=5000"], window => 500,
+                                      'after' => 300, sample_interval => 100}),
+        timer:sleep(600),
+        P = bmt_kv:queue_burst(6000),
+        wait_captures(F, 1),
+        #{captures := [C | _]} = stop(F),
+        P ! stop,
+        Env = env(C),
+        assert_eq(kind, <<"message_queue">>, env_text(Env, <<"beamtrace_trigger_kind">>)),
+        assert_eq(pid, list_to_binary(pid_to_list(P)), env_text(Env, <<"beamtrace_trigger_pid">>)),
+        assert_eq(length, true, env_int(Env, <<"beamtrace_trigger_value">>) >= 5000)
+    end),
+    assert_clean().
+
+%% long_message_queue: where the VM has it (OTP 27+, told by the VM
+%% accepting the setting), a queue past it fires; elsewhere the flight is
+%% refused before anything is set.
+long_message_queue_test() ->
+    Supported = vm_has_long_message_queue(),
+    with_kv(#{clients => 1}, fun() ->
+        Opts = #{triggers => ["long_message_queue=10/1000"], window => 500, 'after' => 300,
+                 dir => tmpdir("flight")},
+        case {Supported, beamtrace:flight("bmt_kv:get/2", Opts)} of
+            {true, {ok, F}} ->
+                timer:sleep(600),
+                P = bmt_kv:queue_burst(2000),
+                wait_captures(F, 1),
+                #{captures := [C | _]} = stop(F),
+                P ! stop,
+                assert_eq(kind, <<"long_message_queue">>,
+                          env_text(env(C), <<"beamtrace_trigger_kind">>));
+            {false, {error, {system_monitor, {unsupported, long_message_queue}}}} ->
+                assert_eq(no_dir_left, false, filelib:is_dir(maps:get(dir, Opts)));
+            Other ->
+                fail(long_message_queue, Other)
+        end
+    end),
+    assert_clean().
+
+vm_has_long_message_queue() ->
+    Self = self(),
+    P = spawn(fun() ->
+                      Prev = erlang:system_monitor(),
+                      R = try erlang:system_monitor(self(), [{long_message_queue, {1, 2}}]) of
+                              _ -> true
+                          catch error:badarg -> false
+                          end,
+                      _ = erlang:system_monitor(Prev),
+                      Self ! {self(), R}
+              end),
+    receive {P, R} -> R end.
+
+%% Mistakes are refused with what is wrong, nothing set, no directory made.
+errors_test() ->
+    Dir = tmpdir("flight"),
+    Cases = [{#{triggers => ["kv:get/2>10"]}, badtrigger},
+             {#{triggers => ["kv:get/_>10ms"]}, badtrigger},
+             {#{triggers => ["long_gc"]}, badtrigger},
+             {#{triggers => ["nonsense=3"]}, badtrigger},
+             {#{triggers => ["probe", "probe=x"]}, badtrigger},
+             {#{triggers => []}, badopt},
+             {#{triggers => ["probe"], mode => discard}, badopt},
+             {#{triggers => ["probe"], window => 0}, badopt},
+             {#{triggers => ["probe"], max_captures => 0}, badopt},
+             {#{triggers => ["probe"], until => infinity}, badopt}],
+    [case beamtrace:flight("bmt_kv:get/2", Opts#{dir => Dir}) of
+         {error, Err} when element(1, Err) =:= Kind -> ok;
+         Other -> fail({refused, Opts}, Other)
+     end || {Opts, Kind} <- Cases],
+    assert_eq(no_dir, false, filelib:is_dir(Dir)),
+    assert_clean().
+
+%% The flight stops when its owner exits, taking everything down.
+owner_exit_test() ->
+    with_kv(#{clients => 1}, fun() ->
+        Self = self(),
+        Owner = spawn(fun() -> receive stop -> ok end end),
+        {ok, F} = beamtrace:flight("bmt_kv:get/2", #{triggers => ["probe"], owner => Owner,
+                                                     dir => tmpdir("flight")}),
+        Ref = monitor(process, F),
+        Owner ! stop,
+        receive {'DOWN', Ref, process, F, _} -> ok
+        after 30000 -> fail(flight_outlived_owner, Self)
+        end
+    end),
+    assert_clean().
+
+%% `until' ends the recording by itself: the starter hears of it.
+until_test() ->
+    with_kv(#{clients => 1}, fun() ->
+        F = flight("bmt_kv:get/2", #{triggers => ["probe"], until => 1000}),
+        receive
+            {beamtrace_flight, F, {ok, #{reason := duration, captures := []}}} -> ok;
+            {beamtrace_flight, F, Other} -> fail(until_result, Other)
+        after 30000 -> fail(until_not_reached, F)
+        end
+    end),
+    assert_clean().
+
+%% A VM killed (SIGKILL) while an overwrite session recorded: its trace
+%% on disk does not read as an empty, complete trace. babeltrace2 reports
+%% at least as many discarded events as info/1 said the rings held then.
+killed_vm_incomplete_test() ->
+    Root = os:getenv("BMT_ROOT"),
+    Dir = tmpdir("killed"),
+    {ok, Peer, Node} = peer:start_link(#{name => peer:random_name(bmt_flight_killed),
+                                         args => ["-pa", filename:join(Root, "ebin"),
+                                                  "-pa", filename:dirname(code:which(?MODULE)),
+                                                  "-setcookie",
+                                                  atom_to_list(erlang:get_cookie())]}),
+    {ok, S} = erpc:call(Node, beamtrace, start, [#{mode => overwrite, dir => Dir,
+                                                   events => ["org_erlang_dyntrace:*"],
+                                                   buffer_size => 65536, subbuffers => 8,
+                                                   flush_interval => 100}]),
+    _ = erpc:call(Node, erlang, trace, [all, true, [procs, running, {tracer, beamtrace, S}]]),
+    _ = erpc:call(Node, erlang, spawn, [fun() -> churn(20000) end]),
+    Discarded = wait_discarded(Node, S, 50),
+    OsPid = erpc:call(Node, os, getpid, []),
+    timer:sleep(300),   %% three flush intervals: the marker is up to date
+    os:cmd("kill -9 " ++ OsPid),
+    catch peer:stop(Peer),
+    {_, _, Err} = bmt_test_lib:cmd("babeltrace2", [Dir]),
+    Said = bmt_test_lib:discard_warnings_total(Err),
+    assert_eq({babeltrace_discarded_at_least, Discarded}, true, Said >= Discarded),
+    ok.
+
+churn(0) -> ok;
+churn(N) -> spawn(fun() -> ok end), churn(N - 1).
+
+%% info/1's discarded once the rings overwrote (bounded wait).
+wait_discarded(_Node, S, 0) ->
+    fail(no_overwrite, S);
+wait_discarded(Node, S, Tries) ->
+    case erpc:call(Node, beamtrace, info, [S]) of
+        #{discarded := D} when D > 0 -> D;
+        _ -> timer:sleep(100), wait_discarded(Node, S, Tries - 1)
+    end.
