@@ -19,7 +19,7 @@ mkdir -p "$out/beams" "$out/target" "$out/traces"
 # The runner and helpers are the erl group's; the workload also goes alone
 # into target/, the only code path a target node gets besides OTP's.
 if ! erlc -Werror +debug_info -o "$out/beams" test/erl/bmt_test_runner.erl test/erl/bmt_test_lib.erl \
-        test/flight/*.erl ||
+        test/flight/*.erl test/lib/bmt_record_cmd.erl ||
    ! erlc -Werror -o "$out/target" test/flight/bmt_kv.erl test/lib/bmt_beamtrace_left.erl; then
     echo "not ok - flight: compile test modules"
     exit 1
@@ -29,7 +29,7 @@ export BMT_TRACES_LIST="$root/$out/traces.list"
 export BMT_ROOT="$root"
 export BMT_TARGET_BEAMS="$root/$out/target"
 : >"$BMT_TRACES_LIST"
-modules=${MODULES:-"bmt_flight_tests"}
+modules=${MODULES:-"bmt_flight_tests bmt_flight_remote_tests"}
 status=0
 for m in $modules; do
     log="$out/$m.log"

@@ -1,0 +1,174 @@
+%% The flight recorder driven from outside, against target nodes that have
+%% nothing of beamtrace on their code path (bmt_kv alone): `record --flight
+%% ... --detach' leaves a flight agent running after the command is gone,
+%% a trigger on the node writes a capture, `flights' lists it, `fetch'
+%% copies it here (babeltrace2 reads it), `stop' copies and removes
+%% everything; after a restart of the node nothing of beamtrace runs or is
+%% loaded, and `flights', `fetch' and `stop' still find the captures in
+%% the private directory.
+%%
+%% The controller (beamtrace_record, what `beamtrace record' runs) is
+%% driven here with the options term the command writes on its stdin.
+-module(bmt_flight_remote_tests).
+
+-export([detached_flight_test/0, restart_keeps_captures_test/0]).
+
+-import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2]).
+
+%%% Target nodes
+
+%% A fresh name: private directories are named by node, and a run that
+%% failed may have left some of its own.
+name(Prefix) ->
+    list_to_atom(bmt_record_cmd:rand_name(atom_to_list(Prefix) ++ "_")).
+
+start_target(Name) ->
+    {ok, Peer, Node} = peer:start(#{name => Name,
+                                    args => ["-setcookie", atom_to_list(erlang:get_cookie()),
+                                             "-pa", os:getenv("BMT_TARGET_BEAMS")]}),
+    _ = erpc:call(Node, bmt_kv, start, [#{clients => 2}]),
+    {Peer, Node}.
+
+stop_target(Peer) ->
+    catch peer:stop(Peer).
+
+left(Node) ->
+    erpc:call(Node, bmt_beamtrace_left, check, []).
+
+%%% The controller
+
+%% Runs beamtrace_record:main/0 as the command does: {Status, Lines}.
+controller(Node, Opts) ->
+    Root = os:getenv("BMT_ROOT"),
+    Erl = os:find_executable("erl"),
+    Cookie = integer_to_list(rand:uniform(1 bsl 60), 36),
+    Port = open_port({spawn_executable, Erl},
+                     [{args, ["-noshell", "+Bi", "-setcookie", Cookie, "-pa",
+                              filename:join(Root, "ebin"), "-s", "beamtrace_record", "main"]},
+                      binary, exit_status, use_stdio, {line, 4096}, stderr_to_stdout]),
+    Term = maps:merge(#{node => atom_to_binary(Node), calls => [], events => [], procs => all,
+                        duration => infinity, remote_dir => false, keep => false,
+                        return_to => false, tty => false,
+                        nif => list_to_binary(filename:join(Root, "priv/beamtrace_nif.so")),
+                        cookie_from => <<"the test">>}, Opts),
+    port_command(Port, [atom_to_list(erlang:get_cookie()), "\n",
+                        io_lib:format("~0p.~n", [Term])]),
+    collect(Port, []).
+
+collect(Port, Acc) ->
+    receive
+        {Port, {data, {_, L}}} ->
+            io:format("#   ~s~n", [L]),
+            collect(Port, [L | Acc]);
+        {Port, {exit_status, S}} -> {S, lists:reverse(Acc)}
+    after 180000 ->
+        catch port_close(Port),
+        {timeout, lists:reverse(Acc)}
+    end.
+
+has_line(Lines, Prefix, Text) ->
+    lists:any(fun(L) -> lists:prefix(Prefix, binary_to_list(L)) andalso
+                            binary:match(L, Text) =/= nomatch end, Lines).
+
+flight_opts(Trigger) ->
+    #{calls => [<<"bmt_kv:get/2 -> return">>],
+      flight => #{window => 2000, 'after' => 500, triggers => [Trigger], until => 600000,
+                  max_captures => 6}}.
+
+%% Waits (bounded) until the node's flight agent has N sealed captures.
+wait_agent_captures(Node, N) ->
+    wait_agent_captures(Node, N, 600).
+
+wait_agent_captures(Node, N, 0) ->
+    fail(no_capture, {N, erpc:call(Node, beamtrace_flight_agent, list, [])});
+wait_agent_captures(Node, N, Tries) ->
+    case erpc:call(Node, beamtrace_flight_agent, list, []) of
+        [#{captures := C}] when length(C) >= N -> C;
+        _ -> timer:sleep(50), wait_agent_captures(Node, N, Tries - 1)
+    end.
+
+capture_dirs(Out) ->
+    lists:sort([filename:join(Out, D) || D <- element(2, file:list_dir(Out)),
+                                         lists:prefix("capture-", D)]).
+
+private_dirs(Node) ->
+    Base = case erpc:call(Node, os, getenv, ["TMPDIR"]) of
+               D when is_list(D), D =/= "" -> D;
+               _ -> "/tmp"
+           end,
+    Prefix = "beamtrace-flight-" ++ atom_to_list(Node) ++ "-",
+    {ok, Names} = erpc:call(Node, file, list_dir, [Base]),
+    [filename:join(Base, N) || N <- Names, lists:prefix(Prefix, N)].
+
+%%% Tests
+
+%% record --flight --detach, then a trigger on the node, flights, fetch,
+%% stop: the command exits leaving the agent; the capture is listed,
+%% copied and readable; stop leaves nothing of beamtrace on the node.
+detached_flight_test() ->
+    {Peer, Node} = start_target(name(bmt_flight_target)),
+    try
+        {0, Rec} = controller(Node, maps:merge(flight_opts(<<"message_queue=5000">>),
+                                               #{detach => true})),
+        assert_eq(left_running_said, true, has_line(Rec, "result", <<"left running">>)),
+        Agent = erpc:call(Node, erlang, whereis, [beamtrace_flight_agent]),
+        assert_eq(agent_runs, true, is_pid(Agent)),
+        assert_eq(record_lock_gone, undefined, erpc:call(Node, erlang, whereis, [beamtrace_record])),
+        timer:sleep(2500),
+        Q = erpc:call(Node, bmt_kv, queue_burst, [6000]),
+        [_] = wait_agent_captures(Node, 1),
+        Q ! stop,
+        {0, List} = controller(Node, #{action => flights}),
+        assert_eq(listed, true, has_line(List, "line", <<"capture-1-">>)
+                                andalso has_line(List, "line", <<"message_queue">>)),
+        Out = tmpdir("fetched"),
+        {0, _} = controller(Node, #{action => fetch, out => list_to_binary(Out)}),
+        [C] = capture_dirs(Out),
+        {Status, Lines, _} = bmt_test_lib:cmd("babeltrace2", [C]),
+        assert_eq(babeltrace, 0, Status),
+        assert_eq(gets_in_capture, true,
+                  lists:any(fun(L) -> binary:match(L, <<"bmt_kv:get/2">>) =/= nomatch end, Lines)),
+        %% Again: nothing new to copy.
+        {0, Again} = controller(Node, #{action => fetch, out => list_to_binary(Out)}),
+        assert_eq(idempotent, true, has_line(Again, "result", <<"0 captures copied">>)),
+        {0, Stop} = controller(Node, #{action => stop, out => list_to_binary(Out)}),
+        assert_eq(stop_said, true, has_line(Stop, "note", <<"no beamtrace flag, pattern or session left">>)),
+        assert_eq(nothing_left, [], left(Node)),
+        assert_eq(no_agent, undefined, erpc:call(Node, erlang, whereis, [beamtrace_flight_agent])),
+        assert_eq(no_private_dir, [], private_dirs(Node))
+    after
+        stop_target(Peer)
+    end.
+
+%% A node restarted under a detached flight: nothing of beamtrace runs or
+%% is loaded after the restart; the captures written before it are still
+%% listed, fetched and removed from the private directory.
+restart_keeps_captures_test() ->
+    Name = name(bmt_flight_restart),
+    {Peer, Node} = start_target(Name),
+    Dirs = try
+               {0, _} = controller(Node, maps:merge(flight_opts(<<"message_queue=5000">>),
+                                                    #{detach => true})),
+               timer:sleep(2500),
+               Q = erpc:call(Node, bmt_kv, queue_burst, [6000]),
+               [_] = wait_agent_captures(Node, 1),
+               Q ! stop,
+               private_dirs(Node)
+           after
+               stop_target(Peer)
+           end,
+    {Peer2, Node} = start_target(Name),
+    try
+        assert_eq(nothing_after_restart, [], left(Node)),
+        {0, List} = controller(Node, #{action => flights}),
+        assert_eq(listed_after_restart, true, has_line(List, "line", <<"capture-1-">>)
+                                              andalso has_line(List, "line", <<"interrupted">>)),
+        Out = tmpdir("fetched"),
+        {0, _} = controller(Node, #{action => stop, out => list_to_binary(Out)}),
+        assert_eq(one_capture_fetched, 1, length(capture_dirs(Out))),
+        assert_eq(nothing_left, [], left(Node)),
+        [assert_eq({removed, D}, {error, enoent}, erpc:call(Node, file, read_file_info, [D]))
+         || D <- Dirs]
+    after
+        stop_target(Peer2)
+    end.
