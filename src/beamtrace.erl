@@ -33,7 +33,7 @@
 -export([trace/2, trace_async/2, stop_trace/1, trace_info/1]).
 %% The flight recorder: captures around triggers (docs/flight-recorder.md).
 -export([flight/2, stop_flight/1, flight_info/1, trigger/1, flight_offer_nif/5,
-         flight_info_nif/1]).
+         flight_info_nif/1, flight_call_trigger_nif/3, flight_call_sweep_nif/2]).
 -export(['$shared_state'/0]).
 %% The trace clock; beamtrace's own events, for beamtrace's modules.
 -export([clock_ns/0, emit_nif/3, priv_dir/0]).
@@ -41,7 +41,8 @@
 -nifs([start_nif/2, stop_nif/1, info_nif/1, sessions_nif/0, snapshot_nif/2, sinks_nif/0,
        '$shared_state'/0, emit_nif/3, clock_ns/0,
        user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10,
-       flight_offer_nif/5, trigger_nif/1, flight_info_nif/1]).
+       flight_offer_nif/5, trigger_nif/1, flight_info_nif/1, flight_call_trigger_nif/3,
+       flight_call_sweep_nif/2]).
 
 -on_load(load_nif/0).
 
@@ -879,4 +880,13 @@ trigger_nif(_Label) -> erlang:nif_error(nif_not_loaded).
 %% @private The capture figures of a session.
 -spec flight_info_nif(session() | []) -> map() | {error, not_running}.
 flight_info_nif(_Session) -> erlang:nif_error(nif_not_loaded).
+%% @private A call-latency trigger of a flight session: the tracer state of
+%% a meta trace pattern on MFA (beamtrace_flight sets it).
+-spec flight_call_trigger_nif(session(), mfa(), pos_integer()) ->
+          {ok, reference()} | {error, term()}.
+flight_call_trigger_nif(_Session, _MFA, _BoundNs) -> erlang:nif_error(nif_not_loaded).
+%% @private Frees a call trigger's entries of processes dead in a call
+%% older than OlderMs; its figures.
+-spec flight_call_sweep_nif(reference(), non_neg_integer()) -> map().
+flight_call_sweep_nif(_Trigger, _OlderMs) -> erlang:nif_error(nif_not_loaded).
 

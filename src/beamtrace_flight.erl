@@ -376,7 +376,12 @@ nif_trigger(T) -> T.
 %%% The controller
 
 -record(st, {owner, owner_mon, reply_to, trace, trace_mon, session, dir, triggers,
-             until_ms, started_ms, interval, mq_bound, mq_left = [], exclude = []}).
+             until_ms, started_ms, interval, mq_bound, mq_left = [], exclude = [],
+             calls = [] :: [{mfa(), reference(), pid()}]}).   %% call triggers: MFA, trigger, handle
+%% The call triggers' entries of processes that died inside the function
+%% are freed this often, once their call is that old.
+-define(SWEEP_MS, 60000).
+-define(CALL_MS, [{'_', [], [{return_trace}, {exception_trace}]}]).
 
 %% @private
 -spec init(pid(), reference(), {term(), map(), map()}) -> ok.
@@ -389,17 +394,26 @@ init(Caller, Ref, {Spec, Own, TraceOpts}) ->
         {ok, T} ->
             #{session := S, dir := Dir} = beamtrace:trace_info(T),
             Triggers = maps:get(triggers, Own),
-            St = #st{owner = Owner, owner_mon = OwnerMon, reply_to = Caller, trace = T,
-                     trace_mon = monitor(process, T), session = S, dir = Dir,
-                     triggers = Triggers, until_ms = maps:get(until, Own),
-                     started_ms = erlang:monotonic_time(millisecond),
-                     interval = maps:get(sample_interval, Own),
-                     mq_bound = proplists:get_value(message_queue, Triggers),
-                     exclude = Exclude},
-            _ = St#st.mq_bound =/= undefined andalso
-                erlang:send_after(St#st.interval, self(), sample),
-            Caller ! {Ref, started},
-            loop(St);
+            St0 = #st{owner = Owner, owner_mon = OwnerMon, reply_to = Caller, trace = T,
+                      trace_mon = monitor(process, T), session = S, dir = Dir,
+                      triggers = Triggers, until_ms = maps:get(until, Own),
+                      started_ms = erlang:monotonic_time(millisecond),
+                      interval = maps:get(sample_interval, Own),
+                      mq_bound = proplists:get_value(message_queue, Triggers),
+                      exclude = Exclude},
+            case call_triggers([T1 || {call, _, _} = T1 <- Triggers], St0) of
+                {ok, St} ->
+                    _ = St#st.mq_bound =/= undefined andalso
+                        erlang:send_after(St#st.interval, self(), sample),
+                    _ = St#st.calls =/= [] andalso erlang:send_after(?SWEEP_MS, self(), sweep),
+                    Caller ! {Ref, started},
+                    loop(St);
+                {error, _} = Error ->
+                    demonitor(St0#st.trace_mon, [flush]),
+                    _ = beamtrace:stop_trace(T),
+                    _ = file:del_dir_r(Dir),
+                    Caller ! {Ref, Error}
+            end;
         {error, _} = Error ->
             Caller ! {Ref, Error}
     end.
@@ -409,11 +423,21 @@ loop(#st{trace = T} = St) ->
         {beamtrace_trace, T, Result} ->
             %% The recording ended by itself: until, or a cap.
             demonitor(St#st.trace_mon, [flush]),
-            St#st.reply_to ! {beamtrace_flight, self(), result(St, Result)},
+            Calls = call_figures(St),
+            close_calls(St),
+            Final = case result(St, Result) of
+                        {ok, R} -> {ok, with_calls(R, Calls)};
+                        Other -> Other
+                    end,
+            St#st.reply_to ! {beamtrace_flight, self(), Final},
             ok;
         sample ->
             erlang:send_after(St#st.interval, self(), sample),
             loop(sample(St));
+        sweep ->
+            erlang:send_after(?SWEEP_MS, self(), sweep),
+            _ = [beamtrace:flight_call_sweep_nif(Trig, ?SWEEP_MS) || {_, Trig, _} <- St#st.calls],
+            loop(St);
         {From, Ref, stop} ->
             From ! {Ref, {ok, finish(St)}},
             ok;
@@ -424,6 +448,7 @@ loop(#st{trace = T} = St) ->
             _ = finish(St),
             ok;
         {'DOWN', Ref, process, _, Why} when Ref =:= St#st.trace_mon ->
+            close_calls(St),
             St#st.reply_to ! {beamtrace_flight, self(), {error, {trace_down, Why}}},
             ok;
         _ ->
@@ -432,7 +457,66 @@ loop(#st{trace = T} = St) ->
 
 finish(St) ->
     demonitor(St#st.trace_mon, [flush]),
-    result(St, beamtrace:stop_trace(St#st.trace)).
+    Calls = call_figures(St),
+    close_calls(St),
+    case result(St, beamtrace:stop_trace(St#st.trace)) of
+        {ok, R} -> {ok, with_calls(R, Calls)};
+        {error, {Posix, R}} when is_map(R) -> {error, {Posix, with_calls(R, Calls)}};
+        Error -> Error
+    end.
+
+with_calls(R, []) -> R;
+with_calls(R, Calls) -> R#{call_triggers => Calls}.
+
+%% The call triggers: a trigger each (the NIF's resource), the tracer
+%% state of a meta trace pattern on its function, set through a tracing
+%% handle of its own (on OTP 27+ a trace session of its own, whose tracer
+%% is that state).
+call_triggers([], St) ->
+    {ok, St};
+call_triggers([{call, {M, _, _} = MFA, Ns} | Rest], #st{session = S} = St) ->
+    Text = lists:flatten(io_lib:format("~s:~s/~b", tuple_to_list(MFA))),
+    Result = case code:ensure_loaded(M) of
+                 {module, M} ->
+                     case beamtrace:flight_call_trigger_nif(S, MFA, Ns) of
+                         {ok, Trig} ->
+                             case beamtrace_tracing:open(#{tracer_state => Trig, owner => self(),
+                                                           name => beamtrace_flight}) of
+                                 {ok, H} ->
+                                     case beamtrace_tracing:function(H, MFA, ?CALL_MS, [meta]) of
+                                         {ok, N} when N > 0 -> {ok, {MFA, Trig, H}};
+                                         {ok, 0} ->
+                                             beamtrace_tracing:close(H),
+                                             {error, {no_match, Text}};
+                                         Error ->
+                                             beamtrace_tracing:close(H),
+                                             Error
+                                     end;
+                                 Error -> Error
+                             end;
+                         Error -> Error
+                     end;
+                 _ ->
+                     {error, {not_loaded, M}}
+             end,
+    case Result of
+        {ok, Call} ->
+            call_triggers(Rest, St#st{calls = [Call | St#st.calls]});
+        {error, _} = Err ->
+            close_calls(St),
+            Err
+    end.
+
+close_calls(St) ->
+    _ = [beamtrace_tracing:close(H) || {_, _, H} <- St#st.calls],
+    ok.
+
+%% Each call trigger's figures: calls seen, slow ones, unmeasured
+%% (no room), unmatched returns, calls deeper than timed, calls in
+%% progress.
+call_figures(St) ->
+    [{MFA, maps:without([swept], beamtrace:flight_call_sweep_nif(Trig, 1 bsl 50))}
+     || {MFA, Trig, _} <- St#st.calls].
 
 result(St, {ok, Stats}) ->
     {ok, with_captures(St, Stats)};
@@ -454,8 +538,9 @@ live_info(#st{trace = T, session = S} = St) ->
                  _ -> #{}
              end,
     Elapsed = erlang:monotonic_time(millisecond) - St#st.started_ms,
-    Info#{captures => captures(St#st.dir), flight => Flight, triggers => St#st.triggers,
-          until_ms => max(0, St#st.until_ms - Elapsed)}.
+    with_calls(Info#{captures => captures(St#st.dir), flight => Flight,
+                     triggers => St#st.triggers,
+                     until_ms => max(0, St#st.until_ms - Elapsed)}, call_figures(St)).
 
 %% Queue lengths, sampled: at most ?SAMPLE_BUDGET processes a turn, the
 %% next turn going on where this one stopped.

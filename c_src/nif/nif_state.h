@@ -82,6 +82,7 @@ struct priv {
     int refs;                   /* load + upgrades not yet unloaded */
     struct bmt_threads threads; /* each thread's context */
     struct bmt_handles handles; /* the session handles given to Erlang */
+    ErlNifResourceType *flight_call_type; /* call-latency triggers (nif_flight_call.c) */
     struct bmt_recorder rec;
 };
 

@@ -36,6 +36,8 @@ struct thread_ctx {
     int slot;                   /* this thread's ring in every session */
     int in_use;                 /* re-entry guard: inside an event */
     struct bmt_decision decision;
+    ERL_NIF_TERM flight_pending; /* a flight trigger said `trace` to this pid's call
+                                    (nif_flight_call.c): its trace_call is a no-op */
     struct bmt_clock_thread clock;
     struct bmt_event event;
     struct bmt_format_cache fmt;

@@ -20,6 +20,7 @@
 #include "nif_tracer.h"
 #include "nif_decode.h"
 #include "nif_dispatch.h"
+#include "nif_flight_call.h"
 #include "nif_format.h"
 #include "nif_session.h"
 #include "nif_state.h"
@@ -122,8 +123,17 @@ HOT ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_m
     struct priv *p = enif_priv_data(env);
     struct bmt_decision d;
     decide(p, env, argv[0], argv[1], map, &d);
-    if (!d.sinks)
+    if (!d.sinks) {
+        /* A state naming no session may be a flight recorder's call
+         * trigger (nif_flight_call.h): its own answer. */
+        if (__builtin_expect(d.tp >= BMT_TP_function_call && d.tp <= BMT_TP_function_exception &&
+                                 !d.session && argv[1] != p->nil, 0)) {
+            ERL_NIF_TERM r = bmt_flight_call_enabled(p, env, argv, d.tp);
+            if (r)
+                return r;
+        }
         return p->atom.discard;
+    }
     struct thread_ctx *t = bmt_thread_ctx(&p->threads);
     if (t)
         t->decision = d;
@@ -142,8 +152,18 @@ HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map
     } else {
         decide(p, env, argv[0], argv[1], map, &fresh);
     }
-    if (!dec->sinks)
+    if (!dec->sinks) {
+        /* A flight recorder's call trigger (nif_flight_call.h): OTP 25
+         * asks it through trace_call. Nothing past argv[2] is read. */
+        if (__builtin_expect(dec->tp >= BMT_TP_function_call &&
+                                 dec->tp <= BMT_TP_function_exception && !dec->session &&
+                                 argv[1] != p->nil, 0)) {
+            ERL_NIF_TERM r = bmt_flight_call_trace(p, env, argv, dec->tp);
+            if (r)
+                return r;
+        }
         return p->atom.ok;
+    }
     struct bmt_session *s = dec->session;
     /* No slot, or re-entered from our own formatting (never recurse): the
      * recorder counts what it could not take. */
@@ -220,6 +240,11 @@ ERL_NIF_TERM bmt_nif_enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
         return p->atom.trace;
     uint64_t gen;
     struct bmt_session *s = bmt_resolve_session(&p->handles, env, argv[1], &gen);
+    if (!s) {
+        ERL_NIF_TERM r = bmt_flight_call_status(p, env, argv[1]);
+        if (r)
+            return r;
+    }
     return s && bmt_rec_known(s, gen) ? p->atom.trace : p->atom.remove;
 }
 

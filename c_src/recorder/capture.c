@@ -96,20 +96,47 @@ void bmt_capture_free(struct bmt_capture *c)
 
 /* ---- firing ---- */
 
-/* Raises the end to at least `end` while a capture holds the slot. Returns
- * 0 when the slot is free (the capture closed meanwhile). */
-static int raise_end(struct bmt_capture *c, uint64_t end)
+/* Raises slot `sl`'s end to at least `end` while a capture holds it.
+ * Returns 0 when the slot is free (the capture closed meanwhile). */
+static int raise_end(struct bmt_capture_slot *sl, uint64_t end)
 {
-    uint64_t w = atomic_load_explicit(&c->word, memory_order_relaxed);
+    uint64_t w = atomic_load_explicit(&sl->word, memory_order_relaxed);
     for (;;) {
         if (w == 0)
             return 0;
         if (w != CLAIMING && w >= end)
             return 1;
-        if (atomic_compare_exchange_weak_explicit(&c->word, &w, end, memory_order_relaxed,
+        if (atomic_compare_exchange_weak_explicit(&sl->word, &w, end, memory_order_relaxed,
                                                   memory_order_relaxed))
             return 1;
     }
+}
+
+/* Trigger `t` (ending at `end`) on slot `sl`: 1 claimed it, 2 extended
+ * it, 0 taken and past its cap (or closing under us), -1 free but the rate
+ * limit has no token. */
+static int try_slot(struct bmt_capture *c, struct bmt_capture_slot *sl, const struct bmt_trigger *t,
+                    uint64_t end)
+{
+    uint64_t w = atomic_load_explicit(&sl->word, memory_order_relaxed);
+    if (w == 0) {
+        if (atomic_load_explicit(&c->tokens, memory_order_relaxed) == 0)
+            return -1;
+        if (atomic_compare_exchange_strong_explicit(&sl->word, &w, CLAIMING, memory_order_acquire,
+                                                    memory_order_relaxed)) {
+            sl->trigger = *t;
+            atomic_store_explicit(&sl->cap_ns, t->ts_ns + c->cfg.window_ns, memory_order_relaxed);
+            raise_end(sl, end);
+            atomic_store_explicit(&sl->ready, 1, memory_order_release);
+            return 1;
+        }
+    }
+    /* Taken: extend it, up to its cap (unknown for a moment while the
+     * claimer copies its trigger in). */
+    uint64_t cap = atomic_load_explicit(&sl->cap_ns, memory_order_relaxed);
+    if (cap && t->ts_ns > cap)
+        return 0;
+    return raise_end(sl, cap && end > cap ? cap : end) ? 2 : 0;
 }
 
 int bmt_capture_fire(struct bmt_capture *c, const struct bmt_trigger *t)
@@ -122,40 +149,26 @@ int bmt_capture_fire(struct bmt_capture *c, const struct bmt_trigger *t)
         return 0;
     }
     uint64_t end = t->ts_ns + c->cfg.after_ns;
-    /* Two rounds at most: a capture closing between our look and our
-     * extension frees the slot, which this trigger may then claim. */
-    for (int round = 0; round < 2; round++) {
-        uint64_t w = atomic_load_explicit(&c->word, memory_order_relaxed);
-        if (w == 0) {
-            if (atomic_load_explicit(&c->tokens, memory_order_relaxed) == 0) {
+    /* The current capture, else the next one. A few rounds at most: the
+     * consumer moving on between our looks. */
+    for (int round = 0; round < 4; round++) {
+        int cur = atomic_load_explicit(&c->cur, memory_order_acquire);
+        for (int k = 0; k < 2; k++) {
+            int rc = try_slot(c, &c->slot[cur ^ k], t, end);
+            if (rc == 1 || rc == 2) {
+                if (rc == 2)
+                    count(&c->absorbed);
+                return rc;
+            }
+            if (rc < 0) {
                 count(&c->skipped_rate);
                 return 0;
             }
-            uint64_t free_word = 0;
-            if (atomic_compare_exchange_strong_explicit(&c->word, &free_word, CLAIMING,
-                                                        memory_order_acquire,
-                                                        memory_order_relaxed)) {
-                c->trigger = *t;
-                atomic_store_explicit(&c->cap_ns, t->ts_ns + c->cfg.window_ns,
-                                      memory_order_relaxed);
-                raise_end(c, end);
-                atomic_store_explicit(&c->ready, 1, memory_order_release);
-                return 1;
-            }
         }
-        /* Another trigger holds the slot: extend its capture, up to its cap
-         * (unknown for a moment while the claimer copies its trigger in). */
-        uint64_t cap = atomic_load_explicit(&c->cap_ns, memory_order_relaxed);
-        if (cap && w != CLAIMING && t->ts_ns > cap) {
-            count(&c->skipped_long);
-            return 0;
-        }
-        if (raise_end(c, cap && end > cap ? cap : end)) {
-            count(&c->absorbed);
-            return 2;
-        }
+        if (atomic_load_explicit(&c->cur, memory_order_acquire) == cur)
+            break;
     }
-    count(&c->skipped_rate);
+    count(&c->skipped_long);
     return 0;
 }
 
@@ -204,12 +217,21 @@ static void refill(struct bmt_capture *c, uint64_t now)
     atomic_store_explicit(&c->tokens, tokens, memory_order_relaxed);
 }
 
-/* Gives the slot back without a capture (a failed open). */
+static struct bmt_capture_slot *current(struct bmt_capture *c)
+{
+    return &c->slot[atomic_load_explicit(&c->cur, memory_order_relaxed)];
+}
+
+/* Gives the current slot back (its capture sealed, or not made) and moves
+ * on to the other one. */
 static void release_slot(struct bmt_capture *c)
 {
-    atomic_store_explicit(&c->ready, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->cap_ns, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->word, 0, memory_order_release);
+    struct bmt_capture_slot *sl = current(c);
+    atomic_store_explicit(&sl->ready, 0, memory_order_relaxed);
+    atomic_store_explicit(&sl->cap_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&sl->word, 0, memory_order_release);
+    atomic_store_explicit(&c->cur, atomic_load_explicit(&c->cur, memory_order_relaxed) ^ 1,
+                          memory_order_release);
 }
 
 static void env_text(struct bmt_ctf_trace_info *info, const char *key, const char *text)
@@ -375,8 +397,9 @@ static void seal(struct bmt_capture *c, uint64_t now)
 /* The end a capture is written up to: the latest trigger's, capped. */
 static uint64_t capture_end(struct bmt_capture *c, uint64_t *word)
 {
-    *word = atomic_load_explicit(&c->word, memory_order_relaxed);
-    uint64_t cap = atomic_load_explicit(&c->cap_ns, memory_order_relaxed);
+    struct bmt_capture_slot *sl = current(c);
+    *word = atomic_load_explicit(&sl->word, memory_order_relaxed);
+    uint64_t cap = atomic_load_explicit(&sl->cap_ns, memory_order_relaxed);
     return *word > cap ? cap : *word;
 }
 
@@ -398,11 +421,18 @@ enum bmt_capture_step bmt_capture_tick(struct bmt_capture *c, uint64_t now, uint
     uint64_t word;
     switch (c->phase) {
     case BMT_CAPTURE_IDLE: {
-        if (!atomic_load_explicit(&c->ready, memory_order_acquire))
+        struct bmt_capture_slot *sl = current(c);
+        if (!atomic_load_explicit(&sl->ready, memory_order_acquire))
             return BMT_CAPTURE_DONE;
-        c->first = c->trigger;
+        c->first = sl->trigger;
         uint32_t tokens = atomic_load_explicit(&c->tokens, memory_order_relaxed);
-        if (tokens && tokens != UINT32_MAX)
+        if (tokens == 0) {
+            /* Both slots were claimed on the last token. */
+            count(&c->skipped_rate);
+            release_slot(c);
+            return BMT_CAPTURE_DONE;
+        }
+        if (tokens != UINT32_MAX)
             atomic_store_explicit(&c->tokens, tokens - 1, memory_order_relaxed);
         int rc = open_capture(c);
         if (rc < 0) {
@@ -438,16 +468,22 @@ enum bmt_capture_step bmt_capture_tick(struct bmt_capture *c, uint64_t now, uint
             c->phase = BMT_CAPTURE_OPEN; /* a trigger extended it */
             return BMT_CAPTURE_DONE;
         }
-        atomic_store_explicit(&c->ready, 0, memory_order_relaxed);
-        if (!atomic_compare_exchange_strong_explicit(&c->word, &word, 0, memory_order_release,
-                                                     memory_order_relaxed)) {
-            atomic_store_explicit(&c->ready, 1, memory_order_relaxed);
-            c->phase = BMT_CAPTURE_OPEN;
-            return BMT_CAPTURE_DONE;
+        {
+            struct bmt_capture_slot *sl = current(c);
+            atomic_store_explicit(&sl->ready, 0, memory_order_relaxed);
+            if (!atomic_compare_exchange_strong_explicit(&sl->word, &word, 0, memory_order_release,
+                                                         memory_order_relaxed)) {
+                atomic_store_explicit(&sl->ready, 1, memory_order_relaxed);
+                c->phase = BMT_CAPTURE_OPEN;
+                return BMT_CAPTURE_DONE;
+            }
+            atomic_store_explicit(&sl->cap_ns, 0, memory_order_relaxed);
+            atomic_store_explicit(&c->cur, atomic_load_explicit(&c->cur, memory_order_relaxed) ^ 1,
+                                  memory_order_release);
         }
-        atomic_store_explicit(&c->cap_ns, 0, memory_order_relaxed);
         seal(c, now);
-        return BMT_CAPTURE_DONE;
+        /* The next capture may be waiting already. */
+        return bmt_capture_tick(c, now, other_bytes);
     }
     return BMT_CAPTURE_DONE;
 }
@@ -456,19 +492,24 @@ void bmt_capture_finish(struct bmt_capture *c, uint64_t now, uint64_t other_byte
 {
     if (!c->rings)
         return;
-    if (c->phase == BMT_CAPTURE_IDLE && atomic_load_explicit(&c->ready, memory_order_acquire)) {
-        c->first = c->trigger;
-        if (open_capture(c) < 0) {
-            release_slot(c);
-            return;
+    /* The capture being written, then one waiting for it: both get what
+     * the rings hold now. */
+    for (int k = 0; k < 2; k++) {
+        struct bmt_capture_slot *sl = current(c);
+        if (c->phase == BMT_CAPTURE_IDLE && atomic_load_explicit(&sl->ready, memory_order_acquire)) {
+            c->first = sl->trigger;
+            if (open_capture(c) < 0) {
+                release_slot(c);
+                continue;
+            }
+            c->phase = BMT_CAPTURE_OPEN;
         }
-        c->phase = BMT_CAPTURE_OPEN;
+        if (c->phase == BMT_CAPTURE_IDLE)
+            continue;
+        (void)copy_all(c, other_bytes);
+        seal(c, now);
+        release_slot(c);
     }
-    if (c->phase == BMT_CAPTURE_IDLE)
-        return;
-    (void)copy_all(c, other_bytes);
-    seal(c, now);
-    release_slot(c);
 }
 
 void bmt_capture_stats(const struct bmt_capture *c, struct bmt_capture_stats *st)

@@ -11,19 +11,24 @@
  *
  * Concurrency contract:
  *  - bmt_capture_fire / bmt_capture_offer: any thread, any time while the
- *    session runs. Lock-free and allocation-free: one compare-and-swap on
- *    `word` claims the capture slot and the claimer alone writes `trigger`,
+ *    session runs. Lock-free and allocation-free. Two slots: the capture
+ *    being written (`cur`) and the next one. One compare-and-swap on a
+ *    slot's `word` claims it and the claimer alone writes its `trigger`,
  *    then publishes it with a release store of `ready`; a fire that finds
- *    the slot taken raises `word` (the end) instead, never past `cap_ns`.
- *    Skips are counted, never silent.
+ *    the current slot taken raises its `word` (the end) instead, up to its
+ *    `cap_ns` (first trigger + window); a trigger past that cap claims or
+ *    extends the next slot, whose capture starts once the current one is
+ *    sealed. Only when both are taken and past their caps is a trigger
+ *    skipped. Skips are counted, never silent.
  *  - bmt_capture_tick / _finish: the session's consumer thread only (or
  *    whoever finishes the session after the consumer stopped). It reads the
  *    rings as a sequence-lock reader (ring.h: bmt_ring_copy_packet), so the
  *    writers never wait for it; it never consumes an overwrite ring.
- *  - `word` goes back to 0 only by the consumer's compare-and-swap from the
- *    end it has written up to: a trigger that moved the end meanwhile makes
- *    that fail, and the capture goes on. So a trigger counted as absorbed
- *    always has its tail in the capture (up to the capture's cap).
+ *  - A slot's `word` goes back to 0 only by the consumer's compare-and-swap
+ *    from the end it has written up to: a trigger that moved the end
+ *    meanwhile makes that fail, and the capture goes on. So a trigger
+ *    counted as absorbed always has its tail in the capture. Then the
+ *    consumer moves `cur` to the other slot.
  *
  * Pure C: no VM, no recorder types; the recorder hands in its rings and,
  * when a capture wants every ring's open packet, asks the writers to close
@@ -98,6 +103,14 @@ struct bmt_capture_stats {
     int error;               /* errno of the last capture that failed, else 0 */
 };
 
+/* A capture to write: claimed by one trigger, extended by later ones. */
+struct bmt_capture_slot {
+    _Atomic uint64_t word;          /* 0 free; 1 being claimed; else the capture's end, ns */
+    _Atomic int ready;              /* `trigger` is written (release) */
+    _Atomic uint64_t cap_ns;        /* the end may not pass this; 0 until known */
+    struct bmt_trigger trigger;     /* the claimer's; the consumer's after `ready` */
+};
+
 enum bmt_capture_phase {
     BMT_CAPTURE_IDLE = 0,
     BMT_CAPTURE_OPEN,        /* copying as packets are published */
@@ -109,15 +122,13 @@ struct bmt_capture {
     struct bmt_capture_config cfg;
     /* ---- shared with any thread ---- */
     _Atomic int on;                 /* init succeeded; cleared by free */
-    _Atomic uint64_t word;          /* 0 free; 1 being claimed; else the capture's end, ns */
-    _Atomic int ready;              /* `trigger` is written (release) */
-    _Atomic uint64_t cap_ns;        /* the end may not pass this; 0 until known */
+    struct bmt_capture_slot slot[2];
+    _Atomic int cur;                /* the slot being (or next to be) written */
     _Atomic uint32_t tokens;        /* captures the rate limit allows now */
     _Atomic int full;               /* max_bytes reached: no more captures */
     _Atomic uint64_t fired, absorbed, skipped_rate, skipped_long, skipped_bytes;
     _Atomic uint64_t captures, lost_packets, bytes;
     _Atomic int open, error;
-    struct bmt_trigger trigger;     /* the claimer's; the consumer's after `ready` */
     /* ---- the consumer's ---- */
     int ring_count;
     struct bmt_ring **rings;        /* the session's rings, by stream */

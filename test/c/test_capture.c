@@ -428,8 +428,8 @@ static void test_one_capture(void)
 }
 
 /* A trigger during a capture extends it (one capture, counted absorbed);
- * one past the capture's cap is skipped and counted; the rate limit skips
- * and counts; nothing is silently dropped. */
+ * one past the capture's cap starts the next capture once this one is
+ * sealed; the rate limit skips and counts; nothing is silently dropped. */
 static void test_extend_and_limits(void)
 {
     const uint64_t window = 300 * MS, after = 100 * MS;
@@ -443,11 +443,11 @@ static void test_extend_and_limits(void)
     struct bmt_trigger a = trigger_at(t1, 11 * MS);
     /* Stamped ahead: the capture must wait for its tail too. */
     struct bmt_trigger b = trigger_at(t1 + 200 * MS, 12 * MS);
-    struct bmt_trigger too_late = trigger_at(t1 + window + 1, 13 * MS);
+    struct bmt_trigger past_cap = trigger_at(t1 + window + 1, 13 * MS);
     CHECK(bmt_capture_fire(&session->capture, &a) == 1);
     CHECK(bmt_capture_fire(&session->capture, &b) == 2);
-    CHECK(bmt_capture_fire(&session->capture, &too_late) == 0);
-    CHECK(wait_captures(1));
+    CHECK(bmt_capture_fire(&session->capture, &past_cap) == 1);
+    CHECK(wait_captures(2));
     char dir[4200];
     CHECK(find_capture(cfg.dir, 1, dir, sizeof dir));
     struct capture_read cr = read_capture(dir);
@@ -456,30 +456,48 @@ static void test_extend_and_limits(void)
                "writer %u: the extended tail ends %lld ns early", w,
                (long long)(t1 + 200 * MS + after - cr.last_ts[w]));
     CHECK(cr.discarded == cr.holes);
-    /* The metadata names the first trigger. */
+    /* Each capture's metadata names its first trigger. */
     char meta[4400];
     snprintf(meta, sizeof meta, "%s/metadata", dir);
     CHECK(file_has(meta, "beamtrace_trigger_value = 11000000;"));
-    /* Second capture: the last token. Third: none left. */
-    struct bmt_trigger c = trigger_at(bmt_clock_ns(), 14 * MS);
-    CHECK(bmt_capture_fire(&session->capture, &c) == 1);
-    CHECK(wait_captures(2));
+    CHECK(find_capture(cfg.dir, 2, dir, sizeof dir));
+    snprintf(meta, sizeof meta, "%s/metadata", dir);
+    CHECK(file_has(meta, "beamtrace_trigger_value = 13000000;"));
+    cr = read_capture(dir);
+    for (unsigned w = 0; w < WRITERS; w++)
+        CHECKF(cr.seen[w] && cr.last_ts[w] >= t1 + window + 1 + after,
+               "writer %u: the second capture's tail ends early", w);
+    /* Two tokens an hour, both spent. */
     struct bmt_trigger d = trigger_at(bmt_clock_ns(), 15 * MS);
     CHECK(bmt_capture_fire(&session->capture, &d) == 0);
     stop_writers();
     struct bmt_capture_stats st = stats();
-    CHECKF(st.captures == 2 && st.fired == 5 && st.absorbed == 1 && st.skipped_long == 1 &&
-               st.skipped_rate == 1,
+    CHECKF(st.captures == 2 && st.fired == 4 && st.absorbed == 1 && st.skipped_rate == 1 &&
+               st.skipped_long == 0,
            "captures %llu fired %llu absorbed %llu skipped long %llu rate %llu",
            (unsigned long long)st.captures, (unsigned long long)st.fired,
            (unsigned long long)st.absorbed, (unsigned long long)st.skipped_long,
            (unsigned long long)st.skipped_rate);
-    CHECK(find_capture(cfg.dir, 2, dir, sizeof dir));
     CHECK(!find_capture(cfg.dir, 3, dir, sizeof dir));
     struct bmt_rec_stats rs;
     CHECK(bmt_rec_stop(&rec, (int)(session - rec.sessions), generation, &rs) == 0);
-    tap_group("capture: a trigger during a capture extends it, one past its cap and one past "
-              "--max-captures are skipped and counted");
+
+    /* Unlimited: a third trigger past both captures' caps is skipped. */
+    cfg = config("long", window, after);
+    if (start(&cfg) != 0)
+        return;
+    uint64_t t = bmt_clock_ns();
+    struct bmt_trigger x = trigger_at(t, 1), y = trigger_at(t + window + 1, 2),
+                       z = trigger_at(t + 2 * window + 2, 3);
+    CHECK(bmt_capture_fire(&session->capture, &x) == 1);
+    CHECK(bmt_capture_fire(&session->capture, &y) == 1);
+    CHECK(bmt_capture_fire(&session->capture, &z) == 0);
+    st = stats();
+    CHECK(st.skipped_long == 1);
+    CHECK(bmt_rec_stop(&rec, (int)(session - rec.sessions), generation, &rs) == 0);
+    CHECK(find_capture(cfg.dir, 1, dir, sizeof dir) && find_capture(cfg.dir, 2, dir, sizeof dir));
+    tap_group("capture: a trigger during a capture extends it, one past its cap makes the next "
+              "capture, one past --max-captures or past both is skipped and counted");
 }
 
 /* Offers decided outside the tracer: armed kinds past their bound fire,

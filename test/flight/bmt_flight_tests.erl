@@ -10,11 +10,11 @@
 %% says what it lost.
 -module(bmt_flight_tests).
 
--export([probe_capture_test/0, extend_and_rate_limit_test/0, long_gc_test/0,
+-export([call_trigger_test/0, probe_capture_test/0, extend_and_rate_limit_test/0, long_gc_test/0,
          message_queue_test/0, long_message_queue_test/0, errors_test/0, owner_exit_test/0,
          until_test/0, killed_vm_incomplete_test/0]).
 %% For the record tests.
--export([capture_events/1, env/1, wait_captures/2]).
+-export([capture_events/1, env/1, wait_captures/2, check_slow_calls/4]).
 
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2]).
 
@@ -108,6 +108,63 @@ assert_clean() ->
     ok.
 
 %%% Tests
+
+%% 'bmt_kv:get/2>10ms': every get the store's own clients measured slower
+%% than 10 ms (1 in 1000 takes 15 ms more) is in a capture, as its call
+%% and return by its caller, with the window before the trigger that made
+%% the capture; each capture's metadata names a slow get; the trigger saw
+%% every slow call.
+call_trigger_test() ->
+    with_kv(#{clients => 2}, fun() ->
+        Offset = beamtrace:clock_ns() - erlang:monotonic_time(nanosecond),
+        F = flight("bmt_kv:get/2 -> return", #{triggers => ["bmt_kv:get/2>10ms"], window => 2000,
+                                                'after' => 300, max_captures => infinity}),
+        timer:sleep(8000),
+        Stop = erlang:monotonic_time(nanosecond),
+        #{captures := Caps, flight := Fl, call_triggers := [{{bmt_kv, get, 2}, Figures}]} = stop(F),
+        Slow = [S || {_, _, T1} = S <- bmt_kv:slow_calls(), T1 < Stop],
+        assert_eq(slow_calls_made, true, length(Slow) >= 3),
+        assert_eq({trigger_saw_every_slow_call, Figures}, true,
+                  maps:get(slow, Figures) >= length(Slow)),
+        assert_eq({nothing_skipped, Fl}, 0, maps:get(skipped_rate, Fl) + maps:get(skipped_long, Fl)),
+        [begin
+             Env = env(C),
+             assert_eq(kind, <<"call">>, env_text(Env, <<"beamtrace_trigger_kind">>)),
+             assert_eq(function, <<"bmt_kv:get/2">>,
+                       env_text(Env, <<"beamtrace_trigger_function">>)),
+             assert_eq(over_bound, true,
+                       env_int(Env, <<"beamtrace_trigger_value">>) > 10000000)
+         end || C <- Caps],
+        check_slow_calls(Caps, Slow, Offset, 2000)
+    end),
+    assert_clean().
+
+%% Each slow call {Pid, T0, T1} (erlang:monotonic_time/1 ns; Offset turns
+%% them into the trace clock) is in a capture: its call and return by Pid,
+%% stamped within 5 ms of the caller's own measure, in a capture reaching
+%% back WindowMs before its first trigger.
+check_slow_calls(Caps, Slow, Offset, WindowMs) ->
+    Read = [{C, env_int(env(C), <<"beamtrace_trigger_ts">>), capture_events(C)} || C <- Caps],
+    [case [C || {C, Trig, Events} <- Read, holds_call(Events, Pid, T0 + Offset, T1 + Offset),
+                lists:min([T || {T, _, _} <- Events]) =< Trig - WindowMs * 1000000] of
+         [_ | _] -> ok;
+         [] -> fail({slow_call_not_captured, Pid, T0 + Offset, T1 + Offset},
+                    [{C, Trig} || {C, Trig, _} <- Read])
+     end || {Pid, T0, T1} <- Slow],
+    ok.
+
+holds_call(Events, Pid, T0, T1) ->
+    P = list_to_binary(pid_to_list(Pid)),
+    Near = fun(T, At) -> abs(T - At) < 5000000 end,
+    lists:any(fun({T, function_call, #{pid := Q, entry := <<"bmt_kv:get/2">>}}) ->
+                      Q =:= P andalso Near(T, T0);
+                 (_) -> false
+              end, Events)
+        andalso
+        lists:any(fun({T, function_return, #{pid := Q, entry := <<"bmt_kv:get/2">>}}) ->
+                          Q =:= P andalso Near(T, T1);
+                     (_) -> false
+                  end, Events).
 
 %% beamtrace:trigger/1 fires the flight whose probe label it names: one
 %% capture, the window before and the tail after, the trigger's pid and
