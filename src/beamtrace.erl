@@ -73,7 +73,9 @@
       | {distribution, boolean()}
       | {file_io, boolean() | [pid()]}
       | {ets, [atom() | ets:tid() | all]}
-      | {flight, none | map()}.
+      | {flight, none | map()}
+      | {sample, none | pos_integer() | #{atom() => pos_integer()}}
+      | {on_max_rate, stop | sample}.
 -type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
                 | vm_exit | unload | file:posix().
 -type stats() :: #{dir := binary(), events := non_neg_integer(),
@@ -99,6 +101,11 @@
                     %% Captures (overwrite mode only): see flight/2, which
                     %% sets it; #{window, after, max_captures, triggers}.
                     flight => none,
+                    %% Sampling: none, N (1 in N of call, send, receive,
+                    %% running, garbage_collection) or #{Kind => N}; and
+                    %% what passing max_rate does: stop, or sample more.
+                    sample => none,
+                    on_max_rate => stop,
                     %% Test mode: false makes writers not wake the consumer,
                     %% which then drains only every 10 ms, so a tiny buffer
                     %% really overflows and drop accounting can be tested.
@@ -152,6 +159,18 @@ start() ->
 %%   the traced processes a bounded fingerprint of every traced message;
 %%   the receiving side also needs the `receive' trace pattern trace/2 sets
 %%   with its `links' option. Default `false'.</dd>
+%% <dt>`sample'</dt><dd>keep one event in N: `N' (calls, sends,
+%%   receives, scheduling and GC) or `#{call => N, send => N, 'receive' =>
+%%   N, running => N, garbage_collection => N, procs => N, ports => N}'.
+%%   Decided in the tracer, per event kind; a call and its return, a
+%%   process's in and out, a collection's start and end stay together. The
+%%   ratios are in the trace (`sample_ratio' events) and the analyses scale
+%%   counts back by them. Default `none'.</dd>
+%% <dt>`on_max_rate'</dt><dd>`stop' (default; a flight recording's is
+%%   `sample'): what passing `max_rate' does. `sample' keeps fewer events
+%%   instead (the ratio that brings the rate to 80% of the cap), and more
+%%   again once the rate stays under a quarter of it; stop/1's figures say
+%%   so (`sampling' => #{ratios, reactions}).</dd>
 %% <dt>`system_monitor', `samples', `distribution', `file_io', `ets'</dt><dd>the session's
 %%   own sources (long GCs and schedules, busy ports, counters, node up and
 %%   down, file operations, ETS operations): see beamtrace_sources. Off by default; none costs anything

@@ -352,7 +352,10 @@ trace_options(Rest, Triggers, Own) ->
     Nif = lists:usort([nif_trigger(T) || T <- Triggers]),
     Flight = #{window => maps:get(window, Own), 'after' => maps:get('after', Own),
                max_captures => maps:get(max_captures, Own), triggers => Nif},
-    Trace = Rest#{mode => overwrite, duration => maps:get(until, Own), flight => Flight},
+    %% A flight recording left on through a traffic peak samples instead
+    %% of stopping, unless told otherwise.
+    Trace = maps:merge(#{on_max_rate => sample},
+                       Rest#{mode => overwrite, duration => maps:get(until, Own), flight => Flight}),
     Trace1 = case map_size(Monitor) of
                  0 -> Trace;
                  _ -> Trace#{system_monitor => Monitor}

@@ -165,6 +165,9 @@ enum bmt_field_index {
     BMT_F_ets_op_error = 4,
     BMT_F_ets_op_latency_ns = 5,
     BMT_F_ets_op_tag = 6,
+    BMT_F_sample_ratio_kind = 0,
+    BMT_F_sample_ratio_ratio = 1,
+    BMT_F_sample_ratio_reason = 2,
 };
 
 #endif

@@ -10,6 +10,7 @@
 #include "nif_control.h"
 #include "nif_flight.h"
 #include "nif_format.h"
+#include "nif_sample.h"
 #include "nif_session.h"
 #include "nif_state.h"
 
@@ -77,6 +78,8 @@ static ERL_NIF_TERM stats_map(struct priv *p, ErlNifEnv *env, const struct bmt_r
     if (st->flight)
         enif_make_map_put(env, map, p->atom.flight, bmt_flight_stats_map(p, env, &st->capture),
                           &map);
+    if (st->sampled)
+        enif_make_map_put(env, map, p->atom.sampling, bmt_sample_stats_map(p, env, st), &map);
     return map;
 }
 
@@ -266,6 +269,9 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
     /* Overwrite rings are drained at the end: nobody to wake. */
     if (cfg->mode == BMT_RING_OVERWRITE)
         cfg->wake_on_publish = 0;
+    /* sample, on_max_rate: sampling (nif_sample.h). */
+    if (bmt_sample_parse(p, env, opts, cfg, bad) != 0)
+        return -1;
     /* flight: captures, which only an overwrite session makes. */
     if (bmt_flight_parse(p, env, opts, &cfg->capture, bad) != 0)
         return -1;

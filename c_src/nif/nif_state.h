@@ -51,7 +51,10 @@
     X(skipped_rate) X(skipped_long) X(skipped_bytes) X(lost_packets)         \
     X(capture_bytes) X(capture_error) X(probe)                               \
     X(long_gc) X(long_schedule) X(large_heap) X(busy_port) X(busy_dist_port) \
-    X(long_message_queue) X(message_queue)
+    X(long_message_queue) X(message_queue)                                   \
+    /* sampling (nif_sample.c) */                                            \
+    X(sample) X(on_max_rate) X(stop) X(sampling) X(ratios) X(reactions)      \
+    Y(receive_, "receive") X(garbage_collection) X(procs) X(ports)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;

@@ -20,6 +20,16 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* Sampling's per-thread state (nif_sample.h): the random sequence, and
+ * the answer for the process now scheduled in and the collection now
+ * running on this thread, until their out and end. */
+struct bmt_sample_thread {
+    uint64_t rng;
+    ERL_NIF_TERM sched_pid, gc_pid;
+    int sched_session, gc_session;
+    int sched_keep, gc_keep;
+};
+
 /* What enabled_<flag>/3 decided, for the trace_<flag>/5 call the VM makes
  * next on the same thread for the same event (same tag and tracer state
  * words). Every sink checks again when it writes, so reusing it is safe. */
@@ -36,6 +46,7 @@ struct thread_ctx {
     int slot;                   /* this thread's ring in every session */
     int in_use;                 /* re-entry guard: inside an event */
     struct bmt_decision decision;
+    struct bmt_sample_thread sample;
     ERL_NIF_TERM flight_pending; /* a flight trigger said `trace` to this pid's call
                                     (nif_flight_call.c): its trace_call is a no-op */
     struct bmt_clock_thread clock;

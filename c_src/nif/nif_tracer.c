@@ -22,6 +22,7 @@
 #include "nif_dispatch.h"
 #include "nif_flight_call.h"
 #include "nif_format.h"
+#include "nif_sample.h"
 #include "nif_session.h"
 #include "nif_state.h"
 #include "nif_thread.h"
@@ -135,6 +136,10 @@ HOT ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_m
         return p->atom.discard;
     }
     struct thread_ctx *t = bmt_thread_ctx(&p->threads);
+    /* Sampling (nif_sample.h): one load and a bit test unless sampled. */
+    if ((d.sinks & BMT_SINK_RECORDER) && bmt_rec_sampled(d.session, d.rec_tp) &&
+        !bmt_sample_keep(p, d.session, d.rec_tp, argv[0], argv[2], t))
+        return p->atom.discard;
     if (t)
         t->decision = d;
     return p->atom.trace;

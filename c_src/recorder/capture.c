@@ -52,7 +52,8 @@ static void count(_Atomic uint64_t *counter)
 
 int bmt_capture_init(struct bmt_capture *c, const struct bmt_capture_config *cfg,
                      struct bmt_ring **rings, int ring_count, const char *base, unsigned file_mode,
-                     const struct bmt_ctf_trace_info *info, uint64_t now_ns)
+                     const struct bmt_ctf_trace_info *info, const struct bmt_sampling *sampling,
+                     uint64_t now_ns)
 {
     memset(c, 0, sizeof *c);
     if (cfg->window_ns == 0 || ring_count < 1 || ring_count > BMT_MAX_STREAMS ||
@@ -72,6 +73,7 @@ int bmt_capture_init(struct bmt_capture *c, const struct bmt_capture_config *cfg
     strcpy(c->base, base);
     c->file_mode = file_mode;
     c->info = *info;
+    c->sampling = sampling;
     atomic_store(&c->tokens, cfg->max_per_hour ? cfg->max_per_hour : UINT32_MAX);
     c->token_credit_ns = now_ns;
     c->rings = copy;
@@ -305,6 +307,19 @@ static int open_capture(struct bmt_capture *c)
     env_int(info, "beamtrace_trigger_ts", t->ts_ns);
     env_int(info, "beamtrace_capture_window_ns", c->cfg.window_ns);
     env_int(info, "beamtrace_capture_after_ns", c->cfg.after_ns);
+    /* The ratios in force where the window begins; the changes after it
+     * are sample_ratio events in the capture. */
+    uint64_t from_ns = t->ts_ns > c->cfg.window_ns ? t->ts_ns - c->cfg.window_ns : 0;
+    if (c->sampling) {
+        uint32_t ratio[BMT_SAMPLE_KINDS];
+        bmt_sampling_at(c->sampling, from_ns, ratio);
+        for (int k = 0; k < BMT_SAMPLE_KINDS; k++) {
+            char key[40];
+            snprintf(key, sizeof key, "beamtrace_sample_%s", bmt_sample_kind_name(k));
+            if (ratio[k] > 1)
+                env_int(info, key, ratio[k]);
+        }
+    }
 
     char path[4096 + 64];
     capture_path(c, t->ts_ns, path, sizeof path);
@@ -312,9 +327,8 @@ static int open_capture(struct bmt_capture *c)
     free(info);
     if (rc < 0)
         return rc;
-    uint64_t from = t->ts_ns > c->cfg.window_ns ? t->ts_ns - c->cfg.window_ns : 0;
     for (int i = 0; i < c->ring_count; i++) {
-        c->next_seq[i] = first_in_window(c->rings[i], from);
+        c->next_seq[i] = first_in_window(c->rings[i], from_ns);
         c->stream_drops[i] = 0;
     }
     return 0;

@@ -50,6 +50,7 @@
 #include "core/ctf.h"
 #include "core/ring.h"
 #include "core/trace_dir.h"
+#include "sampling.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -135,6 +136,7 @@ struct bmt_capture {
     char base[4096];                /* the session's directory */
     unsigned file_mode;
     struct bmt_ctf_trace_info info; /* the session's; uuid and env per capture */
+    const struct bmt_sampling *sampling; /* the session's: the ratios a window starts with */
     enum bmt_capture_phase phase;
     struct bmt_trigger first;       /* the trigger being captured */
     uint64_t end_ns;                /* end this capture has been written up to */
@@ -150,11 +152,14 @@ struct bmt_capture {
 
 /* Prepares `c` for a session: `rings` (ring_count, the session's, by
  * stream; kept), its directory, file mode and trace info (copied; each
- * capture gets its own uuid). Starts with a full token bucket. Returns 0,
- * -EINVAL (no window, or too many rings), -ENOMEM. */
+ * capture gets its own uuid), its sampling (read by the consumer: each
+ * capture's metadata says the ratios in force where its window begins).
+ * Starts with a full token bucket. Returns 0, -EINVAL (no window, or too
+ * many rings), -ENOMEM. */
 int bmt_capture_init(struct bmt_capture *c, const struct bmt_capture_config *cfg,
                      struct bmt_ring **rings, int ring_count, const char *base, unsigned file_mode,
-                     const struct bmt_ctf_trace_info *info, uint64_t now_ns);
+                     const struct bmt_ctf_trace_info *info, const struct bmt_sampling *sampling,
+                     uint64_t now_ns);
 
 /* Frees what init allocated (an open capture must be finished first). */
 void bmt_capture_free(struct bmt_capture *c);

@@ -369,6 +369,12 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
         st->flight = 1;
         bmt_capture_stats(&s->capture, &st->capture);
     }
+    if (s->control_slot >= 0) {
+        st->sampled = 1;
+        st->sample_reactions = s->sampling.reactions;
+        for (int k = 0; k < BMT_SAMPLE_KINDS; k++)
+            st->sample_ratio[k] = atomic_load(&s->sampling.ratio[k]);
+    }
     bmt_capture_free(&s->capture);
     free(s->ring_ptrs);
     s->ring_ptrs = NULL;
@@ -445,6 +451,7 @@ struct consumer_state {
     uint64_t last_flush_ns;
     uint64_t last_mark_ns;           /* the incomplete marker's last update */
     uint64_t rate_ns, rate_offered;  /* start of the rate window */
+    unsigned calm_windows;           /* rate windows in a row under a quarter of max_rate */
     uint64_t *seen;                  /* per ring: written + discarded at the last flush tick */
     uint8_t *unflushed;              /* per ring: events since its last flush */
 };
@@ -518,6 +525,102 @@ static int lock_or_stop(struct bmt_recorder *rec, struct bmt_session *s)
     return 1;
 }
 
+/* Records in the consumer's ring that kind `kind` is sampled 1 in
+ * `ratio` from `ts_ns` on (org_erlang_beamtrace:sample_ratio). */
+static void emit_ratio(struct bmt_session *s, int kind, uint32_t ratio, const char *reason,
+                       uint64_t ts_ns)
+{
+    struct bmt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.id = BMT_TP_sample_ratio;
+    ev.ts_ns = ts_ns;
+    const char *name = bmt_sample_kind_name((enum bmt_sample_kind)kind);
+    ev.values[BMT_F_sample_ratio_kind].str = name;
+    ev.values[BMT_F_sample_ratio_kind].len = (uint32_t)strlen(name);
+    ev.values[BMT_F_sample_ratio_ratio].integer = ratio;
+    ev.values[BMT_F_sample_ratio_reason].str = reason;
+    ev.values[BMT_F_sample_ratio_reason].len = (uint32_t)strlen(reason);
+    uint64_t gen = atomic_load(&s->generation);
+    struct bmt_ring *r = bmt_rec_enter(s, gen, (unsigned)s->control_slot);
+    if (!r)
+        return;
+    uint8_t *start;
+    uint8_t *dst = bmt_rec_reserve(s, r, BMT_TP_sample_ratio, ts_ns, &start);
+    if (dst)
+        bmt_rec_commit(r, start, dst + bmt_event_encode_payload(&ev, dst), ts_ns);
+    bmt_rec_leave(s, (unsigned)s->control_slot, ts_ns);
+}
+
+/* The ratios changed: the tracer's mask, the history, the trace. */
+static void ratios_changed(struct bmt_session *s, const uint32_t before[BMT_SAMPLE_KINDS],
+                           const char *reason, uint64_t now)
+{
+    atomic_store_explicit(&s->sampled_mask, atomic_load(&s->sampling.mask), memory_order_relaxed);
+    bmt_sampling_note(&s->sampling, now);
+    s->sampling.reactions++;
+    for (int k = 0; k < BMT_SAMPLE_KINDS; k++) {
+        uint32_t r = atomic_load(&s->sampling.ratio[k]);
+        if (r != before[k])
+            emit_ratio(s, k, r, reason, now);
+    }
+}
+
+/* The offered rate passed max_rate (events_ns > cap_ns, both events/s
+ * times the window): every kind that reacts keeps fewer, by the factor
+ * that brings the rate to 80% of the cap, at least 2. */
+static void sample_more(struct bmt_session *s, struct consumer_state *cs, uint64_t events_ns,
+                        uint64_t cap_ns, uint64_t now)
+{
+    uint64_t four_caps = cap_ns > 0 ? cap_ns * 4 : 1;
+    uint64_t factor = (events_ns * 5 + four_caps - 1) / four_caps;
+    if (factor < 2)
+        factor = 2;
+    uint32_t before[BMT_SAMPLE_KINDS];
+    int changed = 0;
+    for (int k = 0; k < BMT_SAMPLE_KINDS; k++) {
+        before[k] = atomic_load(&s->sampling.ratio[k]);
+        if (!bmt_sample_reacts(&s->sampling, (enum bmt_sample_kind)k))
+            continue;
+        uint64_t r = (uint64_t)before[k] * factor;
+        changed |= bmt_sampling_set(&s->sampling, (enum bmt_sample_kind)k,
+                                    r > BMT_SAMPLE_MAX_RATIO ? BMT_SAMPLE_MAX_RATIO : (uint32_t)r);
+    }
+    cs->calm_windows = 0;
+    if (changed)
+        ratios_changed(s, before, "max_rate", now);
+}
+
+/* Under max_rate: after CALM_WINDOWS windows in a row where twice the
+ * rate stays under half the cap, each kind keeps twice as many again, down
+ * to the sample option's own ratio. */
+#define CALM_WINDOWS 20
+static void sample_less(struct bmt_session *s, struct consumer_state *cs, uint64_t events_ns,
+                        uint64_t cap_ns, uint64_t now)
+{
+    int above_base = 0;
+    for (int k = 0; k < BMT_SAMPLE_KINDS; k++)
+        if (atomic_load(&s->sampling.ratio[k]) > s->sampling.base[k])
+            above_base = 1;
+    if (!above_base || events_ns * 4 >= cap_ns) {
+        cs->calm_windows = 0;
+        return;
+    }
+    if (++cs->calm_windows < CALM_WINDOWS)
+        return;
+    cs->calm_windows = 0;
+    uint32_t before[BMT_SAMPLE_KINDS];
+    int changed = 0;
+    for (int k = 0; k < BMT_SAMPLE_KINDS; k++) {
+        before[k] = atomic_load(&s->sampling.ratio[k]);
+        uint32_t r = before[k] / 2;
+        if (r < s->sampling.base[k])
+            r = s->sampling.base[k];
+        changed |= bmt_sampling_set(&s->sampling, (enum bmt_sample_kind)k, r);
+    }
+    if (changed)
+        ratios_changed(s, before, "calmer", now);
+}
+
 struct consumer_arg {
     struct bmt_recorder *rec;
     struct bmt_session *s;
@@ -536,6 +639,10 @@ static void *consumer_main(void *arg)
     cs.last_flush_ns = cs.rate_ns = cs.last_mark_ns = bmt_clock_ns();
     struct pollfd pfd = {s->wake_fd, POLLIN, 0};
     enum bmt_stop_reason stop = BMT_REASON_NONE;
+    /* The sample option's ratios, at the trace's start. */
+    for (int k = 0; s->control_slot >= 0 && k < BMT_SAMPLE_KINDS; k++)
+        if (atomic_load(&s->sampling.ratio[k]) > 1)
+            emit_ratio(s, k, atomic_load(&s->sampling.ratio[k]), "start", cs.rate_ns);
     while (!atomic_load(&s->consumer_stop) && stop == BMT_REASON_NONE) {
         uint64_t count;
         if (read(s->wake_fd, &count, sizeof count) < 0) {
@@ -584,9 +691,16 @@ static void *consumer_main(void *arg)
             if (offered < cs.rate_offered)
                 offered = cs.rate_offered;
             /* events/s = offered over the window, compared without division. */
-            if ((offered - cs.rate_offered) * UINT64_C(1000000000) >
-                s->cfg.max_rate * (now - cs.rate_ns))
-                stop = BMT_REASON_MAX_RATE;
+            uint64_t events_ns = (offered - cs.rate_offered) * UINT64_C(1000000000);
+            uint64_t cap_ns = s->cfg.max_rate * (now - cs.rate_ns);
+            if (events_ns > cap_ns) {
+                if (s->cfg.on_max_rate == BMT_ON_MAX_RATE_SAMPLE && s->control_slot >= 0)
+                    sample_more(s, &cs, events_ns, cap_ns, now);
+                else
+                    stop = BMT_REASON_MAX_RATE;
+            } else if (s->cfg.on_max_rate == BMT_ON_MAX_RATE_SAMPLE && s->control_slot >= 0) {
+                sample_less(s, &cs, events_ns, cap_ns, now);
+            }
             cs.rate_ns = now;
             cs.rate_offered = offered;
         }
@@ -666,7 +780,16 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
     for (int tp = 0; tp < BMT_TP_COUNT; tp++)
         s->max_event_bytes[tp] = (uint32_t)(BMT_EVENT_HEADER_MAX_BYTES - BMT_EVENT_HEADER_BYTES +
                                             bmt_event_max_bytes(tp, cfg->message_max_bytes));
+    /* Sampling that can change (the sample option, on_max_rate sample):
+     * one more ring, the consumer's, where the sample_ratio events go. */
+    int sampled = cfg->on_max_rate == BMT_ON_MAX_RATE_SAMPLE;
+    for (int k = 0; k < BMT_SAMPLE_KINDS; k++)
+        if (cfg->sample_ratio[k] > 1)
+            sampled = 1;
     s->ring_count = rec->max_threads;
+    s->control_slot = -1;
+    if (sampled && rec->max_threads < BMT_MAX_THREADS)
+        s->control_slot = s->ring_count++;
     s->ring_mem_bytes = (size_t)s->ring_count * cfg->subbuf_bytes * cfg->subbuf_count;
     /* Address space only: a ring's pages are touched when its thread first
      * writes, so idle threads cost no memory. */
@@ -722,12 +845,14 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
         goto fail_mem;
     }
     s->start_ns = bmt_clock_ns();
+    bmt_sampling_init(&s->sampling, cfg->sample_ratio, s->start_ns);
+    atomic_store(&s->sampled_mask, atomic_load(&s->sampling.mask));
     if (capture) {
         /* max_bytes covers the session's trace and its captures. */
         struct bmt_capture_config cc = cfg->capture;
         cc.max_bytes = cfg->max_bytes;
         rc = bmt_capture_init(&s->capture, &cc, s->ring_ptrs, s->ring_count, s->dir.path,
-                              cfg->file_mode, &cfg->info, s->start_ns);
+                              cfg->file_mode, &cfg->info, &s->sampling, s->start_ns);
         if (rc < 0) {
             close(s->wake_fd);
             s->wake_fd = -1;

@@ -41,6 +41,7 @@
 #define BMT_RECORDER_H
 
 #include "capture.h"
+#include "sampling.h"
 #include "core/catalogue.h"
 #include "core/clock.h"
 #include "core/ctf.h"
@@ -96,6 +97,8 @@ struct bmt_rec_config {
     int wake_on_publish;          /* writers wake the consumer per packet (0: test mode) */
     struct bmt_ctf_trace_info info;
     struct bmt_capture_config capture; /* flight captures (overwrite mode); window 0 = none */
+    uint32_t sample_ratio[BMT_SAMPLE_KINDS]; /* the sample option: 1 in N per kind; 0/1 = all */
+    enum bmt_on_max_rate on_max_rate;  /* past max_rate: stop, or sample more */
     uint8_t owner[16];            /* the caller's, opaque: who hears of a self-stop */
     size_t owner_bytes;
 };
@@ -111,6 +114,9 @@ struct bmt_rec_stats {
     int error;             /* errno of a write failure, else 0 */
     int flight;            /* the session made captures (capture below) */
     struct bmt_capture_stats capture;
+    int sampled;           /* the session sampled (ratios below) */
+    uint32_t sample_ratio[BMT_SAMPLE_KINDS]; /* in force at the end */
+    uint32_t sample_reactions; /* ratio changes made for max_rate */
 };
 
 /* One thread's ring in one session. */
@@ -128,6 +134,7 @@ struct bmt_session {
     _Atomic int state;            /* enum bmt_session_state */
     _Atomic uint64_t generation;  /* bumped at each start of this core */
     _Atomic uint64_t enable_mask; /* the config's, readable lock-free */
+    _Atomic uint64_t sampled_mask;/* sampling.mask, beside enable_mask: the tracer's one load */
     /* The tracer's formatting option (opaque here; the NIF's). Atomic: a
      * stale writer may read it while a start rewrites a reused core. */
     _Atomic int format_option;
@@ -155,6 +162,8 @@ struct bmt_session {
     _Atomic int reason;           /* enum bmt_stop_reason; NONE while running */
     _Atomic int error;            /* errno of the first write failure */
     struct bmt_rec_stats final;   /* set by the finish */
+    struct bmt_sampling sampling; /* ratios per event kind (sampling.h) */
+    int control_slot;             /* the consumer's own ring (sample_ratio events), or -1 */
     struct bmt_slot slots[BMT_MAX_THREADS];
 };
 
@@ -279,6 +288,13 @@ static inline int bmt_rec_offer_trigger(struct bmt_session *s, uint64_t generati
     if (!bmt_rec_live(s, generation))
         return -1;
     return bmt_capture_offer(&s->capture, kind, value, pid, function, ts_ns);
+}
+
+/* 1 when tracepoint `tp` is sampled in `s` now: the tracer then keeps
+ * one of its events in the kind's ratio (nif/nif_sample.h). */
+static inline int bmt_rec_sampled(struct bmt_session *s, int tp)
+{
+    return atomic_load_explicit(&s->sampled_mask, memory_order_relaxed) >> tp & 1;
 }
 
 /* Counts an event `s` wanted but that no ring could take from the calling

@@ -29,7 +29,7 @@ export BMT_TRACES_LIST="$root/$out/traces.list"
 export BMT_ROOT="$root"
 export BMT_TARGET_BEAMS="$root/$out/target"
 : >"$BMT_TRACES_LIST"
-modules=${MODULES:-"bmt_flight_tests bmt_flight_remote_tests"}
+modules=${MODULES:-"bmt_flight_tests bmt_sample_tests bmt_flight_remote_tests"}
 status=0
 for m in $modules; do
     log="$out/$m.log"

@@ -1,0 +1,126 @@
+%% Sampling on a real node, against bmt_kv (whose clients count their own
+%% gets): `sample => N' keeps about one call in N, every kept call with its
+%% return; a process's `in' and `out' stay paired; past max_rate with
+%% `on_max_rate => sample' the session keeps recording at a lower ratio,
+%% says so in its figures and in the trace (sample_ratio events), and the
+%% calls scaled back by the ratios in force are within 10% of what the
+%% node counted itself. With `on_max_rate => stop' (trace/2's default) it
+%% stops, as before.
+-module(bmt_sample_tests).
+
+-export([ratio_and_pairs_test/0, running_pairs_test/0, max_rate_samples_test/0,
+         max_rate_stops_test/0]).
+%% For other tests.
+-export([scaled_calls/2]).
+
+-import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2]).
+
+-define(GET_TEXT, <<"bmt_kv:get/2">>).
+
+with_kv(Opts, Fun) ->
+    _ = bmt_kv:start(Opts),
+    try Fun()
+    after bmt_kv:stop()
+    end.
+
+gets() ->
+    maps:get(gets, bmt_kv:counts()).
+
+trace(Spec, Opts) ->
+    case beamtrace:trace(Spec, maps:merge(#{dir => tmpdir("sample")}, Opts)) of
+        {ok, Stats} -> Stats;
+        Other -> fail(trace_failed, {Spec, Opts, Other})
+    end.
+
+%% Events in time order: [{TsNs, Name, Fields}].
+events(Dir) ->
+    lists:keysort(1, bmt_flight_tests:capture_events(Dir)).
+
+%% The gets in a trace scaled back: each call counts the ratio in force for
+%% calls at its time (sample_ratio events; 1 before any). Also returns the
+%% raw calls, the returns, and whether every kept call has its return.
+scaled_calls(Events, Fun) ->
+    {_, Scaled, Calls, Returns, Open} =
+        lists:foldl(
+          fun({_, sample_ratio, #{kind := <<"call">>, ratio := R}}, {_, S, C, Rt, O}) ->
+                  {R, S, C, Rt, O};
+             ({_, function_call, #{entry := E, pid := P}}, {R, S, C, Rt, O}) when E =:= Fun ->
+                  {R, S + R, C + 1, Rt, maps:update_with(P, fun(N) -> N + 1 end, 1, O)};
+             ({_, function_return, #{entry := E, pid := P}}, {R, S, C, Rt, O}) when E =:= Fun ->
+                  {R, S, C, Rt + 1, maps:update_with(P, fun(N) -> N - 1 end, -1, O)};
+             (_, Acc) -> Acc
+          end, {1, 0, 0, 0, #{}}, Events),
+    Paired = lists:all(fun(N) -> N =:= 0 orelse N =:= 1 end, maps:values(Open)),
+    #{scaled => Scaled, calls => Calls, returns => Returns, paired => Paired}.
+
+within(Got, Expected, Pct) ->
+    abs(Got - Expected) * 100 =< Expected * Pct.
+
+%% sample => 10: about one get in ten is recorded, each with its return,
+%% and the gets scaled back are within 10% of the node's own count.
+ratio_and_pairs_test() ->
+    with_kv(#{clients => 4}, fun() ->
+        G0 = gets(),
+        #{dir := Dir, sampling := #{ratios := #{call := 10}}} =
+            trace("bmt_kv:get/2 -> return", #{sample => 10, duration => 4000}),
+        G1 = gets(),
+        #{scaled := Scaled, calls := Calls, returns := Returns, paired := Paired} =
+            scaled_calls(events(Dir), ?GET_TEXT),
+        io:format("# ~b gets made, ~b recorded, ~b scaled back~n", [G1 - G0, Calls, Scaled]),
+        assert_eq(some_recorded, true, Calls > 200),
+        assert_eq({about_one_in_ten, Calls, G1 - G0}, true, within(Calls * 10, G1 - G0, 10)),
+        assert_eq(returns, Calls, Returns),
+        assert_eq(each_call_with_its_return, true, Paired)
+    end).
+
+%% sample running: each kept `in' has its `out', per process.
+running_pairs_test() ->
+    with_kv(#{clients => 4}, fun() ->
+        #{dir := Dir} = trace([running], #{sample => #{running => 4}, duration => 2000}),
+        Sched = [{P, T} || {_, process_scheduled, #{pid := P, type := T}} <- events(Dir)],
+        assert_eq(some_recorded, true, length(Sched) > 100),
+        ByPid = lists:foldl(fun({P, T}, M) -> maps:update_with(P, fun(L) -> [T | L] end, [T], M) end,
+                            #{}, Sched),
+        [assert_eq({alternates, P}, true, alternates(lists:reverse(Ts)))
+         || {P, Ts} <- maps:to_list(ByPid)]
+    end).
+
+%% in, out, in, out, ... (exiting variants count as in and out); a trace
+%% may end with an in.
+alternates([]) -> true;
+alternates([In]) -> lists:member(In, [<<"in">>, <<"in_exiting">>]);
+alternates([In, Out | Rest]) ->
+    lists:member(In, [<<"in">>, <<"in_exiting">>]) andalso
+        lists:member(Out, [<<"out">>, <<"out_exiting">>, <<"out_exited">>]) andalso
+        alternates(Rest).
+
+%% Past max_rate with on_max_rate sample: the session keeps recording (it
+%% ends by its duration), at a lower ratio said in the figures and the
+%% trace; the gets scaled back are within 10% of the node's own count.
+max_rate_samples_test() ->
+    with_kv(#{clients => 4, pace_ms => 0}, fun() ->
+        G0 = gets(),
+        R = trace("bmt_kv:get/2 -> return", #{max_rate => 20000, on_max_rate => sample,
+                                               duration => 4000}),
+        G1 = gets(),
+        #{dir := Dir, reason := Reason, sampling := #{ratios := #{call := Ratio},
+                                                       reactions := Reactions}} = R,
+        assert_eq(kept_recording, duration, Reason),
+        assert_eq(lowered, true, Ratio > 1 andalso Reactions >= 1),
+        Events = events(Dir),
+        Changes = [E || {_, sample_ratio, #{reason := <<"max_rate">>}} = E <- Events],
+        assert_eq(said_in_trace, true, Changes =/= []),
+        #{scaled := Scaled, calls := Calls, paired := Paired} = scaled_calls(Events, ?GET_TEXT),
+        io:format("# ~b gets made, ~b recorded, ~b scaled back, ratio ~b after ~b changes~n",
+                  [G1 - G0, Calls, Scaled, Ratio, Reactions]),
+        assert_eq({scaled_within_10pct, Scaled, G1 - G0}, true, within(Scaled, G1 - G0, 10)),
+        assert_eq(pairs, true, Paired)
+    end).
+
+%% trace/2's default: past max_rate it stops, as before.
+max_rate_stops_test() ->
+    with_kv(#{clients => 4, pace_ms => 0}, fun() ->
+        R = trace("bmt_kv:get/2 -> return", #{max_rate => 20000, duration => 10000}),
+        assert_eq(stopped, max_rate, maps:get(reason, R)),
+        assert_eq(no_sampling, false, maps:is_key(sampling, R))
+    end).
