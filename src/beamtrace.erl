@@ -361,7 +361,9 @@ trace_session(Opts) ->
 %%   elapses the flags and patterns go first, then the session stops:
 %%   nothing is cut at the end.</dd>
 %% <dt>`max_events', `max_bytes' (default 1 GiB), `max_rate' (events a
-%%   second over 100 ms windows; the state dump at start does not count)</dt>
+%%   second over 100 ms windows, default 100000, `infinity' for none; the
+%%   state dump at start does not count; `on_max_rate => sample' samples
+%%   instead of stopping)</dt>
 %%   <dd>start/1's caps, enforced by the session's consumer thread at no
 %%   cost per event; the first to trip stops the trace with its name as the
 %%   reason. They count whole packets (buffer_size / subbuffers bytes per

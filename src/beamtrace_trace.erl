@@ -63,6 +63,11 @@
 %% The recorder options trace/2 sets itself.
 -define(RESERVED, [notify, default]).
 -define(DEFAULT_DURATION_MS, 15000).
+%% events/s: what a node on a 2-core machine records with no loss is 250k
+%% to 330k events/s, each costing it 2 to 3 us (bench/flight.sh, a loaded
+%% machine); 100k events/s keeps tracing near a tenth of such a machine.
+%% Past it a trace stops (or samples: on_max_rate), and its result says so.
+-define(DEFAULT_MAX_RATE, 100000).
 %% The recorder's own duration cap, past the controller's timer.
 -define(BACKSTOP_MS, 5000).
 -define(KINDS, [procs, send, 'receive', running, garbage_collection, ports, call]).
@@ -298,7 +303,7 @@ rec_defaults(Rec) ->
                   true -> #{subbuffers => 64};
                   false -> #{}
               end,
-    Packets.
+    Packets#{max_rate => ?DEFAULT_MAX_RATE}.
 
 check_own(#{return_to := R}, _) when not is_boolean(R) -> {error, {badopt, return_to}};
 check_own(#{owner := O}, _) when not is_pid(O) -> {error, {badopt, owner}};
