@@ -10,7 +10,9 @@
 -module(bmt_test_runner).
 -export([main/1]).
 
--define(TIMEOUT, 90000).
+%% Per test; BMT_TEST_TIMEOUT_MS for long runs (the flight group's
+%% 10-minute Riak-like run).
+-define(TIMEOUT, list_to_integer(os:getenv("BMT_TEST_TIMEOUT_MS", "90000"))).
 
 main(Mods) ->
     io:format("# node: otp_release ~s, erts ~s~n",
