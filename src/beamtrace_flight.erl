@@ -380,11 +380,15 @@ nif_trigger(T) -> T.
 
 -record(st, {owner, owner_mon, reply_to, trace, trace_mon, session, dir, triggers,
              until_ms, started_ms, interval, mq_bound, mq_left = [], exclude = [],
-             calls = [] :: [{mfa(), reference(), pid()}]}).   %% call triggers: MFA, trigger, handle
+             calls = [] :: [{mfa(), reference(), pid()}],   %% call triggers: MFA, trigger, handle
+             reloads = 0}).                                 %% call trigger patterns set again
 %% The call triggers' entries of processes that died inside the function
 %% are freed this often, once their call is that old.
 -define(SWEEP_MS, 60000).
 -define(CALL_MS, [{'_', [], [{return_trace}, {exception_trace}]}]).
+%% How often the call triggers' patterns are looked at: a hot code load of
+%% their module drops them, and they are set again on the new code.
+-define(PATTERN_CHECK_MS, 1000).
 
 %% @private
 -spec init(pid(), reference(), {term(), map(), map()}) -> ok.
@@ -409,6 +413,8 @@ init(Caller, Ref, {Spec, Own, TraceOpts}) ->
                     _ = St#st.mq_bound =/= undefined andalso
                         erlang:send_after(St#st.interval, self(), sample),
                     _ = St#st.calls =/= [] andalso erlang:send_after(?SWEEP_MS, self(), sweep),
+                    _ = St#st.calls =/= [] andalso
+                        erlang:send_after(?PATTERN_CHECK_MS, self(), patterns),
                     Caller ! {Ref, started},
                     loop(St);
                 {error, _} = Error ->
@@ -437,6 +443,9 @@ loop(#st{trace = T} = St) ->
         sample ->
             erlang:send_after(St#st.interval, self(), sample),
             loop(sample(St));
+        patterns ->
+            erlang:send_after(?PATTERN_CHECK_MS, self(), patterns),
+            loop(reapply(St));
         sweep ->
             erlang:send_after(?SWEEP_MS, self(), sweep),
             _ = [beamtrace:flight_call_sweep_nif(Trig, ?SWEEP_MS) || {_, Trig, _} <- St#st.calls],
@@ -463,13 +472,16 @@ finish(St) ->
     Calls = call_figures(St),
     close_calls(St),
     case result(St, beamtrace:stop_trace(St#st.trace)) of
-        {ok, R} -> {ok, with_calls(R, Calls)};
+        {ok, R} -> {ok, with_reloads(with_calls(R, Calls), St)};
         {error, {Posix, R}} when is_map(R) -> {error, {Posix, with_calls(R, Calls)}};
         Error -> Error
     end.
 
 with_calls(R, []) -> R;
 with_calls(R, Calls) -> R#{call_triggers => Calls}.
+
+with_reloads(R, #st{reloads = 0}) -> R;
+with_reloads(R, #st{reloads = N}) -> R#{trigger_patterns_reapplied => N}.
 
 %% The call triggers: a trigger each (the NIF's resource), the tracer
 %% state of a meta trace pattern on its function, set through a tracing
@@ -510,6 +522,19 @@ call_triggers([{call, {M, _, _} = MFA, Ns} | Rest], #st{session = S} = St) ->
             Err
     end.
 
+%% A call trigger's pattern gone (a hot code load of its module replaced
+%% the code it was set on): set again on the new code, and counted.
+reapply(St) ->
+    lists:foldl(fun({MFA, _Trig, H}, Acc) ->
+                        case beamtrace_tracing:function_info(H, MFA, meta) of
+                            {meta, {beamtrace, _}} ->
+                                Acc;
+                            _ ->
+                                _ = beamtrace_tracing:function(H, MFA, ?CALL_MS, [meta]),
+                                Acc#st{reloads = Acc#st.reloads + 1}
+                        end
+                end, St, St#st.calls).
+
 close_calls(St) ->
     _ = [beamtrace_tracing:close(H) || {_, _, H} <- St#st.calls],
     ok.
@@ -541,9 +566,10 @@ live_info(#st{trace = T, session = S} = St) ->
                  _ -> #{}
              end,
     Elapsed = erlang:monotonic_time(millisecond) - St#st.started_ms,
-    with_calls(Info#{captures => captures(St#st.dir), flight => Flight,
-                     triggers => St#st.triggers,
-                     until_ms => max(0, St#st.until_ms - Elapsed)}, call_figures(St)).
+    with_reloads(with_calls(Info#{captures => captures(St#st.dir), flight => Flight,
+                                  triggers => St#st.triggers,
+                                  until_ms => max(0, St#st.until_ms - Elapsed)},
+                            call_figures(St)), St).
 
 %% Queue lengths, sampled: at most ?SAMPLE_BUDGET processes a turn, the
 %% next turn going on where this one stopped.

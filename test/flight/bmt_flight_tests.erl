@@ -10,7 +10,7 @@
 %% says what it lost.
 -module(bmt_flight_tests).
 
--export([call_trigger_test/0, probe_capture_test/0, extend_and_rate_limit_test/0, long_gc_test/0,
+-export([call_trigger_test/0, reload_test/0, probe_capture_test/0, extend_and_rate_limit_test/0, long_gc_test/0,
          message_queue_test/0, long_message_queue_test/0, errors_test/0, owner_exit_test/0,
          until_test/0, killed_vm_incomplete_test/0]).
 %% For the record tests.
@@ -138,6 +138,33 @@ call_trigger_test() ->
         check_slow_calls(Caps, Slow, Offset, 2000)
     end),
     assert_clean().
+
+%% A hot code load of the trigger's module drops the VM's pattern on it:
+%% the flight sets it again on the new code (and says so), and a slow call
+%% of the new code still fires.
+reload_test() ->
+    with_kv(#{clients => 2}, fun() ->
+        F = flight("bmt_kv:get/2", #{triggers => ["bmt_kv:get/2>10ms"], window => 500,
+                                      'after' => 200}),
+        {module, bmt_kv} = code:load_file(bmt_kv),
+        wait_reapplied(F, 200),
+        assert_eq(pattern_back, true,
+                  element(2, erlang:trace_info(?GET, meta)) =/= false orelse
+                  beamtrace_tracing:backend() =:= session),
+        wait_captures(F, 1),
+        #{captures := [C | _], trigger_patterns_reapplied := N} = stop(F),
+        assert_eq(reapplied, true, N >= 1),
+        assert_eq(kind, <<"call">>, env_text(env(C), <<"beamtrace_trigger_kind">>))
+    end),
+    assert_clean().
+
+wait_reapplied(F, 0) ->
+    fail(not_reapplied, beamtrace:flight_info(F));
+wait_reapplied(F, Tries) ->
+    case beamtrace:flight_info(F) of
+        #{trigger_patterns_reapplied := N} when N >= 1 -> ok;
+        _ -> timer:sleep(50), wait_reapplied(F, Tries - 1)
+    end.
 
 %% Each slow call {Pid | PidText, T0, T1} (erlang:monotonic_time/1 ns; Offset turns
 %% them into the trace clock) is in a capture: its call and return by Pid,
