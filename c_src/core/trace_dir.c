@@ -546,6 +546,35 @@ int bmt_trace_dir_seal_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t
     return -ENOSPC;
 }
 
+int bmt_trace_dir_end_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t ts_ns)
+{
+    if (stream >= BMT_MAX_STREAMS || d->streams[stream].fd < 0)
+        return -EINVAL;
+    struct bmt_stream_file *s = &d->streams[stream];
+    if (ts_ns <= s->last_ts_end_ns)
+        return 0;
+    int rc = stop_direct(s);
+    if (rc < 0)
+        return rc;
+    uint8_t pkt[BMT_PKT_HEADER_BYTES];
+    bmt_ctf_packet_open(pkt, d->uuid, stream, ts_ns);
+    bmt_ctf_packet_close(pkt, ts_ns, sizeof pkt, s->next_seq, s->stamped_discarded);
+    rc = pwrite_all(s->fd, pkt, sizeof pkt, s->file_bytes);
+    if (rc < 0) {
+        if (ftruncate(s->fd, (off_t)s->file_bytes) != 0) {
+        }
+        return rc;
+    }
+    s->tail_offset = s->file_bytes;
+    s->file_bytes += sizeof pkt;
+    s->next_seq++;
+    s->last_packet_events = 0;
+    s->last_ts_end_ns = ts_ns;
+    d->bytes_on_disk += sizeof pkt;
+    d->bytes_written += sizeof pkt;
+    return 0;
+}
+
 int bmt_trace_dir_add_discarded(struct bmt_trace_dir *d, unsigned stream, uint64_t events,
                                 uint64_t ts_ns)
 {

@@ -136,6 +136,12 @@ void bmt_trace_dir_lose(struct bmt_trace_dir *d, unsigned stream, uint64_t event
 int bmt_trace_dir_seal_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t ring_discarded,
                               uint64_t ts_ns);
 
+/* Appends to stream `stream` (which has a file) a header-only packet
+ * stamped `ts_ns` with the loss count it already states: readers then see
+ * the stream recorded until `ts_ns`, events or not (a flight capture's
+ * tail). Returns 0 or a negative errno. */
+int bmt_trace_dir_end_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t ts_ns);
+
 /* Raises the loss count of stream `stream` by `events` in its last packet
  * on disk (an 8-byte rewrite in place: works on a full disk), or writes a
  * header-only packet saying so when the stream has no file yet. For events

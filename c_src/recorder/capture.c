@@ -395,9 +395,14 @@ static int copy_all(struct bmt_capture *c, uint64_t other_bytes)
 static void seal(struct bmt_capture *c, uint64_t now)
 {
     struct bmt_trace_dir *d = c->dir;
-    for (int i = 0; i < c->ring_count; i++)
+    for (int i = 0; i < c->ring_count; i++) {
         if (d->streams[i].fd >= 0 || d->streams[i].lost_events)
             (void)bmt_trace_dir_seal_stream(d, (unsigned)i, c->stream_drops[i], now);
+        /* Each stream says it was recorded until the capture's end, even
+         * when its thread had no event in the tail. */
+        if (d->streams[i].fd >= 0)
+            (void)bmt_trace_dir_end_stream(d, (unsigned)i, now);
+    }
     uint64_t bytes = d->bytes_on_disk;
     int rc = bmt_trace_dir_close(d);
     if (rc < 0)

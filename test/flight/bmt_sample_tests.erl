@@ -39,13 +39,22 @@ events(Dir) ->
 %% The gets in a trace scaled back: each call counts the ratio in force for
 %% calls at its time (sample_ratio events; 1 before any). Also returns the
 %% raw calls, the returns, and whether every kept call has its return.
+%% With {From, To} (trace clock), only the calls between them are counted.
 scaled_calls(Events, Fun) ->
+    scaled_calls(Events, Fun, {0, 1 bsl 63}).
+
+scaled_calls(Events, Fun, {From, To}) ->
+    In = fun(T) -> T >= From andalso T =< To end,
     {_, Scaled, Calls, Returns, Open} =
         lists:foldl(
           fun({_, sample_ratio, #{kind := <<"call">>, ratio := R}}, {_, S, C, Rt, O}) ->
                   {R, S, C, Rt, O};
-             ({_, function_call, #{entry := E, pid := P}}, {R, S, C, Rt, O}) when E =:= Fun ->
-                  {R, S + R, C + 1, Rt, maps:update_with(P, fun(N) -> N + 1 end, 1, O)};
+             ({T, function_call, #{entry := E, pid := P}}, {R, S, C, Rt, O}) when E =:= Fun ->
+                  {S1, C1} = case In(T) of
+                                 true -> {S + R, C + 1};
+                                 false -> {S, C}
+                             end,
+                  {R, S1, C1, Rt, maps:update_with(P, fun(N) -> N + 1 end, 1, O)};
              ({_, function_return, #{entry := E, pid := P}}, {R, S, C, Rt, O}) when E =:= Fun ->
                   {R, S, C, Rt + 1, maps:update_with(P, fun(N) -> N - 1 end, -1, O)};
              (_, Acc) -> Acc
@@ -56,19 +65,33 @@ scaled_calls(Events, Fun) ->
 within(Got, Expected, Pct) ->
     abs(Got - Expected) * 100 =< Expected * Pct.
 
+%% Traces Spec for Ms once set up, counting the node's gets between two
+%% moments inside the trace, on the trace clock too: {Stats, {Gets, From, To}}.
+trace_counting(Spec, Opts, Ms) ->
+    {ok, T} = beamtrace:trace_async(Spec, maps:merge(#{dir => tmpdir("sample"),
+                                                       duration => infinity}, Opts)),
+    timer:sleep(200),
+    {C0, G0} = {beamtrace:clock_ns(), gets()},
+    timer:sleep(Ms),
+    {G1, C1} = {gets(), beamtrace:clock_ns()},
+    timer:sleep(200),
+    case beamtrace:stop_trace(T) of
+        {ok, Stats} -> {Stats, {G1 - G0, C0, C1}};
+        Other -> fail(trace_failed, {Spec, Opts, Other})
+    end.
+
 %% sample => 10: about one get in ten is recorded, each with its return,
 %% and the gets scaled back are within 10% of the node's own count.
 ratio_and_pairs_test() ->
     with_kv(#{clients => 4}, fun() ->
-        G0 = gets(),
-        #{dir := Dir, sampling := #{ratios := #{call := 10}}} =
-            trace("bmt_kv:get/2 -> return", #{sample => 10, duration => 4000}),
-        G1 = gets(),
-        #{scaled := Scaled, calls := Calls, returns := Returns, paired := Paired} =
-            scaled_calls(events(Dir), ?GET_TEXT),
-        io:format("# ~b gets made, ~b recorded, ~b scaled back~n", [G1 - G0, Calls, Scaled]),
-        assert_eq(some_recorded, true, Calls > 200),
-        assert_eq({about_one_in_ten, Calls, G1 - G0}, true, within(Calls * 10, G1 - G0, 10)),
+        {#{dir := Dir, sampling := #{ratios := #{call := 10}}}, {Made, C0, C1}} =
+            trace_counting("bmt_kv:get/2 -> return", #{sample => 10}, 4000),
+        Events = events(Dir),
+        #{calls := Calls, returns := Returns, paired := Paired} = scaled_calls(Events, ?GET_TEXT),
+        #{scaled := Scaled, calls := InWindow} = scaled_calls(Events, ?GET_TEXT, {C0, C1}),
+        io:format("# ~b gets made, ~b recorded, ~b scaled back~n", [Made, InWindow, Scaled]),
+        assert_eq(some_recorded, true, InWindow > 200),
+        assert_eq({about_one_in_ten, InWindow, Made}, true, within(Scaled, Made, 10)),
         assert_eq(returns, Calls, Returns),
         assert_eq(each_call_with_its_return, true, Paired)
     end).
@@ -99,21 +122,20 @@ alternates([In, Out | Rest]) ->
 %% trace; the gets scaled back are within 10% of the node's own count.
 max_rate_samples_test() ->
     with_kv(#{clients => 4, pace_ms => 0}, fun() ->
-        G0 = gets(),
-        R = trace("bmt_kv:get/2 -> return", #{max_rate => 20000, on_max_rate => sample,
-                                               duration => 4000}),
-        G1 = gets(),
+        {R, {Made, C0, C1}} = trace_counting("bmt_kv:get/2 -> return",
+                                             #{max_rate => 20000, on_max_rate => sample}, 4000),
         #{dir := Dir, reason := Reason, sampling := #{ratios := #{call := Ratio},
                                                        reactions := Reactions}} = R,
-        assert_eq(kept_recording, duration, Reason),
+        assert_eq(kept_recording, stop, Reason),
         assert_eq(lowered, true, Ratio > 1 andalso Reactions >= 1),
         Events = events(Dir),
         Changes = [E || {_, sample_ratio, #{reason := <<"max_rate">>}} = E <- Events],
         assert_eq(said_in_trace, true, Changes =/= []),
-        #{scaled := Scaled, calls := Calls, paired := Paired} = scaled_calls(Events, ?GET_TEXT),
+        #{paired := Paired} = scaled_calls(Events, ?GET_TEXT),
+        #{scaled := Scaled, calls := Calls} = scaled_calls(Events, ?GET_TEXT, {C0, C1}),
         io:format("# ~b gets made, ~b recorded, ~b scaled back, ratio ~b after ~b changes~n",
-                  [G1 - G0, Calls, Scaled, Ratio, Reactions]),
-        assert_eq({scaled_within_10pct, Scaled, G1 - G0}, true, within(Scaled, G1 - G0, 10)),
+                  [Made, Calls, Scaled, Ratio, Reactions]),
+        assert_eq({scaled_within_10pct, Scaled, Made}, true, within(Scaled, Made, 10)),
         assert_eq(pairs, true, Paired)
     end).
 
