@@ -593,7 +593,8 @@ trace_request(#r{node = T, opts = Opts}) ->
                     ++ maps:get(events, Opts, []),
                 TraceOpts0 = sources(maps:with([duration, max_events, max_bytes, max_rate,
                                                 return_to, links, samples, system_monitor,
-                                                distribution, file_io, ets], Opts)),
+                                                distribution, file_io, ets, sample,
+                                                on_max_rate], Opts)),
                 TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all))},
                 {Spec0, case maps:get(remote_dir, Opts, false) of
                             false -> TraceOpts1;
