@@ -620,6 +620,58 @@ static void test_killed(const char *self)
               "reached the disk, babeltrace2 too");
 }
 
+/* The sampling ratios' bookkeeping (recorder/sampling.c): kinds from the
+ * catalogue's flags, returns never sampled, the mask, the history a
+ * capture reads its window's ratios from. */
+static void test_sampling(void)
+{
+    struct bmt_sampling smp;
+    uint32_t ratio[BMT_SAMPLE_KINDS] = {0};
+    ratio[BMT_SAMPLE_SEND] = 10;
+    bmt_sampling_init(&smp, ratio, 1000);
+    CHECK(smp.kind_of[BMT_TP_function_call] == BMT_SAMPLE_CALL);
+    CHECK(smp.kind_of[BMT_TP_function_return] == BMT_SAMPLE_NONE);
+    CHECK(smp.kind_of[BMT_TP_function_exception] == BMT_SAMPLE_NONE);
+    CHECK(smp.kind_of[BMT_TP_message_send_link] == BMT_SAMPLE_SEND);
+    CHECK(smp.kind_of[BMT_TP_message_receive] == BMT_SAMPLE_RECEIVE);
+    CHECK(smp.kind_of[BMT_TP_process_scheduled] == BMT_SAMPLE_RUNNING);
+    CHECK(smp.kind_of[BMT_TP_port_scheduled] == BMT_SAMPLE_PORTS);
+    CHECK(smp.kind_of[BMT_TP_gc_major_end] == BMT_SAMPLE_GC);
+    CHECK(smp.kind_of[BMT_TP_sample_ratio] == BMT_SAMPLE_NONE);
+    uint64_t mask = atomic_load(&smp.mask);
+    CHECK((mask >> BMT_TP_message_send & 1) && (mask >> BMT_TP_message_send_link & 1));
+    CHECK(!(mask >> BMT_TP_function_call & 1));
+    CHECK(atomic_load(&smp.threshold[BMT_SAMPLE_SEND]) == (uint32_t)((UINT64_C(1) << 32) / 10));
+    CHECK(atomic_load(&smp.threshold[BMT_SAMPLE_CALL]) == UINT32_MAX);
+    CHECK(bmt_sample_reacts(&smp, BMT_SAMPLE_CALL) && !bmt_sample_reacts(&smp, BMT_SAMPLE_PROCS));
+    CHECK(bmt_sampling_set(&smp, BMT_SAMPLE_CALL, 8) == 1);
+    CHECK(bmt_sampling_set(&smp, BMT_SAMPLE_CALL, 8) == 0);
+    bmt_sampling_note(&smp, 2000);
+    CHECK(atomic_load(&smp.mask) >> BMT_TP_function_call & 1);
+    CHECK(!(atomic_load(&smp.mask) >> BMT_TP_function_return & 1));
+    CHECK(bmt_sampling_set(&smp, BMT_SAMPLE_CALL, BMT_SAMPLE_MAX_RATIO * 2) == 1);
+    CHECK(atomic_load(&smp.ratio[BMT_SAMPLE_CALL]) == BMT_SAMPLE_MAX_RATIO);
+    bmt_sampling_note(&smp, 3000);
+    uint32_t at[BMT_SAMPLE_KINDS];
+    bmt_sampling_at(&smp, 1500, at);
+    CHECK(at[BMT_SAMPLE_CALL] == 1 && at[BMT_SAMPLE_SEND] == 10);
+    bmt_sampling_at(&smp, 2500, at);
+    CHECK(at[BMT_SAMPLE_CALL] == 8);
+    bmt_sampling_at(&smp, 999, at); /* before the history: its oldest */
+    CHECK(at[BMT_SAMPLE_CALL] == 1);
+    /* The history keeps the newest BMT_SAMPLE_HISTORY. */
+    for (uint32_t i = 0; i < BMT_SAMPLE_HISTORY + 5; i++) {
+        bmt_sampling_set(&smp, BMT_SAMPLE_GC, i + 2);
+        bmt_sampling_note(&smp, 10000 + i);
+    }
+    bmt_sampling_at(&smp, 10000 + BMT_SAMPLE_HISTORY + 4, at);
+    CHECK(at[BMT_SAMPLE_GC] == BMT_SAMPLE_HISTORY + 6);
+    bmt_sampling_at(&smp, 0, at);
+    CHECK(at[BMT_SAMPLE_GC] == 7); /* the oldest kept: the 6th note of the loop */
+    tap_group("sampling: kinds from the catalogue's flags, returns never sampled, mask and "
+              "thresholds, the ratios in force at a time");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--crash-child") == 0)
@@ -632,6 +684,7 @@ int main(int argc, char **argv)
     mkdir(base, 0700);
     /* First, before this process has threads of its own. */
     test_killed(argv[0]);
+    test_sampling();
     if (bmt_rec_init(&rec, 8, on_stopped, NULL) != 0) {
         printf("not ok - bmt_rec_init\n");
         return 1;

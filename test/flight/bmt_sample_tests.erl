@@ -9,7 +9,7 @@
 -module(bmt_sample_tests).
 
 -export([ratio_and_pairs_test/0, running_pairs_test/0, max_rate_samples_test/0,
-         max_rate_stops_test/0]).
+         max_rate_stops_test/0, capture_says_ratio_test/0]).
 %% For other tests.
 -export([scaled_calls/2]).
 
@@ -145,4 +145,20 @@ max_rate_stops_test() ->
         R = trace("bmt_kv:get/2 -> return", #{max_rate => 20000, duration => 10000}),
         assert_eq(stopped, max_rate, maps:get(reason, R)),
         assert_eq(no_sampling, false, maps:is_key(sampling, R))
+    end).
+
+%% A sampled flight recording's capture says, in its metadata, the ratios
+%% in force where its window begins; the capture's own sample_ratio
+%% events (if any fall in the window) come after.
+capture_says_ratio_test() ->
+    with_kv(#{clients => 2}, fun() ->
+        {ok, F} = beamtrace:flight("bmt_kv:get/2 -> return",
+                                   #{dir => tmpdir("sample"), triggers => ["probe"],
+                                     window => 1000, 'after' => 200, sample => #{call => 5}}),
+        timer:sleep(1500),
+        true = beamtrace:trigger(now),
+        bmt_flight_tests:wait_captures(F, 1),
+        {ok, #{captures := [C]}} = beamtrace:stop_flight(F),
+        Env = bmt_flight_tests:env(C),
+        assert_eq(ratio_in_metadata, <<"5">>, maps:get(<<"beamtrace_sample_call">>, Env))
     end).
