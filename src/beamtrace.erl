@@ -448,18 +448,19 @@ trace_info(Trace) ->
 %% 1000). Returns `{ok, Flight}'; it runs until `until', a cap (max_bytes
 %% covers every capture), stop_flight/1 or its owner's exit. See
 %% beamtrace_flight and docs/flight-recorder.md.
--spec flight(beamtrace_trace:spec(), map() | list()) -> {ok, pid()} | {error, term()}.
+-spec flight(beamtrace_trace:spec(), map() | list()) ->
+          {ok, beamtrace_flight:flight()} | {error, term()}.
 flight(Spec, Opts) ->
     beamtrace_flight:start(Spec, Opts).
 
 %% @doc Stops a flight recording: trace/2's result plus `captures' (their
 %% directories) and the capture figures.
--spec stop_flight(pid()) -> {ok, map()} | {error, term()}.
+-spec stop_flight(beamtrace_flight:flight()) -> {ok, map()} | {error, term()}.
 stop_flight(Flight) ->
     beamtrace_flight:stop(Flight).
 
 %% @doc Live figures of a flight recording.
--spec flight_info(pid()) -> map() | {error, not_running}.
+-spec flight_info(beamtrace_flight:flight()) -> map() | {error, not_running}.
 flight_info(Flight) ->
     beamtrace_flight:info(Flight).
 

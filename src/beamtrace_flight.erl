@@ -380,7 +380,7 @@ nif_trigger(T) -> T.
 
 -record(st, {owner, owner_mon, reply_to, trace, trace_mon, session, dir, triggers,
              until_ms, started_ms, interval, mq_bound, mq_left = [], exclude = [],
-             calls = [] :: [{mfa(), reference(), pid()}],   %% call triggers: MFA, trigger, handle
+             calls = [] :: [{mfa(), term(), beamtrace_tracing:handle()}], %% call triggers: MFA, trigger, handle
              reloads = 0}).                                 %% call trigger patterns set again
 %% The call triggers' entries of processes that died inside the function
 %% are freed this often, once their call is that old.
@@ -402,7 +402,7 @@ init(Caller, Ref, {Spec, Own, TraceOpts}) ->
             #{session := S, dir := Dir} = beamtrace:trace_info(T),
             Triggers = maps:get(triggers, Own),
             St0 = #st{owner = Owner, owner_mon = OwnerMon, reply_to = Caller, trace = T,
-                      trace_mon = monitor(process, T), session = S, dir = Dir,
+                      trace_mon = beamtrace_trace:monitor(T), session = S, dir = Dir,
                       triggers = Triggers, until_ms = maps:get(until, Own),
                       started_ms = erlang:monotonic_time(millisecond),
                       interval = maps:get(sample_interval, Own),
@@ -421,10 +421,12 @@ init(Caller, Ref, {Spec, Own, TraceOpts}) ->
                     demonitor(St0#st.trace_mon, [flush]),
                     _ = beamtrace:stop_trace(T),
                     _ = file:del_dir_r(Dir),
-                    Caller ! {Ref, Error}
+                    Caller ! {Ref, Error},
+                    ok
             end;
         {error, _} = Error ->
-            Caller ! {Ref, Error}
+            Caller ! {Ref, Error},
+            ok
     end.
 
 loop(#st{trace = T} = St) ->
@@ -596,6 +598,7 @@ sample(#st{mq_left = [P | Rest], mq_bound = Bound, session = S} = St, N) ->
     sample(St#st{mq_left = Rest}, N - 1).
 
 %%% Internals
+
 
 call(F, Req) ->
     Ref = monitor(process, F),

@@ -116,9 +116,13 @@ init({Caller, Ref}, #{dir := Dir} = Opts) ->
             FlightOpts = (maps:get(flight, Opts))#{dir => FlightDir, owner => self()},
             case beamtrace:flight(maps:get(spec, Opts), FlightOpts) of
                 {ok, F} ->
+                    Triggers = case beamtrace:flight_info(F) of
+                                   #{triggers := Ts} -> Ts;
+                                   _ -> []
+                               end,
                     Info = #{dir => list_to_binary(Dir), flight_dir => list_to_binary(FlightDir),
                              started => utc_now(), spec => maps:get(spec, Opts),
-                             triggers => maps:get(triggers, beamtrace:flight_info(F), []),
+                             triggers => Triggers,
                              until => maps:get(until, FlightOpts, undefined),
                              controller => maps:get(node, Opts, undefined),
                              node => node()},
@@ -128,10 +132,12 @@ init({Caller, Ref}, #{dir := Dir} = Opts) ->
                     Caller ! {Ref, {ok, describe(St)}},
                     loop(St);
                 {error, _} = Error ->
-                    Caller ! {Ref, Error}
+                    Caller ! {Ref, Error},
+                    ok
             end;
         _ ->
-            Caller ! {Ref, {error, {already_running, whereis(?NAME)}}}
+            Caller ! {Ref, {error, {already_running, whereis(?NAME)}}},
+            ok
     end.
 
 loop(#st{flight = F} = St) ->
@@ -180,6 +186,7 @@ summary(M) ->
 
 %% Everything goes: the private directory (captures included: the
 %% command copied them) and the shipped modules.
+-spec remove(#st{}, pid(), reference()) -> no_return().
 remove(St, From, Ref) ->
     _ = St#st.flight =/= undefined andalso beamtrace:stop_flight(St#st.flight),
     Removed = file:del_dir_r(St#st.dir) =:= ok,
@@ -189,12 +196,14 @@ remove(St, From, Ref) ->
 
 %% The recording ended by itself, or nobody came to remove: the code goes,
 %% the captures stay for `fetch'.
+-spec retire(#st{}) -> no_return().
 retire(St) ->
     _ = file:delete(filename:join(St#st.dir, "beamtrace_nif.so")),
     purge_and_exit(St#st.modules).
 
 %% Deletes the shipped modules (this process runs their old code) and
 %% leaves the purge to a process running OTP code only.
+-spec purge_and_exit([module()]) -> no_return().
 purge_and_exit(Mods) ->
     unregister(?NAME),
     _ = [code:delete(M) || M <- Mods],

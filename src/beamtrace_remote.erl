@@ -32,7 +32,7 @@
              keep = false :: boolean(),
              dir :: string() | undefined,       %% the private directory
              modules = [] :: [module()],        %% shipped: purged at the end
-             trace :: pid() | undefined,
+             trace :: beamtrace_trace:trace() | beamtrace_flight:flight() | undefined,
              kind = trace :: trace | flight,            %% trace/2's or flight/2's
              trace_dir :: binary() | undefined,
              remote_dir = false :: boolean()}). %% the trace stays on the target

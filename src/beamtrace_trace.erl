@@ -32,7 +32,7 @@
 %% beamtrace:sessions/0 until collected.
 -module(beamtrace_trace).
 
--export([trace/2, trace_async/2, stop/1, info/1, parse/1]).
+-export([trace/2, trace_async/2, stop/1, info/1, parse/1, monitor/1]).
 %% The controller process.
 -export([init/3]).
 
@@ -125,6 +125,12 @@ info(T) when is_pid(T) ->
         {ok, Info} -> Info;
         Error -> Error
     end.
+
+%% @doc A monitor on a trace_async/2 trace (its controller process):
+%% `{'DOWN', Ref, process, _, Why}' when it is gone.
+-spec monitor(trace()) -> reference().
+monitor(T) ->
+    erlang:monitor(process, T).
 
 %%% Spec parsing
 
