@@ -148,12 +148,100 @@ fuzz: all
 clean:
 	rm -rf priv/*.so $(CLI) priv/compat ebin test/out bench/out
 
-# The README's tracepoint table comes from the catalogue, through the CLI.
+# The generated parts of docs/ (tracepoint and USDT tables from the
+# catalogue, docs/cli.md's option tables from each command's --help) come
+# from the CLI: `make docs` rewrites them (commit them), `make check-docs`
+# fails when they are not current (tools/update_docs.sh).
 docs: $(CLI)
 	$(Q)bash tools/update_docs.sh
 
 check-docs: $(CLI)
 	$(Q)bash tools/update_docs.sh --check
+
+# ---- Man pages, bash completion, install -------------------------------------
+# The man pages (help2man) and the bash completion derive from the command's
+# own --help, like docs/cli.md; they are built into _build/ and never
+# committed: the help text is their one source, and help2man is only needed
+# to install them (tools/gen_man.sh, tools/gen_completion.sh).
+#
+# `make install` puts the command on PATH and what it runs with beside it:
+#   $(BINDIR)/beamtrace -> $(APPDIR)/priv/beamtrace (a relative symlink: the
+#       command finds its ebin/ and priv/ from its own path, so
+#       `beamtrace record` ships the installed beams and NIF library)
+#   $(APPDIR)/{ebin,priv}   the OTP application (erl -pa $(APPDIR)/ebin)
+#   $(MANDIR)/man1/beamtrace.1, beamtrace-CMD.1
+#   $(BASH_COMPLETION_DIR)/beamtrace
+#   $(SHAREDIR)/scripts/    the bpftrace scripts
+#   $(DOCDIR)/              README.md, CHANGELOG.md, LICENSE, docs/
+# PREFIX (default /usr/local) and DESTDIR are honoured, and BINDIR, LIBDIR,
+# DATAROOTDIR, MANDIR and BASH_COMPLETION_DIR one by one; the directories
+# named beamtrace are wholly beamtrace's (install replaces them). Without help2man the man pages are
+# skipped, and make says so. `make uninstall` removes all of it, from the
+# list install wrote ($(APPDIR)/installed-files).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+DATAROOTDIR ?= $(PREFIX)/share
+MANDIR ?= $(DATAROOTDIR)/man
+BASH_COMPLETION_DIR ?= $(DATAROOTDIR)/bash-completion/completions
+APPDIR := $(LIBDIR)/beamtrace
+SHAREDIR := $(DATAROOTDIR)/beamtrace
+DOCDIR := $(DATAROOTDIR)/doc/beamtrace
+INSTALL ?= install
+MAN_OUT := _build/man
+COMPLETION := _build/completion/beamtrace
+HELP2MAN := $(shell command -v help2man 2>/dev/null)
+# Reproducible dates in the man pages: the last commit's, where there is one.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+HELP_TOOLS := tools/help_lib.sh tools/help_options.awk
+
+.PHONY: man completion install uninstall man-skipped
+man: $(MAN_OUT)/.built
+$(MAN_OUT)/.built: $(CLI) tools/gen_man.sh $(HELP_TOOLS) $(wildcard docs/man/*.h2m)
+	@echo "  MAN     $(MAN_OUT)/"
+	$(Q)rm -rf $(MAN_OUT) && SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) bash tools/gen_man.sh $(CLI) $(MAN_OUT) $(VERSION)
+	@touch $@
+
+completion: $(COMPLETION)
+$(COMPLETION): $(CLI) tools/gen_completion.sh $(HELP_TOOLS)
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	$(Q)bash tools/gen_completion.sh $(CLI) >$@.tmp && mv $@.tmp $@
+
+man-skipped:
+	@echo "  SKIP    man pages: help2man is not installed (apt-get install help2man)"
+
+install: all completion $(if $(HELP2MAN),man,man-skipped)
+	@echo "  INSTALL $(DESTDIR)$(PREFIX)"
+	$(Q)rm -rf $(DESTDIR)$(APPDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)
+	$(Q)$(INSTALL) -d $(DESTDIR)$(APPDIR)/ebin $(DESTDIR)$(APPDIR)/priv/compat $(DESTDIR)$(BINDIR) \
+	    $(DESTDIR)$(BASH_COMPLETION_DIR) $(DESTDIR)$(SHAREDIR)/scripts $(DESTDIR)$(DOCDIR)/docs
+	$(Q)$(INSTALL) -m 644 $(BEAMS) ebin/beamtrace.app $(DESTDIR)$(APPDIR)/ebin/
+	$(Q)$(INSTALL) -m 755 $(CLI) $(DESTDIR)$(APPDIR)/priv/
+	$(Q)$(INSTALL) -m 644 $(NIF) priv/dyntrace_nif.so $(DESTDIR)$(APPDIR)/priv/
+	$(Q)if [ -f $(LTTNG_SO) ]; then $(INSTALL) -m 644 $(LTTNG_SO) $(DESTDIR)$(APPDIR)/priv/; fi
+	$(Q)$(INSTALL) -m 644 priv/compat/dyntrace.beam $(DESTDIR)$(APPDIR)/priv/compat/
+	$(Q)ln -sfn "$$(realpath -m --relative-to=$(BINDIR) $(APPDIR)/priv/beamtrace)" $(DESTDIR)$(BINDIR)/beamtrace
+	$(Q)$(INSTALL) -m 644 $(COMPLETION) $(DESTDIR)$(BASH_COMPLETION_DIR)/beamtrace
+	$(Q)$(INSTALL) -m 644 scripts/*.bt scripts/README.md $(DESTDIR)$(SHAREDIR)/scripts/
+	$(Q)$(INSTALL) -m 755 scripts/beamtrace-bpftrace $(DESTDIR)$(SHAREDIR)/scripts/
+	$(Q)$(INSTALL) -m 644 README.md CHANGELOG.md LICENSE $(DESTDIR)$(DOCDIR)/
+	$(Q)$(INSTALL) -m 644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
+	$(Q)echo $(BINDIR)/beamtrace >$(DESTDIR)$(APPDIR)/installed-files
+	$(Q)echo $(BASH_COMPLETION_DIR)/beamtrace >>$(DESTDIR)$(APPDIR)/installed-files
+	$(Q)if [ -n "$(HELP2MAN)" ]; then \
+	    $(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 && \
+	    for m in $(MAN_OUT)/*.1; do \
+	        $(INSTALL) -m 644 $$m $(DESTDIR)$(MANDIR)/man1/ && \
+	        echo $(MANDIR)/man1/$${m##*/} >>$(DESTDIR)$(APPDIR)/installed-files || exit 1; \
+	    done; fi
+
+uninstall:
+	@echo "  UNINST  $(DESTDIR)$(PREFIX)"
+	$(Q)if [ -f $(DESTDIR)$(APPDIR)/installed-files ]; then \
+	    while read -r f; do rm -f "$(DESTDIR)$$f"; done <$(DESTDIR)$(APPDIR)/installed-files; \
+	fi
+	$(Q)rm -rf $(DESTDIR)$(APPDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)
 
 # ---- Generated sources -----------------------------------------------------
 # What the preprocessor cannot derive readably is generated from the

@@ -7,7 +7,7 @@
 # Groups run in the order below; set TEST_GROUPS="c erl" to run a subset.
 set -u
 cd "$(dirname "$0")/.."
-groups=${TEST_GROUPS:-"c cli erl probes sources e2e lttng analyses usdt trace flight cluster build deps"}
+groups=${TEST_GROUPS:-"c cli erl probes sources e2e lttng analyses usdt trace flight cluster build deps docs install"}
 mkdir -p test/out
 # The VM the groups run on (sid moves: a result names its OTP and erts).
 ${ERL:-erl} -noshell -eval '
