@@ -48,7 +48,7 @@ NIF_SRC := $(CORE_SRC) $(RECORDER_SRC) $(SINKS_SRC) $(sort $(wildcard c_src/nif/
 CLI_SRC := $(CORE_SRC) c_src/core/usdt_catalogue.c $(sort $(wildcard c_src/cli/*/*.c))
 ERL_SRC := $(sort $(wildcard src/*.erl))
 BEAMS := $(patsubst src/%.erl,ebin/%.beam,$(ERL_SRC))
-MODULES := $(patsubst src/%.erl,%,$(ERL_SRC))
+APP_MODULES := $(patsubst src/%.erl,%,$(ERL_SRC))
 comma := ,
 space := $(subst ,, )
 
@@ -60,7 +60,7 @@ CLI := priv/beamtrace
 # would hide OTP's and break releases holding runtime_tools.
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all priv beams test test-otp demo bench fuzz clean docs check-docs usdt-skipped debug
+.PHONY: all priv beams test test-otp dialyzer demo bench fuzz clean docs check-docs usdt-skipped debug
 all: priv beams
 beams: $(BEAMS) ebin/beamtrace.app
 # What rebar3 (rebar.config's pre_hook) builds: everything but the beams.
@@ -121,15 +121,49 @@ ebin/%.beam: src/%.erl $(wildcard include/*.hrl)
 # The modules list from the sources, as rebar3 writes it.
 ebin/beamtrace.app: src/beamtrace.app.src $(ERL_SRC)
 	@mkdir -p ebin
-	$(Q)sed 's/{modules, *\[[^]]*\]}/{modules, [$(subst $(space),$(comma),$(MODULES))]}/' $< >$@
+	$(Q)sed 's/{modules, *\[[^]]*\]}/{modules, [$(subst $(space),$(comma),$(APP_MODULES))]}/' $< >$@
 
+# Tests (test/README.md): `make test` runs every group, `make test-GROUP`
+# one (test-erl, test-c, ...), and T=NAME[,NAME...] only the named tests of
+# that group, as its TAP lines name them (make test-erl
+# T=bmt_lifecycle_SUITE:two_sessions_test). The scripts read the filter as
+# BMT_TEST_FILTER and their other settings from BMT_* variables, none of
+# which this Makefile defines: a Makefile variable of the same name would
+# replace what the user set (`MODULES=... make test` once ran nothing).
 test: all
-	$(Q)bash test/run_all.sh
+	$(Q)BMT_TEST_FILTER='$(T)' bash test/run_all.sh
+
+test-%: all
+	$(Q)BMT_TEST_FILTER='$(T)' bash test/run_all.sh $*
 
 # The OTP version matrix: the VM-facing groups on Debian trixie (OTP 27) and
 # sid (OTP 29) in chroots under _build/chroots/ (made on first use, root).
 test-otp:
 	$(Q)bash test/otp/matrix.sh
+
+# `make dialyzer`: the application's beams and the test modules, 0 warnings
+# (CI fails on one). The PLT holds erts, kernel, stdlib and runtime_tools
+# (all src/ uses), compiler and common_test (the tests'); it is built once
+# per OTP release under _build/dialyzer/ (minutes) and reused. Dialyzer's
+# own switches are its defaults; the few calls it cannot judge on some OTP
+# releases say why where they are (-dialyzer attributes).
+DIALYZER_OTP := $(shell $(ERL) -noshell -eval 'io:format("~s-~s", [erlang:system_info(otp_release), erlang:system_info(version)]), halt().' 2>/dev/null)
+DIALYZER_PLT := _build/dialyzer/otp-$(DIALYZER_OTP).plt
+DIALYZER_PLT_APPS := erts kernel stdlib runtime_tools compiler common_test
+DIALYZER_TEST_SRC := $(wildcard test/lib/*.erl test/lib/selftest/*.erl test/*/*.erl)
+
+$(DIALYZER_PLT):
+	@mkdir -p _build/dialyzer
+	@echo "  PLT     $@ ($(DIALYZER_PLT_APPS); once per OTP release)"
+	$(Q)dialyzer --build_plt --output_plt $@.tmp --apps $(DIALYZER_PLT_APPS) >_build/dialyzer/plt.log 2>&1 || \
+	    { tail -20 _build/dialyzer/plt.log; exit 1; }
+	$(Q)mv $@.tmp $@
+
+dialyzer: beams $(DIALYZER_PLT)
+	@rm -rf _build/dialyzer/test && mkdir -p _build/dialyzer/test
+	$(Q)$(ERLC) -Werror +debug_info -o _build/dialyzer/test $(DIALYZER_TEST_SRC)
+	@echo "  DIALYZE ebin/ and the test modules"
+	$(Q)dialyzer --plt $(DIALYZER_PLT) $(BEAMS) _build/dialyzer/test/*.beam
 
 demo: all
 	$(Q)bash examples/process_tracing.sh
@@ -141,8 +175,8 @@ bench: all
 # then the trace reader's mutation fuzz against babeltrace2 (FUZZ_RUNS=10000
 # by default; the test suite runs 1000).
 fuzz: all
-	$(Q)BMT_FUZZ_CALLS=100000 MODULES=bmt_faults_tests BMT_ONLY=callbacks_fuzz_test \
-	    bash test/erl/run.sh
+	$(Q)BMT_FUZZ_CALLS=100000 BMT_TEST_FILTER=bmt_faults_SUITE:callbacks_fuzz_test \
+	    bash test/run_all.sh erl
 	$(Q)bash test/cli/fuzz.sh
 
 clean:

@@ -75,7 +75,9 @@
 
 -export_type([handle/0, options/0, process_spec/0, port_spec/0]).
 
--opaque handle() :: pid().
+%% The handle is its process: a caller may monitor it (beamtrace_trace
+%% does) or kill it (what that undoes is said above).
+-type handle() :: pid().
 -type options() :: #{tracer_state => [] | beamtrace:session(),
                      name => atom(),
                      backend => auto | session | legacy,
@@ -382,7 +384,10 @@ teardown(#st{backend = legacy, tracer = Tracer} = St) ->
     ok.
 
 %% Clears Flags on every process or port (All) whose tracer is ours, and
-%% on the new ones (New) if they would get our tracer.
+%% on the new ones (New) if they would get our tracer. (OTP 25's spec of
+%% erlang:trace_info/2 gives a tracer module as {tracer, Module, State};
+%% the VM answers {tracer, {Module, State}}, which Ours is.)
+-dialyzer({no_match, clear_flags/4}).
 clear_flags(_All, _New, [], _Ours) ->
     ok;
 clear_flags(All, New, Flags, Ours) ->
@@ -478,7 +483,9 @@ erts_has_gc_multi_session_fix(Vsn) ->
 %%% Internals
 
 %% proc_lib:set_label/1 exists from OTP 27 (observer and the shell's i()
-%% show it); checked by export, so OTP 25/26 skip it.
+%% show it); checked by export, so OTP 25/26 skip it. Dialyzer on an OTP
+%% without it would call the guarded call missing.
+-dialyzer({no_missing_calls, set_label/1}).
 set_label(Label) ->
     case erlang:function_exported(proc_lib, set_label, 1) of
         true -> proc_lib:set_label(Label);

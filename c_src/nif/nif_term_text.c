@@ -3,7 +3,7 @@
  *
  * The rules below restate what OTP 25's erts printer (erl_printf_term.c)
  * does; every one is checked byte for byte against enif_snprintf by
- * test/erl/term_text.sh:
+ * test/erl/bmt_term_text_SUITE.erl (make test-erl T=bmt_term_text_SUITE):
  *   - atoms: unquoted iff the first character is a Latin-1 lowercase letter
  *     and the rest are Latin-1 alphanumerics or '_' (judged on the UTF-8
  *     bytes: continuation bytes count as letters, 3- and 4-byte sequences

@@ -39,8 +39,9 @@ check_cmd "workload module compiles" erlc -o "$out/ebin" test/analyses/bmt_an_wo
 for k in calls sched procs all names; do
     erl -noshell -pa ebin -pa "$out/ebin" -run bmt_an_workload main "$k" "$out/w_$k" \
         >"$out/w_$k.log" 2>&1
+    rc=$?
     check_cmd "workload $k recorded without drops" \
-        eval '[ $? -eq 0 ] && [ "$(expect "$out/w_$k" discarded)" = 0 ]'
+        eval '[ "$rc" -eq 0 ] && [ "$(expect "$out/w_$k" discarded)" = 0 ]'
 done
 
 # Names on a real node: the state dump beamtrace:start/1 writes names the
@@ -227,8 +228,9 @@ done
 # ~3 ms behind a high-priority process; the node measures each part itself.
 erl +S 1:1 -noshell -pa ebin -pa "$out/ebin" -run bmt_an_workload main breakdown "$out/w_breakdown" \
     >"$out/w_breakdown.log" 2>&1
+rc=$?
 check_cmd "workload breakdown recorded without drops" \
-    eval '[ $? -eq 0 ] && [ "$(expect "$out/w_breakdown" discarded)" = 0 ]'
+    eval '[ "$rc" -eq 0 ] && [ "$(expect "$out/w_breakdown" discarded)" = 0 ]'
 "$BT" calls --breakdown --format json "$out/w_breakdown" >"$out/breakdown.json"
 "$BT" calls --breakdown "$out/w_breakdown" >"$out/breakdown.txt"
 for k in on_cpu waiting runnable; do
@@ -436,8 +438,9 @@ for c in "calls" "calls --by pid --slower-than 10us" "sched" "procs" "gc" "flame
          "procs --format json" "gc --format json" "files" "files --format json"; do
     # shellcheck disable=SC2086
     "$ASAN" $c "$out/w_all" >"$out/asan.out" 2>"$out/asan.err"
+    rc=$?
     check_cmd "$c under ASan/UBSan: exit 0, no report, JSON valid when asked" \
-        eval '[ $? -eq 0 ] && [ ! -s "$out/asan.err" ] && { case "$c" in *json*|export) python3 -m json.tool "$out/asan.out" >/dev/null;; esac; }'
+        eval '[ "$rc" -eq 0 ] && [ ! -s "$out/asan.err" ] && { case "$c" in *json*|export) python3 -m json.tool "$out/asan.out" >/dev/null;; esac; }'
 done
 
 # ---- the HTML report in headless Chromium ----

@@ -21,8 +21,9 @@ else
     echo "# $(clang --version | head -1)"
     copy "$out/clang"
     make -C "$out/clang" CC=clang >"$out/clang.log" 2>&1
+    rc=$?
     check "CC=clang make builds the NIF, the command, the compat module and the beams" \
-        '[ $? -eq 0 ] && [ -f "$out/clang/priv/beamtrace_nif.so" ] && [ -x "$out/clang/priv/beamtrace" ] &&
+        '[ "$rc" -eq 0 ] && [ -f "$out/clang/priv/beamtrace_nif.so" ] && [ -x "$out/clang/priv/beamtrace" ] &&
          [ -f "$out/clang/priv/dyntrace_nif.so" ] && [ -f "$out/clang/ebin/beamtrace.beam" ]' || show "$out/clang.log"
     check "the clang-built NIF is clang's (.comment)" \
         'readelf -p .comment "$out/clang/priv/beamtrace_nif.so" 2>/dev/null | grep -q clang'
@@ -41,8 +42,9 @@ fi
 # ---- USDT compiled out ----
 copy "$out/no-usdt"
 make -C "$out/no-usdt" USDT=0 >"$out/no-usdt.log" 2>&1
+rc=$?
 check "make USDT=0 builds, and says the probes are compiled out" \
-    '[ $? -eq 0 ] && grep -q "SKIP    USDT probes" "$out/no-usdt.log"' || show "$out/no-usdt.log"
+    '[ "$rc" -eq 0 ] && grep -q "SKIP    USDT probes" "$out/no-usdt.log"' || show "$out/no-usdt.log"
 check "USDT=0: no probe note in the NIF; list --usdt and --format json say compiled out" \
     '! readelf -n "$out/no-usdt/priv/beamtrace_nif.so" | grep -q stapsdt &&
      "$out/no-usdt/priv/beamtrace" list --usdt | grep -q "compiled out of this build" &&

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The decoder's debug checks (c_src/nif/nif_decode.h): builds the debug NIF
-# (make debug) and runs the tracepoint tests and bmt_fields_tests with it,
+# (make debug) and runs the suites bmt_tracepoints_SUITE and bmt_fields_SUITE
+# with it (Common Test, as test/lib/ct_group.sh does),
 # so every field the NIF writes by hand is checked against the catalogue;
 # then proves the check works: in a scratch copy whose catalogue row
 # process_spawn has two fields swapped (pid, parent), the debug NIF must
@@ -23,21 +24,22 @@ else
     sed 's/^/# /' "$out/make.log" | tail -30
     exit 1
 fi
-erlc -Werror -o "$out/beams" test/erl/bmt_test_runner.erl test/erl/bmt_test_lib.erl \
-    test/erl/bmt_workload.erl test/erl/bmt_tracepoints_tests.erl test/erl/bmt_fields_tests.erl ||
+erlc -Werror +debug_info -o "$out/beams" test/lib/*.erl test/erl/bmt_workload.erl \
+    test/erl/bmt_tracepoints_SUITE.erl test/erl/bmt_fields_SUITE.erl ||
     { not_ok "compile the test modules"; exit 1; }
 
 # node PRIVDIR ARGS...: an erl node whose beamtrace loads the NIF from PRIVDIR.
 node() {
     local priv=$1
     shift
-    BMT_TEST_TMP="$out/traces" BMT_TRACES_LIST="$out/traces.list" \
-        timeout 300 "$ERL" -noshell -pa "$root/ebin" -pa "$out/beams" \
+    BMT_ROOT=$root BMT_TEST_TMP="$out/traces" \
+        timeout 600 "$ERL" -noshell -pa "$root/ebin" -pa "$out/beams" \
         -eval "application:set_env(beamtrace, priv_dir, \"$priv\", [{persistent, true}])" "$@"
 }
 
 # The real tree: every hand-written field matches the catalogue.
-node "$root/_build/debug/priv" -run bmt_test_runner main bmt_tracepoints_tests bmt_fields_tests \
+node "$root/_build/debug/priv" -run bmt_ct_main main "$out/ct_logs" "$out/beams" \
+    bmt_tracepoints_SUITE bmt_fields_SUITE \
     </dev/null >"$out/tests.log" 2>&1
 rc=$?
 sed -n 's/^\(not \)\{0,1\}ok - /&debug NIF: /p' "$out/tests.log"

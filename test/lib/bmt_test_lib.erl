@@ -1,22 +1,77 @@
-%% Shared helpers for the Erlang test group: trace directories, reading a
-%% trace back with babeltrace2 (and checking that babeltrace2 agrees with
-%% what beamtrace:stop/1 reported), and small workload helpers.
+%% Shared helpers for the Erlang test suites: where the project is, trace
+%% directories, reading a trace back with babeltrace2 (and checking that
+%% babeltrace2 agrees with what beamtrace:stop/1 reported), a distributed
+%% test node, beams for target nodes, and small workload helpers. They work
+%% the same under `make test` (test/lib/ct_group.sh sets BMT_ROOT and
+%% BMT_TEST_TMP) and `rebar3 ct` (neither set).
 -module(bmt_test_lib).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
 
+-export([root/0, cli/0, ebin/0, tmp_base/0, ensure_distributed/1, target_beams/2]).
 -export([tmpdir/1, start/1, stop_check/1, stop_check/2, check_trace/1, check_trace/2,
          babeltrace/1, parse_line/1, cmd/2, select/2, field/2,
          assert_eq/3, fail/2, count_by_name/1, cleanup/0, discard_warnings_total/1,
          wait_status/2, wait_dead/1, traces_list_file/0, flush/0]).
+-export([reread_init/1, reread_traces/0]).
+
+%% The project's top directory: BMT_ROOT, else the one this module's
+%% source is in (test/lib/), which rebar3 and erlc both record as an
+%% absolute path.
+root() ->
+    case os:getenv("BMT_ROOT") of
+        false ->
+            Src = proplists:get_value(source, ?MODULE:module_info(compile)),
+            filename:dirname(filename:dirname(filename:dirname(Src)));
+        R -> R
+    end.
+
+%% The beamtrace command built by make.
+cli() ->
+    filename:join([root(), "priv", "beamtrace"]).
+
+%% The directory beamtrace's beams were loaded from, for child nodes.
+ebin() ->
+    filename:dirname(code:which(beamtrace)).
+
+%% Makes this node distributed (short names, a random name starting with
+%% Prefix, the user's cookie as `erl -sname' would have it, which `peer'
+%% nodes get too) unless it already is: the suites that talk to other nodes
+%% call it from init_per_suite, so `rebar3 ct' needs no --sname. epmd is
+%% started first, as `erl -sname' does.
+ensure_distributed(Prefix) ->
+    case node() of
+        nonode@nohost ->
+            _ = os:cmd("epmd -daemon"),
+            Name = list_to_atom(Prefix ++ integer_to_list(rand:uniform(1 bsl 30), 36)),
+            {ok, _} = net_kernel:start(Name, #{name_domain => shortnames}),
+            ok;
+        _ ->
+            ok
+    end.
+
+%% A directory under the suite's private directory holding only the beams
+%% of Mods (test workloads compiled with the suites): the whole code path a
+%% target node gets besides OTP's, so nothing of beamtrace is on it. Its
+%% path is also put in BMT_TARGET_BEAMS for the tests' node commands.
+target_beams(Config, Mods) ->
+    Dir = filename:join(proplists:get_value(priv_dir, Config), "target"),
+    ok = filelib:ensure_path(Dir),
+    [{ok, _} = file:copy(code:which(M), filename:join(Dir, atom_to_list(M) ++ ".beam"))
+     || M <- Mods],
+    true = os:putenv("BMT_TARGET_BEAMS", Dir),
+    Dir.
+
+%% Where the tests write: BMT_TEST_TMP (the group's output directory under
+%% make), else a directory under /tmp; made if missing.
+tmp_base() ->
+    Base = os:getenv("BMT_TEST_TMP", "/tmp/bmt_erl_tests"),
+    ok = filelib:ensure_path(Base),
+    Base.
 
 %% A fresh, not yet existing directory under the group's output dir.
 tmpdir(Name) ->
-    Base = case os:getenv("BMT_TEST_TMP") of
-               false -> "/tmp/bmt_erl_tests";
-               B -> B
-           end,
-    filename:join(Base, lists:flatten(io_lib:format("~s-~p-~p",
+    filename:join(tmp_base(), lists:flatten(io_lib:format("~s-~p-~p",
         [Name, erlang:system_time(millisecond), erlang:unique_integer([positive])]))).
 
 %% beamtrace:start/1 that must succeed; the dir is made fresh unless given.
@@ -96,8 +151,56 @@ discard_warnings_total(Err) ->
 
 traces_list_file() ->
     case os:getenv("BMT_TRACES_LIST") of
-        false -> "/tmp/bmt_erl_traces.list";
+        false -> filename:join(tmp_base(), "traces.list");
         F -> F
+    end.
+
+%% The suite's own list of the traces its cases wrote (init_per_suite):
+%% a fresh file in its private directory.
+reread_init(Config) ->
+    File = filename:join(proplists:get_value(priv_dir, Config), "traces.list"),
+    ok = file:write_file(File, <<>>),
+    true = os:putenv("BMT_TRACES_LIST", File),
+    Config.
+
+%% The suite's last case: every trace its cases wrote (each listed with
+%% the event count beamtrace:stop/1 gave) is read again, after the cases
+%% that might have touched it since, by babeltrace2 and by the beamtrace
+%% command's `stats'; both counts must be stop's.
+reread_traces() ->
+    {ok, Bin} = file:read_file(traces_list_file()),
+    Traces = [begin
+                  [Dir, N] = binary:split(L, <<" ">>),
+                  {binary_to_list(Dir), binary_to_integer(N)}
+              end || L <- binary:split(Bin, <<"\n">>, [global, trim_all])],
+    case Traces of
+        [] ->
+            {skip, "no trace to read again: the suite's other cases did not run"};
+        _ ->
+            Cli = cli(),
+            Bad = [{Dir, N, #{babeltrace2 => B, stats => C}}
+                   || {Dir, N} <- Traces,
+                      B <- [babeltrace_count(Dir)], C <- [cli_count(Cli, Dir)],
+                      {B, C} =/= {N, N}],
+            io:format("re-read ~w traces, ~w events~n",
+                      [length(Traces), lists:sum([N || {_, N} <- Traces])]),
+            assert_eq(reread_counts, [], Bad)
+    end.
+
+babeltrace_count(Dir) ->
+    {0, [Out], _} = cmd("/bin/sh", ["-c", "babeltrace2 \"$1\" | wc -l", "sh", Dir]),
+    binary_to_integer(string:trim(Out)).
+
+cli_count(Cli, Dir) ->
+    case cmd(Cli, ["stats", Dir, "--format", "json"]) of
+        {0, Lines, _} ->
+            Text = iolist_to_binary(Lines),
+            case re:run(Text, <<"\"events\"\\s*:\\s*([0-9]+)">>, [{capture, all_but_first, binary}]) of
+                {match, [N]} -> binary_to_integer(N);
+                nomatch -> {unparsed, Text}
+            end;
+        {Status, _, Err} ->
+            {failed, Status, Err}
     end.
 
 %% {ExitStatus, [Line], Stderr}

@@ -9,11 +9,45 @@
 %%
 %% The controller (beamtrace_record, what `beamtrace record' runs) is
 %% driven here with the options term the command writes on its stdin.
--module(bmt_flight_remote_tests).
+-module(bmt_flight_remote_SUITE).
 
--export([detached_flight_test/0, restart_keeps_captures_test/0, riak_like_test/0]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+         end_per_testcase/2]).
+-export([detached_flight_test/1, restart_keeps_captures_test/1, riak_like_test/1]).
+%% riak_like_test's own time limit.
+-export([riak_like_test/0]).
 
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2]).
+
+%%% Common Test
+
+%% The Riak-like case runs BMT_RIAK_SECONDS (default 40; the full run is
+%% 600) plus the targets' start and stop: its own time limit follows.
+suite() -> [{timetrap, {seconds, 240}}].
+
+all() ->
+    [detached_flight_test,
+     restart_keeps_captures_test,
+     riak_like_test].
+
+riak_like_test() ->
+    [{timetrap, {seconds, riak_seconds() + 240}}].
+
+%% This node drives: distributed, the targets' code path (the workload
+%% alone) ready.
+init_per_suite(Config) ->
+    ok = bmt_test_lib:ensure_distributed("bmt_fl_"),
+    _ = bmt_test_lib:target_beams(Config, [bmt_kv, bmt_beamtrace_left]),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
+
+riak_seconds() ->
+    list_to_integer(os:getenv("BMT_RIAK_SECONDS", "40")).
 
 %%% Target nodes
 
@@ -42,7 +76,7 @@ left(Node) ->
 
 %% Runs beamtrace_record:main/0 as the command does: {Status, Lines}.
 controller(Node, Opts) ->
-    Root = os:getenv("BMT_ROOT"),
+    Root = bmt_test_lib:root(),
     Erl = os:find_executable("erl"),
     Cookie = integer_to_list(rand:uniform(1 bsl 60), 36),
     Port = open_port({spawn_executable, Erl},
@@ -108,7 +142,7 @@ private_dirs(Node) ->
 %% record --flight --detach, then a trigger on the node, flights, fetch,
 %% stop: the command exits leaving the agent; the capture is listed,
 %% copied and readable; stop leaves nothing of beamtrace on the node.
-detached_flight_test() ->
+detached_flight_test(_Config) ->
     {Peer, Node} = start_target(name(bmt_flight_target)),
     try
         {0, Rec} = controller(Node, maps:merge(flight_opts(<<"message_queue=5000">>),
@@ -146,7 +180,7 @@ detached_flight_test() ->
 %% A node restarted under a detached flight: nothing of beamtrace runs or
 %% is loaded after the restart; the captures written before it are still
 %% listed, fetched and removed from the private directory.
-restart_keeps_captures_test() ->
+restart_keeps_captures_test(_Config) ->
     Name = name(bmt_flight_restart),
     {Peer, Node} = start_target(Name),
     Dirs = try
@@ -178,16 +212,15 @@ restart_keeps_captures_test() ->
 
 %% The Riak-like run (issue 18's "done when", BMT_RIAK_SECONDS long:
 %% default 40; the full run is BMT_RIAK_SECONDS=600
-%% BMT_TEST_TIMEOUT_MS=900000 MODULES=bmt_flight_remote_tests
-%% BMT_ONLY=riak_like_test bash test/flight/run.sh): a store whose clients make about 100
+%% make test-flight T=bmt_flight_remote_SUITE:riak_like_test): a store whose clients make about 100
 %% gets a second, 1 in 1000 of them 15 ms slower, recorded from outside by
 %% a detached `--flight 10s --trigger bmt_kv:get/2>10ms'. Every get the
 %% node's own clock measured slower than 10 ms has a capture holding its
 %% call and return and at least the 5 s before it; `flights' lists every
 %% capture `fetch' copies; the node's memory stays flat once the rings are
 %% in use; after `stop', nothing of beamtrace is left on the node.
-riak_like_test() ->
-    Seconds = list_to_integer(os:getenv("BMT_RIAK_SECONDS", "40")),
+riak_like_test(_Config) ->
+    Seconds = riak_seconds(),
     {Peer, Node} = start_target(name(bmt_riak), #{clients => 4, pace_ms => 40}),
     try
         Rss0 = rss(Node),
@@ -215,7 +248,7 @@ riak_like_test() ->
         assert_eq(slow_gets_made, true, length(Slow) >= Seconds div 20),
         assert_eq(listed_all_but_the_last, true, length(Caps) - length(Listed) =< 1),
         %% Pids as the node prints them (the trace's text).
-        bmt_flight_tests:check_slow_calls(
+        bmt_flight_lib:check_slow_calls(
           Caps, [{list_to_binary(erpc:call(Node, erlang, pid_to_list, [P])), T0, T1}
                  || {P, T0, T1} <- Slow], Offset, 5000),
         %% Flat: after the first 20 s (rings in use, the window full), the

@@ -5,21 +5,52 @@
 %% 27+) recording through another tool clearing the legacy session. After
 %% every trace: no flag, pattern or session of beamtrace is left
 %% (erlang:trace_info/2, trace:session_info/1, beamtrace:sessions/0).
--module(bmt_trace_tests).
+-module(bmt_trace_SUITE).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
 
--export([spec_parse_test/0, duration_test/0, max_events_test/0, max_bytes_test/0,
-         max_rate_test/0, state_dump_rate_test/0, owner_exit_test/0, stop_trace_test/0,
-         setup_errors_test/0, return_vs_return_to_test/0, p99_readme_test/0,
-         dbg_coexists_test/0, legacy_cleared_test/0]).
-%% For bmt_record_tests.
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+         end_per_testcase/2]).
+-export([spec_parse_test/1, duration_test/1, max_events_test/1, max_bytes_test/1,
+         max_rate_test/1, state_dump_rate_test/1, owner_exit_test/1, stop_trace_test/1,
+         setup_errors_test/1, return_vs_return_to_test/1, p99_readme_test/1,
+         dbg_coexists_test/1, legacy_cleared_test/1,
+         traces_reread_test/1]).
+%% For bmt_record_SUITE.
 -export([calls_json/1, function_row/2, check_p99/3]).
+
+%% spec_parse_test gives parse/1 specs it must refuse; owner_exit_test
+%% watches the controller, whose handle is opaque to users (dialyzer).
+-dialyzer({[no_fail_call, no_opaque, no_return],
+           [spec_parse_test/1, owner_exit_test/1]}).
 
 -import(bmt_test_lib, [tmpdir/1, check_trace/1, assert_eq/3, fail/2, select/2]).
 
 -define(WORK, "bmt_trace_target:work/1").
 -define(WORK_MFA, {bmt_trace_target, work, 1}).
+
+%%% Common Test
+
+%% Each case runs alone in CT's process with a time limit; the node is left
+%% as the next case expects it (no flags, patterns or sessions).
+suite() -> [{timetrap, {seconds, 90}}].
+
+all() ->
+    [spec_parse_test, duration_test, max_events_test,
+     max_bytes_test, max_rate_test, state_dump_rate_test,
+     owner_exit_test, stop_trace_test, setup_errors_test,
+     return_vs_return_to_test, p99_readme_test, dbg_coexists_test,
+     legacy_cleared_test,
+     traces_reread_test].
+
+%% The traces the cases write are listed for traces_reread_test.
+init_per_suite(Config) -> bmt_test_lib:reread_init(Config).
+
+end_per_suite(_Config) -> ok.
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
 
 %%% Helpers
 
@@ -68,7 +99,7 @@ calls_of(Events, Entry) ->
 
 %%% Tests
 
-spec_parse_test() ->
+spec_parse_test(_Config) ->
     Good = [{"m:f/3", [{m, f, 3, false}]},
             {"m:f/3 -> return", [{m, f, 3, true}]},
             {"m:f/3->return", [{m, f, 3, true}]},
@@ -94,7 +125,7 @@ spec_parse_test() ->
      end || S <- Bad],
     ok.
 
-duration_test() ->
+duration_test(_Config) ->
     with_load(fun(_) ->
         T0 = erlang:monotonic_time(millisecond),
         #{reason := duration} = S = trace([?WORK ++ " -> return", procs], #{duration => 300}),
@@ -112,7 +143,7 @@ duration_test() ->
 %% Small packets (16 KiB): the caps count whole packets.
 -define(SMALL, #{buffer_size => 1 bsl 20, subbuffers => 64}).
 
-max_events_test() ->
+max_events_test(_Config) ->
     with_load(fun(_) ->
         S = trace([?WORK ++ " -> return", procs, send, 'receive'],
                   maps:merge(?SMALL, #{max_events => 3000, duration => 20000})),
@@ -123,7 +154,7 @@ max_events_test() ->
         assert_clean([?WORK_MFA])
     end).
 
-max_bytes_test() ->
+max_bytes_test(_Config) ->
     with_load(fun(_) ->
         S = trace([?WORK ++ " -> return", procs, send, 'receive'],
                   maps:merge(?SMALL, #{max_bytes => 40000, duration => 20000})),
@@ -134,7 +165,7 @@ max_bytes_test() ->
         assert_clean([?WORK_MFA])
     end).
 
-max_rate_test() ->
+max_rate_test(_Config) ->
     Hot = spawn(fun Loop() -> _ = bmt_trace_target:work(1), Loop() end),
     try
         S = trace([?WORK], #{procs => Hot, max_rate => 1000, duration => 20000}),
@@ -146,7 +177,7 @@ max_rate_test() ->
 
 %% The state dump (one event per process at start) does not count toward
 %% max_rate: 20000 idle processes, a cap of 5000 events/s, a quiet trace.
-state_dump_rate_test() ->
+state_dump_rate_test(_Config) ->
     Idle = [spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, 20000)],
     try
         S = trace([?WORK], #{max_rate => 5000, duration => 400,
@@ -159,7 +190,7 @@ state_dump_rate_test() ->
     after [P ! stop || P <- Idle]
     end.
 
-owner_exit_test() ->
+owner_exit_test(_Config) ->
     with_load(fun(_) ->
         Owner = spawn(fun() -> receive stop -> ok end end),
         {ok, T} = beamtrace:trace_async([?WORK ++ " -> return", procs],
@@ -175,12 +206,11 @@ owner_exit_test() ->
         receive
             {beamtrace_trace, T, {ok, #{reason := owner_exit} = S}} -> _ = events(S);
             {beamtrace_trace, T, Other} -> fail(result, Other)
-        after 5000 -> fail(no_result, T)
         end,
         assert_clean([?WORK_MFA])
     end).
 
-stop_trace_test() ->
+stop_trace_test(_Config) ->
     with_load(fun(_) ->
         {ok, T} = beamtrace:trace_async([?WORK, send], #{dir => tmpdir("trace")}),
         #{state := running, functions := 1, processes := P, elapsed_ms := _} =
@@ -195,7 +225,7 @@ stop_trace_test() ->
     end).
 
 %% Every setup error leaves no flag, pattern, session or trace directory.
-setup_errors_test() ->
+setup_errors_test(_Config) ->
     Cases = [{"no_such_module_xyz:f/1", #{}, {not_loaded, no_such_module_xyz}},
              {"bmt_trace_target:no_such/1", #{}, {no_match, "bmt_trace_target:no_such/1"}},
              {"bmt_trace_target:work/7", #{}, {no_match, "bmt_trace_target:work/7"}},
@@ -219,7 +249,7 @@ setup_errors_test() ->
 
 %% `-> return' keeps a frame per call of a tail-recursive loop (the stack
 %% grows with the iterations); return_to keeps tail recursion.
-return_vs_return_to_test() ->
+return_vs_return_to_test(_Config) ->
     N = 20000,
     Words = fun(Spec, Opts) ->
                     Self = self(),
@@ -245,7 +275,7 @@ return_vs_return_to_test() ->
 %% README: "what is the p99 of my_mod:handle_call/3 over the next 10 s",
 %% here over about 2 s of calls; beamtrace calls' p99 against the server's
 %% own measurement of the same calls.
-p99_readme_test() ->
+p99_readme_test(_Config) ->
     {ok, _} = my_mod:start(),
     try
         my_mod:reset(),
@@ -265,7 +295,7 @@ p99_readme_test() ->
 
 %% beamtrace calls --format json on Dir.
 calls_json(Dir) ->
-    Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+    Cli = bmt_test_lib:cli(),
     {0, Lines, _} = bmt_test_lib:cmd(Cli, ["calls", "--format", "json", Dir]),
     json_decode(iolist_to_binary(lists:join(<<"\n">>, Lines))).
 
@@ -290,7 +320,7 @@ check_p99(Own, Count, P99) ->
 
 %% A dbg user on the same node keeps getting its messages after beamtrace
 %% traced alongside it and stopped.
-dbg_coexists_test() ->
+dbg_coexists_test(_Config) ->
     {ok, _} = application:ensure_all_started(runtime_tools),
     register(bmt_load, spawn(fun bmt_trace_target:load/0)),
     try
@@ -312,7 +342,7 @@ dbg_coexists_test() ->
 %% OTP 27+: trace/2 lives in its own trace session; another tool clearing
 %% the legacy session (as recon_trace:clear/0 and redbug do) does not stop
 %% it.
-legacy_cleared_test() ->
+legacy_cleared_test(_Config) ->
     case beamtrace_tracing:backend() of
         legacy -> {skip, "no trace sessions before OTP 27: one (legacy) session only"};
         session ->
@@ -376,3 +406,7 @@ json_number(R, Acc) ->
 
 skip_ws(<<C, R/binary>>) when C =:= $\s; C =:= $\n; C =:= $\t; C =:= $\r -> skip_ws(R);
 skip_ws(B) -> B.
+
+%% Last: every trace the cases above wrote reads back the same later.
+traces_reread_test(_Config) ->
+    bmt_test_lib:reread_traces().

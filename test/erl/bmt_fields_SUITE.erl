@@ -1,16 +1,26 @@
 %% Every tracepoint whose fields the NIF writes in an order kept by hand
 %% (the tracer's decoder, nif_decode.h, and the user probes, nif_user.c),
 %% recorded at least once. Against the debug NIF (make debug;
-%% test/erl/debug_fields.sh runs this module with it) each field written is
+%% test/erl/debug_fields.sh runs this suite with it) each field written is
 %% checked against the catalogue's name and type, and each event's field
-%% count: a mismatch aborts the node, so this test fails. Against the
+%% count: a mismatch aborts the node, so this suite fails. Against the
 %% release NIF it checks the same set of tracepoints is recorded.
--module(bmt_fields_tests).
--export([hand_written_fields_test/0]).
+-module(bmt_fields_SUITE).
+
+-export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
+-export([hand_written_fields_test/1]).
 
 -import(bmt_test_lib, [start/1, stop_check/1, assert_eq/3]).
 
-hand_written_fields_test() ->
+suite() -> [{timetrap, {seconds, 90}}].
+
+all() -> [hand_written_fields_test].
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
+
+hand_written_fields_test(_Config) ->
     Plain = names(fun(S) -> bmt_workload:run({tracer, beamtrace, S}, 2) end, #{}),
     Links = names(fun(S) -> bmt_workload:run({tracer, beamtrace, S}, 1) end,
                   #{links => true, events => ["org_erlang_dyntrace:message_*"]}),

@@ -6,22 +6,39 @@
 %% calls scaled back by the ratios in force are within 10% of what the
 %% node counted itself. With `on_max_rate => stop' (trace/2's default) it
 %% stops, as before.
--module(bmt_sample_tests).
+-module(bmt_sample_SUITE).
 
--export([ratio_and_pairs_test/0, running_pairs_test/0, max_rate_samples_test/0,
-         max_rate_stops_test/0, capture_says_ratio_test/0]).
-%% For other tests.
--export([scaled_calls/2]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+         end_per_testcase/2]).
+-export([ratio_and_pairs_test/1, running_pairs_test/1, max_rate_samples_test/1,
+         max_rate_stops_test/1, capture_says_ratio_test/1]).
 
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2]).
+-import(bmt_flight_lib, [with_kv/2]).
 
 -define(GET_TEXT, <<"bmt_kv:get/2">>).
 
-with_kv(Opts, Fun) ->
-    _ = bmt_kv:start(Opts),
-    try Fun()
-    after bmt_kv:stop()
-    end.
+
+%%% Common Test
+
+suite() -> [{timetrap, {seconds, 180}}].
+
+all() ->
+    [ratio_and_pairs_test,
+     running_pairs_test,
+     max_rate_samples_test,
+     max_rate_stops_test,
+     capture_says_ratio_test].
+
+init_per_suite(Config) -> Config.
+
+end_per_suite(_Config) -> ok.
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
+
+%%% Helpers
 
 gets() ->
     maps:get(gets, bmt_kv:counts()).
@@ -34,7 +51,7 @@ trace(Spec, Opts) ->
 
 %% Events in time order: [{TsNs, Name, Fields}].
 events(Dir) ->
-    lists:keysort(1, bmt_flight_tests:capture_events(Dir)).
+    lists:keysort(1, bmt_flight_lib:capture_events(Dir)).
 
 %% The gets in a trace scaled back: each call counts the ratio in force for
 %% calls at its time (sample_ratio events; 1 before any). Also returns the
@@ -82,7 +99,7 @@ trace_counting(Spec, Opts, Ms) ->
 
 %% sample => 10: about one get in ten is recorded, each with its return,
 %% and the gets scaled back are within 10% of the node's own count.
-ratio_and_pairs_test() ->
+ratio_and_pairs_test(_Config) ->
     with_kv(#{clients => 4}, fun() ->
         {#{dir := Dir, sampling := #{ratios := #{call := 10}}}, {Made, C0, C1}} =
             trace_counting("bmt_kv:get/2 -> return", #{sample => 10}, 4000),
@@ -97,7 +114,7 @@ ratio_and_pairs_test() ->
     end).
 
 %% sample running: each kept `in' has its `out', per process.
-running_pairs_test() ->
+running_pairs_test(_Config) ->
     with_kv(#{clients => 4}, fun() ->
         #{dir := Dir} = trace([running], #{sample => #{running => 4}, duration => 2000}),
         Sched = [{P, T} || {_, process_scheduled, #{pid := P, type := T}} <- events(Dir)],
@@ -120,7 +137,7 @@ alternates([In, Out | Rest]) ->
 %% Past max_rate with on_max_rate sample: the session keeps recording (it
 %% ends by its duration), at a lower ratio said in the figures and the
 %% trace; the gets scaled back are within 10% of the node's own count.
-max_rate_samples_test() ->
+max_rate_samples_test(_Config) ->
     with_kv(#{clients => 4, pace_ms => 0}, fun() ->
         {R, {Made, C0, C1}} = trace_counting("bmt_kv:get/2 -> return",
                                              #{max_rate => 20000, on_max_rate => sample}, 4000),
@@ -140,7 +157,7 @@ max_rate_samples_test() ->
     end).
 
 %% trace/2's default: past max_rate it stops, as before.
-max_rate_stops_test() ->
+max_rate_stops_test(_Config) ->
     with_kv(#{clients => 4, pace_ms => 0}, fun() ->
         R = trace("bmt_kv:get/2 -> return", #{max_rate => 20000, duration => 10000}),
         assert_eq(stopped, max_rate, maps:get(reason, R)),
@@ -150,15 +167,15 @@ max_rate_stops_test() ->
 %% A sampled flight recording's capture says, in its metadata, the ratios
 %% in force where its window begins; the capture's own sample_ratio
 %% events (if any fall in the window) come after.
-capture_says_ratio_test() ->
+capture_says_ratio_test(_Config) ->
     with_kv(#{clients => 2}, fun() ->
         {ok, F} = beamtrace:flight("bmt_kv:get/2 -> return",
                                    #{dir => tmpdir("sample"), triggers => ["probe"],
                                      window => 1000, 'after' => 200, sample => #{call => 5}}),
         timer:sleep(1500),
         true = beamtrace:trigger(now),
-        bmt_flight_tests:wait_captures(F, 1),
+        bmt_flight_lib:wait_captures(F, 1),
         {ok, #{captures := [C]}} = beamtrace:stop_flight(F),
-        Env = bmt_flight_tests:env(C),
+        Env = bmt_flight_lib:env(C),
         assert_eq(ratio_in_metadata, <<"5">>, maps:get(<<"beamtrace_sample_call">>, Env))
     end).

@@ -1,13 +1,21 @@
 %% OTP's dyntrace_lttng_SUITE ported to beamtrace, strengthened, plus the
 %% seed's workflow, both sinks at once, and session daemon faults.
 %%
-%% Run by test/lttng/run.sh on a real node, one node per mode:
-%%   erl -noshell -pa ebin -pa OUT -run bmt_lttng_suite main MODE OUTDIR
-%% Modes: suite (the twelve OTP cases), seed, both, absent (no session
-%% daemon when the VM starts), killed (daemon killed mid-trace, then
-%% restarted), disabled (BEAMTRACE_LTTNG=0), reload (purge and load again). Prints TAP lines
-%% ("ok - lttng: ..."), diagnostics as "# ..." lines, and halts with 0 when
-%% every case passed or was skipped.
+%% A Common Test suite. Each group runs on a fresh peer node of its own
+%% (started by init_per_group with `peer'; the cases run there through
+%% erpc), because what it tests happens when beamtrace loads into a VM:
+%%   otp       OTP's twelve cases and t_send_message_bound
+%%   seed      the seed's workflow
+%%   both      both sinks at once
+%%   disabled  BEAMTRACE_LTTNG=0 in the VM's environment
+%%   reload    purge and load again
+%%   killed    the session daemon killed mid-trace, then restarted
+%%   absent    no session daemon when the VM starts
+%% killed and absent stop the session daemon: they run only where it is
+%% ours to stop, which test/lttng/run.sh says with BMT_LTTNG_OWN_SESSIOND=1
+%% (it starts its own in a private mount namespace); elsewhere, as under
+%% `rebar3 ct', they are skipped with that reason. The cases of reload,
+%% killed and absent build on each other and run in sequence.
 %%
 %% Differences from OTP's suite, on purpose:
 %%  - `{tracer, beamtrace, []}' instead of dyntrace;
@@ -25,61 +33,145 @@
 %% BMT_LTTNG_BACKEND=recorder runs the twelve cases against a beamtrace
 %% recorder session read with babeltrace2 instead (a development aid: the
 %% same assertions, no LTTng).
--module(bmt_lttng_suite).
+-module(bmt_lttng_SUITE).
 
--export([main/1]).
+-export([all/0, groups/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_group/2,
+         end_per_group/2, init_per_testcase/2, end_per_testcase/2]).
+-export([t_lttng_list/1, t_procs/1, t_ports/1, t_running_process/1, t_running_port/1,
+         t_call/1, t_call_return_to/1, t_call_silent/1, t_send/1, t_receive/1,
+         t_garbage_collection/1, t_all/1, t_send_message_bound/1, seed_workflow/1,
+         both_sinks/1, beamtrace_lttng_0_not_loaded/1, beamtrace_lttng_0_recorder_works/1,
+         purge_unregisters_provider/1, reload_registers_and_traces/1,
+         sessiond_killed_mid_trace_vm_runs/1, sessiond_killed_recorder_keeps_recording/1,
+         sessiond_restarted_sees_vm/1, sessiond_restarted_gets_events/1,
+         load_without_sessiond/1, sessiond_started_later_sees_vm/1,
+         sessiond_started_later_gets_events/1, recorder_unaffected_by_absent_sessiond/1]).
+%% Run on the peer node.
+-export([peer_init/1, peer_case/2, peer_cleanup/0]).
 %% Workload processes, spawned by name so their entries are predictable.
 -export([waiter/0, gcfier/0, gcfier/1, foo_clause_exception/1, registrar/1]).
 
 -define(PIDS, bmt_lttng_pids).
+%% What a case in a sequence leaves for the next one (killed, absent).
+-define(STATE, bmt_lttng_state).
+-define(OTP_CASES, [t_lttng_list, t_procs, t_ports, t_running_process, t_running_port, t_call,
+                    t_call_return_to, t_call_silent, t_send, t_receive, t_garbage_collection,
+                    t_all, t_send_message_bound]).
 
-%%% Entry point
+%%% Common Test
 
-main([Mode, Out]) ->
-    logger:set_primary_config(level, none), %% crash reports would mix with TAP
-    ok = filelib:ensure_path(Out),
-    put(out, Out),
-    ?PIDS = ets:new(?PIDS, [named_table, public, bag]),
-    Results = try run_mode(list_to_atom(Mode))
-              catch Class:Reason:Stack ->
-                  %% A crash outside a case (e.g. beamtrace does not load):
-                  %% one failed line, not an init crash and a dump.
-                  io:format("not ok - lttng: ~s mode~n", [Mode]),
-                  diag("~p:~P", [Class, Reason, 40]),
-                  diag("at ~P", [Stack, 15]),
-                  [{Mode, failed}]
-              end,
-    Failed = [C || {C, failed} <- Results],
-    halt(case Failed of [] -> 0; _ -> 1 end).
+suite() -> [{timetrap, {seconds, 120}}].
 
-run_mode(suite) ->
-    Cases = [t_lttng_list, t_procs, t_ports, t_running_process, t_running_port, t_call,
-             t_call_return_to, t_call_silent, t_send, t_receive, t_garbage_collection, t_all,
-             t_send_message_bound],
-    case guard() of
+all() ->
+    [{group, G} || G <- [otp, seed, both, disabled, reload, killed, absent]].
+
+groups() ->
+    [{otp, [], ?OTP_CASES},
+     {seed, [], [seed_workflow]},
+     {both, [], [both_sinks]},
+     {disabled, [], [beamtrace_lttng_0_not_loaded, beamtrace_lttng_0_recorder_works]},
+     {reload, [sequence], [purge_unregisters_provider, reload_registers_and_traces]},
+     {killed, [sequence], [sessiond_killed_mid_trace_vm_runs,
+                           sessiond_killed_recorder_keeps_recording,
+                           sessiond_restarted_sees_vm, sessiond_restarted_gets_events]},
+     {absent, [sequence], [load_without_sessiond, sessiond_started_later_sees_vm,
+                           sessiond_started_later_gets_events,
+                           recorder_unaffected_by_absent_sessiond]}].
+
+%% The peers talk to this node over distribution.
+init_per_suite(Config) ->
+    ok = bmt_test_lib:ensure_distributed("bmt_lttng_"),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+%% A fresh peer node for the group, with its environment, after the
+%% group's own checks on this node (the daemon's state).
+init_per_group(G, Config) ->
+    case group_precondition(G) of
         ok ->
-            %% OTP ran `lttng stop; lttng destroy --all' here; on a daemon
-            %% shared with others that destroys their sessions, so each case
-            %% destroys only its own (lttng_session/2, session_stop_view/1).
-            [run_case(C, fun() -> testcase(C) end) || C <- Cases];
-        {skip, Why} -> [skip(C, Why) || C <- Cases];
-        {fail, Why} -> [fail_case(C, Why) || C <- Cases]
-    end;
-run_mode(seed) -> guarded(seed_workflow, fun seed_workflow/0);
-run_mode(both) -> guarded(both_sinks, fun both_sinks/0);
-run_mode(absent) -> absent();
-run_mode(killed) -> killed();
-run_mode(disabled) -> disabled();
-run_mode(reload) -> reload().
-
-guarded(Case, Fun) ->
-    case guard() of
-        ok -> [run_case(Case, Fun)];
-        {skip, Why} -> [skip(Case, Why)];
-        {fail, Why} -> [fail_case(Case, Why)]
+            Out = filename:join(bmt_test_lib:tmp_base(), atom_to_list(G)),
+            ok = filelib:ensure_path(Out),
+            {ok, Peer, Node} = peer:start(#{name => peer:random_name(bmt_lttng),
+                                                 args => peer_args(), env => peer_env(G),
+                                                 wait_boot => 60000}),
+            Cfg = [{peer, Peer}, {node, Node}, {out, Out} | Config],
+            case on_peer(Cfg, ?MODULE, peer_init, [Out]) of
+                ok -> Cfg;
+                Refused -> peer:stop(Peer), Refused
+            end;
+        Refused ->
+            Refused
     end.
 
-%% OTP's skip guard, replaced: our provider in this VM, and a daemon.
+end_per_group(_G, Config) ->
+    case proplists:get_value(peer, Config) of
+        undefined -> ok;
+        Peer -> peer:stop(Peer)
+    end.
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, Config) ->
+    on_peer(Config, ?MODULE, peer_cleanup, []).
+
+%% ok, {skip, Why} or {fail, Why} for a group, on this node, before its peer.
+group_precondition(G) when G =:= killed; G =:= absent ->
+    case {os:getenv("BMT_LTTNG_OWN_SESSIOND"), G, sessiond_running()} of
+        {"1", killed, true} -> ok;
+        {"1", killed, false} -> {skip, "no lttng-sessiond answers"};
+        {"1", absent, _} -> stop_sessiond();
+        _ -> {skip, "the session daemon is not ours to stop (test/lttng/run.sh starts its own)"}
+    end;
+group_precondition(_) ->
+    ok.
+
+peer_args() ->
+    Paths = lists:usort([filename:dirname(code:which(M)) || M <- [beamtrace, ?MODULE, bmt_test_lib]]),
+    lists:append([["-pa", P] || P <- Paths]).
+
+%% absent: LTTNG_UST_REGISTER_TIMEOUT=-1 makes lttng-ust wait for a session
+%% daemon without end; the VM still loading beamtrace at once shows that
+%% nothing waits for a daemon that is not there.
+peer_env(disabled) -> [{"BEAMTRACE_LTTNG", "0"}];
+peer_env(absent) -> [{"LTTNG_UST_REGISTER_TIMEOUT", "-1"}];
+peer_env(_) -> [].
+
+on_peer(Config, M, F, A) ->
+    erpc:call(proplists:get_value(node, Config), M, F, A).
+
+%% Each case runs its body on the group's peer.
+case_on_peer(Config, Case) ->
+    on_peer(Config, ?MODULE, peer_case, [Case, proplists:get_value(out, Config)]).
+
+%%% On the peer
+
+%% The tables the workload and the sequences write, owned by a process that
+%% lives as long as the node, and the group's guard (OTP's skip guard,
+%% replaced: our provider in this VM, and a daemon).
+peer_init(Out) ->
+    logger:set_primary_config(level, none), %% crash reports of the workloads
+    Self = self(),
+    spawn(fun() ->
+                  ?PIDS = ets:new(?PIDS, [named_table, public, bag]),
+                  ?STATE = ets:new(?STATE, [named_table, public, set]),
+                  Self ! {self(), tables},
+                  receive never -> ok end
+          end),
+    receive {_, tables} -> ok end,
+    put(out, Out),
+    guard().
+
+peer_case(Case, Out) ->
+    put(out, Out),
+    ets:delete_all_objects(?PIDS),
+    run(Case).
+
+peer_cleanup() ->
+    cleanup_tracing().
+
+%% The guard: ok, {skip, Why} or {fail, Why}; init_per_group hands it to
+%% Common Test.
 guard() ->
     case code:ensure_loaded(beamtrace) of
         {module, beamtrace} -> guard(backend());
@@ -90,11 +182,21 @@ guard(recorder) ->
     ok;
 guard(lttng) ->
     Built = filelib:is_regular(provider_file()),
-    case {Built, provider_mapped(), sessiond_running()} of
-        {false, _, _} -> {skip, "priv/beamtrace_lttng.so not built (no lttng-ust)"};
-        {true, false, _} -> {fail, "beamtrace_lttng.so is built but not loaded: " ++ sinks_why()};
-        {true, true, false} -> {skip, "no lttng-sessiond answers"};
-        {true, true, true} -> ok
+    case {Built, provider_mapped(), sessiond_running(), env_lttng()} of
+        {_, _, _, "0"} -> ok;
+        {false, _, _, _} -> {skip, "priv/beamtrace_lttng.so not built (no lttng-ust)"};
+        {true, false, _, _} -> {fail, "beamtrace_lttng.so is built but not loaded: " ++ sinks_why()};
+        {true, true, false, _} -> absent_or_skip();
+        {true, true, true, _} -> ok
+    end.
+
+env_lttng() -> os:getenv("BEAMTRACE_LTTNG", "").
+
+%% absent starts with no daemon on purpose.
+absent_or_skip() ->
+    case os:getenv("LTTNG_UST_REGISTER_TIMEOUT") of
+        "-1" -> ok;
+        _ -> {skip, "no lttng-sessiond answers"}
     end.
 
 backend() ->
@@ -103,42 +205,53 @@ backend() ->
         _ -> lttng
     end.
 
-%%% Running cases
-
-run_case(Case, Fun) ->
-    ets:delete_all_objects(?PIDS),
-    try Fun() of
-        _ ->
-            io:format("ok - lttng: ~s~n", [Case]),
-            {Case, ok}
-    catch Class:Reason:Stack ->
-        io:format("not ok - lttng: ~s~n", [Case]),
-        diag("~p:~P", [Class, Reason, 60]),
-        diag("at ~P", [Stack, 20]),
-        {Case, failed}
-    after
-        cleanup_tracing()
-    end.
-
-skip(Case, Why) ->
-    io:format("ok - lttng: ~s # SKIP ~s~n", [Case, Why]),
-    {Case, skipped}.
-
-fail_case(Case, Why) ->
-    io:format("not ok - lttng: ~s~n", [Case]),
-    diag("~s", [Why]),
-    {Case, failed}.
-
 diag(Fmt, Args) ->
-    Text = lists:flatten(io_lib:format(Fmt, Args)),
-    [io:format("# ~s~n", [L]) || L <- string:split(Text, "\n", all)],
-    ok.
+    io:format(Fmt ++ "~n", Args).
 
 cleanup_tracing() ->
     erlang:trace(all, false, [all]),
     erlang:trace_pattern({'_', '_', '_'}, false, [local]),
     erlang:trace_pattern({'_', '_', '_'}, false, []),
     ok.
+
+%%% The cases (on this node): each runs on the group's peer.
+
+t_lttng_list(C) -> case_on_peer(C, t_lttng_list).
+t_procs(C) -> case_on_peer(C, t_procs).
+t_ports(C) -> case_on_peer(C, t_ports).
+t_running_process(C) -> case_on_peer(C, t_running_process).
+t_running_port(C) -> case_on_peer(C, t_running_port).
+t_call(C) -> case_on_peer(C, t_call).
+t_call_return_to(C) -> case_on_peer(C, t_call_return_to).
+t_call_silent(C) -> case_on_peer(C, t_call_silent).
+t_send(C) -> case_on_peer(C, t_send).
+t_receive(C) -> case_on_peer(C, t_receive).
+t_garbage_collection(C) -> case_on_peer(C, t_garbage_collection).
+t_all(C) -> case_on_peer(C, t_all).
+t_send_message_bound(C) -> case_on_peer(C, t_send_message_bound).
+seed_workflow(C) -> case_on_peer(C, seed_workflow).
+both_sinks(C) -> case_on_peer(C, both_sinks).
+beamtrace_lttng_0_not_loaded(C) -> case_on_peer(C, beamtrace_lttng_0_not_loaded).
+beamtrace_lttng_0_recorder_works(C) -> case_on_peer(C, beamtrace_lttng_0_recorder_works).
+purge_unregisters_provider(C) -> case_on_peer(C, purge_unregisters_provider).
+reload_registers_and_traces(C) -> case_on_peer(C, reload_registers_and_traces).
+sessiond_killed_mid_trace_vm_runs(C) -> case_on_peer(C, sessiond_killed_mid_trace_vm_runs).
+sessiond_killed_recorder_keeps_recording(C) ->
+    case_on_peer(C, sessiond_killed_recorder_keeps_recording).
+sessiond_restarted_sees_vm(C) -> case_on_peer(C, sessiond_restarted_sees_vm).
+sessiond_restarted_gets_events(C) -> case_on_peer(C, sessiond_restarted_gets_events).
+load_without_sessiond(C) -> case_on_peer(C, load_without_sessiond).
+sessiond_started_later_sees_vm(C) -> case_on_peer(C, sessiond_started_later_sees_vm).
+sessiond_started_later_gets_events(C) -> case_on_peer(C, sessiond_started_later_gets_events).
+recorder_unaffected_by_absent_sessiond(C) ->
+    case_on_peer(C, recorder_unaffected_by_absent_sessiond).
+
+%% A case's body, on the peer.
+run(Case) ->
+    case lists:member(Case, ?OTP_CASES) of
+        true -> testcase(Case);
+        false -> body(Case)
+    end.
 
 %%% The twelve cases of OTP's dyntrace_lttng_SUITE
 
@@ -171,8 +284,8 @@ testcase(t_procs) ->
     want(Evs, process_link, #{"from" => Ws, "to" => Cs, "type" => "link"}),
     want(Evs, process_link, #{"from" => Ws, "to" => Cs, "type" => "unlink"}),
     want(Evs, process_link, #{"from" => Self, "to" => Ws, "type" => "link"}),
-    want(Evs, process_register, #{"pid" => Ws, "name" => "bmt_lttng_suite", "type" => "register"}),
-    want(Evs, process_register, #{"pid" => Ws, "name" => "bmt_lttng_suite", "type" => "unregister"}),
+    want(Evs, process_register, #{"pid" => Ws, "name" => "bmt_lttng_SUITE", "type" => "register"}),
+    want(Evs, process_register, #{"pid" => Ws, "name" => "bmt_lttng_SUITE", "type" => "unregister"}),
     want(Evs, process_exit, #{"pid" => Ws, "reason" => "normal"}),
     want(Evs, process_exit, #{"pid" => Cs, "reason" => "normal"}),
     only(Evs, [process_spawn, process_link, process_exit, process_register]),
@@ -206,7 +319,7 @@ testcase(t_running_process) ->
     Ws = ps(W),
     %% The waiter may never wait (its message is sent at once), so only its
     %% first schedule-in is certain; out_exited needs the `exiting' flag.
-    want(Evs, process_scheduled, #{"pid" => Ws, "type" => "in", "entry" => "bmt_lttng_suite:waiter/0"}),
+    want(Evs, process_scheduled, #{"pid" => Ws, "type" => "in", "entry" => "bmt_lttng_SUITE:waiter/0"}),
     want(Evs, process_scheduled, #{"pid" => ps(child_of(W)), "type" => "in",
                                    "entry" => "erlang:apply/2"}),
     [lists:member(T, ["in", "out", "in_exiting", "out_exiting", "out_exited"])
@@ -236,11 +349,11 @@ testcase(t_call) ->
     {E, W} = call_workload([call]),
     Evs = session_stop_view(S),
     {Es, Ws} = {ps(E), ps(W)},
-    Foo = "bmt_lttng_suite:foo_clause_exception/1",
+    Foo = "bmt_lttng_SUITE:foo_clause_exception/1",
     want(Evs, function_call, #{"pid" => Es, "entry" => Foo, "depth" => 0}),
     want(Evs, function_exception, #{"pid" => Es, "entry" => Foo, "class" => "error"}),
-    want(Evs, function_call, #{"pid" => Ws, "entry" => "bmt_lttng_suite:waiter/0", "depth" => 0}),
-    want(Evs, function_return, #{"pid" => Ws, "entry" => "bmt_lttng_suite:waiter/0", "depth" => 0}),
+    want(Evs, function_call, #{"pid" => Ws, "entry" => "bmt_lttng_SUITE:waiter/0", "depth" => 0}),
+    want(Evs, function_return, #{"pid" => Ws, "entry" => "bmt_lttng_SUITE:waiter/0", "depth" => 0}),
     none(Evs, function_return, #{"pid" => Es}),
     only(Evs, [function_call, function_return, function_exception]),
     ok;
@@ -257,12 +370,12 @@ testcase(t_call_return_to) ->
     erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
     Evs = session_stop_view(S),
     Gs = ps(G),
-    want(Evs, function_call, #{"pid" => Gs, "entry" => "bmt_lttng_suite:gcfier/1", "depth" => 0}),
+    want(Evs, function_call, #{"pid" => Gs, "entry" => "bmt_lttng_SUITE:gcfier/1", "depth" => 0}),
     want(Evs, function_call, #{"pid" => Gs, "entry" => "lists:seq/2"}),
     want(Evs, function_call, #{"pid" => Gs, "entry" => "lists:reverse/1"}),
     %% OTP discarded return_to; beamtrace reports it as function_return
     %% with the function returned to.
-    want(Evs, function_return, #{"pid" => Gs, "entry" => "bmt_lttng_suite:gcfier/1", "depth" => 0}),
+    want(Evs, function_return, #{"pid" => Gs, "entry" => "bmt_lttng_SUITE:gcfier/1", "depth" => 0}),
     none(Evs, function_exception, #{}),
     ok;
 
@@ -343,7 +456,7 @@ testcase(t_all) ->
                                    port_scheduled, message_send, message_receive,
                                    gc_major_start, gc_major_end, gc_minor_start, gc_minor_end]],
     want(Evs, process_spawn, #{"pid" => Cs, "parent" => Ws}),
-    want(Evs, process_register, #{"pid" => Ws, "name" => "bmt_lttng_suite"}),
+    want(Evs, process_register, #{"pid" => Ws, "name" => "bmt_lttng_SUITE"}),
     want(Evs, process_scheduled, #{"pid" => Gs}),
     want(Evs, message_receive, #{"to" => Ws, "message" => "{" ++ Self ++ ",ok}"}),
     want(Evs, message_send, #{"from" => Gs, "to" => Self, "message" => "{" ++ Gs ++ ",ok}"}),
@@ -440,9 +553,7 @@ foo_clause_exception({1, 2}) ->
 
 round_trip(Pid) ->
     Pid ! {self(), ok},
-    receive {Pid, ok} -> ok
-    after 5000 -> error({no_reply, Pid})
-    end.
+    receive {Pid, ok} -> ok end.
 
 child_of(W) ->
     case ets:lookup(?PIDS, W) of
@@ -457,7 +568,8 @@ registrar(Prefix) ->
 
 registrar(Prefix, N) ->
     receive
-        {stop, From} -> From ! {self(), N - 1}
+        {stop, From} -> From ! {self(), N - 1};
+        {count, From} -> From ! {self(), count, N - 1}, registrar(Prefix, N)
     after 5 ->
         Name = list_to_atom(Prefix ++ integer_to_list(N)),
         true = register(Name, self()),
@@ -528,177 +640,134 @@ both_sinks() ->
 
 %%% Faults
 
-%% The VM starts with no session daemon: loading does not block, and the
-%% provider registers when a daemon appears.
-absent() ->
-    Case = sessiond_absent_at_start,
-    case {filelib:is_regular(provider_file()), sessiond_running()} of
-        {false, _} -> [skip(Case, "priv/beamtrace_lttng.so not built")];
-        {true, true} -> [fail_case(Case, "a session daemon answers; run.sh should have stopped it")];
-        {true, false} ->
-            {LoadUs, Loaded} = timer:tc(code, ensure_loaded, [beamtrace]),
-            Loaded =:= {module, beamtrace} orelse error({beamtrace_not_loaded, Loaded}),
-            diag("beamtrace loaded in ~p ms with no session daemon", [LoadUs div 1000]),
-            R1 = run_case(load_without_sessiond_is_quick, fun() ->
-                provider_mapped() orelse error({not_loaded, sinks_why()}),
-                LoadUs < 1000000 orelse error({load_took_us, LoadUs})
-            end),
-            {ok, Rec} = beamtrace:start(#{dir => filename:join(get(out), "absent-recorder"),
-                                         events => ["org_erlang_dyntrace:process_register"]}),
-            trace_new([procs]),
-            R2 = run_case(sessiond_started_later_sees_vm, fun() ->
-                start_sessiond(),
-                wait_listed(os:getpid(), 10000)
-            end),
-            R3 = run_case(sessiond_started_later_gets_events, fun() ->
-                S = lttng_session(absent_late, ["org_erlang_dyntrace:process_register"]),
-                trace_new([procs]),
-                P = spawn(?MODULE, registrar, ["late_"]),
-                timer:sleep(100),
-                P ! {stop, self()},
-                receive {P, _} -> ok end,
-                Evs = session_stop_view(S),
-                want(Evs, process_register, #{"pid" => ps(P), "name" => "late_1", "type" => "register"})
-            end),
-            R4 = run_case(recorder_unaffected_by_absent_sessiond, fun() ->
-                {ok, #{events := N}} = beamtrace:stop(Rec),
-                N > 0 orelse error(no_events_recorded)
-            end),
-            [R1, R2, R3, R4]
-    end.
+body(seed_workflow) -> seed_workflow();
+body(both_sinks) -> both_sinks();
+
+%% BEAMTRACE_LTTNG=0: the provider is not loaded, the recorder works.
+body(beamtrace_lttng_0_not_loaded) ->
+    "0" = os:getenv("BEAMTRACE_LTTNG"),
+    false = provider_mapped(),
+    false = lib_mapped("liblttng-ust"),
+    #{lttng := {unavailable, Why}} = beamtrace:sinks(),
+    string:find(Why, "BEAMTRACE_LTTNG") =/= nomatch orelse error({why, Why}),
+    case sessiond_running() of
+        true ->
+            {0, List} = lttng("list -u"),
+            pid_block(List, os:getpid()) =:= "" orelse error(listed_while_disabled);
+        false -> ok
+    end;
+body(beamtrace_lttng_0_recorder_works) ->
+    Dir = filename:join(get(out), "disabled-recorder"),
+    {ok, Rec} = beamtrace:start(#{dir => Dir, events => ["org_erlang_dyntrace:process_*"]}),
+    trace_new([procs]),
+    W = spawn_link(?MODULE, waiter, []),
+    round_trip(W),
+    erlang:trace(all, false, [all]),
+    {ok, #{events := N}} = beamtrace:stop(Rec),
+    Evs = parse_view(os:cmd("babeltrace2 " ++ Dir)),
+    N =:= length(Evs) orelse error({count, N, length(Evs)}),
+    want(Evs, process_register, #{"pid" => ps(W), "name" => atom_to_list(?MODULE)});
+
+%% Purge and reload of beamtrace: the NIF's unload dlcloses the provider
+%% (lttng-ust unregisters its tracepoints), the next load registers again.
+body(purge_unregisters_provider) ->
+    wait_until(fun listed/0),
+    true = code:delete(beamtrace),
+    _ = code:purge(beamtrace),
+    %% The VM closes a purged NIF library once the last of its resources is
+    %% freed (sessions of earlier cases, freed by GC), not always by the
+    %% time purge returns: seen once on OTP 27 under load.
+    wait_until(fun() -> not provider_mapped() end),
+    wait_until(fun() -> not listed() end);
+body(reload_registers_and_traces) ->
+    {module, beamtrace} = code:load_file(beamtrace),
+    true = provider_mapped(),
+    wait_until(fun listed/0),
+    registered_seen(reloaded, "reloaded_");
 
 %% A session daemon killed mid-trace, then restarted: the VM keeps running,
 %% the recorder keeps recording, the new daemon sees the VM and gets events.
-killed() ->
-    case guard() of
-        {skip, Why} -> [skip(C, Why) || C <- killed_cases()];
-        {fail, Why} -> [fail_case(C, Why) || C <- killed_cases()];
-        ok -> killed_run()
-    end.
-
-killed_cases() ->
-    [sessiond_killed_mid_trace_vm_runs, sessiond_killed_recorder_keeps_recording,
-     sessiond_restarted_sees_vm, sessiond_restarted_gets_events].
-
-killed_run() ->
+body(sessiond_killed_mid_trace_vm_runs) ->
     RecDir = filename:join(get(out), "killed-recorder"),
     {ok, Rec} = beamtrace:start(#{dir => RecDir,
                                   events => ["org_erlang_dyntrace:process_register"]}),
     _S = lttng_session(killed, ["org_erlang_dyntrace:process_register"]),
     trace_new([procs]),
     P1 = spawn(?MODULE, registrar, ["before_"]),
-    timer:sleep(200),
+    registered(P1, 1),
     Killed = kill_sessiond(),
     diag("killed lttng-sessiond ~s mid-trace", [Killed]),
     P2 = spawn(?MODULE, registrar, ["after_kill_"]),
-    timer:sleep(300),
-    R1 = run_case(sessiond_killed_mid_trace_vm_runs, fun() ->
-        false = sessiond_running(),
-        [begin P ! {stop, self()}, receive {P, K} when K > 0 -> ok after 2000 -> error({stuck, P}) end end
-         || P <- [P1, P2]],
-        ok
-    end),
-    R2 = run_case(sessiond_killed_recorder_keeps_recording, fun() ->
-        erlang:trace(all, false, [all]),
-        {ok, #{events := N, discarded := 0}} = beamtrace:stop(Rec),
-        Evs = parse_view(os:cmd("babeltrace2 " ++ RecDir)),
-        N =:= length(Evs) orelse error({count, N, length(Evs)}),
-        want(Evs, process_register, #{"pid" => ps(P1), "name" => "before_1"}),
-        want(Evs, process_register, #{"pid" => ps(P2), "name" => "after_kill_1"}),
-        want(Evs, process_register, #{"pid" => ps(P2), "name" => "after_kill_10"})
-    end),
-    R3 = run_case(sessiond_restarted_sees_vm, fun() ->
-        start_sessiond(),
-        wait_listed(os:getpid(), 10000)
-    end),
-    R4 = run_case(sessiond_restarted_gets_events, fun() ->
-        S = lttng_session(restarted, ["org_erlang_dyntrace:process_register"]),
-        trace_new([procs]),
-        P3 = spawn(?MODULE, registrar, ["restarted_"]),
-        timer:sleep(100),
-        P3 ! {stop, self()},
-        receive {P3, _} -> ok end,
-        Evs = session_stop_view(S),
-        want(Evs, process_register, #{"pid" => ps(P3), "name" => "restarted_1", "type" => "register"}),
-        none(Evs, process_register, #{"pid" => ps(P1)})
-    end),
-    [R1, R2, R3, R4].
+    %% The VM goes on: P2 registers names with the daemon gone.
+    registered(P2, 10),
+    false = sessiond_running(),
+    [begin P ! {stop, self()}, receive {P, K} when K > 0 -> ok end end || P <- [P1, P2]],
+    true = ets:insert(?STATE, [{rec, Rec, RecDir}, {p1, P1}, {p2, P2}]),
+    ok;
+body(sessiond_killed_recorder_keeps_recording) ->
+    [{rec, Rec, RecDir}] = ets:lookup(?STATE, rec),
+    [{p1, P1}] = ets:lookup(?STATE, p1),
+    [{p2, P2}] = ets:lookup(?STATE, p2),
+    erlang:trace(all, false, [all]),
+    {ok, #{events := N, discarded := 0}} = beamtrace:stop(Rec),
+    Evs = parse_view(os:cmd("babeltrace2 " ++ RecDir)),
+    N =:= length(Evs) orelse error({count, N, length(Evs)}),
+    want(Evs, process_register, #{"pid" => ps(P1), "name" => "before_1"}),
+    want(Evs, process_register, #{"pid" => ps(P2), "name" => "after_kill_1"}),
+    want(Evs, process_register, #{"pid" => ps(P2), "name" => "after_kill_10"});
+body(sessiond_restarted_sees_vm) ->
+    start_sessiond(),
+    wait_listed(os:getpid());
+body(sessiond_restarted_gets_events) ->
+    [{p1, P1}] = ets:lookup(?STATE, p1),
+    Evs = registered_seen(restarted, "restarted_"),
+    none(Evs, process_register, #{"pid" => ps(P1)});
 
-%% Purge and reload of beamtrace: the NIF's unload dlcloses the provider
-%% (lttng-ust unregisters its tracepoints), the next load registers again.
-reload() ->
-    Cases = [purge_unregisters_provider, reload_registers_and_traces],
-    case guard() of
-        {skip, Why} -> [skip(C, Why) || C <- Cases];
-        {fail, Why} -> [fail_case(C, Why) || C <- Cases];
-        ok ->
-            Me = os:getpid(),
-            Listed = fun() ->
-                             {0, L} = lttng("list -u"),
-                             string:find(pid_block(L, Me), "org_erlang_dyntrace:") =/= nomatch
-                     end,
-            R1 = run_case(purge_unregisters_provider, fun() ->
-                wait_until(Listed, 5000),
-                true = code:delete(beamtrace),
-                _ = code:purge(beamtrace),
-                %% The VM closes a purged NIF library once the last of its
-                %% resources is freed (sessions of earlier cases, freed by
-                %% GC), not always by the time purge returns: seen once on
-                %% OTP 27 under load.
-                wait_until(fun() -> not provider_mapped() end, 5000),
-                wait_until(fun() -> not Listed() end, 5000)
-            end),
-            R2 = run_case(reload_registers_and_traces, fun() ->
-                {module, beamtrace} = code:load_file(beamtrace),
-                true = provider_mapped(),
-                wait_until(Listed, 5000),
-                S = lttng_session(reloaded, ["org_erlang_dyntrace:process_register"]),
-                trace_new([procs]),
-                P = spawn(?MODULE, registrar, ["reloaded_"]),
-                timer:sleep(100),
-                P ! {stop, self()},
-                receive {P, _} -> ok end,
-                Evs = session_stop_view(S),
-                want(Evs, process_register, #{"pid" => ps(P), "name" => "reloaded_1", "type" => "register"})
-            end),
-            [R1, R2]
-    end.
+%% The VM started with no session daemon (init_per_group stopped ours) and
+%% LTTNG_UST_REGISTER_TIMEOUT=-1: beamtrace loaded (peer_init) with its
+%% provider, and the provider registers when a daemon appears.
+body(load_without_sessiond) ->
+    false = sessiond_running(),
+    {module, beamtrace} = code:ensure_loaded(beamtrace),
+    provider_mapped() orelse error({not_loaded, sinks_why()}),
+    {ok, Rec} = beamtrace:start(#{dir => filename:join(get(out), "absent-recorder"),
+                                 events => ["org_erlang_dyntrace:process_register"]}),
+    true = ets:insert(?STATE, {rec, Rec}),
+    ok;
+body(sessiond_started_later_sees_vm) ->
+    start_sessiond(),
+    wait_listed(os:getpid());
+body(sessiond_started_later_gets_events) ->
+    registered_seen(absent_late, "late_");
+body(recorder_unaffected_by_absent_sessiond) ->
+    [{rec, Rec}] = ets:lookup(?STATE, rec),
+    {ok, #{events := N}} = beamtrace:stop(Rec),
+    N > 0 orelse error(no_events_recorded).
 
-%% BEAMTRACE_LTTNG=0: the provider is not loaded, the recorder works.
-disabled() ->
-    {module, beamtrace} = code:ensure_loaded(beamtrace), %% else main/1 reports it
-    R1 = run_case(beamtrace_lttng_0_not_loaded, fun() ->
-        "0" = os:getenv("BEAMTRACE_LTTNG"),
-        false = provider_mapped(),
-        false = lib_mapped("liblttng-ust"),
-        case erlang:function_exported(beamtrace, sinks, 0) of
-            true ->
-                #{lttng := {unavailable, Why}} = beamtrace:sinks(),
-                string:find(Why, "BEAMTRACE_LTTNG") =/= nomatch orelse error({why, Why});
-            false ->
-                diag("beamtrace:sinks/0 not exported yet: reason not checked", [])
-        end,
-        case sessiond_running() of
-            true ->
-                {0, List} = lttng("list -u"),
-                pid_block(List, os:getpid()) =:= "" orelse error(listed_while_disabled);
-            false -> ok
-        end
-    end),
-    R2 = run_case(beamtrace_lttng_0_recorder_works, fun() ->
-        Dir = filename:join(get(out), "disabled-recorder"),
-        {ok, Rec} = beamtrace:start(#{dir => Dir, events => ["org_erlang_dyntrace:process_*"]}),
-        trace_new([procs]),
-        W = spawn_link(?MODULE, waiter, []),
-        round_trip(W),
-        timer:sleep(100),
-        erlang:trace(all, false, [all]),
-        {ok, #{events := N}} = beamtrace:stop(Rec),
-        Evs = parse_view(os:cmd("babeltrace2 " ++ Dir)),
-        N =:= length(Evs) orelse error({count, N, length(Evs)}),
-        want(Evs, process_register, #{"pid" => ps(W), "name" => "bmt_lttng_suite"})
-    end),
-    [R1, R2].
+%% This VM's tracepoints are in `lttng list -u'.
+listed() ->
+    {0, L} = lttng("list -u"),
+    string:find(pid_block(L, os:getpid()), "org_erlang_dyntrace:") =/= nomatch.
+
+%% An LTTng session named Case gets the process_register event of a
+%% registrar's first name; returns the session's events.
+registered_seen(Case, Prefix) ->
+    S = lttng_session(Case, ["org_erlang_dyntrace:process_register"]),
+    trace_new([procs]),
+    P = spawn(?MODULE, registrar, [Prefix]),
+    registered(P, 1),
+    P ! {stop, self()},
+    receive {P, _} -> ok end,
+    Evs = session_stop_view(S),
+    want(Evs, process_register, #{"pid" => ps(P), "name" => Prefix ++ "1", "type" => "register"}),
+    Evs.
+
+%% Waits until registrar P has registered (and unregistered) N names.
+registered(P, N) ->
+    wait_until(fun() ->
+                       P ! {count, self()},
+                       receive {P, count, K} -> K >= N end
+               end).
 
 %%% Sessions: LTTng (OTP's helpers) or, as a development aid, the recorder.
 
@@ -747,27 +816,42 @@ sessiond_running() ->
 
 start_sessiond() ->
     "" = os:cmd("lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1 </dev/null"),
-    wait_until(fun sessiond_running/0, 5000).
+    wait_until(fun sessiond_running/0).
 
 kill_sessiond() ->
-    Pid = string:trim(os:cmd("cat /run/lttng/lttng-sessiond.pid")),
+    kill_sessiond("-9").
+
+%% Stops the daemon (on the test node, for absent): ok.
+stop_sessiond() ->
+    case sessiond_running() of
+        true -> _ = kill_sessiond("-TERM"), ok;
+        false -> ok
+    end.
+
+%% The daemon named by the pid file of our /run/lttng: its first line (a
+%% daemon restarted in the same place can leave the tail of a longer pid
+%% behind it: "479\n7" seen on trixie), and only if that process is an
+%% lttng-sessiond.
+kill_sessiond(Signal) ->
+    {ok, Bin} = file:read_file("/run/lttng/lttng-sessiond.pid"),
+    [Pid | _] = string:lexemes(binary_to_list(Bin), "\n"),
     match(Pid, "^[0-9]+$"),
-    os:cmd("kill -9 " ++ Pid),
-    wait_until(fun() -> not sessiond_running() end, 5000),
+    {ok, <<"lttng-sessiond\n">>} = file:read_file("/proc/" ++ Pid ++ "/comm"),
+    os:cmd("kill " ++ Signal ++ " " ++ Pid),
+    wait_until(fun() -> not sessiond_running() end),
     Pid.
 
-wait_listed(OsPid, Ms) ->
+wait_listed(OsPid) ->
     wait_until(fun() ->
                        {Rc, List} = lttng("list -u"),
                        Rc =:= 0 andalso string:find(pid_block(List, OsPid), "org_erlang_dyntrace:process_register") =/= nomatch
-               end, Ms).
+               end).
 
-wait_until(Fun, Ms) when Ms =< 0 ->
-    Fun() orelse error(timeout);
-wait_until(Fun, Ms) ->
+%% Polls Fun until it returns true; the case's time limit bounds the wait.
+wait_until(Fun) ->
     case Fun() of
         true -> ok;
-        false -> timer:sleep(100), wait_until(Fun, Ms - 100)
+        false -> timer:sleep(100), wait_until(Fun)
     end.
 
 %% The part of `lttng list -u' output about process OsPid ("" if absent).

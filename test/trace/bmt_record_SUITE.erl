@@ -9,17 +9,19 @@
 %% on the target: no module, no file in its TMPDIR, no flag, pattern, trace
 %% session, lock or application environment (bmt_trace_target:
 %% beamtrace_left/0). This node is the driver: distributed, a random name.
--module(bmt_record_tests).
+-module(bmt_record_SUITE).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
 
--export([usage_errors_test/0, record_basic_test/0, record_p99_test/0, wrong_cookie_test/0,
-         unreachable_test/0, incompatible_otp_test/0, incompatible_cpu_test/0,
-         incompatible_glibc_test/0, incompatible_musl_test/0, node_dies_test/0,
-         second_record_test/0, interrupt_shipping_test/0, abandon_test/0, disk_full_target_test/0,
-         disk_full_shipping_test/0, disk_full_local_test/0, dbg_coexists_test/0,
-         remote_dir_test/0, keep_test/0, already_loaded_test/0, tls_test/0,
-         record_sources_test/0]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+         end_per_testcase/2]).
+-export([usage_errors_test/1, record_basic_test/1, record_p99_test/1, wrong_cookie_test/1,
+         unreachable_test/1, incompatible_otp_test/1, incompatible_cpu_test/1,
+         incompatible_glibc_test/1, incompatible_musl_test/1, node_dies_test/1,
+         second_record_test/1, interrupt_shipping_test/1, abandon_test/1, disk_full_target_test/1,
+         disk_full_shipping_test/1, disk_full_local_test/1, dbg_coexists_test/1,
+         remote_dir_test/1, keep_test/1, already_loaded_test/1, tls_test/1,
+         record_sources_test/1]).
 
 -import(bmt_record_cmd, [root/0, cli/0, cookie_file/0, rand_name/1, record/1, record/2,
                          start_record/1, start_record/2, finish_record/2, os_pid/1,
@@ -30,6 +32,35 @@
 -define(MODS, [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
                beamtrace_statedump, beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
                beamtrace_flight_agent]).
+
+%%% Common Test
+
+%% Each case runs alone in CT's process with a time limit; the node is left
+%% as the next case expects it (no flags, patterns or sessions).
+suite() -> [{timetrap, {seconds, 90}}].
+
+all() ->
+    [usage_errors_test, record_basic_test, record_p99_test,
+     wrong_cookie_test, unreachable_test, incompatible_otp_test,
+     incompatible_cpu_test, incompatible_glibc_test, incompatible_musl_test,
+     node_dies_test, second_record_test, interrupt_shipping_test,
+     abandon_test, disk_full_target_test, disk_full_shipping_test,
+     disk_full_local_test, dbg_coexists_test, remote_dir_test,
+     keep_test, already_loaded_test, tls_test,
+     record_sources_test].
+
+% This node drives: distributed (a random name), with the targets' code
+% path (the workloads alone) ready.
+init_per_suite(Config) ->
+    ok = bmt_test_lib:ensure_distributed("bmt_drv_"),
+    _ = bmt_test_lib:target_beams(Config, [bmt_trace_target, my_mod, bmt_beamtrace_left]),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
 
 %%% Targets
 
@@ -161,7 +192,7 @@ count(Map, Name) ->
 
 %%% Tests
 
-usage_errors_test() ->
+usage_errors_test(_Config) ->
     Cases = [{[], "--node NAME is required"},
              {["--node", "x"], "nothing to trace"},
              {["--node", "x", "--events", "procs,nosuch"], "unknown event kind 'nosuch'"},
@@ -188,7 +219,7 @@ usage_errors_test() ->
 
 %% Spawns, sends and calls, from a node with nothing installed; read back
 %% by babeltrace2; nothing left.
-record_basic_test() ->
+record_basic_test(_Config) ->
     with_target(fun(T) ->
         Out = tmpdir("record-basic"),
         R = record(node_args(T) ++ ["--calls", ?WORK ++ " -> return", "--events", "procs,send",
@@ -209,7 +240,7 @@ record_basic_test() ->
 %% The README's command: p99 of my_mod:handle_call/3, stopped by Ctrl-C
 %% once the workload is done; beamtrace calls against the server's own
 %% measurement.
-record_p99_test() ->
+record_p99_test(_Config) ->
     with_target(fun(#{node := N} = T) ->
         {ok, _} = erpc:call(N, my_mod, start, []),
         Out = tmpdir("record-p99"),
@@ -222,10 +253,10 @@ record_p99_test() ->
         [Result] = assert_ok(R),
         {match, _} = re:run(Result, <<"stopped by Ctrl-C">>),
         Own = erpc:call(N, my_mod, own_times, []),
-        Calls = bmt_trace_tests:calls_json(list_to_binary(Out)),
+        Calls = bmt_trace_SUITE:calls_json(list_to_binary(Out)),
         #{<<"count">> := Count, <<"p99_ns">> := P99} =
-            bmt_trace_tests:function_row(Calls, <<"my_mod:handle_call/3">>),
-        bmt_trace_tests:check_p99(Own, Count, P99),
+            bmt_trace_SUITE:function_row(Calls, <<"my_mod:handle_call/3">>),
+        bmt_trace_SUITE:check_p99(Own, Count, P99),
         erpc:call(N, my_mod, stop, []),
         assert_clean(T)
     end).
@@ -234,7 +265,7 @@ record_p99_test() ->
 %% (chained: the node's own monitor keeps receiving), node up/down, file and
 %% ETS operations, all recorded on a node with nothing installed; then
 %% nothing left and the node's own monitor back in place.
-record_sources_test() ->
+record_sources_test(_Config) ->
     with_target(fun(#{node := N, cwd := Cwd} = T) ->
         File = filename:join(Cwd, "bmt_read_me"),
         ok = erpc:call(N, file, write_file, [File, <<"12345">>]),
@@ -270,7 +301,7 @@ record_sources_test() ->
         assert_clean(T)
     end).
 
-wrong_cookie_test() ->
+wrong_cookie_test(_Config) ->
     with_target(fun(T) ->
         F = tmpdir("wrong-cookie"),
         ok = filelib:ensure_dir(F),
@@ -281,7 +312,7 @@ wrong_cookie_test() ->
         assert_clean(T)
     end).
 
-unreachable_test() ->
+unreachable_test(_Config) ->
     R1 = record(["--node", rand_name("bmt_nosuch_"), "--cookie-file", cookie_file(),
                  "--events", "procs"]),
     assert_error(1, R1, <<"no node named bmt_nosuch_.* on .* \\(epmd there lists: .*\\): check "
@@ -292,7 +323,7 @@ unreachable_test() ->
     ok.
 
 %% The checks are real; what the target said is replaced (test hook).
-incompatible_otp_test() ->
+incompatible_otp_test(_Config) ->
     with_target(fun(T) ->
         R = record(node_args(T) ++ ["--events", "procs"],
                    [{"BEAMTRACE_TEST_FACTS", "otp_release=24"}]),
@@ -301,7 +332,7 @@ incompatible_otp_test() ->
         assert_clean(T)
     end).
 
-incompatible_cpu_test() ->
+incompatible_cpu_test(_Config) ->
     with_target(fun(T) ->
         R = record(node_args(T) ++ ["--events", "procs"],
                    [{"BEAMTRACE_TEST_FACTS", "arch=aarch64-unknown-linux-gnu"}]),
@@ -317,7 +348,7 @@ incompatible_cpu_test() ->
 
 %% A NIF library needing a glibc version the target's C library lacks: the
 %% ELF symbol versions, compared for real.
-incompatible_glibc_test() ->
+incompatible_glibc_test(_Config) ->
     with_target(fun(T) ->
         Root = fake_root(fun(So) -> binary:replace(So, <<"GLIBC_2.34">>, <<"GLIBC_2.99">>) end),
         R = record(node_args(T) ++ ["--events", "procs"], [{"BEAMTRACE_ROOT", Root}]),
@@ -327,7 +358,7 @@ incompatible_glibc_test() ->
         assert_clean(T)
     end).
 
-incompatible_musl_test() ->
+incompatible_musl_test(_Config) ->
     with_target(fun(T) ->
         R = record(node_args(T) ++ ["--events", "procs"], [{"BEAMTRACE_TEST_LIBC", "musl"}]),
         assert_error(1, R, <<"musl libc .*build beamtrace on a musl system">>),
@@ -346,7 +377,7 @@ fake_root(Fun) ->
 set_machine(<<Head:18/binary, _:16, Rest/binary>>, M) ->
     <<Head/binary, M:16/little, Rest/binary>>.
 
-node_dies_test() ->
+node_dies_test(_Config) ->
     T = target(),
     try
         {Port, ErrFile} = start_record(node_args(T) ++ ["--calls", ?WORK, "--duration", "60s",
@@ -359,7 +390,7 @@ node_dies_test() ->
         stop_target(T)
     end.
 
-second_record_test() ->
+second_record_test(_Config) ->
     with_target(fun(T) ->
         Out = tmpdir("first"),
         {Port, ErrFile} = start_record(node_args(T) ++ ["--calls", ?WORK, "--duration", "60s",
@@ -375,7 +406,7 @@ second_record_test() ->
         assert_clean(T)
     end).
 
-interrupt_shipping_test() ->
+interrupt_shipping_test(_Config) ->
     with_target(fun(T) ->
         {Port, ErrFile} = start_record(node_args(T) ++ ["--events", "procs", "-o",
                                                         tmpdir("interrupted")],
@@ -392,7 +423,7 @@ interrupt_shipping_test() ->
 
 %% A second Ctrl-C kills the controller: the agent on the target, its link
 %% broken, stops the trace and removes everything by itself.
-abandon_test() ->
+abandon_test(_Config) ->
     with_target(fun(T) ->
         {Port, ErrFile} = start_record(node_args(T) ++ ["--calls", ?WORK, "--duration", "60s",
                                                         "-o", tmpdir("abandoned")],
@@ -422,7 +453,7 @@ can_mount() ->
 %% The target's TMPDIR on a 1.5 MiB file system: the NIF library (about
 %% 0.8 MiB) fits, the trace fills the rest; the recorder stops with enospc
 %% and what it wrote comes back.
-disk_full_target_test() ->
+disk_full_target_test(_Config) ->
     case can_mount() of
         false -> {skip, "needs root and unshare to mount a small tmpfs"};
         true ->
@@ -437,7 +468,7 @@ disk_full_target_test() ->
             end)
     end.
 
-disk_full_shipping_test() ->
+disk_full_shipping_test(_Config) ->
     case can_mount() of
         false -> {skip, "needs root and unshare to mount a small tmpfs"};
         true ->
@@ -451,7 +482,7 @@ disk_full_shipping_test() ->
 
 %% -o on a 64 KiB file system: the copy fails, is removed, the target is
 %% cleaned up all the same.
-disk_full_local_test() ->
+disk_full_local_test(_Config) ->
     case can_mount() of
         false -> {skip, "needs root and unshare to mount a small tmpfs"};
         true ->
@@ -477,7 +508,7 @@ disk_full_local_test() ->
 
 %% dbg traces tick/0 of the load process on the target; beamtrace records
 %% alongside and leaves; dbg still gets its calls.
-dbg_coexists_test() ->
+dbg_coexists_test(_Config) ->
     with_target(fun(#{node := N} = T) ->
         ok = erpc:call(N, bmt_trace_target, dbg_start, []),
         timer:sleep(100),
@@ -494,7 +525,7 @@ dbg_coexists_test() ->
 
 %% --remote-dir=DIR: the trace stays on the target, everything else goes.
 %% --remote-dir alone: it stays where start/1 puts traces.
-remote_dir_test() ->
+remote_dir_test(_Config) ->
     with_target(fun(T) ->
         Dir = tmpdir("left-on-target"),
         R = record(node_args(T) ++ ["--calls", ?WORK, "--duration", "500ms",
@@ -516,7 +547,7 @@ remote_dir_test() ->
 
 %% --keep leaves the modules loaded; the next record uses them and leaves
 %% them (not its own); unloaded by hand here.
-keep_test() ->
+keep_test(_Config) ->
     with_target(fun(#{node := N} = T) ->
         {0, _, Err} = record(node_args(T) ++ ["--calls", ?WORK, "--duration", "300ms", "--keep",
                                               "-o", tmpdir("keep-1")]),
@@ -536,7 +567,7 @@ keep_test() ->
 
 %% A node running this very build of beamtrace (on its code path, loaded):
 %% used, not shipped, not removed.
-already_loaded_test() ->
+already_loaded_test(_Config) ->
     Eval = io_lib:format("code:add_patha(\"~s\"), "
                          "[{module, M} = code:ensure_loaded(M) || M <- ~w], "
                          "bmt_trace_target:start('~s')",
@@ -555,7 +586,7 @@ already_loaded_test() ->
 %% -proto_dist and -ssl_dist_optfile to its controller. This node cannot
 %% reach a TLS node, so the command's own check ("removed from ...") is
 %% the cleanup evidence.
-tls_test() ->
+tls_test(_Config) ->
     case os:find_executable("openssl") of
         false -> {skip, "no openssl to make a certificate"};
         OpenSsl ->

@@ -1,11 +1,19 @@
 %% Bad input and faults: bad options, garbage to the NIF callbacks, bad
 %% handles, unwritable directories, a full disk.
--module(bmt_faults_tests).
+-module(bmt_faults_SUITE).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
 
--export([bad_options_test/0, callbacks_garbage_test/0, callbacks_fuzz_test/0,
-         bad_handles_test/0, unwritable_dir_test/0, disk_full_test/0]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+         end_per_testcase/2]).
+-export([callbacks_fuzz_test/0]).
+-export([bad_options_test/1, callbacks_garbage_test/1, callbacks_fuzz_test/1,
+         bad_handles_test/1, unwritable_dir_test/1, disk_full_test/1,
+         traces_reread_test/1]).
+
+%% These cases give the API what its specs refuse, on purpose (dialyzer).
+-dialyzer({[no_fail_call, no_opaque, no_improper_lists, no_return],
+           [bad_options_test/1, bad_handles_test/1]}).
 
 -import(bmt_test_lib, [start/1, stop_check/1, assert_eq/3]).
 
@@ -15,7 +23,27 @@
                     enabled_receive, trace_receive, enabled_garbage_collection,
                     trace_garbage_collection]).
 
-bad_options_test() ->
+%%% Common Test
+
+%% Each case runs alone in CT's process with a time limit; the node is left
+%% as the next case expects it (no flags, patterns or sessions).
+suite() -> [{timetrap, {seconds, 90}}].
+
+all() ->
+    [bad_options_test, callbacks_garbage_test, callbacks_fuzz_test,
+     bad_handles_test, unwritable_dir_test, disk_full_test,
+     traces_reread_test].
+
+%% The traces the cases write are listed for traces_reread_test.
+init_per_suite(Config) -> bmt_test_lib:reread_init(Config).
+
+end_per_suite(_Config) -> ok.
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
+
+bad_options_test(_Config) ->
     D = fun() -> bmt_test_lib:tmpdir("badopt") end,
     Cases = [{#{bogus => 1}, bogus},
              {#{mode => fast}, mode},
@@ -59,7 +87,7 @@ badopt(_, _) -> false.
 
 %% Each callback with garbage arguments, with no session at all and with a
 %% running one: an atom back, never a crash.
-callbacks_garbage_test() ->
+callbacks_garbage_test(_Config) ->
     Garbage = [foo, 1, [], make_ref(), self(), <<"bin">>, {a, b, c}, #{}, fun() -> ok end],
     Calls = fun() ->
                     [check_atom(Cb, Args) || Cb <- ?CALLBACKS, Args <- args(Cb, Garbage)]
@@ -109,17 +137,21 @@ check_atom(Cb, Args) ->
 %% through it all stops with a trace babeltrace2 reads in full.
 %% BMT_FUZZ_CALLS sets the count (`make fuzz' runs 100000), BMT_FUZZ_SEED
 %% replays a seed the output names, BMT_FUZZ_LOG=1 prints every call.
+%% BMT_FUZZ_CALLS (make fuzz: 100000) calls need more than the suite's limit.
 callbacks_fuzz_test() ->
+    [{timetrap, {seconds, max(90, fuzz_calls() div 400)}}].
+
+fuzz_calls() ->
+    list_to_integer(os:getenv("BMT_FUZZ_CALLS", "20000")).
+
+callbacks_fuzz_test(_Config) ->
     Seed = case os:getenv("BMT_FUZZ_SEED") of
                false -> erlang:phash2(erlang:monotonic_time());
                SeedText -> list_to_integer(SeedText)
            end,
     io:format("# fuzz seed ~w~n", [Seed]),
     rand:seed(exsss, {17, 42, Seed}),
-    N = case os:getenv("BMT_FUZZ_CALLS") of
-            false -> 20000;
-            V -> list_to_integer(V)
-        end,
+    N = fuzz_calls(),
     Stale = start(#{}),
     {_, _} = stop_check(Stale),
     S = start(#{message_length => 64}),
@@ -285,7 +317,7 @@ rand_term(D) ->
 
 crypto_free_bytes(N) -> list_to_binary([rand:uniform(256) - 1 || _ <- lists:seq(1, N)]).
 
-bad_handles_test() ->
+bad_handles_test(_Config) ->
     {'EXIT', {badarg, _}} = (catch beamtrace:stop(make_ref())),
     {'EXIT', {badarg, _}} = (catch beamtrace:stop(foo)),
     case catch beamtrace:info(make_ref()) of
@@ -304,7 +336,7 @@ bad_handles_test() ->
     {_, _} = stop_check(S2),
     ok.
 
-unwritable_dir_test() ->
+unwritable_dir_test(_Config) ->
     File = bmt_test_lib:tmpdir("regular-file"),
     ok = filelib:ensure_dir(File),
     ok = file:write_file(File, <<"not a directory">>),
@@ -321,7 +353,7 @@ unwritable_dir_test() ->
 %% packet, the session stops recording with reason enospc, the VM keeps
 %% running, and the trace stays readable by babeltrace2 with exact counts:
 %% events + discarded = every send the workload made.
-disk_full_test() ->
+disk_full_test(_Config) ->
     with_tmpfs("64k", fun disk_full/1).
 
 with_tmpfs(Size, Fun) ->
@@ -389,3 +421,7 @@ flood(Big, S, I) when I < 100000 ->
         _ -> flood(Big, S, I + 1)
     end;
 flood(_, _, I) -> I.
+
+%% Last: every trace the cases above wrote reads back the same later.
+traces_reread_test(_Config) ->
+    bmt_test_lib:reread_traces().

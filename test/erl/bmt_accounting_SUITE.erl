@@ -7,15 +7,37 @@
 %% process_info(status) poll reaches it while it runs (a signal that can
 %% wake it once more). Every other count is the same on any number of
 %% schedulers.
--module(bmt_accounting_tests).
+-module(bmt_accounting_SUITE).
 
--export([exact_counts_test/0, tiny_buffer_test/0]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+         end_per_testcase/2]).
+-export([exact_counts_test/1, tiny_buffer_test/1,
+         traces_reread_test/1]).
 
 -import(bmt_test_lib, [start/1, stop_check/1, assert_eq/3]).
 
 -define(ROUNDS, 5).
 -define(TINY_ROUNDS, 6).
 -define(BURST, 10000).
+
+%%% Common Test
+
+%% Each case runs alone in CT's process with a time limit; the node is left
+%% as the next case expects it (no flags, patterns or sessions).
+suite() -> [{timetrap, {seconds, 90}}].
+
+all() ->
+    [exact_counts_test, tiny_buffer_test,
+     traces_reread_test].
+
+%% The traces the cases write are listed for traces_reread_test.
+init_per_suite(Config) -> bmt_test_lib:reread_init(Config).
+
+end_per_suite(_Config) -> ok.
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
 
 one_scheduler(F) ->
     Old = erlang:system_flag(schedulers_online, 1),
@@ -31,7 +53,7 @@ pid_tracer_run(Rounds, Opts) ->
     exit(T, kill),
     C.
 
-exact_counts_test() ->
+exact_counts_test(_Config) ->
     one_scheduler(fun() ->
         Exp = pid_tracer_run(?ROUNDS),
         S = start(#{}),
@@ -48,7 +70,7 @@ exact_counts_test() ->
         assert_eq(per_tracepoint, Exp, Got)
     end).
 
-tiny_buffer_test() ->
+tiny_buffer_test(_Config) ->
     %% The smallest buffer the NIF accepts: 2 sub-buffers of 4096 bytes.
     Dir = bmt_test_lib:tmpdir("tiny-probe"),
     {error, {badopt, buffer_size}} = beamtrace:start(#{dir => Dir, buffer_size => 8191, subbuffers => 2}),
@@ -90,3 +112,7 @@ tiny_buffer_test() ->
         [] = [M || {_, #{message := M}} <- Ev, M =/= <<>>],
         ok
     end).
+
+%% Last: every trace the cases above wrote reads back the same later.
+traces_reread_test(_Config) ->
+    bmt_test_lib:reread_traces().

@@ -3,17 +3,57 @@
 %% everywhere); what close and the owner's exit take down; beamtrace's
 %% session surviving tools that clear the legacy session; the guard against
 %% OTP's GC double-session defect; loading order.
--module(bmt_tracing_tests).
+-module(bmt_tracing_SUITE).
 
--export([backend_test/0, records_and_close_test/0, legacy_clear_test/0,
-         legacy_exact_undo_test/0, owner_exit_test/0, handle_killed_test/0,
-         gc_guard_test/0, loading_order_test/0, bad_options_test/0]).
+-export([all/0, groups/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_group/2,
+         end_per_group/2, init_per_testcase/2, end_per_testcase/2]).
+-export([backend_test/1, records_and_close_test/1, legacy_clear_test/1,
+         legacy_exact_undo_test/1, owner_exit_test/1, handle_killed_test/1,
+         gc_guard_test/1, loading_order_test/1, bad_options_test/1,
+         traces_reread_test/1]).
 -export([worker/0, f/1, g/0]).
+
+%% bad_options_test gives open/1 what its spec refuses, on purpose (dialyzer).
+-dialyzer({[no_fail_call, no_return], bad_options_test/1}).
 
 -import(bmt_test_lib, [start/1, stop_check/1, select/2, assert_eq/3, fail/2]).
 
--define(F, <<"bmt_tracing_tests:f/1">>).
+-define(F, <<"bmt_tracing_SUITE:f/1">>).
 -define(NO_SESSIONS, "no trace sessions before OTP 27: one (legacy) session only").
+
+%%% Common Test
+
+%% Each case runs alone in CT's process with a time limit; the node is left
+%% as the next case expects it (no flags, patterns or sessions).
+suite() -> [{timetrap, {seconds, 90}}].
+
+all() ->
+    [backend_test, {group, session}, {group, legacy}, legacy_exact_undo_test,
+     handle_killed_test, gc_guard_test, loading_order_test, bad_options_test,
+     traces_reread_test].
+
+%% The cases that run once per backend (Config's `backend'); a backend the
+%% VM lacks is skipped with the reason.
+groups() ->
+    Cases = [records_and_close_test, legacy_clear_test, owner_exit_test],
+    [{session, [], Cases}, {legacy, [], Cases}].
+
+init_per_group(B, Config) ->
+    case lists:member(B, backends()) of
+        true -> [{backend, B} | Config];
+        false -> {skip, ?NO_SESSIONS}
+    end.
+
+end_per_group(_B, _Config) -> ok.
+
+%% The traces the cases write are listed for traces_reread_test.
+init_per_suite(Config) -> bmt_test_lib:reread_init(Config).
+
+end_per_suite(_Config) -> ok.
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
 
 %%% Workload: a process that calls f/1 N times on request.
 
@@ -42,14 +82,10 @@ backends() ->
         legacy -> [legacy]
     end.
 
-%% {results, ...} with one sub-result per backend; a backend the VM lacks is
-%% a skip with the reason.
-per_backend(Fun) ->
-    {results, [{B, case lists:member(B, backends()) of
-                       false -> {skip, ?NO_SESSIONS};
-                       true -> try Fun(B), ok catch C:E:St -> {fail, {C, E, St}} end
-                   end}
-               || B <- [session, legacy]]}.
+%% Runs Fun with the group's backend.
+per_backend(Config, Fun) ->
+    Fun(proplists:get_value(backend, Config)),
+    ok.
 
 open(Opts) ->
     case beamtrace_tracing:open(Opts) of
@@ -75,7 +111,7 @@ wait_dead(P) ->
 %%% Tests
 
 %% auto picks session exactly where trace:session_create/3 exists.
-backend_test() ->
+backend_test(_Config) ->
     _ = code:ensure_loaded(trace),
     Expect = case erlang:function_exported(trace, session_create, 3) of
                  true -> session;
@@ -90,8 +126,8 @@ backend_test() ->
 
 %% Events recorded while the handle is open, none after close; close
 %% leaves no flag on the worker and no pattern on f/1.
-records_and_close_test() ->
-    per_backend(fun(B) ->
+records_and_close_test(Config) ->
+    per_backend(Config, fun(B) ->
         S = start(#{events => ["org_erlang_dyntrace:function_*"]}),
         W = new_worker(),
         T = open(#{tracer_state => S, backend => B}),
@@ -112,8 +148,8 @@ records_and_close_test() ->
 %% What recon_trace:clear/0 does to the legacy session. A session-backend
 %% handle keeps recording through it; a legacy-backend handle loses its
 %% flags and patterns, as the README says.
-legacy_clear_test() ->
-    per_backend(fun(B) ->
+legacy_clear_test(Config) ->
+    per_backend(Config, fun(B) ->
         S = start(#{events => ["org_erlang_dyntrace:function_*"]}),
         W = new_worker(),
         T = open(#{tracer_state => S, backend => B}),
@@ -138,7 +174,7 @@ recon_trace_clear() ->
 %% from the process and from a child that inherited them; another
 %% tracer's process keeps its flags, another tool's pattern stays, and the
 %% send pattern is what it was before.
-legacy_exact_undo_test() ->
+legacy_exact_undo_test(_Config) ->
     W = new_worker(),
     Other = new_worker(),
     erlang:trace(Other, true, [send, {tracer, self()}]),
@@ -163,8 +199,8 @@ legacy_exact_undo_test() ->
     Child ! stop.
 
 %% The owner's exit closes the handle.
-owner_exit_test() ->
-    per_backend(fun(B) ->
+owner_exit_test(Config) ->
+    per_backend(Config, fun(B) ->
         W = new_worker(),
         Self = self(),
         Owner = spawn(fun() ->
@@ -201,7 +237,7 @@ pattern_of(session, MFA) ->
 
 %% A session-backend handle killed outright: its session handle is garbage
 %% with it, and the VM destroys the session.
-handle_killed_test() ->
+handle_killed_test(_Config) ->
     case beamtrace_tracing:backend() of
         legacy ->
             {skip, ?NO_SESSIONS ++ " (the legacy backend cannot undo anything when killed: README)"};
@@ -228,7 +264,7 @@ wait_gone(Id) ->
 %% session or the legacy one) traces garbage collection on a covered
 %% process or on new processes; allowed once it stops. Never are two
 %% sessions tracing GC on one process here.
-gc_guard_test() ->
+gc_guard_test(_Config) ->
     case beamtrace_tracing:backend() of
         legacy ->
             {skip, ?NO_SESSIONS ++ ": no double-session GC defect to guard against"};
@@ -279,8 +315,8 @@ gc_guard_test() ->
 
 %% In a fresh node, before anything loaded beamtrace: session_create with
 %% beamtrace as tracer module is badarg; open/1 loads it first and works.
-loading_order_test() ->
-    Ebin = filename:join(os:getenv("BMT_ROOT", "."), "ebin"),
+loading_order_test(_Config) ->
+    Ebin = bmt_test_lib:ebin(),
     Eval = "false = code:is_loaded(beamtrace),"
            "_ = code:ensure_loaded(trace),"
            "Bare = case erlang:function_exported(trace, session_create, 3) of"
@@ -297,7 +333,7 @@ loading_order_test() ->
              end,
     assert_eq(fresh_node, Expect, Out).
 
-bad_options_test() ->
+bad_options_test(_Config) ->
     {error, {badopt, bogus}} = beamtrace_tracing:open(#{bogus => 1}),
     {error, {badopt, {backend, nope}}} = beamtrace_tracing:open(#{backend => nope}),
     case beamtrace_tracing:backend() of
@@ -314,3 +350,7 @@ bad_options_test() ->
     {error, {badarg, _}} = beamtrace_tracing:process(T, self(), true, [no_such_flag]),
     {error, badarg} = beamtrace_tracing:process(T, self(), maybe_not, [procs]),
     ok = beamtrace_tracing:close(T).
+
+%% Last: every trace the cases above wrote reads back the same later.
+traces_reread_test(_Config) ->
+    bmt_test_lib:reread_traces().

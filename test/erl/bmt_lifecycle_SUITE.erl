@@ -1,17 +1,45 @@
 %% Session lifecycle: several sessions, the default session, trace_status
 %% after stop, overwrite mode, code upgrade/purge and unload with a
 %% session running, and nothing ever sent to a traced process.
--module(bmt_lifecycle_tests).
+-module(bmt_lifecycle_SUITE).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
 
--export([two_sessions_test/0, default_session_test/0, trace_status_remove_test/0,
-         stale_handle_test/0, overwrite_test/0, reload_purge_test/0,
-         nothing_sent_to_tracee_test/0, delete_purge_test/0]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+         end_per_testcase/2]).
+-export([two_sessions_test/1, default_session_test/1, trace_status_remove_test/1,
+         stale_handle_test/1, overwrite_test/1, reload_purge_test/1,
+         nothing_sent_to_tracee_test/1, delete_purge_test/1,
+         traces_reread_test/1]).
 -export([sender/0]).
+
+%% OTP 25's spec of erlang:trace_info/2 gives a tracer module as
+%% {tracer, Module, State}; the VM answers {tracer, {Module, State}} (dialyzer).
+-dialyzer({[no_match, no_return], trace_status_remove_test/1}).
 
 -import(bmt_test_lib, [start/1, stop_check/1, select/2, assert_eq/3]).
 -import(bmt_workload, [wait_waiting/1]).
+
+%%% Common Test
+
+%% Each case runs alone in CT's process with a time limit; the node is left
+%% as the next case expects it (no flags, patterns or sessions).
+suite() -> [{timetrap, {seconds, 90}}].
+
+all() ->
+    [two_sessions_test, default_session_test, trace_status_remove_test,
+     stale_handle_test, overwrite_test, reload_purge_test,
+     nothing_sent_to_tracee_test, delete_purge_test,
+     traces_reread_test].
+
+%% The traces the cases write are listed for traces_reread_test.
+init_per_suite(Config) -> bmt_test_lib:reread_init(Config).
+
+end_per_suite(_Config) -> ok.
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
 
 t(P) -> list_to_binary(pid_to_list(P)).
 
@@ -46,7 +74,7 @@ stop_proc(P) ->
     P ! {self(), stop},
     receive {'DOWN', R, _, _, _} -> ok end.
 
-two_sessions_test() ->
+two_sessions_test(_Config) ->
     S1 = start(#{}),
     S2 = start(#{}),
     P1 = new_sender(),
@@ -68,7 +96,7 @@ two_sessions_test() ->
     20 = length(select(E2, #{'$name' => message_send, to => t(P2)})),
     stop_proc(P1), stop_proc(P2).
 
-default_session_test() ->
+default_session_test(_Config) ->
     [] = beamtrace:sessions(),
     {error, not_running} = beamtrace:info(),
     {error, not_running} = beamtrace:stop(),
@@ -103,7 +131,7 @@ default_session_test() ->
 %% After stop, enabled(trace_status, ...) answers remove: the VM drops the
 %% tracer and the flags from the process as soon as it asks (trace_info
 %% asks).
-trace_status_remove_test() ->
+trace_status_remove_test(_Config) ->
     S = start(#{}),
     P = new_sender(),
     1 = erlang:trace(P, true, [send, 'receive', procs, {tracer, beamtrace, S}]),
@@ -123,7 +151,7 @@ trace_status_remove_test() ->
 %% A process still holding a stopped session's handle (the VM has not
 %% asked trace_status yet) must not feed a new session that reuses the
 %% same slot.
-stale_handle_test() ->
+stale_handle_test(_Config) ->
     S = start(#{}),
     P = new_sender(),
     1 = erlang:trace(P, true, [send, 'receive', {tracer, beamtrace, S}]),
@@ -135,7 +163,7 @@ stale_handle_test() ->
     stop_proc(P).
 
 %% Overwrite mode keeps the newest events.
-overwrite_test() ->
+overwrite_test(_Config) ->
     N = 3000,
     S = start(#{mode => overwrite, buffer_size => 2 * 4096, subbuffers => 2,
                 events => ["org_erlang_dyntrace:process_register"]}),
@@ -172,7 +200,7 @@ overwrite_test() ->
 
 %% A code upgrade (load_file) while a session records: events keep
 %% flowing into the same session; purging the old code leaves it running.
-reload_purge_test() ->
+reload_purge_test(_Config) ->
     S = start(#{}),
     P = new_sender(),
     1 = erlang:trace(P, true, [send, 'receive', {tracer, beamtrace, S}]),
@@ -195,7 +223,7 @@ reload_purge_test() ->
 
 %% Nothing is ever sent to a traced process: with every flag on, its
 %% mailbox holds only what the workload sent.
-nothing_sent_to_tracee_test() ->
+nothing_sent_to_tracee_test(_Config) ->
     S = start(#{}),
     Ctl = self(),
     P = spawn(fun() ->
@@ -223,7 +251,7 @@ nothing_sent_to_tracee_test() ->
 %% Unloading the module (delete + purge) with a session running: the VM
 %% survives, and the unload drains the session so the trace directory is
 %% complete and readable. Runs last; reloads the module at the end.
-delete_purge_test() ->
+delete_purge_test(_Config) ->
     Dir = bmt_test_lib:tmpdir("unload"),
     S = start(#{dir => Dir}),
     P = new_sender(),
@@ -251,3 +279,7 @@ delete_purge_test() ->
         {'EXIT', {badarg, _}} -> ok
     end,
     stop_proc(P).
+
+%% Last: every trace the cases above wrote reads back the same later.
+traces_reread_test(_Config) ->
+    bmt_test_lib:reread_traces().

@@ -11,14 +11,19 @@
 %% node dying mid-recording leaves the other traces complete and the
 %% failure reported, and that nothing of beamtrace is left on any node.
 %% This node is the driver: distributed, a random name.
--module(bmt_cluster_tests).
+-module(bmt_cluster_SUITE).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
 
--export([usage_test/0, metadata_rewrite_test/0, matcher_rule_test/0, record_nodes_test/0,
-         record_cluster_option_test/0, setup_failure_test/0, interrupt_setup_test/0,
-         node_dies_test/0, fingerprint_kinds_test/0,
-         shell_trace_test/0]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+         end_per_testcase/2]).
+-export([usage_test/1, metadata_rewrite_test/1, matcher_rule_test/1, record_nodes_test/1,
+         record_cluster_option_test/1, setup_failure_test/1, interrupt_setup_test/1,
+         node_dies_test/1, fingerprint_kinds_test/1,
+         shell_trace_test/1]).
+
+%% shell_trace_test gives trace/2 a node list it must refuse (dialyzer).
+-dialyzer({[no_fail_call, no_return], shell_trace_test/1}).
 
 -include_lib("kernel/include/file.hrl").
 
@@ -29,6 +34,35 @@
 
 %% Map keys made in opposite orders on sender and receiver.
 -define(MAP_KEYS, ["bmt_key_" ++ integer_to_list(I) || I <- lists:seq(1, 8)]).
+
+%%% Common Test
+
+%% Each case runs alone in CT's process with a time limit; the node is left
+%% as the next case expects it (no flags, patterns or sessions).
+suite() -> [{timetrap, {seconds, 90}}].
+
+all() ->
+    [usage_test, metadata_rewrite_test, matcher_rule_test,
+     record_nodes_test, record_cluster_option_test, setup_failure_test,
+     interrupt_setup_test, node_dies_test, fingerprint_kinds_test,
+     shell_trace_test].
+
+% This node drives: distributed (a random name), with the targets' code
+% path (the workloads alone) ready.
+init_per_suite(Config) ->
+    case os:find_executable("babeltrace2") of
+        false -> {skip, "no babeltrace2 (apt-get install babeltrace2)"};
+        _ ->
+            ok = bmt_test_lib:ensure_distributed("bmt_cdrv_"),
+            _ = bmt_test_lib:target_beams(Config, [bmt_cluster_target, bmt_beamtrace_left]),
+            Config
+    end.
+
+end_per_suite(_Config) -> ok.
+
+init_per_testcase(_Case, Config) -> Config.
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
 
 %%% Nodes
 
@@ -397,7 +431,7 @@ check_cli(Out, Nodes, Sent, #{count := LatCount, to := LatNode, ns := LatNs,
 
 %%% Tests
 
-usage_test() ->
+usage_test(_Config) ->
     Cases = [{["--nodes", "a@h,,b"], <<"--nodes 'a@h,,b'">>},
              {["--nodes", "a@h", "--node", "b@h"], <<"not with --node">>},
              {["--nodes", "a@h", "--remote-dir"], <<"--remote-dir">>},
@@ -413,7 +447,7 @@ usage_test() ->
 
 %% The clock rewrite changes the offset and adds to the environment,
 %% nothing else; babeltrace2 then shows the events shifted by the offset.
-metadata_rewrite_test() ->
+metadata_rewrite_test(_Config) ->
     Dir = tmpdir("clock"),
     {ok, S} = beamtrace:start(#{dir => Dir, events => ["org_erlang_beamtrace:node_info"]}),
     {ok, _} = beamtrace:stop(S),
@@ -463,7 +497,7 @@ ts(Line) ->
 %% from two senders pending at once (ambiguous, never guessed), a send to a
 %% dead process, a receipt from outside the cluster, equal messages of one
 %% pair around a loss (an uncertain link), a receiver that is not traced.
-matcher_rule_test() ->
+matcher_rule_test(_Config) ->
     Info = fun(Ts, I, N) -> {Ts, node_info, #{index => I, node => N}} end,
     Send = fun(Ts, From, To, M) -> {Ts, message_send_link, #{from => From, to => To,
                                                              message => M, type => <<"send">>,
@@ -509,7 +543,7 @@ matcher_rule_test() ->
     ok.
 
 %% beamtrace record --nodes A,B,C --links: the workload across all three.
-record_nodes_test() ->
+record_nodes_test(_Config) ->
     with_cluster(fun(Ts, Nodes) ->
         Out = tmpdir("cluster"),
         {Port, ErrFile} = start_record(nodes_args(Nodes) ++
@@ -536,7 +570,7 @@ record_nodes_test() ->
 %% --cluster --node A: A and every node connected to it (this driver is
 %% connected hidden, so it is not one of them); with counters, which the
 %% chrome export and the report keep apart by node.
-record_cluster_option_test() ->
+record_cluster_option_test(_Config) ->
     with_cluster(fun(Ts, [A | _] = Nodes) ->
         Out = tmpdir("cluster-option"),
         {0, _, _} = record(["--cluster", "--node", atom_to_list(A), "--cookie-file", cookie_file(),
@@ -564,7 +598,7 @@ record_cluster_option_test() ->
 
 %% A node that cannot be set up: nothing recorded anywhere, one line naming
 %% it, nothing left on the others, no cluster directory.
-setup_failure_test() ->
+setup_failure_test(_Config) ->
     with_cluster(fun([TA | _], [A | _]) ->
         Out = tmpdir("cluster-setup"),
         {ok, Host} = inet:gethostname(),
@@ -580,7 +614,7 @@ setup_failure_test() ->
 
 %% Ctrl-C while shipping to every node (the test hook holds each worker
 %% there): every node undone, exit 130, one line, no cluster directory.
-interrupt_setup_test() ->
+interrupt_setup_test(_Config) ->
     with_cluster(fun(Ts, Nodes) ->
         Out = tmpdir("cluster-interrupt"),
         {Port, ErrFile} = start_record(nodes_args(Nodes) ++ ["--events", "send", "-o", Out],
@@ -596,7 +630,7 @@ interrupt_setup_test() ->
 
 %% A node dying mid-recording: the others' traces come back complete, the
 %% failure is the one error line, the exit status 1.
-node_dies_test() ->
+node_dies_test(_Config) ->
     with_cluster(fun([TA, TB, TC], [A, B, C] = Nodes) ->
         Out = tmpdir("cluster-dies"),
         {Port, ErrFile} = start_record(nodes_args(Nodes) ++
@@ -627,7 +661,7 @@ node_dies_test() ->
 %% Every kind of term keeps its fingerprint across nodes (the sender's and
 %% the receiver's are equal: linked), both ways of computing it (one
 %% phash2 for small messages, the bounded walk for large ones).
-fingerprint_kinds_test() ->
+fingerprint_kinds_test(_Config) ->
     with_cluster(fun(Ts, [A, B | _]) ->
         Out = tmpdir("cluster-kinds"),
         Self = self(),
@@ -650,7 +684,7 @@ fingerprint_kinds_test() ->
 
 %% beamtrace:trace/2 with nodes, from this node: the same, into one
 %% directory here.
-shell_trace_test() ->
+shell_trace_test(_Config) ->
     with_cluster(fun(Ts, Nodes) ->
         Out = tmpdir("cluster-shell"),
         Self = self(),

@@ -1,41 +1,38 @@
 %% User probes, user tags and the dyntrace compatibility module, on a real
-%% node, read back with babeltrace2. Run by test/probes/run.sh; each test
-%% prints a TAP line.
--module(bmt_probes_tests).
+%% node, read back with babeltrace2. A Common Test suite, run by
+%% test/probes/run.sh; each case records into its own directory.
+-module(bmt_probes_SUITE).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
--export([main/1]).
-%% Tests are called by name from run/2.
+-export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
 -export([no_listener_returns_false/1, probe_fields/1, probe_shapes/1, probe_bad_arguments/1,
          pn_labels/1, tag_api/1, tag_spreads_through_gen_server_call/1,
          tag_not_spread_without_spreading/1, fuzz_user_probe_nifs/1,
          dyntrace_install_and_uninstall/1, dyntrace_tracer_records/1, event_clock/1,
          buffer_fits_largest_user_probe/1]).
 
+%% These cases give the probes what their specs refuse, on purpose (dialyzer).
+-dialyzer({[no_improper_lists, no_fail_call], [probe_bad_arguments/1, tag_api/1]}).
+
 -define(EXPECT(Cond, What), (Cond) orelse erlang:error({failed, What})).
 
-main([OutDir]) ->
-    Tests = [no_listener_returns_false, probe_fields, probe_shapes, probe_bad_arguments,
-             pn_labels, tag_api, tag_spreads_through_gen_server_call,
-             tag_not_spread_without_spreading, fuzz_user_probe_nifs,
-             dyntrace_install_and_uninstall, dyntrace_tracer_records, event_clock,
-             buffer_fits_largest_user_probe],
-    Failed = lists:foldl(fun(T, Acc) -> Acc + run(T, OutDir) end, 0, Tests),
-    halt(if Failed =:= 0 -> 0; true -> 1 end).
+%%% Common Test
 
-run(Test, OutDir) ->
-    Dir = filename:join(OutDir, atom_to_list(Test)),
-    Self = self(),
-    {Pid, Ref} = spawn_monitor(fun() -> Self ! {self(), catch ?MODULE:Test(Dir)} end),
-    receive
-        {Pid, ok} -> io:format("ok - probes: ~s~n", [Test]), flush(Ref), 0;
-        {Pid, Other} -> io:format("not ok - probes: ~s~n# ~p~n", [Test, Other]), flush(Ref), 1;
-        {'DOWN', Ref, _, _, Reason} -> io:format("not ok - probes: ~s~n# ~p~n", [Test, Reason]), 1
-    after 60000 ->
-        exit(Pid, kill), io:format("not ok - probes: ~s (timeout)~n", [Test]), 1
-    end.
+suite() -> [{timetrap, {seconds, 60}}].
 
-flush(Ref) -> receive {'DOWN', Ref, _, _, _} -> ok after 1000 -> ok end.
+all() ->
+    [no_listener_returns_false, probe_fields, probe_shapes, probe_bad_arguments,
+     pn_labels, tag_api, tag_spreads_through_gen_server_call,
+     tag_not_spread_without_spreading, fuzz_user_probe_nifs,
+     dyntrace_install_and_uninstall, dyntrace_tracer_records, event_clock,
+     buffer_fits_largest_user_probe].
+
+init_per_testcase(Case, Config) ->
+    [{dir, filename:join(proplists:get_value(priv_dir, Config), atom_to_list(Case))} | Config].
+
+end_per_testcase(_Case, _Config) -> bmt_test_lib:cleanup().
+
+dir(Config) -> proplists:get_value(dir, Config).
 
 %% Events of a trace as {Name, #{Field => Value}} via babeltrace2.
 events(Dir) ->
@@ -63,14 +60,15 @@ with_session(Dir, Events, Fun) ->
 
 %%% Tests
 
-no_listener_returns_false(_Dir) ->
+no_listener_returns_false(_Config) ->
     %% LTTng may be loaded, but no LTTng session enables user probes here.
     ?EXPECT(beamtrace:p(1, "x") =:= false, p_without_listener),
     ?EXPECT(beamtrace:pn(3, 1) =:= false, pn_without_listener),
     ?EXPECT(beamtrace:user_trace_s1("x") =:= false, s1_without_listener),
     ok.
 
-probe_fields(Dir) ->
+probe_fields(Config) ->
+    Dir = dir(Config),
     Self = pid_to_list(self()),
     Evs = with_session(Dir, ["org_erlang_dyntrace:user_trace_*"], fun(_) ->
               beamtrace:put_tag("GGOOOAAALL!!!!!"),
@@ -92,7 +90,8 @@ probe_fields(Dir) ->
     ?EXPECT(E5 =:= #{pid => Self, tag => "GGOOOAAALL!!!!!", message => "hello world"}, E5),
     ok.
 
-probe_shapes(Dir) ->
+probe_shapes(Config) ->
+    Dir = dir(Config),
     with_session(Dir, ["*:user_trace_i4s4"], fun(_) ->
         %% OTP's rule: up to 4 integers first, then up to 4 strings.
         [{'EXIT', {function_clause, _}} = (catch erlang:apply(beamtrace, p, Args))
@@ -103,7 +102,8 @@ probe_shapes(Dir) ->
     end),
     ok.
 
-probe_bad_arguments(Dir) ->
+probe_bad_arguments(Config) ->
+    Dir = dir(Config),
     Long = lists:duplicate(1025, $x),
     Evs = with_session(Dir, ["*:user_trace_*"], fun(_) ->
         {'EXIT', {badarg, _}} = (catch beamtrace:p(Long)),
@@ -125,7 +125,8 @@ probe_bad_arguments(Dir) ->
     ?EXPECT(maps:get(tag, C) =:= "", C),
     ok.
 
-pn_labels(Dir) ->
+pn_labels(Config) ->
+    Dir = dir(Config),
     with_session(Dir, ["*:user_trace_n"], fun(_) ->
         [{'EXIT', {badarg, _}} = (catch beamtrace:pn(L)) || L <- [-1, 1024, foo, 1.0]],
         [true = beamtrace:pn(L) || L <- [0, 950, 951, 1023]],
@@ -133,7 +134,7 @@ pn_labels(Dir) ->
     end),
     ok.
 
-tag_api(_Dir) ->
+tag_api(_Config) ->
     undefined = beamtrace:get_tag(),
     undefined = beamtrace:put_tag("abc"),
     <<"abc">> = beamtrace:get_tag(),
@@ -152,7 +153,8 @@ tag_api(_Dir) ->
 
 %% The issue's case: a tag put before a gen_server:call shows up in the
 %% probes the callee fires.
-tag_spreads_through_gen_server_call(Dir) ->
+tag_spreads_through_gen_server_call(Config) ->
+    Dir = dir(Config),
     {ok, Server} = gen_server:start(bmt_probe_server, [], []),
     Evs = with_session(Dir, ["*:user_trace_i4s4"], fun(_) ->
         beamtrace:put_tag("request-17"),
@@ -171,7 +173,8 @@ tag_spreads_through_gen_server_call(Dir) ->
     ?EXPECT(maps:get(tag, Second) =:= "", Second),
     ok.
 
-tag_not_spread_without_spreading(Dir) ->
+tag_not_spread_without_spreading(Config) ->
+    Dir = dir(Config),
     Self = self(),
     Evs = with_session(Dir, ["*:user_trace_i4s4"], fun(_) ->
         beamtrace:put_tag("private"),
@@ -186,7 +189,8 @@ tag_not_spread_without_spreading(Dir) ->
 
 %% Random terms in every slot of every user-probe NIF: the VM never crashes;
 %% each call returns a boolean or raises badarg, and the trace stays valid.
-fuzz_user_probe_nifs(Dir) ->
+fuzz_user_probe_nifs(Config) ->
+    Dir = dir(Config),
     rand:seed(exsss, {17, 42, 7}),
     {ok, S} = beamtrace:start(#{dir => Dir, events => ["*:user_trace_*"]}),
     Results = [fuzz_one() || _ <- lists:seq(1, 3000)],
@@ -232,7 +236,7 @@ random_binary(N) -> << <<(rand:uniform(255))>> || _ <- lists:seq(1, N) >>.
 deep(0) -> [];
 deep(N) -> [deep(N - 1)].
 
-dyntrace_install_and_uninstall(_Dir) ->
+dyntrace_install_and_uninstall(_Config) ->
     Otp = code:which(dyntrace),
     ?EXPECT(is_list(Otp) andalso string:find(Otp, "runtime_tools") =/= nomatch, Otp),
     ok = beamtrace:install_dyntrace(),
@@ -247,7 +251,8 @@ dyntrace_install_and_uninstall(_Dir) ->
     ok = beamtrace:uninstall_dyntrace(),
     ok.
 
-dyntrace_tracer_records(Dir) ->
+dyntrace_tracer_records(Config) ->
+    Dir = dir(Config),
     ok = beamtrace:install_dyntrace(),
     Evs = with_session(Dir, ["*:process_register", "*:user_trace_i4s4"], fun(_) ->
         erlang:trace(new, true, [procs, {tracer, dyntrace, []}]),
@@ -275,7 +280,8 @@ dyntrace_tracer_records(Dir) ->
 %% by the CTF clock offset) fall between wall-clock readings taken around
 %% the probes, within a millisecond, and never go backwards. Probes from
 %% two processes exercise two threads where the VM has two schedulers.
-event_clock(Dir) ->
+event_clock(Config) ->
+    Dir = dir(Config),
     {ok, S} = beamtrace:start(#{dir => Dir, events => ["*:user_trace_i4s4"]}),
     T0 = os:system_time(nanosecond),
     Self = self(),
@@ -302,7 +308,8 @@ event_clock(Dir) ->
 %% packets are refused when user probes (up to 5 strings of 1024 bytes)
 %% are enabled, accepted without them; and with room, a probe with every
 %% string at its 1024-byte limit is recorded whole.
-buffer_fits_largest_user_probe(Dir) ->
+buffer_fits_largest_user_probe(Config) ->
+    Dir = dir(Config),
     Small = #{buffer_size => 8192, subbuffers => 2},
     {error, {badopt, buffer_size}} =
         beamtrace:start(Small#{dir => Dir ++ "-a", events => ["*:user_trace_n"]}),

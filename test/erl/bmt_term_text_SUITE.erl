@@ -1,21 +1,25 @@
 %% Byte-for-byte comparison of bmt_term_text (c_src/nif/nif_term_text.c) with
 %% the VM's own enif_snprintf("%T"), over fixed edge cases and thousands of
-%% random terms, at many truncation sizes. Prints TAP lines (see
-%% test/run_all.sh) and the speed of both printers on sample messages.
-%% Run by test/erl/term_text.sh.
--module(bmt_term_text_test).
+%% random terms, at many truncation sizes; one case per kind of term. The
+%% test NIF (term_text_test_nif.c with nif_term_text.c) is built by
+%% init_per_suite with the C compiler ($CC, else cc). The random terms come
+%% from a seed printed in the log and in any failure; BMT_TERM_TEXT_SEED=N
+%% replays it. end_per_suite logs the speed of both printers on sample
+%% messages (information, not a check).
+-module(bmt_term_text_SUITE).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
 
--export([main/0, main/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+         end_per_testcase/2]).
+-export([fixed_edge_cases/1, random_atoms/1, random_integers/1, random_binaries/1,
+         random_strings/1, random_maps/1, random_nested_terms/1, deep_nesting/1]).
 -export([compare/2, theirs/2, bench/2, bench/3]).
--on_load(init/0).
+
+%% Improper lists are among the terms printed, on purpose (dialyzer).
+-dialyzer({no_improper_lists, [fixed_terms/1, flat_tuple_boundaries/1]}).
 
 -define(SIZES, [1, 2, 3, 4, 7, 16, 64, 256, 1024, 4096, 65536, 65537]).
-
-init() ->
-    Dir = filename:dirname(code:which(?MODULE)),
-    erlang:load_nif(filename:join(Dir, "term_text_test_nif"), 0).
 
 %% ok | {mismatch, {Which, Ours}, Theirs}
 compare(_Term, _Size) -> erlang:nif_error(not_loaded).
@@ -25,66 +29,94 @@ theirs(_Term, _Size) -> erlang:nif_error(not_loaded).
 bench(_Term, _N, _Size) -> erlang:nif_error(not_loaded).
 bench(Term, N) -> bench(Term, N, 1024).
 
-main() -> main([]).
+%%% Common Test
 
-main(Args) ->
-    Seed = case Args of
-               [S | _] -> list_to_integer(atom_to_list(S));
-               [] -> erlang:phash2(os:timestamp())
+suite() -> [{timetrap, {seconds, 300}}].
+
+all() ->
+    [fixed_edge_cases, random_atoms, random_integers, random_binaries, random_strings,
+     random_maps, random_nested_terms, deep_nesting].
+
+init_per_suite(Config) ->
+    Priv = proplists:get_value(priv_dir, Config),
+    Root = bmt_test_lib:root(),
+    Inc = filename:join([code:root_dir(), "erts-" ++ erlang:system_info(version), "include"]),
+    So = filename:join(Priv, "term_text_test_nif.so"),
+    Cc = os:getenv("CC", "cc"),
+    Args = ["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Wshadow", "-Wstrict-prototypes",
+            "-Wmissing-prototypes", "-Werror", "-fPIC", "-shared", "-I" ++ Inc,
+            "-I" ++ filename:join(Root, "c_src"), "-o", So,
+            filename:join(Root, "test/erl/term_text_test_nif.c"),
+            filename:join(Root, "c_src/nif/nif_term_text.c")],
+    case bmt_test_lib:cmd(os:find_executable(Cc), Args) of
+        {0, _, _} -> ok;
+        {Status, Out, Err} -> error({build_test_nif_failed, Cc, Status, Out, Err})
+    end,
+    ok = erlang:load_nif(filename:rootname(So), 0),
+    Seed = case os:getenv("BMT_TERM_TEXT_SEED") of
+               false -> erlang:phash2(os:timestamp());
+               S -> list_to_integer(S)
            end,
-    io:format("# seed ~p (rerun: term_text.sh ~p)~n", [Seed, Seed]),
-    rand:seed(exsss, {Seed, Seed bxor 16#5bd1e995, 17}),
+    io:format("seed ~p (replay: BMT_TERM_TEXT_SEED=~p make test-erl T=~s)~n", [Seed, Seed, ?MODULE]),
+    [{seed, Seed} | Config].
+
+end_per_suite(_Config) ->
+    speed().
+
+%% Each case from its own seed derived from the suite's, so one case alone
+%% replays the same terms.
+init_per_testcase(Case, Config) ->
+    Seed = proplists:get_value(seed, Config),
+    rand:seed(exsss, {Seed, Seed bxor 16#5bd1e995, erlang:phash2(Case)}),
+    Config.
+
+end_per_testcase(_Case, _Config) -> ok.
+
+fixed_edge_cases(Config) -> with_port(fun(Port) -> check(Config, fixed_terms(Port)) end).
+random_atoms(Config) -> check(Config, [gen_atom() || _ <- lists:seq(1, 1500)]).
+random_integers(Config) -> check(Config, [gen_int() || _ <- lists:seq(1, 1000)]).
+random_binaries(Config) -> check(Config, [gen_bin() || _ <- lists:seq(1, 1500)]).
+random_strings(Config) -> check(Config, [gen_string() || _ <- lists:seq(1, 1500)]).
+random_maps(Config) -> check(Config, [gen_map() || _ <- lists:seq(1, 300)]).
+random_nested_terms(Config) ->
+    with_port(fun(Port) -> check(Config, [gen_term(4, Port) || _ <- lists:seq(1, 3000)]) end).
+deep_nesting(Config) -> check(Config, deep_terms()).
+
+with_port(Fun) ->
     Port = open_port({spawn, "true"}, []),
-    Groups = [{"fixed edge cases", fixed_terms(Port)},
-              {"random atoms", [gen_atom() || _ <- lists:seq(1, 1500)]},
-              {"random integers", [gen_int() || _ <- lists:seq(1, 1000)]},
-              {"random binaries and bitstrings",
-               [gen_bin() || _ <- lists:seq(1, 1500)]},
-              {"random strings and char lists",
-               [gen_string() || _ <- lists:seq(1, 1500)]},
-              {"random maps", [gen_map() || _ <- lists:seq(1, 300)]},
-              {"random nested terms",
-               [gen_term(4, Port) || _ <- lists:seq(1, 3000)]},
-              {"deep nesting", deep_terms()}],
-    Results = [run_group(Name, Terms) || {Name, Terms} <- Groups],
-    Total = lists:sum([N || {_, N} <- Results]),
-    Failed = [Name || {{fail, Name}, _} <- Results],
-    io:format("# ~p comparisons in all~n", [Total]),
-    catch port_close(Port),
-    speed(),
-    halt(case Failed of [] -> 0; _ -> 1 end).
+    try Fun(Port) after catch port_close(Port) end.
+
+%% Every comparison identical, else the first eight that differ and the
+%% seed to replay them.
+check(Config, Terms) ->
+    case run_group(Terms) of
+        {Count, []} ->
+            io:format("~p terms, ~p comparisons, all identical~n", [length(Terms), Count]);
+        {Count, Bad} ->
+            error({differ, #{seed => proplists:get_value(seed, Config),
+                             differ => length(Bad), comparisons => Count,
+                             first => [#{term => T, size => S, ours => Ours, theirs => Theirs}
+                                       || {T, S, {mismatch, Ours, Theirs}}
+                                              <- lists:sublist(lists:reverse(Bad), 8)]}})
+    end.
 
 %% Compares every term at every size in ?SIZES and at sizes around its own
 %% text length and a random cut, so each truncation point gets exercised.
-run_group(Name, Terms) ->
-    {Count, Bad} =
-        lists:foldl(
-          fun(T, {C, B}) ->
-                  Full = byte_size(theirs(T, 1 bsl 20)),
-                  Sizes = lists:usort(?SIZES ++ [Full, Full + 1, Full + 2,
-                                                 max(1, Full - 1),
-                                                 rand:uniform(Full + 2)]),
-                  lists:foldl(
-                    fun(S, {C1, B1}) ->
-                            case compare(T, S) of
-                                ok -> {C1 + 1, B1};
-                                M -> {C1 + 1, [{T, S, M} | B1]}
-                            end
-                    end, {C, B}, Sizes)
-          end, {0, []}, Terms),
-    case Bad of
-        [] ->
-            io:format("ok - ~s (~p terms, ~p comparisons, all identical)~n",
-                      [Name, length(Terms), Count]),
-            {pass, Count};
-        _ ->
-            io:format("not ok - ~s (~p of ~p comparisons differ)~n",
-                      [Name, length(Bad), Count]),
-            [io:format("#   term ~w size ~p:~n#     ours   ~w~n#     theirs ~w~n",
-                       [T, S, Ours, Theirs])
-             || {T, S, {mismatch, Ours, Theirs}} <- lists:sublist(lists:reverse(Bad), 8)],
-            {{fail, Name}, Count}
-    end.
+run_group(Terms) ->
+    lists:foldl(
+      fun(T, {C, B}) ->
+              Full = byte_size(theirs(T, 1 bsl 20)),
+              Sizes = lists:usort(?SIZES ++ [Full, Full + 1, Full + 2,
+                                             max(1, Full - 1),
+                                             rand:uniform(Full + 2)]),
+              lists:foldl(
+                fun(S, {C1, B1}) ->
+                        case compare(T, S) of
+                            ok -> {C1 + 1, B1};
+                            M -> {C1 + 1, [{T, S, M} | B1]}
+                        end
+                end, {C, B}, Sizes)
+      end, {0, []}, Terms).
 
 %% ---- fixed cases -------------------------------------------------------
 
@@ -323,7 +355,7 @@ speed() ->
     [begin
          {Ours, Theirs} = bench(T, N, 256),
          {Ours4, Theirs4} = bench(T, N div 10, 8192),
-         io:format("# speed ~s: ours ~.1f ns, enif_snprintf ~.1f ns (x~.1f) "
+         io:format("speed ~s: ours ~.1f ns, enif_snprintf ~.1f ns (x~.1f) "
                    "[256-byte buffer]; ~.1f vs ~.1f ns (x~.1f) [8 KiB]~n",
                    [Name, Ours, Theirs, Theirs / Ours,
                     Ours4, Theirs4, Theirs4 / Ours4])

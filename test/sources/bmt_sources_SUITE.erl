@@ -1,52 +1,57 @@
 %% The session's own sources (beamtrace_sources) on a real node: system
 %% monitor events provoked on purpose, counters at the asked interval, node
 %% up/down with a peer, chaining to a user's system monitor, and cleanup
-%% after stop and after the helper or keeper is killed. Run by
-%% test/sources/run.sh; each test prints a TAP line.
--module(bmt_sources_tests).
+%% after stop and after the helper or keeper is killed. A Common Test suite (run by
+%% test/sources/run.sh); this node is made distributed for node up/down.
+-module(bmt_sources_SUITE).
 -compile(nowarn_deprecated_catch).
--export([main/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+         end_per_testcase/2]).
 -export([nothing_when_not_asked/1, bad_options/1, long_gc_with_figures/1,
          long_schedule_with_figures/1, busy_port/1, user_monitor_chained/1,
          second_session_refused/1, long_message_queue/1, counters_at_interval/1,
          message_queue_top/1, node_up_down/1, cleanup_after_stop/1,
          cleanup_after_helper_killed/1, cleanup_after_keeper_killed/1,
          session_cap_ends_helper/1, file_ops_recorded/1, read_file_attributed_and_tagged/1,
-         files_command/1, file_io_cleanup/1, ets_ops_recorded/1, file_io_of_listed_pids/1]).
+         files_command/1, file_io_cleanup/1, ets_ops_recorded/1, file_io_of_listed_pids/1,
+         traces_reread_test/1]).
+
+%% long_message_queue is a system monitor option from OTP 27: the case checks
+%% that older VMs refuse it (dialyzer on OTP 25 knows only the refusal).
+-dialyzer({[no_fail_call, no_match], long_message_queue/1}).
 
 -import(bmt_test_lib, [assert_eq/3, fail/2, select/2, field/2]).
 
 -define(EXPECT(Cond, What), (Cond) orelse fail(What, ?LINE)).
 
-main([OutDir]) ->
-    All = [nothing_when_not_asked, bad_options, long_gc_with_figures,
-           long_schedule_with_figures, busy_port, user_monitor_chained,
-           second_session_refused, long_message_queue, counters_at_interval,
-           message_queue_top, node_up_down, cleanup_after_stop,
-           cleanup_after_helper_killed, cleanup_after_keeper_killed, session_cap_ends_helper,
-           file_ops_recorded, read_file_attributed_and_tagged, files_command, file_io_cleanup,
-           ets_ops_recorded, file_io_of_listed_pids],
-    Tests = case os:getenv("BMT_ONLY") of
-                false -> All;
-                Only -> [list_to_atom(T) || T <- string:lexemes(Only, ",")]
-            end,
-    Failed = lists:foldl(fun(T, Acc) -> Acc + run(T, OutDir) end, 0, Tests),
-    halt(if Failed =:= 0 -> 0; true -> 1 end).
+%%% Common Test
 
-run(Test, _OutDir) ->
-    Self = self(),
-    {Pid, Ref} = spawn_monitor(fun() -> Self ! {self(), catch ?MODULE:Test(x)} end),
-    R = receive
-            {Pid, ok} -> io:format("ok - sources: ~s~n", [Test]), 0;
-            {Pid, {skip, Why}} -> io:format("ok - sources: ~s # SKIP ~s~n", [Test, Why]), 0;
-            {Pid, Other} -> io:format("not ok - sources: ~s~n# ~p~n", [Test, Other]), 1;
-            {'DOWN', Ref, _, _, Reason} -> io:format("not ok - sources: ~s~n# ~p~n", [Test, Reason]), 1
-        after 60000 ->
-            exit(Pid, kill), io:format("not ok - sources: ~s (timeout)~n", [Test]), 1
-        end,
+suite() -> [{timetrap, {seconds, 60}}].
+
+all() ->
+    [nothing_when_not_asked, bad_options, long_gc_with_figures,
+     long_schedule_with_figures, busy_port, user_monitor_chained,
+     second_session_refused, long_message_queue, counters_at_interval,
+     message_queue_top, node_up_down, cleanup_after_stop,
+     cleanup_after_helper_killed, cleanup_after_keeper_killed, session_cap_ends_helper,
+     file_ops_recorded, read_file_attributed_and_tagged, files_command, file_io_cleanup,
+     ets_ops_recorded, file_io_of_listed_pids,
+     traces_reread_test].
+
+init_per_suite(Config0) ->
+    Config = bmt_test_lib:reread_init(Config0),
+    ok = bmt_test_lib:ensure_distributed("bmt_sources_"),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+init_per_testcase(_Case, Config) -> Config.
+
+%% No session, no system monitor left for the next case.
+end_per_testcase(_Case, _Config) ->
     [catch beamtrace:stop(S) || S <- beamtrace:sessions()],
     erlang:system_monitor(undefined),
-    R.
+    ok.
 
 start(Opts) ->
     bmt_test_lib:start(maps:merge(#{events => ["org_erlang_beamtrace:*"]}, Opts)).
@@ -277,26 +282,29 @@ long_message_queue(_) ->
             ok
     end.
 
+%% Samples fall on a grid of the asked interval from the start (a late one
+%% is taken at once, the next stays on the grid): each counter gets one
+%% sample per interval, never more than the session's life holds, and the
+%% counters asked at 100 ms get twice the samples of the one at 200 ms,
+%% however the machine's load delays the helper.
 counters_at_interval(_) ->
     Interval = 100,
+    T0 = erlang:monotonic_time(millisecond),
     S = start(#{samples => #{schedulers => Interval, run_queues => Interval,
                              memory => 2 * Interval}}),
-    T0 = erlang:monotonic_time(millisecond),
     Busy = spawn(fun Spin() -> Spin() end),
     timer:sleep(1050),
     exit(Busy, kill),
-    T1 = erlang:monotonic_time(millisecond),
     #{dir := Dir} = beamtrace:info(S),
     Events = stop(S),
-    Elapsed = T1 - T0,
+    Grid = (erlang:monotonic_time(millisecond) - T0) div Interval,
     Count = fun(Pattern) -> length(select(Events, Pattern#{'$name' => counter})) end,
     Totals = Count(#{counter => <<"scheduler_utilization">>, instance => <<"total">>}),
-    Expect = Elapsed div Interval,
-    ?EXPECT(abs(Totals - Expect) =< 1, {scheduler_samples, Totals, Expect}),
+    ?EXPECT(Totals >= 5 andalso Totals =< Grid, {scheduler_samples, Totals, Grid}),
     Mem = Count(#{counter => <<"memory">>, instance => <<"total">>}),
-    ?EXPECT(abs(Mem - Elapsed div (2 * Interval)) =< 1, {memory_samples, Mem}),
+    ?EXPECT(abs(Mem - Totals div 2) =< 1, {memory_samples, Mem, Totals}),
     Rq = Count(#{counter => <<"run_queue">>, instance => <<"1">>}),
-    ?EXPECT(abs(Rq - Expect) =< 1, {run_queue_samples, Rq, Expect}),
+    ?EXPECT(abs(Rq - Totals) =< 1, {run_queue_samples, Rq, Totals}),
     %% One scheduler spun the whole time: some scheduler is near full, and
     %% every value is a fraction of wall time.
     Utils = [field(value, E) || E <- select(Events, #{'$name' => counter,
@@ -308,7 +316,7 @@ counters_at_interval(_) ->
     %% The chrome export draws every sample as a counter ("C") event.
     Json = filename:join(bmt_test_lib:tmpdir("chrome"), "trace.json"),
     ok = filelib:ensure_dir(Json),
-    Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+    Cli = bmt_test_lib:cli(),
     {0, _, _} = bmt_test_lib:cmd(Cli, ["export", "--format", "chrome", "-o", Json, Dir]),
     {ok, Text} = file:read_file(Json),
     Cs = binary:matches(Text, <<"{\"ph\":\"C\",\"cat\":\"counter\",\"pid\":3,">>),
@@ -335,7 +343,7 @@ counters_at_interval(_) ->
 report_counters(Dir) ->
     Html = filename:join(bmt_test_lib:tmpdir("report"), "report.html"),
     ok = filelib:ensure_dir(Html),
-    Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+    Cli = bmt_test_lib:cli(),
     {0, _, _} = bmt_test_lib:cmd(Cli, ["report", "-o", Html, Dir]),
     {ok, Text} = file:read_file(Html),
     {match, Svgs} = re:run(Text, "<svg class=\"chart counters\"[^>]* data-counter=\"([^\"]*)\" "
@@ -582,7 +590,7 @@ files_command(_) ->
          end || I <- lists:seq(1, N)]
     end),
     _ = stop(S),
-    Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+    Cli = bmt_test_lib:cli(),
     {0, JsonLines, _} = bmt_test_lib:cmd(Cli, ["files", "--format", "json", "--pid",
                                               pid_to_list(W), TraceDir]),
     Json = iolist_to_binary(lists:join("\n", JsonLines)),
@@ -718,3 +726,7 @@ file_io_of_listed_pids(_) ->
     assert_eq(only_listed, 2, length(select(Events, #{'$name' => file_op}))),
     assert_eq(patterns_gone, [], meta_clean()),
     ok.
+
+%% Last: every trace the cases above wrote reads back the same later.
+traces_reread_test(_Config) ->
+    bmt_test_lib:reread_traces().
