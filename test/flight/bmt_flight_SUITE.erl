@@ -119,7 +119,7 @@ assert_clean() ->
 %% every slow call.
 call_trigger_test(_Config) ->
     with_kv(#{clients => 2}, fun() ->
-        Offset = beamtrace:clock_ns() - erlang:monotonic_time(nanosecond),
+        Offset = bmt_flight_lib:clock_offset(node()),
         F = flight("bmt_kv:get/2 -> return", #{triggers => ["bmt_kv:get/2>10ms"], window => 2000,
                                                 'after' => 300, max_captures => infinity}),
         %% At least 8 s, and 3 slow gets from 2 s in (a loaded machine

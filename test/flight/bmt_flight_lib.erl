@@ -5,7 +5,7 @@
 -module(bmt_flight_lib).
 
 -export([with_kv/2, wait_captures/2, env/1, env_int/2, env_text/2, capture_events/1,
-         check_slow_calls/4]).
+         clock_offset/1, check_slow_calls/4]).
 
 -import(bmt_test_lib, [assert_eq/3, fail/2]).
 
@@ -59,32 +59,45 @@ capture_events(Dir) ->
          {binary_to_integer(TsText), Name, Fields}
      end || L <- Lines].
 
-%% Each slow call {Pid | PidText, T0, T1} (erlang:monotonic_time/1 ns; Offset turns
-%% them into the trace clock) is in a capture: its call and return by Pid,
-%% stamped within 5 ms of the caller's own measure, in a capture reaching
-%% back WindowMs before its first trigger.
-check_slow_calls(Caps, Slow, Offset, WindowMs) ->
+%% The trace clock's offset from erlang:monotonic_time/1 on Node, and how
+%% far off that can be: {OffsetNs, ErrorNs}. The tightest of 5 readings,
+%% each a trace clock reading between two monotonic ones (on a loaded
+%% machine two separate calls can be milliseconds apart).
+clock_offset(Node) ->
+    Read = fun() ->
+                   M0 = erpc:call(Node, erlang, monotonic_time, [nanosecond]),
+                   C = erpc:call(Node, beamtrace, clock_ns, []),
+                   M1 = erpc:call(Node, erlang, monotonic_time, [nanosecond]),
+                   {M1 - M0, C - (M0 + M1) div 2}
+           end,
+    {Gap, Offset} = lists:min([Read() || _ <- lists:seq(1, 5)]),
+    {Offset, Gap div 2 + 1}.
+
+%% Each slow call {Pid | PidText, T0, T1} (erlang:monotonic_time/1 ns,
+%% measured by the caller around its call; {Offset, Error} turns them into
+%% the trace clock) is in a capture: a call by Pid and its return, both
+%% inside the caller's own [T0, T1] (widened by Error), in a capture
+%% reaching back WindowMs before its first trigger.
+check_slow_calls(Caps, Slow, {Offset, Error}, WindowMs) ->
     Read = [{C, env_int(env(C), <<"beamtrace_trigger_ts">>), capture_events(C)} || C <- Caps],
-    [case [C || {C, Trig, Events} <- Read, holds_call(Events, Pid, T0 + Offset, T1 + Offset),
+    [case [C || {C, Trig, Events} <- Read,
+                holds_call(Events, Pid, T0 + Offset - Error, T1 + Offset + Error),
                 lists:min([T || {T, _, _} <- Events]) =< Trig - WindowMs * 1000000] of
          [_ | _] -> ok;
-         [] -> fail({slow_call_not_captured, Pid, T0 + Offset, T1 + Offset},
+         [] -> fail({slow_call_not_captured, Pid, T0 + Offset, T1 + Offset, Error},
                     [{C, Trig} || {C, Trig, _} <- Read])
      end || {Pid, T0, T1} <- Slow],
     ok.
 
-holds_call(Events, Pid, T0, T1) ->
+%% A call of bmt_kv:get/2 by Pid at or after From, and a return by Pid
+%% after it and at or before To.
+holds_call(Events, Pid, From, To) ->
     %% A pid, or its text as its own node prints it.
     P = if is_pid(Pid) -> list_to_binary(pid_to_list(Pid));
            true -> Pid
         end,
-    Near = fun(T, At) -> abs(T - At) < 5000000 end,
-    lists:any(fun({T, function_call, #{pid := Q, entry := <<"bmt_kv:get/2">>}}) ->
-                      Q =:= P andalso Near(T, T0);
-                 (_) -> false
-              end, Events)
-        andalso
-        lists:any(fun({T, function_return, #{pid := Q, entry := <<"bmt_kv:get/2">>}}) ->
-                          Q =:= P andalso Near(T, T1);
-                     (_) -> false
-                  end, Events).
+    Calls = [T || {T, function_call, #{pid := Q, entry := <<"bmt_kv:get/2">>}} <- Events,
+                  Q =:= P, T >= From, T =< To],
+    Returns = [T || {T, function_return, #{pid := Q, entry := <<"bmt_kv:get/2">>}} <- Events,
+                    Q =:= P, T >= From, T =< To],
+    lists:any(fun(C) -> lists:any(fun(R) -> R >= C end, Returns) end, Calls).

@@ -228,8 +228,7 @@ riak_like_test(_Config) ->
                                     flight => #{window => 10000, 'after' => 1000,
                                                 triggers => [<<"bmt_kv:get/2>10ms">>],
                                                 until => 3600000, max_captures => 360}}),
-        Offset = erpc:call(Node, beamtrace, clock_ns, []) -
-            erpc:call(Node, erlang, monotonic_time, [nanosecond]),
+        Offset = bmt_flight_lib:clock_offset(Node),
         Start = erpc:call(Node, erlang, monotonic_time, [nanosecond]),
         Rss = [begin timer:sleep(10000), rss(Node) end || _ <- lists:seq(1, Seconds div 10)],
         Stop = erpc:call(Node, erlang, monotonic_time, [nanosecond]),

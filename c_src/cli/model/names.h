@@ -81,8 +81,8 @@ void bmt_names_name(const struct bmt_names *n, uint32_t id, char *buf, size_t si
  * for every process that ever had registered name or label `name` (exact,
  * or in its Elixir form), or, when `glob`, a registered name, label or
  * initial call matching the '*' pattern `name`. Time: one test per
- * distinct text, then linear in processes and names held. Returns 0 or
- * -ENOMEM. */
+ * distinct text, then linear in processes and names held. Returns 1 when
+ * it matched a process, 0 when none, or -ENOMEM. */
 int bmt_names_select(const struct bmt_names *n, const char *name, int glob, uint8_t *marks);
 
 void bmt_names_free(struct bmt_names *n);
