@@ -552,7 +552,7 @@ start_flight(#r{node = T} = R) ->
                   maps:get(processes, Info), plural_es(maps:get(processes, Info))]),
             {st(R#r{trace_dir = TDir, backend = maps:get(backend, Info)}), T0};
         {error, Why} ->
-            fail("cannot start the flight recording on ~s: ~s", [T, explain(Why)])
+            fail("cannot start the flight recording on ~s: ~s", [T, explain_flight(Why)])
     end.
 
 %% record --flight --detach: the flight agent takes the recording, the
@@ -572,8 +572,19 @@ detach_flight(#r{node = T} = R) ->
             fail("a flight recording already runs on ~s: see it with beamtrace flights --node ~s, "
                  "stop it with beamtrace stop --node ~s", [T, T, T]);
         {error, Why} ->
-            fail("cannot start the flight recording on ~s: ~s", [T, explain(Why)])
+            fail("cannot start the flight recording on ~s: ~s", [T, explain_flight(Why)])
     end.
+
+%% A flight's own refusals in the command's words (a trigger's system
+%% monitor setting is refused as the session's would be: named here as
+%% the trigger).
+explain_flight({system_monitor, {unsupported, long_message_queue}}) ->
+    "--trigger long_message_queue=D/E needs a VM with the long_message_queue system monitor "
+    "(OTP 27 or later) there: use --trigger message_queue=N (sampled) instead";
+explain_flight({badtrigger, T, Why}) ->
+    io_lib:format("--trigger '~ts': ~ts", [T, Why]);
+explain_flight(Why) ->
+    explain(Why).
 
 %% The flight's spec and options: the trace's, with `flight''s (window,
 %% after, triggers, max_captures, until) in place of its duration.

@@ -166,7 +166,7 @@ def bad_values(o):
             cases.append((str(o["max"] + 1), named))
         return cases
     if t == "duration":
-        return cases + [("5", ["ns, us, ms, s, m or h"])]
+        return cases + [("5", ["ns, us, ms, s, m, h or d"])]
     if t == "size":
         return cases + [("5X", ["K, M or G"])]
     if t == "time":

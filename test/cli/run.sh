@@ -374,7 +374,7 @@ check_cmd "unknown top-level option: exit 2, one line" usage_error --frob
 # Every duration carries its unit (issue 16): a bare 5 was 5 ns to calls
 # and 5 s to record.
 check_cmd "--slower-than 5 (no unit): exit 2, one line naming the units" \
-    eval 'usage_error calls --slower-than 5 "$basic" && grep -q "ns, us, ms, s, m or h" "$out/usage.err"'
+    eval 'usage_error calls --slower-than 5 "$basic" && grep -q "ns, us, ms, s, m, h or d" "$out/usage.err"'
 check_cmd "--begin +5 (no unit): exit 2, one line" usage_error calls --begin +5 "$basic"
 # export writes as it reads: a bad value found then (a time is resolved on
 # the trace) left the start of the JSON on stdout, or an -o file behind.
