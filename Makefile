@@ -60,7 +60,7 @@ CLI := priv/beamtrace
 # would hide OTP's and break releases holding runtime_tools.
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all priv beams test test-otp dialyzer demo bench fuzz clean docs check-docs usdt-skipped debug
+.PHONY: all priv beams test test-otp dialyzer demo bench bench-instructions fuzz clean docs check-docs usdt-skipped debug
 all: priv beams
 beams: $(BEAMS) ebin/beamtrace.app
 # What rebar3 (rebar.config's pre_hook) builds: everything but the beams.
@@ -170,6 +170,10 @@ demo: all
 
 bench: all
 	$(Q)bash bench/run.sh
+
+# The analyses' instructions per event alone (callgrind, a few minutes).
+bench-instructions: all
+	$(Q)bash bench/instructions.sh
 
 # Longer fuzz runs than the test suite's: the NIF with 100000 random calls,
 # then the trace reader's mutation fuzz against babeltrace2 (FUZZ_RUNS=10000

@@ -19,6 +19,10 @@ import sys
 
 RANK = {"base": 0, "ctf": 1, "model": 2, "out": 3, "cmd": 4, "record": 4}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# A module's file name without its suffix: names_priv.h (what a module's
+# files share) and plan_run.h (plan's inline hot half, which the reader's
+# loop includes) belong to the module they extend.
+SUFFIX = re.compile(r"_(priv|run)$")
 
 
 def modules(root):
@@ -31,14 +35,14 @@ def modules(root):
         for f in sorted(os.listdir(d)):
             if not f.endswith((".c", ".h")):
                 continue
-            mod = folder + "/" + re.sub(r"_priv$", "", f.rsplit(".", 1)[0])
+            mod = folder + "/" + SUFFIX.sub("", f.rsplit(".", 1)[0])
             for line in open(os.path.join(d, f), encoding="utf-8", errors="replace"):
                 m = INCLUDE.match(line)
                 if not m:
                     continue
                 inc = m.group(1)
                 target = inc if "/" in inc else folder + "/" + inc
-                uses.setdefault(mod, set()).add(re.sub(r"_priv$", "", target.rsplit(".", 1)[0]))
+                uses.setdefault(mod, set()).add(SUFFIX.sub("", target.rsplit(".", 1)[0]))
             uses.setdefault(mod, set())
     return uses
 

@@ -23,9 +23,13 @@ TAP_PREFIX=""
 BT="$root/priv/beamtrace"
 ASAN="$root/test/out/beamtrace-asan"
 check_cmd "make priv/beamtrace builds warning-free" make -s -C "$root" priv/beamtrace
+check_cmd "the command's layers: base < ctf < model < out < cmd, record; no include cycle (tools/check_cli_layers.py)" \
+    python3 "$root/tools/check_cli_layers.py" "$root/c_src/cli"
 # shellcheck disable=SC2086
-check_cmd "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_src/cli \
-    -o "$ASAN" $CLI_SRC -lm
+# BMT_READER_POISON: fields a command did not select read as NULL strings
+# (ctf/reader.h), so a field missing from a command's set fails a check.
+check_cmd "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -DBMT_READER_POISON \
+    -Ic_src -Ic_src/cli -o "$ASAN" $CLI_SRC -lm
 # shellcheck disable=SC2086
 check_cmd "corpus generator builds" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src \
     -Itest/lib -o "$out/make_corpus" test/cli/make_corpus.c test/lib/trace_gen.c $CORE
@@ -211,6 +215,24 @@ while IFS='|' read -r name opts; do
         check_cmd "layout $name: calls, sched, procs, gc and flame give the same answers as beamtrace's layout" [ $same = 1 ]
     fi
 done <<<"$layouts"
+# The compiled decoders against the type-tree walk, event by event, on every
+# layout above (test/cli/test_plan.c: random events, whole, cut short or
+# with a changed byte; the little-endian layouts must be compiled whole).
+# It links only ctf/, base/ and core/, as the layers require.
+CTF_SRC=$(echo $CLI_SRC | tr ' ' '\n' | grep -E 'c_src/(core|cli/base|cli/ctf)/' | tr '\n' ' ')
+# shellcheck disable=SC2086
+if check_cmd "test_plan builds from ctf/, base/ and core/ alone" $CC -std=gnu11 -O1 -g $WARN $SAN \
+       -Ic_src -Ic_src/cli -o "$out/test_plan" test/cli/test_plan.c $CTF_SRC -lm; then
+    L=$out/layouts
+    "$out/test_plan" --expect-fast "$L/beamtrace/metadata" "$L/large/metadata" "$L/compact/metadata" \
+        "$L/types-large/metadata" "$L/large-align16/metadata" >"$out/test_plan.log" 2>&1 &&
+    "$out/test_plan" "$L/compact-be/metadata" "$L/large-be/metadata" "$L/types-compact-be/metadata" \
+        >>"$out/test_plan.log" 2>&1
+    rc=$?
+    check_cmd "compiled decoders accept and reject what the walk does, with its values, on every layout ($(grep -c '^ok' "$out/test_plan.log") checks)" \
+        [ $rc -eq 0 ]
+    [ $rc -eq 0 ] || grep -v '^ok' "$out/test_plan.log" | head -20
+fi
 # Packetized metadata is text up to its first NUL byte, for babeltrace2 as
 # for view: a NUL inside the opening comment leaves it unclosed.
 rm -rf "$out/layouts/meta-nul" && cp -r "$out/layouts/large" "$out/layouts/meta-nul" &&
@@ -235,18 +257,21 @@ PY
 # with packetized metadata): no crash, hang or sanitizer report, one error
 # line or a clean exit; on every 4th, view must agree with babeltrace2 on
 # whether the trace is readable and print the same bytes when both read it
-# (the documented exceptions aside: see fuzz.py). `make fuzz` runs 10 000,
-# each compared with babeltrace2.
+# (the documented exceptions aside: see fuzz.py). stats and calls also run
+# with BEAMTRACE_READER=generic and must end alike: the compiled decoders
+# accept and reject exactly what the type-tree walk does. `make fuzz` runs
+# 10 000, each compared with babeltrace2.
 python3 test/cli/ctf_write.py "$BT" "$out/layouts/fuzz-compact" --layout compact --big-endian \
     --contexts --types --padding --id-base 20 --events 400 &&
 python3 test/cli/ctf_write.py "$BT" "$out/layouts/fuzz-large" --layout large --packetized \
     --events 400 || not_ok "fuzz bases generated"
 python3 test/cli/fuzz.py --bt2 --bt2-every "${FUZZ_BT2_EVERY:-4}" --max-disagree "${FUZZ_MAX_DISAGREE:-0}" --seed "${FUZZ_SEED:-2024}" \
+    --cmds "view,stats,calls --format json" --vs-generic \
     "$ASAN" "$out" "${FUZZ_RUNS:-1000}" "$out/corpus/good/basic" "$out/corpus/good/drops" \
     "$out/layouts/fuzz-compact" "$out/layouts/fuzz-large" >"$out/fuzz.log" 2>&1
 rc=$?
 sed -n 's/^# \(both\|view\)/#   \1/p; /mutated traces/p' "$out/fuzz.log"
-check_cmd "mutation fuzz: ${FUZZ_RUNS:-1000} traces, no crash, hang or sanitizer report, verdicts as babeltrace2's" \
+check_cmd "mutation fuzz: ${FUZZ_RUNS:-1000} traces, no crash, hang or sanitizer report, verdicts as babeltrace2's, compiled decoders as the walk" \
     [ $rc -eq 0 ]
 [ $rc -eq 0 ] || grep '^# run' "$out/fuzz.log" | head -20
 
@@ -357,6 +382,30 @@ check_cmd "cluster: two traces of one node: one line, exit 1" \
 mkdir -p "$out/cluster-empty"
 check_cmd "cluster: a directory without a trace among several: one line, exit 1" \
     cluster_error "cluster-empty: no metadata file" stats "$cl" "$out/cluster-empty"
+
+# ---- trace discovery never follows symbolic links ----
+# A session directory whose trace sits below, next to a `loop -> ..` and a
+# `root -> /` link: read at once (a version that followed links walked
+# /proc for minutes), the links skipped. A symlinked stream file inside the
+# trace directory is not read, and said. A directory whose only trace is
+# behind a link: one error line naming the link and what to pass instead.
+sl=$out/symlinks
+rm -rf "$sl" && mkdir -p "$sl/session/ust/uid/0/64-bit" "$sl/only"
+cp "$basic"/* "$sl/session/ust/uid/0/64-bit/"
+ln -s .. "$sl/session/loop" && ln -s / "$sl/session/root" &&
+    ln -s .. "$sl/session/ust/uid/0/64-bit/loop" && ln -s / "$sl/session/ust/uid/0/64-bit/root" &&
+    ln -s "$root/Makefile" "$sl/session/ust/uid/0/64-bit/channel9_9" &&
+    ln -s "$root/$sl/session/ust/uid/0/64-bit" "$sl/only/node"
+timeout 20 "$ASAN" stats "$sl/session" >"$sl/stats.out" 2>"$sl/stats.err"
+rc=$?
+check_cmd "symlinks: a directory with loop -> .. and root -> / links is read at once, exit 0" \
+    eval '[ $rc -eq 0 ] && [ "$(sed -n "s/^events  *//p" "$sl/stats.out")" = "$("$BT" stats "$basic" | sed -n "s/^events  *//p")" ]'
+check_cmd "symlinks: a symlinked stream file is not read, one warning says so and how" \
+    eval '[ "$(wc -l <"$sl/stats.err")" -eq 1 ] && grep -q "^beamtrace: warning: .*1 symbolic link (channel9_9) not read as stream file; copy" "$sl/stats.err" && no_sanitizer_report "$sl/stats.err"'
+check_cmd "symlinks: a trace only behind a link: one error line naming the link, exit 1" \
+    cluster_error "where 1 symbolic link (.*only/node) was not followed; pass the trace directory itself" \
+    stats "$sl/only"
+check_cmd "symlinks: the link's target itself is read" eval 'timeout 20 "$BT" stats "$sl/only/node" >/dev/null 2>&1'
 
 # ---- command line ----
 usage_error() { # usage_error ARGS...: exit 2 and one "beamtrace:" line

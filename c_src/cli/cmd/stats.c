@@ -194,7 +194,11 @@ static int run(void *opts)
     struct bmt_tally st;
     memset(&st, 0, sizeof st);
     int status = BMT_EXIT_FAIL;
+    /* Counts and sizes only: no field is decoded. */
+    static const struct bmt_field_set no_fields;
     int rc = bmt_reader_open(&r, c->dirs.v, c->dirs.n);
+    if (rc == 0)
+        rc = bmt_reader_select(&r, &no_fields);
     if (rc == 0 && (rc = bmt_tally_collect(&r, &st)) == 0)
         warn_span(&r, dir, &st);
     struct bmt_out o;

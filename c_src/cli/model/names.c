@@ -139,6 +139,16 @@ static int generic_entry(const char *s, size_t len)
     return 0;
 }
 
+#define NAME_FIELD(tp, f) (UINT32_C(1) << BMT_F_##tp##_##f)
+const struct bmt_field_set bmt_names_fields = {{
+    [BMT_TP_process_info] = NAME_FIELD(process_info, pid) | NAME_FIELD(process_info, name) |
+                            NAME_FIELD(process_info, entry) | NAME_FIELD(process_info, label),
+    [BMT_TP_process_spawn] = NAME_FIELD(process_spawn, pid) | NAME_FIELD(process_spawn, entry),
+    [BMT_TP_process_register] = NAME_FIELD(process_register, pid) |
+                                NAME_FIELD(process_register, name) |
+                                NAME_FIELD(process_register, type),
+}};
+
 int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
 {
     const struct bmt_value *v = rec->values;

@@ -20,6 +20,7 @@
 
 #include "ctf/nodes.h"
 #include "ctf/reader.h"
+#include "ctf/field_set.h"
 #include "base/strtab.h"
 
 #include <stdint.h>
@@ -49,6 +50,10 @@ void bmt_names_init(struct bmt_names *n);
 /* Takes the names an event carries (process_info, process_spawn,
  * process_register; others are ignored). Returns 0 or -ENOMEM. */
 int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec);
+
+/* The fields bmt_names_feed reads (process_info, process_spawn,
+ * process_register): what a pass that keeps names asks the reader for. */
+extern const struct bmt_field_set bmt_names_fields;
 
 /* The id of pid text `s`/`len`, created if new; or -ENOMEM. */
 int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len);

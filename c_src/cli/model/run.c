@@ -19,15 +19,10 @@ static void span_text(uint64_t ns, char out[48])
         snprintf(out, 48, "%.1f days", d / 86400);
 }
 
-/* The fields the scope itself reads: the names (names.c) and the events
- * counted for "the trace lacks" notes. */
+/* The events the scope itself takes: the names' (their fields are
+ * bmt_names_fields) and the events counted for "the trace lacks" notes. */
 static const struct bmt_needs scope_needs = {{
-    BMT_NEED(process_info, BMT_FIELD(process_info, pid) | BMT_FIELD(process_info, name) |
-                               BMT_FIELD(process_info, entry) | BMT_FIELD(process_info, label)),
-    BMT_NEED(process_spawn, BMT_FIELD(process_spawn, pid) | BMT_FIELD(process_spawn, entry)),
-    BMT_NEED(process_register, BMT_FIELD(process_register, pid) |
-                                   BMT_FIELD(process_register, name) |
-                                   BMT_FIELD(process_register, type)),
+    BMT_NEED(process_info, 0), BMT_NEED(process_spawn, 0), BMT_NEED(process_register, 0),
     BMT_NEED(process_scheduled, 0), BMT_NEED(message_receive, 0),
     BMT_NEED(message_receive_link, 0), BMT_NEED(gc_minor_start, 0),
     BMT_NEED(gc_major_start, 0), BMT_NEED(function_call, 0),
@@ -55,7 +50,7 @@ static void make_plan(struct plan *p, struct bmt_an_scope *scope)
 {
     memset(scope->want, 0, sizeof scope->want);
     for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
-        want(scope, tp, scope_needs.fields[tp]);
+        want(scope, tp, scope_needs.fields[tp] | (uint16_t)bmt_names_fields.tp[tp]);
     for (unsigned i = 0; i < p->n; i++) {
         const struct bmt_needs *nd = p->subs[i].acc->needs;
         uint32_t bit = UINT32_C(1) << i;
@@ -80,6 +75,16 @@ static void make_plan(struct plan *p, struct bmt_an_scope *scope)
             want(scope, BMT_TP_message_receive_link, r);
         }
     }
+}
+
+/* The reader decodes the fields the pass reads (scope->want) and skips
+ * the others: the analyses' speed depends on it (issue 17). */
+static int select_fields(struct bmt_reader *r, const struct bmt_an_scope *scope)
+{
+    struct bmt_field_set f;
+    for (unsigned tp = 0; tp < BMT_TP_COUNT; tp++)
+        f.tp[tp] = scope->want[tp] & (uint16_t)~BMT_NEED_EVENT;
+    return bmt_reader_select(r, &f);
 }
 
 static int dispatch(const struct plan *p, uint32_t subs, const struct bmt_record *rec)
@@ -135,7 +140,8 @@ static int open_pass(struct bmt_reader *r, struct plan *p, struct bmt_an_scope *
 {
     const char *dir = scope->label;
     int rc = scope->filtering ? bmt_an_scope_filter(scope, r) : 0;
-    if (rc < 0 || (rc = bmt_reader_open(r, scope->paths, scope->path_count)) < 0)
+    if (rc < 0 || (rc = bmt_reader_open(r, scope->paths, scope->path_count)) < 0 ||
+        (rc = select_fields(r, scope)) < 0)
         return rc;
     for (unsigned i = 0; i < p->n; i++)
         if (p->subs[i].acc->packet) { /* before the first packet is entered */

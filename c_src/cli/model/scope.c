@@ -78,6 +78,8 @@ int bmt_an_scope_filter(struct bmt_an_scope *s, struct bmt_reader *r)
     struct bmt_names names;
     bmt_names_init(&names);
     int rc = bmt_reader_open(r, s->paths, s->path_count);
+    if (rc == 0)
+        rc = bmt_reader_select(r, &bmt_names_fields);
     const struct bmt_record *rec;
     while (rc == 0 && (rc = bmt_reader_next(r, &rec)) == 1)
         rc = rec->tp == BMT_TP_process_info || rec->tp == BMT_TP_process_spawn ||
