@@ -77,30 +77,33 @@ static int add_dir(struct rows *rs, const char *dir, unsigned long long n)
     return 0;
 }
 
-/* DIR itself when it is a capture (holds metadata), else its capture-N-*
- * directories (not through symlinks). 0, or -ENOMEM. */
+/* DIR's capture-N-* directories (not through symlinks); else DIR itself
+ * when it is a trace (one capture). An attached `record --flight`'s
+ * directory is a trace too (the rings at the end) holding its captures:
+ * those are listed. 0, or -ENOMEM. */
 static int gather(struct rows *rs, const char *dir)
 {
     char path[4096];
     struct stat st;
-    snprintf(path, sizeof path, "%s/metadata", dir);
-    if (stat(path, &st) == 0) {
-        const char *base = strrchr(dir, '/');
-        return add_dir(rs, dir, capture_number(base ? base + 1 : dir));
-    }
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
+    unsigned before = rs->n;
     int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        unsigned long long n = capture_number(e->d_name);
-        if (!n || (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
-            continue;
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            rc = add_dir(rs, path, n);
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while (rc == 0 && (e = readdir(d)) != NULL) {
+            unsigned long long n = capture_number(e->d_name);
+            if (!n || (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
+                continue;
+            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                rc = add_dir(rs, path, n);
+        }
+        closedir(d);
     }
-    closedir(d);
+    snprintf(path, sizeof path, "%s/metadata", dir);
+    if (rc == 0 && rs->n == before && stat(path, &st) == 0) {
+        const char *base = strrchr(dir, '/');
+        rc = add_dir(rs, dir, capture_number(base ? base + 1 : dir));
+    }
     return rc;
 }
 
