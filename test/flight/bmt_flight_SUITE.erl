@@ -271,7 +271,7 @@ message_queue_test(_Config) ->
 %% accepting the setting), a queue past it fires; elsewhere the flight is
 %% refused before anything is set.
 long_message_queue_test(_Config) ->
-    Supported = vm_has_long_message_queue(),
+    Supported = bmt_flight_lib:vm_has_long_message_queue(),
     with_kv(#{clients => 1}, fun() ->
         Opts = #{triggers => ["long_message_queue=10/1000"], window => 500, 'after' => 300,
                  dir => tmpdir("flight")},
@@ -292,18 +292,6 @@ long_message_queue_test(_Config) ->
     end),
     assert_clean().
 
-vm_has_long_message_queue() ->
-    Self = self(),
-    P = spawn(fun() ->
-                      Prev = erlang:system_monitor(),
-                      R = try erlang:system_monitor(self(), [{long_message_queue, {1, 2}}]) of
-                              _ -> true
-                          catch error:badarg -> false
-                          end,
-                      _ = erlang:system_monitor(Prev),
-                      Self ! {self(), R}
-              end),
-    receive {P, R} -> R end.
 
 %% Mistakes are refused with what is wrong, nothing set, no directory made.
 errors_test(_Config) ->

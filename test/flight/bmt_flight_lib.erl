@@ -5,7 +5,7 @@
 -module(bmt_flight_lib).
 
 -export([with_kv/2, wait_captures/2, env/1, env_int/2, env_text/2, capture_events/1,
-         clock_offset/1, check_slow_calls/4]).
+         clock_offset/1, check_slow_calls/4, vm_has_long_message_queue/0]).
 
 -import(bmt_test_lib, [assert_eq/3, fail/2]).
 
@@ -101,3 +101,18 @@ holds_call(Events, Pid, From, To) ->
     Returns = [T || {T, function_return, #{pid := Q, entry := <<"bmt_kv:get/2">>}} <- Events,
                     Q =:= P, T >= From, T =< To],
     lists:any(fun(C) -> lists:any(fun(R) -> R >= C end, Returns) end, Calls).
+
+%% Whether this VM has the long_message_queue system monitor (OTP 27+):
+%% asked of the VM (it refuses a setting it lacks), not of a version.
+vm_has_long_message_queue() ->
+    Self = self(),
+    P = spawn(fun() ->
+                      Prev = erlang:system_monitor(),
+                      R = try erlang:system_monitor(self(), [{long_message_queue, {1, 2}}]) of
+                              _ -> true
+                          catch error:badarg -> false
+                          end,
+                      _ = erlang:system_monitor(Prev),
+                      Self ! {self(), R}
+              end),
+    receive {P, R} -> R end.

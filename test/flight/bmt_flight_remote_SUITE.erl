@@ -13,7 +13,8 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
          end_per_testcase/2]).
--export([detached_flight_test/1, restart_keeps_captures_test/1, riak_like_test/1]).
+-export([detached_flight_test/1, restart_keeps_captures_test/1, riak_like_test/1,
+         commands_test/1, command_errors_test/1]).
 %% riak_like_test's own time limit.
 -export([riak_like_test/0]).
 
@@ -26,7 +27,9 @@
 suite() -> [{timetrap, {seconds, 240}}].
 
 all() ->
-    [detached_flight_test,
+    [commands_test,
+     command_errors_test,
+     detached_flight_test,
      restart_keeps_captures_test,
      riak_like_test].
 
@@ -137,7 +140,130 @@ private_dirs(Node) ->
     {ok, Names} = erpc:call(Node, file, list_dir, [Base]),
     [filename:join(Base, N) || N <- Names, lists:prefix(Prefix, N)].
 
+%%% The command
+
+%% Runs `beamtrace Args...`: {Status, StdoutLines, StderrLines}, each line
+%% echoed as a TAP comment.
+bt(Args) ->
+    {Status, Out, Err} = bmt_test_lib:cmd(bmt_test_lib:cli(), Args),
+    ErrLines = binary:split(Err, <<"\n">>, [global, trim_all]),
+    io:format("# beamtrace ~ts: exit ~p~n", [lists:join(" ", Args), Status]),
+    [io:format("#   ~ts~n", [L]) || L <- Out ++ ErrLines],
+    {Status, Out, ErrLines}.
+
+node_args(Node) ->
+    ["--node", atom_to_list(Node), "--cookie-file", bmt_record_cmd:cookie_file()].
+
+%% The error lines among a command's stderr (its progress notes aside).
+errors(Err) ->
+    [L || <<"beamtrace: ", _/binary>> = L <- Err].
+
+has(Lines, Text) ->
+    lists:any(fun(L) -> binary:match(L, Text) =/= nomatch end, Lines).
+
 %%% Tests
+
+%% The whole round from a shell, as docs/flight-recorder.md shows it:
+%% `record --flight 2s --trigger 'bmt_kv:get/2>10ms' --detach' exits 0
+%% leaving the recording; a slow get writes a capture; `flights' lists it
+%% with what fired it; `fetch -o DIR' copies it; `captures DIR' lists
+%% each with its trigger; `calls --breakdown' of one marks the triggering
+%% call among the slowest; `report' says it; `stop' copies the rest and
+%% leaves nothing of beamtrace on the node.
+commands_test(_Config) ->
+    {Peer, Node} = start_target(name(bmt_flight_cmd)),
+    try
+        {0, Rec, _} = bt(["record" | node_args(Node)] ++
+                             ["--calls", "bmt_kv:get/2 -> return", "--flight", "2s",
+                              "--trigger", "bmt_kv:get/2>10ms", "--after", "300ms",
+                              "--max-captures", "60/h", "--until", "1h", "--detach"]),
+        assert_eq(left_running_said, true, has(Rec, <<"flight recorder left running on">>)),
+        %% 1 get in 1000 is slow: wait for two captures.
+        [_, _ | _] = wait_agent_captures(Node, 2),
+        {0, List, _} = bt(["flights" | node_args(Node)]),
+        assert_eq(flights_lists_the_recording, true,
+                  has(List, <<" running ">>) andalso has(List, <<"bmt_kv:get/2>10ms">>)),
+        assert_eq(flights_lists_a_capture, true,
+                  lists:any(fun(L) -> re:run(L, <<"^    capture-1-[0-9TZ]+  call [0-9.]+ ms "
+                                                  "bmt_kv:get/2 <[0-9.]+>$">>) =/= nomatch
+                            end, List)),
+        Out = tmpdir("fetched"),
+        {0, Fetched, _} = bt(["fetch" | node_args(Node)] ++ ["-o", Out]),
+        Caps = capture_dirs(Out),
+        assert_eq(fetched_said, true, has(Fetched, <<"captures copied from">>)),
+        assert_eq(fetched, true, length(Caps) >= 2),
+        {0, Listed, []} = bt(["captures", Out]),
+        Rows = [L || L <- Listed, re:run(L, <<"^[0-9]+ +[0-9-]+ [0-9:.]+ UTC call +[0-9.]+ ms > "
+                                              "10.000 ms +<[0-9.]+> +bmt_kv:get/2 ">>) =/= nomatch],
+        assert_eq(captures_lists_each, length(Caps), length(Rows)),
+        [C1 | _] = Caps,
+        {0, Calls, _} = bt(["calls", "--breakdown", C1]),
+        assert_eq(calls_says_the_capture, true,
+                  re:run(hd(Calls), <<"^capture 1, fired .* UTC by call bmt_kv:get/2 in <">>)
+                  =/= nomatch),
+        assert_eq(calls_marks_the_trigger, true, has(Calls, <<"<- the capture's trigger">>)),
+        Html = filename:join(Out, "report.html"),
+        {0, _, _} = bt(["report", "-o", Html, C1]),
+        {ok, Page} = file:read_file(Html),
+        assert_eq(report_says_the_trigger, true,
+                  binary:match(Page, <<"<p class=\"trigger\">Flight recorder capture 1">>)
+                  =/= nomatch),
+        {0, Stop, _} = bt(["stop" | node_args(Node)] ++ ["-o", Out]),
+        assert_eq(stop_said, true, has(Stop, <<"stopped 1 flight recording">>)),
+        assert_eq(nothing_left, [], left(Node)),
+        assert_eq(no_agent, undefined, erpc:call(Node, erlang, whereis, [beamtrace_flight_agent])),
+        assert_eq(no_private_dir, [], private_dirs(Node)),
+        %% Nothing runs: each says so, exit 0.
+        {0, None, _} = bt(["flights" | node_args(Node)]),
+        assert_eq(none_listed, true, has(None, <<"0 flight recordings">>))
+    after
+        stop_target(Peer)
+    end.
+
+%% What users get wrong, one line each and a non-zero exit: a trigger the
+%% node's VM cannot watch (long_message_queue: checked on the node as a
+%% feature, not a release), a second detached recording, a node that does
+%% not exist; and a flight without a trigger refused before connecting.
+command_errors_test(_Config) ->
+    {Peer, Node} = start_target(name(bmt_flight_err)),
+    try
+        Flight = ["--calls", "bmt_kv:get/2", "--flight", "2s", "--until", "1h", "--detach"],
+        %% The target runs this node's VM.
+        case bmt_flight_lib:vm_has_long_message_queue() of
+            false ->
+                {1, _, Err} = bt(["record" | node_args(Node)] ++ Flight ++
+                                     ["--trigger", "long_message_queue=10/100"]),
+                [Line] = errors(Err),
+                assert_eq(says_what_and_how, true,
+                          re:run(Line, <<"^beamtrace: record: .*--trigger long_message_queue=D/E "
+                                         "needs .* use --trigger message_queue=N">>) =/= nomatch),
+                assert_eq(nothing_left_after_refusal, [], left(Node));
+            true ->
+                {0, _, _} = bt(["record" | node_args(Node)] ++ Flight ++
+                                   ["--trigger", "long_message_queue=10/100"]),
+                {0, _, _} = bt(["stop" | node_args(Node)] ++ ["-o", tmpdir("stopped")])
+        end,
+        {0, _, _} = bt(["record" | node_args(Node)] ++ Flight ++ ["--trigger", "probe"]),
+        {1, _, Err2} = bt(["record" | node_args(Node)] ++ Flight ++ ["--trigger", "probe"]),
+        [Second] = errors(Err2),
+        assert_eq(second_refused, true,
+                  re:run(Second, <<"^beamtrace: record: a flight recording already runs on .*: "
+                                   "see it with beamtrace flights --node .* stop it with "
+                                   "beamtrace stop --node ">>) =/= nomatch),
+        {0, _, _} = bt(["stop" | node_args(Node)] ++ ["-o", tmpdir("stopped")]),
+        assert_eq(nothing_left, [], left(Node)),
+        {2, [], [NoTrigger]} = bt(["record" | node_args(Node)] ++
+                                      ["--calls", "bmt_kv:get/2", "--flight", "2s"]),
+        assert_eq(no_trigger_refused, true,
+                  binary:match(NoTrigger, <<"--flight needs at least one --trigger">>) =/= nomatch),
+        {1, [], Err3} = bt(["flights", "--node", "bmt_no_such_node",
+                            "--cookie-file", bmt_record_cmd:cookie_file()]),
+        [NoNode] = errors(Err3),
+        assert_eq(no_node_one_line, true,
+                  binary:match(NoNode, <<"beamtrace: flights: ">>) =/= nomatch)
+    after
+        stop_target(Peer)
+    end.
 
 %% record --flight --detach, then a trigger on the node, flights, fetch,
 %% stop: the command exits leaving the agent; the capture is listed,

@@ -133,8 +133,8 @@ const struct bmt_opt bmt_record_options[] = {
      .offset = AT(max_rate, uint64_t)},
     {.name = "sample", .type = BMT_OPT_TEXT, .arg = "1/N",
      .help = "keep one call, send, receive, scheduling and GC event in N, decided in the "
-             "tracer (a call and its return together); or KIND=1/N,... per kind; the analyses "
-             "scale counts back",
+             "tracer (a call and its return together); or KIND=1/N,... per kind; the ratios in "
+             "force are in the trace (sample_ratio events)",
      .check = bmt_record_sample_check, .example = "1/10", .offset = AT(sample, const char *)},
     {.name = "on-max-rate", .type = BMT_OPT_LIST, .arg = "WHAT",
      .help = "past --max-rate: stop (default), or sample: keep fewer events instead (default "
