@@ -341,8 +341,9 @@ until_test(_Config) ->
     assert_clean().
 
 %% A VM killed (SIGKILL) while an overwrite session recorded: its trace
-%% on disk does not read as an empty, complete trace. babeltrace2 reports
-%% at least as many discarded events as info/1 said the rings held then.
+%% on disk does not read as an empty, complete trace. babeltrace2 and
+%% beamtrace report at least as many discarded events as info/1 said the
+%% rings held then, and beamtrace says the recording did not end.
 killed_vm_incomplete_test(_Config) ->
     Root = bmt_test_lib:root(),
     Dir = tmpdir("killed"),
@@ -365,6 +366,13 @@ killed_vm_incomplete_test(_Config) ->
     {_, _, Err} = bmt_test_lib:cmd("babeltrace2", [Dir]),
     Said = bmt_test_lib:discard_warnings_total(Err),
     assert_eq({babeltrace_discarded_at_least, Discarded}, true, Said >= Discarded),
+    %% beamtrace says it too: incomplete, and the events it lost.
+    {0, Stats, StatsErr} = bmt_test_lib:cmd(bmt_test_lib:cli(), ["stats", "--format", "json", Dir]),
+    assert_eq(beamtrace_says_incomplete, true,
+              binary:match(StatsErr, <<"incomplete: the recording did not end">>) =/= nomatch),
+    {match, [D]} = re:run(iolist_to_binary(Stats), <<"\"discarded_events\": *([0-9]+)">>,
+                          [{capture, all_but_first, binary}]),
+    assert_eq({beamtrace_discarded_at_least, Discarded}, true, binary_to_integer(D) >= Discarded),
     ok.
 
 churn(0) -> ok;

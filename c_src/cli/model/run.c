@@ -133,6 +133,21 @@ static int feed_event(const struct plan *p, struct bmt_an_scope *scope,
     return dispatch(p, renamed, &otp);
 }
 
+void bmt_an_warn_incomplete(struct bmt_reader *r, const char *dir)
+{
+    for (unsigned s = 0; s < r->stream_count; s++) {
+        const struct bmt_reader_stream *st = &r->streams[s];
+        const char *path = st->file_count ? st->files[0].path : "";
+        const char *base = strrchr(path, '/');
+        if (strcmp(base ? base + 1 : path, "channel0_incomplete") == 0) {
+            bmt_reader_warn(r, "%s: incomplete: the recording did not end (its VM was killed, or "
+                            "it is still being written); what was not on disk yet is counted as "
+                            "discarded", dir);
+            return;
+        }
+    }
+}
+
 /* Opens the traces, resolves the filter and the window, says what is odd
  * about the trace; *rec is the first event (rc 1) or none (rc 0). */
 static int open_pass(struct bmt_reader *r, struct plan *p, struct bmt_an_scope *scope,
@@ -152,6 +167,7 @@ static int open_pass(struct bmt_reader *r, struct plan *p, struct bmt_an_scope *
         if (r->traces[t].meta.warning)
             bmt_reader_warn(r, "%s: %s; analyses ignore its events", dir,
                             r->traces[t].meta.warning);
+    bmt_an_warn_incomplete(r, dir);
     if ((rc = bmt_reader_next(r, rec)) < 0)
         return rc;
     scope->first_ns = rc == 1 ? (*rec)->ts_ns : 0;
