@@ -240,6 +240,13 @@ static int run(void *opts)
     int status = BMT_EXIT_FAIL, rc = 0;
     for (unsigned i = 0; rc == 0 && i < c->dirs.n; i++) {
         unsigned before = rs.n;
+        struct stat st;
+        int missing = stat(c->dirs.v[i], &st) != 0;
+        if (missing || !S_ISDIR(st.st_mode)) {
+            bmt_cli_error(CMD ": %s: %s; give the directory fetch or record --flight filled",
+                          c->dirs.v[i], missing ? strerror(errno) : "not a directory");
+            goto out;
+        }
         rc = gather(&rs, c->dirs.v[i]);
         if (rc == 0 && rs.n == before) {
             bmt_cli_error(CMD ": %s holds no flight capture (a capture-N-TIME directory, or one "

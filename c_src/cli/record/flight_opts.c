@@ -18,8 +18,8 @@
                       "busy_port, busy_dist_port, long_message_queue=D/E, probe, probe=LABEL, "   \
                       "message_queue=N"
 
-/* The event kinds `sample` takes (beamtrace_trace's kinds but `ports`'s
- * and `procs`' own), in the controller's spelling. */
+/* The event kinds beamtrace's `sample` option takes (erlang:trace/3's
+ * flags, as nif_sample.c reads them), in the controller's spelling. */
 static const char *const sample_kinds[] = {"call",    "send", "receive", "running",
                                            "garbage_collection", "procs", "ports", NULL};
 
