@@ -6,6 +6,7 @@
 
 static int run(void *opts)
 {
+    bmt_record_reach_defaults(opts);
     return bmt_record_run_action(opts, BMT_ACTION_STOP);
 }
 

@@ -213,24 +213,24 @@ const struct bmt_opt bmt_record_options[] = {
 
 /* flights, fetch, stop: the node and how to reach it, as record's rows
  * say (the controller reads the same keys). */
-#define REACH_ROWS                                                                                \
-    {.name = "node", .type = BMT_OPT_NODE, .arg = "NAME",                                         \
-     .help = "the node: name@host, or name on this host", .flags = BMT_OPT_REQUIRED,              \
-     .offset = AT(node, const char *)},                                                           \
-        {.name = "cookie-file", .type = BMT_OPT_FILE, .arg = "FILE",                              \
-         .help = "its cookie (default: $BEAMTRACE_COOKIE, then ~/.erlang.cookie; never on the "   \
-                 "command line)",                                                                 \
-         .offset = AT(cookie_file, const char *)},                                                \
-        {.name = "remote-tmp", .type = BMT_OPT_DIR, .arg = "DIR",                                 \
-         .help = "where on the node `record --remote-tmp` put the private directories (default "  \
-                 "its $TMPDIR or /tmp)",                                                          \
-         .offset = AT(remote_tmp, const char *)},                                                 \
-        {.name = "proto-dist", .type = BMT_OPT_TEXT, .arg = "NAME",                               \
-         .help = "distribution protocol, e.g. inet_tls (default $BEAMTRACE_PROTO_DIST)",          \
-         .example = "inet_tcp", .offset = AT(proto_dist, const char *)},                          \
-        {.name = "ssl-dist-optfile", .type = BMT_OPT_FILE, .arg = "FILE",                         \
-         .help = "TLS distribution options (default $BEAMTRACE_SSL_DIST_OPTFILE)",                \
-         .offset = AT(ssl_dist_optfile, const char *)}
+#define REACH_ROWS                                                                                 \
+    {.name = "node", .type = BMT_OPT_NODE, .arg = "NAME",                                          \
+     .help = "the node: name@host, or name on this host", .flags = BMT_OPT_REQUIRED,               \
+     .offset = AT(node, const char *)},                                                            \
+    {.name = "cookie-file", .type = BMT_OPT_FILE, .arg = "FILE",                                   \
+     .help = "its cookie (default: $BEAMTRACE_COOKIE, then ~/.erlang.cookie; never on the "        \
+             "command line)",                                                                      \
+     .offset = AT(cookie_file, const char *)},                                                     \
+    {.name = "remote-tmp", .type = BMT_OPT_DIR, .arg = "DIR",                                      \
+     .help = "where on the node `record --remote-tmp` put the private directories (default "       \
+             "its $TMPDIR or /tmp)",                                                               \
+     .offset = AT(remote_tmp, const char *)},                                                      \
+    {.name = "proto-dist", .type = BMT_OPT_TEXT, .arg = "NAME",                                    \
+     .help = "distribution protocol, e.g. inet_tls (default $BEAMTRACE_PROTO_DIST)",               \
+     .example = "inet_tcp", .offset = AT(proto_dist, const char *)},                               \
+    {.name = "ssl-dist-optfile", .type = BMT_OPT_FILE, .arg = "FILE",                              \
+     .help = "TLS distribution options (default $BEAMTRACE_SSL_DIST_OPTFILE)",                     \
+     .offset = AT(ssl_dist_optfile, const char *)}
 
 const struct bmt_opt bmt_flights_options[] = {
     REACH_ROWS,
@@ -305,6 +305,12 @@ static int check_flight(const struct bmt_record_args *a)
     return 0;
 }
 
+void bmt_record_reach_defaults(struct bmt_record_args *a)
+{
+    a->proto_dist = env_default(a->proto_dist, "BEAMTRACE_PROTO_DIST");
+    a->ssl_dist_optfile = env_default(a->ssl_dist_optfile, "BEAMTRACE_SSL_DIST_OPTFILE");
+}
+
 int bmt_record_check(struct bmt_record_args *a)
 {
     int rc = check_nodes_given(a);
@@ -321,7 +327,6 @@ int bmt_record_check(struct bmt_record_args *a)
                                    "source (--samples, --system-monitor, --file-io, ...)");
     if ((rc = check_flight(a)) != 0)
         return rc;
-    a->proto_dist = env_default(a->proto_dist, "BEAMTRACE_PROTO_DIST");
-    a->ssl_dist_optfile = env_default(a->ssl_dist_optfile, "BEAMTRACE_SSL_DIST_OPTFILE");
+    bmt_record_reach_defaults(a);
     return 0;
 }

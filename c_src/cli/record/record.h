@@ -87,6 +87,11 @@ extern const struct bmt_opt bmt_fetch_options[];
  * environment). Returns 0, or BMT_EXIT_USAGE after one error line. */
 int bmt_record_check(struct bmt_record_args *a);
 
+/* Completes --proto-dist and --ssl-dist-optfile from the environment
+ * ($BEAMTRACE_PROTO_DIST, $BEAMTRACE_SSL_DIST_OPTFILE) when not given
+ * (bmt_record_check does it for record; flights, fetch and stop call it). */
+void bmt_record_reach_defaults(struct bmt_record_args *a);
+
 /* A growable text buffer (the options term). `failed` once out of memory. */
 struct bmt_text {
     char *buf;
