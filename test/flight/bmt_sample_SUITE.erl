@@ -79,17 +79,31 @@ scaled_calls(Events, Fun, {From, To}) ->
     Paired = lists:all(fun(N) -> N =:= 0 orelse N =:= 1 end, maps:values(Open)),
     #{scaled => Scaled, calls => Calls, returns => Returns, paired => Paired}.
 
+%% Until the node made Target gets in all (bounded: 100 ms steps).
+wait_gets(_Target, 0) ->
+    ok;
+wait_gets(Target, Tries) ->
+    case gets() >= Target of
+        true -> ok;
+        false -> timer:sleep(100), wait_gets(Target, Tries - 1)
+    end.
+
 within(Got, Expected, Pct) ->
     abs(Got - Expected) * 100 =< Expected * Pct.
 
-%% Traces Spec for Ms once set up, counting the node's gets between two
-%% moments inside the trace, on the trace clock too: {Stats, {Gets, From, To}}.
-trace_counting(Spec, Opts, Ms) ->
+%% Traces Spec for Ms once set up (or, with {gets, N}, until the node made
+%% N gets: a statistical check needs enough of them, however loaded the
+%% machine), counting the node's gets between two moments inside the
+%% trace, on the trace clock too: {Stats, {Gets, From, To}}.
+trace_counting(Spec, Opts, Until) ->
     {ok, T} = beamtrace:trace_async(Spec, maps:merge(#{dir => tmpdir("sample"),
                                                        duration => infinity}, Opts)),
     timer:sleep(200),
     {C0, G0} = {beamtrace:clock_ns(), gets()},
-    timer:sleep(Ms),
+    case Until of
+        {gets, N} -> wait_gets(G0 + N, 600);
+        Ms -> timer:sleep(Ms)
+    end,
     {G1, C1} = {gets(), beamtrace:clock_ns()},
     timer:sleep(200),
     case beamtrace:stop_trace(T) of
@@ -98,11 +112,12 @@ trace_counting(Spec, Opts, Ms) ->
     end.
 
 %% sample => 10: about one get in ten is recorded, each with its return,
-%% and the gets scaled back are within 10% of the node's own count.
+%% and the gets scaled back are within 10% of the node's own count (over
+%% 10,000 gets: about 1,000 kept, 10% is over 3 standard deviations).
 ratio_and_pairs_test(_Config) ->
     with_kv(#{clients => 4}, fun() ->
         {#{dir := Dir, sampling := #{ratios := #{call := 10}}}, {Made, C0, C1}} =
-            trace_counting("bmt_kv:get/2 -> return", #{sample => 10}, 4000),
+            trace_counting("bmt_kv:get/2 -> return", #{sample => 10}, {gets, 10000}),
         Events = events(Dir),
         #{calls := Calls, returns := Returns, paired := Paired} = scaled_calls(Events, ?GET_TEXT),
         #{scaled := Scaled, calls := InWindow} = scaled_calls(Events, ?GET_TEXT, {C0, C1}),
