@@ -125,7 +125,11 @@ ratio_and_pairs_test(_Config) ->
         assert_eq(some_recorded, true, InWindow > 200),
         assert_eq({about_one_in_ten, InWindow, Made}, true, within(Scaled, Made, 10)),
         assert_eq(returns, Calls, Returns),
-        assert_eq(each_call_with_its_return, true, Paired)
+        assert_eq(each_call_with_its_return, true, Paired),
+        %% The command says the trace is sampled, and by how much.
+        {0, _, Err} = bmt_test_lib:cmd(bmt_test_lib:cli(), ["calls", Dir]),
+        assert_eq({calls_says_sampled, Err}, true,
+                  binary:match(Err, <<"sampled: up to 1 in 10 of its call">>) =/= nomatch)
     end).
 
 %% sample running: each kept `in' has its `out', per process.
