@@ -168,13 +168,15 @@ has(Lines, Text) ->
 %% leaving the recording; a slow get writes a capture; `flights' lists it
 %% with what fired it; `fetch -o DIR' copies it; `captures DIR' lists
 %% each with its trigger; `calls --breakdown' of one marks the triggering
-%% call among the slowest; `report' says it; `stop' copies the rest and
+%% call among the slowest; `report' says it and draws it on the timeline
+%% (the recording has scheduling events); `stop' copies the rest and
 %% leaves nothing of beamtrace on the node.
 commands_test(_Config) ->
     {Peer, Node} = start_target(name(bmt_flight_cmd)),
     try
         {0, Rec, _} = bt(["record" | node_args(Node)] ++
-                             ["--calls", "bmt_kv:get/2 -> return", "--flight", "2s",
+                             ["--calls", "bmt_kv:get/2 -> return", "--events", "running",
+                              "--flight", "2s",
                               "--trigger", "bmt_kv:get/2>10ms", "--after", "300ms",
                               "--max-captures", "60/h", "--until", "1h", "--detach"]),
         assert_eq(left_running_said, true, has(Rec, <<"flight recorder left running on">>)),
@@ -208,6 +210,9 @@ commands_test(_Config) ->
         assert_eq(report_says_the_trigger, true,
                   binary:match(Page, <<"<p class=\"trigger\">Flight recorder capture 1">>)
                   =/= nomatch),
+        assert_eq(report_marks_it_on_the_timeline, true,
+                  re:run(Page, <<"<g class=\"trigger\"><title>trigger: capture 1, fired .*"
+                                 "</title><line x1=\"[0-9.]+\"">>) =/= nomatch),
         {0, Stop, _} = bt(["stop" | node_args(Node)] ++ ["-o", Out]),
         assert_eq(stop_said, true, has(Stop, <<"stopped 1 flight recording">>)),
         assert_eq(nothing_left, [], left(Node)),
