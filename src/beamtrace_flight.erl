@@ -611,6 +611,9 @@ call(F, Req) ->
             {error, not_running}
     end.
 
+%% proc_lib:set_label/1 exists from OTP 27; checked by export, so OTP
+%% 25/26 skip it. Dialyzer on an OTP without it would call it missing.
+-dialyzer({no_missing_calls, set_label/1}).
 set_label(Label) ->
     case erlang:function_exported(proc_lib, set_label, 1) of
         true -> proc_lib:set_label(Label);

@@ -110,8 +110,7 @@ call(Req) ->
 init({Caller, Ref}, #{dir := Dir} = Opts) ->
     case catch register(?NAME, self()) of
         true ->
-            _ = erlang:function_exported(proc_lib, set_label, 1) andalso
-                proc_lib:set_label(?NAME),
+            set_label(?NAME),
             FlightDir = filename:join(Dir, "flight"),
             FlightOpts = (maps:get(flight, Opts))#{dir => FlightDir, owner => self()},
             case beamtrace:flight(maps:get(spec, Opts), FlightOpts) of
@@ -247,3 +246,12 @@ utc_now() ->
 
 to_list(B) when is_binary(B) -> unicode:characters_to_list(B);
 to_list(L) -> L.
+
+%% proc_lib:set_label/1 exists from OTP 27; checked by export, so OTP
+%% 25/26 skip it. Dialyzer on an OTP without it would call it missing.
+-dialyzer({no_missing_calls, set_label/1}).
+set_label(Label) ->
+    case erlang:function_exported(proc_lib, set_label, 1) of
+        true -> proc_lib:set_label(Label);
+        false -> ok
+    end.

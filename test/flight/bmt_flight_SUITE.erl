@@ -21,6 +21,10 @@
 -import(bmt_flight_lib, [with_kv/2, wait_captures/2, env/1, env_int/2, env_text/2,
                          capture_events/1, check_slow_calls/4]).
 
+%% owner_exit_test watches the flight's controller, whose handle is opaque
+%% to users.
+-dialyzer({[no_opaque, no_return], owner_exit_test/1}).
+
 -define(GET, {bmt_kv, get, 2}).
 
 %%% Common Test
