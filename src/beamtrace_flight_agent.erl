@@ -108,7 +108,11 @@ call(Req) ->
 %% @private
 -spec init({pid(), reference()}, map()) -> ok.
 init({Caller, Ref}, #{dir := Dir} = Opts) ->
-    case catch register(?NAME, self()) of
+    %% 'catch Expr' is deprecated from OTP 29 (warnings are errors here).
+    Registered = try register(?NAME, self())
+                 catch error:badarg -> false
+                 end,
+    case Registered of
         true ->
             set_label(?NAME),
             FlightDir = filename:join(Dir, "flight"),
