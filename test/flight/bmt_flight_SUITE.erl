@@ -9,6 +9,8 @@
 %% overwrite session's trace on disk after its VM was killed with SIGKILL
 %% says what it lost.
 -module(bmt_flight_SUITE).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
          end_per_testcase/2]).

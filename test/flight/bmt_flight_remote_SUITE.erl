@@ -10,6 +10,8 @@
 %% The controller (beamtrace_record, what `beamtrace record' runs) is
 %% driven here with the options term the command writes on its stdin.
 -module(bmt_flight_remote_SUITE).
+%% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
+-compile(nowarn_deprecated_catch).
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
          end_per_testcase/2]).
