@@ -19,7 +19,8 @@
 # callgrind), BENCH_RECORD=0 (skip bench/record.sh), BENCH_CLUSTER=0 (skip
 # bench/cluster.sh), BENCH_SOURCES=0 (skip bench/sources.sh),
 # BENCH_INSTRUCTIONS=0 (skip bench/instructions.sh: every analysis's
-# instructions per event, counted by callgrind, beside its target).
+# instructions per event, counted by callgrind, beside its target),
+# BENCH_FLIGHT=0 (skip bench/flight.sh).
 #
 # LTTng isolation: as root, the script re-runs itself in a private mount
 # namespace with its own empty /run/lttng and /dev/shm (as test/lttng/run.sh
@@ -187,6 +188,14 @@ fi
 if [ "${BENCH_SOURCES:-1}" != 0 ]; then
     echo "== session sources (bench/sources.sh) =="
     bash bench/sources.sh | tee -a "$timing_log"
+fi
+
+# The flight recorder's steady cost with no trigger firing, as a ratio
+# against the same recording without flight, and what a node here sustains
+# while staying responsive (the default max_rate's origin; bench/flight.sh).
+if [ "${BENCH_FLIGHT:-1}" != 0 ]; then
+    echo "== flight recorder (bench/flight.sh) =="
+    BENCH_OUT="$OUT" bash bench/flight.sh | tee -a "$timing_log"
 fi
 
 # ---- summary: every target and its measured figure ------------------------

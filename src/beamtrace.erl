@@ -31,13 +31,18 @@
 -export([trace_session/1]).
 %% One call: recording, flags and patterns, guard rails, all taken down.
 -export([trace/2, trace_async/2, stop_trace/1, trace_info/1]).
+%% The flight recorder: captures around triggers (docs/flight-recorder.md).
+-export([flight/2, stop_flight/1, flight_info/1, trigger/1, flight_offer_nif/5,
+         flight_info_nif/1, flight_call_trigger_nif/3, flight_call_sweep_nif/2]).
 -export(['$shared_state'/0]).
 %% The trace clock; beamtrace's own events, for beamtrace's modules.
 -export([clock_ns/0, emit_nif/3, priv_dir/0]).
 
 -nifs([start_nif/2, stop_nif/1, info_nif/1, sessions_nif/0, snapshot_nif/2, sinks_nif/0,
        '$shared_state'/0, emit_nif/3, clock_ns/0,
-       user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10]).
+       user_probe_wanted/2, user_trace_s1_nif/2, user_trace_i4s4_nif/9, user_trace_n_nif/10,
+       flight_offer_nif/5, trigger_nif/1, flight_info_nif/1, flight_call_trigger_nif/3,
+       flight_call_sweep_nif/2]).
 
 -on_load(load_nif/0).
 
@@ -72,7 +77,10 @@
       | {live, boolean() | pos_integer()}
       | {local, boolean()}
       | {relayd_session, string() | binary()}
-      | {relayd_buffer, pos_integer()}.
+      | {relayd_buffer, pos_integer()}
+      | {flight, none | map()}
+      | {sample, none | pos_integer() | #{atom() => pos_integer()}}
+      | {on_max_rate, stop | sample}.
 -type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
                 | vm_exit | unload | file:posix().
 -type stats() :: #{dir := binary() | undefined, events := non_neg_integer(),
@@ -118,6 +126,14 @@
                     flush_interval => 1000,
                     links => false,
                     notify => undefined,
+                    %% Captures (overwrite mode only): see flight/2, which
+                    %% sets it; #{window, after, max_captures, triggers}.
+                    flight => none,
+                    %% Sampling: none, N (1 in N of call, send, receive,
+                    %% running, garbage_collection) or #{Kind => N}; and
+                    %% what passing max_rate does: stop, or sample more.
+                    sample => none,
+                    on_max_rate => stop,
                     %% Test mode: false makes writers not wake the consumer,
                     %% which then drains only every 10 ms, so a tiny buffer
                     %% really overflows and drop accounting can be tested.
@@ -171,6 +187,18 @@ start() ->
 %%   the traced processes a bounded fingerprint of every traced message;
 %%   the receiving side also needs the `receive' trace pattern trace/2 sets
 %%   with its `links' option. Default `false'.</dd>
+%% <dt>`sample'</dt><dd>keep one event in N: `N' (calls, sends,
+%%   receives, scheduling and GC) or `#{call => N, send => N, 'receive' =>
+%%   N, running => N, garbage_collection => N, procs => N, ports => N}'.
+%%   Decided in the tracer, per event kind; a call and its return, a
+%%   process's in and out, a collection's start and end stay together. The
+%%   ratios are in the trace (`sample_ratio' events) and the analyses scale
+%%   counts back by them. Default `none'.</dd>
+%% <dt>`on_max_rate'</dt><dd>`stop' (default; a flight recording's is
+%%   `sample'): what passing `max_rate' does. `sample' keeps fewer events
+%%   instead (the ratio that brings the rate to 80% of the cap), and more
+%%   again once the rate stays under a quarter of it; stop/1's figures say
+%%   so (`sampling' => #{ratios, reactions}).</dd>
 %% <dt>`system_monitor', `samples', `distribution', `file_io', `ets'</dt><dd>the session's
 %%   own sources (long GCs and schedules, busy ports, counters, node up and
 %%   down, file operations, ETS operations): see beamtrace_sources. Off by default; none costs anything
@@ -408,7 +436,9 @@ trace_session(Opts) ->
 %%   elapses the flags and patterns go first, then the session stops:
 %%   nothing is cut at the end.</dd>
 %% <dt>`max_events', `max_bytes' (default 1 GiB), `max_rate' (events a
-%%   second over 100 ms windows; the state dump at start does not count)</dt>
+%%   second over 100 ms windows, default 100000, `infinity' for none; the
+%%   state dump at start does not count; `on_max_rate => sample' samples
+%%   instead of stopping)</dt>
 %%   <dd>start/1's caps, enforced by the session's consumer thread at no
 %%   cost per event; the first to trip stops the trace with its name as the
 %%   reason. They count whole packets (buffer_size / subbuffers bytes per
@@ -476,6 +506,47 @@ stop_trace(Trace) ->
 -spec trace_info(beamtrace_trace:trace()) -> map() | {error, not_running}.
 trace_info(Trace) ->
     beamtrace_trace:info(Trace).
+
+%%% The flight recorder
+
+%% @doc Starts a flight recording: `Spec' is recorded as by trace/2 into
+%% rings that keep the last `window' ms, and every trigger writes a
+%% capture, `<dir>/capture-<N>-<UTC time>', a trace holding the window
+%% before it and `after' ms past it. Triggers (`triggers', at least one):
+%% `"Mod:Fun/Arity>15ms"' (a call slower than that), `"long_gc=50ms"',
+%% `"long_schedule=50ms"', `"large_heap=Words"', `"busy_port"',
+%% `"busy_dist_port"', `"long_message_queue=D/E"' (OTP 27+), `"probe"' or
+%% `"probe=Label"' (trigger/1), `"message_queue=N"' (sampled). Options:
+%% trace/2's, plus `window' (default 10000), `after' (1000),
+%% `max_captures' (per hour, default 6, or `infinity'), `until' (ms,
+%% default 7 days), `sample_interval' (message_queue sampling, ms, default
+%% 1000). Returns `{ok, Flight}'; it runs until `until', a cap (max_bytes
+%% covers every capture), stop_flight/1 or its owner's exit. See
+%% beamtrace_flight and docs/flight-recorder.md.
+-spec flight(beamtrace_trace:spec(), map() | list()) ->
+          {ok, beamtrace_flight:flight()} | {error, term()}.
+flight(Spec, Opts) ->
+    beamtrace_flight:start(Spec, Opts).
+
+%% @doc Stops a flight recording: trace/2's result plus `captures' (their
+%% directories) and the capture figures.
+-spec stop_flight(beamtrace_flight:flight()) -> {ok, map()} | {error, term()}.
+stop_flight(Flight) ->
+    beamtrace_flight:stop(Flight).
+
+%% @doc Live figures of a flight recording.
+-spec flight_info(beamtrace_flight:flight()) -> map() | {error, not_running}.
+flight_info(Flight) ->
+    beamtrace_flight:info(Flight).
+
+%% @doc Fires every flight recording with a `probe' trigger for `Label'
+%% (or for any label): a capture of what led here. true when one took it;
+%% false (costing one NIF call) when none listens.
+-spec trigger(atom() | binary() | string()) -> boolean().
+trigger(Label) when is_list(Label) ->
+    trigger_nif(unicode:characters_to_binary(Label));
+trigger(Label) ->
+    trigger_nif(Label).
 
 %%% User probes (OTP's dyntrace:p/pn). Integers come first, then strings
 %%% (iodata of at most 1024 bytes), at most 4 of each. A probe returns true
@@ -902,4 +973,21 @@ user_trace_i4s4_nif(_Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) ->
     erlang:nif_error(nif_not_loaded).
 user_trace_n_nif(_Label, _Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) ->
     erlang:nif_error(nif_not_loaded).
+%% @private A trigger decided outside the tracer (a system monitor report,
+%% a sampled queue): started | extended | skipped | false (not a trigger).
+-spec flight_offer_nif(session() | [], atom(), non_neg_integer(), term(), term()) -> atom().
+flight_offer_nif(_Session, _Kind, _Value, _Who, _Where) -> erlang:nif_error(nif_not_loaded).
+trigger_nif(_Label) -> erlang:nif_error(nif_not_loaded).
+%% @private The capture figures of a session.
+-spec flight_info_nif(session() | []) -> map() | {error, not_running}.
+flight_info_nif(_Session) -> erlang:nif_error(nif_not_loaded).
+%% @private A call-latency trigger of a flight session: the tracer state of
+%% a meta trace pattern on MFA (beamtrace_flight sets it).
+-spec flight_call_trigger_nif(session(), mfa(), pos_integer()) ->
+          {ok, reference()} | {error, term()}.
+flight_call_trigger_nif(_Session, _MFA, _BoundNs) -> erlang:nif_error(nif_not_loaded).
+%% @private Frees a call trigger's entries of processes dead in a call
+%% older than OlderMs; its figures.
+-spec flight_call_sweep_nif(reference(), non_neg_integer()) -> map().
+flight_call_sweep_nif(_Trigger, _OlderMs) -> erlang:nif_error(nif_not_loaded).
 

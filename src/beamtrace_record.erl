@@ -39,12 +39,14 @@
 %% node: the state is theirs, in their process dictionary).
 -export([node_name/1, connect/3, setup/3, start_trace/1, wait/2, collect/2, finish/1,
          abandon/1, agent_call/2, note/2, fail/2, with_trace_opts/2, streams_only/1]).
+%% For beamtrace_flight_remote (flights, fetch, stop --node).
+-export([tmp_base/2, verify/3, out/2]).
 
 %% What is shipped, in load order: beamtrace last (its on_load loads the
 %% NIF). beamtrace_remote goes first, on its own.
 -define(MODULES, [beamtrace_remote, beamtrace_tracing, beamtrace_trace, beamtrace_statedump,
-                  beamtrace_sources, beamtrace_sources_io,
-                  beamtrace]).
+                  beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
+                  beamtrace_flight_agent, beamtrace]).
 %% Where a worker's output goes (a pid) instead of stdout.
 -define(SINK, beamtrace_record_sink).
 
@@ -128,11 +130,17 @@ run() ->
         true ->
             beamtrace_cluster:record(Node, Cookie, Opts);
         false ->
-            R1 = st(lock(R0)),
-            R = try ship_and_record(R1)
-                catch throw:{fail, _, _} = F -> abandon(get(?STATE), F)
-                end,
-            finish(R)
+            case maps:get(action, Opts, record) of
+                record ->
+                    R1 = st(lock(R0)),
+                    R = try ship_and_record(R1)
+                        catch throw:{fail, _, _} = F -> abandon(get(?STATE), F)
+                        end,
+                    finish(R);
+                %% flights, fetch, stop: detached flight recordings.
+                Action when Action =:= flights; Action =:= fetch; Action =:= stop ->
+                    beamtrace_flight_remote:Action(Node, Opts)
+            end
     end.
 
 %% @doc Locks Node and ships what it lacks (a worker's first step, once
@@ -305,8 +313,16 @@ lock(#r{node = T, ref = Ref} = R) ->
 
 ship_and_record(R0) ->
     R1 = check_and_ship(R0),
-    {R2, T0} = start_trace(R1),
-    collect(R2, wait(R2, T0)).
+    case R1#r.opts of
+        #{flight := _, detach := true} ->
+            detach_flight(R1);
+        #{flight := _} ->
+            {R2, T0} = start_flight(R1),
+            collect(R2, wait(R2, T0));
+        #{} ->
+            {R2, T0} = start_trace(R1),
+            collect(R2, wait(R2, T0))
+    end.
 
 check_and_ship(#r{node = T, opts = Opts} = R) ->
     Nif = maps:get(nif, Opts),
@@ -342,7 +358,13 @@ check_and_ship(#r{node = T, opts = Opts} = R) ->
     end,
     interrupted(R2a),
     %% The private directory: the NIF library and the trace go there.
-    Dir = case agent_call(R2a, {make_dir, tmp_base(T, maps:get(remote_tmp, Opts, undefined))}) of
+    %% A detached flight's has a name `fetch' finds after a restart.
+    Prefix = case Opts of
+                 #{flight := _, detach := true} -> "beamtrace-flight-" ++ atom_to_list(T) ++ "-";
+                 #{} -> "beamtrace-record-"
+             end,
+    Dir = case agent_call(R2a, {make_dir, tmp_base(T, maps:get(remote_tmp, Opts, undefined)),
+                                Prefix}) of
               {ok, D} -> D;
               {error, {Why1, Where}} ->
                   fail("cannot make a private directory in ~s on ~s: ~s (give --remote-tmp DIR)",
@@ -502,27 +524,8 @@ vsn() ->
 
 %% @doc Starts the trace on the node: `{State, StartMs}'.
 -spec start_trace(term()) -> {term(), integer()}.
-start_trace(#r{node = T, opts = Opts} = R) ->
-    %% From a shell (beamtrace:trace/2 with nodes): the caller's own spec
-    %% and options. From the command: its calls, events and options.
-    {Spec, TraceOpts} =
-        case Opts of
-            #{spec := Spec0, trace_opts := TraceOpts0} ->
-                {Spec0, TraceOpts0};
-            #{} ->
-                Spec0 = [unicode:characters_to_list(C) || C <- maps:get(calls, Opts, [])]
-                    ++ maps:get(events, Opts, []),
-                TraceOpts0 = sources(maps:with([duration, max_events, max_bytes, max_rate,
-                                                return_to, links, samples, system_monitor,
-                                                distribution, file_io, ets | ?STREAM_OPTS],
-                                               Opts)),
-                TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all))},
-                {Spec0, case maps:get(remote_dir, Opts, false) of
-                            false -> TraceOpts1;
-                            true -> TraceOpts1#{remote_dir => true};
-                            D -> TraceOpts1#{remote_dir => true, dir => D}
-                        end}
-        end,
+start_trace(#r{node = T} = R) ->
+    {Spec, TraceOpts} = trace_request(R),
     interrupted(R),
     T0 = erlang:monotonic_time(millisecond),
     case agent_call(R, {trace, Spec, TraceOpts}) of
@@ -580,6 +583,82 @@ streams_only(#{relayd := _} = Opts) ->
     not is_map_key(dir, Opts) andalso maps:get(local, Opts, false) =/= true;
 streams_only(#{}) ->
     false.
+
+%% record --flight: a flight recording (beamtrace:flight/2) while the
+%% command waits; its directory, captures included, is brought back as a
+%% trace is.
+start_flight(#r{node = T} = R) ->
+    {Spec, FlightOpts} = flight_request(R),
+    interrupted(R),
+    T0 = erlang:monotonic_time(millisecond),
+    case agent_call(R, {flight, Spec, FlightOpts}) of
+        {ok, #{dir := TDir} = Info} ->
+            note("flight recording on ~s into ~s: ~b function~s, ~b process~s",
+                 [T, TDir, maps:get(functions, Info), plural(maps:get(functions, Info)),
+                  maps:get(processes, Info), plural_es(maps:get(processes, Info))]),
+            {st(R#r{trace_dir = TDir, backend = maps:get(backend, Info)}), T0};
+        {error, Why} ->
+            fail("cannot start the flight recording on ~s: ~s", [T, explain_flight(Why)])
+    end.
+
+%% record --flight --detach: the flight agent takes the recording, the
+%% private directory and the shipped modules over; the command goes.
+detach_flight(#r{node = T} = R) ->
+    {Spec, FlightOpts} = flight_request(R),
+    interrupted(R),
+    case agent_call(R, {detach_flight, Spec, FlightOpts}) of
+        {ok, Info} ->
+            note("left running on ~s: the flight recorder, ~s (beamtrace stop --node ~s removes "
+                 "everything)", [T, lists:join(", ", [atom_to_list(M) || M <- R#r.shipped] ++
+                                                  [D || D <- [R#r.dir], D =/= undefined]), T]),
+            put(result_line, beamtrace_flight_remote:detached_line(T, Info)),
+            %% Nothing of that is this command's to remove any more.
+            st(R#r{dir = undefined, shipped = []});
+        {error, {already_running, _}} ->
+            fail("a flight recording already runs on ~s: see it with beamtrace flights --node ~s, "
+                 "stop it with beamtrace stop --node ~s", [T, T, T]);
+        {error, Why} ->
+            fail("cannot start the flight recording on ~s: ~s", [T, explain_flight(Why)])
+    end.
+
+%% A flight's own refusals in the command's words (a trigger's system
+%% monitor setting is refused as the session's would be: named here as
+%% the trigger).
+explain_flight({system_monitor, {unsupported, long_message_queue}}) ->
+    "--trigger long_message_queue=D/E needs a VM with the long_message_queue system monitor "
+    "(OTP 27 or later) there: use --trigger message_queue=N (sampled) instead";
+explain_flight({badtrigger, T, Why}) ->
+    io_lib:format("--trigger '~ts': ~ts", [T, Why]);
+explain_flight(Why) ->
+    explain(Why).
+
+%% The flight's spec and options: the trace's, with `flight''s (window,
+%% after, triggers, max_captures, until) in place of its duration.
+flight_request(#r{opts = Opts} = R) ->
+    {Spec, TraceOpts} = trace_request(R),
+    {Spec, maps:merge(maps:without([duration, remote_dir], TraceOpts), maps:get(flight, Opts))}.
+
+%% The spec and trace/2 options of a recording.
+trace_request(#r{node = T, opts = Opts}) ->
+    %% From a shell (beamtrace:trace/2 with nodes): the caller's own spec
+    %% and options. From the command: its calls, events and options.
+        case Opts of
+            #{spec := Spec0, trace_opts := TraceOpts0} ->
+                {Spec0, TraceOpts0};
+            #{} ->
+                Spec0 = [unicode:characters_to_list(C) || C <- maps:get(calls, Opts, [])]
+                    ++ maps:get(events, Opts, []),
+                TraceOpts0 = sources(maps:with([duration, max_events, max_bytes, max_rate,
+                                                return_to, links, samples, system_monitor,
+                                                distribution, file_io, ets, sample,
+                                                on_max_rate | ?STREAM_OPTS], Opts)),
+                TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all))},
+                {Spec0, case maps:get(remote_dir, Opts, false) of
+                            false -> TraceOpts1;
+                            true -> TraceOpts1#{remote_dir => true};
+                            D -> TraceOpts1#{remote_dir => true, dir => D}
+                        end}
+        end.
 
 %% The command gives ETS table names as binaries: the session takes atoms.
 sources(#{ets := Tables} = Opts) ->
@@ -790,14 +869,16 @@ cleanup(#r{node = T, ref = Ref, agent = A, agent_mon = Mon} = R) ->
     after 10000 -> ok
     end,
     Keep = maps:get(keep, R#r.opts, false),
-    case Keep of
-        true ->
+    case {Keep, R#r.opts} of
+        {false, #{flight := _, detach := true}} ->
+            ok;     %% detach_flight/1 said what is left running
+        {true, _} ->
             note("kept on ~s (--keep): ~s~s", [T, lists:join(", ", [atom_to_list(M) || M <- R#r.shipped]),
                                               case R#r.dir of
                                                   undefined -> "";
                                                   D -> ", " ++ D
                                               end]);
-        false ->
+        {false, _} ->
             verify(T, maps:get(modules, Report), maps:get(dir, Report))
     end.
 

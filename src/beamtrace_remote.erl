@@ -32,7 +32,8 @@
              keep = false :: boolean(),
              dir :: string() | undefined,       %% the private directory
              modules = [] :: [module()],        %% shipped: purged at the end
-             trace :: beamtrace_trace:trace() | undefined,
+             trace :: beamtrace_trace:trace() | beamtrace_flight:flight() | undefined,
+             kind = trace :: trace | flight,            %% trace/2's or flight/2's
              trace_dir :: binary() | undefined,
              remote_dir = false :: boolean()}). %% the trace stays on the target
 
@@ -64,7 +65,8 @@ loop(#ag{controller = C, ref = Ref} = A) ->
                           end,
             C ! {Tag, Reply},
             loop(A1);
-        {beamtrace_trace, T, Result} when T =:= A#ag.trace ->
+        {Done, T, Result} when T =:= A#ag.trace, (Done =:= beamtrace_trace orelse
+                                                  Done =:= beamtrace_flight) ->
             C ! {Ref, trace_done, Result},
             loop(A#ag{trace = undefined});
         {'EXIT', C, _Why} ->
@@ -80,7 +82,9 @@ handle(clock_ns, A) ->
     %% beamtrace's trace clock (the NIF is loaded by now).
     {beamtrace:clock_ns(), A};
 handle({make_dir, Base}, A) ->
-    case make_private_dir(Base, 8) of
+    handle({make_dir, Base, "beamtrace-record-"}, A);
+handle({make_dir, Base, Prefix}, A) ->
+    case make_private_dir(Base, Prefix, 8) of
         {ok, Dir} -> {{ok, Dir}, A#ag{dir = Dir}};
         Error -> {Error, A}
     end;
@@ -111,6 +115,40 @@ handle({trace, Spec, Opts}, A) ->
         Error ->
             {Error, A}
     end;
+handle({flight, Spec, Opts}, A) ->
+    %% A flight recording while the command waits (record --flight): into
+    %% the private directory, as a trace; beamtrace_flight_remote copies
+    %% its captures back.
+    FOpts = case maps:is_key(dir, Opts) orelse A#ag.dir =:= undefined of
+                true -> Opts;
+                false -> Opts#{dir => filename:join(A#ag.dir, "flight")}
+            end,
+    Exclude = [self() | maps:get(exclude, FOpts, [])],
+    case beamtrace:flight(Spec, FOpts#{exclude => Exclude}) of
+        {ok, F} ->
+            #{dir := TDir} = Info = beamtrace:flight_info(F),
+            {{ok, Info}, A#ag{trace = F, kind = flight, trace_dir = TDir}};
+        Error ->
+            {Error, A}
+    end;
+handle({detach_flight, Spec, Opts}, #ag{dir = Dir} = A) when Dir =/= undefined ->
+    %% record --flight --detach: the flight agent takes the private
+    %% directory and the shipped modules over; this agent, which goes with
+    %% the command, then has nothing to remove.
+    Exclude = [self() | maps:get(exclude, Opts, [])],
+    case beamtrace_flight_agent:start(#{dir => Dir, modules => A#ag.modules, spec => Spec,
+                                        flight => Opts#{exclude => Exclude},
+                                        node => node(A#ag.controller)}) of
+        {ok, Info} -> {{ok, Info}, A#ag{dir = undefined, modules = []}};
+        Error -> {Error, A}
+    end;
+handle(progress, #ag{trace = T, kind = flight} = A) when T =/= undefined ->
+    case beamtrace:flight_info(T) of
+        Info when is_map(Info) -> {{ok, Info}, A};
+        Error -> {Error, A}
+    end;
+handle(stop, #ag{trace = T, kind = flight} = A) when T =/= undefined ->
+    {beamtrace:stop_flight(T), A#ag{trace = undefined}};
 handle(progress, #ag{trace = T} = A) when T =/= undefined ->
     case beamtrace:trace_info(T) of
         Info when is_map(Info) -> {{ok, Info}, A};
@@ -129,13 +167,14 @@ handle({read, Rel, Offset, Len}, #ag{trace_dir = Dir} = A) when Dir =/= undefine
 handle(Req, A) ->
     {{error, {bad_request, Req}}, A}.
 
-%% A new directory Base/beamtrace-record-XXXXXXXX, mode 0700, made with a
-%% random name until one is free (never an existing path: no symlink can
-%% be planted in its place).
-make_private_dir(_Base, 0) ->
+%% A new directory Base/<Prefix>XXXXXXXX (beamtrace-record-, or
+%% beamtrace-flight-<node>- for a detached flight, which `fetch' looks
+%% for), mode 0700, made with a random name until one is free (never an
+%% existing path: no symlink can be planted in its place).
+make_private_dir(_Base, _Prefix, 0) ->
     {error, eexist};
-make_private_dir(Base, Tries) ->
-    Name = "beamtrace-record-" ++ integer_to_list(rand:uniform(1 bsl 40), 36),
+make_private_dir(Base, Prefix, Tries) ->
+    Name = Prefix ++ integer_to_list(rand:uniform(1 bsl 40), 36),
     Dir = filename:join(Base, Name),
     case file:make_dir(Dir) of
         ok ->
@@ -143,7 +182,7 @@ make_private_dir(Base, Tries) ->
                 ok -> {ok, Dir};
                 Error -> _ = file:del_dir(Dir), Error
             end;
-        {error, eexist} -> make_private_dir(Base, Tries - 1);
+        {error, eexist} -> make_private_dir(Base, Prefix, Tries - 1);
         {error, Why} -> {error, {Why, Base}}
     end.
 
@@ -235,9 +274,10 @@ read_chunk(Path, Offset, Len) ->
 %% unless it was asked to stay on the target, and the private directory
 %% unless `keep'. Returns what it removed.
 cleanup(A) ->
-    Stopped = case A#ag.trace of
-                  undefined -> false;
-                  T -> _ = beamtrace:stop_trace(T), true
+    Stopped = case {A#ag.trace, A#ag.kind} of
+                  {undefined, _} -> false;
+                  {T, flight} -> _ = beamtrace:stop_flight(T), true;
+                  {T, trace} -> _ = beamtrace:stop_trace(T), true
               end,
     TraceKept = A#ag.remote_dir orelse A#ag.keep,
     TraceRemoved = case {A#ag.trace_dir, TraceKept} of

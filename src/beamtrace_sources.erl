@@ -427,7 +427,7 @@ loop(#{session := S, keeper := Keeper, keeper_mon := KMon} = St) ->
     receive
         {monitor, Who, Kind, Info} = Msg ->
             forward(Msg, Kind, Info, St),
-            _ = wanted(Kind, Info, maps:get(ours, St)) andalso monitor_event(S, Who, Kind, Info),
+            _ = wanted(Kind, Info, maps:get(ours, St)) andalso report(S, Who, Kind, Info),
             loop(St);
         {timeout, _, {sample, Kind, Interval, Due}} ->
             Next = Due + Interval,
@@ -520,7 +520,7 @@ drain_monitor(Marker, Deadline, #{session := S} = St) ->
             marker;
         {monitor, Who, Kind, Info} = Msg ->
             forward(Msg, Kind, Info, St),
-            _ = wanted(Kind, Info, maps:get(ours, St)) andalso monitor_event(S, Who, Kind, Info),
+            _ = wanted(Kind, Info, maps:get(ours, St)) andalso report(S, Who, Kind, Info),
             drain_monitor(Marker, Deadline, St)
     after max(0, Deadline - erlang:monotonic_time(millisecond)) ->
         timeout
@@ -552,6 +552,31 @@ forward(Msg, Kind, Info, #{prev := {Pid, Opts}}) ->
     ok;
 forward(_, _, _, _) ->
     ok.
+
+%% A report: its event, then the flight recorder's trigger if the session
+%% has one for it (the NIF compares with the trigger's bound; false for a
+%% session without).
+report(S, Who, Kind, Info) ->
+    monitor_event(S, Who, Kind, Info),
+    offer(S, Who, Kind, Info).
+
+offer(S, Who, long_gc, Info) ->
+    beamtrace:flight_offer_nif(S, long_gc, get(timeout, Info), Who, location(Who));
+offer(S, Who, long_schedule, Info) ->
+    beamtrace:flight_offer_nif(S, long_schedule, get(timeout, Info), Who, where(in, Info));
+offer(S, Who, large_heap, Info) ->
+    Words = get(heap_block_size, Info) + get(old_heap_block_size, Info) + get(mbuf_size, Info),
+    beamtrace:flight_offer_nif(S, large_heap, Words, Who, location(Who));
+offer(S, Who, Busy, Port) when Busy =:= busy_port; Busy =:= busy_dist_port ->
+    beamtrace:flight_offer_nif(S, Busy, 1, Who, name(Port));
+offer(S, Who, long_message_queue, true) ->
+    Len = case is_pid(Who) andalso erlang:process_info(Who, message_queue_len) of
+              {message_queue_len, L} -> L;
+              _ -> 0
+          end,
+    beamtrace:flight_offer_nif(S, long_message_queue, Len, Who, location(Who));
+offer(_, _, _, _) ->
+    false.
 
 monitor_event(S, Who, Kind, Info) when Kind =:= long_gc; Kind =:= large_heap ->
     Figures = [get(K, Info) || K <- [heap_size, heap_block_size, old_heap_size,

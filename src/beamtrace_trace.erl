@@ -32,7 +32,7 @@
 %% beamtrace:sessions/0 until collected.
 -module(beamtrace_trace).
 
--export([trace/2, trace_async/2, stop/1, info/1, parse/1]).
+-export([trace/2, trace_async/2, stop/1, info/1, parse/1, monitor/1]).
 %% The controller process.
 -export([init/3]).
 
@@ -63,6 +63,11 @@
 %% The recorder options trace/2 sets itself.
 -define(RESERVED, [notify, default]).
 -define(DEFAULT_DURATION_MS, 15000).
+%% events/s: what a node on a 2-core machine records with no loss is 250k
+%% to 330k events/s, each costing it 2 to 3 us (bench/flight.sh, a loaded
+%% machine); 100k events/s keeps tracing near a tenth of such a machine.
+%% Past it a trace stops (or samples: on_max_rate), and its result says so.
+-define(DEFAULT_MAX_RATE, 100000).
 %% The recorder's own duration cap, past the controller's timer.
 -define(BACKSTOP_MS, 5000).
 -define(KINDS, [procs, send, 'receive', running, garbage_collection, ports, call]).
@@ -112,13 +117,20 @@ stop(T) when is_pid(T) ->
     end.
 
 %% @doc Live figures: `#{state, elapsed_ms, dir, events, discarded,
-%% written_bytes, functions, processes, backend}'.
+%% written_bytes, functions, processes, backend, session}' (session: the
+%% recorder session's handle, for beamtrace_flight).
 -spec info(trace()) -> map() | {error, not_running}.
 info(T) when is_pid(T) ->
     case call(T, info) of
         {ok, Info} -> Info;
         Error -> Error
     end.
+
+%% @doc A monitor on a trace_async/2 trace (its controller process):
+%% `{'DOWN', Ref, process, _, Why}' when it is gone.
+-spec monitor(trace()) -> reference().
+monitor(T) ->
+    erlang:monitor(process, T).
 
 %%% Spec parsing
 
@@ -297,7 +309,7 @@ rec_defaults(Rec) ->
                   true -> #{subbuffers => 64};
                   false -> #{}
               end,
-    Packets.
+    Packets#{max_rate => ?DEFAULT_MAX_RATE}.
 
 check_own(#{return_to := R}, _) when not is_boolean(R) -> {error, {badopt, return_to}};
 check_own(#{owner := O}, _) when not is_pid(O) -> {error, {badopt, owner}};
@@ -626,7 +638,7 @@ live_info(St) ->
                _ -> #{}
            end,
     Info#{dir => St#st.dir, functions => St#st.functions, processes => St#st.processes,
-          backend => St#st.backend,
+          backend => St#st.backend, session => St#st.session,
           elapsed_ms => erlang:monotonic_time(millisecond) - St#st.started_ms}.
 
 %%% Internals

@@ -69,8 +69,8 @@
 -module(beamtrace_tracing).
 -behaviour(gen_server).
 
--export([open/1, close/1, process/4, port/4, function/4, send/3, recv/3, info/1,
-         backend/0, gc_multi_session_safe/0]).
+-export([open/1, close/1, process/4, port/4, function/4, function_info/3, send/3, recv/3,
+         info/1, backend/0, gc_multi_session_safe/0]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 
 -export_type([handle/0, options/0, process_spec/0, port_spec/0]).
@@ -162,6 +162,14 @@ port(H, Spec, How, Flags) ->
 function(H, MFA, MatchSpec, Flags) ->
     call(H, {function, MFA, MatchSpec, Flags}).
 
+%% @doc What the VM says of a function's pattern in this handle's
+%% session (trace:info/3, erlang:trace_info/2 on the legacy backend), e.g.
+%% `{meta, Tracer}' or `{meta, false}': a hot code load drops the
+%% patterns of the module it replaces.
+-spec function_info(handle(), {module(), atom(), arity()}, atom()) -> term().
+function_info(H, MFA, Item) ->
+    call(H, {function_info, MFA, Item}).
+
 %% @doc Sets the pattern for traced sends (trace:send/3).
 -spec send(handle(), [tuple()] | boolean(), []) -> result().
 send(H, MatchSpec, Flags) ->
@@ -245,6 +253,10 @@ handle_call(close, _From, St) ->
     {stop, normal, ok, St};
 handle_call(info, _From, St) ->
     {reply, info_map(St), St};
+handle_call({function_info, MFA, Item}, _From, #st{backend = session} = St) ->
+    {reply, catch_badarg(fun() -> trace:info(St#st.session, MFA, Item) end), St};
+handle_call({function_info, MFA, Item}, _From, St) ->
+    {reply, catch_badarg(fun() -> erlang:trace_info(MFA, Item) end), St};
 handle_call(Req, _From, St) ->
     case check(Req) of
         ok ->

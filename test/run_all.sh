@@ -37,6 +37,7 @@ relayd 1200
 analyses 2400
 usdt 900
 trace 1800
+flight 1200
 cluster 1200
 build 1500
 deps 1800
@@ -46,7 +47,7 @@ install 900
 all_groups=$(awk 'NF == 2 { print $1 }' <<<"$limits" | tr '\n' ' ')
 # The groups whose tests can be run by name (T=...): the Common Test
 # groups, c (its binaries) and usdt (its scripts).
-named="c erl probes sources lttng usdt trace cluster"
+named="c erl probes sources lttng usdt trace flight cluster"
 
 if [ $# -gt 0 ]; then
     groups="$*"

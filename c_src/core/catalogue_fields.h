@@ -172,6 +172,9 @@ enum bmt_field_index {
     BMT_F_seq_trace_from = 4,
     BMT_F_seq_trace_to = 5,
     BMT_F_seq_trace_message = 6,
+    BMT_F_sample_ratio_kind = 0,
+    BMT_F_sample_ratio_ratio = 1,
+    BMT_F_sample_ratio_reason = 2,
 };
 
 #endif

@@ -41,6 +41,17 @@ enum {
     BMT_PKT_HEADER_BYTES = 84, /* first event starts here */
 };
 
+/* One more entry of the metadata's env block: `key = "text";` or
+ * `key = value;`. Keys are TSDL identifiers (letters, digits, '_'); texts
+ * are escaped when written. */
+#define BMT_CTF_ENV_EXTRA_MAX 24
+struct bmt_ctf_env_extra {
+    char key[72];
+    char text[256];           /* the value when is_text */
+    int is_text;
+    int64_t value;            /* the value otherwise */
+};
+
 /* What the metadata says about the trace as a whole. */
 struct bmt_ctf_trace_info {
     uint8_t uuid[BMT_CTF_UUID_BYTES];
@@ -50,12 +61,19 @@ struct bmt_ctf_trace_info {
     int64_t vpid;             /* OS pid of the traced VM */
     char procname[32];        /* its process name, e.g. "beam.smp" */
     char node[256];           /* the Erlang node name, or empty */
-    /* More environment entries, already TSDL ("\tkey = value;\n" lines),
-     * or empty: a cluster controller's clock estimate, when the trace is
-     * aligned to its clock at start (streaming: no one rewrites the
-     * metadata afterwards, as beamtrace_clock does a copied-back trace). */
-    char env_extra[1024];
+    /* More env entries: a flight capture's trigger; a cluster controller's
+     * clock estimate when a streamed trace is aligned to its clock at start
+     * (no one rewrites the relayd's copy, as beamtrace_clock does a
+     * copied-back trace). */
+    unsigned env_extra_count; /* entries of env_extra in use */
+    struct bmt_ctf_env_extra env_extra[BMT_CTF_ENV_EXTRA_MAX];
 };
+
+/* Adds `key = "text"` (is_text) or `key = value` to info's env block.
+ * Returns 0, or -ENOSPC when the block is full or the key or text too long,
+ * -EINVAL for a key that is not an identifier. */
+int bmt_ctf_env_add_text(struct bmt_ctf_trace_info *info, const char *key, const char *text);
+int bmt_ctf_env_add_int(struct bmt_ctf_trace_info *info, const char *key, int64_t value);
 
 /* Writes the packet header and the fixed part of the context for a packet
  * of stream `stream_instance` opening at `ts_begin_ns`. `pkt` must hold at

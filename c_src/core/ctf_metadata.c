@@ -53,6 +53,57 @@ static void put_escaped(struct out *o, const char *s)
     }
 }
 
+static struct bmt_ctf_env_extra *env_slot(struct bmt_ctf_trace_info *info, const char *key,
+                                          int *rc)
+{
+    size_t n = strlen(key);
+    *rc = 0;
+    if (n == 0 || (key[0] >= '0' && key[0] <= '9')) {
+        *rc = -EINVAL;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!(key[i] == '_' || (key[i] >= 'a' && key[i] <= 'z') || (key[i] >= 'A' && key[i] <= 'Z') ||
+              (key[i] >= '0' && key[i] <= '9'))) {
+            *rc = -EINVAL;
+            return NULL;
+        }
+    if (n >= sizeof info->env_extra[0].key || info->env_extra_count >= BMT_CTF_ENV_EXTRA_MAX) {
+        *rc = -ENOSPC;
+        return NULL;
+    }
+    struct bmt_ctf_env_extra *e = &info->env_extra[info->env_extra_count];
+    memset(e, 0, sizeof *e);
+    memcpy(e->key, key, n + 1);
+    return e;
+}
+
+int bmt_ctf_env_add_text(struct bmt_ctf_trace_info *info, const char *key, const char *text)
+{
+    int rc;
+    struct bmt_ctf_env_extra *e = env_slot(info, key, &rc);
+    if (!e)
+        return rc;
+    size_t n = strlen(text);
+    if (n >= sizeof e->text)
+        return -ENOSPC;
+    memcpy(e->text, text, n + 1);
+    e->is_text = 1;
+    info->env_extra_count++;
+    return 0;
+}
+
+int bmt_ctf_env_add_int(struct bmt_ctf_trace_info *info, const char *key, int64_t value)
+{
+    int rc;
+    struct bmt_ctf_env_extra *e = env_slot(info, key, &rc);
+    if (!e)
+        return rc;
+    e->value = value;
+    info->env_extra_count++;
+    return 0;
+}
+
 static const char *field_type_tsdl(const struct bmt_field *f)
 {
     switch (f->type) {
@@ -90,7 +141,18 @@ long bmt_ctf_metadata(const struct bmt_ctf_trace_info *info, char *buf, size_t s
     put_escaped(&o, info->procname);
     put(&o, "\";\n\tbeamtrace_node = \"");
     put_escaped(&o, info->node);
-    put(&o, "\";\n%s};\n\n", info->env_extra);
+    put(&o, "\";\n");
+    for (unsigned i = 0; i < info->env_extra_count && i < BMT_CTF_ENV_EXTRA_MAX; i++) {
+        const struct bmt_ctf_env_extra *e = &info->env_extra[i];
+        if (e->is_text) {
+            put(&o, "\t%s = \"", e->key);
+            put_escaped(&o, e->text);
+            put(&o, "\";\n");
+        } else {
+            put(&o, "\t%s = %lld;\n", e->key, (long long)e->value);
+        }
+    }
+    put(&o, "};\n\n");
     put(&o, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
             "\tdescription = \"Monotonic Clock\";\n\tfreq = 1000000000; /* Frequency, in Hz */\n"
             "\t/* clock value offset from Epoch is: offset * (1/freq) */\n"

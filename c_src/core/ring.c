@@ -47,6 +47,10 @@ static int open_packet(struct bmt_ring *r, uint64_t ts_ns)
         bmt_ring_count(&r->discarded_count, lost);
         r->overwritten_count += lost;
         atomic_store_explicit(&r->consumed, consumed + 1, memory_order_release);
+        /* The reclaim is visible before any byte of the reuse: a copying
+         * reader checks `consumed` after its copy (bmt_ring_copy_packet).
+         * A compiler barrier on x86. */
+        atomic_thread_fence(memory_order_release);
     }
     r->open_seq = r->next_seq++;
     r->is_open = 1;
@@ -67,6 +71,12 @@ static void close_packet(struct bmt_ring *r)
                          discarded);
     r->packet_events[idx] = r->open_events;
     r->packet_bytes[idx] = (uint32_t)r->offset_bytes;
+    if (r->packet_drops) {
+        uint64_t dropped = discarded - r->overwritten_count;
+        uint64_t d = dropped - r->logged_drops;
+        r->packet_drops[idx] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+        r->logged_drops = dropped;
+    }
     r->reported_discarded = discarded;
     r->is_open = 0;
     r->open_limit = 0;
@@ -139,4 +149,65 @@ void bmt_ring_release(struct bmt_ring *r)
 {
     uint64_t consumed = atomic_load_explicit(&r->consumed, memory_order_relaxed);
     atomic_store_explicit(&r->consumed, consumed + 1, memory_order_release);
+}
+
+void bmt_ring_log_drops(struct bmt_ring *r, uint32_t *drops)
+{
+    r->packet_drops = drops;
+    r->logged_drops = atomic_load_explicit(&r->discarded_count, memory_order_relaxed) -
+                      r->overwritten_count;
+}
+
+/* The copy races with a writer reusing the sub-buffer; that copy is then
+ * thrown away (the check below), so ThreadSanitizer is told not to look. */
+__attribute__((no_sanitize("thread"))) static void racy_copy(void *dst, const void *src,
+                                                             size_t bytes)
+{
+    memcpy(dst, src, bytes);
+}
+
+__attribute__((no_sanitize("thread"))) static uint32_t racy_u32(const uint32_t *p)
+{
+    return *(const volatile uint32_t *)p;
+}
+
+__attribute__((no_sanitize("thread"))) static uint64_t racy_u64_at(const uint8_t *p)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = ((const volatile uint8_t *)p)[i];
+    return bmt_get_u64(b);
+}
+
+/* 1 when packet `seq` is published and not reclaimed now. */
+static int still_there(const struct bmt_ring *r, uint64_t seq)
+{
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&((struct bmt_ring *)r)->consumed, memory_order_relaxed) <= seq;
+}
+
+int bmt_ring_copy_packet(const struct bmt_ring *r, uint64_t seq, uint8_t *out, size_t *bytes,
+                         uint32_t *events, uint32_t *drops)
+{
+    struct bmt_ring *rw = (struct bmt_ring *)r;
+    if (seq >= atomic_load_explicit(&rw->committed, memory_order_acquire) || !still_there(r, seq))
+        return 0;
+    uint32_t idx = (uint32_t)(seq % r->subbuf_count);
+    uint32_t size = racy_u32(&r->packet_bytes[idx]);
+    if (size < BMT_PKT_HEADER_BYTES || size > r->subbuf_bytes)
+        return 0;
+    racy_copy(out, subbuf(r, seq), size);
+    *events = racy_u32(&r->packet_events[idx]);
+    *drops = r->packet_drops ? racy_u32(&r->packet_drops[idx]) : 0;
+    *bytes = size;
+    return still_there(r, seq);
+}
+
+int bmt_ring_packet_end(const struct bmt_ring *r, uint64_t seq, uint64_t *ts_end_ns)
+{
+    struct bmt_ring *rw = (struct bmt_ring *)r;
+    if (seq >= atomic_load_explicit(&rw->committed, memory_order_acquire) || !still_there(r, seq))
+        return 0;
+    *ts_end_ns = racy_u64_at(subbuf(r, seq) + BMT_PKT_TS_END);
+    return still_there(r, seq);
 }

@@ -18,8 +18,13 @@
  *    sub-buffer back by a release store of `consumed`, which the writer
  *    acquires before reusing it.
  *  - Overwrite mode (flight recorder): the writer itself advances `consumed`
- *    over the oldest packet when it needs space, so the reader must not run
- *    while the writer can: the session drains overwrite rings only after stop.
+ *    over the oldest packet when it needs space, so the reader must not
+ *    consume while the writer can: the session drains overwrite rings only
+ *    after stop. A reader may still copy published packets meanwhile
+ *    (bmt_ring_copy_packet), as a sequence-lock reader: the writer stores
+ *    `consumed` past a packet, then a release fence, before reusing its
+ *    sub-buffer, so a copy followed by an acquire fence and a load of
+ *    `consumed` that is still at or before the packet was not torn.
  *
  * A full ring never blocks: discard mode drops the new event and counts it;
  * overwrite mode drops the oldest packet and counts its events. The count is
@@ -51,6 +56,8 @@ struct bmt_ring {
     uint8_t *mem;                 /* subbuf_count * subbuf_bytes */
     uint32_t *packet_events;      /* events in each committed sub-buffer */
     uint32_t *packet_bytes;       /* content bytes of each committed sub-buffer */
+    uint32_t *packet_drops;       /* optional: events dropped while each was open
+                                     (not overwritten ones), or NULL */
     size_t subbuf_bytes;
     uint32_t subbuf_count;
     enum bmt_ring_mode mode;
@@ -69,6 +76,7 @@ struct bmt_ring {
     _Atomic uint64_t discarded_count; /* free-running: events dropped or overwritten */
     uint64_t overwritten_count;   /* part of discarded_count lost to overwrite */
     uint64_t reported_discarded;  /* discarded_count stamped in the last packet */
+    uint64_t logged_drops;        /* discarded - overwritten at the last packet_drops entry */
     _Atomic uint64_t written_count; /* events committed into packets */
     int published;                /* a packet was published since the writer last
                                      * cleared this (bmt_ring_take_published) */
@@ -86,6 +94,25 @@ int bmt_ring_init(struct bmt_ring *r, uint8_t *mem, uint32_t *packet_events,
                   uint32_t *packet_bytes, size_t subbuf_bytes, uint32_t subbuf_count,
                   enum bmt_ring_mode mode, uint64_t stream_instance,
                   const uint8_t uuid[BMT_CTF_UUID_BYTES]);
+
+/* Keeps, for every packet from now on, how many events were dropped while
+ * it was open, overwritten packets aside (`drops`: subbuf_count entries,
+ * caller-owned). Call before the writer starts. A flight capture copies a
+ * window of packets and reports only the losses inside it. */
+void bmt_ring_log_drops(struct bmt_ring *r, uint32_t *drops);
+
+/* Reader, any time, even while the writer runs: copies published packet
+ * `seq` (absolute index, in [consumed, committed)) into `out` (subbuf_bytes
+ * bytes) with its size in bytes, events and logged drops (0 without a
+ * drop log). Returns 1 when the copy is whole; 0 when the writer reclaimed
+ * the packet before or while it was copied (overwrite mode), or it is not
+ * published: `out` is then garbage. Lock-free (a sequence-lock read). */
+int bmt_ring_copy_packet(const struct bmt_ring *r, uint64_t seq, uint8_t *out, size_t *bytes,
+                         uint32_t *events, uint32_t *drops);
+
+/* Reader: the end time of published packet `seq`, read the same way;
+ * returns 0 when it was reclaimed. */
+int bmt_ring_packet_end(const struct bmt_ring *r, uint64_t seq, uint64_t *ts_end_ns);
 
 /* Writer-side add to one of the reader-visible counters. */
 static inline void bmt_ring_count(_Atomic uint64_t *counter, uint64_t n)

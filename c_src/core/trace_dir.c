@@ -210,12 +210,65 @@ static int stop_direct(struct bmt_stream_file *s)
     return 0;
 }
 
+/* The incomplete marker: two header-only packets, the first with nothing
+ * discarded, the second with `events`, so that babeltrace2 reports the
+ * count (it reports a first packet's count only as "may have discarded"). */
+static int write_incomplete(struct bmt_trace_dir *d, uint64_t events, uint64_t ts_ns)
+{
+    uint8_t pkt[2 * BMT_PKT_HEADER_BYTES];
+    uint64_t begin = d->incomplete_begin_ns, end = ts_ns > begin ? ts_ns : begin;
+    bmt_ctf_packet_open(pkt, d->uuid, BMT_INCOMPLETE_STREAM, begin);
+    bmt_ctf_packet_close(pkt, begin, BMT_PKT_HEADER_BYTES, 0, 0);
+    bmt_ctf_packet_open(pkt + BMT_PKT_HEADER_BYTES, d->uuid, BMT_INCOMPLETE_STREAM, begin);
+    bmt_ctf_packet_close(pkt + BMT_PKT_HEADER_BYTES, end, BMT_PKT_HEADER_BYTES, 1, events);
+    int rc = pwrite_all(d->incomplete_fd, pkt, sizeof pkt, 0);
+    if (rc == 0)
+        d->incomplete_events = events;
+    return rc;
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int open_incomplete(struct bmt_trace_dir *d)
+{
+    int fd = create_file(d, BMT_INCOMPLETE_FILE);
+    if (fd < 0)
+        return fd;
+    d->incomplete_fd = fd;
+    d->incomplete_begin_ns = monotonic_ns();
+    /* Not in bytes_on_disk: it is gone once the trace is complete. */
+    return write_incomplete(d, 0, d->incomplete_begin_ns);
+}
+
+int bmt_trace_dir_set_unwritten(struct bmt_trace_dir *d, uint64_t events, uint64_t ts_ns)
+{
+    if (d->incomplete_fd < 0 || events == d->incomplete_events)
+        return 0;
+    return write_incomplete(d, events, ts_ns);
+}
+
+void bmt_trace_dir_mark_complete(struct bmt_trace_dir *d)
+{
+    if (d->incomplete_fd < 0)
+        return;
+    close(d->incomplete_fd);
+    d->incomplete_fd = -1;
+    if (d->dirfd >= 0)
+        unlinkat(d->dirfd, BMT_INCOMPLETE_FILE, 0);
+}
+
 int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path, unsigned file_mode,
                          const struct bmt_ctf_trace_info *info, uint64_t tracefile_size_bytes,
                          uint32_t tracefile_count)
 {
     memset(d, 0, sizeof *d);
     d->dirfd = -1;
+    d->incomplete_fd = -1;
     for (int i = 0; i < BMT_MAX_STREAMS; i++)
         d->streams[i].fd = -1;
     if (path[0] == '\0') {
@@ -262,9 +315,13 @@ int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path, unsigned fil
         goto fail;
     free(text);
     d->bytes_on_disk = d->bytes_written = (uint64_t)len;
+    rc = open_incomplete(d);
+    if (rc < 0)
+        goto fail_marker;
     return 0;
 fail:
     free(text);
+fail_marker:
     bmt_trace_dir_abandon(d);
     return rc;
 }
@@ -438,6 +495,12 @@ int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, uint8_t
     return 0;
 }
 
+void bmt_trace_dir_skip_packets(struct bmt_trace_dir *d, unsigned stream, uint64_t packets)
+{
+    if (stream < BMT_MAX_STREAMS)
+        d->streams[stream].next_seq += packets;
+}
+
 void bmt_trace_dir_lose(struct bmt_trace_dir *d, unsigned stream, uint64_t events)
 {
     if (stream < BMT_MAX_STREAMS)
@@ -501,6 +564,35 @@ int bmt_trace_dir_seal_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t
     return -ENOSPC;
 }
 
+int bmt_trace_dir_end_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t ts_ns)
+{
+    if (stream >= BMT_MAX_STREAMS || d->streams[stream].fd < 0)
+        return -EINVAL;
+    struct bmt_stream_file *s = &d->streams[stream];
+    if (ts_ns <= s->last_ts_end_ns)
+        return 0;
+    int rc = stop_direct(s);
+    if (rc < 0)
+        return rc;
+    uint8_t pkt[BMT_PKT_HEADER_BYTES];
+    bmt_ctf_packet_open(pkt, d->uuid, stream, ts_ns);
+    bmt_ctf_packet_close(pkt, ts_ns, sizeof pkt, s->next_seq, s->stamped_discarded);
+    rc = pwrite_all(s->fd, pkt, sizeof pkt, s->file_bytes);
+    if (rc < 0) {
+        if (ftruncate(s->fd, (off_t)s->file_bytes) != 0) {
+        }
+        return rc;
+    }
+    s->tail_offset = s->file_bytes;
+    s->file_bytes += sizeof pkt;
+    s->next_seq++;
+    s->last_packet_events = 0;
+    s->last_ts_end_ns = ts_ns;
+    d->bytes_on_disk += sizeof pkt;
+    d->bytes_written += sizeof pkt;
+    return 0;
+}
+
 int bmt_trace_dir_add_discarded(struct bmt_trace_dir *d, unsigned stream, uint64_t events,
                                 uint64_t ts_ns)
 {
@@ -533,6 +625,7 @@ int bmt_trace_dir_removed(const struct bmt_trace_dir *d)
 
 int bmt_trace_dir_close(struct bmt_trace_dir *d)
 {
+    bmt_trace_dir_mark_complete(d);
     for (int i = 0; i < BMT_MAX_STREAMS; i++) {
         free(d->streams[i].file_events);
         d->streams[i].file_events = NULL;
@@ -552,6 +645,7 @@ void bmt_trace_dir_abandon(struct bmt_trace_dir *d)
 {
     if (d->dirfd >= 0)
         unlinkat(d->dirfd, "metadata", 0);
+    /* close removes the incomplete marker. */
     bmt_trace_dir_close(d);
     if (d->created)
         rmdir(d->path);

@@ -19,6 +19,16 @@
  * the stream's final loss count, sacrificing the last packet (counted) if
  * the disk has no room even for that.
  *
+ * Incomplete until closed: create also writes `channel0_incomplete`, a
+ * stream of two header-only packets (stream instance
+ * BMT_INCOMPLETE_STREAM) whose second events_discarded the owner keeps at
+ * the number of events offered and not yet on disk
+ * (bmt_trace_dir_set_unwritten).
+ * Closing removes it. A process killed before its trace was closed leaves
+ * it: both readers then report those events as discarded, and beamtrace
+ * says the trace is incomplete, instead of reading an empty or short trace
+ * as a complete one.
+ *
  * Used by one thread at a time (a session's consumer, or whoever finishes
  * the session after the consumer stopped). Pure C and POSIX I/O.
  */
@@ -31,6 +41,10 @@
 #include <stdint.h>
 
 #define BMT_MAX_STREAMS 1024
+
+/* The incomplete marker's file and stream instance (beyond any ring's). */
+#define BMT_INCOMPLETE_FILE "channel0_incomplete"
+#define BMT_INCOMPLETE_STREAM UINT64_C(0xffffffff)
 
 /* Mode of trace files unless the caller asks for another: private. */
 #define BMT_TRACE_FILE_MODE 0600
@@ -66,6 +80,9 @@ struct bmt_trace_dir {
     int no_files;                /* nothing on disk: the session streams to a relayd
                                     only; packets are counted as if written */
     int no_direct;               /* the filesystem refused O_DIRECT: buffered writes */
+    int incomplete_fd;           /* the incomplete marker, -1 once removed */
+    uint64_t incomplete_begin_ns;/* its packet's timestamp_begin */
+    uint64_t incomplete_events;  /* the count it holds now */
     struct bmt_stream_file streams[BMT_MAX_STREAMS];
 };
 
@@ -105,6 +122,12 @@ int bmt_trace_dir_write_packet(struct bmt_trace_dir *d, unsigned stream, uint8_t
 size_t bmt_trace_dir_packet_bytes(const struct bmt_trace_dir *d, unsigned stream,
                                   const uint8_t *pkt, size_t content_bytes, size_t capacity_bytes);
 
+/* Leaves `packets` packet sequence numbers of stream `stream` unused: the
+ * next packet written shows a gap readers report as lost packets (whose
+ * events nobody can count: a flight capture's packets a writer reclaimed
+ * before they were copied). */
+void bmt_trace_dir_skip_packets(struct bmt_trace_dir *d, unsigned stream, uint64_t packets);
+
 /* Counts `events` of stream `stream` as lost without writing them (a cap
  * was reached, or the directory failed before). */
 void bmt_trace_dir_lose(struct bmt_trace_dir *d, unsigned stream, uint64_t events);
@@ -118,6 +141,12 @@ void bmt_trace_dir_lose(struct bmt_trace_dir *d, unsigned stream, uint64_t event
 int bmt_trace_dir_seal_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t ring_discarded,
                               uint64_t ts_ns);
 
+/* Appends to stream `stream` (which has a file) a header-only packet
+ * stamped `ts_ns` with the loss count it already states: readers then see
+ * the stream recorded until `ts_ns`, events or not (a flight capture's
+ * tail). Returns 0 or a negative errno. */
+int bmt_trace_dir_end_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t ts_ns);
+
 /* Raises the loss count of stream `stream` by `events` in its last packet
  * on disk (an 8-byte rewrite in place: works on a full disk), or writes a
  * header-only packet saying so when the stream has no file yet. For events
@@ -125,17 +154,28 @@ int bmt_trace_dir_seal_stream(struct bmt_trace_dir *d, unsigned stream, uint64_t
 int bmt_trace_dir_add_discarded(struct bmt_trace_dir *d, unsigned stream, uint64_t events,
                                 uint64_t ts_ns);
 
+/* Sets the incomplete marker's count to `events` (offered, not on disk)
+ * as of `ts_ns`: one 168-byte rewrite in place, when the count changed. A
+ * failure is returned but not remembered (the trace itself is unharmed).
+ * Returns 0 or a negative errno; 0 once the marker is gone. */
+int bmt_trace_dir_set_unwritten(struct bmt_trace_dir *d, uint64_t events, uint64_t ts_ns);
+
+/* Removes the incomplete marker: everything the trace will hold is on disk
+ * and every loss is counted in it. Also done by close. */
+void bmt_trace_dir_mark_complete(struct bmt_trace_dir *d);
+
 /* 1 when the directory was removed (or renamed away and deleted) since it
  * was created. */
 int bmt_trace_dir_removed(const struct bmt_trace_dir *d);
 
-/* Closes every file and the directory. Returns 0 or the first error seen
- * during the directory's life. Safe to call twice. */
+/* Removes the incomplete marker, closes every file and the directory.
+ * Returns 0 or the first error seen during the directory's life. Safe to
+ * call twice. */
 int bmt_trace_dir_close(struct bmt_trace_dir *d);
 
 /* For a session that never started: closes everything and removes what
- * create made (the metadata, and the directory if it made it), so a retry
- * with the same path works. */
+ * create made (the metadata, the incomplete marker, and the directory if it
+ * made it), so a retry with the same path works. */
 void bmt_trace_dir_abandon(struct bmt_trace_dir *d);
 
 /* Fills `info` for the current process: random uuid, hostname, clock offset

@@ -8,7 +8,9 @@
  */
 #define _GNU_SOURCE /* strerrorname_np */
 #include "nif_control.h"
+#include "nif_flight.h"
 #include "nif_format.h"
+#include "nif_sample.h"
 #include "nif_session.h"
 #include "nif_relayd.h"
 #include "nif_state.h"
@@ -90,6 +92,11 @@ static ERL_NIF_TERM stats_map(struct priv *p, ErlNifEnv *env, const struct bmt_r
                              enif_make_uint64(env, st->bytes), reason_term(env, st)};
     ERL_NIF_TERM map;
     enif_make_map_from_arrays(env, keys, values, sizeof keys / sizeof keys[0], &map);
+    if (st->flight)
+        enif_make_map_put(env, map, p->atom.flight, bmt_flight_stats_map(p, env, &st->capture),
+                          &map);
+    if (st->sampled)
+        enif_make_map_put(env, map, p->atom.sampling, bmt_sample_stats_map(p, env, st), &map);
     return with_relayd(p, env, map, st);
 }
 
@@ -279,6 +286,15 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
     /* Overwrite rings are drained at the end: nobody to wake. */
     if (cfg->mode == BMT_RING_OVERWRITE)
         cfg->wake_on_publish = 0;
+    /* sample, on_max_rate: sampling (nif_sample.h). */
+    if (bmt_sample_parse(p, env, opts, cfg, bad) != 0)
+        return -1;
+    /* flight: captures, which only an overwrite session makes. */
+    if (bmt_flight_parse(p, env, opts, &cfg->capture, bad) != 0)
+        return -1;
+    *bad = a->flight;
+    if (cfg->capture.window_ns && cfg->mode != BMT_RING_OVERWRITE)
+        return -1;
     return 0;
 }
 

@@ -11,6 +11,8 @@
  */
 #include "nif_clock.h"
 #include "nif_control.h"
+#include "nif_flight.h"
+#include "nif_flight_call.h"
 #include "nif_shared.h"
 #include "nif_state.h"
 #include "nif_tracer.h"
@@ -21,6 +23,10 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
     struct priv *p = bmt_priv_new(env, load_info, bmt_on_stopped);
     if (!p)
         return 1;
+    if (bmt_flight_call_open_type(p, env, ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER) != 0) {
+        bmt_priv_release(p);
+        return 1;
+    }
     *priv_data = p;
     return 0;
 }
@@ -33,7 +39,8 @@ static int upgrade(ErlNifEnv *env, void **priv_data, void **old_priv_data, ERL_N
      * every field at the wrong place. Stop the sessions and load afresh. */
     if (!p || p->magic != BMT_PRIV_MAGIC || p->layout != BMT_PRIV_LAYOUT)
         return 1;
-    if (bmt_handles_open_type(&p->handles, env, ERL_NIF_RT_TAKEOVER) != 0)
+    if (bmt_handles_open_type(&p->handles, env, ERL_NIF_RT_TAKEOVER) != 0 ||
+        bmt_flight_call_open_type(p, env, ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER) != 0)
         return 1;
     p->refs++;
     *priv_data = p;
@@ -66,6 +73,12 @@ static ErlNifFunc nif_funcs[] = {
     {"user_trace_n_nif", 10, bmt_nif_user_trace_n, 0},
     {"emit_nif", 3, bmt_nif_emit, 0},
     {"clock_ns", 0, bmt_nif_clock_ns, 0},
+    /* The flight recorder (nif_flight.c). */
+    {"flight_offer_nif", 5, bmt_nif_flight_offer, 0},
+    {"trigger_nif", 1, bmt_nif_trigger, 0},
+    {"flight_info_nif", 1, bmt_nif_flight_info, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"flight_call_trigger_nif", 3, bmt_nif_flight_call_trigger, 0},
+    {"flight_call_sweep_nif", 2, bmt_nif_flight_call_sweep, ERL_NIF_DIRTY_JOB_CPU_BOUND},
 };
 
 ERL_NIF_INIT(beamtrace, nif_funcs, load, NULL, upgrade, unload)

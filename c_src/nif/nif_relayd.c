@@ -132,20 +132,22 @@ out:
     return ret;
 }
 
-/* Appends "\tbeamtrace_clock_KEY = VALUE;\n" to `out` (`size` bytes,
- * NUL-terminated). Returns 0, or -1 when a key is not [a-z0-9_]{1,48} or
- * it does not fit. */
-static int env_line(char *out, size_t size, const char *key, size_t key_len, const char *value)
+/* Adds env entry beamtrace_clock_KEY (an integer, or a text when `text` is
+ * set) to the trace's metadata. Returns 0, or -1 when the key is not
+ * [a-z0-9_]{1,48} or the entries are full. */
+static int env_entry(struct bmt_ctf_trace_info *info, const char *key, const char *text,
+                     int64_t value)
 {
+    size_t key_len = strlen(key);
     if (key_len == 0 || key_len > 48)
         return -1;
     for (size_t i = 0; i < key_len; i++)
         if (!((key[i] >= 'a' && key[i] <= 'z') || (key[i] >= '0' && key[i] <= '9') || key[i] == '_'))
             return -1;
-    size_t len = strlen(out);
-    int n = snprintf(out + len, size - len, "\tbeamtrace_clock_%.*s = %s;\n", (int)key_len, key,
-                     value);
-    return n < 0 || (size_t)n >= size - len ? -1 : 0;
+    char name[80];
+    snprintf(name, sizeof name, "beamtrace_clock_%s", key);
+    return (text ? bmt_ctf_env_add_text(info, name, text) : bmt_ctf_env_add_int(info, name, value))
+               == 0 ? 0 : -1;
 }
 
 int bmt_nif_clock_option(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
@@ -159,17 +161,10 @@ int bmt_nif_clock_option(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
         !enif_get_int64(env, offset, &total) ||
         !enif_get_map_value(env, v, p->atom.env, &list))
         return -1;
-    char *out = info->env_extra;
-    size_t size = sizeof info->env_extra;
-    out[0] = '\0';
     /* What the node's own clock said, as beamtrace_clock records it when it
      * rewrites a copied-back trace. */
-    char value[320];
-    snprintf(value, sizeof value, "%lld", (long long)info->clock_offset_s);
-    if (env_line(out, size, "own_offset_s", 12, value) != 0)
-        return -1;
-    snprintf(value, sizeof value, "%lld", (long long)info->clock_offset_ns);
-    if (env_line(out, size, "own_offset", 10, value) != 0)
+    if (env_entry(info, "own_offset_s", NULL, info->clock_offset_s) != 0 ||
+        env_entry(info, "own_offset", NULL, info->clock_offset_ns) != 0)
         return -1;
     while (enif_get_list_cell(env, list, &head, &list)) {
         const ERL_NIF_TERM *kv;
@@ -181,27 +176,22 @@ int bmt_nif_clock_option(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
             enif_get_atom(env, kv[0], key, sizeof key, ERL_NIF_LATIN1) <= 0)
             return -1;
         if (enif_get_int64(env, kv[1], &n)) {
-            snprintf(value, sizeof value, "%lld", (long long)n);
+            if (env_entry(info, key, NULL, n) != 0)
+                return -1;
         } else if (enif_inspect_binary(env, kv[1], &text) && text.size < 256) {
-            /* A TSDL string: quotes and backslashes escaped, nothing else
-             * below space. */
-            size_t k = 0;
-            value[k++] = '"';
-            for (size_t i = 0; i < text.size; i++) {
-                unsigned char c = text.data[i];
-                if (c < 0x20)
+            /* A text of printable characters (the metadata writer escapes
+             * quotes and backslashes). */
+            char value[256];
+            for (size_t i = 0; i < text.size; i++)
+                if (text.data[i] < 0x20)
                     return -1;
-                if (c == '"' || c == '\\')
-                    value[k++] = '\\';
-                value[k++] = (char)c;
-            }
-            value[k++] = '"';
-            value[k] = '\0';
+            memcpy(value, text.data, text.size);
+            value[text.size] = '\0';
+            if (env_entry(info, key, value, 0) != 0)
+                return -1;
         } else {
             return -1;
         }
-        if (env_line(out, size, key, strlen(key), value) != 0)
-            return -1;
     }
     if (!enif_is_empty_list(env, list))
         return -1;

@@ -47,7 +47,17 @@
     X(links) X(clock) X(tsc) X(clock_gettime) X(seq_trace) Y(receive_, "receive") X(print) \
     X(relayd) X(live) X(relayd_session) X(relayd_buffer) X(url) X(path) \
     X(lost) X(unconfirmed) X(queued_bytes) X(connections) X(disconnections) \
-    X(offset_ns) X(env)
+    X(offset_ns) X(env) \
+    /* the flight recorder (nif_flight.c) */                                 \
+    X(flight) X(window) X(after) X(max_captures) X(triggers) X(none)         \
+    X(started) X(extended) X(skipped) X(captures) X(fired) X(absorbed)       \
+    X(skipped_rate) X(skipped_long) X(skipped_bytes) X(lost_packets)         \
+    X(capture_bytes) X(capture_error) X(probe)                               \
+    X(long_gc) X(long_schedule) X(large_heap) X(busy_port) X(busy_dist_port) \
+    X(long_message_queue) X(message_queue)                                   \
+    /* sampling (nif_sample.c) */                                            \
+    X(sample) X(on_max_rate) X(stop) X(sampling) X(ratios) X(reactions)      \
+    X(garbage_collection) X(procs) X(ports)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;
@@ -78,6 +88,7 @@ struct priv {
     int refs;                   /* load + upgrades not yet unloaded */
     struct bmt_threads threads; /* each thread's context */
     struct bmt_handles handles; /* the session handles given to Erlang */
+    ErlNifResourceType *flight_call_type; /* call-latency triggers (nif_flight_call.c) */
     struct bmt_recorder rec;
 };
 

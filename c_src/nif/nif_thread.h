@@ -20,6 +20,16 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* Sampling's per-thread state (nif_sample.h): the random sequence, and
+ * the answer for the process now scheduled in and the collection now
+ * running on this thread, until their out and end. */
+struct bmt_sample_thread {
+    uint64_t rng;
+    ERL_NIF_TERM sched_pid, gc_pid;
+    int sched_session, gc_session;
+    int sched_keep, gc_keep;
+};
+
 /* What the USDT sink knows of the resume function of the process running
  * on this thread, for process-hibernate (nif_decode.c): set when the
  * process is scheduled in (where it was then) and by a call of
@@ -43,6 +53,9 @@ struct thread_ctx {
     ERL_NIF_TERM decided_tag;   /* 0: none */
     ERL_NIF_TERM decided_state;
     uint64_t decision;
+    struct bmt_sample_thread sample;
+    ERL_NIF_TERM flight_pending; /* a flight trigger said `trace` to this pid's call
+                                    (nif_flight_call.c): its trace_call is a no-op */
     struct bmt_clock_thread clock;
     struct bmt_event event;
     struct bmt_format_cache fmt;

@@ -20,7 +20,9 @@
 #include "nif_tracer.h"
 #include "nif_decode.h"
 #include "nif_dispatch.h"
+#include "nif_flight_call.h"
 #include "nif_format.h"
+#include "nif_sample.h"
 #include "nif_session.h"
 #include "nif_state.h"
 #include "nif_thread.h"
@@ -103,6 +105,25 @@ typedef int tag_map_fn(const struct bmt_atoms *a, ERL_NIF_TERM tag);
  * the VM's enif_* and misses in the caches; the rest is out of line. */
 #define HOT static inline __attribute__((always_inline))
 
+static inline int is_call_tp(int tp)
+{
+    return tp >= BMT_TP_function_call && tp <= BMT_TP_function_exception;
+}
+
+/* Sampling (nif_sample.h): 1 to keep the event the decision word `w`
+ * gives the recorder. One load and a bit test unless its session samples
+ * this kind. */
+HOT int sample_keep(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[], uint64_t w,
+                    struct thread_ctx *t)
+{
+    (void)env;
+    if (!(BMT_DW_SINKS(w) & BMT_SINK_RECORDER))
+        return 1;
+    struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w) - 1];
+    return !bmt_rec_sampled(s, BMT_DW_REC_TP(w)) ||
+           bmt_sample_keep(p, s, BMT_DW_REC_TP(w), argv[0], argv[2], t);
+}
+
 /* enabled_*'s rare paths: a handle as tracer state, or a thread seen for
  * the first time; `tp` >= 0. Out of line, so the common path keeps its
  * registers to itself. */
@@ -110,9 +131,19 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
                                                            const ERL_NIF_TERM argv[], int tp)
 {
     uint64_t w = bmt_decide(p, env, argv[1], tp);
-    if (!BMT_DW_SINKS(w))
+    if (!BMT_DW_SINKS(w)) {
+        /* A state naming no session may be a flight recorder's call
+         * trigger (nif_flight_call.h): its own answer. */
+        if (is_call_tp(tp) && argv[1] != p->nil) {
+            ERL_NIF_TERM r = bmt_flight_call_enabled(p, env, argv, tp);
+            if (r)
+                return r;
+        }
         return p->atom.discard;
+    }
     struct thread_ctx *t = bmt_thread_ctx(&p->threads);
+    if (!sample_keep(p, env, argv, w, t))
+        return p->atom.discard;
     if (t) {
         t->decided_tag = argv[0];
         t->decided_state = argv[1];
@@ -135,6 +166,8 @@ HOT ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_m
     if (!BMT_DW_SINKS(w))
         return p->atom.discard;
     struct thread_ctx *t = bmt_tls_ctx;
+    if (!sample_keep(p, env, argv, w, t))
+        return p->atom.discard;
     t->decided_tag = argv[0];
     t->decided_state = argv[1];
     t->decision = w;
@@ -223,6 +256,13 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
         if (tp < 0)
             return p->atom.ok;
         w = bmt_decide(p, env, argv[1], tp);
+        /* A flight recorder's call trigger (nif_flight_call.h): OTP 25
+         * asks it through trace_call. Nothing past argv[2] is read. */
+        if (!BMT_DW_SINKS(w) && is_call_tp(tp) && argv[1] != p->nil) {
+            ERL_NIF_TERM r = bmt_flight_call_trace(p, env, argv, tp);
+            if (r)
+                return r;
+        }
     }
     if (!BMT_DW_SINKS(w))
         return p->atom.ok;
@@ -280,6 +320,11 @@ ERL_NIF_TERM bmt_nif_enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
             return p->atom.trace;
         uint64_t gen;
         struct bmt_session *s = bmt_resolve_session(&p->handles, env, argv[1], &gen);
+        if (!s) {
+            ERL_NIF_TERM r = bmt_flight_call_status(p, env, argv[1]);
+            if (r)
+                return r;
+        }
         return s && bmt_rec_known(s, gen) ? p->atom.trace : p->atom.remove;
     }
     return enabled_common(env, argv, tp_generic);

@@ -147,10 +147,13 @@ static void update_masks(struct bmt_recorder *rec)
 {
     uint64_t mask = 0;
     uint16_t per_tp[BMT_TP_COUNT] = {0};
+    uint16_t probes = 0;
     for (int i = 0; i < BMT_MAX_SESSIONS; i++) {
         struct bmt_session *s = &rec->sessions[i];
         if (atomic_load(&s->state) != BMT_SESSION_RUNNING)
             continue;
+        if (bmt_capture_on(&s->capture) && (s->cfg.capture.armed >> BMT_TRIGGER_PROBE & 1))
+            probes = (uint16_t)(probes | 1u << i);
         uint64_t m = atomic_load(&s->enable_mask);
         mask |= m;
         for (int tp = 0; tp < BMT_TP_COUNT; tp++)
@@ -160,6 +163,7 @@ static void update_masks(struct bmt_recorder *rec)
     for (int tp = 0; tp < BMT_TP_COUNT; tp++)
         atomic_store(&rec->tp_sessions[tp], per_tp[tp]);
     atomic_store(&rec->recorder_mask, mask);
+    atomic_store(&rec->probe_sessions, probes);
     atomic_fetch_add(&rec->epoch, 1);
 }
 
@@ -175,6 +179,61 @@ static uint64_t offered_count(struct bmt_session *s)
              atomic_load_explicit(&r->discarded_count, memory_order_relaxed);
     }
     return n;
+}
+
+/* Bytes of the session's flight captures on disk (max_bytes covers them). */
+static uint64_t capture_bytes(struct bmt_session *s)
+{
+    return atomic_load_explicit(&s->capture.bytes, memory_order_relaxed);
+}
+
+/* A flight capture's tail, first step: asks the writer of every active
+ * ring to close its open packet at its next event (no waiting, no drop). */
+static void request_flush_all(struct bmt_session *s)
+{
+    for (int i = 0; i < s->ring_count; i++) {
+        struct bmt_ring *r = &s->slots[i].ring;
+        if (atomic_load_explicit(&r->written_count, memory_order_relaxed) +
+                atomic_load_explicit(&r->discarded_count, memory_order_relaxed) !=
+            0)
+            bmt_ring_request_flush(r);
+    }
+}
+
+/* Second step, a tick later: closes the open packet of the rings whose
+ * writer has not come back since (idle: freezing them costs no writer
+ * anything), all with one heavy fence. */
+static void flush_requested(struct bmt_session *s, uint64_t now)
+{
+    int idle[BMT_MAX_THREADS];
+    int n = 0;
+    for (int i = 0; i < s->ring_count; i++) {
+        if (!atomic_load_explicit(&s->slots[i].ring.flush_requested, memory_order_relaxed))
+            continue;
+        idle[n++] = i;
+        atomic_store_explicit(&s->slots[i].frozen, 1, memory_order_relaxed);
+    }
+    if (n == 0)
+        return;
+    bmt_fence_heavy();
+    for (int k = 0; k < n; k++) {
+        struct bmt_slot *sl = &s->slots[idle[k]];
+        wait_writer_out(sl);
+        atomic_store_explicit(&sl->ring.flush_requested, 0, memory_order_relaxed);
+        bmt_ring_flush(&sl->ring, now);
+        thaw(sl);
+    }
+}
+
+/* Events offered to `s` that neither its trace on disk holds nor its
+ * packets on disk count as discarded: what a crash now would lose. */
+static uint64_t unwritten_count(struct bmt_session *s)
+{
+    uint64_t accounted = atomic_load_explicit(&s->events_on_disk, memory_order_relaxed);
+    for (int i = 0; i < s->ring_count; i++)
+        accounted += s->dir.streams[i].stamped_discarded;
+    uint64_t offered = offered_count(s);
+    return offered > accounted ? offered - accounted : 0;
 }
 
 /* Writes (or, past a cap or after a failure, counts as lost) every
@@ -199,8 +258,9 @@ static enum bmt_stop_reason drain_ring(struct bmt_session *s, int i, int capped)
         if (!capped && s->cfg.max_events && on_disk + events > s->cfg.max_events)
             stop = BMT_REASON_MAX_EVENTS;
         else if (!capped && s->cfg.max_bytes &&
-                 s->dir.bytes_on_disk + bmt_trace_dir_packet_bytes(&s->dir, (unsigned)i, pkt, bytes,
-                                                                   r->subbuf_bytes) >
+                 s->dir.bytes_on_disk + capture_bytes(s) +
+                         bmt_trace_dir_packet_bytes(&s->dir, (unsigned)i, pkt, bytes,
+                                                    r->subbuf_bytes) >
                      s->cfg.max_bytes)
             stop = BMT_REASON_MAX_BYTES;
         if (capped || stop != BMT_REASON_NONE || s->dir.error) {
@@ -288,6 +348,19 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
                  reason == BMT_REASON_WRITE_ERROR || reason == BMT_REASON_DIR_REMOVED;
     struct bmt_rec_stats *st = &s->final;
     memset(st, 0, sizeof *st);
+    if (bmt_capture_on(&s->capture)) {
+        /* A capture being written gets its tail before the rings are
+         * drained into the session's own trace (which consumes them). */
+        for (int i = 0; i < s->ring_count; i++) {
+            struct bmt_slot *sl = &s->slots[i];
+            if (sl->frozen_drops) {
+                bmt_ring_drop(&sl->ring, sl->frozen_drops);
+                sl->frozen_drops = 0;
+            }
+            bmt_ring_flush(&sl->ring, now);
+        }
+        bmt_capture_finish(&s->capture, now, s->dir.bytes_on_disk);
+    }
     for (int i = 0; i < s->ring_count; i++) {
         struct bmt_slot *sl = &s->slots[i];
         struct bmt_ring *r = &sl->ring;
@@ -334,6 +407,7 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
         reason != BMT_REASON_DIR_REMOVED)
         reason = BMT_REASON_WRITE_ERROR;
     /* Every event recorded is on disk now, or counted lost. */
+    bmt_trace_dir_mark_complete(&s->dir);
     atomic_store(&s->events_on_disk, st->events);
     st->bytes = st->has_relayd && s->dir.no_files ? st->relayd.bytes : s->dir.bytes_on_disk;
     st->reason = reason;
@@ -349,6 +423,19 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
     s->ring_mem = NULL;
     free(s->packet_meta);
     s->packet_meta = NULL;
+    if (bmt_capture_on(&s->capture)) {
+        st->flight = 1;
+        bmt_capture_stats(&s->capture, &st->capture);
+    }
+    if (s->control_slot >= 0) {
+        st->sampled = 1;
+        st->sample_reactions = s->sampling.reactions;
+        for (int k = 0; k < BMT_SAMPLE_KINDS; k++)
+            st->sample_ratio[k] = atomic_load(&s->sampling.ratio[k]);
+    }
+    bmt_capture_free(&s->capture);
+    free(s->ring_ptrs);
+    s->ring_ptrs = NULL;
     atomic_store(&s->state, BMT_SESSION_FINISHED);
     atomic_fetch_add(&rec->epoch, 1);
 }
@@ -422,7 +509,9 @@ struct consumer_state {
     uint64_t *relayd_seen;           /* streaming, per ring: written + discarded when last seen */
     uint64_t *relayd_seen_ns;        /* and when (trace clock) */
     uint64_t last_flush_ns;
+    uint64_t last_mark_ns;           /* the incomplete marker's last update */
     uint64_t rate_ns, rate_offered;  /* start of the rate window */
+    unsigned calm_windows;           /* rate windows in a row under a quarter of max_rate */
     uint64_t *seen;                  /* per ring: written + discarded at the last flush tick */
     uint8_t *unflushed;              /* per ring: events since its last flush */
 };
@@ -528,6 +617,102 @@ static int lock_or_stop(struct bmt_recorder *rec, struct bmt_session *s)
     return 1;
 }
 
+/* Records in the consumer's ring that kind `kind` is sampled 1 in
+ * `ratio` from `ts_ns` on (org_erlang_beamtrace:sample_ratio). */
+static void emit_ratio(struct bmt_session *s, int kind, uint32_t ratio, const char *reason,
+                       uint64_t ts_ns)
+{
+    struct bmt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.id = BMT_TP_sample_ratio;
+    ev.ts_ns = ts_ns;
+    const char *name = bmt_sample_kind_name((enum bmt_sample_kind)kind);
+    ev.values[BMT_F_sample_ratio_kind].str = name;
+    ev.values[BMT_F_sample_ratio_kind].len = (uint32_t)strlen(name);
+    ev.values[BMT_F_sample_ratio_ratio].integer = ratio;
+    ev.values[BMT_F_sample_ratio_reason].str = reason;
+    ev.values[BMT_F_sample_ratio_reason].len = (uint32_t)strlen(reason);
+    uint64_t gen = atomic_load(&s->generation);
+    struct bmt_ring *r = bmt_rec_enter(s, gen, (unsigned)s->control_slot);
+    if (!r)
+        return;
+    uint8_t *start;
+    uint8_t *dst = bmt_rec_reserve(s, r, BMT_TP_sample_ratio, ts_ns, &start);
+    if (dst)
+        bmt_rec_commit(r, start, dst + bmt_event_encode_payload(&ev, dst), ts_ns);
+    bmt_rec_leave(s, (unsigned)s->control_slot, ts_ns);
+}
+
+/* The ratios changed: the tracer's mask, the history, the trace. */
+static void ratios_changed(struct bmt_session *s, const uint32_t before[BMT_SAMPLE_KINDS],
+                           const char *reason, uint64_t now)
+{
+    atomic_store_explicit(&s->sampled_mask, atomic_load(&s->sampling.mask), memory_order_relaxed);
+    bmt_sampling_note(&s->sampling, now);
+    s->sampling.reactions++;
+    for (int k = 0; k < BMT_SAMPLE_KINDS; k++) {
+        uint32_t r = atomic_load(&s->sampling.ratio[k]);
+        if (r != before[k])
+            emit_ratio(s, k, r, reason, now);
+    }
+}
+
+/* The offered rate passed max_rate (events_ns > cap_ns, both events/s
+ * times the window): every kind that reacts keeps fewer, by the factor
+ * that brings the rate to 80% of the cap, at least 2. */
+static void sample_more(struct bmt_session *s, struct consumer_state *cs, uint64_t events_ns,
+                        uint64_t cap_ns, uint64_t now)
+{
+    uint64_t four_caps = cap_ns > 0 ? cap_ns * 4 : 1;
+    uint64_t factor = (events_ns * 5 + four_caps - 1) / four_caps;
+    if (factor < 2)
+        factor = 2;
+    uint32_t before[BMT_SAMPLE_KINDS];
+    int changed = 0;
+    for (int k = 0; k < BMT_SAMPLE_KINDS; k++) {
+        before[k] = atomic_load(&s->sampling.ratio[k]);
+        if (!bmt_sample_reacts(&s->sampling, (enum bmt_sample_kind)k))
+            continue;
+        uint64_t r = (uint64_t)before[k] * factor;
+        changed |= bmt_sampling_set(&s->sampling, (enum bmt_sample_kind)k,
+                                    r > BMT_SAMPLE_MAX_RATIO ? BMT_SAMPLE_MAX_RATIO : (uint32_t)r);
+    }
+    cs->calm_windows = 0;
+    if (changed)
+        ratios_changed(s, before, "max_rate", now);
+}
+
+/* Under max_rate: after CALM_WINDOWS windows in a row where twice the
+ * rate stays under half the cap, each kind keeps twice as many again, down
+ * to the sample option's own ratio. */
+#define CALM_WINDOWS 20
+static void sample_less(struct bmt_session *s, struct consumer_state *cs, uint64_t events_ns,
+                        uint64_t cap_ns, uint64_t now)
+{
+    int above_base = 0;
+    for (int k = 0; k < BMT_SAMPLE_KINDS; k++)
+        if (atomic_load(&s->sampling.ratio[k]) > s->sampling.base[k])
+            above_base = 1;
+    if (!above_base || events_ns * 4 >= cap_ns) {
+        cs->calm_windows = 0;
+        return;
+    }
+    if (++cs->calm_windows < CALM_WINDOWS)
+        return;
+    cs->calm_windows = 0;
+    uint32_t before[BMT_SAMPLE_KINDS];
+    int changed = 0;
+    for (int k = 0; k < BMT_SAMPLE_KINDS; k++) {
+        before[k] = atomic_load(&s->sampling.ratio[k]);
+        uint32_t r = before[k] / 2;
+        if (r < s->sampling.base[k])
+            r = s->sampling.base[k];
+        changed |= bmt_sampling_set(&s->sampling, (enum bmt_sample_kind)k, r);
+    }
+    if (changed)
+        ratios_changed(s, before, "calmer", now);
+}
+
 struct consumer_arg {
     struct bmt_recorder *rec;
     struct bmt_session *s;
@@ -547,10 +732,14 @@ static void *consumer_main(void *arg)
         cs.relayd_seen = calloc((size_t)s->ring_count, sizeof *cs.relayd_seen);
         cs.relayd_seen_ns = calloc((size_t)s->ring_count, sizeof *cs.relayd_seen_ns);
     }
-    cs.last_flush_ns = cs.rate_ns = bmt_clock_ns();
+    cs.last_flush_ns = cs.rate_ns = cs.last_mark_ns = bmt_clock_ns();
     /* The eventfd, and a streaming session's two sockets. */
     struct pollfd pfd[3] = {{s->wake_fd, POLLIN, 0}};
     enum bmt_stop_reason stop = BMT_REASON_NONE;
+    /* The sample option's ratios, at the trace's start. */
+    for (int k = 0; s->control_slot >= 0 && k < BMT_SAMPLE_KINDS; k++)
+        if (atomic_load(&s->sampling.ratio[k]) > 1)
+            emit_ratio(s, k, atomic_load(&s->sampling.ratio[k]), "start", cs.rate_ns);
     while (!atomic_load(&s->consumer_stop) && stop == BMT_REASON_NONE) {
         uint64_t count;
         if (read(s->wake_fd, &count, sizeof count) < 0) {
@@ -571,6 +760,22 @@ static void *consumer_main(void *arg)
         }
         if (s->cfg.relayd)
             relayd_tick(s, &cs, now);
+        if (stop == BMT_REASON_NONE && bmt_capture_on(&s->capture)) {
+            enum bmt_capture_step step = bmt_capture_tick(&s->capture, now, s->dir.bytes_on_disk);
+            if (step == BMT_CAPTURE_REQUEST_FLUSH) {
+                request_flush_all(s);
+            } else if (step == BMT_CAPTURE_FLUSH) {
+                flush_requested(s, now);
+                step = bmt_capture_tick(&s->capture, now, s->dir.bytes_on_disk);
+            }
+            if (step == BMT_CAPTURE_MAX_BYTES)
+                stop = BMT_REASON_MAX_BYTES;
+        }
+        if (stop == BMT_REASON_NONE && now - cs.last_mark_ns >= s->cfg.flush_interval_ns) {
+            /* What a crash now would lose, said in the trace. */
+            cs.last_mark_ns = now;
+            (void)bmt_trace_dir_set_unwritten(&s->dir, unwritten_count(s), now);
+        }
         if (stop == BMT_REASON_NONE && s->cfg.duration_ns && now - s->start_ns >= s->cfg.duration_ns)
             stop = BMT_REASON_DURATION;
         if (stop == BMT_REASON_NONE && s->cfg.max_rate && now - cs.rate_ns >= RATE_WINDOW_NS) {
@@ -585,9 +790,16 @@ static void *consumer_main(void *arg)
             if (offered < cs.rate_offered)
                 offered = cs.rate_offered;
             /* events/s = offered over the window, compared without division. */
-            if ((offered - cs.rate_offered) * UINT64_C(1000000000) >
-                s->cfg.max_rate * (now - cs.rate_ns))
-                stop = BMT_REASON_MAX_RATE;
+            uint64_t events_ns = (offered - cs.rate_offered) * UINT64_C(1000000000);
+            uint64_t cap_ns = s->cfg.max_rate * (now - cs.rate_ns);
+            if (events_ns > cap_ns) {
+                if (s->cfg.on_max_rate == BMT_ON_MAX_RATE_SAMPLE && s->control_slot >= 0)
+                    sample_more(s, &cs, events_ns, cap_ns, now);
+                else
+                    stop = BMT_REASON_MAX_RATE;
+            } else if (s->cfg.on_max_rate == BMT_ON_MAX_RATE_SAMPLE && s->control_slot >= 0) {
+                sample_less(s, &cs, events_ns, cap_ns, now);
+            }
             cs.rate_ns = now;
             cs.rate_offered = offered;
         }
@@ -620,6 +832,9 @@ static void *consumer_main(void *arg)
 
 static void release_rings(struct bmt_session *s)
 {
+    bmt_capture_free(&s->capture);
+    free(s->ring_ptrs);
+    s->ring_ptrs = NULL;
     if (s->ring_mem)
         munmap(s->ring_mem, s->ring_mem_bytes);
     s->ring_mem = NULL;
@@ -647,7 +862,8 @@ static int take_core(struct bmt_recorder *rec)
 int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, int format_option,
                   int make_default, int *index, uint64_t *generation)
 {
-    if (cfg->subbuf_count < 2 || cfg->subbuf_bytes <= BMT_PKT_HEADER_BYTES || cfg->enable_mask == 0)
+    if (cfg->subbuf_count < 2 || cfg->subbuf_bytes <= BMT_PKT_HEADER_BYTES || cfg->enable_mask == 0 ||
+        (cfg->capture.window_ns && cfg->mode != BMT_RING_OVERWRITE))
         return -EINVAL;
     pthread_mutex_lock(&rec->control);
     int idx = take_core(rec);
@@ -677,7 +893,16 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
     for (int tp = 0; tp < BMT_TP_COUNT; tp++)
         s->max_event_bytes[tp] = (uint32_t)(BMT_EVENT_HEADER_MAX_BYTES - BMT_EVENT_HEADER_BYTES +
                                             bmt_event_max_bytes(tp, cfg->message_max_bytes));
+    /* Sampling that can change (the sample option, on_max_rate sample):
+     * one more ring, the consumer's, where the sample_ratio events go. */
+    int sampled = cfg->on_max_rate == BMT_ON_MAX_RATE_SAMPLE;
+    for (int k = 0; k < BMT_SAMPLE_KINDS; k++)
+        if (cfg->sample_ratio[k] > 1)
+            sampled = 1;
     s->ring_count = rec->max_threads;
+    s->control_slot = -1;
+    if (sampled && rec->max_threads < BMT_MAX_THREADS)
+        s->control_slot = s->ring_count++;
     s->ring_mem_bytes = (size_t)s->ring_count * cfg->subbuf_bytes * cfg->subbuf_count;
     /* Address space only: a ring's pages are touched when its thread first
      * writes, so idle threads cost no memory. */
@@ -688,17 +913,26 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
         rc = -ENOMEM;
         goto fail_dir;
     }
-    s->packet_meta = calloc((size_t)s->ring_count * cfg->subbuf_count * 2, sizeof(uint32_t));
-    if (!s->packet_meta) {
+    /* Per packet: events, bytes, and (captures) the drops while it was open. */
+    int capture = cfg->capture.window_ns != 0;
+    size_t meta_per_ring = (size_t)cfg->subbuf_count * (capture ? 3 : 2);
+    s->packet_meta = calloc((size_t)s->ring_count * meta_per_ring, sizeof(uint32_t));
+    s->ring_ptrs = capture ? malloc((size_t)s->ring_count * sizeof *s->ring_ptrs) : NULL;
+    memset(&s->capture, 0, sizeof s->capture);
+    if (!s->packet_meta || (capture && !s->ring_ptrs)) {
         rc = -ENOMEM;
         goto fail_mem;
     }
     for (int i = 0; i < s->ring_count; i++) {
         struct bmt_slot *sl = &s->slots[i];
-        uint32_t *meta = s->packet_meta + (size_t)i * cfg->subbuf_count * 2;
+        uint32_t *meta = s->packet_meta + (size_t)i * meta_per_ring;
         bmt_ring_init(&sl->ring, s->ring_mem + (size_t)i * cfg->subbuf_bytes * cfg->subbuf_count,
                       meta, meta + cfg->subbuf_count, cfg->subbuf_bytes, cfg->subbuf_count,
                       cfg->mode, (uint64_t)i, cfg->info.uuid);
+        if (capture) {
+            bmt_ring_log_drops(&sl->ring, meta + 2 * cfg->subbuf_count);
+            s->ring_ptrs[i] = &sl->ring;
+        }
         atomic_store(&sl->busy, 0);
         atomic_store(&sl->frozen, 0);
         atomic_store(&sl->late_drops, 0);
@@ -723,6 +957,20 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
         goto fail_mem;
     }
     s->start_ns = bmt_clock_ns();
+    bmt_sampling_init(&s->sampling, cfg->sample_ratio, s->start_ns);
+    atomic_store(&s->sampled_mask, atomic_load(&s->sampling.mask));
+    if (capture) {
+        /* max_bytes covers the session's trace and its captures. */
+        struct bmt_capture_config cc = cfg->capture;
+        cc.max_bytes = cfg->max_bytes;
+        rc = bmt_capture_init(&s->capture, &cc, s->ring_ptrs, s->ring_count, s->dir.path,
+                              cfg->file_mode, &cfg->info, &s->sampling, s->start_ns);
+        if (rc < 0) {
+            close(s->wake_fd);
+            s->wake_fd = -1;
+            goto fail_mem;
+        }
+    }
 
     /* Generation and state before the consumer runs: it reads them. */
     uint64_t gen = (atomic_load(&s->generation) + 1) & ((UINT64_C(1) << BMT_GENERATION_BITS) - 1);
@@ -833,6 +1081,17 @@ int bmt_rec_info(struct bmt_recorder *rec, int index, uint64_t generation, int *
     snprintf(dir, dir_size, "%s", s->cfg.dir);
     pthread_mutex_unlock(&rec->control);
     return 0;
+}
+
+int bmt_rec_capture_stats(struct bmt_recorder *rec, int index, uint64_t generation,
+                          struct bmt_capture_stats *stats)
+{
+    pthread_mutex_lock(&rec->control);
+    struct bmt_session *s = find(rec, index, generation);
+    if (s)
+        bmt_capture_stats(&s->capture, stats);
+    pthread_mutex_unlock(&rec->control);
+    return s ? 0 : -ESRCH;
 }
 
 int bmt_rec_sessions(struct bmt_recorder *rec, int index[], uint64_t generation[])

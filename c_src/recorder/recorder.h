@@ -40,6 +40,8 @@
 #ifndef BMT_RECORDER_H
 #define BMT_RECORDER_H
 
+#include "capture.h"
+#include "sampling.h"
 #include "core/catalogue.h"
 #include "core/clock.h"
 #include "core/ctf.h"
@@ -99,6 +101,9 @@ struct bmt_rec_config {
     uint64_t flush_interval_ns;   /* idle partial packets reach the disk within this */
     int wake_on_publish;          /* writers wake the consumer per packet (0: test mode) */
     struct bmt_ctf_trace_info info;
+    struct bmt_capture_config capture; /* flight captures (overwrite mode); window 0 = none */
+    uint32_t sample_ratio[BMT_SAMPLE_KINDS]; /* the sample option: 1 in N per kind; 0/1 = all */
+    enum bmt_on_max_rate on_max_rate;  /* past max_rate: stop, or sample more */
     uint8_t owner[16];            /* the caller's, opaque: who hears of a self-stop */
     size_t owner_bytes;
     /* Streaming (relayd_client.h): a client, not yet opened, that the
@@ -122,6 +127,11 @@ struct bmt_rec_stats {
      * lost. */
     int has_relayd;
     struct bmt_relayd_stats relayd;
+    int flight;            /* the session made captures (capture below) */
+    struct bmt_capture_stats capture;
+    int sampled;           /* the session sampled (ratios below) */
+    uint32_t sample_ratio[BMT_SAMPLE_KINDS]; /* in force at the end */
+    uint32_t sample_reactions; /* ratio changes made for max_rate */
 };
 
 /* One thread's ring in one session. */
@@ -139,6 +149,7 @@ struct bmt_session {
     _Atomic uint64_t generation;  /* bumped at each start of this core, modulo
                                    * 2^BMT_GENERATION_BITS, never 0 */
     _Atomic uint64_t enable_mask; /* the config's, readable lock-free */
+    _Atomic uint64_t sampled_mask;/* sampling.mask, beside enable_mask: the tracer's one load */
     /* The tracer's formatting option (opaque here; the NIF's). Atomic: a
      * stale writer may read it while a start rewrites a reused core. */
     _Atomic int format_option;
@@ -147,7 +158,9 @@ struct bmt_session {
     int ring_count;
     uint8_t *ring_mem;            /* ring_count rings, mmap'ed, touched lazily */
     size_t ring_mem_bytes;
-    uint32_t *packet_meta;        /* per-ring packet_events and packet_bytes */
+    uint32_t *packet_meta;        /* per-ring packet_events, packet_bytes (and drops with captures) */
+    struct bmt_ring **ring_ptrs;  /* the rings by stream, for the captures */
+    struct bmt_capture capture;   /* flight captures (capture.h); off unless configured */
     struct bmt_trace_dir dir;
     pthread_t consumer;
     int consumer_joinable;
@@ -164,6 +177,8 @@ struct bmt_session {
     _Atomic int reason;           /* enum bmt_stop_reason; NONE while running */
     _Atomic int error;            /* errno of the first write failure */
     struct bmt_rec_stats final;   /* set by the finish */
+    struct bmt_sampling sampling; /* ratios per event kind (sampling.h) */
+    int control_slot;             /* the consumer's own ring (sample_ratio events), or -1 */
     struct bmt_slot slots[BMT_MAX_THREADS];
 };
 
@@ -178,6 +193,7 @@ struct bmt_recorder {
     _Atomic uint64_t epoch;       /* bumped on every session state change */
     _Atomic uint64_t recorder_mask; /* OR of the running sessions' masks */
     _Atomic uint16_t tp_sessions[BMT_TP_COUNT]; /* running sessions (bits) per tracepoint */
+    _Atomic uint16_t probe_sessions; /* running sessions (bits) armed for beamtrace:trigger/1 */
     /* The default session as (generation << 8 | index + 1), 0 for none: one
      * word, so a reader gets an index and a generation that belong together. */
     _Atomic uint64_t default_session;
@@ -223,6 +239,10 @@ int bmt_rec_info(struct bmt_recorder *rec, int index, uint64_t generation, int *
  * overwrite mode), or trace_dir.h's errors for `dir`. */
 int bmt_rec_snapshot(struct bmt_recorder *rec, int index, uint64_t generation, const char *dir,
                      struct bmt_rec_stats *stats);
+
+/* The capture figures of session (index, generation). Returns 0 or -ESRCH. */
+int bmt_rec_capture_stats(struct bmt_recorder *rec, int index, uint64_t generation,
+                          struct bmt_capture_stats *stats);
 
 /* Session cores that are running or finished, as (index, generation); at
  * most BMT_MAX_SESSIONS. Returns the count. */
@@ -271,6 +291,26 @@ static inline int bmt_rec_wants(struct bmt_session *s, uint64_t generation, int 
     return state != BMT_SESSION_FREE &&
            (atomic_load_explicit(&s->enable_mask, memory_order_relaxed) >> tp & 1) &&
            atomic_load_explicit(&s->generation, memory_order_relaxed) == generation;
+}
+
+/* Offers a trigger decided outside the tracer (a system monitor report,
+ * beamtrace:trigger/1, a sampled queue) to `s` if it records with
+ * `generation`: bmt_capture_offer's result, -1 otherwise. Any thread,
+ * lock-free. */
+static inline int bmt_rec_offer_trigger(struct bmt_session *s, uint64_t generation,
+                                        enum bmt_trigger_kind kind, uint64_t value,
+                                        const char *pid, const char *function, uint64_t ts_ns)
+{
+    if (!bmt_rec_live(s, generation))
+        return -1;
+    return bmt_capture_offer(&s->capture, kind, value, pid, function, ts_ns);
+}
+
+/* 1 when tracepoint `tp` is sampled in `s` now: the tracer then keeps
+ * one of its events in the kind's ratio (nif/nif_sample.h). */
+static inline int bmt_rec_sampled(struct bmt_session *s, int tp)
+{
+    return atomic_load_explicit(&s->sampled_mask, memory_order_relaxed) >> tp & 1;
 }
 
 /* Counts an event `s` wanted but that no ring could take from the calling

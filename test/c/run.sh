@@ -13,6 +13,9 @@
 #                per thread (BMT_CLOCK_TEST_SECONDS, 10)     ASan+UBSan
 #   test_relayd_proto  lttng-relayd's wire format byte for byte, URLs,
 #                the send queue against a reference            ASan+UBSan
+#   test_capture flight captures with writer threads: window, tail,
+#                extension, rate limit, max_bytes; the incomplete marker
+#                of a killed process                          TSan, and ASan+UBSan
 #   layers       tools/check_layers.py: the pure C folders never reach the
 #                VM, headers pair with their .c, no include/use cycle
 #
@@ -41,7 +44,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=23}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66}
 
-all="test_ring test_clock test_ctf test_relayd_proto test_faults stress_ring_tsan stress_ring_asan stress_recorder_tsan stress_recorder_asan"
+all="test_ring test_clock test_ctf test_relayd_proto test_faults stress_ring_tsan stress_ring_asan stress_recorder_tsan stress_recorder_asan test_capture_asan test_capture_tsan"
 want=$all
 if [ -n "${BMT_TEST_FILTER:-}" ]; then
     want=${BMT_TEST_FILTER//,/ }
@@ -71,7 +74,7 @@ build() {
     local name=$1 src=$2 extra=
     shift 2
     wanted "$name" || return 0
-    case $name in stress_recorder* | test_relayd_proto) extra=$RECORDER ;; esac
+    case $name in stress_recorder* | test_relayd_proto | test_capture*) extra=$RECORDER ;; esac
     # shellcheck disable=SC2086
     if $CC $CFLAGS "$@" -o "$out/$name" "$src" $CORE $extra -lpthread >"$out/$name.build.log" 2>&1; then
         echo "ok - build $name"
@@ -126,6 +129,10 @@ for t in $all; do rm -f "$out/$t"; done
     wait
     build stress_recorder_tsan test/c/stress_recorder.c $TSAN &
     build stress_recorder_asan test/c/stress_recorder.c $ASAN
+    wait
+    build test_capture_asan test/c/test_capture.c $ASAN &
+    build test_capture_tsan test/c/test_capture.c $TSAN
+    wait
 } >"$tmp/build.tap"
 cat "$tmp/build.tap"
 grep -q '^not ok' "$tmp/build.tap" && failed=1
@@ -139,5 +146,7 @@ wanted stress_ring_tsan && run stress_ring_tsan "$tmp/stress-tsan" 4 20000
 wanted stress_ring_asan && run stress_ring_asan "$tmp/stress-asan" 8 20000
 wanted stress_recorder_tsan && run stress_recorder_tsan "$tmp/recorder-tsan" 4 20000
 wanted stress_recorder_asan && run stress_recorder_asan "$tmp/recorder-asan" 8 20000
+wanted test_capture_asan && run test_capture_asan "$tmp/capture-asan"
+wanted test_capture_tsan && run test_capture_tsan "$tmp/capture-tsan"
 
 exit "$failed"

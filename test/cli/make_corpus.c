@@ -200,6 +200,72 @@ static void make_bytes(const char *path)
     gen_close(&g);
 }
 
+/* One call event (function_call or function_return) of `pid` to `mfa`. */
+static void call_event(struct bmt_event *ev, int tp, uint64_t ts, const char *pid, const char *mfa)
+{
+    fill_event(ev, tp, ts);
+    ev->values[BMT_F_function_call_pid].str = pid;
+    ev->values[BMT_F_function_call_pid].len = (uint32_t)strlen(pid);
+    ev->values[BMT_F_function_call_entry].str = mfa;
+    ev->values[BMT_F_function_call_entry].len = (uint32_t)strlen(mfa);
+    ev->values[BMT_F_function_call_depth].integer = 0;
+}
+
+/* A flight recorder's capture as the recorder writes one (recorder/
+ * capture.c): calls of kv:get/2 by two processes over 3 s, one call of
+ * <0.86.0> taking `slow_ms` and ending at the trigger, 2 s in; the trigger
+ * (kind call, value, bound, pid, function, time) in the metadata's env.
+ * `slower_ms` > 0 adds a slower call of <0.87.0> before it, so the trigger
+ * is not the slowest. */
+static void make_capture(const char *path, uint64_t seq, uint64_t slow_ms, uint64_t slower_ms)
+{
+    struct gen g;
+    fixed_info(&g.info, (uint8_t)(10 + seq));
+    uint64_t t0 = 6000000000000ull + seq * 10000000000ull, trigger = t0 + 2000000000ull;
+    (void)bmt_ctf_env_add_int(&g.info, "beamtrace_capture", (int64_t)seq);
+    (void)bmt_ctf_env_add_text(&g.info, "beamtrace_trigger_kind", "call");
+    (void)bmt_ctf_env_add_int(&g.info, "beamtrace_trigger_value", (int64_t)(slow_ms * 1000000));
+    (void)bmt_ctf_env_add_int(&g.info, "beamtrace_trigger_bound", 10000000);
+    (void)bmt_ctf_env_add_text(&g.info, "beamtrace_trigger_unit", "ns");
+    (void)bmt_ctf_env_add_text(&g.info, "beamtrace_trigger_pid", "<0.86.0>");
+    (void)bmt_ctf_env_add_text(&g.info, "beamtrace_trigger_function", "kv:get/2");
+    (void)bmt_ctf_env_add_int(&g.info, "beamtrace_trigger_ts", (int64_t)trigger);
+    (void)bmt_ctf_env_add_int(&g.info, "beamtrace_capture_window_ns", 2000000000);
+    (void)bmt_ctf_env_add_int(&g.info, "beamtrace_capture_after_ns", 1000000000);
+    int rc = bmt_test_gen_open(&g.t, path, &g.info, 2, 4096, 64, BMT_RING_DISCARD, 1);
+    if (rc < 0)
+        die("%s: cannot create trace: %s", path, strerror(-rc));
+    struct bmt_event ev;
+    /* Fast calls every 10 ms on both processes. */
+    for (uint64_t ts = t0; ts < t0 + 3000000000ull; ts += 10000000ull) {
+        uint64_t slow_start = trigger - slow_ms * 1000000;
+        int slow = ts <= slow_start && ts + 10000000ull > slow_start;
+        const char *pid = (ts / 10000000ull) % 2 ? "<0.87.0>" : "<0.86.0>";
+        if (slow) {
+            call_event(&ev, BMT_TP_function_call, slow_start, "<0.86.0>", "kv:get/2");
+            emit(&g, 0, &ev);
+            call_event(&ev, BMT_TP_function_return, trigger, "<0.86.0>", "kv:get/2");
+            emit(&g, 0, &ev);
+            ts = trigger; /* the other process waits meanwhile: time moves on in both streams */
+            continue;
+        }
+        if (slower_ms && ts == t0 + 500000000ull) {
+            call_event(&ev, BMT_TP_function_call, ts, "<0.87.0>", "kv:get/2");
+            emit(&g, 1, &ev);
+            call_event(&ev, BMT_TP_function_return, ts + slower_ms * 1000000, "<0.87.0>",
+                       "kv:get/2");
+            emit(&g, 1, &ev);
+            ts += slower_ms * 1000000;
+            continue;
+        }
+        call_event(&ev, BMT_TP_function_call, ts, pid, "kv:get/2");
+        emit(&g, pid[3] == '6' ? 0 : 1, &ev);
+        call_event(&ev, BMT_TP_function_return, ts + 50000, pid, "kv:get/2");
+        emit(&g, pid[3] == '6' ? 0 : 1, &ev);
+    }
+    gen_close(&g);
+}
+
 /* Small rings drained rarely: the discard mode drops, counted per stream. */
 static void make_drops(const char *path, enum bmt_ring_mode mode)
 {
@@ -796,6 +862,14 @@ int main(int argc, char **argv)
     make_truncated(root);
     snprintf(d, sizeof d, "%s/cluster", root);
     make_cluster(d);
+    /* A directory of captures as `fetch` fills one (`captures`, `calls`). */
+    snprintf(d, sizeof d, "%s/captures", root);
+    if (mkdir(d, 0755) != 0 && errno != EEXIST)
+        die("%s: %s", d, strerror(errno));
+    snprintf(d, sizeof d, "%s/captures/capture-1-20231114T235332Z", root);
+    make_capture(d, 1, 15, 0);
+    snprintf(d, sizeof d, "%s/captures/capture-2-20231114T235342Z", root);
+    make_capture(d, 2, 12, 40);
     make_odd(root);
     return 0;
 }

@@ -14,13 +14,17 @@ What a declaration cannot say is in FIXTURES below, each with its reason.
 And per command, bash completion (made from the same declarations)
 offers each of its options and each value of its enums.
 
-`record` records for real, each option against a live node started here
+`record`, and `flights`, `fetch` and `stop` (detached flight recordings),
+run for real, each option against a live node started here
 (with a workload that spawns, sends, calls lists:reverse/1, collects,
-writes a file and an ETS table), and a TLS-distribution node for
---ssl-dist-optfile when openssl can make it a certificate, and an
+writes a file and an ETS table, and fires beamtrace:trigger(bmt_opt) once
+beamtrace is there: a flight recording's probe trigger), a TLS-distribution
+node for --ssl-dist-optfile when openssl can make it a certificate, and an
 lttng-relayd for --relayd, --live and --local (their accepted lines are
-SKIPs without lttng-relayd on PATH); --duration
-infinity is stopped by Ctrl-C (SIGINT) after 3 s. Without `erl`, or when
+SKIPs without lttng-relayd on PATH); --duration infinity is stopped by
+Ctrl-C (SIGINT) after 3 s; fetch and stop find a detached flight recording
+with captures (started if missing), and `record --detach` is stopped after.
+`captures` reads the corpus's captures/ directory. Without `erl`, or when
 `make` fails, its accepted lines are SKIPs; with them, nodes that do not
 start are a failure. Its refused lines need no node: a bad value is
 refused before anything connects.
@@ -37,6 +41,10 @@ import sys
 import time
 
 BT, TRACE, OUT = (os.path.abspath(a) for a in sys.argv[1:4])
+# The corpus's flight captures (make_corpus.c), beside good/basic.
+CAPTURES = os.path.join(os.path.dirname(os.path.dirname(TRACE)), "captures")
+# The commands that talk to a node.
+NODE_COMMANDS = ("record", "flights", "fetch", "stop")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COOKIE = "bmt_opt_cookie_%d" % os.getpid()
 HOST = socket.gethostname().split(".")[0]
@@ -104,6 +112,17 @@ FIXTURES = {
     ("record", "events", "call"): ["--calls", "lists:reverse/1"],
     # The options file is TLS distribution's: a node that runs it.
     ("record", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
+    ("flights", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
+    ("fetch", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
+    ("stop", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
+    # A flight recording needs a trigger (the workload fires this probe)
+    # and, attached, ends at --until (7 days by default).
+    ("record", "flight", None): ["--trigger", "probe=bmt_opt", "--until", "3s"],
+    ("record", "trigger", None): ["--until", "3s"],
+    ("record", "after", None): ["--trigger", "probe=bmt_opt", "--until", "3s"],
+    ("record", "max-captures", None): ["--trigger", "probe=bmt_opt", "--until", "3s"],
+    ("record", "until", None): ["--trigger", "probe=bmt_opt"],
+    ("record", "detach", None): ["--trigger", "probe=bmt_opt"],
 }
 
 
@@ -170,7 +189,7 @@ def bad_values(o):
             cases.append((str(o["max"] + 1), named))
         return cases
     if t == "duration":
-        return cases + [("5", ["ns, us, ms, s, m or h"])]
+        return cases + [("5", ["ns, us, ms, s, m, h or d"])]
     if t == "size":
         return cases + [("5X", ["K, M or G"])]
     if t == "time":
@@ -206,8 +225,10 @@ def record_base(c, o, extra):
     base = [("node", live.name), ("cookie-file", live.cookie_file), ("events", "procs"),
             ("duration", "500ms"), ("output", fresh("trace"))]
     by_name = {x["name"]: x for x in c["options"]}
-    drop = {o["name"], o["excludes"]} | {n for n, _ in base if by_name[n]["excludes"] == o["name"]}
-    drop |= {a[2:] for a in extra if a.startswith("--")}
+    present = {o["name"], o["needs"]} | {a[2:] for a in extra if a.startswith("--")}
+    present.discard(None)
+    drop = set(present) | {by_name[n]["excludes"] for n in present if n in by_name}
+    drop |= {n for n, _ in base if by_name[n]["excludes"] in present}
     if o["name"] == "nodes":
         drop.add("node")  # the synopsis's other form: --nodes names every node
     out = []
@@ -217,21 +238,67 @@ def record_base(c, o, extra):
     return out
 
 
-def command_line(c, o, v, live_record):
+def node_base(c, o):
+    """flights, fetch, stop: the live node, its cookie, and (fetch, stop)
+    a fresh -o DIR; less what option `o` gives."""
+    base = [("node", live.name), ("cookie-file", live.cookie_file)]
+    if c["name"] != "flights":
+        base.append(("output", fresh("dir")))
+    out = []
+    for n, v in base:
+        if n != o["name"]:
+            out += ["--" + n, v]
+    return out
+
+
+def command_line(c, o, v, live_node):
     by_name = {x["name"]: x for x in c["options"]}
     argv = [BT, c["name"]] + words(c)
     extra = FIXTURES.get((c["name"], o["name"], v), FIXTURES.get((c["name"], o["name"], None), []))
-    if live_record:
+    if live_node and c["name"] == "record":
         argv += record_base(c, o, extra)
+    elif live_node:
+        argv += node_base(c, o)
     for r in c["options"]:
-        if r["required"] and r["name"] != o["name"]:
+        if r["required"] and r["name"] != o["name"] and "--" + r["name"] not in argv:
             argv += arg(r, values(c, r)[0])
     if o["needs"]:
         argv += arg(by_name[o["needs"]], values(c, by_name[o["needs"]])[0])
     argv += extra + arg(o, v)
     if c["dirs"]:
-        argv.append(TRACE)
+        argv.append(input_of(c))
     return argv
+
+
+def input_of(c):
+    """The trace a command reads: the corpus's captures for `captures`."""
+    return CAPTURES if c["name"] == "captures" else TRACE
+
+
+def ensure_flight():
+    """A detached flight recording on the live node with a capture (its
+    workload fires the probe once beamtrace is there), for fetch and stop.
+    Returns None, or why there is none."""
+    node = ["--node", live.name, "--cookie-file", live.cookie_file]
+    rc, out, err = run([BT, "flights"] + node)
+    if " running " not in out:
+        rc, _, err = run([BT, "record"] + node + ["--events", "procs", "--flight", "1s",
+                                                   "--trigger", "probe=bmt_opt", "--after", "100ms",
+                                                   "--detach"])
+        if rc != 0:
+            return "record --detach: exit %d: %s" % (rc, err.strip()[-300:])
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        rc, out, err = run([BT, "flights"] + node)
+        if "capture-" in out:
+            return None
+        time.sleep(0.5)
+    return "no capture on %s within 60 s: %s" % (live.name, out.strip()[-300:])
+
+
+def stop_flight():
+    """Ends a detached flight recording `record --detach` left running."""
+    run([BT, "stop", "--node", live.name, "--cookie-file", live.cookie_file, "-o", fresh("dir")])
 
 
 def has_output(path):
@@ -241,7 +308,7 @@ def has_output(path):
 
 
 def accepted(c, o):
-    is_record = c["name"] == "record" and o["name"] not in ("help", "version")
+    is_record = c["name"] in NODE_COMMANDS and o["name"] not in ("help", "version")
     name = "%s --%s accepted: exit 0 with output" % (c["name"], o["name"])
     if is_record and not live:
         print("ok - options: %s # SKIP %s" % (name, why_not_live))
@@ -258,7 +325,13 @@ def accepted(c, o):
         interrupt = 3 if is_record and v == "infinity" else None
         if is_record and o["name"] == "ssl-dist-optfile":
             argv[argv.index("--node") + 1] = live.tls_name
+        elif is_record and c["name"] in ("fetch", "stop"):
+            why = ensure_flight()
+            if why:
+                notes.append(why)
         rc, out, err = run(argv, interrupt_after=interrupt)
+        if is_record and "--detach" in argv:
+            stop_flight()
         paths = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-o", "--output")]
         paths += [a.split("=", 1)[1] for a in argv if a.startswith("--remote-dir=")]
         # An option naming where the output goes: there it must be.
@@ -278,7 +351,7 @@ def refused_lines(c, o):
     for r in c["options"]:
         if r["required"] and r["name"] != o["name"]:
             head += arg(r, values(c, r)[0])
-    dirs = [TRACE] if c["dirs"] else []
+    dirs = [input_of(c)] if c["dirs"] else []
     by_name = {x["name"]: x for x in c["options"]}
     cases = []
     for v, texts in bad_values(o):
@@ -293,7 +366,8 @@ def refused_lines(c, o):
         cases.append((head + good + dirs, ["needs --" + o["needs"]], "without --" + o["needs"]))
     if o["excludes"]:
         other = by_name[o["excludes"]]
-        cases.append((head + good + arg(other, values(c, other)[-1]) + dirs,
+        need = arg(by_name[o["needs"]], values(c, by_name[o["needs"]])[0]) if o["needs"] else []
+        cases.append((head + need + good + arg(other, values(c, other)[-1]) + dirs,
                       ["--" + o["excludes"]], "with --" + o["excludes"]))
     if o["required"]:
         cases.append((head + dirs, ["is required"], "left out"))
@@ -415,7 +489,8 @@ class Live:
             '(fun L(N) -> P = spawn(fun() -> receive M -> lists:reverse(M) end end), '
             'P ! [N, 2, 3], ets:insert(T, {N rem 10, N}), '
             'file:write_file("bmt_opt_file", integer_to_list(N)), '
-            'erlang:garbage_collect(), timer:sleep(10), L(N + 1) end)(0) end), '
+            'erlang:garbage_collect(), catch beamtrace:trigger(bmt_opt), '
+            'timer:sleep(10), L(N + 1) end)(0) end), '
             'timer:apply_after(900000, erlang, halt, [])')
 
     def start(self, name, dist):

@@ -419,6 +419,62 @@ check_cmd "symlinks: a trace only behind a link: one error line naming the link,
     stats "$sl/only"
 check_cmd "symlinks: the link's target itself is read" eval 'timeout 20 "$BT" stats "$sl/only/node" >/dev/null 2>&1'
 
+# ---- flight-recorder captures ----
+# The corpus's captures/ as `fetch` fills one: two captures of a call
+# trigger on kv:get/2 by <0.86.0> (make_corpus.c's make_capture), the
+# second with a slower call of another process in its window.
+caps=$out/corpus/captures
+cap1=$(ls -d "$caps"/capture-1-*Z) cap2=$(ls -d "$caps"/capture-2-*Z)
+"$ASAN" captures "$caps" >"$out/captures.txt" 2>"$out/captures.err"
+rc=$?
+check_cmd "captures DIR: one line per capture, oldest first, what fired it, exit 0" \
+    eval '[ $rc -eq 0 ] && [ "$(grep -c " call  *1[52]\.000 ms > 10\.000 ms  *<0\.86\.0>  *kv:get/2 " "$out/captures.txt")" = 2 ] &&
+          awk "NR == 2 && \$1 == 1 && \$2 == \"2023-11-14\" && \$3 == \"23:53:32.999\" && \$4 == \"UTC\" {ok = 1} END {exit !ok}" "$out/captures.txt" &&
+          grep -q "^2 captures, " "$out/captures.txt" && [ ! -s "$out/captures.err" ]'
+check_cmd "captures --format json: trigger, when, how far before it, events" \
+    eval '"$BT" captures --format json "$caps" | python3 -c "
+import json, sys
+c = json.load(sys.stdin)[\"captures\"]
+ok = [x[\"capture\"] for x in c] == [1, 2] and all(x[\"kind\"] == \"call\" and x[\"pid\"] == \"<0.86.0>\" and x[\"function\"] == \"kv:get/2\" and x[\"bound\"] == 10000000 and x[\"unit\"] == \"ns\" and x[\"before_ns\"] >= 2000000000 and x[\"events\"] > 0 and not x[\"incomplete\"] for x in c) and [x[\"value\"] for x in c] == [15000000, 12000000]
+sys.exit(0 if ok else 1)"'
+check_cmd "captures of one capture directory: that one" \
+    eval '"$BT" captures "$cap2" | grep -q "^1 capture, "'
+cap_error() { # cap_error PATTERN ARGS...: exit 1 and one line matching PATTERN
+    local re=$1; shift
+    "$ASAN" "$@" >/dev/null 2>"$out/cap.err"
+    [ $? -eq 1 ] && one_error_line "$out/cap.err" && grep -q "$re" "$out/cap.err" &&
+        no_sanitizer_report "$out/cap.err"
+}
+check_cmd "captures of a trace that is no capture: one line, exit 1" \
+    cap_error "is a trace but not a flight capture" captures "$basic"
+mkdir -p "$out/no-captures"
+check_cmd "captures of a directory holding none: one line saying how to get them, exit 1" \
+    cap_error "holds no flight capture.*beamtrace fetch --node" captures "$out/no-captures"
+"$ASAN" calls --breakdown --slowest 1 "$cap1" >"$out/cap1.calls" 2>"$out/cap1.calls.err"
+check_cmd "calls --breakdown of a capture: says what fired it, the triggering call marked among the slowest" \
+    eval 'head -1 "$out/cap1.calls" | grep -q "^capture 1, fired 2023-11-14 23:53:32.999 UTC by call kv:get/2 in <0.86.0>: 15.000 ms > 10.000 ms" &&
+          grep -A2 "^the 1 slowest calls" "$out/cap1.calls" | grep -q "^ *15.000 ms .*<0.86.0>  *kv:get/2  <- the capture.s trigger$" &&
+          no_sanitizer_report "$out/cap1.calls.err"'
+"$BT" calls --breakdown --slowest 1 "$cap2" >"$out/cap2.calls"
+check_cmd "calls --breakdown: a triggering call slower ones outrank is listed after them, marked" \
+    eval 'grep -A2 "^the 1 slowest calls" "$out/cap2.calls" | grep -q "^ *40.000 ms .*<0.87.0>" &&
+          grep -A1 "^and the capture.s trigger, not among them:" "$out/cap2.calls" | grep -q "^ *12.000 ms .*<0.86.0>  *kv:get/2  <- the capture.s trigger$"'
+check_cmd "calls --format json of a capture: the capture, the trigger call" \
+    eval '"$BT" calls --format json --breakdown --slowest 1 "$cap2" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if d[\"capture\"][\"number\"] == 2 and d[\"capture\"][\"pid\"] == \"<0.86.0>\" and d[\"trigger_call\"][\"duration_ns\"] == 12000000 and not d[\"slowest_calls\"][0].get(\"trigger\") else 1)"'
+"$BT" report -o "$out/cap1.html" "$cap1" 2>/dev/null
+check_cmd "report of a capture says what fired it" \
+    eval 'grep -q "<p class=\"trigger\">Flight recorder capture 1, fired 2023-11-14 23:53:32.999 UTC by call kv:get/2" "$out/cap1.html"'
+# Every analysis reads a capture (it is a trace).
+bad=""
+for c in view stats calls sched procs gc files flame export messages; do
+    "$ASAN" "$c" "$cap1" >"$out/cap.$c.out" 2>"$out/cap.$c.err" || bad="$bad $c"
+    no_sanitizer_report "$out/cap.$c.err" || bad="$bad $c(sanitizer)"
+done
+check_cmd "every analysis reads a capture, exit 0${bad:+ (failed:$bad)}" [ -z "$bad" ]
+
 # ---- command line ----
 usage_error() { # usage_error ARGS...: exit 2 and one "beamtrace:" line
     "$BT" "$@" >/dev/null 2>"$out/usage.err"
@@ -435,7 +491,7 @@ check_cmd "unknown top-level option: exit 2, one line" usage_error --frob
 # Every duration carries its unit (issue 16): a bare 5 was 5 ns to calls
 # and 5 s to record.
 check_cmd "--slower-than 5 (no unit): exit 2, one line naming the units" \
-    eval 'usage_error calls --slower-than 5 "$basic" && grep -q "ns, us, ms, s, m or h" "$out/usage.err"'
+    eval 'usage_error calls --slower-than 5 "$basic" && grep -q "ns, us, ms, s, m, h or d" "$out/usage.err"'
 check_cmd "--begin +5 (no unit): exit 2, one line" usage_error calls --begin +5 "$basic"
 # export writes as it reads: a bad value found then (a time is resolved on
 # the trace) left the start of the JSON on stdout, or an -o file behind.

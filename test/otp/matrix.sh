@@ -30,7 +30,7 @@ suites=${OTP_SUITES:-"trixie sid"}
 # and cli are the VM-free C core and reader, build the clang and USDT=0
 # variants: tested on the host; the chroot's `make` compiles all the C with
 # its newer gcc, warnings as errors.
-groups=${OTP_GROUPS:-"lib erl probes sources e2e analyses lttng relayd usdt trace cluster deps"}
+groups=${OTP_GROUPS:-"lib erl probes sources e2e analyses lttng relayd usdt trace flight cluster deps"}
 out=$root/_build/otp
 passed=0 failed=0 skipped=0
 summary=()

@@ -30,7 +30,8 @@
 
 -define(WORK, "bmt_trace_target:work/1").
 -define(MODS, [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
-               beamtrace_statedump, beamtrace_sources, beamtrace_sources_io]).
+               beamtrace_statedump, beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
+               beamtrace_flight_agent]).
 
 %%% Common Test
 

@@ -11,7 +11,7 @@ int bmt_parse_duration_ns(const char *text, uint64_t *ns)
         const char *unit;
         double ns;
     } units[] = {{"ns", 1}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6}, {"s", 1e9},
-                 {"m", 60e9}, {"min", 60e9}, {"h", 3600e9}};
+                 {"m", 60e9}, {"min", 60e9}, {"h", 3600e9}, {"d", 86400e9}};
     char *end;
     errno = 0;
     double v = strtod(text, &end);

@@ -8,11 +8,11 @@
 #include <stdint.h>
 
 /* The units a duration takes, for error messages. */
-#define BMT_DURATION_UNITS "ns, us, ms, s, m or h"
+#define BMT_DURATION_UNITS "ns, us, ms, s, m, h or d"
 
 /* Parses a duration: a non-negative decimal number followed by its unit,
- * ns, us (or µs), ms, s, m (or min) or h, such as "800ns", "250us",
- * "1.5ms", "2s", "3m", "1h", into *ns. Returns 0, or -EINVAL for anything
+ * ns, us (or µs), ms, s, m (or min), h or d, such as "800ns", "250us",
+ * "1.5ms", "2s", "3m", "1h", "7d", into *ns. Returns 0, or -EINVAL for anything
  * else (no unit, another unit, a negative number, more than 2^64 ns). */
 int bmt_parse_duration_ns(const char *text, uint64_t *ns);
 

@@ -7,6 +7,7 @@
  */
 #include "analysis.h"
 #include "model/calls.h"
+#include "model/capture_info.h"
 #include "out/calls_print.h"
 #include "out/json.h"
 
@@ -68,10 +69,13 @@ static void print_slow(void *ctx, const struct bmt_calls *c, uint32_t pid,
 }
 
 /* The JSON object's start, before the slow calls stream in. */
-static void json_start(struct bmt_out *o, const struct calls_opts *op)
+static void json_start(struct bmt_out *o, const struct calls_opts *op,
+                       const struct bmt_capture_info *cap)
 {
     bmt_out_str(o, "{\"trace\": ");
     bmt_json_cstr(o, op->common.label);
+    if (cap)
+        bmt_json_capture(o, cap);
     if (op->slower_ns) {
         bmt_out_str(o, ", \"slower_than_ns\": ");
         bmt_out_u64(o, op->slower_ns);
@@ -97,8 +101,24 @@ static int run(void *p)
     struct slow_out so = {&o, &a.r, json};
     c.on_slow = print_slow;
     c.slow_ctx = &so;
-    if (json)
-        json_start(&o, op);
+    /* A flight capture: said first; a call trigger's call is found in the
+     * pass and marked among the slowest. */
+    struct bmt_capture_info cap;
+    int capture = bmt_capture_info_load(op->common.dirs.v, op->common.dirs.n, &cap);
+    if (capture && strcmp(cap.kind, "call") == 0) {
+        c.trigger_func = cap.function;
+        c.trigger_pid = cap.pid;
+        c.trigger_ns = cap.trigger_ns;
+    }
+    if (json) {
+        json_start(&o, op, capture ? &cap : NULL);
+    } else if (capture) {
+        char line[600];
+        bmt_capture_info_text(&cap, line, sizeof line);
+        bmt_out_str(&o, line);
+        bmt_out_str(&o, c.trigger_func && op->breakdown ? " (marked among the slowest calls)\n\n"
+                                                       : "\n\n");
+    }
     struct bmt_an_sub sub = {&bmt_calls_acc, &c};
     int status = bmt_analysis_run(&a, &sub, 1);
     uint32_t *order = status == 0 ? bmt_calls_sorted(&c) : NULL;

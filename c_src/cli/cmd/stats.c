@@ -5,6 +5,7 @@
  * The counting is model/tally.c.
  */
 #include "options.h"
+#include "model/run.h"
 #include "model/tally.h"
 #include "out/json.h"
 #include "base/out.h"
@@ -199,6 +200,8 @@ static int run(void *opts)
     int rc = bmt_reader_open(&r, c->dirs.v, c->dirs.n);
     if (rc == 0)
         rc = bmt_reader_select(&r, &no_fields);
+    if (rc == 0)
+        bmt_an_warn_incomplete(&r, dir);
     if (rc == 0 && (rc = bmt_tally_collect(&r, &st)) == 0)
         warn_span(&r, dir, &st);
     struct bmt_out o;

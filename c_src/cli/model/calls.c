@@ -8,6 +8,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The capture's triggering call: of its function and process, the call
+ * ending nearest the trigger (the tracer fires at the return it sees). */
+static void watch_trigger(struct bmt_calls *c, uint32_t pid, const struct bmt_frame *f,
+                          uint64_t end_ns, const uint64_t kinds[BMT_K_COUNT])
+{
+    uint64_t gap = end_ns > c->trigger_ns ? end_ns - c->trigger_ns : c->trigger_ns - end_ns;
+    if (c->trigger_found && gap >= c->trigger_gap_ns)
+        return;
+    const struct bmt_strtab *pids = &c->cs.scope->names.pids;
+    if (strcmp(bmt_strtab_str(&c->cs.funcs, f->func), c->trigger_func) != 0 ||
+        strcmp(bmt_strtab_str(pids, pid), c->trigger_pid) != 0)
+        return;
+    struct bmt_slow_call *s = &c->trigger_call;
+    s->pid = pid;
+    s->func = f->func;
+    s->start_ns = f->start_ns;
+    s->duration_ns = end_ns - f->start_ns;
+    memcpy(s->kinds, kinds, sizeof s->kinds);
+    c->trigger_found = 1;
+    c->trigger_gap_ns = gap;
+}
+
+int bmt_calls_is_trigger(const struct bmt_calls *c, const struct bmt_slow_call *s)
+{
+    return c->trigger_found && s->pid == c->trigger_call.pid &&
+           s->func == c->trigger_call.func && s->start_ns == c->trigger_call.start_ns;
+}
+
 static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
                     uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT]);
 
@@ -115,6 +143,8 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
                 return -ENOMEM;
     if (keep_slowest(c, pid, f, end_ns, kinds) < 0)
         return -ENOMEM;
+    if (c->trigger_func)
+        watch_trigger(c, pid, f, end_ns, kinds);
     if (c->slower_ns && dur > c->slower_ns) {
         if (c->on_slow)
             c->on_slow(c->slow_ctx, c, pid, f, end_ns, flags);

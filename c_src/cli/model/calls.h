@@ -56,6 +56,15 @@ struct bmt_calls {
                     const struct bmt_frame *f, uint64_t end_ns, unsigned flags);
     void *slow_ctx;
     uint64_t slow_count;        /* calls longer than slower_ns */
+    /* A flight capture's triggering call (capture_info.h), kept whatever
+     * its rank: the finished call of trigger_func by trigger_pid (texts as
+     * the trace has them) whose end is nearest trigger_ns, where the
+     * tracer decided it. Armed by setting trigger_func before the pass. */
+    const char *trigger_pid, *trigger_func;
+    uint64_t trigger_ns;
+    int trigger_found;
+    uint64_t trigger_gap_ns;    /* |its end - trigger_ns| */
+    struct bmt_slow_call trigger_call;
 };
 
 /* Prepares `c` for `scope` (then set by_pid, breakdown, slowest, slower_ns,
@@ -71,6 +80,9 @@ struct bmt_calls_lacks {
     int sched, receive, gc;
 };
 struct bmt_calls_lacks bmt_calls_lacking(const struct bmt_calls *c);
+
+/* 1 when slowest call `s` is the capture's triggering call. */
+int bmt_calls_is_trigger(const struct bmt_calls *c, const struct bmt_slow_call *s);
 
 /* Stats indices sorted by total time, largest first (malloc'd; NULL when
  * out of memory). */

@@ -26,6 +26,7 @@ static const struct bmt_needs scope_needs = {{
     BMT_NEED(process_scheduled, 0), BMT_NEED(message_receive, 0),
     BMT_NEED(message_receive_link, 0), BMT_NEED(gc_minor_start, 0),
     BMT_NEED(gc_major_start, 0), BMT_NEED(function_call, 0),
+    BMT_NEED(sample_ratio, BMT_FIELD(sample_ratio, kind) | BMT_FIELD(sample_ratio, ratio)),
 }, 0};
 
 #define TP_BIT(tp) (UINT64_C(1) << BMT_TP_##tp)
@@ -108,6 +109,36 @@ static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
             p->subs[i].acc->packet(p->subs[i].self, r, stream, info);
 }
 
+/* A kind sampled 1 in `ratio` (above 1): kept for the warning at the end. */
+static void note_sampled(struct bmt_an_scope *scope, const char *kind, size_t len, uint64_t ratio)
+{
+    if (ratio <= 1)
+        return;
+    if (ratio > scope->sample_ratio_max)
+        scope->sample_ratio_max = ratio > UINT32_MAX ? UINT32_MAX : (uint32_t)ratio;
+    char name[40];
+    snprintf(name, sizeof name, "%.*s", (int)(len < 32 ? len : 32), kind);
+    size_t at = strlen(scope->sampled_kinds), n = strlen(name);
+    const char *seen = strstr(scope->sampled_kinds, name);
+    if ((!seen || (seen[n] != '\0' && seen[n] != ',')) && at + n + 2 < sizeof scope->sampled_kinds)
+        snprintf(scope->sampled_kinds + at, sizeof scope->sampled_kinds - at, "%s%s",
+                 at ? "," : "", name);
+}
+
+/* A capture's metadata: the ratios in force where its window begins
+ * (beamtrace_sample_<kind>). */
+static void note_sampled_env(struct bmt_reader *r, struct bmt_an_scope *scope)
+{
+    for (unsigned t = 0; t < r->trace_count; t++) {
+        const struct bmt_meta *m = &r->traces[t].meta;
+        for (unsigned i = 0; i < m->env_count; i++)
+            if (!m->env[i].str && strncmp(m->env[i].key, "beamtrace_sample_", 17) == 0 &&
+                m->env[i].integer > 1)
+                note_sampled(scope, m->env[i].key + 17, strlen(m->env[i].key + 17),
+                             (uint64_t)m->env[i].integer);
+    }
+}
+
 /* One event: the names, the scope's counts, then the accumulators. */
 static int feed_event(struct plan *p, struct bmt_an_scope *scope,
                       const struct bmt_record *rec)
@@ -117,6 +148,10 @@ static int feed_event(struct plan *p, struct bmt_an_scope *scope,
     if ((bit & NAME_TPS) && (rc = bmt_names_feed(&scope->names, rec)) < 0)
         return rc;
     p->inside[rec->tp] += rec->ts_ns >= scope->window.begin_ns;
+    if (rec->tp == BMT_TP_sample_ratio)
+        note_sampled(scope, rec->values[BMT_F_sample_ratio_kind].str,
+                     rec->values[BMT_F_sample_ratio_kind].len,
+                     rec->values[BMT_F_sample_ratio_ratio].integer);
     if ((rc = dispatch(p, p->raw[rec->tp], rec)) < 0)
         return rc;
     uint32_t renamed = rec->tp == BMT_TP_message_send_link      ? p->renamed_send
@@ -126,6 +161,21 @@ static int feed_event(struct plan *p, struct bmt_an_scope *scope,
     struct bmt_record otp = *rec;
     otp.tp = rec->tp == BMT_TP_message_send_link ? BMT_TP_message_send : BMT_TP_message_receive;
     return dispatch(p, renamed, &otp);
+}
+
+void bmt_an_warn_incomplete(struct bmt_reader *r, const char *dir)
+{
+    for (unsigned s = 0; s < r->stream_count; s++) {
+        const struct bmt_reader_stream *st = &r->streams[s];
+        const char *path = st->file_count ? st->files[0].path : "";
+        const char *base = strrchr(path, '/');
+        if (strcmp(base ? base + 1 : path, "channel0_incomplete") == 0) {
+            bmt_reader_warn(r, "%s: incomplete: the recording did not end (its VM was killed, or "
+                            "it is still being written); what was not on disk yet is counted as "
+                            "discarded", dir);
+            return;
+        }
+    }
 }
 
 /* Opens the traces, resolves the filter and the window, says what is odd
@@ -147,6 +197,10 @@ static int open_pass(struct bmt_reader *r, struct plan *p, struct bmt_an_scope *
         if (r->traces[t].meta.warning)
             bmt_reader_warn(r, "%s: %s; analyses ignore its events", dir,
                             r->traces[t].meta.warning);
+    bmt_an_warn_incomplete(r, dir);
+    scope->sample_ratio_max = 0;
+    scope->sampled_kinds[0] = '\0';
+    note_sampled_env(r, scope);
     if ((rc = bmt_reader_next(r, rec)) < 0)
         return rc;
     scope->first_ns = rc == 1 ? (*rec)->ts_ns : 0;
@@ -192,6 +246,11 @@ static int end_pass(struct bmt_reader *r, const struct plan *p, struct bmt_an_sc
         bmt_reader_warn(r, "%s: %llu events were discarded while recording; stacks and times "
                         "around the losses may be wrong", scope->label,
                         (unsigned long long)pass->discarded_count);
+    if (scope->sample_ratio_max)
+        bmt_reader_warn(r, "%s: sampled: up to 1 in %u of its %s events was kept (the ratios "
+                        "in force are its sample_ratio events); counts and totals here are of "
+                        "the events kept, not scaled back", scope->label,
+                        scope->sample_ratio_max, scope->sampled_kinds);
     for (unsigned i = 0; i < p->n; i++) {
         const struct bmt_an_sub *s = &p->subs[i];
         int rc = s->acc->finish ? s->acc->finish(s->self, pass) : 0;

@@ -41,4 +41,11 @@ struct bmt_an_pass {
 int bmt_an_run(struct bmt_reader *r, struct bmt_an_scope *scope, const struct bmt_an_sub *subs,
                unsigned n, struct bmt_an_pass *pass);
 
+/* Warns once when the opened traces' recording did not end: the recorder
+ * creates the stream file channel0_incomplete with a trace and removes it
+ * at a clean end; its packet counts, as discarded, the events offered and
+ * not on disk at the last flush (docs/flight-recorder.md#incomplete-traces).
+ * bmt_an_run does it; commands reading streams themselves (stats) call it. */
+void bmt_an_warn_incomplete(struct bmt_reader *r, const char *dir);
+
 #endif

@@ -218,12 +218,39 @@ static void breakdown_per_call(struct bmt_out *o, const struct bmt_calls_view *v
     }
 }
 
-/* The slowest calls, each with its time by kind. */
+/* One slowest call: its time by kind, start, process, function; marked
+ * when it is the capture's trigger. */
+static void slow_row(struct bmt_out *o, const struct bmt_calls_view *v, const struct columns *k,
+                     const struct bmt_slow_call *s)
+{
+    const struct bmt_calls *c = v->c;
+    char line[1024], d[32];
+    bmt_duration_text(s->duration_ns, d);
+    snprintf(line, sizeof line, "%12s", d);
+    bmt_out_str(o, line);
+    for (unsigned j = 0; j < k->n; j++) {
+        bmt_duration_text(kind_of(s->kinds, k->kinds[j]), d);
+        snprintf(line, sizeof line, " %12s", d);
+        bmt_out_str(o, line);
+    }
+    char t[32], label[600];
+    bmt_clock_text(bmt_reader_wall_ns(v->r, s->start_ns), t);
+    bmt_callstack_label(&c->cs, s->pid, label, sizeof label);
+    snprintf(line, sizeof line, "  %-18s %-24s ", t, label);
+    bmt_out_str(o, line);
+    put_function(o, c, s->func);
+    if (bmt_calls_is_trigger(c, s))
+        bmt_out_str(o, "  <- the capture's trigger");
+    bmt_out_char(o, '\n');
+}
+
+/* The slowest calls, each with its time by kind; a capture's triggering
+ * call after them when it ranks lower. */
 static void breakdown_slowest(struct bmt_out *o, const struct bmt_calls_view *v,
                               const struct columns *k)
 {
     const struct bmt_calls *c = v->c;
-    char line[1024], d[32];
+    char line[1024];
     snprintf(line, sizeof line, "\nthe %u slowest calls\n%12s", c->slowest_count, "DURATION");
     bmt_out_str(o, line);
     for (unsigned j = 0; j < k->n; j++) {
@@ -232,23 +259,14 @@ static void breakdown_slowest(struct bmt_out *o, const struct bmt_calls_view *v,
     }
     snprintf(line, sizeof line, "  %-18s %-24s %s\n", "START", "PROCESS", "FUNCTION");
     bmt_out_str(o, line);
+    int listed = 0;
     for (unsigned i = 0; i < c->slowest_count; i++) {
-        const struct bmt_slow_call *s = &c->slowest[i];
-        bmt_duration_text(s->duration_ns, d);
-        snprintf(line, sizeof line, "%12s", d);
-        bmt_out_str(o, line);
-        for (unsigned j = 0; j < k->n; j++) {
-            bmt_duration_text(kind_of(s->kinds, k->kinds[j]), d);
-            snprintf(line, sizeof line, " %12s", d);
-            bmt_out_str(o, line);
-        }
-        char t[32], label[600];
-        bmt_clock_text(bmt_reader_wall_ns(v->r, s->start_ns), t);
-        bmt_callstack_label(&c->cs, s->pid, label, sizeof label);
-        snprintf(line, sizeof line, "  %-18s %-24s ", t, label);
-        bmt_out_str(o, line);
-        put_function(o, c, s->func);
-        bmt_out_char(o, '\n');
+        slow_row(o, v, k, &c->slowest[i]);
+        listed |= bmt_calls_is_trigger(c, &c->slowest[i]);
+    }
+    if (c->trigger_found && !listed) {
+        bmt_out_str(o, "and the capture's trigger, not among them:\n");
+        slow_row(o, v, k, &c->trigger_call);
     }
 }
 
@@ -389,9 +407,22 @@ static void slowest_json(struct bmt_out *o, const struct bmt_calls *c, const str
                  (long long)bmt_reader_wall_ns(r, s->start_ns), (unsigned long long)s->duration_ns);
         bmt_out_str(o, buf);
         kinds_json(o, c, s->kinds);
+        if (bmt_calls_is_trigger(c, s))
+            bmt_out_str(o, ", \"trigger\": true");
         bmt_out_char(o, '}');
     }
     bmt_out_str(o, c->slowest_count ? "\n]" : "]");
+    if (c->trigger_found) {
+        const struct bmt_slow_call *s = &c->trigger_call;
+        char buf[160];
+        bmt_out_str(o, ", \"trigger_call\": {");
+        json_who(o, c, s->pid, s->func);
+        snprintf(buf, sizeof buf, ", \"start_unix_ns\": %lld, \"duration_ns\": %llu, ",
+                 (long long)bmt_reader_wall_ns(r, s->start_ns), (unsigned long long)s->duration_ns);
+        bmt_out_str(o, buf);
+        kinds_json(o, c, s->kinds);
+        bmt_out_char(o, '}');
+    }
 }
 
 void bmt_calls_json(struct bmt_out *o, const struct bmt_calls_view *v)

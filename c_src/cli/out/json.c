@@ -1,5 +1,8 @@
 /* The JSON writer (contract in json.h). */
 #include "json.h"
+#include "model/capture_info.h"
+
+#include <stdio.h>
 #include "base/utf8.h"
 
 void bmt_json_string(struct bmt_out *o, const char *str, size_t len)
@@ -49,4 +52,20 @@ void bmt_json_member(struct bmt_out *o, const char *key, const char *value)
         bmt_json_cstr(o, value);
     else
         bmt_out_str(o, "null");
+}
+
+void bmt_json_capture(struct bmt_out *o, const struct bmt_capture_info *c)
+{
+    char buf[160];
+    snprintf(buf, sizeof buf, ", \"capture\": {\"number\": %llu", (unsigned long long)c->seq);
+    bmt_out_str(o, buf);
+    bmt_json_member(o, "kind", c->kind);
+    snprintf(buf, sizeof buf, ", \"value\": %lld, \"bound\": %lld", (long long)c->value,
+             (long long)c->bound);
+    bmt_out_str(o, buf);
+    bmt_json_member(o, "unit", c->unit);
+    bmt_json_member(o, "pid", c->pid);
+    bmt_json_member(o, "function", c->function);
+    snprintf(buf, sizeof buf, ", \"fired_unix_ns\": %lld}", (long long)c->trigger_wall_ns);
+    bmt_out_str(o, buf);
 }

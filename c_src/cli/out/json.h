@@ -24,4 +24,9 @@ static inline void bmt_json_cstr(struct bmt_out *o, const char *s)
 /* Appends `, "key": VALUE`: the string `value` escaped, or null for NULL. */
 void bmt_json_member(struct bmt_out *o, const char *key, const char *value);
 
+/* Appends `, "capture": {...}`: a flight capture's number and trigger
+ * (kind, value, bound, unit, pid, function, fired_unix_ns). */
+struct bmt_capture_info;
+void bmt_json_capture(struct bmt_out *o, const struct bmt_capture_info *c);
+
 #endif

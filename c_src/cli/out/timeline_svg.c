@@ -111,13 +111,47 @@ static void lane(struct bmt_out *o, const struct bmt_timeline *t, const struct b
     bmt_out_str(o, "</g>");
 }
 
+/* The capture's trigger: a line across the lanes and what fired it above
+ * them, when it falls in the time shown. */
+static void trigger_mark(struct bmt_out *o, const struct bmt_capture_info *cap,
+                         const struct frame *f, unsigned lanes_h)
+{
+    if (!cap || cap->trigger_ns < f->t0_ns || cap->trigger_ns > f->end_ns)
+        return;
+    char text[600], buf[1200];
+    bmt_capture_info_text(cap, text, sizeof text);
+    double x = x_of(f, cap->trigger_ns);
+    snprintf(buf, sizeof buf, "<g class=\"trigger\"><title>trigger: ");
+    bmt_out_str(o, buf);
+    bmt_html_string(o, text, strlen(text));
+    snprintf(buf, sizeof buf, "</title><line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%u\" "
+             "stroke=\"#d62728\" stroke-width=\"2\"/><text x=\"%.1f\" y=\"%u\" fill=\"#d62728\" "
+             "text-anchor=\"%s\">trigger: ",
+             x, x, lanes_h, x < W / 2 ? x + 4 : x - 4, lanes_h + 15 + 13,
+             x < W / 2 ? "start" : "end");
+    bmt_out_str(o, buf);
+    bmt_html_string(o, cap->kind, strlen(cap->kind));
+    if (cap->function[0]) {
+        bmt_out_char(o, ' ');
+        bmt_html_string(o, cap->function, strlen(cap->function));
+    }
+    bmt_out_str(o, "</text></g>");
+}
+
 void bmt_timeline_html(struct bmt_out *o, const struct bmt_timeline *t, const struct bmt_reader *r,
-                       uint64_t end_ns)
+                       uint64_t end_ns, const struct bmt_capture_info *cap)
 {
     bmt_out_str(o, "<h2>Timeline: when processes ran</h2>");
     if (!t->lane_count || end_ns <= t->t0_ns) {
         bmt_out_str(o, "<p class=\"note\">No process_scheduled events: trace with the running "
                        "flag.</p>\n");
+        if (cap) {
+            char text[600];
+            bmt_capture_info_text(cap, text, sizeof text);
+            bmt_out_str(o, "<p class=\"trigger\">Trigger: ");
+            bmt_html_string(o, text, strlen(text));
+            bmt_out_str(o, "</p>\n");
+        }
         return;
     }
     uint32_t order[TIMELINE_POOL];
@@ -132,10 +166,11 @@ void bmt_timeline_html(struct bmt_out *o, const struct bmt_timeline *t, const st
              "share of the whole time shown.</p>"
              "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
              "height=\"%u\" font-family=\"sans-serif\" font-size=\"11\">",
-             n, TIMELINE_POOL, d, W, n * LANE_H + AXIS_H);
+             n, TIMELINE_POOL, d, W, n * LANE_H + AXIS_H + (cap ? 16 : 0));
     bmt_out_str(o, buf);
     for (uint32_t i = 0; i < n; i++)
         lane(o, t, &t->lanes[order[i]], &f, i);
+    trigger_mark(o, cap, &f, n * LANE_H);
     bmt_clock_text(bmt_reader_wall_ns(r, t->t0_ns), a);
     bmt_clock_text(bmt_reader_wall_ns(r, end_ns), b);
     bmt_duration_text(end_ns - t->t0_ns, d);

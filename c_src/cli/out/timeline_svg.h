@@ -5,12 +5,15 @@
 #ifndef BMT_CLI_TIMELINE_SVG_H
 #define BMT_CLI_TIMELINE_SVG_H
 
+#include "model/capture_info.h"
 #include "model/timeline.h"
 #include "base/out.h"
 
 /* Appends the timeline section (a heading, a note and an inline <svg>) for
- * the time from the window's start to `end_ns`. */
+ * the time from the window's start to `end_ns`; for a flight capture
+ * (`cap`, or NULL), its trigger as a vertical line across the lanes,
+ * labelled with what fired it. */
 void bmt_timeline_html(struct bmt_out *o, const struct bmt_timeline *t, const struct bmt_reader *r,
-                       uint64_t end_ns);
+                       uint64_t end_ns, const struct bmt_capture_info *cap);
 
 #endif

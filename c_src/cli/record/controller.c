@@ -55,7 +55,7 @@ static int path_format(char *out, size_t size, const char *fmt, ...)
 /* Reads the cookie: --cookie-file, $BEAMTRACE_COOKIE, ~/.erlang.cookie.
  * Returns a malloc'ed string (trailing white space cut) or NULL after
  * printing the error; *from names the source for messages. */
-static char *read_cookie(const char *file, char *from, size_t from_size)
+static char *read_cookie(const char *cmd, const char *file, char *from, size_t from_size)
 {
     const char *env = getenv("BEAMTRACE_COOKIE");
     char path[PATH_MAX];
@@ -66,7 +66,7 @@ static char *read_cookie(const char *file, char *from, size_t from_size)
     if (!file) {
         const char *home = getenv("HOME");
         if (!home) {
-            bmt_cli_error(CMD ": no cookie: give --cookie-file FILE or set BEAMTRACE_COOKIE");
+            bmt_cli_error("%s: no cookie: give --cookie-file FILE or set BEAMTRACE_COOKIE", cmd);
             return NULL;
         }
         snprintf(path, sizeof path, "%s/.erlang.cookie", home);
@@ -75,8 +75,8 @@ static char *read_cookie(const char *file, char *from, size_t from_size)
     snprintf(from, from_size, "%s", file);
     FILE *f = fopen(file, "r");
     if (!f) {
-        bmt_cli_error(CMD ": cannot read the cookie from %s: %s (give --cookie-file FILE or "
-                      "set BEAMTRACE_COOKIE)", file, strerror(errno));
+        bmt_cli_error("%s: cannot read the cookie from %s: %s (give --cookie-file FILE or "
+                      "set BEAMTRACE_COOKIE)", cmd, file, strerror(errno));
         return NULL;
     }
     char buf[1024];
@@ -87,7 +87,8 @@ static char *read_cookie(const char *file, char *from, size_t from_size)
                  buf[n - 1] == '\t'))
         buf[--n] = '\0';
     if (n == 0 || strchr(buf, '\n')) {
-        bmt_cli_error(CMD ": the cookie in %s is %s", file, n ? "more than one line" : "empty");
+        bmt_cli_error("%s: the cookie in %s is %s", cmd, file,
+                      n ? "more than one line" : "empty");
         return NULL;
     }
     return strdup(buf);
@@ -249,6 +250,7 @@ static int write_all(int fd, const char *s, size_t n)
 /* ---- output ---- */
 
 struct screen {
+    const char *cmd;  /* the command's name, for its error lines */
     int tty;          /* stderr is a terminal: draw progress */
     int progress_on;  /* a progress line is drawn and not ended */
     int done;         /* the result line came: the work is over */
@@ -293,7 +295,9 @@ static void handle_line(struct screen *s, char *line)
     if (strncmp(line, "note ", 5) == 0) {
         fprintf(stderr, "%s\n", line + 5);
     } else if (strncmp(line, "error ", 6) == 0) {
-        bmt_cli_error(CMD ": %s", line + 6);
+        bmt_cli_error("%s: %s", s->cmd, line + 6);
+    } else if (strncmp(line, "line ", 5) == 0) {
+        fprintf(stdout, "%s\n", line + 5);
     } else if (strncmp(line, "result ", 7) == 0) {
         s->done = 1;
         fprintf(stdout, "%s\n", line + 7);
@@ -409,6 +413,9 @@ static int default_out(const char *node, int cluster, char *out, size_t size)
     return -1;
 }
 
+static int talk(const char *root, const struct bmt_record_args *o, struct bmt_text *term,
+                char *cookie, struct screen *screen);
+
 int bmt_record_run(const struct bmt_record_args *o)
 {
     char root[PATH_MAX];
@@ -418,7 +425,7 @@ int bmt_record_run(const struct bmt_record_args *o)
         return BMT_EXIT_FAIL;
     }
     char cookie_from[PATH_MAX];
-    char *cookie = read_cookie(o->cookie_file, cookie_from, sizeof cookie_from);
+    char *cookie = read_cookie(CMD, o->cookie_file, cookie_from, sizeof cookie_from);
     if (!cookie)
         return BMT_EXIT_FAIL;
     char out[PATH_MAX];
@@ -446,7 +453,7 @@ int bmt_record_run(const struct bmt_record_args *o)
         out[0] = '\0';
     }
 
-    struct screen screen = {isatty(STDERR_FILENO), 0, 0};
+    struct screen screen = {CMD, isatty(STDERR_FILENO), 0, 0};
     struct bmt_text term = {NULL, 0, 0, 0};
     int rc = bmt_record_term(&term, o, root, out, cookie_from, screen.tty);
     if (rc != 0 || term.failed) {
@@ -456,21 +463,81 @@ int bmt_record_run(const struct bmt_record_args *o)
             bmt_cli_error(CMD ": out of memory");
         return rc ? rc : BMT_EXIT_FAIL;
     }
+    return talk(root, o, &term, cookie, &screen);
+}
+
+/* Starts the controller, writes it the cookie (then wiped) and the options
+ * term, relays its output. Frees `cookie` and term->buf. Returns the exit
+ * status. */
+static int talk(const char *root, const struct bmt_record_args *o, struct bmt_text *term,
+                char *cookie, struct screen *screen)
+{
     catch_signals();
     struct controller ctl;
     if (start_controller(&ctl, root, o) != 0) {
         free(cookie);
-        free(term.buf);
+        free(term->buf);
         return BMT_EXIT_FAIL;
     }
     /* The cookie and the options, through the pipe only. */
     size_t cookie_len = strlen(cookie);
     int wrote = write_all(ctl.in_fd, cookie, cookie_len) == 0 &&
                 write_all(ctl.in_fd, "\n", 1) == 0 &&
-                write_all(ctl.in_fd, term.buf, term.len) == 0;
+                write_all(ctl.in_fd, term->buf, term->len) == 0;
     memset(cookie, 0, cookie_len);
     free(cookie);
-    free(term.buf);
+    free(term->buf);
     (void)wrote; /* a controller that died early says why through its status */
-    return run_controller(&ctl, &screen);
+    return run_controller(&ctl, screen);
+}
+
+/* -o DIR made absolute into out (PATH_MAX); "" when not given. Returns 0,
+ * or the usage error's status after its line. */
+static int absolute_out(const char *cmd, const char *given, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (!given)
+        return 0;
+    if (given[0] == '/') {
+        snprintf(out, size, "%s", given);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd))
+            snprintf(cwd, sizeof cwd, ".");
+        if (path_format(out, size, "%s/%s", cwd, given) != 0)
+            return bmt_cli_usage_error(cmd, "-o: the path is too long");
+    }
+    struct stat st;
+    if (stat(out, &st) == 0 && !S_ISDIR(st.st_mode))
+        return bmt_cli_usage_error(cmd, "-o %s: exists and is not a directory", given);
+    return 0;
+}
+
+int bmt_record_run_action(const struct bmt_record_args *o, enum bmt_record_action action)
+{
+    static const char *const names[] = {"flights", "fetch", "stop"};
+    const char *cmd = names[action];
+    char root[PATH_MAX], out[PATH_MAX], cookie_from[PATH_MAX];
+    if (find_root(root, sizeof root) != 0) {
+        bmt_cli_error("%s: cannot find beamtrace's ebin/ next to this command's priv/ (run "
+                      "make, or set BEAMTRACE_ROOT to the directory holding ebin/ and priv/)",
+                      cmd);
+        return BMT_EXIT_FAIL;
+    }
+    int rc = absolute_out(cmd, o->out, out, sizeof out);
+    if (rc != 0)
+        return rc;
+    char *cookie = read_cookie(cmd, o->cookie_file, cookie_from, sizeof cookie_from);
+    if (!cookie)
+        return BMT_EXIT_FAIL;
+    struct screen screen = {cmd, isatty(STDERR_FILENO), 0, 0};
+    struct bmt_text term = {NULL, 0, 0, 0};
+    bmt_record_action_term(&term, o, action, out, cookie_from, screen.tty);
+    if (term.failed) {
+        free(cookie);
+        free(term.buf);
+        bmt_cli_error("%s: out of memory", cmd);
+        return BMT_EXIT_FAIL;
+    }
+    return talk(root, o, &term, cookie, &screen);
 }

@@ -5,6 +5,7 @@
  * the controller's, so a bad value is a usage error before anything
  * connects. */
 #include "record.h"
+#include "flight_opts.h"
 #include "base/diag.h"
 #include "recorder/relayd_proto.h"
 
@@ -92,6 +93,8 @@ static int check_ets(const char *v, char *err, size_t size)
     return check_source(&s, err, size);
 }
 
+static const char *const on_max_rate_values[] = {"stop", "sample", NULL};
+
 #define AT(field, T) BMT_OPT_AT(struct bmt_record_args, field, T)
 
 const struct bmt_opt bmt_record_options[] = {
@@ -141,6 +144,44 @@ const struct bmt_opt bmt_record_options[] = {
     {.name = "max-rate", .type = BMT_OPT_COUNT, .arg = "N",
      .help = "stop if more than N events a second are traced", .min = 1, .term = "max_rate",
      .offset = AT(max_rate, uint64_t)},
+    {.name = "sample", .type = BMT_OPT_TEXT, .arg = "1/N",
+     .help = "keep one call, send, receive, scheduling and GC event in N, decided in the "
+             "tracer (a call and its return together); or KIND=1/N,... per kind; the ratios in "
+             "force are in the trace (sample_ratio events)",
+     .check = bmt_record_sample_check, .example = "1/10", .offset = AT(sample, const char *)},
+    {.name = "on-max-rate", .type = BMT_OPT_LIST, .arg = "WHAT",
+     .help = "past --max-rate: stop (default), or sample: keep fewer events instead (default "
+             "with --flight)",
+     .values = on_max_rate_values, .check = bmt_record_on_max_rate_check,
+     .offset = AT(on_max_rate, const char *)},
+    {.name = "flight", .type = BMT_OPT_DURATION, .arg = "WINDOW",
+     .help = "a flight recording: keep the last WINDOW of events in memory and write a capture "
+             "(a trace of its own) around each --trigger (docs/flight-recorder.md)",
+     .flags = BMT_OPT_NONZERO, .excludes = "duration", .example = "10s",
+     .offset = AT(flight_ns, uint64_t)},
+    {.name = "trigger", .type = BMT_OPT_TEXT, .arg = "SPEC",
+     .help = "what writes a capture (repeatable): 'Mod:Fun/Arity>15ms', long_gc=50ms, "
+             "long_schedule=50ms, large_heap=WORDS, busy_port, busy_dist_port, "
+             "long_message_queue=D/E (OTP 27+), probe[=LABEL] (beamtrace:trigger/1), "
+             "message_queue=N (sampled)",
+     .flags = BMT_OPT_REPEAT, .needs = "flight", .check = bmt_record_trigger_check,
+     .example = "probe", .offset = AT(triggers, struct bmt_strs)},
+    {.name = "after", .type = BMT_OPT_DURATION, .arg = "TIME",
+     .help = "how long a capture goes on after its trigger (default 1s)", .flags = BMT_OPT_NONZERO,
+     .needs = "flight", .example = "500ms", .offset = AT(after_ns, uint64_t)},
+    {.name = "max-captures", .type = BMT_OPT_TEXT, .arg = "N/h",
+     .help = "captures an hour at most (default 6/h), or infinity; the triggers past it are "
+             "counted",
+     .needs = "flight", .check = bmt_record_max_captures_check, .example = "6/h",
+     .offset = AT(max_captures, const char *)},
+    {.name = "until", .type = BMT_OPT_DURATION, .arg = "TIME",
+     .help = "the flight recording stops by itself after TIME (default 7d)",
+     .flags = BMT_OPT_NONZERO, .needs = "flight", .example = "3s",
+     .offset = AT(until_ns, uint64_t)},
+    {.name = "detach", .type = BMT_OPT_FLAG,
+     .help = "leave the flight recording running on the node when the command exits (see it "
+             "with beamtrace flights, copy its captures with fetch, end it with stop)",
+     .needs = "flight", .excludes = "output", .offset = AT(detach, int)},
     {.name = "samples", .type = BMT_OPT_LIST, .arg = "LIST",
      .help = "periodic counters: schedulers, run_queues, memory, message_queues; each "
              "=INTERVAL (default 1s), e.g. schedulers=100ms,message_queues=1s/10 (top 10)",
@@ -195,6 +236,41 @@ const struct bmt_opt bmt_record_options[] = {
     {0},
 };
 
+/* flights, fetch, stop: the node and how to reach it, as record's rows
+ * say (the controller reads the same keys). */
+#define REACH_ROWS                                                                                 \
+    {.name = "node", .type = BMT_OPT_NODE, .arg = "NAME",                                          \
+     .help = "the node: name@host, or name on this host", .flags = BMT_OPT_REQUIRED,               \
+     .offset = AT(node, const char *)},                                                            \
+    {.name = "cookie-file", .type = BMT_OPT_FILE, .arg = "FILE",                                   \
+     .help = "its cookie (default: $BEAMTRACE_COOKIE, then ~/.erlang.cookie; never on the "        \
+             "command line)",                                                                      \
+     .offset = AT(cookie_file, const char *)},                                                     \
+    {.name = "remote-tmp", .type = BMT_OPT_DIR, .arg = "DIR",                                      \
+     .help = "where on the node `record --remote-tmp` put the private directories (default "       \
+             "its $TMPDIR or /tmp)",                                                               \
+     .offset = AT(remote_tmp, const char *)},                                                      \
+    {.name = "proto-dist", .type = BMT_OPT_TEXT, .arg = "NAME",                                    \
+     .help = "distribution protocol, e.g. inet_tls (default $BEAMTRACE_PROTO_DIST)",               \
+     .example = "inet_tcp", .offset = AT(proto_dist, const char *)},                               \
+    {.name = "ssl-dist-optfile", .type = BMT_OPT_FILE, .arg = "FILE",                              \
+     .help = "TLS distribution options (default $BEAMTRACE_SSL_DIST_OPTFILE)",                     \
+     .offset = AT(ssl_dist_optfile, const char *)}
+
+const struct bmt_opt bmt_flights_options[] = {
+    REACH_ROWS,
+    {0},
+};
+
+const struct bmt_opt bmt_fetch_options[] = {
+    REACH_ROWS,
+    {.name = "output", .letter = 'o', .type = BMT_OPT_DIR, .arg = "DIR",
+     .help = "where the captures are copied, each as DIR/capture-N-TIME (default "
+             "./beamtrace-flights-NODE)",
+     .offset = AT(out, const char *)},
+    {0},
+};
+
 /* The option from the environment when the command line has none. */
 static const char *env_default(const char *given, const char *var)
 {
@@ -226,6 +302,40 @@ static int check_nodes_given(struct bmt_record_args *a)
     return 0;
 }
 
+#define DAY_NS (24ULL * 3600 * 1000000000)
+
+/* --flight: what a flight recording needs, and what it cannot take. */
+static int check_flight(const struct bmt_record_args *a)
+{
+    if (!a->flight_ns)
+        return 0;
+    if (!a->triggers.n)
+        return bmt_cli_usage_error("record", "--flight needs at least one --trigger SPEC, what "
+                                   "writes a capture (e.g. --trigger 'kv:get/2>15ms' or "
+                                   "--trigger long_gc=50ms)");
+    /* beamtrace_flight's limits: a window and a tail of at most a day. */
+    if (a->flight_ns > DAY_NS || a->after_ns > DAY_NS)
+        return bmt_cli_usage_error("record", "--%s: at most 24h (the rings hold seconds to "
+                                   "minutes of events; --until sets how long it runs)",
+                                   a->flight_ns > DAY_NS ? "flight" : "after");
+    if (a->nodes || a->cluster)
+        return bmt_cli_usage_error("record", "--flight records one node: not with --nodes or "
+                                   "--cluster (start one flight recording per node)");
+    if (a->remote_dir)
+        return bmt_cli_usage_error("record", "--flight writes its captures on the node already: "
+                                   "not with --remote-dir (with --detach they stay there)");
+    if (a->detach && a->keep)
+        return bmt_cli_usage_error("record", "--detach leaves everything running until beamtrace "
+                                   "stop --node %s removes it: not with --keep", a->node);
+    return 0;
+}
+
+void bmt_record_reach_defaults(struct bmt_record_args *a)
+{
+    a->proto_dist = env_default(a->proto_dist, "BEAMTRACE_PROTO_DIST");
+    a->ssl_dist_optfile = env_default(a->ssl_dist_optfile, "BEAMTRACE_SSL_DIST_OPTFILE");
+}
+
 int bmt_record_check(struct bmt_record_args *a)
 {
     int rc = check_nodes_given(a);
@@ -240,7 +350,8 @@ int bmt_record_check(struct bmt_record_args *a)
         return bmt_cli_usage_error("record", "nothing to trace: give --calls SPEC (e.g. "
                                    "'my_mod:handle_call/3 -> return'), --events LIST or a "
                                    "source (--samples, --system-monitor, --file-io, ...)");
-    a->proto_dist = env_default(a->proto_dist, "BEAMTRACE_PROTO_DIST");
-    a->ssl_dist_optfile = env_default(a->ssl_dist_optfile, "BEAMTRACE_SSL_DIST_OPTFILE");
+    if ((rc = check_flight(a)) != 0)
+        return rc;
+    bmt_record_reach_defaults(a);
     return 0;
 }

@@ -14,9 +14,12 @@
  * followed by the options as one Erlang term and, later, `stop` on Ctrl-C.
  * The controller answers on its stdout, one line each: `progress
  * ELAPSED_MS EVENTS DISCARDED BYTES` (drawn as one line on a TTY), `note
- * TEXT` (stderr), `error TEXT` (stderr, "beamtrace: record:"), `result
- * TEXT` (stdout); anything else (the VM's own messages) goes to stderr as
- * is. Its exit status is the command's. Single-threaded.
+ * TEXT` (stderr), `error TEXT` (stderr, "beamtrace: record:", or the
+ * command's name), `result TEXT` (stdout), `line TEXT` (stdout: a
+ * listing's line, `flights`); anything else (the VM's own messages) goes
+ * to stderr as is. Its exit status is the command's. The same controller
+ * runs `flights`, `fetch` and `stop` on detached flight recordings (the
+ * term's `action`; src/beamtrace_flight_remote.erl). Single-threaded.
  */
 #ifndef BMT_CLI_RECORD_H
 #define BMT_CLI_RECORD_H
@@ -55,17 +58,42 @@ struct bmt_record_args {
     const char *proto_dist;
     const char *ssl_dist_optfile;
     char first_node[256];     /* of --nodes: the node connected to first */
+    /* A flight recording (docs/flight-recorder.md): the controller's
+     * `flight` map. */
+    uint64_t flight_ns;       /* --flight WINDOW; 0: a plain recording */
+    struct bmt_strs triggers; /* --trigger SPEC, as given (checked: flight_opts.h) */
+    uint64_t after_ns;        /* --after; 0: the controller's (1 s) */
+    const char *max_captures; /* --max-captures N/h or infinity; NULL: the controller's (6/h) */
+    uint64_t until_ns;        /* --until; 0: the controller's (7 days) */
+    int detach;               /* --detach: leave it running on the node */
+    const char *sample;       /* --sample 1/N or KIND=1/N,...; NULL: every event */
+    const char *on_max_rate;  /* --on-max-rate stop|sample; NULL: stop (sample for --flight) */
 };
+
+/* The commands on detached flight recordings (flights, fetch, stop): the
+ * controller's `action`. */
+enum bmt_record_action { BMT_ACTION_FLIGHTS, BMT_ACTION_FETCH, BMT_ACTION_STOP };
 
 /* Its options (record/options.c): one row each, naming its key in the
  * controller's options map where it has one. */
 extern const struct bmt_opt bmt_record_options[];
+
+/* The options of `flights` (the node and how to reach it) and of `fetch`
+ * and `stop` (those and -o DIR), into struct bmt_record_args. */
+extern const struct bmt_opt bmt_flights_options[];
+extern const struct bmt_opt bmt_fetch_options[];
+
 
 /* Checks what the options cannot say alone (--nodes with --node, --links
  * without send or receive, nothing to trace, ...) and completes `a`
  * (--node from --nodes, --proto-dist and --ssl-dist-optfile from the
  * environment). Returns 0, or BMT_EXIT_USAGE after one error line. */
 int bmt_record_check(struct bmt_record_args *a);
+
+/* Completes --proto-dist and --ssl-dist-optfile from the environment
+ * ($BEAMTRACE_PROTO_DIST, $BEAMTRACE_SSL_DIST_OPTFILE) when not given
+ * (bmt_record_check does it for record; flights, fetch and stop call it). */
+void bmt_record_reach_defaults(struct bmt_record_args *a);
 
 /* A growable text buffer (the options term). `failed` once out of memory. */
 struct bmt_text {
@@ -82,9 +110,22 @@ struct bmt_text {
 int bmt_record_term(struct bmt_text *t, const struct bmt_record_args *a, const char *root,
                     const char *out, const char *cookie_from, int tty);
 
+/* Writes the options term of `action` on the node `a` names (flights,
+ * fetch, stop): the node, -o DIR made absolute in `out` ("" for the
+ * controller's default, ./beamtrace-flights-NODE), --remote-tmp, where the
+ * cookie came from. Same returns as bmt_record_term. */
+int bmt_record_action_term(struct bmt_text *t, const struct bmt_record_args *a,
+                           enum bmt_record_action action, const char *out,
+                           const char *cookie_from, int tty);
+
 /* Records as `a` says (checked by bmt_record_check): finds beamtrace's files and
  * the cookie, picks the trace directory, starts the controller and relays
  * its output until it exits. Returns the command's exit status. */
 int bmt_record_run(const struct bmt_record_args *a);
+
+/* Runs `action` (flights, fetch, stop) on the node `a` names through the
+ * controller, as bmt_record_run does: one listing line per `line` the
+ * controller sends, on stdout. Returns the command's exit status. */
+int bmt_record_run_action(const struct bmt_record_args *a, enum bmt_record_action action);
 
 #endif

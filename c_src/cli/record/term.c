@@ -1,6 +1,7 @@
 /* The options as the Erlang term the controller reads (contract in
  * record.h). */
 #include "record.h"
+#include "flight_opts.h"
 #include "base/diag.h"
 
 #include <limits.h>
@@ -159,6 +160,97 @@ static void term_procs(struct bmt_text *t, const char *p)
         text_list(t, p, 0);
 }
 
+/* ", key => MS" for a duration given (0: not given, the controller's
+ * default then). */
+static void term_ms(struct bmt_text *t, const char *key, uint64_t ns)
+{
+    if (!ns)
+        return;
+    term_key(t, key);
+    text_int(t, (int64_t)(ns / 1000000));
+}
+
+/* One --sample ratio: a bare N for "1/N", else "kind => N". */
+struct sample_term {
+    struct bmt_text *t;
+    int items;
+};
+
+static void sample_item(void *ctx, const char *kind, unsigned long long n)
+{
+    struct sample_term *st = ctx;
+    if (kind) {
+        text_str(st->t, st->items++ ? ", " : "#{");
+        /* receive is a reserved word: quoted, as every kind is. */
+        text_str(st->t, "'");
+        text_str(st->t, kind);
+        text_str(st->t, "' => ");
+    }
+    text_int(st->t, (int64_t)n);
+}
+
+/* --sample, --on-max-rate; with --flight the `flight` map (window, after,
+ * triggers, max_captures, until) and detach. */
+static void term_flight(struct bmt_text *t, const struct bmt_record_args *a)
+{
+    if (a->sample) {
+        struct sample_term st = {t, 0};
+        term_key(t, "sample");
+        bmt_record_sample_each(a->sample, sample_item, &st); /* checked when parsed */
+        if (st.items)
+            text_str(t, "}");
+    }
+    if (a->on_max_rate) {
+        term_key(t, "on_max_rate");
+        text_str(t, a->on_max_rate); /* stop or sample, checked: an atom */
+    }
+    if (!a->flight_ns)
+        return;
+    text_str(t, ", flight => #{window => ");
+    text_int(t, (int64_t)(a->flight_ns / 1000000));
+    term_ms(t, "'after'", a->after_ns);
+    term_ms(t, "until", a->until_ns);
+    if (a->max_captures) {
+        term_key(t, "max_captures");
+        if (strcmp(a->max_captures, "infinity") == 0)
+            text_str(t, "infinity");
+        else
+            text_int(t, strtoll(a->max_captures, NULL, 10)); /* N/h, checked */
+    }
+    text_str(t, ", triggers => [");
+    for (unsigned i = 0; i < a->triggers.n; i++) {
+        text_str(t, i ? ", " : "");
+        text_binary(t, a->triggers.v[i]);
+    }
+    text_str(t, "]}");
+    if (a->detach)
+        text_str(t, ", detach => true");
+}
+
+int bmt_record_action_term(struct bmt_text *t, const struct bmt_record_args *a,
+                           enum bmt_record_action action, const char *out,
+                           const char *cookie_from, int tty)
+{
+    static const char *const names[] = {"flights", "fetch", "stop"};
+    text_str(t, tty ? "#{tty => true" : "#{tty => false");
+    text_str(t, ", action => ");
+    text_str(t, names[action]);
+    text_str(t, ", node => ");
+    text_binary(t, a->node);
+    if (out[0]) {
+        text_str(t, ", out => ");
+        text_binary(t, out);
+    }
+    if (a->remote_tmp) {
+        text_str(t, ", remote_tmp => ");
+        text_binary(t, a->remote_tmp);
+    }
+    text_str(t, ", cookie_from => ");
+    text_binary(t, cookie_from);
+    text_str(t, "}.\n");
+    return 0;
+}
+
 int bmt_record_term(struct bmt_text *t, const struct bmt_record_args *a, const char *root,
                     const char *out, const char *cookie_from, int tty)
 {
@@ -169,6 +261,7 @@ int bmt_record_term(struct bmt_text *t, const struct bmt_record_args *a, const c
         if (o->term)
             term_option(t, o, a);
     term_procs(t, a->procs);
+    term_flight(t, a);
     text_str(t, ", out => ");
     text_binary(t, out);
     text_str(t, ", remote_dir => ");

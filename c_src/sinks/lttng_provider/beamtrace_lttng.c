@@ -56,6 +56,7 @@ static const int *const states[BMT_TP_COUNT] = {
     [BMT_TP_file_op] = &lttng_ust_tracepoint_org_erlang_beamtrace___file_op.state,
     [BMT_TP_ets_op] = &lttng_ust_tracepoint_org_erlang_beamtrace___ets_op.state,
     [BMT_TP_seq_trace] = &lttng_ust_tracepoint_org_erlang_beamtrace___seq_trace.state,
+    [BMT_TP_sample_ratio] = &lttng_ust_tracepoint_org_erlang_beamtrace___sample_ratio.state,
 };
 
 static void emit(const struct bmt_event *ev)
@@ -247,6 +248,11 @@ static void emit(const struct bmt_event *ev)
             lttng_ust_do_tracepoint(org_erlang_beamtrace, seq_trace, v[0].str, v[1].str,
                 (unsigned long)v[2].integer,
                 (unsigned long)v[3].integer, v[4].str, v[5].str, v[6].str);
+        break;
+    case BMT_TP_sample_ratio:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, sample_ratio))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, sample_ratio, v[0].str,
+                (unsigned int)v[1].integer, v[2].str);
         break;
     }
 }

@@ -343,6 +343,22 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
+/* from here on, one event of this kind in `ratio` is recorded */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    sample_ratio,
+    LTTNG_UST_TP_ARGS(
+        const char *, kind,
+        unsigned int, ratio,
+        const char *, reason
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(kind, kind)
+        lttng_ust_field_integer(unsigned int, ratio, ratio)
+        lttng_ust_field_string(reason, reason)
+    )
+)
+
 #endif
 
 #include <lttng/tracepoint-event.h>
