@@ -75,10 +75,11 @@ static ERL_NIF_TERM reason_term(ErlNifEnv *env, const struct bmt_rec_stats *st)
 static ERL_NIF_TERM stats_map(struct priv *p, ErlNifEnv *env, const struct bmt_rec_stats *st,
                               const char *dir)
 {
-    ERL_NIF_TERM keys[] = {p->atom.dir, p->atom.events, p->atom.discarded, p->atom.overwritten,
-                           p->atom.written_bytes, p->atom.reason};
+    ERL_NIF_TERM keys[] = {p->atom.dir, p->atom.events, p->atom.discarded, p->atom.after_stop,
+                           p->atom.overwritten, p->atom.written_bytes, p->atom.reason};
     ERL_NIF_TERM values[] = {binary_of(env, dir), enif_make_uint64(env, st->events),
                              enif_make_uint64(env, st->discarded),
+                             enif_make_uint64(env, st->after_stop),
                              enif_make_uint64(env, st->overwritten),
                              enif_make_uint64(env, st->bytes), reason_term(env, st)};
     ERL_NIF_TERM map;
@@ -412,8 +413,8 @@ ERL_NIF_TERM bmt_nif_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     return enif_make_tuple2(env, p->atom.ok, map);
 }
 
-/* info(Handle | []) -> #{state, dir, events, discarded, written_bytes,
- * default, reason} | {error, not_running}. */
+/* info(Handle | []) -> #{state, dir, events, discarded, after_stop,
+ * written_bytes, default, reason} | {error, not_running}. */
 ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -427,12 +428,14 @@ ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return error_tuple(p, env, p->atom.not_running);
     uint64_t packed = atomic_load(&p->rec.default_session);
     ERL_NIF_TERM keys[] = {p->atom.state, p->atom.dir, p->atom.events, p->atom.discarded,
-                           p->atom.written_bytes, p->atom.default_, p->atom.reason};
+                           p->atom.after_stop, p->atom.written_bytes, p->atom.default_,
+                           p->atom.reason};
     ERL_NIF_TERM values[] = {
         state == BMT_SESSION_RUNNING ? p->atom.running : p->atom.stopped,
         binary_of(env, dir),
         enif_make_uint64(env, st.events),
         enif_make_uint64(env, st.discarded),
+        enif_make_uint64(env, st.after_stop),
         enif_make_uint64(env, st.bytes),
         packed == (generation << 8 | (uint64_t)(index + 1)) ? p->atom.true_ : p->atom.false_,
         state == BMT_SESSION_RUNNING ? p->atom.undefined : reason_term(env, &st)};
