@@ -71,7 +71,8 @@
 -type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
                 | vm_exit | unload | file:posix().
 -type stats() :: #{dir := binary(), events := non_neg_integer(),
-                   discarded := non_neg_integer(), overwritten := non_neg_integer(),
+                   discarded := non_neg_integer(), after_stop := non_neg_integer(),
+                   overwritten := non_neg_integer(),
                    written_bytes := non_neg_integer(), reason := reason()}.
 
 -define(DEFAULTS, #{events => ["*"],
@@ -226,10 +227,13 @@ stop() ->
 
 %% @doc Stops a session: waits for events in flight, writes every buffer
 %% out, closes the trace; or collects a session that stopped by itself.
-%% `events' are in the trace, `discarded' were lost (full buffers,
-%% overwritten packets, caps, write failures, offered after it stopped), so
-%% together they are every event the session was offered. `reason' says why
-%% it stopped. A trace the disk refused (`enospc', ...) or whose directory
+%% `events' are in the trace; `discarded' were lost while it recorded (full
+%% buffers, overwritten packets, packets a cap or a write failure left
+%% unwritten), as LTTng counts them, and the trace's own loss counts say
+%% the same; `after_stop' were offered once it had ended (flags still set
+%% when a cap, the duration or this call ended it): never to be recorded,
+%% and no loss. Together they are every event the session was offered.
+%% `reason' says why it stopped. A trace the disk refused (`enospc', ...) or whose directory
 %% was removed (`dir_removed') is `{error, {Reason, Stats}}'.
 -spec stop(session()) -> {ok, stats()} | {error, term()}.
 stop(Session) ->
@@ -270,7 +274,7 @@ snapshot_to(Session, Dir, N) ->
     end.
 
 %% @doc Live state of the default session: `#{state := running | stopped,
-%% dir, events, discarded, written_bytes, default, reason}'.
+%% dir, events, discarded, after_stop, written_bytes, default, reason}'.
 -spec info() -> map() | {error, not_running}.
 info() ->
     info_nif([]).
@@ -339,7 +343,8 @@ trace_session(Opts) ->
 %%   reason. They count whole packets (buffer_size / subbuffers bytes per
 %%   thread; 64 KiB when a cap is given and neither is), so a trace can
 %%   end up to a packet short of a cap; the events offered between the
-%%   trip and the removal of the flags are counted as discarded.</dd>
+%%   trip and the removal of the flags are counted in `after_stop' (not
+%%   losses: the trace had ended).</dd>
 %% <dt>`owner'</dt><dd>the process whose exit stops the trace (default the
 %%   caller).</dd>
 %% <dt>`return_to'</dt><dd>`true' adds the `return_to' flag: timing that

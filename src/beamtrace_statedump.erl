@@ -43,7 +43,7 @@ at_start(Session) ->
     ensure_watcher().
 
 %% @doc Before a session stops: the node table again. Not into a session
-%% that stopped by itself (a cap): it would count these as discarded, and
+%% that stopped by itself (a cap): they would only be counted after_stop, and
 %% its trace is complete as it is.
 -spec at_stop(beamtrace:session() | []) -> ok.
 at_stop(Session) ->
