@@ -165,6 +165,9 @@ enum bmt_field_index {
     BMT_F_ets_op_error = 4,
     BMT_F_ets_op_latency_ns = 5,
     BMT_F_ets_op_tag = 6,
+    BMT_F_own_process_pid = 0,
+    BMT_F_own_process_role = 1,
+    BMT_F_own_process_name = 2,
 };
 
 #endif

@@ -77,6 +77,7 @@ void bmt_an_scope_init(struct bmt_an_scope *s)
 {
     memset(s, 0, sizeof *s);
     bmt_strtab_init(&s->kept);
+    bmt_strtab_init(&s->own);
     bmt_names_init(&s->names);
     s->window.end_ns = UINT64_MAX;
 }
@@ -87,7 +88,39 @@ void bmt_an_scope_free(struct bmt_an_scope *s)
     free(s->patterns);
     free(s->paths);
     bmt_strtab_free(&s->kept);
+    bmt_strtab_free(&s->own);
     bmt_names_free(&s->names);
+}
+
+/* beamtrace's own processes (analysis.h): learns one own_process event. */
+static int own_learn(struct bmt_an_scope *s, const struct bmt_record *rec)
+{
+    const struct bmt_value *pid = &rec->values[BMT_F_own_process_pid],
+                           *name = &rec->values[BMT_F_own_process_name];
+    if (bmt_strtab_intern(&s->own, pid->str, pid->len) < 0)
+        return -ENOMEM;
+    if (name->len && !(name->len == 9 && memcmp(name->str, "undefined", 9) == 0) &&
+        bmt_strtab_intern(&s->own, name->str, name->len) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+/* 1 when one of beamtrace's own processes takes part in `rec`: a process
+ * field (kind ID) holds one, or a send goes to one (by pid or name). */
+_Static_assert(BMT_F_message_send_to == BMT_F_message_send_link_to,
+               "a send's destination is at one place in both send events");
+static int own_involved(const struct bmt_an_scope *s, const struct bmt_record *rec)
+{
+    const struct bmt_tracepoint *t = &bmt_catalogue[rec->tp];
+    for (unsigned i = 0; i < t->field_count; i++) {
+        const struct bmt_value *v = &rec->values[i];
+        if ((t->fields[i].kind == BMT_KIND_ID ||
+             ((rec->tp == BMT_TP_message_send || rec->tp == BMT_TP_message_send_link) &&
+              i == BMT_F_message_send_to)) &&
+            bmt_strtab_find(&s->own, v->str, v->len) >= 0)
+            return 1;
+    }
+    return 0;
 }
 
 int bmt_an_keep(const struct bmt_an_scope *s, const char *pid, size_t len)
@@ -261,6 +294,15 @@ int bmt_an_run(struct bmt_reader *r, const char *dir, struct bmt_an_scope *scope
         }
         if (rec->tp == BMT_TP_NONE)
             continue;
+        if (rec->tp == BMT_TP_own_process) {
+            if ((rc = own_learn(scope, rec)) < 0)
+                break;
+            continue;
+        }
+        if (scope->own.count && own_involved(scope, rec)) {
+            scope->own_hidden_count++;
+            continue;
+        }
         if ((rc = bmt_names_feed(&scope->names, rec)) < 0)
             break;
         if (ts >= scope->window.begin_ns) {

@@ -28,6 +28,10 @@
  *    a registered name, label or initial call matching the '*' pattern, in
  *    OTP's or Elixir's spelling. Names can be learned anywhere in the
  *    trace, so a name filter costs one more pass that reads names only.
+ *  - beamtrace's own processes (org_erlang_beamtrace:own_process, recorded
+ *    before any flag is set): every event with one of them in a process
+ *    field (catalogue kind ID, or a send's destination, by pid or
+ *    registered name) is left out of every analysis, filter or not.
  */
 #ifndef BMT_CLI_ANALYSIS_H
 #define BMT_CLI_ANALYSIS_H
@@ -81,6 +85,8 @@ struct bmt_an_scope {
     int filtering;                  /* --pid or --name given */
     struct bmt_strtab kept;         /* pid texts the filter keeps */
     struct bmt_names names;         /* current names, fed before each event reaches an analysis */
+    struct bmt_strtab own;          /* beamtrace's own processes: pid texts and registered names */
+    uint64_t own_hidden_count;      /* events left out because one of them took part */
     /* What the trace holds inside the window, for "the trace lacks" notes. */
     uint64_t sched_count, receive_count, gc_count, call_count;
 };

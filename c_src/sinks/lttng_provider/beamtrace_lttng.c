@@ -55,6 +55,7 @@ static const int *const states[BMT_TP_COUNT] = {
     [BMT_TP_counter] = &lttng_ust_tracepoint_org_erlang_beamtrace___counter.state,
     [BMT_TP_file_op] = &lttng_ust_tracepoint_org_erlang_beamtrace___file_op.state,
     [BMT_TP_ets_op] = &lttng_ust_tracepoint_org_erlang_beamtrace___ets_op.state,
+    [BMT_TP_own_process] = &lttng_ust_tracepoint_org_erlang_beamtrace___own_process.state,
 };
 
 static void emit(const struct bmt_event *ev)
@@ -240,6 +241,10 @@ static void emit(const struct bmt_event *ev)
         if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, ets_op))
             lttng_ust_do_tracepoint(org_erlang_beamtrace, ets_op, v[0].str, v[1].str, v[2].str, v[3].str, v[4].str,
                 (unsigned long)v[5].integer, v[6].str);
+        break;
+    case BMT_TP_own_process:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, own_process))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, own_process, v[0].str, v[1].str, v[2].str);
         break;
     }
 }

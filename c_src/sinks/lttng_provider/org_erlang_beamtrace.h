@@ -319,6 +319,22 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
+/* a process of beamtrace's own on the traced node: never traced, and hidden from every analysis */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    own_process,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, role,
+        const char *, name
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(role, role)
+        lttng_ust_field_string(name, name)
+    )
+)
+
 #endif
 
 #include <lttng/tracepoint-event.h>
