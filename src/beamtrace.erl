@@ -94,7 +94,13 @@
                     %% Test mode: false makes writers not wake the consumer,
                     %% which then drains only every 10 ms, so a tiny buffer
                     %% really overflows and drop accounting can be tested.
-                    '$consumer_wakeups' => true}).
+                    '$consumer_wakeups' => true,
+                    %% beamtrace's own processes, [{Pid, Role}] (trace/2's
+                    %% controller): recorded first (beamtrace_statedump).
+                    '$own' => [],
+                    %% trace/2 sets the state dump going itself, once its
+                    %% flags are set (beamtrace_statedump:dump_go/1).
+                    '$dump_go' => true}).
 
 %% The erl_tracer callbacks: exported, declared NIFs, and their stubs.
 -include("beamtrace_tracer.hrl").
@@ -162,6 +168,8 @@ start(Opts) when is_map(Opts) ->
                not lists:member(K, [system_monitor, samples, distribution, file_io, ets])] of
         [Bad | _] ->
             {error, {badopt, Bad}};
+        [] when is_map_key('$own', Opts), not is_list(map_get('$own', Opts)) ->
+            {error, {badopt, '$own'}};
         [] ->
             case beamtrace_sources:validate(Opts) of
                 {ok, Sources, Rest} ->
@@ -179,9 +187,11 @@ start_in(_O, {error, _} = Error, _Sources) ->
 start_in(O, {ok, Dir}, Sources) ->
     case start_nif(Dir, nif_options(O)) of
         {ok, Session} ->
-            beamtrace_statedump:at_start(Session),
+            beamtrace_statedump:at_start(Session, maps:get('$own', O)),
             case beamtrace_sources:start(Session, Dir, Sources) of
                 ok ->
+                    _ = maps:get('$dump_go', O) =:= true andalso
+                        beamtrace_statedump:dump_go(Session),
                     {ok, Session};
                 {error, _} = Error ->
                     %% Nothing of a session that could not start stays.
@@ -205,7 +215,7 @@ nif_options(O) ->
                  true -> maps:get(events, O) ++ [<<"org_erlang_beamtrace:message_*_link">>];
                  _ -> maps:get(events, O)
              end,
-    (maps:without(['$consumer_wakeups', dir], O))#{
+    (maps:without(['$consumer_wakeups', '$own', '$dump_go', dir], O))#{
         events => Events,
         wakeups => maps:get('$consumer_wakeups', O),
         node => atom_to_binary(node(), utf8)}.
@@ -234,12 +244,22 @@ stop() ->
 %% when a cap, the duration or this call ended it): never to be recorded,
 %% and no loss. Together they are every event the session was offered.
 %% `reason' says why it stopped. A trace the disk refused (`enospc', ...) or whose directory
-%% was removed (`dir_removed') is `{error, {Reason, Stats}}'.
+%% was removed (`dir_removed') is `{error, {Reason, Stats}}'; a session
+%% already collected, or one of a library since unloaded,
+%% `{error, not_running}'.
 -spec stop(session()) -> {ok, stats()} | {error, term()}.
 stop(Session) ->
     beamtrace_sources:stop(Session),
     beamtrace_statedump:at_stop(Session),
-    stopped(stop_nif(Session)).
+    stopped(stop_session(Session)).
+
+%% A handle of a library since unloaded (its module deleted and purged,
+%% then loaded again) is a reference the NIF no longer knows: it names no
+%% running session, as info/1 says; anything else is a caller's mistake.
+stop_session(Session) ->
+    try stop_nif(Session)
+    catch error:badarg when is_reference(Session) -> {error, not_running}
+    end.
 
 stopped(Result) ->
     beamtrace_statedump:after_stop(),
@@ -397,13 +417,18 @@ trace_async(Spec, Opts) ->
     beamtrace_trace:trace_async(Spec, Opts).
 
 %% @doc Stops a trace_async/2 trace now: trace/2's result, reason `stop'.
--spec stop_trace(beamtrace_trace:trace()) -> {ok, map()} | {error, term()}.
+%% `{error, not_running}' once it is over (and its result was taken),
+%% `{error, not_a_trace}' at once for anything else, a live process
+%% included (nothing is sent to it).
+-spec stop_trace(beamtrace_trace:trace() | term()) -> {ok, map()} | {error, term()}.
 stop_trace(Trace) ->
     beamtrace_trace:stop(Trace).
 
 %% @doc Live figures of a trace_async/2 trace: `#{state, elapsed_ms, dir,
-%% events, discarded, written_bytes, functions, processes, backend}'.
--spec trace_info(beamtrace_trace:trace()) -> map() | {error, not_running}.
+%% events, discarded, written_bytes, functions, processes, backend}';
+%% `{error, not_running}' once it is over, `{error, not_a_trace}' at once
+%% for anything else (nothing is sent to it).
+-spec trace_info(beamtrace_trace:trace() | term()) -> map() | {error, not_running | not_a_trace}.
 trace_info(Trace) ->
     beamtrace_trace:info(Trace).
 

@@ -149,6 +149,7 @@ start(Session, Dir, Src) ->
         {Ref, ok} ->
             demonitor(Mon, [flush]),
             application:set_env(beamtrace, {sources, Dir}, #{helper => Helper, keeper => Keeper}),
+            beamtrace_statedump:own(Session, [{Helper, sources_helper}, {Keeper, sources_keeper}]),
             ok;
         {Ref, {error, _} = Error} ->
             receive {'DOWN', Mon, process, Helper, _} -> ok end,

@@ -47,13 +47,16 @@
 -type procs() :: all | new | existing | pid() | atom() | [pid() | atom()].
 -type options() :: #{procs => procs(), return_to => boolean(), owner => pid(),
                      backend => auto | session | legacy, links => boolean(),
-                     exclude => [pid()],
+                     exclude => [pid() | atom()],
                      nodes => [node()], atom() => term()}.
 -type result() :: {ok, map()} | {error, term()}.
 
 %% trace/2's own options; every other key is a beamtrace:start/1 option
 %% (links is both: the recorder's, and the 'receive' pattern set here).
--define(OWN, [procs, return_to, owner, backend, exclude]).
+%% '$own': beamtrace's own processes besides the controller, as {Pid,
+%% Role} (beamtrace record's agent): excluded as `exclude' is, and named
+%% as beamtrace's in the trace (beamtrace_statedump:own/2).
+-define(OWN, [procs, return_to, owner, backend, exclude, '$own']).
 %% The 'receive' pattern links need: OTP's head is [Node, Sender, Message];
 %% the result reaches the tracer as match_spec_result: the sender when it
 %% is on this node (OTP gives no remote sender), else its node. Immediates
@@ -99,8 +102,9 @@ trace_async(Spec, Opts) ->
 
 %% @doc Stops now and returns the result. A trace that already stopped by
 %% itself: its result, if the caller started it and has not received it
-%% yet; else `{error, not_running}'.
--spec stop(trace()) -> result().
+%% yet; else `{error, not_running}'. A live process that is no trace:
+%% `{error, not_a_trace}', at once, and nothing is sent to it.
+-spec stop(trace() | term()) -> result().
 stop(T) when is_pid(T) ->
     case call(T, stop) of
         {ok, Result} ->
@@ -108,17 +112,24 @@ stop(T) when is_pid(T) ->
         {error, not_running} ->
             receive {beamtrace_trace, T, Result} -> Result
             after 0 -> {error, not_running}
-            end
-    end.
+            end;
+        {error, not_a_trace} = Error ->
+            Error
+    end;
+stop(_) ->
+    {error, not_a_trace}.
 
 %% @doc Live figures: `#{state, elapsed_ms, dir, events, discarded,
-%% written_bytes, functions, processes, backend}'.
--spec info(trace()) -> map() | {error, not_running}.
+%% written_bytes, functions, processes, backend}'; `{error, not_a_trace}'
+%% for a live process that is no trace (nothing is sent to it).
+-spec info(trace() | term()) -> map() | {error, not_running | not_a_trace}.
 info(T) when is_pid(T) ->
     case call(T, info) of
         {ok, Info} -> Info;
         Error -> Error
-    end.
+    end;
+info(_) ->
+    {error, not_a_trace}.
 
 %%% Spec parsing
 
@@ -280,7 +291,8 @@ options(Opts) when is_map(Opts) ->
                            D -> D    %% infinity, or a bad value start/1 refuses
                        end,
             check_own(maps:merge(#{procs => all, return_to => false, owner => self(),
-                                   backend => auto, exclude => []}, Own#{duration => Duration}),
+                                   backend => auto, exclude => [], '$own' => []},
+                                 Own#{duration => Duration}),
                       maps:merge(rec_defaults(Rec), Rec#{duration => Backstop}))
     end;
 options(_) ->
@@ -306,12 +318,27 @@ check_own(#{backend := B}, _) when B =/= auto, B =/= session, B =/= legacy ->
 check_own(#{duration := D}, _) when D =/= infinity, not (is_integer(D) andalso D > 0) ->
     {error, {badopt, duration}};
 check_own(#{exclude := X}, _) when not is_list(X) -> {error, {badopt, exclude}};
-check_own(#{exclude := X} = Own, Rec) ->
-    case lists:all(fun is_pid/1, X) of
+check_own(#{'$own' := O}, _) when not is_list(O) -> {error, {badopt, '$own'}};
+check_own(#{exclude := X, '$own' := O} = Own, Rec) ->
+    case lists:all(fun(P) -> is_pid(P) orelse is_atom(P) end, X) andalso
+        lists:all(fun({P, R}) -> is_pid(P) andalso is_atom(R); (_) -> false end, O) of
         true -> {ok, Own, Rec};
         false -> {error, {badopt, exclude}}
-    end;
-check_own(Own, Rec) -> {ok, Own, Rec}.
+    end.
+
+%% The processes `exclude' names: pids, and registered names resolved now.
+resolve_exclude(X) ->
+    resolve_exclude(X, []).
+
+resolve_exclude([], Acc) ->
+    {ok, lists:usort(Acc)};
+resolve_exclude([P | Rest], Acc) when is_pid(P) ->
+    resolve_exclude(Rest, [P | Acc]);
+resolve_exclude([Name | Rest], Acc) ->
+    case whereis(Name) of
+        P when is_pid(P) -> resolve_exclude(Rest, [P | Acc]);
+        _ -> {error, {no_process, Name}}
+    end.
 
 %% The processes to set flags on: [all | new | existing | pid()].
 resolve_procs(P) when P =:= all; P =:= new; P =:= existing -> {ok, [P]};
@@ -342,7 +369,9 @@ start(Spec, Opts) ->
         {{ok, Parsed}, {ok, Own, Rec}} ->
             Caller = self(),
             Ref = make_ref(),
-            {Pid, Mon} = spawn_monitor(?MODULE, init, [Caller, Ref, {Parsed, Own, Rec}]),
+            %% High priority from birth: see init/3.
+            {Pid, Mon} = spawn_opt(?MODULE, init, [Caller, Ref, {Parsed, Own, Rec}],
+                                   [monitor, {priority, high}]),
             receive
                 {Ref, started} ->
                     demonitor(Mon, [flush]),
@@ -357,6 +386,8 @@ start(Spec, Opts) ->
         {_, {error, _} = Error} -> Error
     end.
 
+%% started_ms: the flags are on (setup done); the duration runs from there
+%% to the flags going off (finish/3), which elapsed_ms measures.
 -record(st, {owner, owner_mon, reply_to, handle, handle_mon, session, dir, started_ms,
              functions = 0, processes = 0, backend}).
 
@@ -364,6 +395,10 @@ start(Spec, Opts) ->
 %% to stop.
 -spec init(pid(), reference(), {map(), map(), map()}) -> ok.
 init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
+    %% It runs at high priority (start/2): setting up and taking down are a
+    %% few calls each, but at normal priority each waits behind every
+    %% runnable process of a saturated node (measured: minutes at 10,000
+    %% busy processes); waiting for a reason to stop, it costs nothing.
     set_label(beamtrace_trace),
     #{owner := Owner} = Own,
     OwnerMon = monitor(process, Owner),
@@ -380,7 +415,7 @@ init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
     end.
 
 setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend,
-                      exclude := Exclude}, Rec) ->
+                      exclude := Exclude0, '$own' := Own}, Rec) ->
     Has = fun(K) -> lists:member(K, Kinds) end,
     Links = maps:get(links, Rec, false),
     Messages = Has(send) orelse Has('receive'),
@@ -391,14 +426,17 @@ setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend,
         true ->
             maybe_setup([fun() -> check_call_kind(Calls, Kinds) end,
                          fun() -> load_modules(Calls) end,
-                         fun() -> resolve_procs(Procs) end],
-                        fun([_, _, Targets]) ->
+                         fun() -> resolve_procs(Procs) end,
+                         fun() -> resolve_exclude(Exclude0) end],
+                        fun([_, _, Targets, Exclude]) ->
                                 ProcFlags = [K || K <- [procs, send, 'receive', running,
                                                         garbage_collection], Has(K)]
                                     ++ [call || Calls =/= []]
                                     ++ [return_to || ReturnTo],
-                                start_session(Rec, Calls, {Targets, Exclude}, ProcFlags,
-                                              Has(ports), Backend, Links andalso Has('receive'))
+                                start_session(Rec#{'$own' => [{self(), trace_controller} | Own]},
+                                              Calls, {Targets, Exclude ++ [P || {P, _} <- Own]},
+                                              ProcFlags, Has(ports), Backend,
+                                              Links andalso Has('receive'))
                         end)
     end.
 
@@ -439,18 +477,22 @@ loaded(M) ->
     end.
 
 start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend, RecvPattern) ->
-    case beamtrace:start(Rec#{notify => self()}) of
+    case beamtrace:start(Rec#{notify => self(), '$dump_go' => false}) of
         {ok, S} ->
             Dir = maps:get(dir, beamtrace:info(S)),
             Opts = #{tracer_state => S, owner => self(), name => beamtrace_trace,
                      backend => Backend},
             case beamtrace_tracing:open(Opts) of
                 {ok, H} ->
+                    beamtrace_statedump:own(S, [{H, tracing}]),
                     St = #st{handle = H, handle_mon = monitor(process, H), session = S,
                              dir = Dir, started_ms = erlang:monotonic_time(millisecond),
                              backend = maps:get(backend, beamtrace_tracing:info(H))},
                     case set_all(St, Calls, Targets, ProcFlags, Ports, RecvPattern) of
                         {ok, St1} ->
+                            %% The flags are set: the state dump may now
+                            %% take the schedulers' time it needs.
+                            beamtrace_statedump:dump_go(S),
                             {ok, St1};
                         {error, _} = Error ->
                             undo(St),
@@ -529,32 +571,39 @@ expand(M, '_', A) when is_integer(A) ->
 expand(M, F, A) ->
     [{M, F, A}].
 
+%% `all' and `existing' are one call each (the VM walks its process
+%% table), followed in the same request by the few calls that clear the
+%% flags again on beamtrace's own processes and those the caller excludes:
+%% this controller, the handle, the node table's watcher, the state dump's
+%% workers, the sources' helper and keeper, beamtrace record's agent. Their messages are
+%% beamtrace's business, not the trace's (and any event of theirs that
+%% still lands in the trace is left out by the analyses: own_process).
 set_procs(H, Targets, Exclude, Flags) when Flags =/= [] ->
-    case set_procs1(H, Targets, Flags, 0) of
-        {ok, K} ->
-            %% Not this controller, the handle, the node table's watcher,
-            %% nor what the caller excludes (beamtrace record's agent):
-            %% their own messages are beamtrace's business, not the trace's.
-            Watcher = [W || W <- [beamtrace_statedump:watcher()], is_pid(W)],
-            _ = [beamtrace_tracing:process(H, P, false, Flags)
-                 || P <- [self(), H | Watcher ++ Exclude],
-                    lists:member(all, Targets) orelse lists:member(existing, Targets)],
-            {ok, K};
-        Error ->
-            Error
-    end;
+    Watcher = [W || W <- [beamtrace_statedump:watcher()], is_pid(W)],
+    Except = lists:usort([self(), H | Watcher ++ Exclude ++ sources_helpers()
+                          ++ beamtrace_statedump:workers()]),
+    set_procs1(H, Targets, Flags, Except, 0);
 set_procs(_H, _Targets, _Exclude, []) ->
     {ok, 0}.
 
-set_procs1(_H, _Targets, [], N) ->
+sources_helpers() ->
+    [P || {{sources, _}, #{helper := Hp, keeper := K}} <- application:get_all_env(beamtrace),
+          P <- [Hp, K]].
+
+set_procs1(_H, _Targets, [], _Except, N) ->
     {ok, N};
-set_procs1(_H, [], _Flags, N) ->
+set_procs1(_H, [], _Flags, _Except, N) ->
     {ok, N};
-set_procs1(H, [P | Rest], Flags, N) ->
+set_procs1(H, [P | Rest], Flags, Except, N) when P =:= all; P =:= existing ->
+    case beamtrace_tracing:process(H, P, true, Flags, Except) of
+        {ok, K} -> set_procs1(H, Rest, Flags, Except, N + K);
+        {error, _} = Error -> Error
+    end;
+set_procs1(H, [P | Rest], Flags, Except, N) ->
     case beamtrace_tracing:process(H, P, true, Flags) of
         {ok, 0} when is_pid(P) ->
             {error, {already_traced, P, erlang:trace_info(P, tracer)}};
-        {ok, K} -> set_procs1(H, Rest, Flags, N + K);
+        {ok, K} -> set_procs1(H, Rest, Flags, Except, N + K);
         {error, _} = Error -> Error
     end.
 
@@ -596,10 +645,11 @@ loop(St) ->
 finish(St, Reason, How) ->
     demonitor(St#st.handle_mon, [flush]),
     ok = beamtrace_tracing:close(St#st.handle),
+    Elapsed = erlang:monotonic_time(millisecond) - St#st.started_ms,
     Result = case beamtrace:stop(St#st.session) of
-                 {ok, Stats} -> {ok, result_map(St, Stats, Reason)};
+                 {ok, Stats} -> {ok, result_map(St, Stats, Reason, Elapsed)};
                  {error, {Posix, Stats}} when is_map(Stats) ->
-                     {error, {Posix, result_map(St, Stats, Reason)}};
+                     {error, {Posix, result_map(St, Stats, Reason, Elapsed)}};
                  {error, _} = Error -> Error
              end,
     case How of
@@ -608,14 +658,13 @@ finish(St, Reason, How) ->
     end,
     Result.
 
-result_map(St, Stats, Reason) ->
+result_map(St, Stats, Reason, Elapsed) ->
     R = case Reason of
             undefined -> maps:get(reason, Stats);
             _ -> Reason
         end,
     Stats#{reason => R, functions => St#st.functions, processes => St#st.processes,
-           backend => St#st.backend,
-           elapsed_ms => erlang:monotonic_time(millisecond) - St#st.started_ms}.
+           backend => St#st.backend, elapsed_ms => Elapsed}.
 
 live_info(St) ->
     Info = case beamtrace:info(St#st.session) of
@@ -628,15 +677,39 @@ live_info(St) ->
 
 %%% Internals
 
+%% A request to controller T. Only a controller is sent one: any other
+%% live process would keep the message and never answer. A controller is
+%% told by its initial call (spawn_opt(?MODULE, init, ...) in start/2);
+%% one on another node is asked there.
 call(T, Req) ->
-    Ref = monitor(process, T),
-    T ! {self(), Ref, Req},
-    receive
-        {Ref, Reply} ->
-            demonitor(Ref, [flush]),
-            Reply;
-        {'DOWN', Ref, process, T, _} ->
-            {error, not_running}
+    case is_controller(T) of
+        false ->
+            {error, not_a_trace};
+        gone ->
+            {error, not_running};
+        true ->
+            Ref = monitor(process, T),
+            T ! {self(), Ref, Req},
+            receive
+                {Ref, Reply} ->
+                    demonitor(Ref, [flush]),
+                    Reply;
+                {'DOWN', Ref, process, T, _} ->
+                    {error, not_running}
+            end
+    end.
+
+is_controller(T) ->
+    Info = case node(T) =:= node() of
+               true -> erlang:process_info(T, initial_call);
+               false -> try erpc:call(node(T), erlang, process_info, [T, initial_call], 5000)
+                        catch _:_ -> undefined
+                        end
+           end,
+    case Info of
+        {initial_call, {?MODULE, init, 3}} -> true;
+        undefined -> gone;
+        _ -> false
     end.
 
 set_label(Label) ->

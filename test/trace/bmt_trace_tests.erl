@@ -11,12 +11,13 @@
 
 -export([spec_parse_test/0, duration_test/0, max_events_test/0, max_bytes_test/0,
          max_rate_test/0, state_dump_rate_test/0, owner_exit_test/0, stop_trace_test/0,
+         not_a_trace_test/0, own_processes_hidden_test/0,
          setup_errors_test/0, return_vs_return_to_test/0, p99_readme_test/0,
          dbg_coexists_test/0, legacy_cleared_test/0]).
 %% For bmt_record_tests.
 -export([calls_json/1, function_row/2, check_p99/3]).
 
--import(bmt_test_lib, [tmpdir/1, check_trace/1, assert_eq/3, fail/2, select/2]).
+-import(bmt_test_lib, [tmpdir/1, check_trace/1, assert_eq/3, fail/2, select/2, field/2]).
 
 -define(WORK, "bmt_trace_target:work/1").
 -define(WORK_MFA, {bmt_trace_target, work, 1}).
@@ -193,6 +194,66 @@ stop_trace_test() ->
         {error, not_running} = beamtrace:trace_info(T),
         assert_clean([?WORK_MFA])
     end).
+
+%% stop_trace/1 and trace_info/1 given a live process that is no trace:
+%% an answer at once, and nothing in that process's mailbox. (They waited
+%% forever, leaving their request there.)
+not_a_trace_test() ->
+    P = spawn(fun() -> receive stop -> ok end end),
+    assert_eq(stop_trace, {error, not_a_trace}, beamtrace:stop_trace(P)),
+    assert_eq(trace_info, {error, not_a_trace}, beamtrace:trace_info(P)),
+    assert_eq(self_stop_trace, {error, not_a_trace}, beamtrace:stop_trace(self())),
+    assert_eq(not_a_pid, {error, not_a_trace}, beamtrace:trace_info(make_ref())),
+    assert_eq(mailbox, {messages, []}, erlang:process_info(P, messages)),
+    {messages, []} = erlang:process_info(self(), messages),
+    P ! stop.
+
+%% beamtrace's own processes (the controller, the tracing handle, the node
+%% table's watcher) are named in the trace (own_process), and no analysis
+%% shows them: not messages, procs, sched, nor the report (its timeline
+%% included), though the trace holds events they take part in (this
+%% traced process asking the controller for its figures, the handle
+%% scheduled while it sets the flags).
+own_processes_hidden_test() ->
+    with_load(fun(_) ->
+        {ok, T} = beamtrace:trace_async([procs, send, 'receive', running],
+                                        #{dir => tmpdir("own"), duration => infinity}),
+        [#{state := running} = beamtrace:trace_info(T) || _ <- lists:seq(1, 5)],
+        {ok, S} = beamtrace:stop_trace(T),
+        Ev = events(S),
+        Own = select(Ev, #{'$name' => own_process}),
+        Pids = [field(pid, E) || E <- Own],
+        Roles = lists:usort([field(role, E) || E <- Own]),
+        [true = lists:member(R, Roles) || R <- [<<"trace_controller">>, <<"tracing">>]],
+        Involved = [E || {Name, M} = E <- Ev, Name =/= own_process, Name =/= process_info,
+                         lists:any(fun(V) -> lists:member(V, Pids) end, maps:values(M))],
+        io:format("# own processes ~s (~s); ~b events of the trace involve them~n",
+                  [lists:join(" ", Pids), lists:join(", ", Roles), length(Involved)]),
+        Involved =/= [] orelse fail(nothing_to_hide, Pids),
+        Dir = maps:get(dir, S),
+        Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+        Report = tmpdir("own-report") ++ ".html",
+        Outputs = [begin
+                       {0, Lines, _} = bmt_test_lib:cmd(Cli, Args ++ [Dir]),
+                       {hd(Args), iolist_to_binary(lists:join(<<"\n">>, Lines))}
+                   end || Args <- [["messages"], ["messages", "--format", "json"], ["procs"],
+                                   ["sched"], ["sched", "--format", "json"]]],
+        {0, _, _} = bmt_test_lib:cmd(Cli, ["report", "-o", Report, Dir]),
+        {ok, Html} = file:read_file(Report),
+        [case [P || P <- Pids, binary:match(Text, [P, escaped(P)]) =/= nomatch] of
+             [] -> ok;
+             Shown -> fail({own_processes_shown, What}, Shown)
+         end || {What, Text} <- [{report, Html} | Outputs]],
+        %% The pids do show where they should: the events are there, and
+        %% the messages analysis still sees this process's other traffic.
+        {_, Messages} = hd(Outputs),
+        true = byte_size(Messages) > 0
+    end).
+
+escaped(<<"<", Rest/binary>>) ->
+    <<"&lt;", (binary:replace(Rest, <<">">>, <<"&gt;">>))/binary>>;
+escaped(P) ->
+    P.
 
 %% Every setup error leaves no flag, pattern, session or trace directory.
 setup_errors_test() ->
