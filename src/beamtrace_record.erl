@@ -67,6 +67,7 @@
             agent_mon :: reference() | undefined,
             shipped = [] :: [module()],
             dir :: string() | undefined,       %% private directory on the target
+            nif_dir :: string() | undefined,   %% the NIF library's, on the target
             trace_dir :: binary() | undefined, %% on the target
             backend :: atom(),
             calls = [] :: list()}).
@@ -352,10 +353,22 @@ check_and_ship(#r{node = T, opts = Opts} = R) ->
             note("beamtrace ~s is already loaded on ~s: using it", [vsn(), T]),
             R2;
         ToShip ->
-            R3 = R2,
-            interrupted(R3),
+            interrupted(R2),
             {ok, SoBin} = file:read_file(Nif),
-            case agent_call(R3, {write, "beamtrace_nif.so", SoBin}) of
+            %% Its directory is named by its build: a later recording of
+            %% this build reuses the library the VM mapped (beamtrace_remote).
+            Build = build_id(SoBin),
+            NifDir = case agent_call(R2, {make_nif_dir, tmp_base(T, maps:get(remote_tmp, Opts,
+                                                                               undefined)), Build}) of
+                         {ok, ND} -> ND;
+                         {error, {Why4, Where4}} ->
+                             fail("cannot make a private directory in ~s on ~s: ~s (give "
+                                  "--remote-tmp DIR)", [Where4, T, posix(Why4)]);
+                         {error, Why4} ->
+                             fail("cannot make a private directory on ~s: ~0p", [T, Why4])
+                     end,
+            R3 = st(R2#r{nif_dir = NifDir}),
+            case agent_call(R3, {write_nif, SoBin}) of
                 ok -> ok;
                 {error, {Why2, Path}} ->
                     fail("cannot write ~s on ~s: ~s (give --remote-tmp DIR)", [Path, T, posix(Why2)])
@@ -370,11 +383,16 @@ check_and_ship(#r{node = T, opts = Opts} = R) ->
                 {error, {M, Why3}} ->
                     fail("~s does not load module ~s: ~0p", [T, M, Why3])
             end,
-            note("shipped ~s and the NIF library (~b KiB) into ~s on ~s",
+            note("shipped ~s and the NIF library (~b KiB, build ~s) into ~s on ~s",
                  [lists:join(", ", [atom_to_list(M) || M <- R4#r.shipped]),
-                  byte_size(SoBin) div 1024, Dir, T]),
+                  byte_size(SoBin) div 1024, Build, NifDir, T]),
             R4
     end.
+
+%% The NIF library's build: the first 16 hex digits of its MD5.
+build_id(SoBin) ->
+    <<Id:64, _/binary>> = erlang:md5(SoBin),
+    lists:flatten(io_lib:format("~16.16.0b", [Id])).
 
 tmp_base(_T, Dir) when is_list(Dir); is_binary(Dir) ->
     Dir;
@@ -592,12 +610,30 @@ wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
             end;
         {'DOWN', Mon, process, _, noconnection} ->
             gone(),
-            throw({fail, ?EXIT_FAIL,
-                   io_lib:format("~s went down while recording (or the connection to it was "
-                                 "lost): no trace was brought back", [T])});
+            throw({fail, ?EXIT_FAIL, lost_text(R)});
         {'DOWN', Mon, process, _, Why} ->
             agent_down(T, Why)
     end.
+
+%% The connection to the target broke while recording: where the trace
+%% is, whether the node is down or only unreachable from here.
+lost_text(#r{node = T, dir = Dir, nif_dir = NifDir} = R) ->
+    Up = net_adm:ping(T) =:= pong,
+    Where = case trace_kept(R) of
+                undefined -> "";
+                TDir when Up ->
+                    io_lib:format("; its agent stopped the trace and kept it there: ~s",
+                                  [fetch_text(T, TDir, Dir)]);
+                TDir ->
+                    io_lib:format("; left on its host: ~s", [fetch_text(T, TDir, Dir)])
+            end,
+    Left = [D || D <- [NifDir], D =/= undefined, not Up],
+    io_lib:format("~s ~s while recording: no trace was brought back~s~s",
+                  [T, case Up of
+                          true -> "lost its connection to this controller";
+                          false -> "went down (or cannot be reached)"
+                      end, Where,
+                   [io_lib:format("; also left there: ~s", [lists:join(", ", Left)]) || Left =/= []]]).
 
 progress_line(#{elapsed_ms := E} = I) ->
     case get(?SINK) of
@@ -715,17 +751,30 @@ finish(R) ->
     cleanup(R),
     ?EXIT_OK.
 
-cleanup(#r{agent = undefined, lock = Lock, ref = Ref, node = T, shipped = Shipped, dir = Dir}) ->
+cleanup(#r{agent = undefined, lock = Lock, ref = Ref, node = T, shipped = Shipped, dir = Dir,
+           nif_dir = NifDir} = R) ->
     _ = is_pid(Lock) andalso (Lock ! {Ref, release}) =/= ok andalso unlink(Lock),
+    Kept = trace_kept(R),
     case lists:member(T, nodes(hidden)) of
         false ->
-            note("~s is not connected: nothing could be cleaned up there", [T]);
+            %% Its agent (linked to this process) saw the link break and
+            %% takes down by itself what it had shipped, but the trace.
+            note("~s is not connected: its agent removes what was shipped by itself~s", [T,
+                 case Kept of
+                     undefined -> "";
+                     _ -> io_lib:format("; the trace stays there: ~s", [fetch_text(T, Kept, Dir)])
+                 end]);
         true ->
             %% The agent is gone (it would have cleaned up itself): what
-            %% it may have left.
+            %% it may have left; a trace it recorded stays.
             [rpc(T, code, F, [M]) || M <- Shipped, F <- [purge, delete, purge]],
-            _ = Dir =/= undefined andalso rpc(T, file, del_dir_r, [Dir]),
-            verify(T, Shipped, Dir)
+            _ = NifDir =/= undefined andalso rpc(T, file, del_dir_r, [NifDir]),
+            _ = Dir =/= undefined andalso Kept =:= undefined andalso rpc(T, file, del_dir_r, [Dir]),
+            case Kept of
+                undefined -> verify(T, Shipped, Dir, NifDir);
+                _ -> note("the trace stays on ~s: ~s", [T, fetch_text(T, Kept, Dir)]),
+                     verify(T, Shipped, undefined, NifDir)
+            end
     end;
 cleanup(#r{node = T, ref = Ref, agent = A, agent_mon = Mon} = R) ->
     Tag = make_ref(),
@@ -748,15 +797,32 @@ cleanup(#r{node = T, ref = Ref, agent = A, agent_mon = Mon} = R) ->
                                                   D -> ", " ++ D
                                               end]);
         false ->
-            verify(T, maps:get(modules, Report), maps:get(dir, Report))
+            verify(T, maps:get(modules, Report), maps:get(dir, Report),
+                   maps:get(nif_dir, Report, undefined))
     end.
+
+%% The trace recorded on the target, when it was to come back here (not
+%% --remote-dir) and a trace was started: it stays there now.
+trace_kept(#r{trace_dir = TDir, opts = Opts}) when TDir =/= undefined ->
+    case maps:get(remote_dir, Opts, false) of
+        false -> TDir;
+        _ -> undefined
+    end;
+trace_kept(_) ->
+    undefined.
+
+%% Where a trace left on the target is and the commands to fetch it.
+fetch_text(T, TDir, Dir) ->
+    [_, Host] = string:split(atom_to_list(T), "@"),
+    io_lib:format("~ts (fetch it with: scp -r ~s:~ts . ; then remove ~ts there)",
+                  [TDir, Host, TDir, case Dir of undefined -> TDir; _ -> Dir end]).
 
 %% Checks on the target that what was shipped is gone, and that no flag or
 %% pattern of beamtrace is left; says so, or warns.
-verify(T, Mods, Dir) ->
+verify(T, Mods, Dir, NifDir) ->
     Loaded = wait_purged(T, Mods, 50),
-    DirLeft = Dir =/= undefined andalso
-        element(1, rpc(T, file, read_file_info, [Dir])) =:= ok,
+    DirLeft = [D || D <- [Dir, NifDir], D =/= undefined,
+                    element(1, rpc(T, file, read_file_info, [D])) =:= ok],
     NewTracer = case rpc(T, erlang, trace_info, [new, tracer]) of
                     {tracer, {beamtrace, _} = Tr} -> [Tr];
                     _ -> []
@@ -771,16 +837,16 @@ verify(T, Mods, Dir) ->
               end,
     Left = [io_lib:format("modules ~0p", [Loaded]) || Loaded =/= []]
         ++ [io_lib:format("the node table's watcher ~0p", Watcher) || Watcher =/= []]
-        ++ [io_lib:format("directory ~s", [Dir]) || DirLeft]
+        ++ [io_lib:format("directory ~s", [D]) || D <- DirLeft]
         ++ [io_lib:format("tracer ~0p on new processes", NewTracer) || NewTracer =/= []]
         ++ [io_lib:format("trace sessions ~0p", [Sessions]) || Sessions =/= []],
     case Left of
         [] ->
+            Dirs = [D || D <- [Dir, NifDir], D =/= undefined],
             note("removed from ~s: ~s; no beamtrace flag, pattern or session left",
-                 [T, case {Mods, Dir} of
-                         {[], undefined} -> "nothing was shipped";
-                         _ -> lists:join(", ", [atom_to_list(M) || M <- Mods]
-                                               ++ [Dir || Dir =/= undefined])
+                 [T, case {Mods, Dirs} of
+                         {[], []} -> "nothing was shipped";
+                         _ -> lists:join(", ", [atom_to_list(M) || M <- Mods] ++ Dirs)
                      end]);
         _ ->
             fail("left on ~s after cleaning up: ~s", [T, lists:join("; ", Left)])

@@ -19,7 +19,7 @@
          second_record_test/0, interrupt_shipping_test/0, abandon_test/0, disk_full_target_test/0,
          disk_full_shipping_test/0, disk_full_local_test/0, dbg_coexists_test/0,
          remote_dir_test/0, keep_test/0, already_loaded_test/0, tls_test/0,
-         record_sources_test/0]).
+         record_sources_test/0, nif_mapped_once_test/0, private_dir_mode_test/0]).
 
 -import(bmt_record_cmd, [root/0, cli/0, cookie_file/0, rand_name/1, record/1, record/2,
                          start_record/1, start_record/2, finish_record/2, os_pid/1,
@@ -53,7 +53,10 @@ target(Opts) ->
                           {"/usr/bin/unshare",
                            ["--mount", "--propagation", "private", "sh", "-c",
                             "mount -t tmpfs -o size=$1 bmt_small \"$2\" && shift 2 && exec \"$@\"",
-                            "sh", Size, Tmp, Erl | Args]}
+                            "sh", Size, Tmp, Erl | Args]};
+                      {umask, Mask} ->
+                          {"/bin/sh", ["-c", "umask $1 && shift && exec \"$@\"", "sh", Mask,
+                                       Erl | Args]}
                   end,
     Cwd = tmpdir("target-cwd"),
     ok = filelib:ensure_dir(filename:join(Cwd, "x")),
@@ -353,7 +356,11 @@ node_dies_test() ->
         wait_stderr(ErrFile, <<"recording on">>),
         catch erpc:cast(maps:get(node, T), erlang, halt, []),
         R = finish_record(Port, ErrFile),
-        assert_error(1, R, <<"went down while recording .*no trace was brought back">>)
+        %% What is left on the dead node's host is named, with the fetch.
+        assert_error(1, R, <<"went down \\(or cannot be reached\\) while recording: no trace was "
+                             "brought back; left on its host: .*/beamtrace-record-[^/]+/trace "
+                             "\\(fetch it with: scp -r [^:]+:.*/trace \\. ; then remove .*; also "
+                             "left there: .*/beamtrace-nif-">>)
     after
         stop_target(T)
     end.
@@ -380,9 +387,10 @@ interrupt_shipping_test() ->
                                                         tmpdir("interrupted")],
                                        [{"BEAMTRACE_TEST_PAUSE", "ship"}]),
         wait_stderr(ErrFile, <<"test pause: ship">>),
-        %% The agent and the NIF library are on the target at this point.
+        %% The agent and the NIF library are on the target at this point:
+        %% the private directory and the NIF library's.
         [_ | _] = erpc:call(maps:get(node, T), bmt_trace_target, beamtrace_left, []),
-        {ok, [_]} = erpc:call(maps:get(node, T), file, list_dir, [maps:get(tmp, T)]),
+        {ok, [_, _]} = erpc:call(maps:get(node, T), file, list_dir, [maps:get(tmp, T)]),
         interrupt(Port),
         R = finish_record(Port, ErrFile),
         assert_error(130, R, <<"interrupted \\(Ctrl-C\\) before recording">>),
@@ -401,16 +409,47 @@ abandon_test() ->
         wait_stderr(ErrFile, <<"test pause: stop">>),
         interrupt(Port),
         R = finish_record(Port, ErrFile),
-        assert_error(130, R, <<"abandoned \\(second Ctrl-C\\): the agent on the target removes">>),
-        wait_clean(T, 100)
+        assert_error(130, R, <<"abandoned \\(second Ctrl-C\\): when its connection drops, the agent "
+                               "on the target removes what was shipped and stops the trace, "
+                               "keeping it there">>),
+        %% Losing the controller loses no trace: stopped, kept in the
+        %% private directory 'recording on' named, the rest removed, and
+        %% the node's log says where and how to fetch it.
+        {ok, ErrText} = file:read_file(ErrFile),
+        {match, [TraceDir]} = re:run(ErrText, <<"recording on \\S+ into (\\S+):">>,
+                                     [{capture, all_but_first, list}]),
+        Private = filename:dirname(TraceDir),
+        wait_kept(T, Private, 100),
+        true = count(read_back(TraceDir), "function_call") > 0,
+        Log = wait_port_text(maps:get(port, T), <<"fetch it with 'scp -r [^:]+:",
+                                                  (list_to_binary(TraceDir))/binary, " \\.'">>),
+        io:format("# target log: ~s~n", [Log]),
+        ok = erpc:call(maps:get(node, T), file, del_dir_r, [Private]),
+        assert_clean(T)
     end).
 
-wait_clean(T, 0) ->
-    assert_clean(T);
-wait_clean(#{node := N, tmp := Tmp} = T, Tries) ->
+%% Until nothing of beamtrace is left on the target but its private
+%% directory Private (holding the trace).
+wait_kept(T, Private, 0) ->
+    fail(trace_not_kept, {Private, erpc:call(maps:get(node, T), file, list_dir, [maps:get(tmp, T)])});
+wait_kept(#{node := N, tmp := Tmp} = T, Private, Tries) ->
+    Name = filename:basename(Private),
     case {erpc:call(N, bmt_trace_target, beamtrace_left, []), erpc:call(N, file, list_dir, [Tmp])} of
-        {[], {ok, []}} -> assert_clean(T);
-        _ -> timer:sleep(100), wait_clean(T, Tries - 1)
+        {[], {ok, [Name]}} -> ok;
+        _ -> timer:sleep(100), wait_kept(T, Private, Tries - 1)
+    end.
+
+%% The target's output (its logger's) until a line matches Re.
+wait_port_text(Port, Re) ->
+    wait_port_text(Port, Re, <<>>).
+
+wait_port_text(Port, Re, Acc) ->
+    case re:run(Acc, Re) of
+        {match, _} -> Acc;
+        nomatch ->
+            receive {Port, {data, D}} -> wait_port_text(Port, Re, <<Acc/binary, (iolist_to_binary(D))/binary>>)
+            after 20000 -> fail(no_such_output, {Re, Acc})
+            end
     end.
 
 can_mount() ->
@@ -549,6 +588,72 @@ already_loaded_test() ->
         {ok, []} = erpc:call(N, file, list_dir, [maps:get(tmp, T)]),
         [] = erpc:call(N, beamtrace, sessions, [])
     end).
+
+%% Each recording loads the NIF library into the target; the VM maps a
+%% library for good (linked -z nodelete). Recordings of the same build
+%% reuse the mapping: after three, the node's memory map holds what it held
+%% after the first (it gained a deleted copy, ~184 KiB, per recording).
+nif_mapped_once_test() ->
+    with_target(fun(#{node := N} = T) ->
+        OsPid = erpc:call(N, os, getpid, []),
+        Maps = fun() ->
+                       {ok, B} = file:read_file("/proc/" ++ OsPid ++ "/maps"),
+                       lists:sort([L || L <- binary:split(B, <<"\n">>, [global]),
+                                        binary:match(L, <<"beamtrace_nif">>) =/= nomatch])
+               end,
+        assert_eq(before, [], Maps()),
+        Run = fun(I) ->
+                      assert_ok(record(node_args(T) ++ ["--calls", ?WORK, "--duration", "300ms",
+                                                        "-o", tmpdir("maps-" ++ I)])),
+                      assert_clean(T),
+                      Maps()
+              end,
+        First = Run("1"),
+        io:format("# after the first recording:~n~s~n", [lists:join("\n", [["#   ", L] || L <- First])]),
+        true = First =/= [],
+        assert_eq(after_second, First, Run("2")),
+        assert_eq(after_third, First, Run("3"))
+    end).
+
+%% The private directories on the target are made mode 0700 (never 0777 &
+%% ~umask for a moment, then chmod'ed): every mkdir of one, as strace sees
+%% it on the target VM and on its port program helper, asks for 0700. The
+%% target runs with umask 0, where the old way was world-writable.
+private_dir_mode_test() ->
+    case os:find_executable("strace") of
+        false ->
+            {skip, "needs strace (apt-get install strace)"};
+        Strace ->
+            with_target(#{wrap => {umask, "000"}}, fun(#{node := N} = T) ->
+                OsPid = erpc:call(N, os, getpid, []),
+                %% The VM and erl_child_setup, which forks port programs.
+                Pids = [OsPid | string:lexemes(os:cmd("ps -o pid= --ppid " ++ OsPid), " \n")],
+                Log = tmpdir("strace") ++ ".txt",
+                ok = filelib:ensure_dir(Log),
+                SPort = open_port({spawn_executable, Strace},
+                                  [{args, ["-f", "-qq", "-e", "trace=mkdir,mkdirat", "-o", Log]
+                                    ++ lists:append([["-p", P] || P <- Pids])}, exit_status]),
+                timer:sleep(1000),     % strace attached (it prints nothing when it is)
+                R = record(node_args(T) ++ ["--calls", ?WORK, "--duration", "300ms",
+                                            "-o", tmpdir("mode")]),
+                os:cmd("kill -INT " ++ integer_to_list(os_pid(SPort))),
+                receive {SPort, {exit_status, _}} -> ok after 10000 -> ok end,
+                assert_ok(R),
+                {ok, Text} = file:read_file(Log),
+                Made = [L || L <- binary:split(Text, <<"\n">>, [global]),
+                             binary:match(L, [<<"beamtrace-record-">>, <<"beamtrace-nif-">>]) =/= nomatch,
+                             binary:match(L, <<"mkdir">>) =/= nomatch,
+                             binary:match(L, <<"/trace\"">>) =:= nomatch,
+                             binary:match(L, <<") = 0">>) =/= nomatch],
+                io:format("# ~s~n", [lists:join("\n# ", Made)]),
+                assert_eq(private_dirs_made, 2, length(Made)),
+                [case re:run(L, <<", 0700\\) = 0">>) of
+                     {match, _} -> ok;
+                     nomatch -> fail(not_made_private, L)
+                 end || L <- Made],
+                assert_clean(T)
+            end)
+    end.
 
 %% TLS distribution: the target runs inet_tls; the command passes
 %% -proto_dist and -ssl_dist_optfile to its controller. This node cannot
