@@ -718,21 +718,31 @@ clear_token() ->
 %% beamtrace: existing code calling dyntrace:p/N, put_tag/1, ... and
 %% `{tracer, dyntrace, []}' users work on a stock VM with no code change,
 %% recording into beamtrace's sinks. OTP's own module, if loaded, is
-%% replaced; uninstall_dyntrace/0 brings it back.
+%% replaced; uninstall_dyntrace/0 brings it back. Until then the stand-in's
+%% directory stays first on the code path, so reloading dyntrace (the
+%% shell's `l(dyntrace)', a release handler's load) loads the stand-in
+%% again, never OTP's module, whose probes raise `nif_not_loaded' on a VM
+%% built without dynamic tracing.
 -spec install_dyntrace() -> ok | {error, term()}.
 install_dyntrace() ->
     case priv_dir() of
         {error, _} = Error ->
             Error;
         Priv ->
-            Beam = filename:join([Priv, "compat", "dyntrace"]),
-            _ = code:purge(dyntrace),
-            case code:load_abs(Beam) of
-                {module, dyntrace} ->
+            Compat = filename:join(Priv, "compat"),
+            case code:add_patha(Compat) of
+                true ->
                     _ = code:purge(dyntrace),
-                    ok;
+                    case code:load_file(dyntrace) of
+                        {module, dyntrace} ->
+                            _ = code:purge(dyntrace),
+                            ok;
+                        {error, Reason} ->
+                            _ = code:del_path(Compat),
+                            {error, Reason}
+                    end;
                 {error, Reason} ->
-                    {error, Reason}
+                    {error, {Reason, Compat}}
             end
     end.
 
@@ -741,6 +751,10 @@ install_dyntrace() ->
 %% recording: with OTP's module on a stock VM they trace nothing.
 -spec uninstall_dyntrace() -> ok | {error, term()}.
 uninstall_dyntrace() ->
+    _ = case priv_dir() of
+            {error, _} -> false;
+            Priv -> code:del_path(filename:join(Priv, "compat"))
+        end,
     case code:which(dyntrace) of
         non_existing ->
             restore_otp_dyntrace();
