@@ -168,6 +168,10 @@ enum bmt_field_index {
     BMT_F_own_process_pid = 0,
     BMT_F_own_process_role = 1,
     BMT_F_own_process_name = 2,
+    BMT_F_code_load_module = 0,
+    BMT_F_code_load_functions = 1,
+    BMT_F_code_load_missing = 2,
+    BMT_F_code_load_code = 3,
 };
 
 #endif

@@ -335,6 +335,24 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
+/* a traced module's call patterns were gone (its code was loaded again) and were set again: calls before this and after the load are missing */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    code_load,
+    LTTNG_UST_TP_ARGS(
+        const char *, module,
+        unsigned int, functions,
+        const char *, missing,
+        const char *, code
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(module, module)
+        lttng_ust_field_integer(unsigned int, functions, functions)
+        lttng_ust_field_string(missing, missing)
+        lttng_ust_field_string(code, code)
+    )
+)
+
 #endif
 
 #include <lttng/tracepoint-event.h>
