@@ -26,6 +26,17 @@
 %% and pattern gone), then stops the session (every buffer written) and
 %% answers with the session's figures and why it stopped.
 %%
+%% == Hot code loading ==
+%% Loading a module (a hot upgrade, the shell's `l(M)') drops the call
+%% patterns on its functions: the calls would stop being traced, silently.
+%% A trace with call specs looks at each traced module at the recorder's
+%% flush interval (one trace_info call per module); when its patterns are
+%% gone it sets them again on the new code and records a
+%% `org_erlang_beamtrace:code_load' event (what was set again, what the new
+%% code no longer has). The calls between the load and that look are not
+%% in the trace. The result counts them (`code_loads') and lists the specs
+%% it could not set again (`not_reapplied': `{Spec, no_match | not_loaded}').
+%%
 %% If the controller itself is killed, the handle's owner is gone and it
 %% closes itself (flags and patterns removed); the session stops at its
 %% backstop duration cap (the duration + 5 s) and stays listed by
@@ -388,8 +399,12 @@ start(Spec, Opts) ->
 
 %% started_ms: the flags are on (setup done); the duration runs from there
 %% to the flags going off (finish/3), which elapsed_ms measures.
+%% calls: the call specs; watch: Module => {a function of it that had a
+%% pattern (or undefined), the MD5 of that code}; code_loads, not_reapplied:
+%% what the hot code loading watch did (module doc).
 -record(st, {owner, owner_mon, reply_to, handle, handle_mon, session, dir, started_ms,
-             functions = 0, processes = 0, backend}).
+             functions = 0, processes = 0, backend, calls = [], watch = #{}, watch_ms = 1000,
+             code_loads = 0, not_reapplied = []}).
 
 %% @private The controller: sets up, answers the caller, waits for a reason
 %% to stop.
@@ -405,9 +420,13 @@ init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
     case setup(Calls, Kinds, Own, Rec) of
         {ok, St0} ->
             St = St0#st{owner = Owner, owner_mon = OwnerMon, reply_to = Caller,
-                        started_ms = erlang:monotonic_time(millisecond)},
+                        started_ms = erlang:monotonic_time(millisecond),
+                        calls = Calls, watch_ms = maps:get(flush_interval, Rec, 1000),
+                        watch = maps:from_list([{M, watch_point(M, Calls)}
+                                                || M <- lists:usort([M || {M, _, _, _, _} <- Calls])])},
             _ = is_integer(maps:get(duration, Own)) andalso
                 erlang:send_after(maps:get(duration, Own), self(), duration_elapsed),
+            _ = Calls =/= [] andalso erlang:send_after(St#st.watch_ms, self(), code_watch),
             Caller ! {Ref, started},
             loop(St);
         {error, _} = Error ->
@@ -636,9 +655,79 @@ loop(St) ->
         {From, Ref, info} ->
             From ! {Ref, {ok, live_info(St)}},
             loop(St);
+        code_watch ->
+            erlang:send_after(St#st.watch_ms, self(), code_watch),
+            loop(code_watch(St));
         _ ->
             loop(St)
     end.
+
+%%% Hot code loading (the module doc)
+
+%% {A function of M that the specs cover (it gets a pattern), the MD5 of
+%% M's code}, or {undefined, undefined} when M is not loaded.
+watch_point(M, Calls) ->
+    case erlang:module_loaded(M) of
+        false ->
+            {undefined, undefined};
+        true ->
+            Specs = [{F, A} || {M1, F, A, _, _} <- Calls, M1 =:= M],
+            Fs = [{M, F, A} || {F, A} <- M:module_info(functions), F =/= module_info,
+                               hd(atom_to_list(F)) =/= $-,
+                               lists:any(fun({SF, SA}) -> (SF =:= '_' orelse SF =:= F) andalso
+                                                              (SA =:= '_' orelse SA =:= A)
+                                         end, Specs)],
+            {case Fs of [MFA | _] -> MFA; [] -> undefined end, M:module_info(md5)}
+    end.
+
+code_watch(St) ->
+    maps:fold(fun(M, Point, St0) -> watch_module(M, Point, St0) end, St, St#st.watch).
+
+watch_module(M, {MFA, Md5}, #st{handle = H} = St) ->
+    Loaded = erlang:module_loaded(M),
+    Lost = case {Loaded, MFA} of
+               {false, undefined} -> false;     %% gone, and said so already
+               {false, _} -> true;
+               {true, undefined} -> true;       %% back, or nothing matched before
+               {true, _} ->
+                   case beamtrace_tracing:function_info(H, MFA, traced) of
+                       {traced, false} -> true;
+                       {traced, undefined} -> true;
+                       _ -> false
+                   end
+           end,
+    case Lost of
+        false -> St;
+        true -> reapply(M, Loaded, Md5, St)
+    end.
+
+%% Sets M's patterns again (on the code loaded now) and records it.
+reapply(M, Loaded, OldMd5, #st{handle = H, session = S, calls = Calls} = St) ->
+    Specs = [C || {M1, _, _, _, _} = C <- Calls, M1 =:= M],
+    {Set, Missing} =
+        case Loaded of
+            false ->
+                {0, [{Text, not_loaded} || {_, _, _, _, Text} <- Specs]};
+            true ->
+                lists:foldl(fun(Spec, {N, Miss}) ->
+                                    case set_patterns(H, [Spec], 0) of
+                                        {ok, K} -> {N + K, Miss};
+                                        {error, {no_match, Text}} -> {N, [{Text, no_match} | Miss]};
+                                        {error, Why} -> {N, [{element(5, Spec), Why} | Miss]}
+                                    end
+                            end, {0, []}, Specs)
+        end,
+    {NewMFA, NewMd5} = Point = watch_point(M, Calls),
+    _ = NewMFA,
+    Code = if not Loaded -> unloaded;
+              NewMd5 =/= OldMd5 -> new;
+              true -> same
+           end,
+    MissingText = unicode:characters_to_binary(
+                    io_lib:format("~0p", [[T || {T, _} <- lists:reverse(Missing)]])),
+    _ = beamtrace:emit_nif(S, code_load, [M, Set, MissingText, Code]),
+    St#st{watch = (St#st.watch)#{M => Point}, code_loads = St#st.code_loads + 1,
+          not_reapplied = lists:usort(Missing ++ St#st.not_reapplied)}.
 
 %% Closes the handle (every flag and pattern removed), then stops the
 %% session. Reason undefined: the session's own (a cap it tripped).
@@ -664,7 +753,8 @@ result_map(St, Stats, Reason, Elapsed) ->
             _ -> Reason
         end,
     Stats#{reason => R, functions => St#st.functions, processes => St#st.processes,
-           backend => St#st.backend, elapsed_ms => Elapsed}.
+           backend => St#st.backend, elapsed_ms => Elapsed, code_loads => St#st.code_loads,
+           not_reapplied => St#st.not_reapplied}.
 
 live_info(St) ->
     Info = case beamtrace:info(St#st.session) of

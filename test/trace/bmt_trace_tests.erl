@@ -11,7 +11,7 @@
 
 -export([spec_parse_test/0, duration_test/0, max_events_test/0, max_bytes_test/0,
          max_rate_test/0, state_dump_rate_test/0, owner_exit_test/0, stop_trace_test/0,
-         not_a_trace_test/0, own_processes_hidden_test/0,
+         not_a_trace_test/0, own_processes_hidden_test/0, hot_code_load_test/0,
          setup_errors_test/0, return_vs_return_to_test/0, p99_readme_test/0,
          dbg_coexists_test/0, legacy_cleared_test/0]).
 %% For bmt_record_tests.
@@ -208,12 +208,96 @@ not_a_trace_test() ->
     {messages, []} = erlang:process_info(self(), messages),
     P ! stop.
 
-%% beamtrace's own processes (the controller, the tracing handle, the node
-%% table's watcher) are named in the trace (own_process), and no analysis
-%% shows them: not messages, procs, sched, nor the report (its timeline
-%% included), though the trace holds events they take part in (this
-%% traced process asking the controller for its figures, the handle
-%% scheduled while it sets the flags).
+%% Hot code loading drops a module's call patterns; the trace sets them
+%% again on the new code and records a code_load event: calls made after
+%% the reload are in the trace (h/1 exists only in the new version). A spec
+%% the new code lacks (g/1) is said in the event and in the result.
+hot_code_load_test() ->
+    ok = load_hot(1, [f, g]),
+    Caller = spawn(fun() -> hot_loop(0) end),
+    try
+        {ok, T} = beamtrace:trace_async(["bmt_hot", "bmt_hot:g/1"],
+                                        #{dir => tmpdir("hot"), duration => infinity,
+                                          flush_interval => 100}),
+        wait_calls(T, 10, 40),
+        ok = load_hot(2, [f, h]),
+        %% Version 2's code has no pattern: the load dropped them.
+        assert_eq(pattern_dropped_by_load, false, traced({bmt_hot, f, 1})),
+        wait_traced({bmt_hot, h, 1}),
+        wait_calls(T, 10, 40),
+        {ok, #{code_loads := 1, not_reapplied := [{"bmt_hot:g/1", no_match}]} = S} =
+            beamtrace:stop_trace(T),
+        Ev = events(S),
+        [{code_load, #{module := <<"bmt_hot">>, functions := Set, missing := Missing,
+                       code := <<"new">>}}] = select(Ev, #{'$name' => code_load}),
+        true = Set >= 2,
+        assert_eq(missing, <<"[\"bmt_hot:g/1\"]">>, Missing),
+        Calls = fun(E) -> length(select(Ev, #{'$name' => function_call, entry => E})) end,
+        io:format("# calls: f/1 ~b, g/1 ~b (version 1 only), h/1 ~b (version 2 only)~n",
+                  [Calls(<<"bmt_hot:f/1">>), Calls(<<"bmt_hot:g/1">>), Calls(<<"bmt_hot:h/1">>)]),
+        true = Calls(<<"bmt_hot:g/1">>) > 0,
+        true = Calls(<<"bmt_hot:h/1">>) > 0
+    after
+        exit(Caller, kill),
+        _ = code:purge(bmt_hot), _ = code:delete(bmt_hot), _ = code:purge(bmt_hot)
+    end.
+
+%% bmt_hot version V: each of Funs is F(N) -> N + V.
+load_hot(V, Funs) ->
+    Forms = [{attribute, 1, module, bmt_hot},
+             {attribute, 1, export, [{F, 1} || F <- Funs]}]
+        ++ [{function, 2, F, 1, [{clause, 2, [{var, 2, 'N'}], [],
+                                  [{op, 2, '+', {var, 2, 'N'}, {integer, 2, V}}]}]}
+            || F <- Funs],
+    {ok, bmt_hot, Bin} = compile:forms(Forms, []),
+    _ = code:purge(bmt_hot),
+    {module, bmt_hot} = code:load_binary(bmt_hot, "bmt_hot.erl", Bin),
+    ok.
+
+%% Calls every exported function of bmt_hot (the newest code's) every
+%% millisecond.
+hot_loop(N) ->
+    _ = [bmt_hot:F(N) || F <- [f, g, h], erlang:function_exported(bmt_hot, F, 1)],
+    timer:sleep(1),
+    hot_loop(N + 1).
+
+%% Until the trace has recorded at least Min more events than when asked
+%% (Tries polls, 50 ms apart: the runner's timeout bounds the test).
+wait_calls(T, Min, Tries) ->
+    #{events := E0} = beamtrace:trace_info(T),
+    wait_calls(T, E0, Min, Tries).
+
+wait_calls(_T, _E0, _Min, 0) ->
+    ok;
+wait_calls(T, E0, Min, Tries) ->
+    case beamtrace:trace_info(T) of
+        #{events := E} when E >= E0 + Min -> ok;
+        _ -> timer:sleep(50), wait_calls(T, E0, Min, Tries - 1)
+    end.
+
+wait_traced(MFA) ->
+    case traced(MFA) of
+        false -> timer:sleep(20), wait_traced(MFA);
+        true -> ok
+    end.
+
+%% Whether MFA has a call pattern of beamtrace's: in its own trace session
+%% (OTP 27+) or in the legacy one.
+traced(MFA) ->
+    case beamtrace_tracing:backend() of
+        legacy -> erlang:trace_info(MFA, traced) =/= {traced, false};
+        session -> [S || {beamtrace_trace, _} = S <- trace:session_info(MFA)] =/= []
+    end.
+
+%% beamtrace's own processes (the controller, the tracing handle, the
+%% state dump's workers) are named in the trace (own_process) and left out
+%% of every analysis. trace/2 does not trace them, so the events they take
+%% part in are few (this traced process asking the controller for its
+%% figures); the command's part is then shown with a process named as
+%% beamtrace's (beamtrace_statedump:own/2) that is traced and busy: it
+%% talks with a traced partner, spawns and is scheduled. messages, procs,
+%% sched and the report (its timeline included) show neither the named
+%% processes nor it; view (no analysis) still prints its events.
 own_processes_hidden_test() ->
     with_load(fun(_) ->
         {ok, T} = beamtrace:trace_async([procs, send, 'receive', running],
@@ -222,33 +306,88 @@ own_processes_hidden_test() ->
         {ok, S} = beamtrace:stop_trace(T),
         Ev = events(S),
         Own = select(Ev, #{'$name' => own_process}),
-        Pids = [field(pid, E) || E <- Own],
         Roles = lists:usort([field(role, E) || E <- Own]),
         [true = lists:member(R, Roles) || R <- [<<"trace_controller">>, <<"tracing">>]],
-        Involved = [E || {Name, M} = E <- Ev, Name =/= own_process, Name =/= process_info,
-                         lists:any(fun(V) -> lists:member(V, Pids) end, maps:values(M))],
-        io:format("# own processes ~s (~s); ~b events of the trace involve them~n",
-                  [lists:join(" ", Pids), lists:join(", ", Roles), length(Involved)]),
-        Involved =/= [] orelse fail(nothing_to_hide, Pids),
-        Dir = maps:get(dir, S),
+        Pids = [field(pid, E) || E <- Own],
+        io:format("# own processes ~s (~s)~n", [lists:join(" ", Pids), lists:join(", ", Roles)]),
+        assert_hidden(maps:get(dir, S), Pids),
+        %% A process named as beamtrace's, traced and busy.
+        Sess = bmt_test_lib:start(#{events => ["org_erlang_dyntrace:*", "*:own_process"],
+                                    links => true, dir => tmpdir("own-busy")}),
+        Other = spawn(fun() -> echo() end),
+        Partner = spawn(fun() -> echo() end),
+        Busy = spawn(fun() -> receive go -> busy(Partner, 200) end end),
+        ok = beamtrace_statedump:own(Sess, [{Busy, test_role}]),
+        [1 = erlang:trace(P, true, [procs, send, 'receive', running, {tracer, beamtrace, Sess}])
+         || P <- [Busy, Partner, Other]],
+        Busy ! go,
+        Mon = monitor(process, Busy),
+        receive {'DOWN', Mon, process, Busy, _} -> ok end,
+        [begin Partner ! {self(), ping}, receive pong -> ok end end || _ <- lists:seq(1, 50)],
+        Other ! {Partner, hello},
+        timer:sleep(50),
+        {S2, Ev2} = bmt_test_lib:stop_check(Sess),
+        BusyText = list_to_binary(pid_to_list(Busy)),
+        Involving = [E || {_, M} = E <- Ev2, lists:member(BusyText, maps:values(M))],
+        io:format("# the busy own process ~s: ~b events of the trace involve it~n",
+                  [BusyText, length(Involving)]),
+        true = length(Involving) > 100,
+        Texts = assert_hidden(maps:get(dir, S2), [BusyText]),
+        %% What each analysis counts is what involves no own process.
+        Free = fun(Names) -> length([E || {N, M} = E <- Ev2, lists:member(N, Names),
+                                          not lists:member(BusyText, maps:values(M))]) end,
+        Json = fun(What) -> {_, J} = lists:keyfind(What, 1, [{W, X} || {W, X} <- Texts,
+                                                                      binary:first(X) =:= ${]),
+                            json_decode(J) end,
+        #{<<"spawns">> := Spawns, <<"exits">> := Exits} = Json("procs"),
+        assert_eq(procs_spawns, Free([process_spawn]), Spawns),
+        assert_eq(procs_exits, Free([process_exit]), Exits),
+        #{<<"sends">> := Sends} = Json("sched"),
+        assert_eq(sched_sends, Free([message_send_link]), Sends),
+        #{<<"send_events">> := SendEvents} = Json("messages"),
+        assert_eq(messages_sends, Free([message_send_link]), SendEvents),
+        %% view is no analysis: it prints them.
         Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
-        Report = tmpdir("own-report") ++ ".html",
-        Outputs = [begin
-                       {0, Lines, _} = bmt_test_lib:cmd(Cli, Args ++ [Dir]),
-                       {hd(Args), iolist_to_binary(lists:join(<<"\n">>, Lines))}
-                   end || Args <- [["messages"], ["messages", "--format", "json"], ["procs"],
-                                   ["sched"], ["sched", "--format", "json"]]],
-        {0, _, _} = bmt_test_lib:cmd(Cli, ["report", "-o", Report, Dir]),
-        {ok, Html} = file:read_file(Report),
-        [case [P || P <- Pids, binary:match(Text, [P, escaped(P)]) =/= nomatch] of
-             [] -> ok;
-             Shown -> fail({own_processes_shown, What}, Shown)
-         end || {What, Text} <- [{report, Html} | Outputs]],
-        %% The pids do show where they should: the events are there, and
-        %% the messages analysis still sees this process's other traffic.
-        {_, Messages} = hd(Outputs),
-        true = byte_size(Messages) > 0
+        {0, View, _} = bmt_test_lib:cmd(Cli, ["view", maps:get(dir, S2)]),
+        true = lists:any(fun(L) -> binary:match(L, BusyText) =/= nomatch end, View),
+        [exit(P, kill) || P <- [Other, Partner]]
     end).
+
+%% None of Pids shows in messages, procs, sched (text and JSON) or the
+%% report of Dir. Returns the texts.
+assert_hidden(Dir, Pids) ->
+    Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+    Report = tmpdir("own-report") ++ ".html",
+    Outputs = [begin
+                   {0, Lines, _} = bmt_test_lib:cmd(Cli, Args ++ [Dir]),
+                   {hd(Args), iolist_to_binary(lists:join(<<"\n">>, Lines))}
+               end || Args <- [["messages"], ["procs"], ["sched"], ["messages", "--format", "json"],
+                               ["procs", "--format", "json"], ["sched", "--format", "json"]]],
+    {0, _, _} = bmt_test_lib:cmd(Cli, ["report", "-o", Report, Dir]),
+    {ok, Html} = file:read_file(Report),
+    [case [P || P <- Pids, binary:match(Text, [P, escaped(P)]) =/= nomatch] of
+         [] -> ok;
+         Shown -> fail({own_processes_shown, What}, Shown)
+     end || {What, Text} <- [{"report", Html} | Outputs]],
+    Outputs.
+
+echo() ->
+    receive
+        {From, ping} -> From ! pong, echo();
+        _ -> echo()
+    end.
+
+%% N rounds: a ping to the partner and its answer, a child that links and
+%% exits, some work between.
+busy(_Partner, 0) ->
+    ok;
+busy(Partner, N) ->
+    Partner ! {self(), ping},
+    receive pong -> ok end,
+    _ = spawn_link(fun() -> ok end),
+    _ = lists:sum(lists:seq(1, 500)),
+    erlang:yield(),
+    busy(Partner, N - 1).
 
 escaped(<<"<", Rest/binary>>) ->
     <<"&lt;", (binary:replace(Rest, <<">">>, <<"&gt;">>))/binary>>;
