@@ -172,6 +172,9 @@ enum bmt_field_index {
     BMT_F_code_load_functions = 1,
     BMT_F_code_load_missing = 2,
     BMT_F_code_load_code = 3,
+    BMT_F_file_info_fd = 0,
+    BMT_F_file_info_path = 1,
+    BMT_F_file_info_kind = 2,
 };
 
 #endif

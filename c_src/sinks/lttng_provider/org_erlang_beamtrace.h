@@ -353,6 +353,22 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
+/* a file open when the file_io source started (the state dump of open files) */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    file_info,
+    LTTNG_UST_TP_ARGS(
+        const char *, fd,
+        const char *, path,
+        const char *, kind
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(fd, fd)
+        lttng_ust_field_string(path, path)
+        lttng_ust_field_string(kind, kind)
+    )
+)
+
 #endif
 
 #include <lttng/tracepoint-event.h>
