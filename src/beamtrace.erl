@@ -30,7 +30,7 @@
 %% Trace flags and patterns in a trace session of beamtrace's own.
 -export([trace_session/1]).
 %% One call: recording, flags and patterns, guard rails, all taken down.
--export([trace/2, trace_async/2, stop_trace/1, trace_info/1]).
+-export([trace/2, trace_async/2, stop_trace/1, trace_info/1, snapshot_trace/1]).
 -export(['$shared_state'/0]).
 %% The trace clock; beamtrace's own events, for beamtrace's modules.
 -export([clock_ns/0, emit_nif/3, priv_dir/0]).
@@ -431,6 +431,13 @@ stop_trace(Trace) ->
 -spec trace_info(beamtrace_trace:trace() | term()) -> map() | {error, not_running | not_a_trace}.
 trace_info(Trace) ->
     beamtrace_trace:info(Trace).
+
+%% @doc Writes what a trace_async/2 trace with `mode => overwrite' (a
+%% flight recorder) holds now into a new trace directory next to its own
+%% (`<dir>-snapshot-<N>'), without stopping it: snapshot/1 for that trace.
+-spec snapshot_trace(beamtrace_trace:trace() | term()) -> {ok, map()} | {error, term()}.
+snapshot_trace(Trace) ->
+    beamtrace_trace:snapshot(Trace).
 
 %%% User probes (OTP's dyntrace:p/pn). Integers come first, then strings
 %%% (iodata of at most 1024 bytes), at most 4 of each. A probe returns true

@@ -5,10 +5,23 @@
 %% == Protocol with the command ==
 %% stdin: the cookie (one line: never on a command line, where `ps' shows
 %% it), the options (one Erlang term, ending with a dot), then `stop' lines
-%% (Ctrl-C) or end of file (the command is gone: stop, clean up, halt).
+%% (Ctrl-C), `snapshot' lines (a flight recorder, `mode => overwrite': what
+%% it holds now is copied back, next to the trace) or end of file (the
+%% command is gone: stop, clean up, halt).
 %% stdout, one line each: `progress ElapsedMs Events Discarded Bytes',
-%% `note Text' (what happens, for stderr), `error Text' (the one line that
-%% says what went wrong and how to fix it), `result Text' (for stdout).
+%% `snapshot Dir Events Discarded Bytes' (a snapshot brought back into
+%% Dir), `note Text' (what happens, for stderr), `error Text' (the one line
+%% that says what went wrong and how to fix it), `result Text' (for
+%% stdout).
+%%
+%% The options term, as the command writes it (each checked here before
+%% anything is shipped, check_options/1): node, nodes, cluster, calls
+%% ([binary()], Erlang's or Elixir's spelling), events, procs, exclude
+%% ([binary()]: pids as <0.1.2>, registered names), duration, max_events,
+%% max_bytes, max_rate, buffer_size (bytes per thread, 32 KiB..1 GiB),
+%% message_length (0..16384 | size_only), mode (discard | overwrite), links,
+%% samples, system_monitor, distribution, file_io, ets, out, remote_dir,
+%% remote_tmp, keep, return_to, tty, nif, cookie_from.
 %% The exit status: 0 recorded, 1 failed, 2 bad options, 130 interrupted
 %% before recording.
 %%
@@ -118,6 +131,7 @@ stdin_line() ->
 run() ->
     Cookie = stdin_line(),
     Opts = read_options(),
+    check_options(Opts),
     Node = node_name(maps:get(node, Opts)),
     R0 = #r{opts = Opts, node = Node, ref = make_ref()},
     connect(Node, Cookie, Opts),
@@ -148,6 +162,41 @@ setup(Node, Opts, Sink) ->
 st(R) ->
     put(?STATE, R),
     R.
+
+%% The recorder's knobs and the call specs, checked before anything is
+%% shipped: a usage error (exit 2) names the option and what it takes.
+check_options(Opts) ->
+    _ = [usage("--calls '~ts': ~s", [C, Why])
+         || C <- maps:get(calls, Opts, []),
+            {error, {badspec, _, Why}} <- [beamtrace_trace:parse(unicode:characters_to_list(C))]],
+    case maps:find(buffer_size, Opts) of
+        {ok, B} when is_integer(B), B >= 32768, B =< 1 bsl 30 -> ok;
+        {ok, B} -> usage("--buffer-size ~0p: give 32KiB to 1GiB (bytes per recording thread, "
+                         "split into 8 packets)", [B]);
+        error -> ok
+    end,
+    case maps:find(message_length, Opts) of
+        {ok, L} when is_integer(L), L >= 0, L =< 16384 -> ok;
+        {ok, size_only} -> ok;
+        {ok, L} -> usage("--message-length ~0p: give 0 to 16384 bytes, or size_only", [L]);
+        error -> ok
+    end,
+    case maps:find(mode, Opts) of
+        {ok, M} when M =:= discard; M =:= overwrite -> ok;
+        {ok, M} -> usage("--mode ~0p: give discard or overwrite", [M]);
+        error -> ok
+    end,
+    case maps:find(exclude, Opts) of
+        {ok, X} when is_list(X) ->
+            _ = [usage("--exclude ~0p: give pids (<0.1.2>) or registered names", [E])
+                 || E <- X, not is_binary(E) orelse E =:= <<>>],
+            ok;
+        {ok, X} -> usage("--exclude ~0p: give pids (<0.1.2>) or registered names", [X]);
+        error -> ok
+    end.
+
+usage(Fmt, Args) ->
+    throw({fail, ?EXIT_USAGE, io_lib:format(Fmt, Args)}).
 
 read_options() ->
     Text = read_term_text([]),
@@ -305,7 +354,7 @@ ship_and_record(R0) ->
     {R2, T0} = start_trace(R1),
     collect(R2, wait(R2, T0)).
 
-check_and_ship(#r{node = T, opts = Opts} = R) ->
+check_and_ship(#r{node = T, opts = Opts} = R0) ->
     Nif = maps:get(nif, Opts),
     NifElf = case beamtrace_remote:elf_file(Nif) of
                  #{} = E -> E;
@@ -318,6 +367,7 @@ check_and_ship(#r{node = T, opts = Opts} = R) ->
     end,
     note("~s: OTP ~s (erts ~s, NIF API ~s) on ~s", [T, maps:get(otp_release, Facts),
          maps:get(erts, Facts), maps:get(nif_version, Facts), maps:get(arch, Facts)]),
+    R = check_ets(R0),
     interrupted(R),
     Plan = plan(T),
     R1 = case lists:keyfind(beamtrace_remote, 1, Plan) of
@@ -393,6 +443,23 @@ check_and_ship(#r{node = T, opts = Opts} = R) ->
 build_id(SoBin) ->
     <<Id:64, _/binary>> = erlang:md5(SoBin),
     lists:flatten(io_lib:format("~16.16.0b", [Id])).
+
+%% --ets tables the target does not have: a warning line each, and they are
+%% left out (a table made later under that name is not traced: give it
+%% again once it exists).
+check_ets(#r{node = T, opts = #{ets := Tables} = Opts} = R) when is_list(Tables) ->
+    Named = [Tab || Tab <- Tables, Tab =/= all],
+    Missing = [Tab || Tab <- Named,
+                      rpc(T, ets, whereis, [binary_to_atom(Tab, utf8)]) =:= undefined],
+    _ = [note("warning: --ets: ~s has no table named ~ts: it is left out (record again once "
+              "it exists)", [T, Tab]) || Tab <- Missing],
+    Opts1 = case Tables -- Missing of
+                [] when Missing =/= [] -> maps:remove(ets, Opts);
+                Kept -> Opts#{ets := Kept}
+            end,
+    st(R#r{opts = Opts1});
+check_ets(R) ->
+    R.
 
 tmp_base(_T, Dir) when is_list(Dir); is_binary(Dir) ->
     Dir;
@@ -528,8 +595,10 @@ start_trace(#r{node = T, opts = Opts} = R) ->
                     ++ maps:get(events, Opts, []),
                 TraceOpts0 = sources(maps:with([duration, max_events, max_bytes, max_rate,
                                                 return_to, links, samples, system_monitor,
-                                                distribution, file_io, ets], Opts)),
-                TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all))},
+                                                distribution, file_io, ets, buffer_size,
+                                                message_length, mode], Opts)),
+                TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all)),
+                                         exclude => procs(T, maps:get(exclude, Opts, []))},
                 {Spec0, case maps:get(remote_dir, Opts, false) of
                             false -> TraceOpts1;
                             true -> TraceOpts1#{remote_dir => true};
@@ -597,6 +666,9 @@ wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
             %% A cluster worker whose coordinator is gone: the agent's link
             %% breaking makes it take everything down.
             exit(Why);
+        {stdin, "snapshot"} ->
+            snapshot(R),
+            wait_loop(R, T0);
         {stdin, L} when L =:= "stop"; L =:= eof ->
             test_pause(stop),
             case agent_call(R, stop) of
@@ -635,6 +707,35 @@ lost_text(#r{node = T, dir = Dir, nif_dir = NifDir} = R) ->
                       end, Where,
                    [io_lib:format("; also left there: ~s", [lists:join(", ", Left)]) || Left =/= []]]).
 
+%% A flight recorder's contents now, copied back next to the trace
+%% (<out>-snapshot-<N>), or left next to it on the target (--remote-dir).
+snapshot(#r{node = T, opts = Opts} = R) ->
+    case maps:get(mode, Opts, discard) of
+        overwrite ->
+            case agent_call(R, snapshot) of
+                {ok, #{dir := Dir, events := E, discarded := D, written_bytes := B}} ->
+                    N = case get(snapshots) of undefined -> 1; K -> K + 1 end,
+                    put(snapshots, N),
+                    Where = case maps:get(remote_dir, Opts, false) of
+                                false ->
+                                    Out = lists:flatten(io_lib:format("~ts-snapshot-~b",
+                                                                      [maps:get(out, Opts), N])),
+                                    copy_dir(R, Dir, Out),
+                                    Out;
+                                _ ->
+                                    io_lib:format("~s:~ts", [T, Dir])
+                            end,
+                    out("snapshot ~ts ~b ~b ~b", [Where, E, D, B]),
+                    note("snapshot ~b of ~s: ~b events, ~b discarded, ~s, in ~ts",
+                         [N, T, E, D, bytes_text(B), Where]);
+                {error, Why} ->
+                    note("snapshot of ~s failed: ~s", [T, explain(Why)])
+            end;
+        _ ->
+            note("snapshot: the trace on ~s keeps no flight recorder (record with --mode "
+                 "overwrite): nothing taken; it goes on", [T])
+    end.
+
 progress_line(#{elapsed_ms := E} = I) ->
     case get(?SINK) of
         Sink when is_pid(Sink) ->
@@ -665,6 +766,18 @@ collect(#r{node = T, opts = Opts} = R, Result) ->
                              maps:get(elapsed_ms, Stats, 0) / 1000,
                              reason_text(maps:get(reason, Stats)), Where]),
     put(result_line, Summary),
+    case {maps:get(code_loads, Stats, 0), maps:get(not_reapplied, Stats, [])} of
+        {0, _} -> ok;
+        {Loads, []} ->
+            note("~s: traced code was loaded again ~b time~s while recording: its call patterns "
+                 "were set again (code_load events; the calls in between are not in the trace)",
+                 [T, Loads, plural(Loads)]);
+        {Loads, Missing} ->
+            note("warning: ~s: traced code was loaded again ~b time~s while recording; these "
+                 "call specs match nothing in the new code and were not traced after it: ~ts",
+                 [T, Loads, plural(Loads), lists:join(", ", [io_lib:format("~ts (~s)", [Spec, Why])
+                                                            || {Spec, Why} <- Missing])])
+    end,
     case Failure of
         none ->
             R;
@@ -674,9 +787,13 @@ collect(#r{node = T, opts = Opts} = R, Result) ->
                  [T, posix(Failure), maps:get(dir, Stats), Failure])
     end.
 
-copy_back(#r{node = T, opts = Opts} = R) ->
-    Out = maps:get(out, Opts),
-    Files = case agent_call(R, list_trace) of
+copy_back(#r{opts = Opts} = R) ->
+    copy_dir(R, trace, maps:get(out, Opts)).
+
+%% Copies the agent's directory Which (trace: the trace; a snapshot's
+%% directory) into Out, which must be new or empty.
+copy_dir(#r{node = T} = R, Which, Out) ->
+    Files = case agent_call(R, {list, Which}) of
                 {ok, F} -> F;
                 {error, Why} -> fail("cannot list the trace on ~s: ~0p", [T, Why])
             end,
@@ -694,7 +811,7 @@ copy_back(#r{node = T, opts = Opts} = R) ->
     _ = file:change_mode(Out, 8#700),
     Total = lists:sum([S || {_, S} <- Files]),
     try
-        [copy_file(R, Rel, Size, Out) || {Rel, Size} <- Files]
+        [copy_file(R, Which, Rel, Size, Out) || {Rel, Size} <- Files]
     catch throw:{local, Why3, Path, Done} ->
             _ = file:del_dir_r(Out),
             fail("cannot write the trace into ~s: ~s at ~s after ~s of ~s; the partial copy was "
@@ -704,13 +821,13 @@ copy_back(#r{node = T, opts = Opts} = R) ->
     note("copied ~b files (~s) into ~s", [length(Files), bytes_text(Total), Out]),
     Out.
 
-copy_file(R, Rel, Size, Out) ->
+copy_file(R, Which, Rel, Size, Out) ->
     Path = filename:join(Out, Rel),
     ok = filelib:ensure_dir(Path),
     case file:open(Path, [write, raw, binary, exclusive]) of
         {ok, F} ->
             _ = file:change_mode(Path, 8#600),
-            try copy_chunks(R, Rel, F, 0, Size, Path)
+            try copy_chunks(R, {Which, Rel}, F, 0, Size, Path)
             after file:close(F)
             end;
         {error, Why} ->
@@ -719,13 +836,13 @@ copy_file(R, Rel, Size, Out) ->
 
 copy_chunks(_R, _Rel, _F, Off, Size, _Path) when Off >= Size ->
     ok;
-copy_chunks(#r{node = T} = R, Rel, F, Off, Size, Path) ->
-    case agent_call(R, {read, Rel, Off, min(?CHUNK_BYTES, Size - Off)}) of
+copy_chunks(#r{node = T} = R, {Which, Rel}, F, Off, Size, Path) ->
+    case agent_call(R, {read, Which, Rel, Off, min(?CHUNK_BYTES, Size - Off)}) of
         {ok, <<>>} ->
             ok;
         {ok, Bin} ->
             case file:write(F, Bin) of
-                ok -> copy_chunks(R, Rel, F, Off + byte_size(Bin), Size, Path);
+                ok -> copy_chunks(R, {Which, Rel}, F, Off + byte_size(Bin), Size, Path);
                 {error, Why} -> throw({local, Why, Path, Off})
             end;
         {error, Why} ->

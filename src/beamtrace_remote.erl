@@ -52,6 +52,7 @@
              modules = [] :: [module()],        %% shipped: purged at the end
              trace :: pid() | undefined,
              trace_dir :: binary() | undefined,
+             snapshots = [] :: [binary()],      %% snapshot directories, next to trace_dir
              remote_dir = false :: boolean()}). %% the trace stays on the target
 
 %% Where shipped modules say they came from (code:which/1).
@@ -171,12 +172,34 @@ handle(stop, #ag{trace = T} = A) when T =/= undefined ->
     {beamtrace:stop_trace(T), A#ag{trace = undefined}};
 handle(stop, A) ->
     {{error, not_running}, A};
-handle(list_trace, #ag{trace_dir = Dir} = A) when Dir =/= undefined ->
-    {list_files(Dir), A};
-handle({read, Rel, Offset, Len}, #ag{trace_dir = Dir} = A) when Dir =/= undefined ->
-    {read_chunk(filename:join(Dir, Rel), Offset, Len), A};
+handle(snapshot, #ag{trace = T} = A) when T =/= undefined ->
+    case beamtrace:snapshot_trace(T) of
+        {ok, #{dir := Dir}} = Ok -> {Ok, A#ag{snapshots = [Dir | A#ag.snapshots]}};
+        Error -> {Error, A}
+    end;
+handle(snapshot, A) ->
+    {{error, not_running}, A};
+handle({list, Which}, A) ->
+    case dir_of(Which, A) of
+        undefined -> {{error, {no_such_dir, Which}}, A};
+        Dir -> {list_files(Dir), A}
+    end;
+handle({read, Which, Rel, Offset, Len}, A) ->
+    case dir_of(Which, A) of
+        undefined -> {{error, {no_such_dir, Which}}, A};
+        Dir -> {read_chunk(filename:join(Dir, Rel), Offset, Len), A}
+    end;
 handle(Req, A) ->
     {{error, {bad_request, Req}}, A}.
+
+%% Only what this agent recorded can be read: the trace and its snapshots.
+dir_of(trace, #ag{trace_dir = Dir}) ->
+    Dir;
+dir_of(Dir, #ag{snapshots = Snaps}) ->
+    case lists:member(Dir, Snaps) of
+        true -> Dir;
+        false -> undefined
+    end.
 
 %% A new directory Base/PrefixXXXXXXXX, mode 0700, made with a random name
 %% until one is free (never an existing path: no symlink can be planted in

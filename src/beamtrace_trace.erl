@@ -43,7 +43,7 @@
 %% beamtrace:sessions/0 until collected.
 -module(beamtrace_trace).
 
--export([trace/2, trace_async/2, stop/1, info/1, parse/1]).
+-export([trace/2, trace_async/2, stop/1, info/1, snapshot/1, parse/1]).
 %% The controller process.
 -export([init/3]).
 
@@ -142,6 +142,19 @@ info(T) when is_pid(T) ->
 info(_) ->
     {error, not_a_trace}.
 
+%% @doc Writes what a flight-recorder trace (`mode => overwrite') holds now
+%% into a new trace directory next to its own, without stopping it:
+%% beamtrace:snapshot/1's answer, `{error, not_running}' once it is over,
+%% `{error, not_a_trace}' for anything else.
+-spec snapshot(trace() | term()) -> {ok, map()} | {error, term()}.
+snapshot(T) when is_pid(T) ->
+    case call(T, snapshot) of
+        {ok, Result} -> Result;
+        Error -> Error
+    end;
+snapshot(_) ->
+    {error, not_a_trace}.
+
 %%% Spec parsing
 
 %% An empty spec traces nothing, which is fine when a session source
@@ -228,7 +241,10 @@ parse_call_text(S) ->
         {Error, _} -> Error
     end.
 
-%% "m", "m:f", "m:f/3", "m:f/_", "m:'_'/2", quoted atoms anywhere.
+%% "m", "m:f", "m:f/3", "m:f/_", "m:'_'/2", quoted atoms anywhere; or
+%% Elixir's spelling (elixir/1).
+parse_mfa([C | _] = S) when C >= $A, C =< $Z; C =:= $: ->
+    elixir(S);
 parse_mfa(S) ->
     case atom_text(S) of
         {ok, M, ""} -> mfa(M, '_', '_');
@@ -264,6 +280,45 @@ check_mfa(M, F, A) when is_atom(M), is_atom(F),
     ok;
 check_mfa(_, _, _) ->
     {error, "expected {Module, Function, Arity}, '_' allowed for Function and Arity"}.
+
+%% Elixir's spelling: "MyApp.Worker.run/1", "MyApp.Worker.run" (any
+%% arity), "MyApp.Worker" (every function), "MyApp.Worker.valid?/1"; an
+%% Erlang module as Elixir writes it, ":ets.lookup/2". Module segments are
+%% capitalised, the function is the last segment when it is not.
+elixir(S) ->
+    {Path, Arity} = case string:split(S, "/", trailing) of
+                        [P, A] -> {P, {arity, string:trim(A)}};
+                        [P] -> {P, any}
+                    end,
+    {Mod, Fun} =
+        case Path of
+            ":" ++ Erl ->
+                case string:split(Erl, ".") of
+                    [M, F] when M =/= "", F =/= "" -> {{ok, list_to_atom(M)}, {ok, list_to_atom(F)}};
+                    [M] when M =/= "" -> {{ok, list_to_atom(M)}, none};
+                    _ -> {error, error}
+                end;
+            _ ->
+                Segs = string:split(Path, ".", all),
+                {Mods, Funs} = lists:splitwith(fun([C | _]) -> C >= $A andalso C =< $Z;
+                                                  ([]) -> false
+                                               end, Segs),
+                case {Mods, Funs} of
+                    {[_ | _], []} -> {{ok, elixir_module(Mods)}, none};
+                    {[_ | _], [F]} when F =/= "" -> {{ok, elixir_module(Mods)}, {ok, list_to_atom(F)}};
+                    _ -> {error, error}
+                end
+        end,
+    case {Mod, Fun, Arity} of
+        {{ok, M1}, none, any} -> mfa(M1, '_', '_');
+        {{ok, M1}, {ok, F1}, any} -> mfa(M1, F1, '_');
+        {{ok, M1}, {ok, F1}, {arity, A1}} -> arity(M1, F1, A1);
+        _ -> {error, "expected Module.function/arity in Elixir's spelling (MyApp.Worker.run/1, "
+                     ":ets.lookup/2) or module:function/arity"}
+    end.
+
+elixir_module(Segs) ->
+    list_to_atom(lists:flatten(["Elixir." | lists:join(".", Segs)])).
 
 %% A quoted atom ('...' with \ escapes) or a run of characters up to ':',
 %% '/' or white space; "_" is the wildcard.
@@ -658,6 +713,9 @@ loop(St) ->
         code_watch ->
             erlang:send_after(St#st.watch_ms, self(), code_watch),
             loop(code_watch(St));
+        {From, Ref, snapshot} ->
+            From ! {Ref, {ok, beamtrace:snapshot(St#st.session)}},
+            loop(St);
         _ ->
             loop(St)
     end.

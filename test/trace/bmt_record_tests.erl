@@ -19,7 +19,8 @@
          second_record_test/0, interrupt_shipping_test/0, abandon_test/0, disk_full_target_test/0,
          disk_full_shipping_test/0, disk_full_local_test/0, dbg_coexists_test/0,
          remote_dir_test/0, keep_test/0, already_loaded_test/0, tls_test/0,
-         record_sources_test/0, nif_mapped_once_test/0, private_dir_mode_test/0]).
+         record_sources_test/0, nif_mapped_once_test/0, private_dir_mode_test/0,
+         ets_missing_table_test/0, knobs_test/0, knobs_checked_test/0]).
 
 -import(bmt_record_cmd, [root/0, cli/0, cookie_file/0, rand_name/1, record/1, record/2,
                          start_record/1, start_record/2, finish_record/2, os_pid/1,
@@ -587,6 +588,111 @@ already_loaded_test() ->
         [{file, _} = erpc:call(N, code, is_loaded, [M]) || M <- ?MODS],
         {ok, []} = erpc:call(N, file, list_dir, [maps:get(tmp, T)]),
         [] = erpc:call(N, beamtrace, sessions, [])
+    end).
+
+%% An --ets table the target does not have: a warning line, the recording
+%% goes on without it.
+ets_missing_table_test() ->
+    with_target(fun(T) ->
+        {0, _, Err} = record(node_args(T) ++ ["--events", "procs", "--ets", "bmt_no_such_table",
+                                              "--duration", "300ms", "-o", tmpdir("no-table")]),
+        true = lists:any(fun(L) -> re:run(L, <<"^warning: --ets: .* has no table named "
+                                              "bmt_no_such_table: it is left out">>) =/= nomatch
+                         end, Err),
+        assert_clean(T)
+    end).
+
+%%% The controller's own knobs (the command's options for them are being
+%%% declared in its option table): driven here as the command drives it,
+%%% through its stdin and stdout.
+
+%% Runs the controller (beamtrace_record:main/0) against T with Opts merged
+%% into what the command always sends; OnLine(Line, Port) sees each stdout
+%% line as it comes. Returns {ExitStatus, Lines}.
+controller(#{node := N}, Opts, OnLine) ->
+    Erl = os:find_executable(os:getenv("ERL", "erl")),
+    Port = open_port({spawn_executable, Erl},
+                     [{args, ["-noshell", "+Bi", "-setcookie", rand_name("ctl_"), "-pa",
+                              filename:join(root(), "ebin"), "-s", "beamtrace_record", "main"]},
+                      binary, exit_status, use_stdio, {line, 8192}]),
+    Base = #{node => atom_to_binary(N), calls => [], events => [], procs => all,
+             duration => 60000, remote_dir => false, keep => false, return_to => false,
+             tty => false, nif => list_to_binary(filename:join([root(), "priv", "beamtrace_nif.so"])),
+             cookie_from => <<"test">>},
+    Term = io_lib:format("~0p.~n", [maps:merge(Base, Opts)]),
+    true = port_command(Port, [atom_to_list(erlang:get_cookie()), "\n", Term]),
+    controller_lines(Port, OnLine, []).
+
+controller_lines(Port, OnLine, Acc) ->
+    receive
+        {Port, {data, {_, L}}} ->
+            io:format("#   ~s~n", [L]),
+            OnLine(L, Port),
+            controller_lines(Port, OnLine, [L | Acc]);
+        {Port, {exit_status, S}} ->
+            {S, lists:reverse(Acc)}
+    after 180000 ->
+            fail(controller_timeout, lists:reverse(Acc))
+    end.
+
+%% The recorder's knobs through record: a flight recorder (mode overwrite)
+%% with a snapshot taken while it runs, 1 MiB buffers, messages as their
+%% size only, a process excluded by its registered name, and a call spec in
+%% Elixir's spelling.
+knobs_test() ->
+    with_target(fun(#{node := N} = T) ->
+        Out = tmpdir("knobs"),
+        Load = list_to_binary(pid_to_list(erpc:call(N, erlang, whereis, [bmt_load]))),
+        OnLine = fun(<<"note recording on ", _/binary>>, Port) ->
+                         timer:sleep(300),
+                         port_command(Port, "snapshot\n");
+                    (<<"snapshot ", _/binary>>, Port) ->
+                         port_command(Port, "stop\n");
+                    (_, _) ->
+                         ok
+                 end,
+        {0, Lines} = controller(T, #{calls => [<<":bmt_trace_target.work/1">>],
+                                     events => [procs, send], mode => overwrite,
+                                     buffer_size => 1 bsl 20, message_length => size_only,
+                                     exclude => [<<"bmt_load">>], out => list_to_binary(Out)},
+                                OnLine),
+        [Snap] = [S || <<"snapshot ", S/binary>> <- Lines],
+        [SnapDir, _, _, _] = binary:split(Snap, <<" ">>, [global]),
+        assert_eq(snapshot_dir, list_to_binary(Out ++ "-snapshot-1"), SnapDir),
+        [_ | _] = [R || <<"result ", R/binary>> <- Lines],
+        {0, Trace, _} = babeltrace(Out),
+        {0, SnapTrace, _} = babeltrace(binary_to_list(SnapDir)),
+        true = SnapTrace =/= [],
+        Has = fun(Lns, Re) -> [L || L <- Lns, re:run(L, Re) =/= nomatch] end,
+        %% Elixir's spelling traced the Erlang function; the excluded
+        %% process made no event though it keeps working; messages are
+        %% sizes.
+        [_ | _] = Has(Trace, <<"function_call: .*entry = \"bmt_trace_target:work/1\"">>),
+        assert_eq(excluded_by_name, [], Has(Trace, <<"(pid|from) = \"", Load/binary, "\"">>)),
+        Sends = Has(Trace, <<"message_send: ">>),
+        [_ | _] = Sends,
+        assert_eq(size_only, Sends, Has(Sends, <<"message = \"<[0-9]+ words>\"">>)),
+        assert_clean(T)
+    end).
+
+%% Each knob's bad value: exit 2 and one line naming it, before anything
+%% is shipped (the target is untouched).
+knobs_checked_test() ->
+    with_target(fun(T) ->
+        Cases = [{#{buffer_size => 100}, <<"--buffer-size 100: give 32KiB to 1GiB">>},
+                 {#{message_length => -1}, <<"--message-length -1: give 0 to 16384">>},
+                 {#{mode => sometimes}, <<"--mode sometimes: give discard or overwrite">>},
+                 {#{exclude => [42]}, <<"--exclude 42: give pids">>},
+                 {#{calls => [<<"MyApp..x/1">>]}, <<"--calls 'MyApp..x/1': expected Module.function/arity">>}],
+        [begin
+             {S, Lines} = controller(T, Opts#{events => [procs], out => list_to_binary(tmpdir("bad-knob"))},
+                                     fun(_, _) -> ok end),
+             assert_eq({status, Opts}, 2, S),
+             [E] = [L || <<"error ", L/binary>> <- Lines],
+             {match, _} = re:run(E, Re),
+             [] = [L || <<"note connected", L/binary>> <- Lines]
+         end || {Opts, Re} <- Cases],
+        assert_clean(T)
     end).
 
 %% Each recording loads the NIF library into the target; the VM maps a

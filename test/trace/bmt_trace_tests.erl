@@ -81,13 +81,20 @@ spec_parse_test() ->
             {<<"m:f/0">>, [{m, f, 0, false}]},
             {{m, f, 1}, [{m, f, 1, false}]},
             {{m, f, '_', return}, [{m, f, '_', true}]},
-            {["a:b/1", "c -> return", procs, send], [{a, b, 1, false}, {c, '_', '_', true}]}],
+            {["a:b/1", "c -> return", procs, send], [{a, b, 1, false}, {c, '_', '_', true}]},
+            %% Elixir's spelling.
+            {"MyApp.Worker.run/1", [{'Elixir.MyApp.Worker', run, 1, false}]},
+            {"MyApp.Worker.run", [{'Elixir.MyApp.Worker', run, '_', false}]},
+            {"MyApp.Worker", [{'Elixir.MyApp.Worker', '_', '_', false}]},
+            {"MyApp.Worker.valid?/2 -> return", [{'Elixir.MyApp.Worker', 'valid?', 2, true}]},
+            {":ets.lookup/2", [{ets, lookup, 2, false}]}],
     [begin
          {ok, #{calls := Calls}} = beamtrace_trace:parse(Spec),
          assert_eq({parse, Spec}, Expect, [{M, F, A, R} || {M, F, A, R, _} <- Calls])
      end || {Spec, Expect} <- Good],
     {ok, #{kinds := [procs, 'receive', send]}} = beamtrace_trace:parse([send, procs, 'receive']),
     Bad = [[], "", "m:f/x", "m:f/3 -> stack", "_:f/1", "'_'", "m:f:g", "'unterminated",
+           "MyApp..x/1", "MyApp.Worker.run/x", ":.f/1", "MyApp.Worker.run.again/1",
            {'_', f, 1}, {m, f, 300}, {m, f, 1, stack}, nosuchkind, [1, 2, 3], 42],
     [case beamtrace_trace:parse(S) of
          {error, {badspec, _, Why}} when is_list(Why) -> ok;
