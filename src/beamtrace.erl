@@ -340,7 +340,8 @@ trace_session(Opts) ->
 %% <ul>
 %% <li>a call spec, redbug style: `"my_mod:handle_call/3"', `"my_mod:f"'
 %%   (any arity), `"my_mod"' (every function), `"my_mod:'_'/2"', `_' or
-%%   `'_'' as wildcards, quoted atoms allowed; `"... -> return"' also
+%%   `'_'' as wildcards, quoted atoms allowed; or in Elixir's spelling,
+%%   `"MyApp.Worker.run/1"', `"MyApp.Worker"', `":ets.lookup/2"'; `"... -> return"' also
 %%   records returns and exceptions (return_trace, exception_trace). Or a
 %%   tuple `{M, F, A}' / `{M, F, A, return}'. Calls are traced `local'
 %%   (local calls too).</li>
@@ -376,15 +377,20 @@ trace_session(Opts) ->
 %%   and the `'receive'' pattern that tells the sender is set (in the own
 %%   trace session on OTP 27+; on OTP 25/26 the node's one `'receive''
 %%   pattern, restored at the end). docs/cluster.md. Default `false'.</dd>
-%% <dt>`exclude'</dt><dd>pids never traced (with `procs' `all' or
-%%   `existing'); default `[]'.</dd>
+%% <dt>`exclude'</dt><dd>pids and registered names never traced (with
+%%   `procs' `all' or `existing'); default `[]'. beamtrace's own processes
+%%   never are either, and are named in the trace (`own_process') so that
+%%   the analyses leave out what they take part in.</dd>
 %% <dt>`nodes'</dt><dd>a list of nodes (this one may be among them): the
 %%   same on each, traces brought back into one cluster directory here, on
 %%   this node's clock: `{ok, #{dir, nodes => #{Node => Stats}}}'. See
 %%   beamtrace_cluster:trace/3. Not with trace_async/2.</dd>
 %% </dl>
 %% Returns `{ok, Stats}' (stop/1's map, plus `reason', `functions' and
-%% `processes' matched, `backend', `elapsed_ms'), or `{error, {Posix,
+%% `processes' matched, `backend', `elapsed_ms' from the flags on to the
+%% flags off, `code_loads' and `not_reapplied': traced modules loaded again
+%% while recording, whose call patterns were set again on the new code,
+%% and the specs the new code no longer matches), or `{error, {Posix,
 %% Stats}}' when the disk refused the trace. Setup errors, after which
 %% nothing is left set and no trace directory is left: `{error,
 %% {badspec, Item, Why}}', `{error, {not_loaded, Module}}', `{error,

@@ -335,7 +335,7 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
-/* a traced module's call patterns were gone (its code was loaded again) and were set again: calls before this and after the load are missing */
+/* a traced module's call patterns were gone (its code was loaded again) and were set again: the calls made between the load and this event are not in the trace */
 LTTNG_UST_TRACEPOINT_EVENT(
     org_erlang_beamtrace,
     code_load,
