@@ -431,7 +431,8 @@ stop_trace(Trace) ->
     beamtrace_trace:stop(Trace).
 
 %% @doc Live figures of a trace_async/2 trace: `#{state, elapsed_ms, dir,
-%% events, discarded, written_bytes, functions, processes, backend}';
+%% events, discarded, written_bytes, functions, processes, backend,
+%% code_loads}';
 %% `{error, not_running}' once it is over, `{error, not_a_trace}' at once
 %% for anything else (nothing is sent to it).
 -spec trace_info(beamtrace_trace:trace() | term()) -> map() | {error, not_running | not_a_trace}.

@@ -730,23 +730,27 @@ watch_point(M, Calls) ->
             {undefined, undefined};
         true ->
             Specs = [{F, A} || {M1, F, A, _, _} <- Calls, M1 =:= M],
-            Fs = [{M, F, A} || {F, A} <- M:module_info(functions), F =/= module_info,
+            Fs = [{M, F, A} || {F, A} <- M:module_info(functions),
                                hd(atom_to_list(F)) =/= $-,
                                lists:any(fun({SF, SA}) -> (SF =:= '_' orelse SF =:= F) andalso
                                                               (SA =:= '_' orelse SA =:= A)
                                          end, Specs)],
-            {case Fs of [MFA | _] -> MFA; [] -> undefined end, M:module_info(md5)}
+            %% module_info/0,1 last: its own functions say more.
+            {Own, Info} = lists:partition(fun({_, F, _}) -> F =/= module_info end, Fs),
+            {case Own ++ Info of [MFA | _] -> MFA; [] -> undefined end, M:module_info(md5)}
     end.
 
 code_watch(St) ->
     maps:fold(fun(M, Point, St0) -> watch_module(M, Point, St0) end, St, St#st.watch).
 
+%% Lost: unloaded since the last look; loaded again after that, or new code
+%% where nothing matched before (by its MD5: not again for the same code);
+%% or the pattern on the watched function is gone.
 watch_module(M, {MFA, Md5}, #st{handle = H} = St) ->
     Loaded = erlang:module_loaded(M),
     Lost = case {Loaded, MFA} of
-               {false, undefined} -> false;     %% gone, and said so already
-               {false, _} -> true;
-               {true, undefined} -> true;       %% back, or nothing matched before
+               {false, _} -> Md5 =/= undefined;
+               {true, undefined} -> M:module_info(md5) =/= Md5;
                {true, _} ->
                    case beamtrace_tracing:function_info(H, MFA, traced) of
                        {traced, false} -> true;
@@ -820,7 +824,7 @@ live_info(St) ->
                _ -> #{}
            end,
     Info#{dir => St#st.dir, functions => St#st.functions, processes => St#st.processes,
-          backend => St#st.backend,
+          backend => St#st.backend, code_loads => St#st.code_loads,
           elapsed_ms => erlang:monotonic_time(millisecond) - St#st.started_ms}.
 
 %%% Internals

@@ -12,6 +12,7 @@
 -export([spec_parse_test/0, duration_test/0, max_events_test/0, max_bytes_test/0,
          max_rate_test/0, state_dump_rate_test/0, owner_exit_test/0, stop_trace_test/0,
          not_a_trace_test/0, own_processes_hidden_test/0, hot_code_load_test/0,
+         hot_code_load_once_test/0,
          setup_errors_test/0, return_vs_return_to_test/0, p99_readme_test/0,
          dbg_coexists_test/0, legacy_cleared_test/0]).
 %% For bmt_record_tests.
@@ -247,6 +248,45 @@ hot_code_load_test() ->
     after
         exit(Caller, kill),
         _ = code:purge(bmt_hot), _ = code:delete(bmt_hot), _ = code:purge(bmt_hot)
+    end.
+
+%% A reload after which no traced function exists (the one spec, g/1, is
+%% gone from the new code) is one code_load, not one at every look: the
+%% watch remembers the new code by its MD5. (Before, every flush interval
+%% found "nothing matched" and recorded the load again.) Unloading the
+%% module is one more, loading it again one more.
+hot_code_load_once_test() ->
+    ok = load_hot(1, [f, g]),
+    Caller = spawn(fun() -> hot_loop(0) end),
+    try
+        {ok, T} = beamtrace:trace_async(["bmt_hot:g/1"],
+                                        #{dir => tmpdir("hot_once"), duration => infinity,
+                                          flush_interval => 50}),
+        wait_calls(T, 10, 40),
+        ok = load_hot(2, [f, h]),
+        wait_code_loads(T, 1),
+        %% Ten more looks at the same code.
+        timer:sleep(500),
+        assert_eq(code_loads_after_looks, 1, maps:get(code_loads, beamtrace:trace_info(T))),
+        _ = code:purge(bmt_hot), true = code:delete(bmt_hot),
+        wait_code_loads(T, 2),
+        ok = load_hot(1, [f, g]),
+        wait_code_loads(T, 3),
+        timer:sleep(500),
+        {ok, #{code_loads := 3} = S} = beamtrace:stop_trace(T),
+        Codes = [field(code, E) || E <- select(events(S), #{'$name' => code_load})],
+        assert_eq(code_load_events, [<<"new">>, <<"unloaded">>, <<"new">>], Codes)
+    after
+        exit(Caller, kill),
+        _ = code:purge(bmt_hot), _ = code:delete(bmt_hot), _ = code:purge(bmt_hot)
+    end.
+
+%% Until the trace's watch has seen N code loads (the runner's timeout
+%% bounds the test).
+wait_code_loads(T, N) ->
+    case beamtrace:trace_info(T) of
+        #{code_loads := K} when K >= N -> ok;
+        _ -> timer:sleep(20), wait_code_loads(T, N)
     end.
 
 %% bmt_hot version V: each of Funs is F(N) -> N + V.
