@@ -218,7 +218,9 @@ nif_options(O) ->
     (maps:without(['$consumer_wakeups', '$own', '$dump_go', dir], O))#{
         events => Events,
         wakeups => maps:get('$consumer_wakeups', O),
-        node => atom_to_binary(node(), utf8)}.
+        node => atom_to_binary(node(), utf8),
+        schedulers => {erlang:system_info(schedulers), erlang:system_info(dirty_cpu_schedulers),
+                       erlang:system_info(dirty_io_schedulers)}}.
 
 %% @doc Stops the default session and returns its figures.
 %%

@@ -50,6 +50,11 @@ struct bmt_ctf_trace_info {
     int64_t vpid;             /* OS pid of the traced VM */
     char procname[32];        /* its process name, e.g. "beam.smp" */
     char node[256];           /* the Erlang node name, or empty */
+    /* The VM's schedulers (0: unknown, and left out of the metadata): at
+     * most this many processes run at once on normal schedulers, and at
+     * most the dirty counts on dirty ones (the command caps what it shows
+     * running by them). */
+    uint32_t schedulers_count, dirty_cpu_schedulers_count, dirty_io_schedulers_count;
 };
 
 /* Writes the packet header and the fixed part of the context for a packet

@@ -90,7 +90,15 @@ long bmt_ctf_metadata(const struct bmt_ctf_trace_info *info, char *buf, size_t s
     put_escaped(&o, info->procname);
     put(&o, "\";\n\tbeamtrace_node = \"");
     put_escaped(&o, info->node);
-    put(&o, "\";\n};\n\n");
+    put(&o, "\";\n");
+    /* Only when known: a trace without them (an older one, or a caller that
+     * did not say) is read as "scheduler count unknown". */
+    if (info->schedulers_count)
+        put(&o, "\tbeamtrace_schedulers = %u;\n\tbeamtrace_dirty_cpu_schedulers = %u;\n"
+                "\tbeamtrace_dirty_io_schedulers = %u;\n",
+            info->schedulers_count, info->dirty_cpu_schedulers_count,
+            info->dirty_io_schedulers_count);
+    put(&o, "};\n\n");
     put(&o, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
             "\tdescription = \"Monotonic Clock\";\n\tfreq = 1000000000; /* Frequency, in Hz */\n"
             "\t/* clock value offset from Epoch is: offset * (1/freq) */\n"

@@ -311,6 +311,22 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
         memcpy(cfg->info.node, node.data, node.size);
         cfg->info.node[node.size] = '\0';
     }
+    /* schedulers: {Normal, DirtyCpu, DirtyIo} for the trace's environment
+     * (erlang:system_info/1 has them; a NIF cannot ask for the dirty ones). */
+    *bad = a->schedulers;
+    if (enif_get_map_value(env, opts, a->schedulers, &v)) {
+        const ERL_NIF_TERM *counts;
+        int arity;
+        unsigned n[3];
+        if (!enif_get_tuple(env, v, &arity, &counts) || arity != 3)
+            return -1;
+        for (int i = 0; i < 3; i++)
+            if (!enif_get_uint(env, counts[i], &n[i]) || n[i] > 1024 || (i == 0 && n[i] == 0))
+                return -1;
+        cfg->info.schedulers_count = n[0];
+        cfg->info.dirty_cpu_schedulers_count = n[1];
+        cfg->info.dirty_io_schedulers_count = n[2];
+    }
     /* links: message events as their link variants (beamtrace:start/1 also
      * enables those tracepoints). */
     *bad = a->links;

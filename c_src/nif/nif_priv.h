@@ -45,7 +45,7 @@
     X(erlang) X(hibernate) X(port_control) X(command) X(close) X(connect)    \
     X(recorder) X(lttng) X(usdt) X(unavailable) X(s1) X(i4s4) X(n)           \
     X(term) X(send) X(send_to_non_existing_process) X(match_spec_result)    \
-    X(links) X(after_stop)
+    X(links) X(after_stop) X(schedulers)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;

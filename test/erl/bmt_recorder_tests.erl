@@ -12,7 +12,8 @@
 -export([halt_test/0, init_stop_test/0, kill9_test/0, overwrite_exit_test/0,
          snapshot_test/0, private_test/0, symlink_test/0, caps_test/0, rotation_test/0,
          dir_removed_test/0, default_dirs_test/0, size_only_shared_test/0,
-         long_list_message_test/0, nul_in_strings_test/0, state_dump_test/0]).
+         long_list_message_test/0, nul_in_strings_test/0, state_dump_test/0,
+         env_schedulers_test/0]).
 
 -import(bmt_test_lib, [assert_eq/3, tmpdir/1, babeltrace/1]).
 
@@ -110,6 +111,19 @@ private_test() ->
     assert_eq(widened_dir_mode, 8#750, mode(Dir2)),
     assert_eq(widened_metadata_mode, 8#640, mode(filename:join(Dir2, "metadata"))),
     {error, {badopt, file_mode}} = beamtrace:start(#{dir => tmpdir("x"), file_mode => 8#1777}),
+    ok.
+
+%% The trace's environment says how many schedulers the VM has, normal
+%% and dirty: the command caps how many processes it shows running at once
+%% by them (issue 16 item 1).
+env_schedulers_test() ->
+    S = bmt_test_lib:start(#{dir => tmpdir("env_schedulers")}),
+    #{dir := Dir} = beamtrace:info(S),
+    {ok, _} = beamtrace:stop(S),
+    {ok, Env} = beamtrace_clock:read_env(Dir),
+    [assert_eq(K, integer_to_binary(erlang:system_info(K)),
+               maps:get(<<"beamtrace_", (atom_to_binary(K))/binary>>, Env, missing))
+     || K <- [schedulers, dirty_cpu_schedulers, dirty_io_schedulers]],
     ok.
 
 symlink_test() ->
