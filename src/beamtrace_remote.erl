@@ -40,9 +40,33 @@
 %% trace's end is forwarded as `{Ref, trace_done, Result}'.
 -module(beamtrace_remote).
 
--export([agent/3, libc/0, elf/1, elf_file/1, machine_name/1]).
+-export([agent/3, libc/0, elf/1, elf_file/1, machine_name/1, purge/1]).
 
 -include_lib("kernel/include/file.hrl").
+
+%% The purger (purge_and_exit/1): Erlang evaluated by erl_eval, so that the
+%% process runs OTP code only. Mods: the modules; Old: the request limit
+%% to set back, or undefined. The literal area collector answers
+%% {get_status, Ref, Pid} with idle | working (OTP 25+; an older one does
+%% not answer: 1 s each time, then the limit is set back).
+-define(PURGER, "
+    lists:foreach(fun(M) -> code:purge(M) end, Mods),
+    Collector = [P || P <- erlang:processes(),
+                      erlang:process_info(P, initial_call) =:=
+                          {initial_call, {erts_literal_area_collector, start, 0}}],
+    Idle = fun Wait(_, N) when N =< 0 -> timeout;
+               Wait([], _) -> idle;
+               Wait([P], N) ->
+                   Ref = erlang:make_ref(),
+                   P ! {get_status, Ref, self()},
+                   receive {Ref, idle} -> idle;
+                           {Ref, _} -> timer:sleep(100), Wait([P], N - 1)
+                   after 1000 -> Wait([P], N - 10)
+                   end
+           end,
+    _ = Old =/= undefined andalso Idle(Collector, 6000) =/= x andalso
+        erlang:system_flag(outstanding_system_requests_limit, Old),
+    ok.").
 
 -record(ag, {controller :: pid(),
              ref :: reference(),
@@ -410,13 +434,42 @@ cleanup(A) ->
 %% Deletes the shipped modules (this process keeps running their old code)
 %% and leaves the purge to a process running OTP code only: the purge
 %% kills this one if it is still here.
+%%
+%% A purge asks every process whether it runs the old code, and then the
+%% literal area collector asks every process to copy the module's
+%% literals; each request waits for that process's turn in the run queue,
+%% and only `outstanding_system_requests_limit' (default 2 per scheduler)
+%% are out at once. With 100,000 processes on a saturated node that was
+%% hours per module, the code server blocked all along (code:is_loaded/1
+%% included). So the limit is raised to the process count for the purges
+%% and set back once the collector says it is idle (at most 10 minutes
+%% later: then set back anyway).
 purge_and_exit(#ag{keep = true}) ->
     exit(normal);
 purge_and_exit(#ag{modules = Mods, controller = C}) ->
     unlink(C),
-    _ = [code:delete(M) || M <- Mods],
-    _ = spawn(lists, foreach, [fun code:purge/1, Mods]),
+    _ = purge(Mods),
     exit(normal).
+
+%% @doc Deletes Mods and starts the process that purges them (running OTP
+%% code only, the request limit raised meanwhile: purge_and_exit/1);
+%% returns it. The caller may run Mods' code: it is deleted, not purged.
+-spec purge([module()]) -> pid().
+purge(Mods) ->
+    _ = [code:delete(M) || M <- Mods],
+    Old = try erlang:system_info(outstanding_system_requests_limit)
+          catch error:badarg -> undefined
+          end,
+    _ = Old =/= undefined andalso
+        erlang:system_flag(outstanding_system_requests_limit,
+                           min(134217727, max(Old, 2 * erlang:system_info(process_count)))),
+    {ok, Tokens, _} = erl_scan:string(?PURGER),
+    {ok, Exprs} = erl_parse:parse_exprs(Tokens),
+    Bindings = lists:foldl(fun({K, V}, B) -> erl_eval:add_binding(K, V, B) end,
+                           erl_eval:new_bindings(), [{'Mods', Mods}, {'Old', Old}]),
+    %% High priority, as the agent: at normal its turns wait behind every
+    %% runnable process of a busy node (10,000 busy processes: 42 s).
+    spawn_opt(erl_eval, exprs, [Exprs, Bindings], [{priority, high}]).
 
 %%% The C library of this node and ELF files
 

@@ -93,15 +93,25 @@ stop_target(#{node := T, port := Port}) ->
 with_target(Fun) ->
     with_target(#{}, Fun).
 
+wait_purged(T, Tries) ->
+    case erpc:call(T, bmt_beamtrace_left, check_purged, []) of
+        Left when Left =:= []; Tries =< 1 -> Left;
+        _ -> timer:sleep(100), wait_purged(T, Tries - 1)
+    end.
+
 with_target(Opts, Fun) ->
     T = target(Opts),
     try Fun(T)
     after stop_target(T)
     end.
 
-%% Nothing of beamtrace on the target, and its TMPDIR empty.
+%% Nothing of beamtrace on the target, and its TMPDIR empty; the purge of
+%% the shipped modules, which goes on after the command, ends with no old
+%% code and the node's system request limit set back (polled: the group's
+%% time limit bounds it).
 assert_clean(#{node := T, tmp := Tmp}) ->
     assert_eq({beamtrace_left, T}, [], erpc:call(T, bmt_trace_target, beamtrace_left, [])),
+    assert_eq({purge_left, T}, [], wait_purged(T, 200)),
     assert_eq({tmp_left, T}, {ok, []}, erpc:call(T, file, list_dir, [Tmp])),
     [case erpc:call(T, erlang, trace_info, [MFA, all]) of
          {all, false} -> ok;
