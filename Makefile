@@ -17,7 +17,15 @@ VERSION := $(shell sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' src/beamtrace.app.src
 # compiled out (c_src/sinks/usdt_sdt.h); `make USDT=0` compiles them out anyway.
 USDT ?= $(shell printf '\043include <sys/sdt.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
 
-WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+# Warnings are errors in this project's own build: `make`, `make test`,
+# `make bench`, CI (WERROR=1, the default). A project that depends on
+# beamtrace builds it through rebar.config's pre_hook (rebar3, and mix,
+# which builds rebar dependencies with rebar3), which runs
+# `make priv WERROR=0`: a newer compiler's new warning there is printed and
+# must not fail someone else's build.
+WERROR ?= 1
+WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR_FLAG)
 OPT ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -Ic_src -DBMT_USDT=$(USDT)
 NIF_CFLAGS := $(CFLAGS_BASE) -fvisibility=hidden -I$(ERTS_INCLUDE)
@@ -29,7 +37,7 @@ LDLIBS_NIF := -lpthread -Wl,-z,nodelete
 Q := $(if $(V),,@)
 
 # The pure C core: no erl_nif.h, shared by the NIF, the CLI and the C tests.
-CORE_SRC := c_src/core/catalogue.c c_src/core/event.c c_src/core/ctf_packet.c \
+CORE_SRC := c_src/core/catalogue.c c_src/core/clock.c c_src/core/event.c c_src/core/ctf_packet.c \
             c_src/core/ctf_metadata.c c_src/core/ring.c c_src/core/trace_dir.c
 # The recorder: sessions, consumer threads, the stop protocol (pure C too,
 # so the C tests drive it under ThreadSanitizer without a VM).
@@ -39,7 +47,7 @@ NIF_SRC := $(CORE_SRC) $(RECORDER_SRC) $(SINKS_SRC) $(sort $(wildcard c_src/nif/
 CLI_SRC := $(CORE_SRC) c_src/core/usdt_catalogue.c $(sort $(wildcard c_src/cli/*/*.c))
 ERL_SRC := $(sort $(wildcard src/*.erl))
 BEAMS := $(patsubst src/%.erl,ebin/%.beam,$(ERL_SRC))
-MODULES := $(patsubst src/%.erl,%,$(ERL_SRC))
+APP_MODULES := $(patsubst src/%.erl,%,$(ERL_SRC))
 comma := ,
 space := $(subst ,, )
 
@@ -51,7 +59,7 @@ CLI := priv/beamtrace
 # would hide OTP's and break releases holding runtime_tools.
 COMPAT := priv/dyntrace_nif.so priv/compat/dyntrace.beam
 
-.PHONY: all priv beams test test-otp demo bench fuzz clean docs check-docs usdt-skipped
+.PHONY: all priv beams test test-otp dialyzer demo bench bench-instructions fuzz clean docs check-docs usdt-skipped debug
 all: priv beams
 beams: $(BEAMS) ebin/beamtrace.app
 # What rebar3 (rebar.config's pre_hook) builds: everything but the beams.
@@ -80,6 +88,20 @@ $(CLI): $(CLI_SRC) $(wildcard c_src/*/*.h c_src/*/*.def c_src/cli/*/*.h) $(BUILD
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_BASE) -DBMT_VERSION='"$(VERSION)"' -Ic_src/cli -o $@ $(CLI_SRC) -lm
 
+# `make debug`: the NIF with the decoder's field checks (-DBMT_DEBUG: every
+# field written is checked against the catalogue's name and type, and each
+# event's field count, c_src/nif/nif_decode.h), into _build/debug/priv/
+# beside the provider library it loads. The tests load it by setting the
+# application's priv_dir (test/erl/debug_fields.sh).
+DEBUG_PRIV := _build/debug/priv
+debug: $(DEBUG_PRIV)/beamtrace_nif.so
+$(DEBUG_PRIV)/beamtrace_nif.so: $(NIF_SRC) $(wildcard c_src/*/*.h c_src/*/*.def) $(BUILD_CONFIG) \
+                               _build/generated.checked lttng
+	@mkdir -p $(DEBUG_PRIV)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(NIF_CFLAGS) -O1 -DBMT_DEBUG -shared -o $@ $(NIF_SRC) $(LDLIBS_NIF)
+	$(Q)if [ -f $(LTTNG_SO) ]; then ln -sf $(abspath $(LTTNG_SO)) $(DEBUG_PRIV)/; fi
+
 priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*/*.h c_src/*/*.def) $(BUILD_CONFIG)
 	@mkdir -p priv
 	@echo "  CC      $@"
@@ -88,25 +110,59 @@ priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*/*.h c_src/*
 priv/compat/dyntrace.beam: c_src/compat/dyntrace.erl $(wildcard include/*.hrl)
 	@mkdir -p priv/compat
 	@echo "  ERLC    $@"
-	$(Q)$(ERLC) -Werror +debug_info -Iinclude -o priv/compat $<
+	$(Q)$(ERLC) $(WERROR_FLAG) +debug_info -Iinclude -o priv/compat $<
 
 ebin/%.beam: src/%.erl $(wildcard include/*.hrl)
 	@mkdir -p ebin
 	@echo "  ERLC    $@"
-	$(Q)$(ERLC) -Werror +debug_info -Iinclude -o ebin $<
+	$(Q)$(ERLC) $(WERROR_FLAG) +debug_info -Iinclude -o ebin $<
 
 # The modules list from the sources, as rebar3 writes it.
 ebin/beamtrace.app: src/beamtrace.app.src $(ERL_SRC)
 	@mkdir -p ebin
-	$(Q)sed 's/{modules, *\[[^]]*\]}/{modules, [$(subst $(space),$(comma),$(MODULES))]}/' $< >$@
+	$(Q)sed 's/{modules, *\[[^]]*\]}/{modules, [$(subst $(space),$(comma),$(APP_MODULES))]}/' $< >$@
 
+# Tests (test/README.md): `make test` runs every group, `make test-GROUP`
+# one (test-erl, test-c, ...), and T=NAME[,NAME...] only the named tests of
+# that group, as its TAP lines name them (make test-erl
+# T=bmt_lifecycle_SUITE:two_sessions_test). The scripts read the filter as
+# BMT_TEST_FILTER and their other settings from BMT_* variables, none of
+# which this Makefile defines: a Makefile variable of the same name would
+# replace what the user set (`MODULES=... make test` once ran nothing).
 test: all
-	$(Q)bash test/run_all.sh
+	$(Q)BMT_TEST_FILTER='$(T)' bash test/run_all.sh
+
+test-%: all
+	$(Q)BMT_TEST_FILTER='$(T)' bash test/run_all.sh $*
 
 # The OTP version matrix: the VM-facing groups on Debian trixie (OTP 27) and
 # sid (OTP 29) in chroots under _build/chroots/ (made on first use, root).
 test-otp:
 	$(Q)bash test/otp/matrix.sh
+
+# `make dialyzer`: the application's beams and the test modules, 0 warnings
+# (CI fails on one). The PLT holds erts, kernel, stdlib and runtime_tools
+# (all src/ uses), compiler and common_test (the tests'); it is built once
+# per OTP release under _build/dialyzer/ (minutes) and reused. Dialyzer's
+# own switches are its defaults; the few calls it cannot judge on some OTP
+# releases say why where they are (-dialyzer attributes).
+DIALYZER_OTP := $(shell $(ERL) -noshell -eval 'io:format("~s-~s", [erlang:system_info(otp_release), erlang:system_info(version)]), halt().' 2>/dev/null)
+DIALYZER_PLT := _build/dialyzer/otp-$(DIALYZER_OTP).plt
+DIALYZER_PLT_APPS := erts kernel stdlib runtime_tools compiler common_test
+DIALYZER_TEST_SRC := $(wildcard test/lib/*.erl test/lib/selftest/*.erl test/*/*.erl)
+
+$(DIALYZER_PLT):
+	@mkdir -p _build/dialyzer
+	@echo "  PLT     $@ ($(DIALYZER_PLT_APPS); once per OTP release)"
+	$(Q)dialyzer --build_plt --output_plt $@.tmp --apps $(DIALYZER_PLT_APPS) >_build/dialyzer/plt.log 2>&1 || \
+	    { tail -20 _build/dialyzer/plt.log; exit 1; }
+	$(Q)mv $@.tmp $@
+
+dialyzer: beams $(DIALYZER_PLT)
+	@rm -rf _build/dialyzer/test && mkdir -p _build/dialyzer/test
+	$(Q)$(ERLC) -Werror +debug_info -o _build/dialyzer/test $(DIALYZER_TEST_SRC)
+	@echo "  DIALYZE ebin/ and the test modules"
+	$(Q)dialyzer --plt $(DIALYZER_PLT) $(BEAMS) _build/dialyzer/test/*.beam
 
 demo: all
 	$(Q)bash examples/process_tracing.sh
@@ -114,23 +170,115 @@ demo: all
 bench: all
 	$(Q)bash bench/run.sh
 
+# The analyses' instructions per event alone (callgrind, a few minutes).
+bench-instructions: all
+	$(Q)bash bench/instructions.sh
+
 # Longer fuzz runs than the test suite's: the NIF with 100000 random calls,
 # then the trace reader's mutation fuzz against babeltrace2 (FUZZ_RUNS=10000
 # by default; the test suite runs 1000).
 fuzz: all
-	$(Q)BMT_FUZZ_CALLS=100000 MODULES=bmt_faults_tests BMT_ONLY=callbacks_fuzz_test \
-	    bash test/erl/run.sh
+	$(Q)BMT_FUZZ_CALLS=100000 BMT_TEST_FILTER=bmt_faults_SUITE:callbacks_fuzz_test \
+	    bash test/run_all.sh erl
 	$(Q)bash test/cli/fuzz.sh
 
 clean:
 	rm -rf priv/*.so $(CLI) priv/compat ebin test/out bench/out
 
-# The README's tracepoint table comes from the catalogue, through the CLI.
+# The generated parts of docs/ (tracepoint and USDT tables from the
+# catalogue, docs/cli.md's option tables from each command's --help) come
+# from the CLI: `make docs` rewrites them (commit them), `make check-docs`
+# fails when they are not current (tools/update_docs.sh).
 docs: $(CLI)
 	$(Q)bash tools/update_docs.sh
 
 check-docs: $(CLI)
 	$(Q)bash tools/update_docs.sh --check
+
+# ---- Man pages, bash completion, install -------------------------------------
+# The man pages (help2man) and the bash completion derive from the command's
+# own --help, like docs/cli.md; they are built into _build/ and never
+# committed: the help text is their one source, and help2man is only needed
+# to install them (tools/gen_man.sh, tools/gen_completion.sh).
+#
+# `make install` puts the command on PATH and what it runs with beside it:
+#   $(BINDIR)/beamtrace -> $(APPDIR)/priv/beamtrace (a relative symlink: the
+#       command finds its ebin/ and priv/ from its own path, so
+#       `beamtrace record` ships the installed beams and NIF library)
+#   $(APPDIR)/{ebin,priv}   the OTP application (erl -pa $(APPDIR)/ebin)
+#   $(MANDIR)/man1/beamtrace.1, beamtrace-CMD.1
+#   $(BASH_COMPLETION_DIR)/beamtrace
+#   $(SHAREDIR)/scripts/    the bpftrace scripts
+#   $(DOCDIR)/              README.md, CHANGELOG.md, LICENSE, docs/
+# PREFIX (default /usr/local) and DESTDIR are honoured, and BINDIR, LIBDIR,
+# DATAROOTDIR, MANDIR and BASH_COMPLETION_DIR one by one; the directories
+# named beamtrace are wholly beamtrace's (install replaces them). Without help2man the man pages are
+# skipped, and make says so. `make uninstall` removes all of it, from the
+# list install wrote ($(APPDIR)/installed-files).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+DATAROOTDIR ?= $(PREFIX)/share
+MANDIR ?= $(DATAROOTDIR)/man
+BASH_COMPLETION_DIR ?= $(DATAROOTDIR)/bash-completion/completions
+APPDIR := $(LIBDIR)/beamtrace
+SHAREDIR := $(DATAROOTDIR)/beamtrace
+DOCDIR := $(DATAROOTDIR)/doc/beamtrace
+INSTALL ?= install
+MAN_OUT := _build/man
+COMPLETION := _build/completion/beamtrace
+HELP2MAN := $(shell command -v help2man 2>/dev/null)
+# Reproducible dates in the man pages: the last commit's, where there is one.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+HELP_TOOLS := tools/help_lib.sh tools/help_options.awk
+
+.PHONY: man completion install uninstall man-skipped
+man: $(MAN_OUT)/.built
+$(MAN_OUT)/.built: $(CLI) tools/gen_man.sh $(HELP_TOOLS) $(wildcard docs/man/*.h2m)
+	@echo "  MAN     $(MAN_OUT)/"
+	$(Q)rm -rf $(MAN_OUT) && SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) bash tools/gen_man.sh $(CLI) $(MAN_OUT) $(VERSION)
+	@touch $@
+
+completion: $(COMPLETION)
+$(COMPLETION): $(CLI) tools/gen_completion.sh $(HELP_TOOLS)
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	$(Q)bash tools/gen_completion.sh $(CLI) >$@.tmp && mv $@.tmp $@
+
+man-skipped:
+	@echo "  SKIP    man pages: help2man is not installed (apt-get install help2man)"
+
+install: all completion $(if $(HELP2MAN),man,man-skipped)
+	@echo "  INSTALL $(DESTDIR)$(PREFIX)"
+	$(Q)rm -rf $(DESTDIR)$(APPDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)
+	$(Q)$(INSTALL) -d $(DESTDIR)$(APPDIR)/ebin $(DESTDIR)$(APPDIR)/priv/compat $(DESTDIR)$(BINDIR) \
+	    $(DESTDIR)$(BASH_COMPLETION_DIR) $(DESTDIR)$(SHAREDIR)/scripts $(DESTDIR)$(DOCDIR)/docs
+	$(Q)$(INSTALL) -m 644 $(BEAMS) ebin/beamtrace.app $(DESTDIR)$(APPDIR)/ebin/
+	$(Q)$(INSTALL) -m 755 $(CLI) $(DESTDIR)$(APPDIR)/priv/
+	$(Q)$(INSTALL) -m 644 $(NIF) priv/dyntrace_nif.so $(DESTDIR)$(APPDIR)/priv/
+	$(Q)if [ -f $(LTTNG_SO) ]; then $(INSTALL) -m 644 $(LTTNG_SO) $(DESTDIR)$(APPDIR)/priv/; fi
+	$(Q)$(INSTALL) -m 644 priv/compat/dyntrace.beam $(DESTDIR)$(APPDIR)/priv/compat/
+	$(Q)ln -sfn "$$(realpath -m --relative-to=$(BINDIR) $(APPDIR)/priv/beamtrace)" $(DESTDIR)$(BINDIR)/beamtrace
+	$(Q)$(INSTALL) -m 644 $(COMPLETION) $(DESTDIR)$(BASH_COMPLETION_DIR)/beamtrace
+	$(Q)$(INSTALL) -m 644 scripts/*.bt scripts/README.md $(DESTDIR)$(SHAREDIR)/scripts/
+	$(Q)$(INSTALL) -m 755 scripts/beamtrace-bpftrace $(DESTDIR)$(SHAREDIR)/scripts/
+	$(Q)$(INSTALL) -m 644 README.md CHANGELOG.md LICENSE $(DESTDIR)$(DOCDIR)/
+	$(Q)$(INSTALL) -m 644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
+	$(Q)echo $(BINDIR)/beamtrace >$(DESTDIR)$(APPDIR)/installed-files
+	$(Q)echo $(BASH_COMPLETION_DIR)/beamtrace >>$(DESTDIR)$(APPDIR)/installed-files
+	$(Q)if [ -n "$(HELP2MAN)" ]; then \
+	    $(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 && \
+	    for m in $(MAN_OUT)/*.1; do \
+	        $(INSTALL) -m 644 $$m $(DESTDIR)$(MANDIR)/man1/ && \
+	        echo $(MANDIR)/man1/$${m##*/} >>$(DESTDIR)$(APPDIR)/installed-files || exit 1; \
+	    done; fi
+
+uninstall:
+	@echo "  UNINST  $(DESTDIR)$(PREFIX)"
+	$(Q)if [ -f $(DESTDIR)$(APPDIR)/installed-files ]; then \
+	    while read -r f; do rm -f "$(DESTDIR)$$f"; done <$(DESTDIR)$(APPDIR)/installed-files; \
+	fi
+	$(Q)rm -rf $(DESTDIR)$(APPDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)
 
 # ---- Generated sources -----------------------------------------------------
 # What the preprocessor cannot derive readably is generated from the

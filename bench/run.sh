@@ -17,7 +17,9 @@
 # BENCH_PROFILE=1 (then also bench/profile.sh: perf profiles of null tracer
 # vs beamtrace, ~3 min), BENCH_S1_ROUNDS (5), BENCH_CALLGRIND=0 (skip
 # callgrind), BENCH_RECORD=0 (skip bench/record.sh), BENCH_CLUSTER=0 (skip
-# bench/cluster.sh), BENCH_SOURCES=0 (skip bench/sources.sh).
+# bench/cluster.sh), BENCH_SOURCES=0 (skip bench/sources.sh),
+# BENCH_INSTRUCTIONS=0 (skip bench/instructions.sh: every analysis's
+# instructions per event, counted by callgrind, beside its target).
 #
 # LTTng isolation: as root, the script re-runs itself in a private mount
 # namespace with its own empty /run/lttng and /dev/shm (as test/lttng/run.sh
@@ -141,6 +143,19 @@ node flood pid "$PID_FLOOD_MS" | tee -a "$flood_log"
 rm -rf "$OUT/traces"
 
 peak() { grep "^FLOOD $1 " "$flood_log" | sed -E 's/.*peak RSS ([0-9.]+) MiB.*/\1/'; }
+
+# Instructions per event of every analysis (callgrind; the figures that
+# count for the command's speed, whatever the machine's load).
+if [ "${BENCH_INSTRUCTIONS:-1}" != 0 ] && command -v valgrind >/dev/null; then
+    echo
+    echo "== Analyses: instructions per event (bench/instructions.sh) =="
+    instr_log=$(mktemp)
+    INSTR_LOG=$instr_log bash bench/instructions.sh
+    awk -F'|' '$1 == "INSTR" { printf "SUMMARY|beamtrace %s, instructions per event|%s|%s|%s\n", $2, $3,
+                                       $4 == "-" ? "-" : "<= " $4, $5 }' \
+        "$instr_log" >>"$timing_log"
+    rm -f "$instr_log"
+fi
 
 analyses_log=$(mktemp)
 if [ "${BENCH_ANALYSES:-1}" != 0 ]; then

@@ -301,7 +301,9 @@ snapshot_to(Session, Dir, N) ->
 info() ->
     info_nif([]).
 
--spec info(session()) -> map() | {error, not_running}.
+%% @doc Live state of a session; `[]' is the default session, as in
+%% `{tracer, beamtrace, []}'.
+-spec info(session() | []) -> map() | {error, not_running}.
 info(Session) ->
     info_nif(Session).
 

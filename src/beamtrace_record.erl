@@ -1,5 +1,5 @@
 %% @doc The controller of `beamtrace record': runs in the hidden node the
-%% command starts (c_src/cli/cmd/cmd_record.c), traces a node that has nothing
+%% command starts (c_src/cli/record/controller.c), traces a node that has nothing
 %% of beamtrace installed, brings the trace back and leaves nothing behind.
 %%
 %% == Protocol with the command ==

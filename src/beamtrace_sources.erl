@@ -150,7 +150,7 @@ start(Session, Dir, Src) ->
     receive
         {Ref, ok} ->
             demonitor(Mon, [flush]),
-            application:set_env(beamtrace, {sources, Dir}, #{helper => Helper, keeper => Keeper}),
+            put_helpers(Dir, #{helper => Helper, keeper => Keeper}),
             beamtrace_statedump:own(Session, [{Helper, sources_helper}, {Keeper, sources_keeper}]),
             ok;
         {Ref, {error, _} = Error} ->
@@ -168,13 +168,12 @@ start(Session, Dir, Src) ->
 stop(Session) ->
     case beamtrace:info(Session) of
         #{dir := Dir} ->
-            case application:get_env(beamtrace, {sources, Dir}) of
-                {ok, #{helper := H, keeper := K}} ->
-                    application:unset_env(beamtrace, {sources, Dir}),
+            case take_helpers(Dir) of
+                #{helper := H, keeper := K} ->
                     H ! stop,
                     wait_down(H),
                     wait_down(K);
-                undefined ->
+                none ->
                     ok
             end;
         _ ->
@@ -185,12 +184,47 @@ stop(Session) ->
 -spec helpers(beamtrace:session() | []) -> #{helper := pid(), keeper := pid()} | none.
 helpers(Session) ->
     case beamtrace:info(Session) of
-        #{dir := Dir} ->
-            case application:get_env(beamtrace, {sources, Dir}) of
-                {ok, Map} -> Map;
-                undefined -> none
-            end;
+        #{dir := Dir} -> maps:get(Dir, application:get_env(beamtrace, sources, #{}), none);
         _ -> none
+    end.
+
+%% The helpers of every session with sources, by trace directory, in the
+%% application environment's `sources' (its keys are atoms): sessions start
+%% and stop in any process at once, so each change is made under a lock,
+%% and the key goes with the last session.
+put_helpers(Dir, Helpers) ->
+    with_lock(fun() ->
+                      All = application:get_env(beamtrace, sources, #{}),
+                      application:set_env(beamtrace, sources, All#{Dir => Helpers})
+              end).
+
+take_helpers(Dir) ->
+    with_lock(fun() ->
+                      All = application:get_env(beamtrace, sources, #{}),
+                      case maps:take(Dir, All) of
+                          {Helpers, Rest} when map_size(Rest) =:= 0 ->
+                              application:unset_env(beamtrace, sources),
+                              Helpers;
+                          {Helpers, Rest} ->
+                              application:set_env(beamtrace, sources, Rest),
+                              Helpers;
+                          error ->
+                              none
+                      end
+              end).
+
+%% A lock of this node only (global's, which needs no distribution).
+with_lock(Fun) ->
+    global:trans({?MODULE, self()}, Fun, [node()]).
+
+%% proc_lib:set_label/1 exists from OTP 27 (observer and the shell's i()
+%% show it); checked by export, so OTP 25/26 skip it. Dialyzer on an OTP
+%% without it would call the guarded call missing.
+-dialyzer({no_missing_calls, set_label/1}).
+set_label(Label) ->
+    case erlang:function_exported(proc_lib, set_label, 1) of
+        true -> proc_lib:set_label(Label);
+        false -> ok
     end.
 
 wait_down(Pid) ->
@@ -254,8 +288,7 @@ keep(Keeper, Item) ->
 -spec helper({pid(), reference()}, pid(), beamtrace:session(), options()) -> ok.
 helper({From, Ref}, Keeper, Session, Src) ->
     KMon = monitor(process, Keeper),
-    _ = erlang:function_exported(proc_lib, set_label, 1) andalso
-        proc_lib:set_label(beamtrace_sources),
+    set_label(beamtrace_sources),
     St0 = #{session => Session, keeper => Keeper, keeper_mon => KMon, prev => undefined,
             ours => [], swt => undefined, top => [], undo => [],
             io => beamtrace_sources_io:init()},
@@ -360,9 +393,8 @@ combine(long_message_queue, [V | _]) -> V;
 combine(_, Vs) -> lists:min(Vs).
 
 is_helper(Pid) ->
-    lists:any(fun({{sources, _}, #{helper := H}}) -> H =:= Pid;
-                 (_) -> false
-              end, application:get_all_env(beamtrace)).
+    lists:any(fun(#{helper := H}) -> H =:= Pid end,
+              maps:values(application:get_env(beamtrace, sources, #{}))).
 
 %% Whether a monitor message meets the settings `Opts' (an erlang:
 %% system_monitor/2 option list).

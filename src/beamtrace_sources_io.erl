@@ -172,10 +172,18 @@ undo(MFAs, Helper) ->
 
 %%% The helper's state and messages
 
+%% erlang:process_info(Pid, {dictionary, Key}) reads one key without copying
+%% the whole dictionary, from OTP 26; OTP 25 raises badarg (the callers
+%% fall back), and its spec does not have the item, so dialyzer there calls
+%% the call failing.
+-dialyzer({[no_fail_call, no_return], dictionary_item/2}).
+dictionary_item(Pid, Key) ->
+    erlang:process_info(Pid, {dictionary, Key}).
+
 %% @doc The helper's state for these sources.
 -spec init() -> map().
 init() ->
-    Key = try erlang:process_info(self(), {dictionary, ?TAG_KEY}) of
+    Key = try dictionary_item(self(), ?TAG_KEY) of
               _ -> true
           catch error:badarg -> false
           end,
@@ -260,7 +268,7 @@ fd_alive(_) -> true.
 tag(_Pid, {_, {?TAG_KEY, Tag}, _, _, _}, _St) when is_binary(Tag) ->
     Tag;
 tag(Pid, _, #{dict_key := true}) ->
-    case erlang:process_info(Pid, {dictionary, ?TAG_KEY}) of
+    case dictionary_item(Pid, ?TAG_KEY) of
         {_, {_, Tag}} when is_binary(Tag) -> Tag;
         _ -> <<>>
     end;

@@ -384,6 +384,7 @@ check_own(#{backend := B}, _) when B =/= auto, B =/= session, B =/= legacy ->
 check_own(#{duration := D}, _) when D =/= infinity, not (is_integer(D) andalso D > 0) ->
     {error, {badopt, duration}};
 check_own(#{exclude := X}, _) when not is_list(X) -> {error, {badopt, exclude}};
+%% options/1 merged the defaults in: every key is there.
 check_own(#{'$own' := O}, _) when not is_list(O) -> {error, {badopt, '$own'}};
 check_own(#{exclude := X, '$own' := O} = Own, Rec) ->
     case lists:all(fun(P) -> is_pid(P) orelse is_atom(P) end, X) andalso
@@ -864,6 +865,10 @@ is_controller(T) ->
         _ -> false
     end.
 
+%% proc_lib:set_label/1 exists from OTP 27 (observer and the shell's i()
+%% show it); checked by export, so OTP 25/26 skip it. Dialyzer on an OTP
+%% without it would call the guarded call missing.
+-dialyzer({no_missing_calls, set_label/1}).
 set_label(Label) ->
     case erlang:function_exported(proc_lib, set_label, 1) of
         true -> proc_lib:set_label(Label);

@@ -85,7 +85,9 @@
 
 -export_type([handle/0, options/0, process_spec/0, port_spec/0]).
 
--opaque handle() :: pid().
+%% The handle is its process: a caller may monitor it (beamtrace_trace
+%% does) or kill it (what that undoes is said above).
+-type handle() :: pid().
 -type options() :: #{tracer_state => [] | beamtrace:session(),
                      name => atom(),
                      backend => auto | session | legacy,
@@ -427,7 +429,10 @@ teardown(#st{backend = legacy, tracer = Tracer} = St) ->
 %% in one call: given a tracer, erlang:trace/3 leaves alone every tracee
 %% whose tracer is another, live one (erts start_trace/5; measured on OTP
 %% 25, 27 and 29). The new ones (New) only if they would get our tracer:
-%% there the VM would clear another tool's default flags too.
+%% there the VM would clear another tool's default flags too. (OTP 25's
+%% spec of erlang:trace_info/2 gives a tracer module as {tracer, Module,
+%% State}; the VM answers {tracer, {Module, State}}, which Tracer is.)
+-dialyzer({no_match, clear_flags/4}).
 clear_flags(_Existing, _New, [], _Tracer) ->
     ok;
 clear_flags(Existing, New, Flags, {M, S} = Tracer) ->
@@ -522,7 +527,9 @@ erts_has_gc_multi_session_fix(Vsn) ->
 %%% Internals
 
 %% proc_lib:set_label/1 exists from OTP 27 (observer and the shell's i()
-%% show it); checked by export, so OTP 25/26 skip it.
+%% show it); checked by export, so OTP 25/26 skip it. Dialyzer on an OTP
+%% without it would call the guarded call missing.
+-dialyzer({no_missing_calls, set_label/1}).
 set_label(Label) ->
     case erlang:function_exported(proc_lib, set_label, 1) of
         true -> proc_lib:set_label(Label);

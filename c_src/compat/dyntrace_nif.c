@@ -8,7 +8,6 @@
  * enif_priv_data() finds the same sessions, sinks and thread contexts.
  * The callback pointers are set once at load and never change after.
  */
-#include "nif/nif_priv.h"
 #include "nif/nif_shared.h"
 
 #include <dlfcn.h>

@@ -14,13 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t bmt_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Writes all of `buf` at offset `off`. Returns 0 or a negative errno; a
  * write that makes no progress is -ENOSPC (what a full disk gives once part
  * of a buffer went in). */

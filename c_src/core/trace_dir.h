@@ -138,7 +138,4 @@ void bmt_trace_dir_abandon(struct bmt_trace_dir *d);
  * negative errno. */
 int bmt_ctf_trace_info_init(struct bmt_ctf_trace_info *info);
 
-/* CLOCK_MONOTONIC in nanoseconds: the trace clock. */
-uint64_t bmt_clock_ns(void);
-
 #endif

@@ -7,7 +7,10 @@
  * control lock, which start and stop hold across disk I/O and thread joins.
  */
 #define _GNU_SOURCE /* strerrorname_np */
-#include "nif_priv.h"
+#include "nif_control.h"
+#include "nif_format.h"
+#include "nif_session.h"
+#include "nif_state.h"
 
 #include <errno.h>
 #include <string.h>
@@ -15,19 +18,6 @@
 #define MAX_BUFFER_BYTES (UINT64_C(1) << 30)
 #define MIN_SUBBUF_BYTES 4096u
 #define MIN_TRACEFILE_BYTES (64 * 1024u)
-
-struct bmt_session *bmt_resolve_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state,
-                                       uint64_t *generation)
-{
-    struct session_handle *h;
-    /* A handle from an earlier load of the library names nothing here. */
-    if (enif_get_resource(env, state, p->session_type, (void **)&h) &&
-        h->instance == p->instance) {
-        *generation = h->generation;
-        return &p->rec.sessions[h->index];
-    }
-    return NULL;
-}
 
 /* ---- results ---- */
 
@@ -85,62 +75,6 @@ static ERL_NIF_TERM stats_map(struct priv *p, ErlNifEnv *env, const struct bmt_r
     ERL_NIF_TERM map;
     enif_make_map_from_arrays(env, keys, values, sizeof keys / sizeof keys[0], &map);
     return map;
-}
-
-/* The handle term of session (index, generation): the one kept in
- * p->handles while the session is known, so handles compare equal; a new
- * one (kept from now on) the first time. */
-static ERL_NIF_TERM make_handle(struct priv *p, ErlNifEnv *env, int index, uint64_t generation)
-{
-    enif_mutex_lock(p->handles_lock);
-    struct session_handle *h = p->handles[index];
-    if (!h || h->generation != generation) {
-        if (h)
-            enif_release_resource(h);
-        h = enif_alloc_resource(p->session_type, sizeof *h);
-        if (h) {
-            h->instance = p->instance;
-            h->index = index;
-            h->generation = generation;
-        }
-        p->handles[index] = h;
-    }
-    ERL_NIF_TERM term = h ? enif_make_resource(env, h) : p->atom.undefined;
-    enif_mutex_unlock(p->handles_lock);
-    return term;
-}
-
-/* Lets go of the kept handle of a collected session (Erlang terms that
- * name it stay valid and name nothing). */
-static void forget_handle(struct priv *p, int index, uint64_t generation)
-{
-    enif_mutex_lock(p->handles_lock);
-    struct session_handle *h = p->handles[index];
-    if (h && h->generation == generation) {
-        enif_release_resource(h);
-        p->handles[index] = NULL;
-    }
-    enif_mutex_unlock(p->handles_lock);
-}
-
-/* Reads a handle (not []): 0 when `term` is not one of this load's. */
-static int get_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM term, int *index,
-                      uint64_t *generation)
-{
-    if (enif_is_empty_list(env, term)) {
-        uint64_t packed = atomic_load(&p->rec.default_session);
-        if (!packed)
-            return 0;
-        *index = (int)(packed & 0xff) - 1;
-        *generation = packed >> 8;
-        return 1;
-    }
-    struct session_handle *h;
-    if (!enif_get_resource(env, term, p->session_type, (void **)&h) || h->instance != p->instance)
-        return 0;
-    *index = h->index;
-    *generation = h->generation;
-    return 1;
 }
 
 /* ---- start ---- */
@@ -380,7 +314,7 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                            req->make_default, &index,
                            &generation);
         if (rc == 0) {
-            result = enif_make_tuple2(env, p->atom.ok, make_handle(p, env, index, generation));
+            result = enif_make_tuple2(env, p->atom.ok, bmt_make_handle(&p->handles, env, index, generation));
             goto out;
         }
     }
@@ -412,9 +346,9 @@ ERL_NIF_TERM bmt_nif_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     int index;
     uint64_t generation;
     if (!enif_is_empty_list(env, argv[0]) &&
-        !enif_get_resource(env, argv[0], p->session_type, (void **)&h))
+        !enif_get_resource(env, argv[0], p->handles.type, (void **)&h))
         return enif_make_badarg(env);
-    if (!get_handle(p, env, argv[0], &index, &generation))
+    if (!bmt_get_handle(&p->handles, env, argv[0], &index, &generation))
         return error_tuple(p, env, p->atom.not_running);
     char dir[4096];
     struct bmt_rec_stats st;
@@ -422,7 +356,7 @@ ERL_NIF_TERM bmt_nif_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     if (bmt_rec_info(&p->rec, index, generation, &state, &st, dir, sizeof dir) != 0 ||
         bmt_rec_stop(&p->rec, index, generation, &st) != 0)
         return error_tuple(p, env, p->atom.not_running);
-    forget_handle(p, index, generation);
+    bmt_forget_handle(&p->handles, index, generation);
     ERL_NIF_TERM map = stats_map(p, env, &st, dir);
     if (reason_is_failure(st.reason))
         return error_tuple(p, env, enif_make_tuple2(env, reason_term(env, &st), map));
@@ -439,7 +373,7 @@ ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     uint64_t generation;
     char dir[4096];
     struct bmt_rec_stats st;
-    if (!get_handle(p, env, argv[0], &index, &generation) ||
+    if (!bmt_get_handle(&p->handles, env, argv[0], &index, &generation) ||
         bmt_rec_info(&p->rec, index, generation, &state, &st, dir, sizeof dir) != 0)
         return error_tuple(p, env, p->atom.not_running);
     uint64_t packed = atomic_load(&p->rec.default_session);
@@ -471,7 +405,7 @@ ERL_NIF_TERM bmt_nif_sessions(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     int n = bmt_rec_sessions(&p->rec, index, generation);
     ERL_NIF_TERM list = enif_make_list(env, 0);
     while (n-- > 0)
-        list = enif_make_list_cell(env, make_handle(p, env, index[n], generation[n]), list);
+        list = enif_make_list_cell(env, bmt_make_handle(&p->handles, env, index[n], generation[n]), list);
     return list;
 }
 
@@ -486,7 +420,7 @@ ERL_NIF_TERM bmt_nif_snapshot(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     char dir[4096];
     if (!get_path(env, argv[1], dir, sizeof dir - 64))
         return enif_make_badarg(env);
-    if (!get_handle(p, env, argv[0], &index, &generation))
+    if (!bmt_get_handle(&p->handles, env, argv[0], &index, &generation))
         return error_tuple(p, env, p->atom.not_running);
     struct bmt_rec_stats st;
     int rc = bmt_rec_snapshot(&p->rec, index, generation, dir, &st);
@@ -522,8 +456,36 @@ void bmt_on_stopped(void *ctx, int index, uint64_t generation, enum bmt_stop_rea
     st.error = atomic_load(&p->rec.sessions[index].error);
     /* {beamtrace_stopped, Session, Reason}; stop/1 gives the figures. */
     ERL_NIF_TERM msg = enif_make_tuple3(env, enif_make_atom(env, "beamtrace_stopped"),
-                                        make_handle(p, env, index, generation),
+                                        bmt_make_handle(&p->handles, env, index, generation),
                                         reason_term(env, &st));
     enif_send(NULL, &pid, env, msg);
     enif_free_env(env);
+}
+
+/* ---- sinks ---- */
+
+/* sinks() -> #{recorder => true, lttng => true | {unavailable, Why},
+ * usdt => true | {unavailable, Why}}: which sinks this node has. */
+ERL_NIF_TERM bmt_nif_sinks(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc, (void)argv;
+    struct priv *p = enif_priv_data(env);
+    static const char usdt_why[] = "compiled out: sys/sdt.h was absent when this library was "
+                                   "built (install systemtap-sdt-dev and rebuild)";
+    ERL_NIF_TERM why, usdt;
+    memcpy(enif_make_new_binary(env, strlen(p->lttng_why), &why), p->lttng_why,
+           strlen(p->lttng_why));
+    if (bmt_usdt_built()) {
+        usdt = p->atom.true_;
+    } else {
+        usdt = enif_make_tuple2(env, p->atom.unavailable, binary_of(env, usdt_why));
+    }
+    ERL_NIF_TERM keys[] = {p->atom.recorder, p->atom.lttng, p->atom.usdt};
+    ERL_NIF_TERM values[] = {p->atom.true_,
+                             p->lttng ? p->atom.true_
+                                      : enif_make_tuple2(env, p->atom.unavailable, why),
+                             usdt};
+    ERL_NIF_TERM map;
+    enif_make_map_from_arrays(env, keys, values, 3, &map);
+    return map;
 }

@@ -9,7 +9,58 @@
  */
 #include "nif_decode.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#ifdef BMT_DEBUG
+/* The debug build's checks (nif_decode.h). */
+static void decode_mismatch(const struct decode *d, const char *what)
+{
+    const struct bmt_tracepoint *tp = &bmt_catalogue[d->tp];
+    fprintf(stderr, "beamtrace (debug build): decoding %s: %s\r\n", tp->full_name, what);
+    abort();
+}
+
+static const char *type_name(enum bmt_field_type type)
+{
+    switch (type) {
+    case BMT_FIELD_STRING: return "string";
+    case BMT_FIELD_U32: return "u32";
+    case BMT_FIELD_U64: return "u64";
+    case BMT_FIELD_S64: return "s64";
+    }
+    return "?";
+}
+
+void bmt_decode_check_field(const struct decode *d, const char *name, enum bmt_field_type type)
+{
+    const struct bmt_tracepoint *tp = &bmt_catalogue[d->tp];
+    char what[256];
+    if (d->field >= tp->field_count) {
+        snprintf(what, sizeof what, "field %u (%s %s) written, the catalogue has %u fields",
+                 d->field, type_name(type), name, tp->field_count);
+        decode_mismatch(d, what);
+    }
+    const struct bmt_field *f = &tp->fields[d->field];
+    if (strcmp(f->name, name) != 0 || f->type != type) {
+        snprintf(what, sizeof what, "field %u written as %s %s, the catalogue says %s %s",
+                 d->field, type_name(type), name, type_name(f->type), f->name);
+        decode_mismatch(d, what);
+    }
+}
+
+void bmt_decode_check_end(const struct decode *d)
+{
+    const struct bmt_tracepoint *tp = &bmt_catalogue[d->tp];
+    char what[128];
+    if (d->field != tp->field_count) {
+        snprintf(what, sizeof what, "%u fields written, the catalogue has %u", d->field,
+                 tp->field_count);
+        decode_mismatch(d, what);
+    }
+}
+#endif
 
 void bmt_decode_message_again(struct decode *d, int tp, int message_bytes, uint8_t *where)
 {
@@ -20,7 +71,7 @@ void bmt_decode_message_again(struct decode *d, int tp, int message_bytes, uint8
     struct bmt_value *v = &d->t->event.values[tp == BMT_TP_message_send ? BMT_F_message_send_message
                                                                         : BMT_F_message_receive_message];
     v->str = (const char *)where;
-    v->len = (uint32_t)bmt_format_message(d->t, d->env, d->term, message_bytes, (char *)where);
+    v->len = (uint32_t)bmt_format_message(&d->t->fmt, d->env, d->term, message_bytes, (char *)where);
 }
 
 /* ---- USDT-only arguments ---- */
@@ -29,7 +80,7 @@ void bmt_decode_message_again(struct decode *d, int tp, int message_bytes, uint8
 static const char *text_at(struct decode *d, ERL_NIF_TERM term, size_t room, uint8_t **where)
 {
     char *text = (char *)*where;
-    size_t len = bmt_format_term(d->t, d->env, term, text, room);
+    size_t len = bmt_format_term(&d->t->fmt, d->env, term, text, room);
     *where += len + 1;
     return text;
 }

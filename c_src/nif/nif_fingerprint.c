@@ -41,7 +41,7 @@
  * iterator allocates nothing), no lock, no message: runs in the tracer
  * callbacks of the traced process.
  */
-#include "nif_decode.h"
+#include "nif_fingerprint.h"
 
 #include <endian.h>
 #include <string.h>

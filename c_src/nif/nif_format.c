@@ -4,52 +4,17 @@
  * Terms go through bmt_term_text (nif_term_text.c), byte-identical to "%T"
  * and much faster; pids and ports through its per-thread id cache. MFAs are
  * cached here by (module atom, function atom, arity): atoms are immediates,
- * so the key names one text forever. A thread_ctx is owned by one thread,
- * so the caches need no locks.
+ * so the key names one text forever. A struct bmt_format_cache is owned by
+ * one thread, so the caches need no locks (contract in nif_format.h).
  */
-#include "nif_priv.h"
+#include "nif_format.h"
 
 #include <string.h>
 
-/* A thread's slot: the source of truth is the state's pthread key, which
- * every copy of this library sharing the state reads (after a code upgrade
- * from another file, or the dyntrace shim), so a thread has one slot per
- * state, not one per copy. This copy's TLS caches the context, tagged with
- * the state's random instance id so a slot of an earlier state is never
- * reused (bmt_thread_ctx in nif_priv.h reads it inline). initial-exec TLS: a
- * direct %fs-relative load on every event; 16 bytes fit the static TLS glibc
- * keeps for dlopen. */
-__thread uint64_t bmt_tls_instance __attribute__((tls_model("initial-exec")));
-__thread struct thread_ctx *bmt_tls_ctx __attribute__((tls_model("initial-exec")));
-
-struct thread_ctx *bmt_thread_ctx_slow(struct priv *p)
-{
-    intptr_t stored = (intptr_t)pthread_getspecific(p->slot_key);
-    int slot;
-    if (stored > 0) {
-        slot = (int)stored - 1;
-    } else {
-        slot = atomic_fetch_add(&p->next_thread, 1);
-        /* A thread past the table has no context: its events are counted
-         * as dropped, never written into another thread's ring. */
-        if (slot >= p->max_threads)
-            slot = -1;
-        else
-            pthread_setspecific(p->slot_key, (void *)(intptr_t)(slot + 1));
-    }
-    bmt_tls_instance = p->instance;
-    bmt_tls_ctx = slot < 0 ? NULL : &p->threads[slot];
-    if (slot >= 0) {
-        p->threads[slot].slot = slot;
-        p->threads[slot].nil = p->nil;
-    }
-    return bmt_tls_ctx;
-}
-
-size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
+size_t bmt_format_term(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
                        size_t room)
 {
-    return bmt_term_text_cached(&t->text, env, term, out, room);
+    return bmt_term_text_cached(&c->text, env, term, out, room);
 }
 
 /* Every destination of an ID or MFA field has room for its kind's bound,
@@ -59,26 +24,26 @@ size_t bmt_format_term(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, 
 _Static_assert(BMT_ID_CACHE_TEXT_BYTES + 1 <= BMT_ID_MAX_BYTES + 1, "id entries fit an ID field");
 _Static_assert(MFA_CACHE_TEXT <= BMT_MFA_MAX_BYTES + 1, "mfa entries fit an MFA field");
 
-size_t bmt_format_id(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
+size_t bmt_format_id(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
 {
-    const struct bmt_id_cache_entry *e = bmt_id_cache_hit(&t->text.ids, term);
+    const struct bmt_id_cache_entry *e = bmt_id_cache_hit(&c->text.ids, term);
     if (e) {
         memcpy(out, e->text, sizeof e->text);
         out[e->len_bytes] = '\0';
         return e->len_bytes;
     }
-    return bmt_id_text(&t->text.ids, env, term, out, BMT_ID_MAX_BYTES + 1);
+    return bmt_id_text(&c->text.ids, env, term, out, BMT_ID_MAX_BYTES + 1);
 }
 
-size_t bmt_format_mfa_miss(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
-                           int vm_args)
+size_t bmt_format_mfa_miss(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
+                           char *out, int vm_args)
 {
     static const char undefined[] = "undefined";
     const ERL_NIF_TERM *mfa;
     int size;
     unsigned long arity;
     if (!enif_get_tuple(env, term, &size, &mfa) || size != 3 ||
-        !bmt_mfa_arity(t, env, mfa[2], vm_args, &arity))
+        !bmt_mfa_arity(c, env, mfa[2], vm_args, &arity))
         goto undef;
     if (!enif_is_atom(env, mfa[0]) || !enif_is_atom(env, mfa[1]))
         goto undef;
@@ -89,7 +54,7 @@ size_t bmt_format_mfa_miss(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM te
     if (len > 0 && len < MFA_CACHE_TEXT) {
         /* Only atom keys are ever stored, and a term word names one term,
          * so a later hit needs no type checks. */
-        struct mfa_cache_entry *e = &t->mfas[bmt_mfa_slot(mfa[0], mfa[1], arity)];
+        struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1], arity)];
         e->module = mfa[0];
         e->function = mfa[1];
         e->arity = arity;
@@ -166,7 +131,7 @@ size_t bmt_term_words(ErlNifEnv *env, ERL_NIF_TERM term, int *complete)
     return words;
 }
 
-size_t bmt_format_message(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM term,
+size_t bmt_format_message(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
                           int message_bytes, char *out)
 {
     if (message_bytes == BMT_MESSAGE_SIZE_ONLY) {
@@ -180,5 +145,5 @@ size_t bmt_format_message(struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM ter
         out[0] = '\0';
         return 0;
     }
-    return bmt_format_term(t, env, term, out, (size_t)message_bytes + 1);
+    return bmt_format_term(c, env, term, out, (size_t)message_bytes + 1);
 }

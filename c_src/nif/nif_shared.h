@@ -18,7 +18,6 @@
 #include <stdint.h>
 
 #define BMT_SHARED_ABI 2
-#define BMT_PRIV_MAGIC UINT64_C(0x62656d7472616365) /* "bemtrace" */
 
 typedef ERL_NIF_TERM bmt_nif_fn(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
@@ -38,14 +37,6 @@ struct bmt_shared_api {
     } callbacks[18];
 };
 
-struct priv;
-
-/* Registers `p` as a live state for retain (load). Returns 0 or -1. */
-int bmt_shared_remember(struct priv *p);
-/* Unregisters it (before freeing). */
-void bmt_shared_forget(struct priv *p);
-/* Drops one holder of `p` (nif_main.c: the last one frees it). */
-void bmt_priv_release(void *p);
 /* '$shared_state'() -> integer(): this state's instance id. Not an API. */
 ERL_NIF_TERM bmt_nif_shared_state(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 

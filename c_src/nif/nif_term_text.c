@@ -3,7 +3,7 @@
  *
  * The rules below restate what OTP 25's erts printer (erl_printf_term.c)
  * does; every one is checked byte for byte against enif_snprintf by
- * test/erl/term_text.sh:
+ * test/erl/bmt_term_text_SUITE.erl (make test-erl T=bmt_term_text_SUITE):
  *   - atoms: unquoted iff the first character is a Latin-1 lowercase letter
  *     and the rest are Latin-1 alphanumerics or '_' (judged on the UTF-8
  *     bytes: continuation bytes count as letters, 3- and 4-byte sequences
@@ -346,7 +346,7 @@ static int local_pid_text(ERL_NIF_TERM t, char *out)
     return len;
 }
 
-static void put_id(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TERM t)
+static void put_pid_or_port(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TERM t)
 {
     struct bmt_id_cache_entry *e;
     char tmp[BMT_ID_CACHE_TEXT_BYTES + 2];
@@ -514,7 +514,7 @@ static void put_string(ErlNifEnv *env, struct out *o, ERL_NIF_TERM t)
     put_c(o, '"');
 }
 
-static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
+static void put_subterm(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
                      unsigned depth);
 
 static void put_list(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
@@ -532,20 +532,20 @@ static void put_list(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
         if (!first)
             put_c(o, ',');
         first = 0;
-        put_term(c, o, hd, depth + 1);
+        put_subterm(c, o, hd, depth + 1);
     }
     if (out_full(o))
         return;
     if (!enif_is_empty_list(c->env, t)) {
         put_c(o, '|');
-        put_term(c, o, t, depth + 1);
+        put_subterm(c, o, t, depth + 1);
     }
     put_c(o, ']');
 }
 
 /* ---- the dispatcher ------------------------------------------------- */
 
-static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
+static void put_subterm(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
                      unsigned depth)
 {
     if (out_full(o))
@@ -607,7 +607,7 @@ static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
     }
     case ERL_NIF_TERM_TYPE_PID:
     case ERL_NIF_TERM_TYPE_PORT:
-        put_id(c->cache ? &c->cache->ids : NULL, o, t);
+        put_pid_or_port(c->cache ? &c->cache->ids : NULL, o, t);
         return;
     case ERL_NIF_TERM_TYPE_BITSTRING: {
         ErlNifBinary bin;
@@ -627,7 +627,7 @@ static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
         for (i = 0; i < arity && !out_full(o); i++) {
             if (i)
                 put_c(o, ',');
-            put_term(c, o, el[i], depth + 1);
+            put_subterm(c, o, el[i], depth + 1);
         }
         put_c(o, '}');
         return;
@@ -655,9 +655,9 @@ static void put_term(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
             if (!first)
                 put_c(o, ',');
             first = 0;
-            put_term(c, o, k, depth + 1);
+            put_subterm(c, o, k, depth + 1);
             put_s(o, "=>", 2);
-            put_term(c, o, v, depth + 1);
+            put_subterm(c, o, v, depth + 1);
             enif_map_iterator_next(c->env, &it);
         }
         enif_map_iterator_destroy(c->env, &it);
@@ -759,7 +759,7 @@ size_t bmt_term_text_cached(struct bmt_text_cache *cache, ErlNifEnv *env,
     if (size > BMT_TERM_TEXT_NATIVE_MAX_BYTES) {
         put_fallback(&o, term);
     } else if (!put_flat_tuple(&c, &o, term)) {
-        put_term(&c, &o, term, 0);
+        put_subterm(&c, &o, term, 0);
     }
     *o.p = '\0';
     return (size_t)(o.p - buf);
@@ -780,7 +780,7 @@ size_t bmt_id_text(struct bmt_id_cache *ids, ErlNifEnv *env,
     if ((type != ERL_NIF_TERM_TYPE_PID && type != ERL_NIF_TERM_TYPE_PORT)
         || size > BMT_TERM_TEXT_NATIVE_MAX_BYTES)
         return bmt_term_text(env, term, buf, size);
-    put_id(ids, &o, term);
+    put_pid_or_port(ids, &o, term);
     *o.p = '\0';
     return (size_t)(o.p - buf);
 }

@@ -2,26 +2,28 @@
  * one trace event into one catalogue event for every sink that wants it.
  *
  * One event's path: enabled_* maps the tag to a tracepoint, resolves the
- * tracer state to a recorder session, asks the sinks (one mask test, one
- * LTTng state load, USDT semaphore loads) and remembers the answer in the
- * thread's context; trace_*, which the VM calls next on the same thread for
- * the same event, takes that answer instead of asking again. When the
- * recorder wants the event, the clock is read, the thread's ring entered
- * (recorder.h's bracket) and room reserved, and the fields are formatted
- * straight into the ring (nif_decode.c); LTTng and USDT get the same decoded
- * event. Files on the way: this one, nif_decode.c (+ the formatters), the
- * recorder's inline bracket, and the sinks.
+ * tracer state to a recorder session (nif_session.h), asks the sinks
+ * (nif_dispatch.h: one mask test, one LTTng state load, USDT semaphore
+ * loads) and remembers the answer in the thread's context; trace_*, which
+ * the VM calls next on the same thread for the same event, takes that
+ * answer instead of asking again. When the recorder wants the event, the
+ * clock is read (core/clock.h), the thread's ring entered (recorder.h's
+ * bracket) and room reserved, and the fields are formatted straight into
+ * the ring (nif_decode.h, through nif_format.h's caches); LTTng and USDT
+ * get the same decoded event (nif_dispatch.c). Files on the way: this one,
+ * nif_decode.h (+ the formatters), the recorder's inline bracket,
+ * nif_dispatch.c and the sinks.
  *
  * Hot path rules: no allocation, no lock, no message, no term building, no
  * clock read unless the recorder takes the event.
  */
+#include "nif_tracer.h"
 #include "nif_decode.h"
-#include "sinks/sinks.h"
-#include "sinks/usdt_wants.h"
-
-/* OTP's LTTng buffers kept 255 bytes of a message: the length used when no
- * recorder session sets one. */
-#define OTP_MESSAGE_BYTES 255
+#include "nif_dispatch.h"
+#include "nif_format.h"
+#include "nif_session.h"
+#include "nif_state.h"
+#include "nif_thread.h"
 
 /* Tracepoint of each trace tag, by callback group; -1 = not a tracepoint. */
 static inline int tp_procs(const struct bmt_atoms *a, ERL_NIF_TERM tag)
@@ -105,19 +107,14 @@ HOT void decide(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM tag, ERL_NIF_TERM s
     if (d->tp < 0)
         return;
     d->rec_tp = d->tp;
-    d->session = bmt_resolve_session(p, env, state, &d->generation);
-    if (d->session && bmt_rec_wants(d->session, d->generation, d->tp)) {
-        d->sinks |= BMT_SINK_RECORDER;
-        if ((d->tp == BMT_TP_message_send || d->tp == BMT_TP_message_receive) &&
-            (atomic_load_explicit(&d->session->format_option, memory_order_relaxed) &
-             BMT_FORMAT_LINKS))
-            d->rec_tp = d->tp == BMT_TP_message_send ? BMT_TP_message_send_link
-                                                     : BMT_TP_message_receive_link;
-    }
-    if (bmt_lttng_wants(p->lttng, d->tp))
-        d->sinks |= BMT_SINK_LTTNG;
-    if (bmt_usdt_wants(d->tp))
-        d->sinks |= BMT_SINK_USDT;
+    d->session = bmt_resolve_session(&p->handles, env, state, &d->generation);
+    d->sinks = bmt_sinks_wanting(p, d->session, d->generation, d->tp, 0);
+    if ((d->sinks & BMT_SINK_RECORDER) &&
+        (d->tp == BMT_TP_message_send || d->tp == BMT_TP_message_receive) &&
+        (atomic_load_explicit(&d->session->format_option, memory_order_relaxed) &
+         BMT_FORMAT_LINKS))
+        d->rec_tp = d->tp == BMT_TP_message_send ? BMT_TP_message_send_link
+                                                 : BMT_TP_message_receive_link;
 }
 
 HOT ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
@@ -127,36 +124,16 @@ HOT ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_m
     decide(p, env, argv[0], argv[1], map, &d);
     if (!d.sinks)
         return p->atom.discard;
-    struct thread_ctx *t = bmt_thread_ctx(p);
+    struct thread_ctx *t = bmt_thread_ctx(&p->threads);
     if (t)
         t->decision = d;
     return p->atom.trace;
 }
 
-/* Hands the decoded event to LTTng and USDT. `spare` is scratch room past
- * the fields for what only they need. */
-static void emit_external(struct priv *p, struct decode *d, int tp, unsigned sinks,
-                          uint8_t *spare)
-{
-    if (sinks & BMT_SINK_LTTNG) {
-        if (d->message_bytes != OTP_MESSAGE_BYTES &&
-            (tp == BMT_TP_message_send || tp == BMT_TP_message_receive)) {
-            bmt_decode_message_again(d, tp, OTP_MESSAGE_BYTES, spare);
-            spare += OTP_MESSAGE_BYTES + 1;
-        }
-        p->lttng->emit(&d->t->event);
-    }
-    if (sinks & BMT_SINK_USDT) {
-        struct bmt_usdt_args args;
-        bmt_decode_usdt_args(d, tp, &args, spare);
-        bmt_usdt_emit(&d->t->event, &args);
-    }
-}
-
 HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
 {
     struct priv *p = enif_priv_data(env);
-    struct thread_ctx *t = bmt_thread_ctx(p);
+    struct thread_ctx *t = bmt_thread_ctx(&p->threads);
     struct bmt_decision fresh;
     const struct bmt_decision *dec = &fresh;
     if (t && t->decision.tag == argv[0] && t->decision.state == argv[1]) {
@@ -170,12 +147,11 @@ HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map
     struct bmt_session *s = dec->session;
     /* No slot, or re-entered from our own formatting (never recurse): the
      * recorder counts what it could not take. */
-    if (!t || t->in_use) {
+    if (!bmt_thread_enter(t)) {
         if (dec->sinks & BMT_SINK_RECORDER)
             bmt_rec_drop(s);
         return p->atom.ok;
     }
-    t->in_use = 1;
     int tp = dec->tp;
     unsigned sinks = dec->sinks;
     uint64_t generation = dec->generation;
@@ -185,26 +161,31 @@ HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map
     int message_bytes =
         (sinks & BMT_SINK_RECORDER)
             ? bmt_format_message_bytes(atomic_load_explicit(&s->format_option, memory_order_relaxed))
-        : (sinks & BMT_SINK_LTTNG) ? OTP_MESSAGE_BYTES
+        : (sinks & BMT_SINK_LTTNG) ? BMT_OTP_MESSAGE_BYTES
                                    : 0;
     struct bmt_ring *ring = NULL;
     uint8_t *start = NULL, *dst = NULL;
     uint64_t ts = 0;
     if (sinks & BMT_SINK_RECORDER) {
-        ts = bmt_event_ns(&p->clock, t);
+        ts = bmt_clock_event_ns(&p->clock, &t->clock);
         ring = bmt_rec_enter(s, generation, (unsigned)t->slot);
         if (ring)
             dst = bmt_rec_reserve(s, ring, dec->rec_tp, ts, &start);
     }
     if (dst || external) {
-        /* The session is pinned while its ring is entered: its node name
-         * stays put. */
-        struct decode d = {env, &p->atom, t, message_bytes, argv[0], argv[2], argv[3], argv[4],
-                           dst ? dst : t->scratch, 0, dst ? s->cfg.info.node : NULL};
         /* A link variant starts with OTP's fields: the other sinks read
          * those, as OTP's event. */
         int decoded = dst ? dec->rec_tp : tp;
-        t->event.id = (uint16_t)decoded;
+        struct decode d;
+        bmt_decode_init(&d, env, p, t, decoded, dst ? dst : t->scratch);
+        d.message_bytes = message_bytes;
+        d.tag = argv[0];
+        d.tracee = argv[2];
+        d.term = argv[3];
+        d.opts = argv[4];
+        /* The session is pinned while its ring is entered: its node name
+         * stays put. */
+        d.node = dst ? s->cfg.info.node : NULL;
         t->event.ts_ns = ts;
         bmt_decode_fields(&d, decoded);
         if (start)
@@ -212,12 +193,12 @@ HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map
         /* Ring space past the event is not ours: extras go to scratch. */
         if (external) {
             t->event.id = (uint16_t)tp;
-            emit_external(p, &d, tp, external, start ? t->scratch : d.cursor);
+            bmt_dispatch_external(p, &d, tp, external, start ? t->scratch : d.cursor);
         }
     }
     if (ring)
         bmt_rec_leave(s, (unsigned)t->slot, ts);
-    t->in_use = 0;
+    bmt_thread_leave(t);
     return p->atom.ok;
 }
 
@@ -238,7 +219,7 @@ ERL_NIF_TERM bmt_nif_enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     if (argv[1] == p->nil)
         return p->atom.trace;
     uint64_t gen;
-    struct bmt_session *s = bmt_resolve_session(p, env, argv[1], &gen);
+    struct bmt_session *s = bmt_resolve_session(&p->handles, env, argv[1], &gen);
     return s && bmt_rec_known(s, gen) ? p->atom.trace : p->atom.remove;
 }
 

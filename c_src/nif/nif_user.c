@@ -16,9 +16,12 @@
  * scratch (no temporary binary), bounded as they go; the event is then
  * copied into each listening session's ring.
  */
+#include "nif_user.h"
 #include "nif_decode.h"
-#include "sinks/sinks.h"
-#include "sinks/usdt_wants.h"
+#include "nif_dispatch.h"
+#include "nif_session.h"
+#include "nif_state.h"
+#include "nif_thread.h"
 
 #include <string.h>
 
@@ -27,16 +30,13 @@ _Static_assert(BMT_ID_MAX_BYTES + 1 + 5 * (BMT_USER_MAX_BYTES + 1) <=
                    sizeof(((struct thread_ctx *)0)->scratch),
                "user probe strings fit the scratch buffer");
 
-/* Which sinks want user tracepoint `tp` (label: user_trace_n's). */
+/* Which sinks want user tracepoint `tp` (label: user_trace_n's): any
+ * running recorder session that records it, LTTng, USDT. */
 static unsigned user_wanting(struct priv *p, int tp, unsigned label)
 {
-    unsigned sinks = 0;
+    unsigned sinks = bmt_sinks_wanting(p, NULL, 0, tp, label);
     if (atomic_load_explicit(&p->rec.recorder_mask, memory_order_relaxed) >> tp & 1)
         sinks |= BMT_SINK_RECORDER;
-    if (bmt_lttng_wants(p->lttng, tp))
-        sinks |= BMT_SINK_LTTNG;
-    if (tp == BMT_TP_user_trace_n ? bmt_usdt_user_n_wants(label) : bmt_usdt_wants(tp))
-        sinks |= BMT_SINK_USDT;
     return sinks;
 }
 
@@ -113,14 +113,13 @@ static size_t text_end(const uint8_t *text, size_t len)
 /* Writes a string value at the cursor: a user probe's slot ([] or an atom
  * means absent: "") or raw text. Returns 0, or -1 for something that is
  * neither an atom nor an iolist of at most `max` bytes. */
-static int put_string(struct decode *d, ERL_NIF_TERM term, size_t max)
+static int put_string(struct decode *d, const char *name, ERL_NIF_TERM term, size_t max)
 {
-    struct bmt_value *v = &d->t->event.values[d->field];
     size_t len = 0;
     ErlNifBinary bin;
     /* The primary tag only picks the first try (1 is a list cell, in every
      * OTP): each branch's enif_* call still decides. */
-    if (term == d->t->nil) {
+    if (term == d->t->fmt.nil) {
         /* absent, or "" */
     } else if ((term & 3) == 1) {
         if (copy_iolist(d->env, term, d->cursor, &len, max, 0) != 0)
@@ -137,77 +136,43 @@ static int put_string(struct decode *d, ERL_NIF_TERM term, size_t max)
     if (len)
         len = text_end(d->cursor, len);
     d->cursor[len] = '\0';
-    v->str = (const char *)d->cursor;
-    v->len = (uint32_t)len;
-    d->cursor += len + 1;
-    d->field++;
+    put_text(d, name, len);
     return 0;
 }
 
 /* The tag: at most BMT_USER_MAX_BYTES, anything else is "". */
-static void put_tag(struct decode *d, ERL_NIF_TERM term)
+static void put_user_tag(struct decode *d, ERL_NIF_TERM term)
 {
     uint8_t *at = d->cursor;
-    if (put_string(d, term, BMT_USER_MAX_BYTES) != 0) {
+    if (put_string(d, "tag", term, BMT_USER_MAX_BYTES) != 0) {
         d->cursor = at;
         *at = '\0';
-        d->t->event.values[d->field].str = (const char *)at;
-        d->t->event.values[d->field].len = 0;
-        d->cursor++;
-        d->field++;
+        put_text(d, "tag", 0);
     }
 }
 
 static void put_self(struct decode *d)
 {
     ErlNifPid self;
-    if (enif_self(d->env, &self)) {
-        put_text(d, bmt_format_id(d->t, d->env, enif_make_pid(d->env, &self), (char *)d->cursor));
-    } else {
-        memcpy(d->cursor, "undefined", 10);
-        put_text(d, 9);
-    }
-}
-
-static void put_integer(struct decode *d, uint64_t v, enum bmt_field_type type)
-{
-    if (type == BMT_FIELD_U32)
-        put_u32(d, (uint32_t)v);
+    if (enif_self(d->env, &self))
+        put_id(d, "pid", enif_make_pid(d->env, &self));
     else
-        put_u64(d, v);
+        put_word(d, "pid", "undefined");
 }
 
 /* ---- delivery ---- */
 
 /* Copies the event in t->event (payload at `payload`, `bytes` long) into
- * the calling thread's ring of session `s` if it records `tp` with
- * `generation`. */
-static void record_one(struct thread_ctx *t, struct bmt_session *s, uint64_t generation, int tp,
-                       const uint8_t *payload, size_t bytes)
-{
-    if (!bmt_rec_wants(s, generation, tp))
-        return;
-    struct bmt_ring *r = bmt_rec_enter(s, generation, (unsigned)t->slot);
-    if (!r)
-        return;
-    uint8_t *start;
-    uint8_t *dst = bmt_rec_reserve(s, r, tp, t->event.ts_ns, &start);
-    if (dst) {
-        memcpy(dst, payload, bytes);
-        bmt_rec_commit(r, start, dst + bytes, t->event.ts_ns);
-    }
-    bmt_rec_leave(s, (unsigned)t->slot, t->event.ts_ns);
-}
-
-/* The same into every session in `sessions` (bits), as they are now. */
+ * the calling thread's ring of every session in `sessions` (bits), as they
+ * are now. */
 static void record_all(struct priv *p, struct thread_ctx *t, unsigned sessions, int tp,
                        const uint8_t *payload, size_t bytes)
 {
     for (int i = 0; sessions; i++, sessions >>= 1) {
         struct bmt_session *s = &p->rec.sessions[i];
         if (sessions & 1)
-            record_one(t, s, atomic_load_explicit(&s->generation, memory_order_relaxed), tp,
-                       payload, bytes);
+            bmt_dispatch_copy(t, s, atomic_load_explicit(&s->generation, memory_order_relaxed), tp,
+                              payload, bytes);
     }
 }
 
@@ -230,52 +195,45 @@ static ERL_NIF_TERM fire(ErlNifEnv *env, int tp, unsigned label, const ERL_NIF_T
      * from that same load: a session stopping in between is then either
      * in `sessions' (and counts the probe) or not listening at all. */
     unsigned sessions = atomic_load_explicit(&p->rec.tp_sessions[tp], memory_order_relaxed);
-    unsigned sinks = user_wanting(p, tp, label) & ~BMT_SINK_RECORDER;
-    if (sessions)
-        sinks |= BMT_SINK_RECORDER;
+    unsigned sinks = bmt_sinks_wanting(p, NULL, 0, tp, label) | (sessions ? BMT_SINK_RECORDER : 0);
     if (!sinks)
         return p->atom.false_;
-    struct thread_ctx *t = bmt_thread_ctx(p);
-    if (!t || t->in_use) {
+    struct thread_ctx *t = bmt_thread_enter(bmt_thread_ctx(&p->threads));
+    if (!t) {
         drop_all(p, sessions, tp);
         return p->atom.false_;
     }
-    t->in_use = 1;
-    struct decode d = {env, &p->atom, t, 0, 0, 0, 0, 0, t->scratch, 0, NULL};
-    struct bmt_event *ev = &t->event;
+    struct decode d;
+    bmt_decode_init(&d, env, p, t, tp, t->scratch);
     int bad = 0;
-    ev->id = (uint16_t)tp;
     if (tp == BMT_TP_user_trace_n)
-        put_integer(&d, label, BMT_FIELD_U32);
+        put_u32(&d, "label", label);
     put_self(&d);
-    put_tag(&d, args[0]);
+    put_user_tag(&d, args[0]);
     if (tp == BMT_TP_user_trace_s1) {
-        bad |= put_string(&d, args[1], BMT_USER_MAX_BYTES);
+        bad |= put_string(&d, "message", args[1], BMT_USER_MAX_BYTES);
     } else {
+        static const char *const ints[] = {"i1", "i2", "i3", "i4"};
+        static const char *const strs[] = {"s1", "s2", "s3", "s4"};
         for (int i = 0; i < 4; i++) {
             ErlNifSInt64 v = 0;
             /* OTP: not an integer (or absent: [] or an atom) counts as 0. */
-            if (args[1 + i] != t->nil && !enif_get_int64(env, args[1 + i], &v))
+            if (args[1 + i] != t->fmt.nil && !enif_get_int64(env, args[1 + i], &v))
                 v = 0;
-            put_integer(&d, (uint64_t)v, BMT_FIELD_S64);
+            put_s64(&d, ints[i], v);
         }
         for (int i = 0; i < 4 && !bad; i++)
-            bad |= put_string(&d, args[5 + i], BMT_USER_MAX_BYTES);
+            bad |= put_string(&d, strs[i], args[5 + i], BMT_USER_MAX_BYTES);
     }
     if (bad) {
-        t->in_use = 0;
+        bmt_thread_leave(t);
         return enif_make_badarg(env);
     }
-    ev->ts_ns = sessions ? bmt_event_ns(&p->clock, t) : 0;
+    CHECK_END(&d);
+    t->event.ts_ns = sessions ? bmt_clock_event_ns(&p->clock, &t->clock) : 0;
     record_all(p, t, sessions, tp, t->scratch, (size_t)(d.cursor - t->scratch));
-    if (sinks & BMT_SINK_LTTNG)
-        p->lttng->emit(ev);
-    if (sinks & BMT_SINK_USDT) {
-        struct bmt_usdt_args none;
-        memset(&none, 0, sizeof none);
-        bmt_usdt_emit(ev, &none);
-    }
-    t->in_use = 0;
+    bmt_dispatch_external(p, &d, tp, sinks, d.cursor);
+    bmt_thread_leave(t);
     return p->atom.true_;
 }
 
@@ -334,21 +292,21 @@ static void put_value_text(struct decode *d, ERL_NIF_TERM term, const struct bmt
     if (enif_get_tuple(d->env, term, &arity, &wrapped) && arity == 2 &&
         wrapped[0] == d->a->term) {
         term = wrapped[1];
-        len = f->kind == BMT_KIND_ID    ? bmt_format_id(d->t, d->env, term, out)
-              : f->kind == BMT_KIND_MFA ? bmt_format_mfa(d->t, d->env, term, out, 0)
-                                        : bmt_format_term(d->t, d->env, term, out, max + 1);
+        len = f->kind == BMT_KIND_ID    ? bmt_format_id(&d->t->fmt, d->env, term, out)
+              : f->kind == BMT_KIND_MFA ? bmt_format_mfa(&d->t->fmt, d->env, term, out, 0)
+                                        : bmt_format_term(&d->t->fmt, d->env, term, out, max + 1);
     } else if (enif_inspect_binary(d->env, term, &bin)) {
         len = text_end(bin.data, bin.size < max ? bin.size : max);
         memcpy(out, bin.data, len);
         out[len] = '\0';
     } else if (f->kind == BMT_KIND_ID) {
-        len = bmt_format_id(d->t, d->env, term, out);
+        len = bmt_format_id(&d->t->fmt, d->env, term, out);
     } else if (f->kind == BMT_KIND_MFA) {
-        len = bmt_format_mfa(d->t, d->env, term, out, 0);
+        len = bmt_format_mfa(&d->t->fmt, d->env, term, out, 0);
     } else {
-        len = bmt_format_term(d->t, d->env, term, out, max + 1);
+        len = bmt_format_term(&d->t->fmt, d->env, term, out, max + 1);
     }
-    put_text(d, len);
+    put_text(d, f->name, len);
 }
 
 /* emit_nif(Session | [], Tracepoint :: atom(), Fields :: [term()]) ->
@@ -373,27 +331,25 @@ ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     if (tp < 0 || !enif_get_list_length(env, argv[2], &count) ||
         count != bmt_catalogue[tp].field_count)
         return enif_make_badarg(env);
-    uint64_t gen;
-    struct bmt_session *s = bmt_resolve_session(p, env, argv[0], &gen);
-    int recorded = s && bmt_rec_wants(s, gen, tp);
-    unsigned sinks = (bmt_lttng_wants(p->lttng, tp) ? BMT_SINK_LTTNG : 0) |
-                     (bmt_usdt_wants(tp) ? BMT_SINK_USDT : 0);
-    if (!recorded && !sinks)
+    uint64_t gen = 0;
+    struct bmt_session *s = bmt_resolve_session(&p->handles, env, argv[0], &gen);
+    unsigned sinks = bmt_sinks_wanting(p, s, gen, tp, 0);
+    int recorded = (sinks & BMT_SINK_RECORDER) != 0;
+    if (!sinks)
         return p->atom.false_;
     /* Before the event is offered: the consumer reading the exempt count
      * first can only undercount the rate, never trip on the dump. */
     if (recorded)
         bmt_rec_rate_exempt(s);
-    struct thread_ctx *t = bmt_thread_ctx(p);
-    if (!t || t->in_use) {
+    struct thread_ctx *t = bmt_thread_enter(bmt_thread_ctx(&p->threads));
+    if (!t) {
         if (recorded)
             bmt_rec_drop(s);
         return p->atom.false_;
     }
-    t->in_use = 1;
-    struct decode d = {env, &p->atom, t, 0, 0, 0, 0, 0, t->scratch, 0, NULL};
+    struct decode d;
+    bmt_decode_init(&d, env, p, t, tp, t->scratch);
     ERL_NIF_TERM list = argv[2], head;
-    t->event.id = (uint16_t)tp;
     for (unsigned i = 0; enif_get_list_cell(env, list, &head, &list); i++) {
         const struct bmt_field *f = &bmt_catalogue[tp].fields[i];
         ErlNifUInt64 u;
@@ -405,35 +361,30 @@ ERL_NIF_TERM bmt_nif_emit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         case BMT_FIELD_U32:
             if (!enif_get_uint64(env, head, &u) || u > UINT32_MAX)
                 goto badarg;
-            put_integer(&d, u, f->type);
+            put_u32(&d, f->name, (uint32_t)u);
             break;
         case BMT_FIELD_U64:
             if (!enif_get_uint64(env, head, &u))
                 goto badarg;
-            put_integer(&d, u, f->type);
+            put_u64(&d, f->name, u);
             break;
         case BMT_FIELD_S64:
             if (!enif_get_int64(env, head, &v))
                 goto badarg;
-            put_integer(&d, (uint64_t)v, f->type);
+            put_s64(&d, f->name, v);
             break;
         }
     }
-    t->event.ts_ns = bmt_event_ns(&p->clock, t);
+    CHECK_END(&d);
+    t->event.ts_ns = bmt_clock_event_ns(&p->clock, &t->clock);
     if (recorded)
-        record_one(t, s, gen, tp, t->scratch, (size_t)(d.cursor - t->scratch));
+        bmt_dispatch_copy(t, s, gen, tp, t->scratch, (size_t)(d.cursor - t->scratch));
     /* Derived events reach LTTng and USDT as the VM's do (a session's
      * source runs only while that session asks for it). */
-    if (sinks & BMT_SINK_LTTNG)
-        p->lttng->emit(&t->event);
-    if (sinks & BMT_SINK_USDT) {
-        struct bmt_usdt_args none;
-        memset(&none, 0, sizeof none);
-        bmt_usdt_emit(&t->event, &none);
-    }
-    t->in_use = 0;
+    bmt_dispatch_external(p, &d, tp, sinks, d.cursor);
+    bmt_thread_leave(t);
     return recorded ? p->atom.true_ : p->atom.false_;
 badarg:
-    t->in_use = 0;
+    bmt_thread_leave(t);
     return enif_make_badarg(env);
 }

@@ -44,6 +44,7 @@
 #define BMT_RECORDER_H
 
 #include "core/catalogue.h"
+#include "core/clock.h"
 #include "core/ctf.h"
 #include "core/event.h"
 #include "core/fence.h"

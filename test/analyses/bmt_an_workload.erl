@@ -31,12 +31,13 @@ before_start(_) ->
 
 run(names, {Early, Elixir}) ->
     %% A module named as Elixir names modules, compiled here.
-    Forms = [{attribute, 1, module, 'Elixir.BmtAn.Worker'},
-             {attribute, 1, export, [{handle_call, 3}]},
-             {function, 1, handle_call, 3,
-              [{clause, 1, [{var, 1, '_'}, {var, 1, '_'}, {var, 1, 'S'}], [],
-                [{call, 1, {remote, 1, {atom, 1, timer}, {atom, 1, sleep}}, [{integer, 1, 1}]},
-                 {tuple, 1, [{atom, 1, reply}, {atom, 1, ok}, {var, 1, 'S'}]}]}]}],
+    A = erl_anno:new(1),
+    Forms = [{attribute, A, module, 'Elixir.BmtAn.Worker'},
+             {attribute, A, export, [{handle_call, 3}]},
+             {function, A, handle_call, 3,
+              [{clause, A, [{var, A, '_'}, {var, A, '_'}, {var, A, 'S'}], [],
+                [{call, A, {remote, A, {atom, A, timer}, {atom, A, sleep}}, [{integer, A, 1}]},
+                 {tuple, A, [{atom, A, reply}, {atom, A, ok}, {var, A, 'S'}]}]}]}],
     {ok, Mod, Bin} = compile:forms(Forms),
     {module, Mod} = code:load_binary(Mod, "bmt_an_worker.erl", Bin),
     trace_funs([{?MODULE, sleep2, 0}, {?MODULE, busy, 0}, {Mod, handle_call, 3}]),

@@ -5,8 +5,9 @@
  *
  *  charts:   for every chart, texts outside the chart's box, the title and
  *            statistics lines overlapping, x-axis labels overlapping each
- *            other, every x-axis label's text, and for counter charts
- *            the legend's texts and the number of lines drawn;
+ *            other, every x-axis label's text, the value axis's texts,
+ *            and for counter charts the legend's texts and the number of
+ *            lines drawn;
  *  lanes:    for every timeline lane, its pid, the share written next to
  *            its name, its data-share, the painted share of its plot area
  *            (sum of bar width x height over plot width x band height), the
@@ -41,6 +42,9 @@
       c.labels.push(labels[k].textContent);
       if (k && overlap(box(labels[k - 1]), box(labels[k]))) c.label_overlaps++;
     }
+    var axis = svg.querySelectorAll('text.axis');
+    c.axis = [];
+    for (var a = 0; a < axis.length; a++) c.axis.push(axis[a].textContent);
     var legend = svg.querySelectorAll('text.legend');
     c.legend = [];
     for (var m = 0; m < legend.length; m++) c.legend.push(legend[m].textContent);

@@ -2,8 +2,9 @@
 # Builds beamtrace the other ways users build it, each in a scratch copy of
 # the working tree: with clang (CC=clang, warnings as errors as with gcc),
 # and with the USDT probes compiled out (USDT=0, as where sys/sdt.h is
-# absent; test/otp/minimal.sh checks a build where it really is). TAP lines
-# (see test/run_all.sh).
+# absent; test/otp/minimal.sh checks a build where it really is), and as a
+# dependency with a compiler that warns more (rebar.config's hook: warnings
+# are not errors there). TAP lines (see test/run_all.sh).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/test/out/build
@@ -20,8 +21,9 @@ else
     echo "# $(clang --version | head -1)"
     copy "$out/clang"
     make -C "$out/clang" CC=clang >"$out/clang.log" 2>&1
+    rc=$?
     check "CC=clang make builds the NIF, the command, the compat module and the beams" \
-        '[ $? -eq 0 ] && [ -f "$out/clang/priv/beamtrace_nif.so" ] && [ -x "$out/clang/priv/beamtrace" ] &&
+        '[ "$rc" -eq 0 ] && [ -f "$out/clang/priv/beamtrace_nif.so" ] && [ -x "$out/clang/priv/beamtrace" ] &&
          [ -f "$out/clang/priv/dyntrace_nif.so" ] && [ -f "$out/clang/ebin/beamtrace.beam" ]' || show "$out/clang.log"
     check "the clang-built NIF is clang's (.comment)" \
         'readelf -p .comment "$out/clang/priv/beamtrace_nif.so" 2>/dev/null | grep -q clang'
@@ -40,8 +42,9 @@ fi
 # ---- USDT compiled out ----
 copy "$out/no-usdt"
 make -C "$out/no-usdt" USDT=0 >"$out/no-usdt.log" 2>&1
+rc=$?
 check "make USDT=0 builds, and says the probes are compiled out" \
-    '[ $? -eq 0 ] && grep -q "SKIP    USDT probes" "$out/no-usdt.log"' || show "$out/no-usdt.log"
+    '[ "$rc" -eq 0 ] && grep -q "SKIP    USDT probes" "$out/no-usdt.log"' || show "$out/no-usdt.log"
 check "USDT=0: no probe note in the NIF; list --usdt and --format json say compiled out" \
     '! readelf -n "$out/no-usdt/priv/beamtrace_nif.so" | grep -q stapsdt &&
      "$out/no-usdt/priv/beamtrace" list --usdt | grep -q "compiled out of this build" &&
@@ -54,5 +57,21 @@ check "default build: list --usdt --format json says compiled in where sys/sdt.h
      "$root/priv/beamtrace" list --usdt --format json | grep -q "\"compiled_in\": true"'
 check "beamtrace --version prints the .app.src vsn ($version)" \
     '[ "$("$out/no-usdt/priv/beamtrace" --version)" = "beamtrace $version" ]'
+
+# ---- a newer compiler's new warning (issue 17 item 6) ----
+# A project that depends on beamtrace builds it through rebar.config's
+# pre_hook; a compiler that warns about more than ours does (here
+# -Wconversion stands for a newer compiler's new warning) must not fail
+# that build, while beamtrace's own build still treats it as an error.
+hook=$(sed -n 's/.*{"(linux|darwin|solaris)", compile, "\([^"]*\)"}.*/\1/p' "$root/rebar.config")
+copy "$out/werror"
+(cd "$out/werror" && CC="${CC:-cc} -Wconversion" $hook) >"$out/werror-hook.log" 2>&1
+check "rebar.config's hook ($hook) builds with a compiler that warns more (CC='cc -Wconversion'): warnings printed, no failure" \
+    '[ $? -eq 0 ] && grep -q "warning:" "$out/werror-hook.log" && [ -f "$out/werror/priv/beamtrace_nif.so" ] &&
+     [ -x "$out/werror/priv/beamtrace" ]' || show "$out/werror-hook.log"
+rm -f "$out/werror/priv/beamtrace_nif.so"
+(cd "$out/werror" && CC="${CC:-cc} -Wconversion" make priv/beamtrace_nif.so) >"$out/werror-own.log" 2>&1
+check "beamtrace's own build (make) fails on the same warning (-Werror)" \
+    '[ $? -ne 0 ] && grep -q "error:" "$out/werror-own.log"' || show "$out/werror-own.log"
 
 exit $((tap_failures > 0))

@@ -10,6 +10,13 @@
  * writers offered = events + discarded of the stop figures; babeltrace2
  * reads as many events as the stats say.
  *
+ * Nothing here depends on how fast a thread runs: with both cores busy
+ * (the test suite shares its machine) a writer may finish before the main
+ * thread looks, or the consumer may run late. The main thread waits for
+ * what it needs to see (writers paused or finished, offers made, the
+ * session stopped by itself, the data on disk), never for a time; the test
+ * group's time limit ends a wait that would not end.
+ *
  * Usage: stress_recorder DIR [WRITERS] [EVENTS_PER_WRITER]
  */
 #include "recorder/recorder.h"
@@ -26,6 +33,10 @@
 #include <unistd.h>
 
 #define MAX_WRITERS 16
+/* Events per writer that overflow its ring in config() many times over: 4
+ * packets of 4 KiB hold fewer than 400 of the events write_one() makes
+ * (>= 40 bytes), and a writer makes 512 between two yields. */
+#define OVERFLOW_EVENTS 5000
 
 static const char *base;
 static unsigned writer_count = 4;
@@ -34,9 +45,10 @@ static uint64_t events_per_writer = 20000;
 struct writer {
     pthread_t thread;
     unsigned slot;
-    uint64_t offered;           /* enters made while the session was known */
+    _Atomic uint64_t offered;   /* enters made while the session was known */
     _Atomic int pause;          /* main asks the writer to wait */
     _Atomic int paused;         /* the writer is waiting */
+    _Atomic int finished;       /* the writer has made all its events */
     _Atomic int keep_going;     /* write past events_per_writer until cleared */
 };
 
@@ -78,7 +90,7 @@ static void write_one(struct writer *w, uint64_t seq)
     uint64_t ts = bmt_clock_ns();
     if (!bmt_rec_known(session, generation))
         return;
-    w->offered++;
+    atomic_fetch_add_explicit(&w->offered, 1, memory_order_relaxed);
     struct bmt_ring *r = bmt_rec_enter(session, generation, w->slot);
     if (!r)
         return;
@@ -102,6 +114,7 @@ static void *writer_main(void *arg)
         if (seq % 512 == 511)
             sched_yield(); /* let the consumer in on small machines */
     }
+    atomic_store(&w->finished, 1);
     return NULL;
 }
 
@@ -109,9 +122,10 @@ static void start_writers(void)
 {
     for (unsigned i = 0; i < writer_count; i++) {
         writers[i].slot = i;
-        writers[i].offered = 0;
+        atomic_store(&writers[i].offered, 0);
         atomic_store(&writers[i].pause, 0);
         atomic_store(&writers[i].paused, 0);
+        atomic_store(&writers[i].finished, 0);
         pthread_create(&writers[i].thread, NULL, writer_main, &writers[i]);
     }
 }
@@ -121,19 +135,48 @@ static uint64_t join_writers(void)
     uint64_t offered = 0;
     for (unsigned i = 0; i < writer_count; i++) {
         pthread_join(writers[i].thread, NULL);
-        offered += writers[i].offered;
+        offered += atomic_load(&writers[i].offered);
     }
     return offered;
 }
 
+/* Offers made so far by all writers. */
+static uint64_t offered_so_far(void)
+{
+    uint64_t offered = 0;
+    for (unsigned i = 0; i < writer_count; i++)
+        offered += atomic_load(&writers[i].offered);
+    return offered;
+}
+
+/* Asks the writers to wait and returns once none writes: each is waiting
+ * or has already made all its events (on a loaded machine a writer can
+ * finish before the request; waiting for it to pause hung this test for
+ * 29 minutes). */
 static void pause_writers(int on)
 {
     for (unsigned i = 0; i < writer_count; i++)
         atomic_store(&writers[i].pause, on);
     if (on)
         for (unsigned i = 0; i < writer_count; i++)
-            while (!atomic_load(&writers[i].paused))
+            while (!atomic_load(&writers[i].paused) && !atomic_load(&writers[i].finished))
                 sleep_ms(1);
+}
+
+/* Waits until every writer has offered at least `each` events since it
+ * started (writers with keep_going set). */
+static void wait_offered(uint64_t each)
+{
+    for (unsigned i = 0; i < writer_count; i++)
+        while (atomic_load(&writers[i].offered) < each)
+            sleep_ms(1);
+}
+
+/* Waits until the session has stopped by itself. */
+static void wait_stopped(void)
+{
+    while (atomic_load(&stopped_reason) == BMT_REASON_NONE)
+        sleep_ms(1);
 }
 
 /* ---- reading a trace back ---- */
@@ -313,13 +356,14 @@ static void test_discard_idle_flush(void)
     events_per_writer = saved / 4;
     start_writers();
     pause_writers(1);
-    uint64_t offered = 0;
-    for (unsigned i = 0; i < writer_count; i++)
-        offered += writers[i].offered;
-    /* Three flush intervals and a margin for a loaded machine: events and
-     * losses so far must all be on disk, the session still running. */
-    sleep_ms(60 + 400);
+    uint64_t offered = offered_so_far();
+    /* Events and losses so far all reach the disk with the session still
+     * running: only the idle flush can put them there. */
     struct readback rb = read_trace(cfg.dir);
+    while (rb.events + rb.discarded < offered && bmt_rec_live(session, generation)) {
+        sleep_ms(5);
+        rb = read_trace(cfg.dir);
+    }
     CHECKF(rb.events + rb.discarded == offered,
            "idle rings: %llu events + %llu discarded on disk, %llu offered before the pause",
            (unsigned long long)rb.events, (unsigned long long)rb.discarded,
@@ -339,13 +383,16 @@ static void test_discard_idle_flush(void)
 static void test_discard_stop_under_load(void)
 {
     struct bmt_rec_config cfg = config("stop-under-load", BMT_RING_DISCARD);
-    cfg.wake_on_publish = 0; /* drain only on ticks: rings overflow */
+    /* The consumer drains only on its tick, far away: the rings overflow
+     * however slowly the writers run. */
+    cfg.wake_on_publish = 0;
+    cfg.flush_interval_ns = UINT64_C(3600) * 1000 * 1000 * 1000;
     if (start(&cfg) != 0)
         return;
     for (unsigned i = 0; i < writer_count; i++)
         atomic_store(&writers[i].keep_going, 1);
     start_writers();
-    sleep_ms(100);
+    wait_offered(OVERFLOW_EVENTS);
     struct bmt_rec_stats st;
     CHECK(bmt_rec_stop(&rec, (int)(session - rec.sessions), generation, &st) == 0);
     for (unsigned i = 0; i < writer_count; i++)
@@ -372,10 +419,12 @@ static void test_max_events(void)
     for (unsigned i = 0; i < writer_count; i++)
         atomic_store(&writers[i].keep_going, 1);
     start_writers();
-    for (int i = 0; i < 5000 && atomic_load(&stopped_reason) == BMT_REASON_NONE; i++)
-        sleep_ms(1);
+    wait_stopped();
     CHECK(atomic_load(&stopped_reason) == BMT_REASON_MAX_EVENTS);
-    sleep_ms(20); /* late offers */
+    /* Late offers: each writer makes some after the stop. */
+    uint64_t at_stop = offered_so_far();
+    while (offered_so_far() < at_stop + writer_count)
+        sleep_ms(1);
     for (unsigned i = 0; i < writer_count; i++)
         atomic_store(&writers[i].keep_going, 0);
     uint64_t offered = join_writers();
@@ -394,8 +443,7 @@ static void test_self_stops(void)
     cfg.duration_ns = 50 * 1000 * 1000;
     if (start(&cfg) != 0)
         return;
-    for (int i = 0; i < 5000 && atomic_load(&stopped_reason) == BMT_REASON_NONE; i++)
-        sleep_ms(1);
+    wait_stopped();
     struct bmt_rec_stats st;
     CHECK(atomic_load(&stopped_reason) == BMT_REASON_DURATION);
     CHECK(bmt_rec_stop(&rec, (int)(session - rec.sessions), generation, &st) == 0);
@@ -408,8 +456,7 @@ static void test_self_stops(void)
     for (unsigned i = 0; i < writer_count; i++)
         atomic_store(&writers[i].keep_going, 1);
     start_writers();
-    for (int i = 0; i < 5000 && atomic_load(&stopped_reason) == BMT_REASON_NONE; i++)
-        sleep_ms(1);
+    wait_stopped();
     CHECK(atomic_load(&stopped_reason) == BMT_REASON_MAX_RATE);
     for (unsigned i = 0; i < writer_count; i++)
         atomic_store(&writers[i].keep_going, 0);
@@ -429,7 +476,8 @@ static void test_overwrite_snapshots(void)
         atomic_store(&writers[i].keep_going, 1);
     start_writers();
     for (int k = 0; k < 3; k++) {
-        sleep_ms(30);
+        /* New events since the last snapshot, whatever the machine's load. */
+        wait_offered((uint64_t)(k + 1) * 100);
         char dir[4200];
         snprintf(dir, sizeof dir, "%s-snapshot-%d", cfg.dir, k);
         struct bmt_rec_stats st;
@@ -439,6 +487,8 @@ static void test_overwrite_snapshots(void)
         CHECK(rb.well_formed && rb.ordered && rb.events == st.events && st.events > 0);
         CHECK(babeltrace_count(dir) == (long)st.events);
     }
+    /* More than a ring holds: the oldest are overwritten. */
+    wait_offered(OVERFLOW_EVENTS);
     for (unsigned i = 0; i < writer_count; i++)
         atomic_store(&writers[i].keep_going, 0);
     uint64_t offered = join_writers();

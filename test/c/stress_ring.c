@@ -32,6 +32,7 @@
 #include "core/event.h"
 #include "core/ring.h"
 #include "tap.h"
+#include "core/clock.h"
 #include "core/trace_dir.h"
 
 #include <errno.h>

@@ -3,9 +3,10 @@
  * A test binary groups its assertions: CHECK() records a failure with its
  * location and keeps going, tap_group() prints one "ok - name" or
  * "not ok - name" line for the checks since the previous group, and
- * tap_exit() turns any failure into a non-zero exit status. stdout is
- * flushed after every line so that a sanitizer aborting at exit (LeakSanitizer
- * runs from atexit and skips stdio) cannot swallow the results.
+ * tap_exit() turns any failure into a non-zero exit status, including
+ * checks made after the last group. stdout is flushed after every line so
+ * that a sanitizer aborting at exit (LeakSanitizer runs from atexit and
+ * skips stdio) cannot swallow the results.
  */
 #ifndef BMT_TEST_TAP_H
 #define BMT_TEST_TAP_H
@@ -53,8 +54,12 @@ static inline void tap_skip(const char *name, const char *reason)
     fflush(stdout);
 }
 
+/* Checks that failed after the last tap_group() still fail the run: they
+ * get a line of their own. */
 static inline int tap_exit(void)
 {
+    if (tap_group_failures)
+        tap_group("checks after the last group");
     fflush(stdout);
     return tap_total_failures ? 1 : 0;
 }

@@ -10,6 +10,12 @@ with each command given. Every command must end with exit 0 (stderr: only
 "beamtrace: " error line: never a signal, a hang (10 s), a sanitizer
 report, or another exit status.
 
+With --vs-generic, every command but view runs a second time with
+BEAMTRACE_READER=generic (every field of every event decoded by walking
+its type tree, no field selection, no compiled decoder): both runs must end
+alike (exit status, stdout and stderr byte for byte), so the compiled
+decoders accept and reject exactly what the walk does.
+
 With --bt2, babeltrace2 reads the same trace and `view`'s verdict is
 compared with babeltrace2's: traces `view` accepts but babeltrace2 rejects
 (other than by tolerating a last packet cut short, which beamtrace does on
@@ -23,6 +29,7 @@ exceed N. Seeded, so a failure reproduces; failing traces are kept in
 WORKDIR/fuzz-fail-N.
 
 Usage: fuzz.py [--bt2 [--bt2-every K]] [--max-disagree N] [--seed S] [--cmds view,stats]
+               [--vs-generic]
                BEAMTRACE_ASAN WORKDIR RUNS GOOD_TRACE...
 """
 import argparse, os, random, re, shutil, subprocess, sys
@@ -40,6 +47,7 @@ ap.add_argument("--bt2-every", type=int, default=1)
 ap.add_argument("--max-disagree", type=int, default=-1)
 ap.add_argument("--seed", type=int, default=1234)
 ap.add_argument("--cmds", default="view,stats")
+ap.add_argument("--vs-generic", action="store_true")
 a = ap.parse_args()
 rng = random.Random(a.seed)
 cmds = a.cmds.split(",")
@@ -123,10 +131,13 @@ def mutate_metadata(data):
     return how, bytearray(text)
 
 
-def run(cmd, d):
+generic_env = dict(env, BEAMTRACE_READER="generic")
+
+
+def run(cmd, d, run_env=env):
     try:
         p = subprocess.run([a.exe] + cmd + [d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=env, timeout=10)
+                           env=run_env, timeout=10)
     except subprocess.TimeoutExpired:
         return None, b"", "timeout (hang?)"
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
@@ -171,6 +182,14 @@ for i in range(a.runs):
             shutil.copytree(d, os.path.join(a.work, f"fuzz-fail-{i}"), dirs_exist_ok=True)
         if argv[0] == "view":
             view_rc, view_out, view_err = rc, out, err
+        elif a.vs_generic and fine and "/dev/null" not in cmd:
+            grc, gout, gerr = run(argv, d, generic_env)
+            if (grc, gout, gerr) != (rc, out, err):
+                bad += 1
+                print(f"# run {i}: {what}: {cmd}: exit {rc}, with BEAMTRACE_READER=generic exit {grc}")
+                print("#  fast:    " + "\n#  ".join(err.splitlines()[:3]))
+                print("#  generic: " + "\n#  ".join(gerr.splitlines()[:3]))
+                shutil.copytree(d, os.path.join(a.work, f"fuzz-generic-{i}"), dirs_exist_ok=True)
     if a.bt2 and view_rc is not None and i % a.bt2_every == 0:
         try:
             p = subprocess.run(["babeltrace2", d], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

@@ -639,7 +639,7 @@ static uint64_t FP(const char *s)
 #define RECV(ts, to, m, from, fnode) \
     cl_emit(&g, BMT_TP_message_receive_link, ts, to, m, from, fnode, FP(m))
 
-/* The cases of bmt_cluster_tests:matcher_rule_test/0: a@h sends to b@h's
+/* The cases of bmt_cluster_SUITE:matcher_rule_test: a@h sends to b@h's
  * <0.9.0> (`srv`), which a@h prints as <7.9.0>. b@h's small ring, drained
  * only every 100 events, drops part of a burst at 42-43 us: the loss that
  * makes the link of the first of two equal ticks uncertain. */

@@ -3,7 +3,8 @@
 # corpus, then checks `view` against babeltrace2 byte for byte, `stats`
 # against babeltrace2's event count and the generator's drop count, clean
 # one-line errors without sanitizer reports on every malformed trace, the
-# filters, `list`, and command-line errors. TAP lines; exit 1 on failure.
+# filters, `list`, command-line errors, and every option of every command
+# (test/cli/options.py). TAP lines; exit 1 on failure.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -22,9 +23,13 @@ TAP_PREFIX=""
 BT="$root/priv/beamtrace"
 ASAN="$root/test/out/beamtrace-asan"
 check_cmd "make priv/beamtrace builds warning-free" make -s -C "$root" priv/beamtrace
+check_cmd "the command's layers: base < ctf < model < out < cmd, record; no include cycle (tools/check_cli_layers.py)" \
+    python3 "$root/tools/check_cli_layers.py" "$root/c_src/cli"
 # shellcheck disable=SC2086
-check_cmd "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src -Ic_src/cli \
-    -o "$ASAN" $CLI_SRC -lm
+# BMT_READER_POISON: fields a command did not select read as NULL strings
+# (ctf/reader.h), so a field missing from a command's set fails a check.
+check_cmd "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -DBMT_READER_POISON \
+    -Ic_src -Ic_src/cli -o "$ASAN" $CLI_SRC -lm
 # shellcheck disable=SC2086
 check_cmd "corpus generator builds" $CC -std=gnu11 -O1 -g $WARN $SAN -Ic_src \
     -Itest/lib -o "$out/make_corpus" test/cli/make_corpus.c test/lib/trace_gen.c $CORE
@@ -54,8 +59,9 @@ for dir in "$out"/corpus/good/*/; do
     check_cmd "view $t under ASan/UBSan: same output, no report" \
         eval 'cmp -s "$out/$t.view" "$out/$t.view.asan" && no_sanitizer_report "$out/$t.view.asan.err"'
     "$ASAN" stats --format json "$dir" >"$out/$t.stats.json" 2>"$out/$t.stats.err"
+    rc=$?
     check_cmd "stats $t under ASan/UBSan exits 0, no report" \
-        eval '[ $? -eq 0 ] && no_sanitizer_report "$out/$t.stats.err"'
+        eval '[ "$rc" -eq 0 ] && no_sanitizer_report "$out/$t.stats.err"'
     events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$out/$t.stats.json")
     discarded=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["discarded_events"])' "$out/$t.stats.json")
     bt2_lines=$(wc -l <"$out/$t.bt2")
@@ -209,6 +215,24 @@ while IFS='|' read -r name opts; do
         check_cmd "layout $name: calls, sched, procs, gc and flame give the same answers as beamtrace's layout" [ $same = 1 ]
     fi
 done <<<"$layouts"
+# The compiled decoders against the type-tree walk, event by event, on every
+# layout above (test/cli/test_plan.c: random events, whole, cut short or
+# with a changed byte; the little-endian layouts must be compiled whole).
+# It links only ctf/, base/ and core/, as the layers require.
+CTF_SRC=$(echo $CLI_SRC | tr ' ' '\n' | grep -E 'c_src/(core|cli/base|cli/ctf)/' | tr '\n' ' ')
+# shellcheck disable=SC2086
+if check_cmd "test_plan builds from ctf/, base/ and core/ alone" $CC -std=gnu11 -O1 -g $WARN $SAN \
+       -Ic_src -Ic_src/cli -o "$out/test_plan" test/cli/test_plan.c $CTF_SRC -lm; then
+    L=$out/layouts
+    "$out/test_plan" --expect-fast "$L/beamtrace/metadata" "$L/large/metadata" "$L/compact/metadata" \
+        "$L/types-large/metadata" "$L/large-align16/metadata" >"$out/test_plan.log" 2>&1 &&
+    "$out/test_plan" "$L/compact-be/metadata" "$L/large-be/metadata" "$L/types-compact-be/metadata" \
+        >>"$out/test_plan.log" 2>&1
+    rc=$?
+    check_cmd "compiled decoders accept and reject what the walk does, with its values, on every layout ($(grep -c '^ok' "$out/test_plan.log") checks)" \
+        [ $rc -eq 0 ]
+    [ $rc -eq 0 ] || grep -v '^ok' "$out/test_plan.log" | head -20
+fi
 # Packetized metadata is text up to its first NUL byte, for babeltrace2 as
 # for view: a NUL inside the opening comment leaves it unclosed.
 rm -rf "$out/layouts/meta-nul" && cp -r "$out/layouts/large" "$out/layouts/meta-nul" &&
@@ -233,18 +257,21 @@ PY
 # with packetized metadata): no crash, hang or sanitizer report, one error
 # line or a clean exit; on every 4th, view must agree with babeltrace2 on
 # whether the trace is readable and print the same bytes when both read it
-# (the documented exceptions aside: see fuzz.py). `make fuzz` runs 10 000,
-# each compared with babeltrace2.
+# (the documented exceptions aside: see fuzz.py). stats and calls also run
+# with BEAMTRACE_READER=generic and must end alike: the compiled decoders
+# accept and reject exactly what the type-tree walk does. `make fuzz` runs
+# 10 000, each compared with babeltrace2.
 python3 test/cli/ctf_write.py "$BT" "$out/layouts/fuzz-compact" --layout compact --big-endian \
     --contexts --types --padding --id-base 20 --events 400 &&
 python3 test/cli/ctf_write.py "$BT" "$out/layouts/fuzz-large" --layout large --packetized \
     --events 400 || not_ok "fuzz bases generated"
 python3 test/cli/fuzz.py --bt2 --bt2-every "${FUZZ_BT2_EVERY:-4}" --max-disagree "${FUZZ_MAX_DISAGREE:-0}" --seed "${FUZZ_SEED:-2024}" \
+    --cmds "view,stats,calls --format json" --vs-generic \
     "$ASAN" "$out" "${FUZZ_RUNS:-1000}" "$out/corpus/good/basic" "$out/corpus/good/drops" \
     "$out/layouts/fuzz-compact" "$out/layouts/fuzz-large" >"$out/fuzz.log" 2>&1
 rc=$?
 sed -n 's/^# \(both\|view\)/#   \1/p; /mutated traces/p' "$out/fuzz.log"
-check_cmd "mutation fuzz: ${FUZZ_RUNS:-1000} traces, no crash, hang or sanitizer report, verdicts as babeltrace2's" \
+check_cmd "mutation fuzz: ${FUZZ_RUNS:-1000} traces, no crash, hang or sanitizer report, verdicts as babeltrace2's, compiled decoders as the walk" \
     [ $rc -eq 0 ]
 [ $rc -eq 0 ] || grep '^# run' "$out/fuzz.log" | head -20
 
@@ -264,14 +291,38 @@ check_cmd "list shows fields as name:type" grep -q ' pid:string ' "$out/list.txt
 cl="$out/corpus/cluster"
 TZ=UTC babeltrace2 "$cl" >"$out/cluster.bt2" 2>/dev/null
 TZ=UTC "$ASAN" view "$cl" >"$out/cluster.view" 2>"$out/cluster.view.err"
-check_cmd "cluster: view of the cluster directory is byte-identical to babeltrace2" \
-    eval 'cmp -s "$out/cluster.view" "$out/cluster.bt2" && no_sanitizer_report "$out/cluster.view.err"'
+# Each line names its node where babeltrace2 prints the host, which is the
+# same for every node on one host (issue 16); the rest is babeltrace2's.
+check_cmd "cluster: view names each line by its node, otherwise byte-identical to babeltrace2" \
+    python3 - "$out/cluster.view" "$out/cluster.bt2" "$out/cluster.view.err" <<'PY'
+import re, sys
+view = open(sys.argv[1], "rb").read().split(b"\n")
+bt2 = open(sys.argv[2], "rb").read().split(b"\n")
+host = re.compile(rb"^(\[[^]]*\] \([^)]*\) )(\S+)( .*)$")
+bad = [] if len(view) == len(bt2) and len(view) > 10 else ["line counts %d %d" % (len(view), len(bt2))]
+for v, b in zip(view, bt2):
+    mv, mb = host.match(v), host.match(b)
+    if not v and not b:
+        continue
+    if not mv or not mb or mv.group(1) != mb.group(1) or mv.group(3) != mb.group(3) or \
+            mv.group(2) not in (b"a@h", b"b@h"):
+        bad.append(v[:120])
+    # A node's own node_info line names that node.
+    this = re.search(rb'node = "([^"]*)", type = "this"', v)
+    if this and mv and this.group(1) != mv.group(2):
+        bad.append(v[:120])
+err = open(sys.argv[3]).read()
+if bad or "Sanitizer" in err or "runtime error:" in err:
+    print("# %r" % bad[:5])
+sys.exit(1 if bad else 0)
+PY
 TZ=UTC "$ASAN" view "$cl/a@h" "$cl/b@h" >"$out/cluster.view2" 2>"$out/cluster.view2.err"
-check_cmd "cluster: view of its two directories is the same" cmp -s "$out/cluster.view2" "$out/cluster.bt2"
+check_cmd "cluster: view of its two directories is the same" cmp -s "$out/cluster.view2" "$out/cluster.view"
 "$ASAN" messages --format json "$cl" >"$out/cluster.messages.json" 2>"$out/cluster.messages.err"
+rc=$?
 check_cmd "cluster: messages exits 0, no sanitizer report" \
-    eval '[ $? -eq 0 ] && no_sanitizer_report "$out/cluster.messages.err"'
-# The counts bmt_cluster_tests:matcher_rule_test/0 expects of the reference
+    eval '[ "$rc" -eq 0 ] && no_sanitizer_report "$out/cluster.messages.err"'
+# The counts bmt_cluster_SUITE:matcher_rule_test expects of the reference
 # matcher on the same cases (the loss: b@h discarded events around 42 us).
 check_cmd "cluster: messages counts each case as the matching rule says" python3 - "$out/cluster.messages.json" <<'PY'
 import json, sys
@@ -303,6 +354,15 @@ ok = (len(s) == 3 and all(groups[s[i]].startswith("a@h: ") and groups[f[i]].star
       and "b@h/<0.9.0> srv" in tracks)
 sys.exit(0 if ok else 1)
 PY
+# A trace recorded with --links has message_send_link events where OTP has
+# message_send: -t naming OTP's event takes them too (issue 16).
+TZ=UTC "$BT" view --no-delta "$cl" >"$out/cluster.nodelta"
+check_cmd "cluster: view -t '*message_send' takes the message_send_link events (and receive likewise)" \
+    eval 'cmp -s <(TZ=UTC "$BT" view --no-delta -t "*message_send" "$cl") \
+                 <(grep -aE " org_erlang_[a-z]+:message_send(_link)?: " "$out/cluster.nodelta") &&
+          cmp -s <(TZ=UTC "$BT" view --no-delta -t "org_erlang_dyntrace:message_receive" "$cl") \
+                 <(grep -aE " org_erlang_[a-z]+:message_receive(_link)?: " "$out/cluster.nodelta") &&
+          [ "$(grep -ac "message_send_link: " "$out/cluster.nodelta")" -gt 0 ]'
 check_cmd "cluster: view -p takes a node-qualified pid (the sends of a@h's <0.5.0>)" \
     eval '[ "$("$BT" view -p "a@h/<0.5.0>" "$cl" | grep -c "message_send_link.*from = \"<0.5.0>\"")" -eq 8 ] &&
           [ "$("$BT" view -p "a@h/<0.5.0>" "$cl" | wc -l)" -eq 8 ]'
@@ -323,6 +383,30 @@ mkdir -p "$out/cluster-empty"
 check_cmd "cluster: a directory without a trace among several: one line, exit 1" \
     cluster_error "cluster-empty: no metadata file" stats "$cl" "$out/cluster-empty"
 
+# ---- trace discovery never follows symbolic links ----
+# A session directory whose trace sits below, next to a `loop -> ..` and a
+# `root -> /` link: read at once (a version that followed links walked
+# /proc for minutes), the links skipped. A symlinked stream file inside the
+# trace directory is not read, and said. A directory whose only trace is
+# behind a link: one error line naming the link and what to pass instead.
+sl=$out/symlinks
+rm -rf "$sl" && mkdir -p "$sl/session/ust/uid/0/64-bit" "$sl/only"
+cp "$basic"/* "$sl/session/ust/uid/0/64-bit/"
+ln -s .. "$sl/session/loop" && ln -s / "$sl/session/root" &&
+    ln -s .. "$sl/session/ust/uid/0/64-bit/loop" && ln -s / "$sl/session/ust/uid/0/64-bit/root" &&
+    ln -s "$root/Makefile" "$sl/session/ust/uid/0/64-bit/channel9_9" &&
+    ln -s "$root/$sl/session/ust/uid/0/64-bit" "$sl/only/node"
+timeout 20 "$ASAN" stats "$sl/session" >"$sl/stats.out" 2>"$sl/stats.err"
+rc=$?
+check_cmd "symlinks: a directory with loop -> .. and root -> / links is read at once, exit 0" \
+    eval '[ $rc -eq 0 ] && [ "$(sed -n "s/^events  *//p" "$sl/stats.out")" = "$("$BT" stats "$basic" | sed -n "s/^events  *//p")" ]'
+check_cmd "symlinks: a symlinked stream file is not read, one warning says so and how" \
+    eval '[ "$(wc -l <"$sl/stats.err")" -eq 1 ] && grep -q "^beamtrace: warning: .*1 symbolic link (channel9_9) not read as stream file; copy" "$sl/stats.err" && no_sanitizer_report "$sl/stats.err"'
+check_cmd "symlinks: a trace only behind a link: one error line naming the link, exit 1" \
+    cluster_error "where 1 symbolic link (.*only/node) was not followed; pass the trace directory itself" \
+    stats "$sl/only"
+check_cmd "symlinks: the link's target itself is read" eval 'timeout 20 "$BT" stats "$sl/only/node" >/dev/null 2>&1'
+
 # ---- command line ----
 usage_error() { # usage_error ARGS...: exit 2 and one "beamtrace:" line
     "$BT" "$@" >/dev/null 2>"$out/usage.err"
@@ -336,9 +420,78 @@ check_cmd "bad --format: exit 2, one line" usage_error stats --format xml "$basi
 check_cmd "view without a directory: exit 2, one line" usage_error view
 check_cmd "-t pattern matching nothing: exit 2, one line" usage_error view -t 'nope:*' "$basic"
 check_cmd "unknown top-level option: exit 2, one line" usage_error --frob
+# Every duration carries its unit (issue 16): a bare 5 was 5 ns to calls
+# and 5 s to record.
+check_cmd "--slower-than 5 (no unit): exit 2, one line naming the units" \
+    eval 'usage_error calls --slower-than 5 "$basic" && grep -q "ns, us, ms, s, m or h" "$out/usage.err"'
+check_cmd "--begin +5 (no unit): exit 2, one line" usage_error calls --begin +5 "$basic"
+# export writes as it reads: a bad value found then (a time is resolved on
+# the trace) left the start of the JSON on stdout, or an -o file behind.
+rm -f "$out/bad-begin.json"
+check_cmd "export --begin +5: exit 2, one line, nothing on stdout, no -o file left" \
+    eval 'usage_error export --begin +5 "$basic" && [ -z "$("$BT" export --begin +5 "$basic" 2>/dev/null)" ] &&
+          { "$BT" export --begin +5 -o "$out/bad-begin.json" "$basic" 2>/dev/null; [ ! -e "$out/bad-begin.json" ]; }'
+# A failed export removes only a file it made: a file or device named by
+# -o that was there before stays (an export -o /dev/null once deleted
+# /dev/null).
+echo keep >"$out/keep.json"
+check_cmd "export --begin +5 -o EXISTING: exit 2, the file that was there stays" \
+    eval '"$BT" export --begin +5 -o "$out/keep.json" "$basic" 2>/dev/null; [ $? -eq 2 ] && [ -f "$out/keep.json" ]'
+check_cmd "record --duration 10 (no unit): exit 2, one line" \
+    usage_error record --node x --events procs --duration 10
+check_cmd "a duration with its unit is taken (--slower-than 5ns, --begin +5us)" \
+    eval '"$BT" calls --slower-than 5ns --begin +5us "$basic" >/dev/null'
 check_cmd "beamtrace --help lists the commands" eval '"$BT" --help | grep -q "^  stats "'
 for c in view list stats messages; do
-    check_cmd "beamtrace $c --help" eval '"$BT" $c --help | grep -q "^usage: beamtrace $c"'
+    check_cmd "beamtrace $c --help" eval '"$BT" $c --help | grep -q "^Usage: beamtrace $c"'
 done
+# Bad values name what is accepted (issue 16): --format xml said "unknown
+# option"; view -p took any text and printed nothing, exit 0.
+check_cmd "calls --format xml: exit 2, one line naming text and json" \
+    eval 'usage_error calls --format xml "$basic" && grep -q "xml: expected text or json" "$out/usage.err"'
+check_cmd "view -p notapid: exit 2, one line naming what a pid looks like" \
+    eval 'usage_error view -p notapid "$basic" && grep -q "expected a pid (<0.66.0>" "$out/usage.err"'
+# Man pages from --help (help2man), one per command: each has its
+# synopsis and every option the declarations give it.
+if command -v help2man >/dev/null; then
+    rm -rf "$out/man"
+    check_cmd "tools/gen_man.sh makes beamtrace(1) and a page per command" \
+        eval 'bash tools/gen_man.sh "$BT" "$out/man" test >/dev/null 2>&1'
+    check_cmd "man pages: NAME, SYNOPSIS and every declared option of every command" python3 - "$BT" "$out/man" <<'PY'
+import json, subprocess, sys
+bt, man = sys.argv[1], sys.argv[2]
+cmds = json.loads(subprocess.run([bt, "help", "--format", "json"], capture_output=True).stdout)["commands"]
+bad = []
+for c in cmds:
+    page = open("%s/beamtrace-%s.1" % (man, c["name"])).read().replace("\\-", "-")
+    for want in [".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", "beamtrace-%s" % c["name"]]:
+        if want not in page:
+            bad.append((c["name"], want))
+    bad += [(c["name"], "--" + o["name"]) for o in c["options"] if "--" + o["name"] not in page]
+top = open(man + "/beamtrace.1").read()
+bad += [("beamtrace", c["name"]) for c in cmds if c["name"] not in top]
+if bad:
+    print("# missing: %r" % bad[:20])
+sys.exit(1 if bad else 0)
+PY
+else
+    skip "man pages from --help" "help2man is not installed (apt-get install help2man)"
+fi
+# flame's SVG is for a file or a pipe (issue 16): on a terminal, one line
+# saying so, exit 2, nothing written; --folded is text and stays allowed.
+python3 test/cli/on_terminal.py "$BT" flame "$basic" >"$out/flame.tty"
+check_cmd "flame to a terminal: exit 2, nothing written, one line naming -o FILE" \
+    eval '[ "$(head -1 "$out/flame.tty")" = "2 0" ] && [ "$(wc -l <"$out/flame.tty")" -eq 2 ] &&
+          grep -q "^beamtrace: flame: .*terminal: give -o FILE" "$out/flame.tty"'
+python3 test/cli/on_terminal.py "$BT" flame --folded "$basic" >"$out/folded.tty"
+check_cmd "flame --folded to a terminal: exit 0" eval '[ "$(head -1 "$out/folded.tty" | cut -d" " -f1)" = 0 ]'
+check_cmd "completion bash: a script bash parses" eval '"$BT" completion bash | bash -n'
+# Every documented option of every command, from the declarations (help
+# --format json): accepted with each valid value (exit 0, output), refused
+# with a bad one (exit 2, one line naming what it takes), offered by bash
+# completion. `record` records a live node here when erl is on PATH.
+rm -rf "$out/options"
+python3 test/cli/options.py "$BT" "$basic" "$out/options" || tap_failures=$((tap_failures + 1))
+
 
 [ "$tap_failures" -eq 0 ]

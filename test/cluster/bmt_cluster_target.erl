@@ -17,6 +17,9 @@
 %% bmt_kv, a gen_server: calls across nodes, replies to process aliases.
 -export([init/1, handle_call/3, handle_cast/2]).
 
+%% send_kinds/1 sends improper lists on purpose (dialyzer).
+-dialyzer({no_improper_lists, send_kinds/1}).
+
 %% -eval'd at boot. The driver is connected hidden: it is no part of the
 %% cluster (nodes() here, so --cluster, leaves it out).
 start(Driver) ->
@@ -105,7 +108,7 @@ latency(Node, N) ->
 %% What the probe here saw: [{I, SendBeganNs, SeenNs}], oldest first.
 latency_result() ->
     bmt_lat ! {lat_get, self()},
-    receive {lat_result, L} -> L after 5000 -> [] end.
+    receive {lat_result, L} -> L end.
 
 cross(Pid) when node(Pid) =/= node() -> 1;
 cross(_) -> 0.
@@ -193,7 +196,7 @@ dest_node(Pid) -> node(Pid).
 %% The cross-node messages the vnode and bmt_kv sent (replies).
 vnode_sent() ->
     bmt_vnode ! {sent, self()},
-    receive {vnode_sent, N} -> N + gen_server:call(bmt_kv, sent) after 5000 -> timeout end.
+    receive {vnode_sent, N} -> N + gen_server:call(bmt_kv, sent) end.
 
 %% bmt_beamtrace_left:check/0 (test/lib), compiled beside this module.
 beamtrace_left() ->

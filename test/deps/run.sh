@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# beamtrace as a dependency, the way a new user adds it: a rebar3 project
-# (git dependency: compile, `rebar3 shell`, `rebar3 release` with
-# runtime_tools, the release running) and a mix project (path and git
-# dependencies, `mix run`, `mix release` with runtime_tools), with Debian's
-# rebar3 and elixir. Also the Hex package's file list: `make priv` builds
-# from those files alone. TAP lines (see test/run_all.sh).
+# beamtrace as a dependency, the way a new user adds it: a fresh rebar3
+# project (compile, `rebar3 shell`, `rebar3 release` with runtime_tools,
+# the release running) and fresh mix projects (`mix run`, `mix release`
+# with runtime_tools), with Debian's rebar3 and elixir. The git
+# dependencies are exactly the README's lines (after <!-- deps:rebar3 -->
+# and <!-- deps:mix -->), only their placeholder URL pointed at a local
+# clone; the mix path dependency is the other way mix users add it. Also
+# the Hex package's file list: `make priv` builds from those files alone.
+# TAP lines (see test/run_all.sh).
 #
 # Offline and hermetic: the dependency is this working tree committed into a
-# scratch git repository (file:// URL), HOME is a scratch directory (rebar3's
-# and mix's caches), and mix runs rebar3 from MIX_REBAR3 instead of fetching
-# it from Hex.
+# scratch git repository (file:// URL) on the branch the README names, HOME
+# is a scratch directory (rebar3's and mix's caches), and mix runs rebar3
+# from MIX_REBAR3 instead of fetching it from Hex.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/test/out/deps
@@ -34,10 +37,34 @@ with_open_stdin() {
 }
 version=$(sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' "$root/src/beamtrace.app.src")
 
+# ---- the README's dependency lines ----
+# The fenced line after <!-- deps:KIND --> in README.md.
+readme_dep() {
+    awk -v m="<!-- deps:$1 -->" '$0 == m { want = 1; next } want && /^```/ { if (on) exit; on = 1; next } on { print }' \
+        "$root/README.md"
+}
+placeholder=https://REPOSITORY/beamtrace.git
+rebar3_line=$(readme_dep rebar3)
+mix_line=$(readme_dep mix)
+check "the README has a rebar3 line and a mix line, each naming $placeholder" \
+    '[ "$(printf "%s\n" "$rebar3_line" | grep -c .)" = 1 ] && [ "$(printf "%s\n" "$mix_line" | grep -c .)" = 1 ] &&
+     [[ "$rebar3_line" == *"\"$placeholder\""* ]] && [[ "$mix_line" == *"\"$placeholder\""* ]]' ||
+    printf '#   %s\n' "$rebar3_line" "$mix_line"
+# The ref they name: a branch, which travels with every clone of the
+# repository (a tag need not). It must be one of this repository's.
+branch=$(printf '%s\n' "$rebar3_line" | sed -n 's/.*{branch, *"\([^"]*\)"}.*/\1/p')
+mix_branch=$(printf '%s\n' "$mix_line" | sed -n 's/.*branch: *"\([^"]*\)".*/\1/p')
+check "both name the same branch ($branch), and this repository has it" \
+    '[ -n "$branch" ] && [ "$branch" = "$mix_branch" ] &&
+     { ! git -C "$root" rev-parse --git-dir >/dev/null 2>&1 ||
+       git -C "$root" rev-parse --verify -q "refs/heads/$branch" >/dev/null ||
+       git -C "$root" rev-parse --verify -q "refs/remotes/origin/$branch" >/dev/null; }'
+branch=${branch:-main}
+
 # ---- the dependency: this working tree as a git repository ----
 src=$out/beamtrace
 bash "$root/tools/copy_tree.sh" "$src"
-(cd "$src" && git init -q -b main && git add -A &&
+(cd "$src" && git init -q -b "$branch" && git add -A &&
     git -c user.name=bmt -c user.email=bmt@localhost commit -qm "beamtrace under test") ||
     { echo "not ok - deps: scratch git repository of the working tree"; exit 1; }
 url=file://$src
@@ -78,14 +105,15 @@ else
     printf -- '-sname %s\n-setcookie bmt_deps_test\n' "$node" >"$app/config/vm.args"
     cat >"$app/rebar.config" <<EOF
 {erl_opts, [debug_info]}.
-{deps, [{beamtrace, {git, "$url", {branch, "main"}}}]}.
+${rebar3_line//$placeholder/$url}
 {relx, [{release, {bmt_dep_app, "0.1.0"}, [bmt_dep_app, runtime_tools, beamtrace]},
         {vm_args, "config/vm.args"}, {dev_mode, false}, {include_erts, false}]}.
 EOF
     lib=$app/_build/default/lib/beamtrace
     (cd "$app" && rebar3 compile) >"$out/rebar3-compile.log" 2>&1
+    rc=$?
     check "rebar3 compile builds priv/ (NIF, command, dyntrace compat) and the beams" \
-        '[ $? -eq 0 ] && [ -f "$lib/priv/beamtrace_nif.so" ] && [ -x "$lib/priv/beamtrace" ] &&
+        '[ "$rc" -eq 0 ] && [ -f "$lib/priv/beamtrace_nif.so" ] && [ -x "$lib/priv/beamtrace" ] &&
          [ -f "$lib/priv/compat/dyntrace.beam" ] && [ -f "$lib/ebin/beamtrace.beam" ] &&
          [ -f "$lib/ebin/beamtrace_tracing.beam" ]' || show "$out/rebar3-compile.log"
     check "no dyntrace module in any ebin/ of the project" \
@@ -99,8 +127,9 @@ EOF
     check "rebar3 shell: beamtrace records from the project's shell" 'probe_ok "$out/rebar3-shell.log"' ||
         show "$out/rebar3-shell.log"
     (cd "$app" && rebar3 release) >"$out/rebar3-release.log" 2>&1
+    rc=$?
     check "rebar3 release with runtime_tools assembles (no duplicated dyntrace)" \
-        '[ $? -eq 0 ] && ! grep -q "Duplicated modules" "$out/rebar3-release.log"' ||
+        '[ "$rc" -eq 0 ] && ! grep -q "Duplicated modules" "$out/rebar3-release.log"' ||
         show "$out/rebar3-release.log"
     rel=$app/_build/default/rel/bmt_dep_app/bin/bmt_dep_app
     rel_log=$app/_build/default/rel/bmt_dep_app/log
@@ -137,6 +166,16 @@ EOF
         not_ok "the release runs: bin/bmt_dep_app daemon"
         show "$out/rel-daemon.log"
     fi
+    # The release carries the command, and it finds the beams it ships
+    # (ebin/ beside its priv/): it gets as far as looking for the node.
+    rel_cmd=$app/_build/default/rel/bmt_dep_app/lib/beamtrace-$version/priv/beamtrace
+    (cd "$out" && BEAMTRACE_COOKIE=bmt_deps_test "$rel_cmd" record --node bmt_deps_no_such_node --events procs \
+        --duration 1s -o rel-record) \
+        >"$out/rel-record.log" 2>&1
+    rc=$?
+    check "the release's priv/beamtrace finds its own ebin/ and priv/ to ship (record)" \
+        '[ "$rc" -eq 1 ] && [ -x "$rel_cmd" ] && ! grep -q "cannot find beamtrace" "$out/rel-record.log" &&
+         grep -q "bmt_deps_no_such_node" "$out/rel-record.log"' || show "$out/rel-record.log"
     # epmd, if the release started it.
     [ -z "$epmd_before" ] && epmd -kill >/dev/null 2>&1
 fi
@@ -170,13 +209,14 @@ EOF
         (cd "$out" && mix new "bmt_mix_$kind" >/dev/null 2>&1)
         case $kind in
         path) dep="{:beamtrace, path: \"$src\"}" ;;
-        git) dep="{:beamtrace, git: \"$url\", branch: \"main\"}" ;;
+        git) dep=${mix_line//$placeholder/$url} ;;
         esac
         sed -i "s|# {:dep_from_hexpm, \"~> 0.3.0\"}|$dep|; s|extra_applications: \[:logger\]|extra_applications: [:logger, :runtime_tools]|" \
             "$proj/mix.exs"
         (cd "$proj" && mix deps.get && mix compile) >"$out/mix-$kind.log" 2>&1
+        rc=$?
         check "mix $kind dependency: compiles, priv/ built" \
-            '[ $? -eq 0 ] && [ -f "$proj/_build/dev/lib/beamtrace/priv/beamtrace_nif.so" ] &&
+            '[ "$rc" -eq 0 ] && [ -f "$proj/_build/dev/lib/beamtrace/priv/beamtrace_nif.so" ] &&
              [ -z "$(find "$proj/_build" -path "*/ebin/dyntrace.beam")" ]' || show "$out/mix-$kind.log"
         (cd "$proj" && mix run "$out/probe.exs") >"$out/mix-$kind-run.log" 2>&1
         check "mix $kind dependency: mix run records" 'probe_ok "$out/mix-$kind-run.log"' ||
@@ -184,7 +224,8 @@ EOF
     done
     proj=$out/bmt_mix_git
     (cd "$proj" && mix release --overwrite) >"$out/mix-release.log" 2>&1
-    check "mix release with runtime_tools assembles" '[ $? -eq 0 ]' || show "$out/mix-release.log"
+    rc=$?
+    check "mix release with runtime_tools assembles" '[ "$rc" -eq 0 ]' || show "$out/mix-release.log"
     "$proj/_build/dev/rel/bmt_mix_git/bin/bmt_mix_git" eval "$(cat "$out/probe.exs")" >"$out/mix-release-eval.log" 2>&1
     check "mix release runs: beamtrace records in it" 'probe_ok "$out/mix-release-eval.log"' ||
         show "$out/mix-release-eval.log"
@@ -204,7 +245,8 @@ check "Hex metadata: description, licenses [\"Apache-2.0\"], LICENSE file" \
      grep -q "{licenses, \[\"Apache-2.0\"\]}" "$root/src/beamtrace.app.src" &&
      grep -q "Apache License" "$root/LICENSE" && grep -q "Version 2.0" "$root/LICENSE"'
 make -C "$pkg" priv >"$out/hex-make.log" 2>&1
-check "make priv builds from the Hex package's files alone" '[ $? -eq 0 ] && [ -f "$pkg/priv/beamtrace_nif.so" ]' ||
+rc=$?
+check "make priv builds from the Hex package's files alone" '[ "$rc" -eq 0 ] && [ -f "$pkg/priv/beamtrace_nif.so" ]' ||
     show "$out/hex-make.log"
 
 exit $((tap_failures > 0))

@@ -11,7 +11,8 @@ TAP_PREFIX=""
 
 # 1. The demo: the seed's process tracing example.
 bash examples/process_tracing.sh "$out/demo" >"$out/demo.out" 2>"$out/demo.err"
-check "demo exits 0" '[ $? -eq 0 ]'
+rc=$?
+check "demo exits 0" '[ "$rc" -eq 0 ]'
 for name in sasl_sup sasl_safe_sup alarm_handler release_handler os_mon_sup disksup memsup cpu_sup; do
     check "demo shows $name registered" \
         "grep -qE 'org_erlang_dyntrace:process_register: \\{ cpu_id = [0-9]+ \\}, \\{ pid = \"<0\\.[0-9]+\\.0>\", name = \"$name\", type = \"register\" \\}' '$out/demo.out'"
@@ -43,9 +44,11 @@ erl -noshell -pa ebin -eval '
     {ok, #{events := N, discarded := 0}} = beamtrace:stop(),
     io:format("~p~n", [N]),
     halt().' -extra "$out/all" >"$out/all.count" 2>"$out/all.err"
-check "workload node exits 0" '[ $? -eq 0 ]'
+rc=$?
+check "workload node exits 0" '[ "$rc" -eq 0 ]'
 TZ=UTC babeltrace2 "$out/all" >"$out/all.bt2" 2>"$out/all.bt2err"
-check "babeltrace2 reads the workload trace without warnings" '[ $? -eq 0 ] && [ ! -s "$out/all.bt2err" ]'
+rc=$?
+check "babeltrace2 reads the workload trace without warnings" '[ "$rc" -eq 0 ] && [ ! -s "$out/all.bt2err" ]'
 check "babeltrace2 event count equals stop/0 events" \
     '[ "$(wc -l <"$out/all.bt2")" -eq "$(cat "$out/all.count")" ]'
 check "beamtrace view equals babeltrace2 on the workload trace" \

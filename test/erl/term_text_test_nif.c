@@ -1,7 +1,7 @@
 /*
  * Test NIF for c_src/nif/nif_term_text.c: compares bmt_term_text against the
- * oracle enif_snprintf("%T") and times both. Loaded by bmt_term_text_test
- * from test/out/term_text/; never part of the product NIF.
+ * oracle enif_snprintf("%T") and times both. Built and loaded by
+ * bmt_term_text_SUITE (init_per_suite); never part of the product NIF.
  *
  * The caches are thread-local (one per scheduler thread), as the tracer
  * keeps them; a test process migrating between schedulers just meets
@@ -173,4 +173,4 @@ static ErlNifFunc funcs[] = {
     {"bench", 3, bench, 0},
 };
 
-ERL_NIF_INIT(bmt_term_text_test, funcs, load, NULL, NULL, NULL)
+ERL_NIF_INIT(bmt_term_text_SUITE, funcs, load, NULL, NULL, NULL)

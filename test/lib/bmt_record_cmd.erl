@@ -5,11 +5,11 @@
 -export([root/0, cli/0, cookie_file/0, rand_name/1, record/1, record/2, start_record/1,
          start_record/2, finish_record/2, os_pid/1, interrupt/1]).
 
-root() -> os:getenv("BMT_ROOT").
-cli() -> filename:join([root(), "priv", "beamtrace"]).
+root() -> bmt_test_lib:root().
+cli() -> bmt_test_lib:cli().
 
 cookie_file() ->
-    F = filename:join(os:getenv("BMT_TEST_TMP"), "cookie"),
+    F = filename:join(bmt_test_lib:tmp_base(), "cookie"),
     ok = file:write_file(F, atom_to_list(erlang:get_cookie())),
     ok = file:change_mode(F, 8#600),
     F.

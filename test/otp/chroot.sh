@@ -35,8 +35,9 @@ mirror=${BMT_MIRROR:-http://deb.debian.org/debian}
 base_pkgs="erlang-base,erlang-dev,gcc,make,libc6-dev"
 # The test groups' tools. erlang-os-mon: the demo; mount, util-linux: the
 # lttng and usdt groups' private namespaces; rebar3, elixir, git: the deps
-# group; chromium is left out (the analyses group says so when it skips the
-# report's rendering).
+# group (rebar3 brings erlang-common-test, which runs the Erlang groups'
+# suites); chromium is left out (the analyses group says so when it skips
+# the report's rendering).
 full_pkgs="erlang-runtime-tools erlang-eunit erlang-os-mon erlang-tools python3 procps \
 mount util-linux pkg-config binutils babeltrace2 systemtap-sdt-dev liblttng-ust-dev lttng-tools bpftrace \
 rebar3 elixir git openssl time"

@@ -9,7 +9,10 @@
 #   1. test/otp/minimal.sh in the base chroot, which holds only erlang-dev,
 #      gcc and make: the build skips USDT and LTTng and still records.
 #   2. `make` and test/run_all.sh with the VM-facing groups (OTP_GROUPS,
-#      default below) in the full chroot (the test tools on top), then
+#      default below) in the full chroot (the test tools on top): the
+#      Erlang groups run their Common Test suites with that release's
+#      common_test, as make test does here (lib checks the TAP hook and the
+#      runner on it first); then
 #      test/otp/facts/run.sh: what a NIF tracer receives there ("# fact:"
 #      lines, information only).
 # Every TAP line is printed with the release in front ("ok - [OTP 27] ..."),
@@ -26,7 +29,7 @@ suites=${OTP_SUITES:-"trixie sid"}
 # and cli are the VM-free C core and reader, build the clang and USDT=0
 # variants: tested on the host; the chroot's `make` compiles all the C with
 # its newer gcc, warnings as errors.
-groups=${OTP_GROUPS:-"erl probes sources e2e analyses lttng usdt trace cluster deps"}
+groups=${OTP_GROUPS:-"lib erl probes sources e2e analyses lttng usdt trace cluster deps"}
 out=$root/_build/otp
 passed=0 failed=0 skipped=0
 summary=()

@@ -19,7 +19,8 @@ erl -noshell -eval 'io:format("# OTP ~s, erts ~s~n", [erlang:system_info(otp_rel
 echo "# sys/sdt.h: $sdt, lttng-ust: $ust"
 
 make >"$out/make.log" 2>&1
-check "make succeeds" '[ $? -eq 0 ]' || sed 's/^/#   /' "$out/make.log"
+rc=$?
+check "make succeeds" '[ "$rc" -eq 0 ]' || sed 's/^/#   /' "$out/make.log"
 version=$(sed -n 's/.*{vsn, *"\([^"]*\)"}.*/\1/p' src/beamtrace.app.src)
 check "beamtrace --version prints the .app.src vsn ($version)" \
     '[ "$(priv/beamtrace --version)" = "beamtrace $version" ]'
@@ -50,8 +51,9 @@ erl -noshell -pa ebin -eval '
     {ok, #{events := N, discarded := D}} = beamtrace:stop(),
     io:format("events ~p discarded ~p~n", [N, D]),
     halt().' -extra "$PWD/$out/trace" >"$out/node.log" 2>&1
+rc=$?
 check "a node records a trace (start, erlang:trace/3, stop)" \
-    '[ $? -eq 0 ] && grep -qE "^events [1-9][0-9]* discarded 0$" "$out/node.log"' || sed 's/^/#   /' "$out/node.log"
+    '[ "$rc" -eq 0 ] && grep -qE "^events [1-9][0-9]* discarded 0$" "$out/node.log"' || sed 's/^/#   /' "$out/node.log"
 check "sinks(): the recorder; USDT and LTTng say why they are unavailable when absent" \
     'grep -q "recorder => true" "$out/node.log" &&
      { [ $ust = yes ] || grep -q "lttng => {unavailable" "$out/node.log"; } &&

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # User probes, user tags, user-probe fuzzing and the dyntrace compatibility
-# module on a real node. TAP lines (see test/run_all.sh).
+# module on a real node: test/probes/bmt_probes_SUITE.erl under Common Test
+# (test/lib/ct_group.sh; TAP lines, see test/run_all.sh).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/test/out/probes
-rm -rf "$out" && mkdir -p "$out/beams"
-make -s -C "$root" >/dev/null || { echo "not ok - probes: build"; exit 1; }
-erlc -Werror -o "$out/beams" "$root"/test/probes/*.erl || { echo "not ok - probes: compile"; exit 1; }
-erl -noshell -pa "$root/ebin" -pa "$out/beams" -run bmt_probes_tests main "$out"
+mkdir -p "$out"
+make -s -C "$root" >"$out/make.log" 2>&1 || { sed 's/^/# /' "$out/make.log"; echo "not ok - probes: build"; exit 1; }
+. "$root/test/lib/ct_group.sh"
+ct_group probes

@@ -1,55 +1,17 @@
 #!/usr/bin/env bash
-# The trace group: beamtrace:trace/2 in a node (bmt_trace_tests) and
+# The trace group: beamtrace:trace/2 in a node (bmt_trace_SUITE) and
 # `beamtrace record` against real target nodes that have nothing of
-# beamtrace on their code path (bmt_record_tests: the driver node starts
-# the targets, runs the command, and checks each target afterwards). TAP
-# lines (see test/run_all.sh). BMT_ONLY=fun1,fun2 runs only those tests;
-# MODULES="m1 m2" a subset of modules.
+# beamtrace on their code path (bmt_record_SUITE: this node drives, starts
+# the targets, runs the command, and checks each target afterwards), under
+# Common Test (test/lib/ct_group.sh; TAP lines, see test/run_all.sh).
 set -u
-cd "$(dirname "$0")/../.."
-root=$(pwd)
-out=test/out/trace
-ERL=${ERL:-erl}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$root/test/out/trace
 mkdir -p "$out"
 if ! make -C "$root" >"$out/make.log" 2>&1; then
-    cat "$out/make.log"
+    sed 's/^/# /' "$out/make.log"
     echo "not ok - trace: build beamtrace (make)"
     exit 1
 fi
-rm -rf "$out/beams" "$out/target" "$out/traces"
-mkdir -p "$out/beams" "$out/target" "$out/traces"
-# The runner and helpers are the erl group's; the workloads also go alone
-# into target/, the only code path a target node gets besides OTP's.
-if ! erlc -Werror +debug_info -o "$out/beams" test/erl/bmt_test_runner.erl test/erl/bmt_test_lib.erl \
-        test/trace/*.erl test/lib/bmt_record_cmd.erl ||
-   ! erlc -Werror -o "$out/target" test/trace/bmt_trace_target.erl test/trace/my_mod.erl \
-        test/lib/bmt_beamtrace_left.erl; then
-    echo "not ok - trace: compile test modules"
-    exit 1
-fi
-export BMT_TEST_TMP="$root/$out/traces"
-export BMT_TRACES_LIST="$root/$out/traces.list"
-export BMT_ROOT="$root"
-export BMT_TARGET_BEAMS="$root/$out/target"
-: >"$BMT_TRACES_LIST"
-modules=${MODULES:-"bmt_trace_tests bmt_record_tests"}
-status=0
-for m in $modules; do
-    log="$out/$m.log"
-    # The record tests' driver is a distributed node (it talks to the
-    # targets); a random name, so parallel runs never collide.
-    dist=()
-    if [ "$m" = bmt_record_tests ]; then
-        dist=(-sname "bmt_drv_$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')" -setcookie "bmt_drv_$$")
-    fi
-    ERL_CRASH_DUMP="$out/$m.erl_crash.dump" "$ERL" -noshell "${dist[@]}" -pa "$root/ebin" \
-        -pa "$out/beams" -run bmt_test_runner main "$m" </dev/null 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
-    if [ "$rc" -ne 0 ]; then
-        status=1
-        if ! grep -q '^not ok - ' "$log"; then
-            echo "not ok - $m: node exited with status $rc"
-        fi
-    fi
-done
-exit $status
+. "$root/test/lib/ct_group.sh"
+ct_group trace

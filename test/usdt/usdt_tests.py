@@ -3,7 +3,8 @@
 bpftrace to a real node running a workload whose output is known.
 
 usage: usdt_tests.py ROOT OUT   (run by test/usdt/run.sh; prints TAP lines;
-BMT_ONLY="spawn-exit.bt,detach mid-flight" runs only those)
+BMT_TEST_FILTER="spawn-exit.bt,detach-mid-flight" (make test-usdt T=...) runs
+only those; a name that is not a test is an error, exit status 2)
 
 Each scenario: start a node (bmt_usdt_node) that loads beamtrace and waits;
 attach the script with scripts/beamtrace-bpftrace -p PID; wait until
@@ -81,7 +82,7 @@ def elf_probes(lib):
 
 def expected_probes():
     """Probe names of usdt.def's PROVIDED and APPROX rows, as in ELF notes."""
-    text = open(os.path.join(ROOT, "c_src", "usdt.def")).read()
+    text = open(os.path.join(ROOT, "c_src", "core", "usdt.def")).read()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     names = []
     for symbol, name, status in re.findall(r'USDT\(\s*(\w+)\s*,\s*"([^"]+)"\s*,\s*(\w+)', text):
@@ -555,18 +556,23 @@ EXACT_OUTPUT = {"efile.bt", "spawn-exit.bt", "births-deaths.bt", "slow-calls.bt"
 
 
 def main():
-    probes = test_notes()
     tests = [("spawn-exit.bt", t_spawn_exit), ("births-deaths.bt", t_births_deaths),
              ("send-to-sched.bt", t_send_to_sched), ("slow-calls.bt", t_slow_calls),
              ("cpu-change.bt", t_cpu_change), ("user-probe.bt", t_user_probe),
              ("user-probe-n.bt", t_user_probe_n), ("garbage-collection.bt", t_gc),
              ("efile.bt", t_efile),
-             ("process-scheduling.bt", t_process_scheduling), ("detach mid-flight", t_detach)]
+             ("process-scheduling.bt", t_process_scheduling), ("detach-mid-flight", t_detach)]
+    only = [n for n in os.environ.get("BMT_TEST_FILTER", "").replace(",", " ").split()]
+    unknown = [n for n in only if n not in [name for name, _ in tests]]
+    if unknown:
+        print("error: T=%s: no test %s in group usdt (its tests: %s)"
+              % (",".join(only), unknown[0], " ".join(name for name, _ in tests)), flush=True)
+        return 2
+    probes = test_notes()
     why = os.environ.get("BMT_USDT_SKIP") or preflight(probes)
     doubled = None if why else doubled_hits()
-    only = os.environ.get("BMT_ONLY")
     for name, fn in tests:
-        if only and name not in only.split(","):
+        if only and name not in only:
             continue
         if why or (doubled and name in EXACT_OUTPUT):
             skip(name, why or doubled)

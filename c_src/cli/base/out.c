@@ -10,6 +10,7 @@ int bmt_out_open(struct bmt_out *o, int fd, size_t cap)
     o->fd = fd;
     o->len = 0;
     o->error = 0;
+    o->created = 0;
     o->cap = cap < 4096 ? 4096 : cap;
     o->buf = malloc(o->cap);
     return o->buf ? 0 : -ENOMEM;
@@ -82,78 +83,9 @@ void bmt_out_u64_pad(struct bmt_out *o, uint64_t v, unsigned width)
     bmt_out_mem(o, tmp + 20 - n, n);
 }
 
-/* babeltrace2's escape of each byte; NULL: the byte prints as itself. */
-static const char *bt2_escape(unsigned char c)
+void bmt_out_us3(struct bmt_out *o, uint64_t ns)
 {
-    static const char hex[] = "0123456789abcdef";
-    static char x[32][5]; /* \xNN for control bytes, built on first use */
-    static char del[5] = "\\x7f";
-    switch (c) {
-    case '\a': return "\\a";
-    case '\b': return "\\b";
-    case '\t': return "\\t";
-    case '\n': return "\\n";
-    case '\v': return "\\v";
-    case '\f': return "\\f";
-    case '\r': return "\\r";
-    case 0x1b: return "\\e";
-    case '\'': return "\\'";
-    case '?': return "\\?";
-    case '"': return "\\\"";
-    case '\\': return "\\\\";
-    case 0x7f: return del;
-    default:
-        if (c < 0x20) {
-            if (!x[c][0]) {
-                x[c][0] = '\\';
-                x[c][1] = 'x';
-                x[c][2] = hex[c >> 4];
-                x[c][3] = hex[c & 15];
-            }
-            return x[c];
-        }
-        return NULL;
-    }
-}
-
-/* 1 for bytes babeltrace2 escapes. */
-static const unsigned char needs_bt2_escape[256] = {
-    [0 ... 0x1f] = 1, ['\''] = 1, ['?'] = 1, ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
-};
-
-void bmt_out_bt2_string(struct bmt_out *o, const char *s, size_t len)
-{
-    bmt_out_char(o, '"');
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!needs_bt2_escape[c])
-            continue;
-        bmt_out_mem(o, s + run, i - run);
-        bmt_out_str(o, bt2_escape(c));
-        run = i + 1;
-    }
-    bmt_out_mem(o, s + run, len - run);
-    bmt_out_char(o, '"');
-}
-
-void bmt_out_json_string(struct bmt_out *o, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    bmt_out_char(o, '"');
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            bmt_out_char(o, '\\');
-            bmt_out_char(o, (char)c);
-        } else if (c == '\n') {
-            bmt_out_mem(o, "\\n", 2);
-        } else if (c < 0x20 || c == 0x7f) {
-            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            bmt_out_mem(o, u, 6);
-        } else {
-            bmt_out_char(o, (char)c);
-        }
-    }
-    bmt_out_char(o, '"');
+    bmt_out_u64(o, ns / 1000);
+    bmt_out_char(o, '.');
+    bmt_out_u64_pad(o, ns % 1000, 3);
 }

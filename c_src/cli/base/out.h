@@ -19,6 +19,8 @@ struct bmt_out {
     size_t len;   /* bytes pending, in buf */
     size_t cap;   /* buf size, bytes */
     int error;    /* first errno from write, 0 when healthy */
+    int created;  /* a regular file this run made (bmt_an_out_open): only
+                   * such a file may be removed when the output fails */
 };
 
 /* Prepares `o` to write to `fd` through a `cap`-byte buffer (>= 4096).
@@ -61,13 +63,8 @@ void bmt_out_u64(struct bmt_out *o, uint64_t v);
 /* Appends `v` in decimal, zero-padded to `width` digits (width <= 20). */
 void bmt_out_u64_pad(struct bmt_out *o, uint64_t v, unsigned width);
 
-/* Appends `len` bytes of `s` between double quotes, escaped exactly as
- * babeltrace2's sink.text.pretty does (C escapes for \a \b \t \n \v \f \r
- * ESC ' ? " \, \xNN for other control bytes and DEL, bytes >= 0x80 raw). */
-void bmt_out_bt2_string(struct bmt_out *o, const char *s, size_t len);
-
-/* Appends `len` bytes of `s` as a JSON string literal (quotes included);
- * bytes >= 0x80 are passed through (the caller's text is UTF-8 or opaque). */
-void bmt_out_json_string(struct bmt_out *o, const char *s, size_t len);
+/* Appends `ns` as microseconds with exactly 3 fractional digits
+ * ("12.345" for 12345 ns). */
+void bmt_out_us3(struct bmt_out *o, uint64_t ns);
 
 #endif

@@ -1,7 +1,8 @@
 /* `beamtrace list --usdt`: OTP's DTrace/SystemTap probes and what beamtrace
  * provides for each (usdt.def), as text, JSON or the docs' markdown table. */
-#include "cli.h"
+#include "list.h"
 #include "base/out.h"
+#include "out/json.h"
 #include "core/usdt_catalogue.h"
 #include "sinks/usdt_sdt.h"
 
@@ -20,7 +21,7 @@ static void put_note_name(struct bmt_out *o, const char *name)
 
 static void json_str(struct bmt_out *o, const char *s)
 {
-    bmt_out_json_string(o, s, strlen(s));
+    bmt_json_cstr(o, s);
 }
 
 void bmt_list_usdt(struct bmt_out *o, enum bmt_list_format format)
@@ -33,14 +34,10 @@ void bmt_list_usdt(struct bmt_out *o, enum bmt_list_format format)
             const struct bmt_usdt_probe *p = &bmt_usdt_catalogue[i];
             bmt_out_str(o, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
             json_str(o, p->name);
-            bmt_out_str(o, ", \"status\": ");
-            json_str(o, bmt_usdt_status_name(p->status));
-            bmt_out_str(o, ", \"source\": ");
-            json_str(o, p->source);
-            bmt_out_str(o, ", \"arguments\": ");
-            json_str(o, p->arguments);
-            bmt_out_str(o, ", \"note\": ");
-            json_str(o, p->note);
+            bmt_json_member(o, "status", bmt_usdt_status_name(p->status));
+            bmt_json_member(o, "source", p->source);
+            bmt_json_member(o, "arguments", p->arguments);
+            bmt_json_member(o, "note", p->note);
             bmt_out_char(o, '}');
         }
         bmt_out_str(o, "\n]}\n");

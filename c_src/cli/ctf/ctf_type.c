@@ -96,12 +96,14 @@ struct frame {
 };
 
 struct finish {
+    struct bmt_arena *a;
     struct bmt_ctf_scopes *s;
     enum bmt_ctf_scope scope;
     uint32_t *next_slot;
     char *err;
     size_t err_bytes;
     int failed;
+    int oom;
     struct frame stack[MAX_DEPTH + 2];
     unsigned depth;
 };
@@ -250,6 +252,106 @@ static int finish_int(struct finish *f, struct bmt_ctf_type *t, const char *name
     return 0;
 }
 
+/* The option each range of variant `t`'s tag selects: the first member
+ * named like the range's label (or like the label without its leading
+ * '_'), as the per-event label lookup of babeltrace2 does. */
+static int match_options(struct finish *f, struct bmt_ctf_type *t)
+{
+    const struct bmt_ctf_type *tag = t->target;
+    int32_t *opt = bmt_arena_alloc(f->a, (tag->range_count + 1) * sizeof *opt);
+    if (!opt) {
+        f->oom = 1;
+        return -ENOMEM;
+    }
+    for (uint32_t r = 0; r < tag->range_count; r++) {
+        const char *label = tag->ranges[r].label;
+        opt[r] = -1;
+        for (uint32_t i = 0; i < t->member_count && opt[r] < 0; i++) {
+            const char *m = t->members[i].name;
+            if (strcmp(m, label) == 0 || (label[0] == '_' && strcmp(m, label + 1) == 0))
+                opt[r] = (int32_t)i;
+        }
+    }
+    t->range_option = opt;
+    return 0;
+}
+
+/* A struct: its members in order, its alignment the largest of theirs. */
+static int finish_struct(struct finish *f, struct bmt_ctf_type *t)
+{
+    uint32_t align = t->has_align ? t->align_bits : 1;
+    f->stack[f->depth].st = t;
+    f->depth++;
+    t->min_bits = 0;
+    for (uint32_t i = 0; i < t->member_count; i++) {
+        f->stack[f->depth - 1].index = i;
+        struct bmt_ctf_type *m = t->members[i].type;
+        if (finish_node(f, m, t->members[i].name) < 0)
+            return -EINVAL;
+        if (m->align_bits > align)
+            align = m->align_bits;
+        t->min_bits += m->min_bits;
+    }
+    f->depth--;
+    t->align_bits = align;
+    return 0;
+}
+
+/* An array or sequence: its element, its length field, whether it is text
+ * (and the packet header's uuid). */
+static int finish_array(struct finish *f, struct bmt_ctf_type *t, const char *name)
+{
+    struct bmt_ctf_type *e = t->elem;
+    if (t->kind == BMT_CTF_SEQUENCE) {
+        const struct bmt_ctf_type *len = resolve(f, t->ref);
+        if (!len || (len->kind != BMT_CTF_INT && len->kind != BMT_CTF_ENUM) || len->is_signed ||
+            len->slot == SLOT_NONE || len->slot >= t->slot)
+            return fail(f, "sequence %s: its length \"%s\" is not an unsigned integer field "
+                           "declared before it", name ? name : "?", t->ref);
+        t->target = len;
+    }
+    if (finish_node(f, e, NULL) < 0)
+        return -EINVAL;
+    /* The element's own name-based meaning does not apply; the array's
+     * does (the packet header's uuid). */
+    t->meaning = (uint8_t)meaning_of(f->scope, name);
+    if (t->meaning == BMT_M_UUID &&
+        !(t->kind == BMT_CTF_ARRAY && t->length == 16 && e->kind == BMT_CTF_INT &&
+          e->size_bits == 8 && e->align_bits % 8 == 0))
+        return fail(f, "field uuid is not an array of 16 bytes");
+    if (t->meaning != BMT_M_UUID)
+        t->meaning = BMT_M_NONE;
+    t->align_bits = e->align_bits > t->align_bits ? e->align_bits : t->align_bits;
+    t->is_text = e->kind == BMT_CTF_INT && e->is_text && e->size_bits == 8 &&
+                 e->align_bits % 8 == 0;
+    if (t->kind == BMT_CTF_ARRAY)
+        t->min_bits = e->min_bits && t->length > UINT64_MAX / e->min_bits
+                          ? UINT64_MAX : t->length * e->min_bits;
+    return 0;
+}
+
+/* A variant: its tag and its options, matched to the tag's labels once. */
+static int finish_variant(struct finish *f, struct bmt_ctf_type *t, const char *name)
+{
+    const struct bmt_ctf_type *tag = resolve(f, t->ref ? t->ref : "");
+    if (!tag || tag->kind != BMT_CTF_ENUM || tag->slot == SLOT_NONE || tag->slot >= t->slot)
+        return fail(f, "variant %s: its tag \"%s\" is not an enumeration field declared "
+                       "before it", name ? name : "?", t->ref ? t->ref : "");
+    t->target = tag;
+    if (t->member_count == 0)
+        return fail(f, "variant %s has no options", name ? name : "?");
+    uint64_t min = UINT64_MAX;
+    for (uint32_t i = 0; i < t->member_count; i++) {
+        if (finish_node(f, t->members[i].type, t->members[i].name) < 0)
+            return -EINVAL;
+        if (t->members[i].type->min_bits < min)
+            min = t->members[i].type->min_bits;
+    }
+    t->min_bits = min;
+    t->align_bits = 1;
+    return match_options(f, t);
+}
+
 static int finish_node(struct finish *f, struct bmt_ctf_type *t, const char *name)
 {
     if (f->depth > MAX_DEPTH)
@@ -279,73 +381,13 @@ static int finish_node(struct finish *f, struct bmt_ctf_type *t, const char *nam
             return fail(f, "field uuid is a string, not an array of 16 bytes");
         t->min_bits = 8;
         return 0;
-    case BMT_CTF_STRUCT: {
-        uint32_t align = t->has_align ? t->align_bits : 1;
-        f->stack[f->depth].st = t;
-        f->depth++;
-        t->min_bits = 0;
-        for (uint32_t i = 0; i < t->member_count; i++) {
-            f->stack[f->depth - 1].index = i;
-            struct bmt_ctf_type *m = t->members[i].type;
-            if (finish_node(f, m, t->members[i].name) < 0)
-                return -EINVAL;
-            if (m->align_bits > align)
-                align = m->align_bits;
-            t->min_bits += m->min_bits;
-        }
-        f->depth--;
-        t->align_bits = align;
-        return 0;
-    }
+    case BMT_CTF_STRUCT:
+        return finish_struct(f, t);
     case BMT_CTF_ARRAY:
-    case BMT_CTF_SEQUENCE: {
-        struct bmt_ctf_type *e = t->elem;
-        if (t->kind == BMT_CTF_SEQUENCE) {
-            const struct bmt_ctf_type *len = resolve(f, t->ref);
-            if (!len || (len->kind != BMT_CTF_INT && len->kind != BMT_CTF_ENUM) || len->is_signed ||
-                len->slot == SLOT_NONE || len->slot >= t->slot)
-                return fail(f, "sequence %s: its length \"%s\" is not an unsigned integer field "
-                               "declared before it", name ? name : "?", t->ref);
-            t->target = len;
-        }
-        if (finish_node(f, e, NULL) < 0)
-            return -EINVAL;
-        /* The element's own name-based meaning does not apply; the array's
-         * does (the packet header's uuid). */
-        t->meaning = (uint8_t)meaning_of(f->scope, name);
-        if (t->meaning == BMT_M_UUID &&
-            !(t->kind == BMT_CTF_ARRAY && t->length == 16 && e->kind == BMT_CTF_INT &&
-              e->size_bits == 8 && e->align_bits % 8 == 0))
-            return fail(f, "field uuid is not an array of 16 bytes");
-        if (t->meaning != BMT_M_UUID)
-            t->meaning = BMT_M_NONE;
-        t->align_bits = e->align_bits > t->align_bits ? e->align_bits : t->align_bits;
-        t->is_text = e->kind == BMT_CTF_INT && e->is_text && e->size_bits == 8 &&
-                     e->align_bits % 8 == 0;
-        if (t->kind == BMT_CTF_ARRAY)
-            t->min_bits = e->min_bits && t->length > UINT64_MAX / e->min_bits
-                              ? UINT64_MAX : t->length * e->min_bits;
-        return 0;
-    }
-    case BMT_CTF_VARIANT: {
-        const struct bmt_ctf_type *tag = resolve(f, t->ref ? t->ref : "");
-        if (!tag || tag->kind != BMT_CTF_ENUM || tag->slot == SLOT_NONE || tag->slot >= t->slot)
-            return fail(f, "variant %s: its tag \"%s\" is not an enumeration field declared "
-                           "before it", name ? name : "?", t->ref ? t->ref : "");
-        t->target = tag;
-        if (t->member_count == 0)
-            return fail(f, "variant %s has no options", name ? name : "?");
-        uint64_t min = UINT64_MAX;
-        for (uint32_t i = 0; i < t->member_count; i++) {
-            if (finish_node(f, t->members[i].type, t->members[i].name) < 0)
-                return -EINVAL;
-            if (t->members[i].type->min_bits < min)
-                min = t->members[i].type->min_bits;
-        }
-        t->min_bits = min;
-        t->align_bits = 1;
-        return 0;
-    }
+    case BMT_CTF_SEQUENCE:
+        return finish_array(f, t, name);
+    case BMT_CTF_VARIANT:
+        return finish_variant(f, t, name);
     }
     return fail(f, "field %s has an unknown type", name ? name : "?");
 }
@@ -353,14 +395,14 @@ static int finish_node(struct finish *f, struct bmt_ctf_type *t, const char *nam
 int bmt_ctf_finish_scope(struct bmt_arena *a, struct bmt_ctf_scopes *s, enum bmt_ctf_scope which,
                          uint32_t *next_slot, char *err, size_t err_bytes)
 {
-    (void)a;
     struct bmt_ctf_type *root = s->root[which];
     if (!root)
         return 0;
-    struct finish f = {s, which, next_slot, err, err_bytes, 0, {{0, 0}}, 0};
+    struct finish f = {a, s, which, next_slot, err, err_bytes, 0, 0, {{0, 0}}, 0};
     if (root->kind != BMT_CTF_STRUCT)
         return fail(&f, "the scope is not a struct");
-    return finish_node(&f, root, NULL);
+    int rc = finish_node(&f, root, NULL);
+    return f.oom ? -ENOMEM : rc;
 }
 
 /* ---- babeltrace2's "in IR" rule ---- */

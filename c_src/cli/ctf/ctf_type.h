@@ -86,6 +86,9 @@ struct bmt_ctf_type {
     uint64_t length;                 /* array */
     const char *ref;                 /* sequence length / variant tag path, as written */
     const struct bmt_ctf_type *target; /* the integer node ref names (resolved) */
+    const int32_t *range_option;     /* variant: for each range of the tag enumeration, in
+                                      * order, the option (index in members) its label
+                                      * selects, or -1: labels matched once, not per event */
     uint64_t min_bits;               /* smallest encoding of this node, bits (bounds checks) */
 };
 
@@ -137,5 +140,20 @@ const struct bmt_ctf_member *bmt_ctf_member(const struct bmt_ctf_type *t, const 
  * many there are (may exceed cap). */
 unsigned bmt_ctf_enum_labels(const struct bmt_ctf_type *t, uint64_t v, const char **labels,
                              unsigned cap);
+
+/* A clock and an env entry as the metadata declares them: the parser
+ * (tsdl.h) fills them, metadata.h's classes keep them. */
+struct bmt_ctf_clock {
+    const char *name;
+    uint64_t freq_hz;          /* cycles per second (default 1 GHz) */
+    int64_t offset_s;          /* seconds from the epoch to the clock's zero */
+    int64_t offset_cycles;     /* and cycles on top of offset_s */
+};
+
+struct bmt_ctf_env {
+    const char *key;
+    const char *str;           /* string value, or NULL for an integer */
+    int64_t integer;
+};
 
 #endif

@@ -112,16 +112,21 @@ static int decode_array(struct bmt_decode *d, const struct bmt_ctf_type *t, cons
 
 static int decode_variant(struct bmt_decode *d, const struct bmt_ctf_type *t, const char *name)
 {
-    const char *label;
-    uint64_t tag = d->vals[t->target->slot].integer;
-    if (bmt_ctf_enum_labels(t->target, tag, &label, 1) == 0)
-        return fail(d, BMT_DEC_BAD_TAG, name);
-    for (uint32_t i = 0; i < t->member_count; i++) {
-        const char *m = t->members[i].name;
-        if (strcmp(m, label) == 0 || (label[0] == '_' && strcmp(m, label + 1) == 0)) {
-            d->vals[t->slot].integer = i;
-            return decode(d, t->members[i].type, m);
-        }
+    /* The first range holding the tag decides, as the first label
+     * babeltrace2 finds; its option was matched once (ctf_type.c). */
+    const struct bmt_ctf_type *e = t->target;
+    uint64_t tag = d->vals[e->slot].integer;
+    for (uint32_t r = 0; r < e->range_count; r++) {
+        const struct bmt_ctf_range *g = &e->ranges[r];
+        int in = e->is_signed ? (int64_t)tag >= (int64_t)g->lo && (int64_t)tag <= (int64_t)g->hi
+                              : tag >= g->lo && tag <= g->hi;
+        if (!in)
+            continue;
+        int32_t i = t->range_option[r];
+        if (i < 0)
+            break;
+        d->vals[t->slot].integer = (uint64_t)i;
+        return decode(d, t->members[i].type, t->members[i].name);
     }
     return fail(d, BMT_DEC_BAD_TAG, name);
 }

@@ -9,6 +9,7 @@
  */
 #include "metadata.h"
 #include "decode.h"
+#include "plan.h"
 #include "core/event.h"
 #include "tsdl.h"
 
@@ -275,20 +276,11 @@ static int bind(struct bmt_meta *m, struct bmt_ctf_event_class *ec)
     return 0;
 }
 
-static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
+/* The clocks and environment of `t` into `m`; *clock_names_out: the
+ * clocks' names by index (in m's arena). */
+static int build_clocks_env(struct bmt_meta *m, struct bmt_tsdl *t, char *err,
+                            const char ***clock_names_out)
 {
-    struct bmt_arena *a = &m->arena;
-    char msg[BMT_META_ERROR_BYTES];
-    if (!t->has_trace || !t->has_byte_order)
-        return fail(err, -EINVAL, "the metadata has no trace block with a byte_order; %s", FIX);
-    if ((t->major && t->major != 1) || (t->minor && t->minor != 8))
-        return fail(err, -EINVAL, "the metadata declares CTF %llu.%llu; beamtrace reads CTF 1.8: "
-                    "use babeltrace2", (unsigned long long)t->major, (unsigned long long)t->minor);
-    m->big_endian = t->big_endian;
-    m->has_uuid = t->has_uuid;
-    memcpy(m->uuid, t->uuid, sizeof m->uuid);
-
-    /* Clocks and environment. */
     for (struct bmt_tsdl_clock *c = t->clocks; c; c = c->next)
         m->clock_count++;
     const char **clock_names = meta_alloc(m, (m->clock_count + 1) * sizeof *clock_names);
@@ -321,31 +313,24 @@ static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
             m->tracer_is_lttng = strncmp(e->env.str, "lttng", 5) == 0;
     }
 
-    /* The packet header. */
-    struct bmt_ctf_scopes sc0;
-    memset(&sc0, 0, sizeof sc0);
-    sc0.clock_names = clock_names;
-    sc0.clock_count = m->clock_count;
-    sc0.big_endian = m->big_endian;
-    uint32_t slot = 0;
-    if (t->packet_header) {
-        if (!(m->packet_header = bmt_ctf_type_copy(a, t->packet_header)))
-            return -ENOMEM;
-        sc0.root[BMT_SCOPE_PACKET_HEADER] = m->packet_header;
-        int rc = bmt_ctf_finish_scope(a, &sc0, BMT_SCOPE_PACKET_HEADER, &slot, msg, sizeof msg);
-        if (rc < 0)
-            return rc == -ENOMEM ? rc : fail(err, rc, "%s; %s", msg, FIX);
-    }
-    m->header_slots = slot;
+    *clock_names_out = clock_names;
+    return 0;
+}
 
-    /* Stream classes (one implicit class when the metadata declares none). */
+/* The stream classes of `t` (one implicit class when the metadata declares
+ * none), their scopes finished after the packet header's (`sc0`). */
+static int build_streams(struct bmt_meta *m, struct bmt_tsdl *t, const struct bmt_ctf_scopes *sc0,
+                         char *err)
+{
+    struct bmt_arena *a = &m->arena;
+    char msg[BMT_META_ERROR_BYTES];
     struct bmt_tsdl_stream implicit = {0, 0, NULL, NULL, NULL, NULL};
     struct bmt_tsdl_stream *streams = t->streams ? t->streams : &implicit;
     for (struct bmt_tsdl_stream *s = streams; s; s = s->next)
         m->stream_count++;
     if (!(m->streams = meta_alloc(m, m->stream_count * sizeof *m->streams)))
         return -ENOMEM;
-    i = 0;
+    unsigned i = 0;
     for (struct bmt_tsdl_stream *s = streams; s; s = s->next, i++) {
         struct bmt_ctf_stream_class *c = meta_alloc(m, sizeof *c);
         if (!c)
@@ -363,7 +348,7 @@ static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
         struct bmt_ctf_type **dst[3] = {&c->packet_context, &c->event_header, &c->event_context};
         enum bmt_ctf_scope scope[3] = {BMT_SCOPE_PACKET_CONTEXT, BMT_SCOPE_EVENT_HEADER,
                                        BMT_SCOPE_EVENT_COMMON_CONTEXT};
-        struct bmt_ctf_scopes sc = sc0;
+        struct bmt_ctf_scopes sc = *sc0;
         uint32_t sslot = m->header_slots;
         for (int k = 0; k < 3; k++) {
             if (src[k] && !(*dst[k] = bmt_ctf_type_copy(a, src[k])))
@@ -376,7 +361,8 @@ static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
         }
         c->stream_slots = c->slot_count = sslot;
         const struct bmt_ctf_type *h = c->event_header;
-        if (!(c->header = bmt_decode_compile(a, &h, 1)))
+        if (!(c->header = bmt_decode_compile(a, &h, 1)) ||
+            bmt_plan_header(a, c->event_header, &c->fast_header) < 0)
             return -ENOMEM;
         c->clock = first_clock(c->event_header, 0);
         if (c->clock < 0)
@@ -385,12 +371,20 @@ static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
             c->clock = 0;
     }
 
-    /* Event classes. */
+    return 0;
+}
+
+/* The event classes of `t`, each bound to its stream class. */
+static int build_events(struct bmt_meta *m, struct bmt_tsdl *t, const struct bmt_ctf_scopes *sc0,
+                        char *err)
+{
+    struct bmt_arena *a = &m->arena;
+    char msg[BMT_META_ERROR_BYTES];
     for (struct bmt_tsdl_event *e = t->events; e; e = e->next)
         m->event_count++;
     if (!(m->events = meta_alloc(m, (m->event_count + 1) * sizeof *m->events)))
         return -ENOMEM;
-    i = 0;
+    unsigned i = 0;
     for (struct bmt_tsdl_event *e = t->events; e; e = e->next, i++) {
         struct bmt_ctf_event_class *ec = meta_alloc(m, sizeof *ec);
         if (!ec)
@@ -411,7 +405,7 @@ static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
             return fail(err, -EINVAL, "event \"%s\" names stream %llu, which is not declared; %s",
                         ec->name, (unsigned long long)e->stream_id, FIX);
         ec->stream_id = c->id;
-        struct bmt_ctf_scopes sc = sc0;
+        struct bmt_ctf_scopes sc = *sc0;
         sc.root[BMT_SCOPE_PACKET_CONTEXT] = c->packet_context;
         sc.root[BMT_SCOPE_EVENT_HEADER] = c->event_header;
         sc.root[BMT_SCOPE_EVENT_COMMON_CONTEXT] = c->event_context;
@@ -435,10 +429,15 @@ static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
         bmt_ctf_mark_printed(&sc);
         c->event_count++;
     }
-    /* Per stream class: its events, by id. */
+    return 0;
+}
+
+/* Per stream class: its events, by id (a dense table, then a map). */
+static int index_events(struct bmt_meta *m, const struct bmt_ctf_scopes *sc0, char *err)
+{
     for (unsigned s = 0; s < m->stream_count; s++) {
         struct bmt_ctf_stream_class *c = m->streams[s];
-        struct bmt_ctf_scopes sc = sc0;
+        struct bmt_ctf_scopes sc = *sc0;
         sc.root[BMT_SCOPE_PACKET_CONTEXT] = c->packet_context;
         sc.root[BMT_SCOPE_EVENT_HEADER] = c->event_header;
         sc.root[BMT_SCOPE_EVENT_COMMON_CONTEXT] = c->event_context;
@@ -473,6 +472,47 @@ static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
             }
         }
     }
+    return 0;
+}
+
+static int build(struct bmt_meta *m, struct bmt_tsdl *t, char *err)
+{
+    struct bmt_arena *a = &m->arena;
+    char msg[BMT_META_ERROR_BYTES];
+    if (!t->has_trace || !t->has_byte_order)
+        return fail(err, -EINVAL, "the metadata has no trace block with a byte_order; %s", FIX);
+    if ((t->major && t->major != 1) || (t->minor && t->minor != 8))
+        return fail(err, -EINVAL, "the metadata declares CTF %llu.%llu; beamtrace reads CTF 1.8: "
+                    "use babeltrace2", (unsigned long long)t->major, (unsigned long long)t->minor);
+    m->big_endian = t->big_endian;
+    m->has_uuid = t->has_uuid;
+    memcpy(m->uuid, t->uuid, sizeof m->uuid);
+
+    const char **clock_names = NULL;
+    int brc = build_clocks_env(m, t, err, &clock_names);
+    if (brc < 0)
+        return brc;
+
+    /* The packet header. */
+    struct bmt_ctf_scopes sc0;
+    memset(&sc0, 0, sizeof sc0);
+    sc0.clock_names = clock_names;
+    sc0.clock_count = m->clock_count;
+    sc0.big_endian = m->big_endian;
+    uint32_t slot = 0;
+    if (t->packet_header) {
+        if (!(m->packet_header = bmt_ctf_type_copy(a, t->packet_header)))
+            return -ENOMEM;
+        sc0.root[BMT_SCOPE_PACKET_HEADER] = m->packet_header;
+        int rc = bmt_ctf_finish_scope(a, &sc0, BMT_SCOPE_PACKET_HEADER, &slot, msg, sizeof msg);
+        if (rc < 0)
+            return rc == -ENOMEM ? rc : fail(err, rc, "%s; %s", msg, FIX);
+    }
+    m->header_slots = slot;
+
+    if ((brc = build_streams(m, t, &sc0, err)) < 0 || (brc = build_events(m, t, &sc0, err)) < 0 ||
+        (brc = index_events(m, &sc0, err)) < 0)
+        return brc;
     int vrc = validate(m, err);
     if (vrc < 0)
         return vrc;

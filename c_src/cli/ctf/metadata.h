@@ -23,25 +23,13 @@
 #include "base/strtab.h"
 
 struct bmt_decode_op;
+struct bmt_header_plan;
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define BMT_META_ERROR_BYTES 512
 #define BMT_TP_NONE 0xffffu  /* an event outside the catalogue */
-
-struct bmt_ctf_clock {
-    const char *name;
-    uint64_t freq_hz;          /* cycles per second (default 1 GHz) */
-    int64_t offset_s;          /* seconds from the epoch to the clock's zero */
-    int64_t offset_cycles;     /* and cycles on top of offset_s */
-};
-
-struct bmt_ctf_env {
-    const char *key;
-    const char *str;           /* string value, or NULL for an integer */
-    int64_t integer;
-};
 
 struct bmt_ctf_event_class {
     const char *name;          /* "domain:name" as written */
@@ -68,6 +56,7 @@ struct bmt_ctf_stream_class {
     uint32_t slot_count;       /* value slots a stream of this class needs */
     int32_t clock;             /* clock of event timestamps, or -1 */
     const struct bmt_decode_op *header; /* event header, compiled */
+    const struct bmt_header_plan *fast_header; /* its plan (plan.h), or NULL: generic only */
 };
 
 struct bmt_meta {

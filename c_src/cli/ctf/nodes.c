@@ -125,7 +125,7 @@ static void qualify(struct bmt_nodes *n, unsigned trace, unsigned i, const struc
 }
 
 const struct bmt_value *bmt_nodes_qualify(struct bmt_nodes *n, unsigned trace, uint16_t tp,
-                                          const struct bmt_value *values)
+                                          const struct bmt_value *values, uint32_t fields)
 {
     if (tp >= BMT_TP_COUNT || trace >= n->trace_count)
         return values;
@@ -136,7 +136,7 @@ const struct bmt_value *bmt_nodes_qualify(struct bmt_nodes *n, unsigned trace, u
     int changed = 0;
     for (unsigned i = 0; i < t->field_count; i++) {
         const struct bmt_field *f = &t->fields[i];
-        if (f->type == BMT_FIELD_STRING &&
+        if (f->type == BMT_FIELD_STRING && (fields >> i & 1) &&
             (f->kind == BMT_KIND_ID || (sends && strcmp(f->name, "to") == 0))) {
             qualify(n, trace, i, &values[i]);
             changed |= n->vals[i].str != values[i].str;

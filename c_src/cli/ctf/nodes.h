@@ -50,11 +50,11 @@ int bmt_nodes_init(struct bmt_nodes *n, const char *const *node, unsigned trace_
 
 /* Learns the node_info event of trace `trace` (values in catalogue order;
  * other events are ignored), then rewrites the process fields of event
- * `tp` with `values` into n->vals (valid until the next call). Returns the
- * values to use: n->vals, or `values` itself when nothing changed; NULL on
- * out of memory. */
+ * `tp` with `values` that `fields` holds (bit i: field i was decoded) into
+ * n->vals (valid until the next call). Returns the values to use: n->vals,
+ * or `values` itself when nothing changed; NULL on out of memory. */
 const struct bmt_value *bmt_nodes_qualify(struct bmt_nodes *n, unsigned trace, uint16_t tp,
-                                          const struct bmt_value *values);
+                                          const struct bmt_value *values, uint32_t fields);
 
 /* The node id of the traced node `name`/`len`, or -1 when no trace is of
  * that node. */

@@ -10,8 +10,9 @@
  */
 #include "reader.h"
 #include "core/catalogue.h"
-#include "cmd/cli.h"
+#include "base/diag.h"
 #include "decode.h"
+#include "plan_run.h"
 #include "reader_priv.h"
 
 #include <errno.h>
@@ -22,8 +23,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Give mapped pages back in steps of this many bytes (per stream). */
-#define RELEASE_BYTES (8u << 20)
+/* Give mapped pages back in steps of this many bytes (per stream): the
+ * file pages a merge keeps resident are about this much per stream (8 MiB
+ * steps kept 32 MiB of a 4-stream trace resident; a madvise call per 2 MiB
+ * costs nothing measurable). */
+#define RELEASE_BYTES (2u << 20)
 /* A packet running past the end of its file is "the last packet, cut
  * short" when it is no larger than this or than four times the stream's
  * largest complete packet; a larger claim is corruption. */
@@ -120,63 +124,101 @@ static const char *decode_reason(const struct bmt_decode *d)
     }
 }
 
-/* Enters the packet at s->next_packet after validating its header and
- * context. Returns 0 (s->ended set when there is nothing more to read) or
- * -EINVAL. */
-static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsigned idx)
+/* What the events of the packet just decoded (of stream class `sc`, its
+ * header and context ending at bit `events_at`) share: the class's compiled
+ * decoders, the cpu, the record's trace and stream. */
+static void use_class(struct bmt_reader *r, struct bmt_reader_stream *s, unsigned idx,
+                      const struct bmt_ctf_stream_class *sc, uint64_t events_at)
 {
     const struct bmt_meta *m = &s->trace->meta;
-    uint64_t off = s->next_packet, left = s->size_bytes - off;
-    release_behind(s, off);
-    bmt_progress_update(&r->progress, r->done_bytes, r->total_bytes);
-    struct bmt_decode d;
-    memset(&d, 0, sizeof d);
-    d.base = s->map + off;
-    d.end = left > UINT64_MAX / 8 ? UINT64_MAX : left * 8;
-    d.vals = s->vals;
-    d.clock = s->clock;
-    if (m->packet_header && bmt_decode(&d, m->packet_header) < 0) {
+    s->sc = sc;
+    s->fast = NULL;
+    s->fast_count = 0;
+    /* Compiled decoders start on a byte. */
+    for (unsigned k = 0; r->compiled && !(events_at & 7) && k < m->stream_count; k++)
+        if (m->streams[k] == sc && s->trace->fast[k]) {
+            s->fast = s->trace->fast[k];
+            s->fast_count = sc->dense_count;
+        }
+    s->cpu_id = 0;
+    if (sc->packet_context) {
+        const struct bmt_ctf_member *cpu = bmt_ctf_member(sc->packet_context, "cpu_id");
+        if (cpu && (cpu->type->kind == BMT_CTF_INT || cpu->type->kind == BMT_CTF_ENUM))
+            s->cpu_id = (uint32_t)s->vals[cpu->type->slot].integer;
+    }
+    s->head.trace = s->trace_index;
+    s->head.stream = idx;
+    s->head.cpu_id = s->cpu_id;
+}
+
+/* Decodes the header and context of the packet at byte `off` of the
+ * stream's file (`left` bytes to the file's end) into `d` and checks them:
+ * magic, uuid, stream class (*scp). Returns 0, 1 when the file ends inside
+ * them (the stream ends there: cut_short said so) or -EINVAL. */
+static int read_packet_head(struct bmt_reader *r, struct bmt_reader_stream *s, uint64_t off,
+                            uint64_t left, struct bmt_decode *d,
+                            const struct bmt_ctf_stream_class **scp)
+{
+    const struct bmt_meta *m = &s->trace->meta;
+    memset(d, 0, sizeof *d);
+    d->base = s->map + off;
+    d->end = left > UINT64_MAX / 8 ? UINT64_MAX : left * 8;
+    d->vals = s->vals;
+    d->clock = s->clock;
+    if (m->packet_header && bmt_decode(d, m->packet_header) < 0) {
         /* Cut short inside the header: the file's last packet when it got
          * as far as a good magic number (or follows other packets). */
-        if (d.error == BMT_DEC_PAST_END &&
-            (off > 0 || (d.seen >> BMT_M_MAGIC & 1 && d.meaning[BMT_M_MAGIC] == BMT_CTF_MAGIC)))
-            return cut_short(r, s, off, 0);
+        if (d->error == BMT_DEC_PAST_END &&
+            (off > 0 || (d->seen >> BMT_M_MAGIC & 1 && d->meaning[BMT_M_MAGIC] == BMT_CTF_MAGIC)))
+            return cut_short(r, s, off, 0) == 0;
         return bmt_reader_fail(r, -EINVAL, "%s: the packet header at byte %llu %s of the file; %s", s->path,
-                    (unsigned long long)off, d.error == BMT_DEC_PAST_END ? "runs past the end"
-                                                                         : decode_reason(&d),
+                    (unsigned long long)off, d->error == BMT_DEC_PAST_END ? "runs past the end"
+                                                                          : decode_reason(d),
                     off == 0 ? "this file is not a CTF stream: move it out of the trace directory"
                              : CORRUPT_FIX);
     }
-    if ((d.seen >> BMT_M_MAGIC & 1) && d.meaning[BMT_M_MAGIC] != BMT_CTF_MAGIC)
+    if ((d->seen >> BMT_M_MAGIC & 1) && d->meaning[BMT_M_MAGIC] != BMT_CTF_MAGIC)
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has magic 0x%08llx, not 0x%08x; %s",
-                    s->path, (unsigned long long)off, (unsigned long long)d.meaning[BMT_M_MAGIC],
+                    s->path, (unsigned long long)off, (unsigned long long)d->meaning[BMT_M_MAGIC],
                     BMT_CTF_MAGIC,
                     off == 0 ? "this file is not a CTF stream: move it out of the trace directory"
                              : CORRUPT_FIX);
-    if (d.uuid && m->has_uuid && memcmp(d.uuid, m->uuid, BMT_CTF_UUID_BYTES) != 0)
+    if (d->uuid && m->has_uuid && memcmp(d->uuid, m->uuid, BMT_CTF_UUID_BYTES) != 0)
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has a uuid other than the metadata's; the "
                     "file belongs to another trace: move it to its own trace directory", s->path,
                     (unsigned long long)off);
     const struct bmt_ctf_stream_class *sc =
-        bmt_meta_stream(m, d.seen >> BMT_M_STREAM_ID & 1, d.meaning[BMT_M_STREAM_ID]);
+        bmt_meta_stream(m, d->seen >> BMT_M_STREAM_ID & 1, d->meaning[BMT_M_STREAM_ID]);
     if (!sc)
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu names stream class %llu, which the "
                     "metadata does not declare; %s", s->path, (unsigned long long)off,
-                    (unsigned long long)d.meaning[BMT_M_STREAM_ID], CORRUPT_FIX);
-    if (sc->packet_context && bmt_decode(&d, sc->packet_context) < 0) {
-        if (d.error == BMT_DEC_PAST_END)
-            return cut_short(r, s, off, 0);
+                    (unsigned long long)d->meaning[BMT_M_STREAM_ID], CORRUPT_FIX);
+    if (sc->packet_context && bmt_decode(d, sc->packet_context) < 0) {
+        if (d->error == BMT_DEC_PAST_END)
+            return cut_short(r, s, off, 0) == 0;
         return bmt_reader_fail(r, -EINVAL, "%s: the packet context at byte %llu %s; %s", s->path,
-                    (unsigned long long)off, decode_reason(&d), CORRUPT_FIX);
+                    (unsigned long long)off, decode_reason(d), CORRUPT_FIX);
     }
-    int has_p = d.seen >> BMT_M_PACKET_SIZE & 1, has_c = d.seen >> BMT_M_CONTENT_SIZE & 1;
-    uint64_t packet_bits = d.meaning[BMT_M_PACKET_SIZE], content_bits = d.meaning[BMT_M_CONTENT_SIZE];
+    *scp = sc;
+    return 0;
+}
+
+/* The sizes of the packet at byte `off` (`left` bytes to the file's end)
+ * whose header and context `d` holds, checked against the file. Returns 0,
+ * 1 when the packet runs past the file's end by a plausible amount (the
+ * stream ends there: cut_short said so) or -EINVAL. */
+static int packet_sizes(struct bmt_reader *r, struct bmt_reader_stream *s, uint64_t off,
+                        uint64_t left, const struct bmt_decode *d, uint64_t *packet_bytes,
+                        uint64_t *content_bits)
+{
+    int has_p = d->seen >> BMT_M_PACKET_SIZE & 1, has_c = d->seen >> BMT_M_CONTENT_SIZE & 1;
+    uint64_t packet_bits = d->meaning[BMT_M_PACKET_SIZE], content = d->meaning[BMT_M_CONTENT_SIZE];
     if (!has_p && !has_c)
-        packet_bits = content_bits = d.end; /* no sizes: the file is one packet */
+        packet_bits = content = d->end; /* no sizes: the file is one packet */
     else if (!has_p)
-        packet_bits = content_bits;
+        packet_bits = content;
     else if (!has_c)
-        content_bits = packet_bits;
+        content = packet_bits;
     /* A size in bits that is not whole bytes: the next packet starts at the
      * byte below, but the partial byte must still be in the file (babeltrace2
      * reads it as padding). */
@@ -184,33 +226,41 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has a size of %llu bits, which runs past "
                     "the end of the file; %s", s->path, (unsigned long long)off,
                     (unsigned long long)packet_bits, CORRUPT_FIX);
-    if (content_bits > packet_bits || content_bits < d.pos)
+    if (content > packet_bits || content < d->pos)
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu declares %llu content bits in a %llu-bit "
                     "packet whose header and context take %llu; %s", s->path,
-                    (unsigned long long)off, (unsigned long long)content_bits,
-                    (unsigned long long)packet_bits, (unsigned long long)d.pos, CORRUPT_FIX);
-    uint64_t packet_bytes = packet_bits / 8;
-    if (packet_bytes > left) {
+                    (unsigned long long)off, (unsigned long long)content,
+                    (unsigned long long)packet_bits, (unsigned long long)d->pos, CORRUPT_FIX);
+    uint64_t bytes = packet_bits / 8;
+    if (bytes > left) {
         uint64_t plausible = s->largest_packet_bytes > PLAUSIBLE_PACKET_BYTES / 4
                                  ? 4 * s->largest_packet_bytes : PLAUSIBLE_PACKET_BYTES;
-        if (packet_bytes <= plausible)
-            return cut_short(r, s, off, packet_bytes);
+        if (bytes <= plausible)
+            return cut_short(r, s, off, bytes) == 0;
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu declares %llu bytes but only %llu remain "
                     "in the file; %s", s->path, (unsigned long long)off,
-                    (unsigned long long)packet_bytes, (unsigned long long)left, CORRUPT_FIX);
+                    (unsigned long long)bytes, (unsigned long long)left, CORRUPT_FIX);
     }
-    if (packet_bytes > s->largest_packet_bytes)
-        s->largest_packet_bytes = packet_bytes;
+    if (bytes > s->largest_packet_bytes)
+        s->largest_packet_bytes = bytes;
+    *packet_bytes = bytes;
+    *content_bits = content;
+    return 0;
+}
 
-    struct bmt_packet_info info;
-    memset(&info, 0, sizeof info);
+/* The times of the packet at byte `off` whose context `d` holds, checked
+ * (no time goes backwards), into `info` (begin, end) and the stream's
+ * clock. Returns 0 or -EINVAL. */
+static int packet_times(struct bmt_reader *r, struct bmt_reader_stream *s, uint64_t off,
+                        const struct bmt_decode *d, struct bmt_packet_info *info)
+{
     /* timestamp_end 0 means "not known" (lttng-crash writes such packets);
      * babeltrace2 ignores it too. */
-    int has_begin = d.seen >> BMT_M_TS_BEGIN & 1,
-        has_end = (d.seen >> BMT_M_TS_END & 1) && d.meaning[BMT_M_TS_END] != 0;
+    int has_begin = d->seen >> BMT_M_TS_BEGIN & 1,
+        has_end = (d->seen >> BMT_M_TS_END & 1) && d->meaning[BMT_M_TS_END] != 0;
     uint64_t begin_ns = s->last_ns, end_ns = UINT64_MAX;
-    if ((has_begin && to_ns(r, s->trace, d.meaning[BMT_M_TS_BEGIN], &begin_ns) < 0) ||
-        (has_end && to_ns(r, s->trace, d.meaning[BMT_M_TS_END], &end_ns) < 0))
+    if ((has_begin && to_ns(r, s->trace, d->meaning[BMT_M_TS_BEGIN], &begin_ns) < 0) ||
+        (has_end && to_ns(r, s->trace, d->meaning[BMT_M_TS_END], &end_ns) < 0))
         return bmt_reader_fail(r, -EINVAL, "%s: packet at byte %llu has a time beyond what 64-bit nanoseconds "
                     "since the epoch can hold; %s", s->path, (unsigned long long)off, CORRUPT_FIX);
     if (s->packet_count && begin_ns < s->last_ns)
@@ -223,11 +273,36 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
                     "backwards; %s", s->path, (unsigned long long)off,
                     (unsigned long long)(begin_ns - end_ns), CORRUPT_FIX);
     if (has_begin)
-        s->clock = d.meaning[BMT_M_TS_BEGIN];
+        s->clock = d->meaning[BMT_M_TS_BEGIN];
     s->last_ns = begin_ns;
     s->packet_end_ns = end_ns;
-    info.ts_begin_ns = begin_ns;
-    info.ts_end_ns = has_end ? end_ns : begin_ns;
+    if (s->packet_count == 0) {
+        s->first_packet_begin_ns = begin_ns;
+        s->first_begin_pending = !has_begin;
+    }
+    info->ts_begin_ns = begin_ns;
+    info->ts_end_ns = has_end ? end_ns : begin_ns;
+    return 0;
+}
+
+/* Enters the packet at s->next_packet after validating its header and
+ * context. Returns 0 (s->ended set when there is nothing more to read) or
+ * -EINVAL. */
+static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsigned idx)
+{
+    uint64_t off = s->next_packet, left = s->size_bytes - off;
+    release_behind(s, off);
+    bmt_progress_update(&r->progress, r->done_bytes, r->total_bytes);
+    struct bmt_decode d;
+    const struct bmt_ctf_stream_class *sc = NULL;
+    uint64_t packet_bytes = 0, content_bits = 0;
+    struct bmt_packet_info info;
+    memset(&info, 0, sizeof info);
+    int rc;
+    if ((rc = read_packet_head(r, s, off, left, &d, &sc)) != 0 ||
+        (rc = packet_sizes(r, s, off, left, &d, &packet_bytes, &content_bits)) != 0 ||
+        (rc = packet_times(r, s, off, &d, &info)) != 0)
+        return rc < 0 ? rc : 0;
     info.seq_num = d.meaning[BMT_M_SEQ_NUM];
     info.events_discarded = d.meaning[BMT_M_DISCARDED];
     info.first = s->packet_count == 0;
@@ -235,8 +310,6 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
     if (info.first) {
         s->stream_instance_id = d.meaning[BMT_M_STREAM_INSTANCE_ID];
         s->first_seq = info.seq_num;
-        s->first_packet_begin_ns = begin_ns;
-        s->first_begin_pending = !has_begin;
         /* Packets are numbered from 0 per stream: a later first packet means
          * the oldest ones were overwritten (flight recorder). */
         info.lost_packet_count = s->has_seq ? info.seq_num : 0;
@@ -248,18 +321,12 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
     }
     info.new_discarded_count =
         info.events_discarded > s->discarded_count ? info.events_discarded - s->discarded_count : 0;
-    s->sc = sc;
     s->discarded_count = info.events_discarded;
     s->lost_packet_count += info.lost_packet_count;
     s->last_seq = info.seq_num;
     s->last_ts_end_ns = info.ts_end_ns;
     s->packet_count++;
-    s->cpu_id = 0;
-    if (sc->packet_context) {
-        const struct bmt_ctf_member *cpu = bmt_ctf_member(sc->packet_context, "cpu_id");
-        if (cpu && (cpu->type->kind == BMT_CTF_INT || cpu->type->kind == BMT_CTF_ENUM))
-            s->cpu_id = (uint32_t)s->vals[cpu->type->slot].integer;
-    }
+    use_class(r, s, idx, sc, d.pos);
     s->packet = off;
     s->pos_bits = d.pos;
     s->content_bits = content_bits;
@@ -272,8 +339,97 @@ static int enter_packet(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
 
 /* ---- events ---- */
 
-/* Decodes the event at the stream's cursor into s->head. 1 or -EINVAL. */
-static int decode_event(struct bmt_reader *r, struct bmt_reader_stream *s, unsigned idx)
+/* Why the event at the stream's cursor, whose time is `clock` cycles,
+ * cannot be taken: -EINVAL with r->error set. */
+static __attribute__((noinline)) int bad_time(struct bmt_reader *r, struct bmt_reader_stream *s,
+                                              uint64_t clock)
+{
+    uint64_t ev_byte = s->packet + s->pos_bits / 8, ts;
+    if (to_ns(r, s->trace, clock, &ts) < 0)
+        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu has a time beyond what 64-bit "
+                    "nanoseconds since the epoch can hold; %s", s->path,
+                    (unsigned long long)ev_byte, CORRUPT_FIX);
+    if (ts < s->last_ns)
+        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu is %llu ns earlier than the previous "
+                    "event or packet start of its stream: time goes backwards; %s", s->path,
+                    (unsigned long long)ev_byte, (unsigned long long)(s->last_ns - ts),
+                    CORRUPT_FIX);
+    return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu is %llu ns later than its packet's "
+                "end time; %s", s->path, (unsigned long long)ev_byte,
+                (unsigned long long)(ts - s->packet_end_ns), CORRUPT_FIX);
+}
+
+#ifdef BMT_READER_POISON
+/* Test builds: the fields a caller did not select hold values that fail
+ * loudly when read (reader.h). */
+static void poison(const struct bmt_reader *r, uint16_t tp, struct bmt_value *cat)
+{
+    uint32_t want = r->want.tp[tp];
+    for (unsigned i = 0; i < bmt_catalogue[tp].field_count; i++)
+        if (!(want >> i & 1))
+            cat[i] = (struct bmt_value){NULL, UINT32_MAX, UINT64_C(0xbadbadbadbadbad0)};
+}
+#define POISONING 1
+#else
+#define poison(r, tp, cat) ((void)0)
+#define POISONING 0
+#endif
+
+/* The event of class `ec` decoded from the stream's cursor to bit
+ * `end_bits` of its packet, with the stream's clock now at `clock`: its
+ * time checked, the stream moved past it and s->head filled. 1 or
+ * -EINVAL. */
+static inline __attribute__((always_inline)) int
+take_event(struct bmt_reader *r, struct bmt_reader_stream *s,
+           const struct bmt_ctf_event_class *ec, uint64_t clock, uint64_t end_bits,
+           const struct bmt_value *values)
+{
+    struct bmt_record *rec = &s->head;
+    uint64_t ts;
+    if (__builtin_expect(to_ns(r, s->trace, clock, &ts) < 0 || ts < s->last_ns ||
+                         ts > s->packet_end_ns, 0))
+        return bad_time(r, s, clock);
+    if (__builtin_expect(s->first_begin_pending, 0)) {
+        s->first_packet_begin_ns = ts;
+        s->first_begin_pending = 0;
+    }
+    s->clock = clock;
+    s->last_ns = ts;
+    rec->bits = (uint32_t)(end_bits - s->pos_bits);
+    s->pos_bits = end_bits;
+    rec->tp = ec->tp;
+    rec->ts_ns = ts;                /* trace, stream and cpu_id: set per packet */
+    rec->ec = ec;
+    rec->values = values;
+    return 1;
+}
+
+/* The compiled decoders (plan.h): 1 with the event taken, 0 when the
+ * type-tree walk must decode it (a layout without a plan, or bytes the walk
+ * may reject: it then gives the exact error), -EINVAL. */
+static inline __attribute__((always_inline)) int
+fast_event(struct bmt_reader *r, struct bmt_reader_stream *s)
+{
+    if (s->pos_bits & 7)
+        return 0;
+    const uint8_t *base = s->map + s->packet, *start = base + (s->pos_bits >> 3);
+    const uint8_t *at = start, *end = base + (s->content_bits >> 3);
+    uint64_t id, clock = s->clock;
+    if (!(at = bmt_plan_run_header(s->sc->fast_header, base, at, end, &id, &clock)) ||
+        id >= s->fast_count)
+        return 0;
+    const struct bmt_fast_event *f = &s->fast[id];
+    if (!f->plan || !(at = bmt_plan_run_body(f->plan, base, at, end, s->cat)) || at == start)
+        return 0;
+    if (POISONING && f->ec->tp != BMT_TP_NONE)
+        poison(r, f->ec->tp, s->cat);
+    return take_event(r, s, f->ec, clock, (uint64_t)(at - base) * 8, s->cat);
+}
+
+/* Decodes the event at the stream's cursor into s->head by walking its
+ * type tree. 1, 0 (the stream ended on a cut-short event) or -EINVAL. */
+static __attribute__((noinline)) int walk_event(struct bmt_reader *r,
+                                                struct bmt_reader_stream *s)
 {
     const struct bmt_ctf_stream_class *sc = s->sc;
     struct bmt_decode d;
@@ -302,46 +458,17 @@ static int decode_event(struct bmt_reader *r, struct bmt_reader_stream *s, unsig
         return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu takes no bits (the metadata declares "
                     "an event without header or fields), so it cannot be read: use babeltrace2",
                     s->path, (unsigned long long)ev_byte);
-    struct bmt_record *rec = &s->head;
-    uint64_t ts;
-    if (to_ns(r, s->trace, d.clock, &ts) < 0)
-        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu has a time beyond what 64-bit "
-                    "nanoseconds since the epoch can hold; %s", s->path,
-                    (unsigned long long)ev_byte, CORRUPT_FIX);
-    if (ts < s->last_ns)
-        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu is %llu ns earlier than the previous "
-                    "event or packet start of its stream: time goes backwards; %s", s->path,
-                    (unsigned long long)ev_byte, (unsigned long long)(s->last_ns - ts),
-                    CORRUPT_FIX);
-    if (ts > s->packet_end_ns)
-        return bmt_reader_fail(r, -EINVAL, "%s: the event at byte %llu is %llu ns later than its packet's "
-                    "end time; %s", s->path, (unsigned long long)ev_byte,
-                    (unsigned long long)(ts - s->packet_end_ns), CORRUPT_FIX);
-    if (s->first_begin_pending) {
-        s->first_packet_begin_ns = ts;
-        s->first_begin_pending = 0;
-    }
-    s->clock = d.clock;
-    s->last_ns = ts;
-    rec->bits = (uint32_t)(d.pos - s->pos_bits);
-    s->pos_bits = d.pos;
-    rec->tp = ec->tp;
-    rec->trace = (unsigned)(s->trace - r->traces);
-    rec->ts_ns = ts;
-    rec->cpu_id = s->cpu_id;
-    rec->stream = idx;
-    rec->ec = ec;
-    if (ec->tp == BMT_TP_NONE) {
-        rec->values = s->cat;
-    } else if (ec->cat_contiguous) {
-        rec->values = &s->vals[ec->cat_slot[0]];
-    } else {
+    const struct bmt_value *values = s->cat;
+    if (ec->tp != BMT_TP_NONE && ec->cat_contiguous && !(POISONING && r->selected)) {
+        values = &s->vals[ec->cat_slot[0]];
+    } else if (ec->tp != BMT_TP_NONE) {
         unsigned n = bmt_catalogue[ec->tp].field_count;
         for (unsigned i = 0; i < n; i++)
             s->cat[i] = s->vals[ec->cat_slot[i]];
-        rec->values = s->cat;
+        if (POISONING && r->selected)
+            poison(r, ec->tp, s->cat);
     }
-    return 1;
+    return take_event(r, s, ec, d.clock, d.pos, values);
 bad:
     /* An event cut at the end of the file, in the stream's last packet: the
      * recording (or the copy) stopped there. Read up to it, as babeltrace2
@@ -365,13 +492,18 @@ bad:
                 CORRUPT_FIX);
 }
 
-/* Advances stream `idx` to its next event (into its head). 1, 0 or -EINVAL. */
-static int advance(struct bmt_reader *r, unsigned idx)
+/* Advances stream `idx` to its next event (into its head), past packet and
+ * file ends. `fast_tried`: the compiled decoder already declined the event
+ * at the cursor. 1, 0 or -EINVAL. */
+static __attribute__((noinline)) int advance_slow(struct bmt_reader *r, unsigned idx,
+                                                  int fast_tried)
 {
     struct bmt_reader_stream *s = &r->streams[idx];
-    for (;;) {
+    for (;; fast_tried = 0) {
         if (s->sc && s->pos_bits < s->content_bits) {
-            int rc = decode_event(r, s, idx);
+            int rc = s->fast && !fast_tried ? fast_event(r, s) : 0;
+            if (rc == 0)
+                rc = walk_event(r, s);
             if (rc != 0)
                 return rc;
             continue; /* the stream ended on a cut-short event */
@@ -382,6 +514,7 @@ static int advance(struct bmt_reader *r, unsigned idx)
             if (s->sc && s->packet_end_ns != UINT64_MAX)
                 s->last_ns = s->packet_end_ns;
             s->sc = NULL;
+            s->fast = NULL;
             if (s->file_index + 1 >= s->file_count) {
                 s->ended = 1;
                 return 0;
@@ -401,10 +534,25 @@ static int advance(struct bmt_reader *r, unsigned idx)
         if (s->sc && s->packet_end_ns != UINT64_MAX)
             s->last_ns = s->packet_end_ns; /* the next packet must not begin before it */
         s->sc = NULL;
+        s->fast = NULL;
         int rc = enter_packet(r, s, idx);
         if (rc < 0)
             return rc;
     }
+}
+
+/* advance_slow, with the usual case (the next event of the current
+ * packet, with a compiled decoder) inline. */
+static inline __attribute__((always_inline)) int advance(struct bmt_reader *r, unsigned idx)
+{
+    struct bmt_reader_stream *s = &r->streams[idx];
+    if (s->fast && s->pos_bits < s->content_bits) {
+        int rc = fast_event(r, s);
+        if (rc != 0)
+            return rc;
+        return advance_slow(r, idx, 1);
+    }
+    return advance_slow(r, idx, 0);
 }
 
 int bmt_reader_stream_next(struct bmt_reader *r, unsigned stream, const struct bmt_record **rec)
@@ -418,7 +566,7 @@ int bmt_reader_stream_next(struct bmt_reader *r, unsigned stream, const struct b
 }
 
 /* Heap order: timestamp, then stream instance, then directory order. */
-static int before(const struct bmt_reader *r, unsigned a, unsigned b)
+static inline int before(const struct bmt_reader *r, unsigned a, unsigned b)
 {
     const struct bmt_reader_stream *sa = &r->streams[a], *sb = &r->streams[b];
     if (sa->head.ts_ns != sb->head.ts_ns)
@@ -460,13 +608,16 @@ static void sift_up(struct bmt_reader *r, unsigned i)
     }
 }
 
-int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
+/* bmt_reader_next but for the usual case: the merge's start, a stream
+ * that needs the type-tree walk or a new packet, the end, a cluster. */
+static __attribute__((noinline)) int next_slow(struct bmt_reader *r, const struct bmt_record **rec,
+                                               int fast_tried)
 {
     int rc;
     if (!r->merge_started) {
         r->merge_started = 1;
         for (unsigned i = 0; i < r->stream_count; i++) {
-            if ((rc = advance(r, i)) < 0)
+            if ((rc = advance_slow(r, i, 0)) < 0)
                 return rc;
             if (rc == 1) {
                 r->heap[r->heap_count++] = i;
@@ -481,7 +632,7 @@ int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
         }
     } else if (r->popped >= 0) {
         /* The stream returned last is still on top: refill it in place. */
-        if ((rc = advance(r, (unsigned)r->popped)) < 0)
+        if ((rc = advance_slow(r, (unsigned)r->popped, fast_tried)) < 0)
             return rc;
         if (rc == 0)
             r->heap[0] = r->heap[--r->heap_count];
@@ -497,12 +648,37 @@ int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
     *rec = &r->streams[r->popped].head;
     if (r->cluster && (*rec)->tp != BMT_TP_NONE) {
         const struct bmt_value *v = bmt_nodes_qualify(&r->nodes, (*rec)->trace, (*rec)->tp,
-                                                      (*rec)->values);
+                                                      (*rec)->values, r->want.tp[(*rec)->tp]);
         if (!v)
             return bmt_reader_fail(r, -ENOMEM, "out of memory; free some memory");
         r->qrec = **rec;
         r->qrec.values = v;
         *rec = &r->qrec;
     }
+    return 1;
+}
+
+int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
+{
+    /* The usual case: the stream returned last has its next event in the
+     * same packet, with a compiled decoder. */
+    int p = r->popped, rc;
+    if (p < 0 || r->cluster)
+        return next_slow(r, rec, 0);
+    struct bmt_reader_stream *s = &r->streams[p];
+    if (!s->fast || s->pos_bits >= s->content_bits)
+        return next_slow(r, rec, 0);
+    if ((rc = fast_event(r, s)) == 0)
+        return next_slow(r, rec, 1);
+    if (rc < 0)
+        return rc;
+    unsigned n = r->heap_count, *h = r->heap;
+    /* Still the earliest (most events follow one of their stream): no
+     * sift. */
+    if (n > 1 && (before(r, h[1], h[0]) || (n > 2 && before(r, h[2], h[0])))) {
+        sift_down(r, 0);
+        p = r->popped = (int)h[0];
+    }
+    *rec = &r->streams[p].head;
     return 1;
 }

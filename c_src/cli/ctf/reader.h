@@ -15,6 +15,17 @@
  *    the smaller stream_instance_id, then the earlier file);
  *  - bmt_reader_stream_next: one stream in file order (stats).
  *
+ * Decoding: by default every field of every event is decoded by walking
+ * its type tree (decode.h), and bmt_reader_values gives them all, slot by
+ * slot, as `view` prints them. A caller that reads only some catalogue
+ * fields says which (bmt_reader_select, field_set.h): each event class
+ * then gets a compiled decoder (plan.h) that stores those fields and skips
+ * the others by size, where its layout allows (beamtrace's and
+ * LTTng-UST's always do); other layouts keep the type-tree walk. The
+ * environment variable BEAMTRACE_READER=generic makes bmt_reader_select do
+ * nothing (for checking the compiled decoders and the callers' field sets
+ * against the walk of every field).
+ *
  * What is checked, as babeltrace2 checks it: packet magic, uuid against the
  * metadata's, the stream class a packet names, content size <= packet size
  * and both within the file, decodable events with declared ids, and time
@@ -29,13 +40,49 @@
  * other than `metadata`; files whose first packets name the same stream
  * instance are one stream (LTTng's tracefile rotation), as babeltrace2
  * groups them. Directory: DIR itself when it holds `metadata`, else every
- * directory below it that does (an LTTng session's ust/uid/1000/64-bit, babeltrace2's
- * HOST/...), merged in time order. Single-threaded.
+ * directory below it that does (an LTTng session's ust/uid/1000/64-bit,
+ * babeltrace2's HOST/...), up to 8 levels down, merged in time order.
+ * Symbolic links below DIR are never followed (traces are private, and a
+ * link to `/` or to a parent would make the search endless): a symlinked
+ * directory is not searched, a symlinked stream file is not read (with a
+ * warning). Single-threaded.
+ *
+ * The subset of CTF 1.8 accepted (anything else is refused with one line
+ * naming it, and usually "use babeltrace2"):
+ *  - metadata: plain TSDL text starting with "/ * CTF 1.8", or LTTng's
+ *    packetized metadata in either byte order, without compression,
+ *    encryption or checksum (a cut-short last packet is read as far as it
+ *    goes). CTF 2 (JSON) is refused with the lttng option that records 1.8.
+ *  - TSDL: typealias, typedef, named and anonymous struct, enum and
+ *    variant declarations; integer (1 to 64 bits, any power-of-two
+ *    alignment, either byte order, signed or not, base, encoding, `map =
+ *    clock.NAME.value`), floating_point (IEEE 754 32 and 64 bits only),
+ *    string, enum (on an integer), struct with align(N), fixed arrays and
+ *    sequences (their length an unsigned integer decoded before them, in
+ *    any earlier scope), variants (their tag an enumeration decoded before
+ *    them), nested up to 64 levels; the trace, env, clock, stream and event
+ *    blocks (callsite and unknown attributes are skipped).
+ *  - scopes: trace.packet.header (magic, uuid, stream_id,
+ *    stream_instance_id), stream.packet.context (timestamp_begin/_end,
+ *    content_size/packet_size in bits, events_discarded, packet_seq_num,
+ *    cpu_id), stream.event.header (any layout whose id field is named `id`;
+ *    LTTng's compact and large headers with their extended variants),
+ *    stream.event.context, event.context, event.fields.
+ *  - clocks: any number declared, but every stream's events and packet
+ *    times map to one clock (frequency and offsets honoured); a stream
+ *    without timestamps, or an event taking no bits, is refused.
+ *  - several stream classes (stream_id), several stream instances, and
+ *    tracefile rotation; dense event ids (sparse ids above 65535 work, on
+ *    the type-tree walk).
+ * Events named like catalogue tracepoints bind to beamtrace's analyses
+ * when their fields match (metadata.h); every event prints in `view`.
  */
 #ifndef BMT_CLI_READER_H
 #define BMT_CLI_READER_H
 
 #include "core/event.h"
+#include "base/arena.h"
+#include "field_set.h"
 #include "metadata.h"
 #include "nodes.h"
 #include "base/progress.h"
@@ -45,6 +92,8 @@
 
 /* One decoded event. Valid until the next call on the same stream (for
  * bmt_reader_next: until the next call). */
+struct bmt_body_plan;
+
 struct bmt_record {
     uint16_t tp;          /* catalogue id, or BMT_TP_NONE */
     unsigned trace;       /* index into bmt_reader.traces: in a cluster, the node */
@@ -52,7 +101,8 @@ struct bmt_record {
     uint32_t cpu_id;      /* the packet context's cpu_id, or 0 */
     unsigned stream;      /* index into bmt_reader.streams */
     const struct bmt_ctf_event_class *ec;
-    const struct bmt_value *values; /* catalogue fields, in catalogue order (tp != BMT_TP_NONE) */
+    const struct bmt_value *values; /* catalogue fields, in catalogue order (tp != BMT_TP_NONE);
+                                     * after bmt_reader_select, only the selected ones are valid */
     uint32_t bits;        /* what the event takes in its stream: header, fields, alignment */
 };
 
@@ -76,6 +126,16 @@ struct bmt_trace {
     uint32_t event_base;            /* index of its first event class over all traces */
     const char *node;               /* its node (env beamtrace_node), or NULL */
     char uuid_text[37];
+    /* After bmt_reader_select: for each stream class (meta.streams[k]),
+     * the compiled decoder of each event id below its dense_count, or NULL
+     * (the type-tree walk for the whole class). */
+    const struct bmt_fast_event *const *fast;
+};
+
+/* An event class and its compiled decoder (NULL: the type-tree walk). */
+struct bmt_fast_event {
+    const struct bmt_ctf_event_class *ec;
+    const struct bmt_body_plan *plan;
 };
 
 /* One data stream file, mapped read-only. */
@@ -90,7 +150,10 @@ struct bmt_stream_file {
  * a stream_instance_id), read in time order. */
 struct bmt_reader_stream {
     struct bmt_trace *trace;
+    unsigned trace_index;           /* trace - bmt_reader.traces */
     const struct bmt_ctf_stream_class *sc; /* of the current packet */
+    const struct bmt_fast_event *fast; /* its compiled decoders by event id, or NULL */
+    uint32_t fast_count;            /* entries in fast */
     struct bmt_stream_file *files;  /* in time order, owned */
     unsigned file_count, file_index;
     const char *path;               /* current file's path */
@@ -154,6 +217,11 @@ struct bmt_reader {
     int cluster;
     struct bmt_nodes nodes;
     struct bmt_record qrec;         /* the record returned, rewritten */
+    /* Field selection (bmt_reader_select). */
+    int selected;
+    struct bmt_field_set want;      /* the caller's fields, plus what a cluster needs */
+    int compiled;                   /* the traces' `fast` tables are set */
+    struct bmt_arena plan_arena;    /* the plans and their tables */
     char error[1024];               /* "<what is wrong>; <how to fix>" after a failure */
 };
 
@@ -200,8 +268,21 @@ int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec);
  * bmt_reader_next. */
 int bmt_reader_stream_next(struct bmt_reader *r, unsigned stream, const struct bmt_record **rec);
 
+/* Decode only the catalogue fields in `want` (field_set.h) from now on:
+ * compiles a decoder per event class of every trace, which skips every
+ * other field by its size. Call after bmt_reader_open and before the first
+ * event. Afterwards record values outside `want` are not valid (a build
+ * with -DBMT_READER_POISON makes them NULL strings of length 0xffffffff
+ * and integers 0xbadbadbadbadbad0, so a missing bit fails a test), events
+ * outside the catalogue are only sized, and bmt_reader_values no longer
+ * applies. In a cluster the reader adds what node tables need (every
+ * node_info field). Returns 0, -EBUSY (events were read already) or
+ * -ENOMEM, with r->error set. */
+int bmt_reader_select(struct bmt_reader *r, const struct bmt_field_set *want);
+
 /* The decoded values of the event `rec` (of stream rec->stream), for
- * printing every field of any event (print_bt2.h). */
+ * printing every field of any event (print_bt2.h); not after
+ * bmt_reader_select. */
 static inline const struct bmt_value *bmt_reader_values(const struct bmt_reader *r,
                                                         const struct bmt_record *rec)
 {

@@ -27,12 +27,13 @@
 
 /* ---- finding traces ---- */
 
+/* A directory holding a regular file `metadata` (not a symbolic link). */
 static int is_trace_dir(const char *dir)
 {
     char path[4200];
     struct stat st;
     snprintf(path, sizeof path, "%s/metadata", dir);
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 static int by_version(const void *a, const void *b)
@@ -69,14 +70,33 @@ static void names_free(struct names *n)
     memset(n, 0, sizeof *n);
 }
 
-/* Collects the directories below `dir` that hold `metadata` (not looking
- * inside a trace directory: its subdirectories are LTTng's index/). */
-static int find_traces(const char *dir, unsigned depth, struct names *out)
+/* The search below a directory: its ancestors' identities (a directory
+ * that is its own ancestor, through a bind mount, is a loop) and the
+ * symbolic links it did not follow. */
+struct search {
+    dev_t dev[MAX_TRACE_DEPTH + 1];
+    ino_t ino[MAX_TRACE_DEPTH + 1];
+    unsigned links_skipped;
+    char first_link[4200];
+};
+
+/* Collects the directories below `dir` (depth `depth`, identity `st`) that
+ * hold `metadata`, not looking inside a trace directory (its
+ * subdirectories are LTTng's index/). Symbolic links are never followed,
+ * as `find` does not by default: traces are private, and a link to `/` or
+ * to a parent would make the search endless. */
+static int find_traces(const char *dir, const struct stat *st, unsigned depth, struct names *out,
+                       struct search *s)
 {
     if (is_trace_dir(dir))
         return out->count < MAX_TRACES ? names_add(out, dir) : 0;
     if (depth >= MAX_TRACE_DEPTH)
         return 0;
+    for (unsigned i = 0; i < depth; i++)
+        if (s->dev[i] == st->st_dev && s->ino[i] == st->st_ino)
+            return 0; /* a loop */
+    s->dev[depth] = st->st_dev;
+    s->ino[depth] = st->st_ino;
     DIR *d = opendir(dir);
     if (!d)
         return 0;
@@ -87,17 +107,25 @@ static int find_traces(const char *dir, unsigned depth, struct names *out)
         if (de->d_name[0] == '.')
             continue;
         char path[4200];
-        struct stat st;
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= sizeof path)
+        struct stat sub;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= sizeof path ||
+            fstatat(dirfd(d), de->d_name, &sub, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        if (S_ISLNK(sub.st_mode)) {
+            if (s->links_skipped++ == 0)
+                snprintf(s->first_link, sizeof s->first_link, "%s", path);
+        } else if (S_ISDIR(sub.st_mode)) {
             rc = names_add(&subs, path);
+        }
     }
     closedir(d);
     if (subs.count)
         qsort(subs.v, subs.count, sizeof *subs.v, by_version);
-    for (unsigned i = 0; rc == 0 && i < subs.count; i++)
-        rc = find_traces(subs.v[i], depth + 1, out);
+    for (unsigned i = 0; rc == 0 && i < subs.count; i++) {
+        struct stat sub;
+        if (lstat(subs.v[i], &sub) == 0 && S_ISDIR(sub.st_mode))
+            rc = find_traces(subs.v[i], &sub, depth + 1, out, s);
+    }
     names_free(&subs);
     return rc;
 }
@@ -106,7 +134,7 @@ static int read_metadata(struct bmt_reader *r, struct bmt_trace *t)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/metadata", t->dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         int e = errno;
         return bmt_reader_fail(r, -e, "%s: cannot open: %s; check the directory's permissions", path,
@@ -184,15 +212,30 @@ static int list_streams(struct bmt_reader *r, struct bmt_trace *t, struct names 
     struct dirent *de;
     int rc = 0;
     struct names local = {0};
+    unsigned links = 0;
+    char link[256] = "";
     while (rc == 0 && (de = readdir(d))) {
         if (de->d_name[0] == '.' || strcmp(de->d_name, "metadata") == 0)
             continue;
         struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode))
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        struct stat target;
+        if (S_ISLNK(st.st_mode) && fstatat(dirfd(d), de->d_name, &target, 0) == 0 &&
+            S_ISREG(target.st_mode) && !links++)
+            snprintf(link, sizeof link, "%s", de->d_name); /* a file the user may miss */
+        if (!S_ISREG(st.st_mode))
             continue;
         rc = names_add(&local, de->d_name);
     }
     closedir(d);
+    /* Traces are private: a symbolic link among the stream files is not
+     * read (it could name any file), but may be a stream the user meant. */
+    if (links)
+        bmt_reader_warn(r, "%s: %u symbolic link%s (%s%s) not read as stream file%s; copy the "
+                        "file%s into the trace directory to read %s", t->dir, links,
+                        links > 1 ? "s" : "", link, links > 1 ? ", ..." : "",
+                        links > 1 ? "s" : "", links > 1 ? "s" : "", links > 1 ? "them" : "it");
     if (local.count)
         qsort(local.v, local.count, sizeof *local.v, by_version);
     for (unsigned i = 0; rc == 0 && i < local.count; i++) {
@@ -208,7 +251,7 @@ static int map_file(struct bmt_reader *r, struct bmt_stream_file *f, const char 
 {
     if (!(f->path = strdup(path)))
         return bmt_reader_fail(r, -ENOMEM, "out of memory; free some memory");
-    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         int e = errno;
         return bmt_reader_fail(r, -e, "%s: cannot open: %s; check its permissions", f->path, strerror(e));
@@ -308,6 +351,7 @@ static int open_streams(struct bmt_reader *r, struct bmt_trace *t, char **paths,
         qsort(order, n, sizeof *order, by_begin);
         struct bmt_reader_stream *s = &r->streams[r->stream_count++];
         s->trace = t;
+        s->trace_index = (unsigned)(t - r->traces);
         s->packet_end_ns = UINT64_MAX;
         s->files = calloc(n, sizeof *s->files);
         s->vals = calloc(slots, sizeof *s->vals);
@@ -364,9 +408,17 @@ static int find_input(struct bmt_reader *r, const char *path, int many, struct n
         return bmt_reader_fail(r, -ENOTDIR, "%s%snot a directory; pass the trace directory (the one "
                                "that holds `metadata`, or a directory above it)", who, sep);
     unsigned before = dirs->count;
-    int rc = find_traces(path, 0, dirs);
+    struct search s;
+    memset(&s, 0, sizeof s);
+    int rc = find_traces(path, &st, 0, dirs, &s);
     if (rc < 0)
         return bmt_reader_fail(r, rc, "out of memory listing directories; free some memory");
+    if (dirs->count == before && s.links_skipped)
+        return bmt_reader_fail(r, -ENOENT, "%s%sno metadata file here or below, where %u symbolic "
+                               "link%s (%s) %s not followed; pass the trace directory itself (a "
+                               "link's target, for one)", who, sep, s.links_skipped,
+                               s.links_skipped > 1 ? "s" : "", s.first_link,
+                               s.links_skipped > 1 ? "were" : "was");
     if (dirs->count == before)
         return bmt_reader_fail(r, -ENOENT, "%s%sno metadata file here or below; this is not a trace "
                                "directory: pass a directory written by beamtrace or LTTng (it holds "
@@ -415,6 +467,7 @@ static int find_nodes(struct bmt_reader *r)
 int bmt_reader_open(struct bmt_reader *r, const char *const *paths, unsigned count)
 {
     memset(r, 0, sizeof *r);
+    bmt_field_set_all(&r->want);
     r->dir = count ? paths[0] : "";
     r->popped = -1;
     bmt_progress_start(&r->progress, "reading the trace");
@@ -500,6 +553,9 @@ void bmt_reader_close(struct bmt_reader *r)
     }
     if (r->cluster)
         bmt_nodes_free(&r->nodes);
+    r->compiled = 0;
+    bmt_arena_free(&r->plan_arena);
+    r->selected = 0;
     r->cluster = 0;
     free(r->streams);
     free(r->traces);

@@ -15,7 +15,6 @@
 #include "base/arena.h"
 #include "core/ctf.h"
 #include "ctf_type.h"
-#include "metadata.h"
 
 #include <stddef.h>
 #include <stdint.h>

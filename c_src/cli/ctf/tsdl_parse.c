@@ -46,34 +46,93 @@ struct block_state {
     struct bmt_tsdl_clock *clock;
 };
 
+/* An attribute of the trace block. */
+static int trace_attr(struct parser *p, const char *key, const struct value *v)
+{
+    struct bmt_tsdl *o = p->out;
+    if (strcmp(key, "uuid") == 0) {
+        if (v->kind != V_STR || parse_uuid(v->text, o->uuid) < 0) {
+            bmt_tp_fail(p, "the trace uuid is malformed");
+            return -1;
+        }
+        o->has_uuid = 1;
+    } else if (strcmp(key, "byte_order") == 0) {
+        int bo = bmt_tp_byte_order_value(p, v);
+        if (bo < 0)
+            return -1;
+        if (bo == BMT_CTF_NATIVE) {
+            bmt_tp_fail(p, "the trace byte_order must be le or be");
+            return -1;
+        }
+        o->has_byte_order = 1;
+        o->big_endian = bo == BMT_CTF_BE;
+    } else if (strcmp(key, "major") == 0 && v->kind == V_NUM) {
+        o->major = v->num;
+    } else if (strcmp(key, "minor") == 0 && v->kind == V_NUM) {
+        o->minor = v->num;
+    }
+    return 0;
+}
+
+/* An attribute of a clock block. */
+static int clock_attr(struct parser *p, struct bmt_ctf_clock *c, const char *key,
+                      const struct value *v)
+{
+    if (strcmp(key, "name") == 0 && (v->kind == V_STR || v->kind == V_IDENT)) {
+        c->name = v->text;
+    } else if (strcmp(key, "freq") == 0) {
+        if (v->kind != V_NUM || v->negative || v->num == 0) {
+            bmt_tp_fail(p, "clock freq must be a positive integer");
+            return -1;
+        }
+        c->freq_hz = v->num;
+    } else if (strcmp(key, "uuid") == 0) {
+        uint8_t u[BMT_CTF_UUID_BYTES];
+        if (v->kind != V_STR || parse_uuid(v->text, u) < 0) {
+            bmt_tp_fail(p, "a clock's uuid is malformed");
+            return -1;
+        }
+    } else if (strcmp(key, "offset_s") == 0 || strcmp(key, "offset") == 0) {
+        if (v->kind != V_NUM || (!v->negative && v->num > INT64_MAX)) {
+            bmt_tp_fail(p, "clock %s must be an integer", key);
+            return -1;
+        }
+        if (key[6] == '_')
+            c->offset_s = (int64_t)v->num;
+        else
+            c->offset_cycles = (int64_t)v->num;
+    }
+    return 0;
+}
+
+/* An attribute of an event block. */
+static int event_attr(struct parser *p, struct bmt_tsdl_event *e, const char *key,
+                      const struct value *v)
+{
+    if (strcmp(key, "name") == 0 && (v->kind == V_STR || v->kind == V_IDENT)) {
+        e->name = v->text;
+    } else if (strcmp(key, "id") == 0 || strcmp(key, "stream_id") == 0) {
+        if (v->kind != V_NUM || v->negative) {
+            bmt_tp_fail(p, "event %s must be a non-negative integer", key);
+            return -1;
+        }
+        if (key[0] == 'i') {
+            e->id = v->num;
+            e->has_id = 1;
+        } else {
+            e->stream_id = v->num;
+            e->has_stream_id = 1;
+        }
+    }
+    return 0;
+}
+
 static int attr_value(struct parser *p, enum block kind, struct block_state *b, const char *key,
                       const struct value *v)
 {
-    struct bmt_tsdl *o = p->out;
     switch (kind) {
     case B_TRACE:
-        if (strcmp(key, "uuid") == 0) {
-            if (v->kind != V_STR || parse_uuid(v->text, o->uuid) < 0) {
-                bmt_tp_fail(p, "the trace uuid is malformed");
-                return -1;
-            }
-            o->has_uuid = 1;
-        } else if (strcmp(key, "byte_order") == 0) {
-            int bo = bmt_tp_byte_order_value(p, v);
-            if (bo < 0)
-                return -1;
-            if (bo == BMT_CTF_NATIVE) {
-                bmt_tp_fail(p, "the trace byte_order must be le or be");
-                return -1;
-            }
-            o->has_byte_order = 1;
-            o->big_endian = bo == BMT_CTF_BE;
-        } else if (strcmp(key, "major") == 0 && v->kind == V_NUM) {
-            o->major = v->num;
-        } else if (strcmp(key, "minor") == 0 && v->kind == V_NUM) {
-            o->minor = v->num;
-        }
-        return 0;
+        return trace_attr(p, key, v);
     case B_ENV: {
         struct bmt_tsdl_env *e = bmt_tp_alloc(p, sizeof *e);
         if (!e)
@@ -89,34 +148,8 @@ static int attr_value(struct parser *p, enum block kind, struct block_state *b, 
         p->env_tail = &e->next;
         return 0;
     }
-    case B_CLOCK: {
-        struct bmt_ctf_clock *c = &b->clock->clock;
-        if (strcmp(key, "name") == 0 && (v->kind == V_STR || v->kind == V_IDENT)) {
-            c->name = v->text;
-        } else if (strcmp(key, "freq") == 0) {
-            if (v->kind != V_NUM || v->negative || v->num == 0) {
-                bmt_tp_fail(p, "clock freq must be a positive integer");
-                return -1;
-            }
-            c->freq_hz = v->num;
-        } else if (strcmp(key, "uuid") == 0) {
-            uint8_t u[BMT_CTF_UUID_BYTES];
-            if (v->kind != V_STR || parse_uuid(v->text, u) < 0) {
-                bmt_tp_fail(p, "a clock's uuid is malformed");
-                return -1;
-            }
-        } else if (strcmp(key, "offset_s") == 0 || strcmp(key, "offset") == 0) {
-            if (v->kind != V_NUM || (!v->negative && v->num > INT64_MAX)) {
-                bmt_tp_fail(p, "clock %s must be an integer", key);
-                return -1;
-            }
-            if (key[6] == '_')
-                c->offset_s = (int64_t)v->num;
-            else
-                c->offset_cycles = (int64_t)v->num;
-        }
-        return 0;
-    }
+    case B_CLOCK:
+        return clock_attr(p, &b->clock->clock, key, v);
     case B_STREAM:
         if (strcmp(key, "id") == 0) {
             if (v->kind != V_NUM || v->negative) {
@@ -128,22 +161,7 @@ static int attr_value(struct parser *p, enum block kind, struct block_state *b, 
         }
         return 0;
     case B_EVENT:
-        if (strcmp(key, "name") == 0 && (v->kind == V_STR || v->kind == V_IDENT)) {
-            b->event->name = v->text;
-        } else if (strcmp(key, "id") == 0 || strcmp(key, "stream_id") == 0) {
-            if (v->kind != V_NUM || v->negative) {
-                bmt_tp_fail(p, "event %s must be a non-negative integer", key);
-                return -1;
-            }
-            if (key[0] == 'i') {
-                b->event->id = v->num;
-                b->event->has_id = 1;
-            } else {
-                b->event->stream_id = v->num;
-                b->event->has_stream_id = 1;
-            }
-        }
-        return 0;
+        return event_attr(p, b->event, key, v);
     default:
         return 0;
     }
@@ -175,27 +193,26 @@ static int attr_type(struct parser *p, enum block kind, struct block_state *b, c
     return 0;
 }
 
-static int block(struct parser *p, enum block kind)
+/* Starts a block of kind `kind`: its record, linked where the output
+ * keeps it. */
+static int open_block(struct parser *p, enum block kind, struct block_state *b)
 {
-    struct block_state b = {0};
-    const char *seen[32];
-    unsigned seen_count = 0;
     if (kind == B_STREAM) {
-        if (!(b.stream = bmt_tp_alloc(p, sizeof *b.stream)))
+        if (!(b->stream = bmt_tp_alloc(p, sizeof *b->stream)))
             return -1;
-        *p->stream_tail = b.stream;
-        p->stream_tail = &b.stream->next;
+        *p->stream_tail = b->stream;
+        p->stream_tail = &b->stream->next;
     } else if (kind == B_EVENT) {
-        if (!(b.event = bmt_tp_alloc(p, sizeof *b.event)))
+        if (!(b->event = bmt_tp_alloc(p, sizeof *b->event)))
             return -1;
-        *p->event_tail = b.event;
-        p->event_tail = &b.event->next;
+        *p->event_tail = b->event;
+        p->event_tail = &b->event->next;
     } else if (kind == B_CLOCK) {
-        if (!(b.clock = bmt_tp_alloc(p, sizeof *b.clock)))
+        if (!(b->clock = bmt_tp_alloc(p, sizeof *b->clock)))
             return -1;
-        b.clock->clock.freq_hz = 1000000000;
-        *p->clock_tail = b.clock;
-        p->clock_tail = &b.clock->next;
+        b->clock->clock.freq_hz = 1000000000;
+        *p->clock_tail = b->clock;
+        p->clock_tail = &b->clock->next;
     } else if (kind == B_TRACE) {
         if (p->out->has_trace) {
             bmt_tp_fail(p, "two trace blocks");
@@ -203,6 +220,46 @@ static int block(struct parser *p, enum block kind)
         }
         p->out->has_trace = 1;
     }
+    return 0;
+}
+
+/* An attribute name starting with token `t`, dotted parts joined
+ * ("packet.header"), copied into the arena; NULL on failure. */
+static char *attr_name(struct parser *p, struct bmt_tok t)
+{
+    char key[128];
+    size_t klen = 0;
+    for (;;) {
+        if (klen + t.len + 1 >= sizeof key) {
+            bmt_tp_fail(p, "an attribute name is too long");
+            return NULL;
+        }
+        memcpy(key + klen, t.s, t.len);
+        klen += t.len;
+        if (!bmt_tok_punct((struct bmt_tok[]){bmt_tp_peek(p)}, '.'))
+            break;
+        bmt_tp_next(p);
+        key[klen++] = '.';
+        t = bmt_tp_next(p);
+        if (t.kind != BMT_T_IDENT) {
+            bmt_tp_fail(p, "expected a name after '.'");
+            return NULL;
+        }
+    }
+    key[klen] = '\0';
+    char *k = bmt_arena_strndup(p->a, key, klen);
+    if (!k)
+        bmt_tp_oom(p);
+    return k;
+}
+
+static int block(struct parser *p, enum block kind)
+{
+    struct block_state b = {0};
+    const char *seen[32];
+    unsigned seen_count = 0;
+    if (open_block(p, kind, &b) < 0)
+        return -1;
     for (;;) {
         struct bmt_tok t = bmt_tp_next(p);
         if (bmt_tok_punct(&t, '}'))
@@ -225,31 +282,9 @@ static int block(struct parser *p, enum block kind)
             bmt_tp_fail(p, "expected an attribute name, found '%.*s'", (int)(t.len > 40 ? 40 : t.len), t.s);
             return -1;
         }
-        char key[128];
-        size_t klen = 0;
-        for (;;) {
-            if (klen + t.len + 1 >= sizeof key) {
-                bmt_tp_fail(p, "an attribute name is too long");
-                return -1;
-            }
-            memcpy(key + klen, t.s, t.len);
-            klen += t.len;
-            if (!bmt_tok_punct((struct bmt_tok[]){bmt_tp_peek(p)}, '.'))
-                break;
-            bmt_tp_next(p);
-            key[klen++] = '.';
-            t = bmt_tp_next(p);
-            if (t.kind != BMT_T_IDENT) {
-                bmt_tp_fail(p, "expected a name after '.'");
-                return -1;
-            }
-        }
-        key[klen] = '\0';
-        char *k = bmt_arena_strndup(p->a, key, klen);
-        if (!k) {
-            bmt_tp_oom(p);
+        char *k = attr_name(p, t);
+        if (!k)
             return -1;
-        }
         if (kind != B_ENV && kind != B_OTHER) {
             for (unsigned i = 0; i < seen_count; i++)
                 if (strcmp(seen[i], k) == 0) {

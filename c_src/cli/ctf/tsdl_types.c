@@ -9,6 +9,107 @@
 #include <stdio.h>
 #include <string.h>
 
+/* base = 2 | 8 | 10 | 16 or one of their names. */
+static int base_attr(struct parser *p, const struct value *v, struct bmt_ctf_type *t)
+{
+    static const char *const b2[] = {"binary", "bin", "b", NULL},
+                             *const b8[] = {"octal", "oct", "o", NULL},
+                             *const b10[] = {"decimal", "dec", "d", "i", "u", NULL},
+                             *const b16[] = {"hexadecimal", "hex", "x", "X", "p", NULL};
+    if (v->kind == V_NUM && (v->num == 2 || v->num == 8 || v->num == 10 || v->num == 16))
+        t->base = (uint8_t)v->num;
+    else if (bmt_tp_ident_is(v, b2))
+        t->base = 2;
+    else if (bmt_tp_ident_is(v, b8))
+        t->base = 8;
+    else if (bmt_tp_ident_is(v, b10))
+        t->base = 10;
+    else if (bmt_tp_ident_is(v, b16))
+        t->base = 16;
+    else {
+        bmt_tp_fail(p, "unknown integer base");
+        return -1;
+    }
+    return 0;
+}
+
+/* encoding = UTF8 | ASCII | none; map = clock.NAME.value. */
+static int encoding_attr(struct parser *p, const struct value *v, struct bmt_ctf_type *t)
+{
+    static const char *const text[] = {"UTF8", "utf8", "ASCII", "ascii", NULL},
+                             *const none[] = {"none", NULL};
+    if (bmt_tp_ident_is(v, text))
+        t->is_text = 1;
+    else if (bmt_tp_ident_is(v, none))
+        t->is_text = 0;
+    else {
+        bmt_tp_fail(p, "unknown encoding");
+        return -1;
+    }
+    return 0;
+}
+
+static int map_attr(struct parser *p, const struct value *v, struct bmt_ctf_type *t)
+{
+    const char *s = v->kind == V_IDENT ? v->text : "";
+    size_t n = strlen(s);
+    if (strncmp(s, "clock.", 6) != 0 || n < 13 || strcmp(s + n - 6, ".value") != 0) {
+        bmt_tp_fail(p, "map must be clock.NAME.value");
+        return -1;
+    }
+    char *name = bmt_arena_strndup(p->a, s + 6, n - 12);
+    if (!name) {
+        bmt_tp_oom(p);
+        return -1;
+    }
+    t->clock_name = name;
+    return 0;
+}
+
+/* One attribute `key` = `v` of type `t` (a float's exp_dig into *exp_dig).
+ * Other attributes (e.g. a string's unknown keys) do not change decoding. */
+static int attr(struct parser *p, const struct bmt_tok *key, const struct value *v,
+                struct bmt_ctf_type *t, uint32_t *exp_dig)
+{
+    if (bmt_tok_is(key, "size"))
+        return bmt_tp_small_uint(p, v, "size", 64, &t->size_bits);
+    if (bmt_tok_is(key, "align")) {
+        if (bmt_tp_small_uint(p, v, "align", 1u << 20, &t->align_bits) < 0)
+            return -1;
+        if (!t->align_bits || (t->align_bits & (t->align_bits - 1))) {
+            bmt_tp_fail(p, "align must be a power of two, not %u", t->align_bits);
+            return -1;
+        }
+        t->has_align = 1;
+        return 0;
+    }
+    if (bmt_tok_is(key, "signed")) {
+        int b = bmt_tp_bool_value(p, v, "signed");
+        if (b < 0)
+            return -1;
+        t->is_signed = (uint8_t)b;
+        return 0;
+    }
+    if (bmt_tok_is(key, "byte_order")) {
+        int bo = bmt_tp_byte_order_value(p, v);
+        if (bo < 0)
+            return -1;
+        t->byte_order = (uint8_t)bo;
+        return 0;
+    }
+    if (bmt_tok_is(key, "base"))
+        return base_attr(p, v, t);
+    if (bmt_tok_is(key, "encoding"))
+        return encoding_attr(p, v, t);
+    if (bmt_tok_is(key, "map"))
+        return map_attr(p, v, t);
+    if (bmt_tok_is(key, "exp_dig"))
+        return bmt_tp_small_uint(p, v, "exp_dig", 64, exp_dig);
+    if (bmt_tok_is(key, "mant_dig"))
+        return bmt_tp_small_uint(p, v, "mant_dig", 64, &t->mant_dig);
+    return 0;
+}
+
 /* integer { ... } or floating_point { ... } or string { ... }: the attribute list. */
 static int attrs(struct parser *p, struct bmt_ctf_type *t)
 {
@@ -35,80 +136,8 @@ static int attrs(struct parser *p, struct bmt_ctf_type *t)
             seen[seen_count++] = key;
         struct value v;
         if (bmt_tp_expect(p, '=', "an attribute name") < 0 || bmt_tp_value(p, &v) < 0 ||
-            bmt_tp_expect(p, ';', "an attribute value") < 0)
+            bmt_tp_expect(p, ';', "an attribute value") < 0 || attr(p, &key, &v, t, &exp_dig) < 0)
             return -1;
-        if (bmt_tok_is(&key, "size")) {
-            if (bmt_tp_small_uint(p, &v, "size", 64, &t->size_bits) < 0)
-                return -1;
-        } else if (bmt_tok_is(&key, "align")) {
-            if (bmt_tp_small_uint(p, &v, "align", 1u << 20, &t->align_bits) < 0)
-                return -1;
-            if (!t->align_bits || (t->align_bits & (t->align_bits - 1))) {
-                bmt_tp_fail(p, "align must be a power of two, not %u", t->align_bits);
-                return -1;
-            }
-            t->has_align = 1;
-        } else if (bmt_tok_is(&key, "signed")) {
-            int b = bmt_tp_bool_value(p, &v, "signed");
-            if (b < 0)
-                return -1;
-            t->is_signed = (uint8_t)b;
-        } else if (bmt_tok_is(&key, "byte_order")) {
-            int bo = bmt_tp_byte_order_value(p, &v);
-            if (bo < 0)
-                return -1;
-            t->byte_order = (uint8_t)bo;
-        } else if (bmt_tok_is(&key, "base")) {
-            static const char *const b2[] = {"binary", "bin", "b", NULL},
-                                     *const b8[] = {"octal", "oct", "o", NULL},
-                                     *const b10[] = {"decimal", "dec", "d", "i", "u", NULL},
-                                     *const b16[] = {"hexadecimal", "hex", "x", "X", "p", NULL};
-            if (v.kind == V_NUM && (v.num == 2 || v.num == 8 || v.num == 10 || v.num == 16))
-                t->base = (uint8_t)v.num;
-            else if (bmt_tp_ident_is(&v, b2))
-                t->base = 2;
-            else if (bmt_tp_ident_is(&v, b8))
-                t->base = 8;
-            else if (bmt_tp_ident_is(&v, b10))
-                t->base = 10;
-            else if (bmt_tp_ident_is(&v, b16))
-                t->base = 16;
-            else {
-                bmt_tp_fail(p, "unknown integer base");
-                return -1;
-            }
-        } else if (bmt_tok_is(&key, "encoding")) {
-            static const char *const text[] = {"UTF8", "utf8", "ASCII", "ascii", NULL},
-                                     *const none[] = {"none", NULL};
-            if (bmt_tp_ident_is(&v, text))
-                t->is_text = 1;
-            else if (bmt_tp_ident_is(&v, none))
-                t->is_text = 0;
-            else {
-                bmt_tp_fail(p, "unknown encoding");
-                return -1;
-            }
-        } else if (bmt_tok_is(&key, "map")) {
-            const char *s = v.kind == V_IDENT ? v.text : "";
-            size_t n = strlen(s);
-            if (strncmp(s, "clock.", 6) != 0 || n < 13 || strcmp(s + n - 6, ".value") != 0) {
-                bmt_tp_fail(p, "map must be clock.NAME.value");
-                return -1;
-            }
-            char *name = bmt_arena_strndup(p->a, s + 6, n - 12);
-            if (!name) {
-                bmt_tp_oom(p);
-                return -1;
-            }
-            t->clock_name = name;
-        } else if (bmt_tok_is(&key, "exp_dig")) {
-            if (bmt_tp_small_uint(p, &v, "exp_dig", 64, &exp_dig) < 0)
-                return -1;
-        } else if (bmt_tok_is(&key, "mant_dig")) {
-            if (bmt_tp_small_uint(p, &v, "mant_dig", 64, &t->mant_dig) < 0)
-                return -1;
-        }
-        /* Other attributes (e.g. a string's unknown keys) do not change decoding. */
     }
     if (t->kind == BMT_CTF_FLOAT) {
         if (!exp_dig || !t->mant_dig) {

@@ -1,13 +1,18 @@
 /* Call stack reconstruction (rules and contract in callstack.h). */
 #include "callstack.h"
+#include "run.h"
+#include "acc.h"
+#include "layouts.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void bmt_callstack_init(struct bmt_callstack *cs, struct bmt_an_scope *scope)
+int bmt_callstack_init(void *self, struct bmt_an_scope *scope)
 {
+    struct bmt_callstack *cs = self;
     memset(cs, 0, sizeof *cs);
     cs->scope = scope;
     cs->max_nodes = BMT_CS_MAX_NODES;
@@ -17,6 +22,7 @@ void bmt_callstack_init(struct bmt_callstack *cs, struct bmt_an_scope *scope)
         cs->max_nodes = (uint32_t)atol(cap);
     bmt_strtab_init(&cs->funcs);
     bmt_u64map_init(&cs->children);
+    return 0;
 }
 
 uint64_t bmt_cs_node_ns(const struct bmt_cs_node *n, unsigned mask)
@@ -30,16 +36,11 @@ uint64_t bmt_cs_node_ns(const struct bmt_cs_node *n, unsigned mask)
 
 static int64_t new_node(struct bmt_callstack *cs, uint32_t parent, uint32_t func, int is_proc)
 {
-    if (cs->node_count == cs->node_cap) {
-        uint32_t cap = cs->node_cap ? cs->node_cap * 2 : 256;
-        struct bmt_cs_node *n = realloc(cs->nodes, cap * sizeof *n);
-        if (!n)
-            return -ENOMEM;
-        cs->nodes = n;
-        cs->node_cap = cap;
-    }
+    struct bmt_cs_node *nodes = bmt_grow(cs->nodes, &cs->node_cap, cs->node_count, sizeof *nodes);
+    if (!nodes)
+        return -ENOMEM;
+    cs->nodes = nodes;
     uint32_t id = cs->node_count++;
-    memset(&cs->nodes[id], 0, sizeof cs->nodes[id]);
     cs->nodes[id].parent = parent;
     cs->nodes[id].func = func;
     cs->nodes[id].is_proc = (uint8_t)is_proc;
@@ -70,19 +71,13 @@ int64_t bmt_callstack_proc(struct bmt_callstack *cs, const char *s, size_t len, 
     int64_t id = bmt_names_pid(&cs->scope->names, s, len);
     if (id < 0)
         return id;
-    if ((uint32_t)id >= cs->proc_cap) {
-        uint32_t cap = cs->proc_cap ? cs->proc_cap * 2 : 64;
-        while (cap <= (uint32_t)id)
-            cap *= 2;
-        struct bmt_proc *p = realloc(cs->procs, cap * sizeof *p);
-        if (!p)
-            return -ENOMEM;
-        memset(p + cs->proc_cap, 0, (cap - cs->proc_cap) * sizeof *p);
-        for (uint32_t i = cs->proc_cap; i < cap; i++)
-            p[i].root = BMT_CS_NONE;
-        cs->procs = p;
-        cs->proc_cap = cap;
-    }
+    uint32_t old = cs->proc_cap;
+    struct bmt_proc *procs = bmt_grow(cs->procs, &cs->proc_cap, (uint32_t)id, sizeof *procs);
+    if (!procs)
+        return -ENOMEM;
+    for (uint32_t i = old; i < cs->proc_cap; i++)
+        procs[i].root = BMT_CS_NONE;
+    cs->procs = procs;
     struct bmt_proc *p = &cs->procs[id];
     if (!p->tracked) {
         p->tracked = 1;
@@ -199,14 +194,10 @@ static int on_call(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint64
         cs->overflow_count++;
         return 0;
     }
-    if (p->depth == p->cap) {
-        uint32_t cap = p->cap ? p->cap * 2 : 16;
-        struct bmt_frame *f = realloc(p->frames, cap * sizeof *f);
-        if (!f)
-            return -ENOMEM;
-        p->frames = f;
-        p->cap = cap;
-    }
+    struct bmt_frame *frames = bmt_grow(p->frames, &p->cap, p->depth, sizeof *frames);
+    if (!frames)
+        return -ENOMEM;
+    p->frames = frames;
     uint32_t node = BMT_CS_NONE;
     if (cs->tree) {
         int64_t n = frame_node(cs, pid, func);
@@ -307,9 +298,9 @@ static int state_of(struct bmt_callstack *cs, const struct bmt_value *v, enum bm
     return 0;
 }
 
-int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
+int bmt_callstack_feed(void *self, const struct bmt_record *rec)
 {
-    const struct bmt_an_fields *F = bmt_an_fields();
+    struct bmt_callstack *cs = self;
     const struct bmt_value *v = rec->values;
     uint64_t ts = rec->ts_ns;
     int64_t pid, func;
@@ -319,11 +310,9 @@ int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
     case BMT_TP_function_call:
     case BMT_TP_function_return:
     case BMT_TP_function_exception: {
-        unsigned fp = rec->tp == BMT_TP_function_exception ? F->exc_pid : F->call_pid;
-        unsigned fe = rec->tp == BMT_TP_function_exception ? F->exc_entry : F->call_entry;
-        if ((pid = tracked(cs, &v[fp], ts)) < 0)
+        if ((pid = tracked(cs, &v[BMT_FN_PID], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
-        if ((func = bmt_strtab_intern(&cs->funcs, v[fe].str, v[fe].len)) < 0)
+        if ((func = bmt_strtab_intern(&cs->funcs, v[BMT_FN_ENTRY].str, v[BMT_FN_ENTRY].len)) < 0)
             return (int)func;
         state_event(cs, (uint32_t)pid, BMT_PS_ACTIVITY, ts);
         if (rec->tp == BMT_TP_function_call)
@@ -332,21 +321,22 @@ int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
                          rec->tp == BMT_TP_function_exception);
     }
     case BMT_TP_process_scheduled: {
-        const struct bmt_value *type = &v[F->sched_type];
-        return state_of(cs, &v[F->sched_pid],
+        const struct bmt_value *type = &v[BMT_F_process_scheduled_type];
+        return state_of(cs, &v[BMT_F_process_scheduled_pid],
                         type->len >= 2 && memcmp(type->str, "in", 2) == 0 ? BMT_PS_IN : BMT_PS_OUT,
                         ts);
     }
     case BMT_TP_message_receive: {
-        const struct bmt_value *m = &v[F->recv_msg];
-        int timeout = m->len == 7 && memcmp(m->str, "timeout", 7) == 0;
-        return state_of(cs, &v[F->recv_to], timeout ? BMT_PS_TIMEOUT : BMT_PS_RECEIVE, ts);
+        const struct bmt_value *m = &v[BMT_F_message_receive_message];
+        int timeout = bmt_value_is(m, "timeout");
+        return state_of(cs, &v[BMT_F_message_receive_to], timeout ? BMT_PS_TIMEOUT : BMT_PS_RECEIVE,
+                        ts);
     }
     case BMT_TP_message_send: {
-        int rc = state_of(cs, &v[F->send_from], BMT_PS_ACTIVITY, ts);
+        int rc = state_of(cs, &v[BMT_F_message_send_from], BMT_PS_ACTIVITY, ts);
         if (rc < 0)
             return rc;
-        if ((pid = receiver(cs, &v[F->send_from], &v[F->send_to], ts)) < 0)
+        if ((pid = receiver(cs, &v[BMT_F_message_send_from], &v[BMT_F_message_send_to], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
         state_event(cs, (uint32_t)pid, BMT_PS_SENT_TO, ts);
         return 0;
@@ -355,15 +345,16 @@ int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
     case BMT_TP_gc_major_start:
     case BMT_TP_gc_minor_end:
     case BMT_TP_gc_major_end:
-        return state_of(cs, &v[F->gc_pid],
+        return state_of(cs, &v[BMT_GC_PID],
                         rec->tp == BMT_TP_gc_minor_start || rec->tp == BMT_TP_gc_major_start
                             ? BMT_PS_GC_START : BMT_PS_GC_END, ts);
     case BMT_TP_process_spawn:
-        return state_of(cs, &v[F->spawn_parent], BMT_PS_ACTIVITY, ts);
+        return state_of(cs, &v[BMT_F_process_spawn_parent], BMT_PS_ACTIVITY, ts);
     case BMT_TP_process_register:
-        return state_of(cs, &v[F->reg_pid], BMT_PS_ACTIVITY, ts);
+        return state_of(cs, &v[BMT_F_process_register_pid], BMT_PS_ACTIVITY, ts);
     case BMT_TP_process_exit: {
-        int64_t id = bmt_strtab_find(&cs->scope->names.pids, v[F->exit_pid].str, v[F->exit_pid].len);
+        const struct bmt_value *exited = &v[BMT_F_process_exit_pid];
+        int64_t id = bmt_strtab_find(&cs->scope->names.pids, exited->str, exited->len);
         if (id < 0 || (uint32_t)id >= cs->proc_cap || !cs->procs[id].tracked)
             return 0;
         state_event(cs, (uint32_t)id, BMT_PS_ACTIVITY, ts); /* it ran to exit */
@@ -381,8 +372,10 @@ int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec)
     }
 }
 
-int bmt_callstack_finish(struct bmt_callstack *cs, uint64_t end_ns)
+int bmt_callstack_finish(void *self, const struct bmt_an_pass *pass)
 {
+    struct bmt_callstack *cs = self;
+    uint64_t end_ns = pass->end_ns;
     for (uint32_t pid = 0; pid < cs->proc_cap; pid++) {
         if (!cs->procs[pid].tracked)
             continue;
@@ -399,8 +392,9 @@ void bmt_callstack_label(const struct bmt_callstack *cs, uint32_t pid, char *buf
     bmt_names_label(n, bmt_strtab_str(&n->pids, pid), bmt_strtab_len(&n->pids, pid), buf, size);
 }
 
-void bmt_callstack_free(struct bmt_callstack *cs)
+void bmt_callstack_free(void *self)
 {
+    struct bmt_callstack *cs = self;
     for (uint32_t i = 0; i < cs->proc_cap; i++)
         free(cs->procs[i].frames);
     free(cs->procs);
@@ -409,3 +403,28 @@ void bmt_callstack_free(struct bmt_callstack *cs)
     bmt_strtab_free(&cs->funcs);
     memset(cs, 0, sizeof *cs);
 }
+
+/* ---- as an accumulator (acc.h) ---- */
+
+const struct bmt_needs bmt_callstack_needs = {{
+    BMT_NEED(function_call, BMT_FIELD(function_call, pid) | BMT_FIELD(function_call, entry)),
+    BMT_NEED(function_return, BMT_FIELD(function_return, pid) | BMT_FIELD(function_return, entry)),
+    BMT_NEED(function_exception, BMT_FIELD(function_exception, pid) |
+                                     BMT_FIELD(function_exception, entry)),
+    BMT_NEED(process_scheduled, BMT_FIELD(process_scheduled, pid) |
+                                    BMT_FIELD(process_scheduled, type)),
+    BMT_NEED(message_receive, BMT_FIELD(message_receive, to) |
+                                  BMT_FIELD(message_receive, message)),
+    BMT_NEED(message_send, BMT_FIELD(message_send, from) | BMT_FIELD(message_send, to)),
+    BMT_NEED(gc_minor_start, BMT_FIELD(gc_minor_start, pid)),
+    BMT_NEED(gc_major_start, BMT_FIELD(gc_major_start, pid)),
+    BMT_NEED(gc_minor_end, BMT_FIELD(gc_minor_end, pid)),
+    BMT_NEED(gc_major_end, BMT_FIELD(gc_major_end, pid)),
+    BMT_NEED(process_spawn, BMT_FIELD(process_spawn, parent)),
+    BMT_NEED(process_register, BMT_FIELD(process_register, pid)),
+    BMT_NEED(process_exit, BMT_FIELD(process_exit, pid)),
+}, 0};
+
+const struct bmt_acc bmt_callstack_acc = {
+    "callstack", bmt_callstack_init, bmt_callstack_feed, NULL, bmt_callstack_finish,
+    bmt_callstack_free, &bmt_callstack_needs};

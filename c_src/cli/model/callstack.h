@@ -28,7 +28,7 @@
  *    E is not on the stack.
  *  - process_exit, or the end of the trace (or window): open frames end
  *    there, flagged unfinished.
- * Scope (analysis.h): processes the filter drops are not tracked; call
+ * Scope (scope.h): processes the filter drops are not tracked; call
  * events before a flight recorder's complete start are ignored; a frame's
  * time counts inside the window only, and a frame that began before the
  * window is flagged BMT_CS_CUT.
@@ -48,7 +48,8 @@
 #ifndef BMT_CLI_CALLSTACK_H
 #define BMT_CLI_CALLSTACK_H
 
-#include "analysis.h"
+#include "acc.h"
+#include "scope.h"
 #include "proc_state.h"
 #include "ctf/reader.h"
 #include "base/strtab.h"
@@ -126,7 +127,7 @@ struct bmt_callstack {
 };
 
 /* Prepares `cs` for `scope` (tree off, no callback). */
-void bmt_callstack_init(struct bmt_callstack *cs, struct bmt_an_scope *scope);
+int bmt_callstack_init(void *self, struct bmt_an_scope *scope);
 
 /* The process of pid text `s`/`len` (created, its state starting at `ts`
  * if new): its pid id, or -ENOMEM. */
@@ -137,11 +138,11 @@ int64_t bmt_callstack_proc(struct bmt_callstack *cs, const char *s, size_t len, 
  * scheduling states (proc_state.h); process_exit closes them; others are
  * ignored. Returns 0, a negative value from the callback,
  * or -ENOMEM. */
-int bmt_callstack_feed(struct bmt_callstack *cs, const struct bmt_record *rec);
+int bmt_callstack_feed(void *self, const struct bmt_record *rec);
 
-/* Ends every open frame at `end_ns` (flagged unfinished). Returns 0 or the
+/* Ends every open frame at the pass's end (flagged unfinished). Returns 0 or the
  * callback's negative value. */
-int bmt_callstack_finish(struct bmt_callstack *cs, uint64_t end_ns);
+int bmt_callstack_finish(void *self, const struct bmt_an_pass *pass);
 
 /* Writes "<0.66.0>" or "<0.66.0> name" for pid id `pid` into buf. */
 void bmt_callstack_label(const struct bmt_callstack *cs, uint32_t pid, char *buf, size_t size);
@@ -149,6 +150,11 @@ void bmt_callstack_label(const struct bmt_callstack *cs, uint32_t pid, char *buf
 /* The sum of a node's self times of the kinds in `mask` (1 << BMT_K_*). */
 uint64_t bmt_cs_node_ns(const struct bmt_cs_node *n, unsigned mask);
 
-void bmt_callstack_free(struct bmt_callstack *cs);
+void bmt_callstack_free(void *self);
+
+/* As an accumulator (acc.h), and what it reads (calls and flame read the
+ * same): set tree and merge_processes after init. */
+extern const struct bmt_needs bmt_callstack_needs;
+extern const struct bmt_acc bmt_callstack_acc;
 
 #endif

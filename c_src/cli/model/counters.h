@@ -23,8 +23,8 @@
 #ifndef BMT_CLI_COUNTERS_H
 #define BMT_CLI_COUNTERS_H
 
-#include "analysis.h"
-#include "base/out.h"
+#include "acc.h"
+#include "scope.h"
 #include "base/strtab.h"
 
 #include <stdint.h>
@@ -71,17 +71,26 @@ struct bmt_counters {
 };
 
 /* Prepares `c` for `scope`. */
-void bmt_counters_init(struct bmt_counters *c, struct bmt_an_scope *scope);
+int bmt_counters_init(void *self, struct bmt_an_scope *scope);
 
 /* Takes counter events (others are ignored). Returns 0 or -ENOMEM. */
-int bmt_counters_feed(struct bmt_counters *c, const struct bmt_record *rec);
+int bmt_counters_feed(void *self, const struct bmt_record *rec);
 
-/* Appends the counters section (a heading, a note, one inline <svg> per
- * chart) for the time from the window's start to `end_ns`; charts of a
- * cluster's traces are titled with their node (from `r`). */
-void bmt_counters_html(struct bmt_out *o, const struct bmt_counters *c, const struct bmt_reader *r,
-                       uint64_t end_ns);
+/* What a column of chart `ch` shows: the maximum of its samples, or their
+ * mean. */
+static inline double bmt_counters_col_value(const struct bmt_counter_chart *ch,
+                                            const struct bmt_counter_col *col)
+{
+    return ch->peak_mode ? (double)col->max : col->sum / col->n;
+}
 
-void bmt_counters_free(struct bmt_counters *c);
+/* The series drawn, in legend order: "total" first, then the highest
+ * peaks. Fills out[] with series indices and returns how many. */
+uint32_t bmt_counters_drawn(const struct bmt_counter_chart *ch, uint32_t out[COUNTER_LINES]);
+
+void bmt_counters_free(void *self);
+
+/* As an accumulator (acc.h). */
+extern const struct bmt_acc bmt_counters_acc;
 
 #endif

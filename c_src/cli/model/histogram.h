@@ -1,5 +1,5 @@
-/* A log-linear latency histogram (HDR-style) and its renderings: the
- * percentiles, and DTrace's `quantize` power-of-two table.
+/* A log-linear latency histogram (HDR-style): its percentiles and DTrace's
+ * `quantize` power-of-two buckets (out/hist_print.h prints them).
  *
  * Values below 128 are counted exactly; above, each power of two is split
  * into 128 equal sub-buckets, so a bucket is at most 1/128 of its lower
@@ -10,8 +10,6 @@
  */
 #ifndef BMT_CLI_HISTOGRAM_H
 #define BMT_CLI_HISTOGRAM_H
-
-#include "base/out.h"
 
 #include <stdint.h>
 
@@ -39,19 +37,6 @@ uint64_t bmt_hist_quantile(const struct bmt_hist *h, double q);
 /* Counts per power of two: pow2[0] holds value 0, pow2[k] (k >= 1) values in
  * [2^(k-1), 2^k). */
 void bmt_hist_pow2(const struct bmt_hist *h, uint64_t pow2[65]);
-
-/* Appends DTrace's quantize table: "value  ---- Distribution ---- count"
- * rows from one power of two below the first non-empty bucket to one above
- * the last, 40 '@' for the whole population. Nothing when empty. */
-void bmt_hist_print_quantize(struct bmt_out *o, const struct bmt_hist *h);
-
-/* Appends `"count": N, "min_ns": .., "p50_ns": .., "p90_ns", "p99_ns",
- * "p999_ns", "max_ns", "mean_ns"` (no braces). */
-void bmt_hist_print_json_stats(struct bmt_out *o, const struct bmt_hist *h);
-
-/* Appends a JSON array of [power-of-two lower bound, count] pairs for the
- * non-empty quantize rows. */
-void bmt_hist_print_json_quantize(struct bmt_out *o, const struct bmt_hist *h);
 
 void bmt_hist_free(struct bmt_hist *h);
 

@@ -9,6 +9,7 @@
  */
 #include "links.h"
 #include "core/catalogue.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -135,19 +136,15 @@ static int64_t queue(struct bmt_links *l, uint32_t sender, uint32_t receiver, in
         return -ENOMEM;
     uint32_t qi = *slot;
     if (created) {
-        if (l->queue_count == l->queue_cap) {
-            uint32_t cap = l->queue_cap ? l->queue_cap * 2 : 256;
-            struct bmt_links_queue *q = realloc(l->queues, cap * sizeof *q);
-            if (!q) {
-                bmt_u64map_remove(&l->queue_of, (uint64_t)sender << 32 | receiver);
-                return -ENOMEM;
-            }
-            l->queues = q;
-            l->queue_cap = cap;
+        struct bmt_links_queue *queues = bmt_grow(l->queues, &l->queue_cap, l->queue_count,
+                                                   sizeof *queues);
+        if (!queues) {
+            bmt_u64map_remove(&l->queue_of, (uint64_t)sender << 32 | receiver);
+            return -ENOMEM;
         }
+        l->queues = queues;
         l->queue_count++;
         struct bmt_links_queue *q = &l->queues[qi];
-        memset(q, 0, sizeof *q);
         q->head = q->tail = BMT_LINKS_NONE;
         q->sender = sender;
         q->receiver = receiver;
@@ -216,14 +213,11 @@ static int push_send(struct bmt_links *l, uint32_t qi, uint64_t ts, uint64_t fp,
             l->count[BMT_L_NOT_QUEUED]++;
             return 0;
         }
-        if (l->send_count == l->send_cap) {
-            uint32_t cap = l->send_cap ? l->send_cap * 2 : 1024;
-            struct bmt_links_send *s = realloc(l->sends, cap * sizeof *s);
-            if (!s)
-                return -ENOMEM;
-            l->sends = s;
-            l->send_cap = cap;
-        }
+        struct bmt_links_send *sends = bmt_grow(l->sends, &l->send_cap, l->send_count,
+                                                sizeof *sends);
+        if (!sends)
+            return -ENOMEM;
+        l->sends = sends;
         si = l->send_count++;
     }
     if (fp_add(l, qi, fp) < 0) {

@@ -1,8 +1,9 @@
 /* Process names (contract in names.h). */
 #include "names.h"
-#include "analysis.h"
+#include "layouts.h"
 #include "core/catalogue.h"
 #include "elixir.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,16 +24,13 @@ int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len)
     int64_t id = bmt_strtab_intern(&n->pids, s, len);
     if (id < 0 || (uint32_t)id < n->cap)
         return id;
-    uint32_t cap = n->cap ? n->cap * 2 : 256;
-    while (cap <= (uint32_t)id)
-        cap *= 2;
-    struct bmt_pname *p = realloc(n->procs, cap * sizeof *p);
+    uint32_t old = n->cap;
+    struct bmt_pname *p = bmt_grow(n->procs, &n->cap, (uint32_t)id, sizeof *p);
     if (!p)
         return -ENOMEM;
-    for (uint32_t i = n->cap; i < cap; i++)
+    for (uint32_t i = old; i < n->cap; i++)
         p[i] = (struct bmt_pname){BMT_NAME_NONE, BMT_NAME_NONE, BMT_NAME_NONE};
     n->procs = p;
-    n->cap = cap;
     return id;
 }
 
@@ -122,14 +120,10 @@ static int remember(struct bmt_names *n, uint32_t pid, uint32_t t)
         return -ENOMEM;
     if (!created)
         return 0;
-    if (n->ever_count == n->ever_cap) {
-        uint32_t cap = n->ever_cap ? n->ever_cap * 2 : 256;
-        uint64_t *k = realloc(n->ever_keys, cap * sizeof *k);
-        if (!k)
-            return -ENOMEM;
-        n->ever_keys = k;
-        n->ever_cap = cap;
-    }
+    uint64_t *keys = bmt_grow(n->ever_keys, &n->ever_cap, n->ever_count, sizeof *keys);
+    if (!keys)
+        return -ENOMEM;
+    n->ever_keys = keys;
     n->ever_keys[n->ever_count++] = key;
     return 0;
 }
@@ -145,56 +139,67 @@ static int generic_entry(const char *s, size_t len)
     return 0;
 }
 
+#define NAME_FIELD(tp, f) (UINT32_C(1) << BMT_F_##tp##_##f)
+const struct bmt_field_set bmt_names_fields = {{
+    [BMT_TP_process_info] = NAME_FIELD(process_info, pid) | NAME_FIELD(process_info, name) |
+                            NAME_FIELD(process_info, entry) | NAME_FIELD(process_info, label),
+    [BMT_TP_process_spawn] = NAME_FIELD(process_spawn, pid) | NAME_FIELD(process_spawn, entry),
+    [BMT_TP_process_register] = NAME_FIELD(process_register, pid) |
+                                NAME_FIELD(process_register, name) |
+                                NAME_FIELD(process_register, type),
+}};
+
 int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
 {
-    const struct bmt_an_fields *F = bmt_an_fields();
     const struct bmt_value *v = rec->values;
     int64_t pid, t;
+#define PID(tp) bmt_names_pid(n, v[BMT_F_##tp##_pid].str, v[BMT_F_##tp##_pid].len)
     switch (rec->tp) {
     case BMT_TP_process_info: {
         n->dump_count++;
-        if ((pid = bmt_names_pid(n, v[F->info_pid].str, v[F->info_pid].len)) < 0)
+        if ((pid = PID(process_info)) < 0)
             return (int)pid;
         struct bmt_pname *p = &n->procs[pid];
-        if ((t = text(n, &v[F->info_name])) < 0)
+        if ((t = text(n, &v[BMT_F_process_info_name])) < 0)
             return (int)t;
         if (t != BMT_NAME_NONE) {
             p->reg = (uint32_t)t;
-            if (remember(n, (uint32_t)pid, (uint32_t)t) < 0 || hold(n, (uint32_t)pid, (uint32_t)t) < 0)
+            if (remember(n, (uint32_t)pid, (uint32_t)t) < 0 ||
+                hold(n, (uint32_t)pid, (uint32_t)t) < 0)
                 return -ENOMEM;
         }
-        if ((t = text(n, &v[F->info_label])) < 0)
+        if ((t = text(n, &v[BMT_F_process_info_label])) < 0)
             return (int)t;
         if (t != BMT_NAME_NONE) {
             p->label = (uint32_t)t;
             if (remember(n, (uint32_t)pid, (uint32_t)t) < 0)
                 return -ENOMEM;
         }
-        if (!generic_entry(v[F->info_entry].str, v[F->info_entry].len)) {
-            if ((t = text(n, &v[F->info_entry])) < 0)
+        if (!generic_entry(v[BMT_F_process_info_entry].str, v[BMT_F_process_info_entry].len)) {
+            if ((t = text(n, &v[BMT_F_process_info_entry])) < 0)
                 return (int)t;
             p->entry = (uint32_t)t;
         }
         return 0;
     }
     case BMT_TP_process_spawn:
-        if ((pid = bmt_names_pid(n, v[F->spawn_pid].str, v[F->spawn_pid].len)) < 0)
+        if ((pid = PID(process_spawn)) < 0)
             return (int)pid;
         if (n->procs[pid].entry == BMT_NAME_NONE &&
-            !generic_entry(v[F->spawn_entry].str, v[F->spawn_entry].len)) {
-            if ((t = text(n, &v[F->spawn_entry])) < 0)
+            !generic_entry(v[BMT_F_process_spawn_entry].str, v[BMT_F_process_spawn_entry].len)) {
+            if ((t = text(n, &v[BMT_F_process_spawn_entry])) < 0)
                 return (int)t;
             n->procs[pid].entry = (uint32_t)t;
         }
         return 0;
     case BMT_TP_process_register:
-        if ((pid = bmt_names_pid(n, v[F->reg_pid].str, v[F->reg_pid].len)) < 0)
+        if ((pid = PID(process_register)) < 0)
             return (int)pid;
-        if ((t = text(n, &v[F->reg_name])) < 0)
+        if ((t = text(n, &v[BMT_F_process_register_name])) < 0)
             return (int)t;
         if (t == BMT_NAME_NONE)
             return 0;
-        if (v[F->reg_type].len != 8 || memcmp(v[F->reg_type].str, "register", 8) != 0) {
+        if (!bmt_value_is(&v[BMT_F_process_register_type], "register")) {
             /* Sends to the name go nowhere now; the process keeps showing
              * it (its last name stays the most useful label). */
             unhold(n, (uint32_t)pid, (uint32_t)t);
@@ -207,6 +212,7 @@ int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec)
     default:
         return 0;
     }
+#undef PID
 }
 
 void bmt_names_name(const struct bmt_names *n, uint32_t id, char *buf, size_t size)
@@ -259,14 +265,15 @@ int bmt_names_select(const struct bmt_names *n, const char *name, int glob, uint
         hit[2 * t] = (uint8_t)text_matches(n, t, name, glob, 0);
         hit[2 * t + 1] = (uint8_t)(glob && text_matches(n, t, name, 1, 1));
     }
+    int matched = 0;
     for (uint32_t i = 0; i < n->ever_count; i++)
         if (hit[2 * (uint32_t)n->ever_keys[i]])
-            marks[n->ever_keys[i] >> 32] = 1;
+            marks[n->ever_keys[i] >> 32] = 1, matched = 1;
     for (uint32_t id = 0; id < n->pids.count; id++)
         if (n->procs[id].entry != BMT_NAME_NONE && hit[2 * n->procs[id].entry + 1])
-            marks[id] = 1;
+            marks[id] = 1, matched = 1;
     free(hit);
-    return 0;
+    return matched;
 }
 
 void bmt_names_free(struct bmt_names *n)

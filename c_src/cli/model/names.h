@@ -20,6 +20,7 @@
 
 #include "ctf/nodes.h"
 #include "ctf/reader.h"
+#include "ctf/field_set.h"
 #include "base/strtab.h"
 
 #include <stdint.h>
@@ -49,6 +50,10 @@ void bmt_names_init(struct bmt_names *n);
 /* Takes the names an event carries (process_info, process_spawn,
  * process_register; others are ignored). Returns 0 or -ENOMEM. */
 int bmt_names_feed(struct bmt_names *n, const struct bmt_record *rec);
+
+/* The fields bmt_names_feed reads (process_info, process_spawn,
+ * process_register): what a pass that keeps names asks the reader for. */
+extern const struct bmt_field_set bmt_names_fields;
 
 /* The id of pid text `s`/`len`, created if new; or -ENOMEM. */
 int64_t bmt_names_pid(struct bmt_names *n, const char *s, size_t len);
@@ -81,8 +86,8 @@ void bmt_names_name(const struct bmt_names *n, uint32_t id, char *buf, size_t si
  * for every process that ever had registered name or label `name` (exact,
  * or in its Elixir form), or, when `glob`, a registered name, label or
  * initial call matching the '*' pattern `name`. Time: one test per
- * distinct text, then linear in processes and names held. Returns 0 or
- * -ENOMEM. */
+ * distinct text, then linear in processes and names held. Returns 1 when
+ * it matched a process, 0 when none, or -ENOMEM. */
 int bmt_names_select(const struct bmt_names *n, const char *name, int glob, uint8_t *marks);
 
 void bmt_names_free(struct bmt_names *n);

@@ -1,5 +1,5 @@
 /* The report's timeline: when processes ran, as a share of time, for the
- * busiest processes.
+ * busiest processes (out/timeline_svg.h draws it).
  *
  * Running time (process_scheduled in -> out, or -> process_exit: a process
  * that exits while running stops there) is summed into TIMELINE_COLS
@@ -17,8 +17,8 @@
 #ifndef BMT_CLI_TIMELINE_H
 #define BMT_CLI_TIMELINE_H
 
-#include "analysis.h"
-#include "base/out.h"
+#include "acc.h"
+#include "scope.h"
 
 #include <stdint.h>
 
@@ -45,20 +45,22 @@ struct bmt_timeline {
 };
 
 /* Prepares `t` for `scope`. Returns 0 or -ENOMEM. */
-int bmt_timeline_init(struct bmt_timeline *t, struct bmt_an_scope *scope);
+int bmt_timeline_init(void *self, struct bmt_an_scope *scope);
 
 /* Takes process_scheduled, process_spawn and process_exit events. Returns
  * 0 or -ENOMEM. */
-int bmt_timeline_feed(struct bmt_timeline *t, const struct bmt_record *rec);
+int bmt_timeline_feed(void *self, const struct bmt_record *rec);
 
-/* Closes running intervals at `end_ns`. */
-void bmt_timeline_finish(struct bmt_timeline *t, uint64_t end_ns);
+/* Closes running intervals at the pass's end. Returns 0. */
+int bmt_timeline_finish(void *self, const struct bmt_an_pass *pass);
 
-/* Appends the timeline section (a heading, a note and an inline <svg>) for
- * the time from the window's start to `end_ns`. */
-void bmt_timeline_html(struct bmt_out *o, const struct bmt_timeline *t, const struct bmt_reader *r,
-                       uint64_t end_ns);
+/* Fills order[] with lane indices, the lanes that ran the most first;
+ * returns how many are drawn (at most TIMELINE_LANES). */
+uint32_t bmt_timeline_busiest(const struct bmt_timeline *t, uint32_t order[TIMELINE_POOL]);
 
-void bmt_timeline_free(struct bmt_timeline *t);
+void bmt_timeline_free(void *self);
+
+/* As an accumulator (acc.h). */
+extern const struct bmt_acc bmt_timeline_acc;
 
 #endif

@@ -14,6 +14,64 @@
 #include <stdio.h>
 #include <string.h>
 
+/* babeltrace2's escape of each byte; NULL: the byte prints as itself. */
+static const char *bt2_escape(unsigned char c)
+{
+    static const char hex[] = "0123456789abcdef";
+    static char x[32][5]; /* \xNN for control bytes, built on first use */
+    static char del[5] = "\\x7f";
+    switch (c) {
+    case '\a': return "\\a";
+    case '\b': return "\\b";
+    case '\t': return "\\t";
+    case '\n': return "\\n";
+    case '\v': return "\\v";
+    case '\f': return "\\f";
+    case '\r': return "\\r";
+    case 0x1b: return "\\e";
+    case '\'': return "\\'";
+    case '?': return "\\?";
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case 0x7f: return del;
+    default:
+        if (c < 0x20) {
+            if (!x[c][0]) {
+                x[c][0] = '\\';
+                x[c][1] = 'x';
+                x[c][2] = hex[c >> 4];
+                x[c][3] = hex[c & 15];
+            }
+            return x[c];
+        }
+        return NULL;
+    }
+}
+
+/* 1 for bytes babeltrace2 escapes. */
+static const unsigned char needs_bt2_escape[256] = {
+    [0 ... 0x1f] = 1, ['\''] = 1, ['?'] = 1, ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+};
+
+/* Appends `len` bytes of `s` between double quotes, escaped exactly as
+ * babeltrace2's sink.text.pretty does (C escapes for \a \b \t \n \v \f \r
+ * ESC ' ? " \, \xNN for other control bytes and DEL, bytes >= 0x80 raw). */
+static void bt2_string(struct bmt_out *o, const char *s, size_t len)
+{
+    bmt_out_char(o, '"');
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!needs_bt2_escape[c])
+            continue;
+        bmt_out_mem(o, s + run, i - run);
+        bmt_out_str(o, bt2_escape(c));
+        run = i + 1;
+    }
+    bmt_out_mem(o, s + run, len - run);
+    bmt_out_char(o, '"');
+}
+
 struct printer {
     struct bmt_out *o;
     const struct bmt_reader_stream *s;
@@ -72,7 +130,7 @@ static void print_enum(struct printer *p, const struct bmt_ctf_type *t)
     for (unsigned i = 0; i < n && i < 16; i++) {
         if (i)
             bmt_out_str(p->o, ", ");
-        bmt_out_bt2_string(p->o, labels[i], strlen(labels[i]));
+        bt2_string(p->o, labels[i], strlen(labels[i]));
     }
     bmt_out_str(p->o, " : container = ");
     bmt_print_bt2_int(p->o, t, v);
@@ -119,7 +177,7 @@ static void print_array(struct printer *p, const struct bmt_ctf_type *t)
 {
     const struct bmt_value *v = &p->vals[t->slot];
     if (t->is_text) {
-        bmt_out_bt2_string(p->o, v->str, v->len);
+        bt2_string(p->o, v->str, v->len);
         return;
     }
     uint64_t n = t->kind == BMT_CTF_ARRAY ? t->length : p->vals[t->target->slot].integer;
@@ -155,7 +213,7 @@ static void value(struct printer *p, const struct bmt_ctf_type *t)
         print_float(p, t);
         return;
     case BMT_CTF_STRING:
-        bmt_out_bt2_string(p->o, v->str, v->len);
+        bt2_string(p->o, v->str, v->len);
         return;
     case BMT_CTF_STRUCT:
         print_struct(p, t);

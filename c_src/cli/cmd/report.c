@@ -1,0 +1,75 @@
+/* `beamtrace report`: one self-contained HTML page (inline CSS and SVG,
+ * one small inline script for the flame graph's zoom, nothing fetched)
+ * with the trace summary, the latency histograms (send -> scheduled, GC
+ * pauses, the top functions' call latency), the top functions with where
+ * their time went, the processes, the flame graph (on-CPU time with
+ * off-CPU frames), a timeline of when the busiest processes ran and the
+ * counters of the samples option as line charts (counters.h).
+ *
+ * Everything comes from one pass that feeds the accumulators model/report.h
+ * composes (calls, sched, gc, procs, the timeline and the counters), under
+ * the same scope as the other analyses (--begin, --end, --pid, --name);
+ * processes appear as "<0.66.0> name".
+ */
+#include "analysis.h"
+#include "out/report_html.h"
+
+#include <stdio.h>
+
+struct report_opts {
+    struct bmt_common common;
+    const char *output;
+};
+
+static const struct bmt_opt options[] = {
+    {.name = "output", .letter = 'o', .type = BMT_OPT_FILE, .arg = "FILE",
+     .help = "the HTML file to write", .flags = BMT_OPT_REQUIRED, .example = "report.html",
+     .offset = BMT_OPT_AT(struct report_opts, output, const char *)},
+    {0},
+};
+
+struct printing {
+    const struct bmt_analysis *a;
+    const struct bmt_report *r;
+};
+
+static int print(struct bmt_out *o, void *ctx)
+{
+    const struct printing *p = ctx;
+    return bmt_report_html(o, p->a->dir, &p->a->r, p->r, &p->a->scope, &p->a->pass);
+}
+
+static int run(void *opts_)
+{
+    const struct report_opts *op = opts_;
+    struct bmt_analysis a;
+    struct bmt_report r;
+    bmt_analysis_begin(&a, "report", &op->common);
+    int status = BMT_EXIT_FAIL;
+    if (bmt_report_init(&r, &a.scope) < 0)
+        bmt_cli_error("out of memory; free some memory");
+    else
+        status = bmt_analysis_run(&a, r.subs, r.sub_count);
+    struct printing p = {&a, &r};
+    if (status == 0)
+        status = bmt_analysis_print(&a, op->output, print, &p);
+    bmt_report_free(&r);
+    bmt_analysis_end(&a);
+    return status;
+}
+
+const struct bmt_command bmt_cmd_report = {
+    .name = "report",
+    .summary = "one self-contained HTML page: summary, histograms, flame graph",
+    .synopsis = "[OPTION]... DIR... -o FILE",
+    .description =
+        "Reads the trace once and writes one HTML page (no network needed): the\n"
+        "summary and events per tracepoint, the send -> scheduled-in latency, GC pause\n"
+        "and top functions' call latency histograms (inline SVG), the top functions\n"
+        "with where their time went, processes and exit reasons, the flame graph\n"
+        "(click to zoom) and a timeline of when the busiest processes ran (bars:\n"
+        "the share of each time slice they ran; lives end at exit).",
+    .opts = options, .uses = BMT_USES_SCOPE | BMT_USES_DIRS,
+    .size = sizeof(struct report_opts),
+    .run = run,
+};

@@ -1,0 +1,289 @@
+/* One pass over a trace (contract in run.h). */
+#include "run.h"
+#include "base/timefmt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* More than this between the first and last events is no real recording. */
+#define ODD_SPAN_NS (30ull * 86400 * 1000000000)
+
+static void span_text(uint64_t ns, char out[48])
+{
+    double d = (double)ns / 1e9;
+    if (d >= 365.25 * 86400)
+        snprintf(out, 48, "%.1f years", d / (365.25 * 86400));
+    else
+        snprintf(out, 48, "%.1f days", d / 86400);
+}
+
+/* The events the scope itself takes: the names' (their fields are
+ * bmt_names_fields) and the events counted for "the trace lacks" notes. */
+static const struct bmt_needs scope_needs = {{
+    BMT_NEED(process_info, 0), BMT_NEED(process_spawn, 0), BMT_NEED(process_register, 0),
+    BMT_NEED(process_scheduled, 0), BMT_NEED(message_receive, 0),
+    BMT_NEED(message_receive_link, 0), BMT_NEED(gc_minor_start, 0),
+    BMT_NEED(gc_major_start, 0), BMT_NEED(function_call, 0),
+}, 0};
+
+#define TP_BIT(tp) (UINT64_C(1) << BMT_TP_##tp)
+#define NAME_TPS (TP_BIT(process_info) | TP_BIT(process_spawn) | TP_BIT(process_register))
+
+/* Which accumulators take each event: as it is (raw), or a link event as
+ * OTP's message_send / message_receive (renamed). Bit i: subs[i]. */
+struct plan {
+    const struct bmt_an_sub *subs;
+    unsigned n;
+    uint32_t raw[BMT_TP_COUNT];
+    uint32_t renamed_send, renamed_receive;
+};
+
+static void want(struct bmt_an_scope *scope, uint16_t tp, uint16_t fields)
+{
+    scope->want[tp] |= fields;
+}
+
+/* beamtrace's own processes (scope.h): learns one own_process event. */
+static int own_learn(struct bmt_an_scope *s, const struct bmt_record *rec)
+{
+    const struct bmt_value *pid = &rec->values[BMT_F_own_process_pid],
+                           *name = &rec->values[BMT_F_own_process_name];
+    if (bmt_strtab_intern(&s->own, pid->str, pid->len) < 0)
+        return -ENOMEM;
+    if (name->len && !(name->len == 9 && memcmp(name->str, "undefined", 9) == 0) &&
+        bmt_strtab_intern(&s->own, name->str, name->len) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+/* The fields own_involved reads: every process field (kind ID) and a
+ * send's destination. */
+_Static_assert(BMT_F_message_send_to == BMT_F_message_send_link_to,
+               "a send's destination is at one place in both send events");
+static uint16_t own_fields(uint16_t tp)
+{
+    const struct bmt_tracepoint *t = &bmt_catalogue[tp];
+    uint16_t f = 0;
+    for (unsigned i = 0; i < t->field_count; i++)
+        if (t->fields[i].kind == BMT_KIND_ID ||
+            ((tp == BMT_TP_message_send || tp == BMT_TP_message_send_link) &&
+             i == BMT_F_message_send_to))
+            f |= (uint16_t)(1u << i);
+    return f;
+}
+
+/* 1 when one of beamtrace's own processes takes part in `rec`. */
+static int own_involved(const struct bmt_an_scope *s, const struct bmt_record *rec)
+{
+    uint16_t f = own_fields(rec->tp);
+    for (unsigned i = 0; f; i++, f >>= 1) {
+        const struct bmt_value *v = &rec->values[i];
+        if ((f & 1) && bmt_strtab_find(&s->own, v->str, v->len) >= 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The plan and scope->want from every accumulator's declaration. */
+static void make_plan(struct plan *p, struct bmt_an_scope *scope)
+{
+    memset(scope->want, 0, sizeof scope->want);
+    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
+        want(scope, tp, scope_needs.fields[tp] | (uint16_t)bmt_names_fields.tp[tp]);
+    want(scope, BMT_TP_own_process,
+         BMT_NEED_EVENT | BMT_FIELD(own_process, pid) | BMT_FIELD(own_process, name));
+    for (unsigned i = 0; i < p->n; i++) {
+        const struct bmt_needs *nd = p->subs[i].acc->needs;
+        uint32_t bit = UINT32_C(1) << i;
+        for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++) {
+            uint16_t f = nd->fields[tp] | (nd->all_events ? BMT_NEED_EVENT : 0);
+            int link = tp == BMT_TP_message_send_link || tp == BMT_TP_message_receive_link;
+            if (f && (!link || nd->fields[tp])) {
+                p->raw[tp] |= bit;
+                want(scope, tp, f);
+            }
+        }
+        /* Link events to an accumulator that reads OTP's events only: their
+         * first fields are OTP's, in OTP's order (layouts.h). */
+        uint16_t s = nd->fields[BMT_TP_message_send] | (nd->all_events ? BMT_NEED_EVENT : 0);
+        uint16_t r = nd->fields[BMT_TP_message_receive] | (nd->all_events ? BMT_NEED_EVENT : 0);
+        if (s && !nd->fields[BMT_TP_message_send_link]) {
+            p->renamed_send |= bit;
+            want(scope, BMT_TP_message_send_link, s);
+        }
+        if (r && !nd->fields[BMT_TP_message_receive_link]) {
+            p->renamed_receive |= bit;
+            want(scope, BMT_TP_message_receive_link, r);
+        }
+    }
+    /* Every event read is checked for beamtrace's own processes. */
+    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
+        if (scope->want[tp])
+            want(scope, tp, own_fields(tp));
+}
+
+/* The reader decodes the fields the pass reads (scope->want) and skips
+ * the others: the analyses' speed depends on it (issue 17). */
+static int select_fields(struct bmt_reader *r, const struct bmt_an_scope *scope)
+{
+    struct bmt_field_set f;
+    for (unsigned tp = 0; tp < BMT_TP_COUNT; tp++)
+        f.tp[tp] = scope->want[tp] & (uint16_t)~BMT_NEED_EVENT;
+    return bmt_reader_select(r, &f);
+}
+
+static int dispatch(const struct plan *p, uint32_t subs, const struct bmt_record *rec)
+{
+    for (; subs; subs &= subs - 1) {
+        const struct bmt_an_sub *s = &p->subs[__builtin_ctz(subs)];
+        int rc = s->acc->feed(s->self, rec);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
+                      const struct bmt_packet_info *info)
+{
+    const struct plan *p = ctx;
+    for (unsigned i = 0; i < p->n; i++)
+        if (p->subs[i].acc->packet)
+            p->subs[i].acc->packet(p->subs[i].self, r, stream, info);
+}
+
+/* One event: the names, the scope's counts, then the accumulators; none
+ * of them for an event one of beamtrace's own processes takes part in. */
+static int feed_event(const struct plan *p, struct bmt_an_scope *scope,
+                      const struct bmt_record *rec)
+{
+    uint64_t bit = UINT64_C(1) << rec->tp;
+    int rc;
+    if (rec->tp == BMT_TP_own_process)
+        return own_learn(scope, rec);
+    if (scope->own.count && own_involved(scope, rec)) {
+        scope->own_hidden_count++;
+        return 0;
+    }
+    if ((bit & NAME_TPS) && (rc = bmt_names_feed(&scope->names, rec)) < 0)
+        return rc;
+    if (rec->ts_ns >= scope->window.begin_ns) {
+        scope->sched_count += rec->tp == BMT_TP_process_scheduled;
+        scope->receive_count += rec->tp == BMT_TP_message_receive ||
+                                rec->tp == BMT_TP_message_receive_link;
+        scope->gc_count += rec->tp == BMT_TP_gc_minor_start || rec->tp == BMT_TP_gc_major_start;
+        scope->call_count += rec->tp == BMT_TP_function_call;
+    }
+    if ((rc = dispatch(p, p->raw[rec->tp], rec)) < 0)
+        return rc;
+    uint32_t renamed = rec->tp == BMT_TP_message_send_link      ? p->renamed_send
+                       : rec->tp == BMT_TP_message_receive_link ? p->renamed_receive : 0;
+    if (!renamed)
+        return 0;
+    struct bmt_record otp = *rec;
+    otp.tp = rec->tp == BMT_TP_message_send_link ? BMT_TP_message_send : BMT_TP_message_receive;
+    return dispatch(p, renamed, &otp);
+}
+
+/* Opens the traces, resolves the filter and the window, says what is odd
+ * about the trace; *rec is the first event (rc 1) or none (rc 0). */
+static int open_pass(struct bmt_reader *r, struct plan *p, struct bmt_an_scope *scope,
+                     const struct bmt_record **rec)
+{
+    const char *dir = scope->label;
+    int rc = scope->filtering ? bmt_an_scope_filter(scope, r) : 0;
+    if (rc < 0 || (rc = bmt_reader_open(r, scope->paths, scope->path_count)) < 0 ||
+        (rc = select_fields(r, scope)) < 0)
+        return rc;
+    for (unsigned i = 0; i < p->n; i++)
+        if (p->subs[i].acc->packet) { /* before the first packet is entered */
+            r->on_packet = on_packet;
+            r->on_packet_ctx = p;
+        }
+    for (unsigned t = 0; t < r->trace_count; t++)
+        if (r->traces[t].meta.warning)
+            bmt_reader_warn(r, "%s: %s; analyses ignore its events", dir,
+                            r->traces[t].meta.warning);
+    if ((rc = bmt_reader_next(r, rec)) < 0)
+        return rc;
+    scope->first_ns = rc == 1 ? (*rec)->ts_ns : 0;
+    int wrc = bmt_an_scope_window(scope, r);
+    if (wrc < 0)
+        return wrc;
+    if (r->overwritten) {
+        char t[32];
+        bmt_clock_text(bmt_reader_wall_ns(r, r->complete_from_ns), t);
+        bmt_reader_warn(r, "%s: a flight-recorder trace whose streams lost their oldest packets: "
+                        "calls and intervals are counted from %s, where every stream has data",
+                        dir, t);
+    }
+    return rc;
+}
+
+/* Once: events further apart than any real recording. */
+static void warn_span(struct bmt_reader *r, const struct bmt_an_scope *scope, uint64_t ts)
+{
+    char a[64], b[64], span[48];
+    bmt_date_text(bmt_reader_wall_ns(r, scope->first_ns), a);
+    bmt_date_text(bmt_reader_wall_ns(r, ts), b);
+    span_text(ts - scope->first_ns, span);
+    bmt_reader_warn(r, "%s: events %s apart (the first at %s, one at %s): a corrupt or unusual "
+                    "trace; results may mean little", scope->label, span, a, b);
+}
+
+/* After the pass: where open intervals close, the losses, finish(). */
+static int end_pass(struct bmt_reader *r, const struct plan *p, struct bmt_an_scope *scope,
+                    struct bmt_an_pass *pass, int past_end)
+{
+    pass->end_ns = past_end ? scope->window.end_ns : pass->last_ns;
+    for (unsigned s = 0; s < r->stream_count; s++) {
+        pass->discarded_count += r->streams[s].discarded_count;
+        pass->lost_packet_count += r->streams[s].lost_packet_count;
+    }
+    if (pass->discarded_count)
+        bmt_reader_warn(r, "%s: %llu events were discarded while recording; stacks and times "
+                        "around the losses may be wrong", scope->label,
+                        (unsigned long long)pass->discarded_count);
+    for (unsigned i = 0; i < p->n; i++) {
+        const struct bmt_an_sub *s = &p->subs[i];
+        int rc = s->acc->finish ? s->acc->finish(s->self, pass) : 0;
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int bmt_an_run(struct bmt_reader *r, struct bmt_an_scope *scope, const struct bmt_an_sub *subs,
+               unsigned n, struct bmt_an_pass *pass)
+{
+    struct plan p = {subs, n < BMT_AN_MAX_SUBS ? n : BMT_AN_MAX_SUBS, {0}, 0, 0};
+    const struct bmt_record *rec;
+    memset(pass, 0, sizeof *pass);
+    scope->filtering = scope->pid_count + scope->pattern_count > 0;
+    scope->windowed = scope->begin_text || scope->end_text;
+    make_plan(&p, scope);
+    int rc = open_pass(r, &p, scope, &rec), odd = 0, past_end = 0;
+    for (; rc == 1; rc = bmt_reader_next(r, &rec)) {
+        uint64_t ts = rec->ts_ns;
+        if (ts > scope->window.end_ns) {
+            past_end = 1; /* the trace goes on: open intervals close at the window's end */
+            break;
+        }
+        if (pass->event_count++ == 0)
+            pass->first_ns = ts;
+        pass->last_ns = ts;
+        if (!odd && ts - scope->first_ns > ODD_SPAN_NS) {
+            odd = 1;
+            warn_span(r, scope, ts);
+        }
+        if (rec->tp != BMT_TP_NONE && (rc = feed_event(&p, scope, rec)) < 0)
+            break;
+    }
+    if (rc == 0 || past_end)
+        rc = end_pass(r, &p, scope, pass, past_end);
+    if (rc == -ENOMEM)
+        snprintf(r->error, sizeof r->error, "out of memory; free some memory");
+    return rc;
+}

@@ -1,0 +1,250 @@
+/* The report page (contract in report_html.h). */
+#include "report_html.h"
+#include "counters_svg.h"
+#include "flame.h"
+#include "html.h"
+#include "svg.h"
+#include "timeline_svg.h"
+#include "model/elixir.h"
+#include "base/timefmt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOP_FUNCS 15
+#define HIST_FUNCS 3
+
+static const char STYLE[] =
+    "body{font-family:sans-serif;margin:20px;color:#222;max-width:1240px}"
+    "h1{font-size:22px;overflow-wrap:anywhere}h2{font-size:17px;margin-top:28px;"
+    "border-bottom:1px solid #ddd}"
+    "table{border-collapse:collapse;font-size:12px}td,th{padding:2px 8px;text-align:right}"
+    "th{background:#eef}td.l,th.l{text-align:left}tr:nth-child(even){background:#f7f7f7}"
+    ".charts{display:flex;flex-wrap:wrap;gap:12px}.note{color:#666;font-size:12px}";
+
+static void cell_dur(struct bmt_out *o, uint64_t ns)
+{
+    char d[32];
+    bmt_duration_text(ns, d);
+    bmt_out_str(o, "<td>");
+    bmt_out_str(o, d);
+    bmt_out_str(o, "</td>");
+}
+
+static void cell_u64(struct bmt_out *o, uint64_t v)
+{
+    bmt_out_str(o, "<td>");
+    bmt_out_u64(o, v);
+    bmt_out_str(o, "</td>");
+}
+
+static void cell_share(struct bmt_out *o, uint64_t part, uint64_t whole)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "<td>%.0f%%</td>", whole ? 100.0 * (double)part / (double)whole : 0.0);
+    bmt_out_str(o, buf);
+}
+
+static void summary(struct bmt_out *o, const char *dir, const struct bmt_reader *rd,
+                    const struct bmt_report *r, const struct bmt_an_scope *s,
+                    const struct bmt_an_pass *p)
+{
+    char a[32], b[32], d[32];
+    bmt_out_str(o, "<h2>Summary</h2><table><tr><th class=\"l\">trace</th><td class=\"l\">");
+    bmt_html_string(o, dir, strlen(dir));
+    bmt_out_str(o, "</td></tr><tr><th class=\"l\">events read</th>");
+    cell_u64(o, p->event_count);
+    bmt_out_str(o, "</tr><tr><th class=\"l\">discarded while recording</th>");
+    cell_u64(o, p->discarded_count);
+    bmt_out_str(o, "</tr><tr><th class=\"l\">lost packets</th>");
+    cell_u64(o, p->lost_packet_count);
+    if (p->event_count) {
+        uint64_t from = s->window.begin_ns > p->first_ns ? s->window.begin_ns : p->first_ns;
+        bmt_clock_text(bmt_reader_wall_ns(rd, from), a);
+        bmt_clock_text(bmt_reader_wall_ns(rd, p->end_ns), b);
+        bmt_duration_text(p->end_ns > from ? p->end_ns - from : 0, d);
+        bmt_out_str(o, "</tr><tr><th class=\"l\">from</th><td>");
+        bmt_out_str(o, a);
+        bmt_out_str(o, "</td></tr><tr><th class=\"l\">to</th><td>");
+        bmt_out_str(o, b);
+        bmt_out_str(o, "</td></tr><tr><th class=\"l\">duration</th><td>");
+        bmt_out_str(o, d);
+        bmt_out_str(o, "</td>");
+    }
+    if (s->filtering) {
+        bmt_out_str(o, "</tr><tr><th class=\"l\">processes</th><td class=\"l\">");
+        for (uint32_t i = 0; i < s->kept.count && i < 20; i++) {
+            char label[700];
+            bmt_names_label(&s->names, bmt_strtab_str(&s->kept, i), bmt_strtab_len(&s->kept, i),
+                            label, sizeof label);
+            if (i)
+                bmt_out_str(o, ", ");
+            bmt_html_string(o, label, strlen(label));
+        }
+        bmt_out_str(o, s->kept.count > 20 ? ", ...</td>" : "</td>");
+    }
+    bmt_out_str(o, "</tr></table>");
+    if (s->valid_from_ns) {
+        bmt_clock_text(bmt_reader_wall_ns(rd, s->valid_from_ns), a);
+        bmt_out_str(o, "<p class=\"note\">A flight-recorder trace: its streams lost their oldest "
+                       "packets, so calls and intervals are counted from ");
+        bmt_out_str(o, a);
+        bmt_out_str(o, ", where every stream has data.</p>");
+    }
+    bmt_out_str(o, "<h3>Events per tracepoint</h3><table><tr><th class=\"l\">"
+                   "tracepoint</th><th>events</th></tr>");
+    for (int i = 0; i < BMT_TP_COUNT; i++) {
+        if (!r->counts[i])
+            continue;
+        bmt_out_str(o, "<tr><td class=\"l\">");
+        bmt_out_str(o, bmt_catalogue[i].full_name);
+        bmt_out_str(o, "</td>");
+        cell_u64(o, r->counts[i]);
+        bmt_out_str(o, "</tr>");
+    }
+    bmt_out_str(o, "</table>\n");
+}
+
+static void functions(struct bmt_out *o, const struct bmt_report *r, const uint32_t *order)
+{
+    const struct bmt_calls *c = &r->calls;
+    const struct bmt_an_scope *s = c->cs.scope;
+    uint32_t n = c->stat_count < TOP_FUNCS ? c->stat_count : TOP_FUNCS;
+    int cpu = bmt_calls_own_is_cpu(c), split = s->receive_count > 0;
+    char fn[600];
+    bmt_out_str(o, "<h2>Top functions by total time</h2>");
+    if (!n) {
+        bmt_out_str(o, "<p class=\"note\">No function_call events: trace with the call flag and "
+                       "erlang:trace_pattern/3 (return_trace in the match spec).</p>\n");
+        return;
+    }
+    bmt_out_str(o, cpu ? "<p class=\"note\">Where each function's time went (its callees "
+                         "included): on a CPU, runnable (ready but not running), waiting for a "
+                         "message, collecting garbage. Own: on-CPU time in the function itself.</p>"
+                       : "<p class=\"note\">The trace has no process_scheduled events (the running "
+                         "flag): times are wall times, off-CPU time included.</p>");
+    bmt_out_str(o, "<table><tr><th class=\"l\">function</th><th>calls</th><th>unfinished</th>"
+                   "<th>total</th>");
+    bmt_out_str(o, cpu ? "<th>own CPU</th><th>on CPU</th>" : "<th>own</th>");
+    if (cpu)
+        bmt_out_str(o, split ? "<th>runnable</th><th>waiting</th>" : "<th>off CPU</th>");
+    if (cpu && s->gc_count)
+        bmt_out_str(o, "<th>GC</th>");
+    bmt_out_str(o, "<th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>");
+    for (uint32_t i = 0; i < n; i++) {
+        const struct bmt_fstat *f = &c->stats[order[i]];
+        bmt_elixir_mfa(bmt_strtab_str(&c->cs.funcs, f->func), bmt_strtab_len(&c->cs.funcs, f->func),
+                        fn, sizeof fn);
+        bmt_out_str(o, "<tr><td class=\"l\">");
+        bmt_html_string(o, fn, strlen(fn));
+        bmt_out_str(o, "</td>");
+        cell_u64(o, f->hist.count);
+        cell_u64(o, f->unfinished_count);
+        cell_dur(o, f->total_ns);
+        cell_dur(o, bmt_calls_own_ns(c, f));
+        if (cpu) {
+            cell_share(o, f->incl[BMT_K_ON_CPU], f->total_ns);
+            if (split) {
+                cell_share(o, bmt_kind_runnable(f->incl), f->total_ns);
+                cell_share(o, f->incl[BMT_K_WAITING], f->total_ns);
+            } else {
+                cell_share(o, bmt_kind_runnable(f->incl) + f->incl[BMT_K_WAITING], f->total_ns);
+            }
+            if (s->gc_count)
+                cell_share(o, f->incl[BMT_K_GC], f->total_ns);
+        }
+        cell_dur(o, bmt_hist_quantile(&f->hist, 0.5));
+        cell_dur(o, bmt_hist_quantile(&f->hist, 0.9));
+        cell_dur(o, bmt_hist_quantile(&f->hist, 0.99));
+        cell_dur(o, bmt_hist_quantile(&f->hist, 0.999));
+        cell_dur(o, f->hist.max);
+        bmt_out_str(o, "</tr>");
+    }
+    bmt_out_str(o, "</table>\n<div class=\"charts\">");
+    for (uint32_t i = 0; i < n && i < HIST_FUNCS; i++) {
+        const struct bmt_fstat *f = &c->stats[order[i]];
+        char title[700];
+        bmt_elixir_mfa(bmt_strtab_str(&c->cs.funcs, f->func), bmt_strtab_len(&c->cs.funcs, f->func),
+                        fn, sizeof fn);
+        snprintf(title, sizeof title, "call latency: %s", fn);
+        bmt_svg_quantize(o, &f->hist, title);
+    }
+    bmt_out_str(o, "</div>\n");
+}
+
+static void procs_gc(struct bmt_out *o, const struct bmt_report *r)
+{
+    const struct bmt_procs *p = &r->procs;
+    const struct bmt_names *names = &p->scope->names;
+    char buf[256];
+    bmt_out_str(o, "<h2>Garbage collection</h2><div class=\"charts\">");
+    bmt_svg_quantize(o, &r->gc.hist[0], "minor GC pause");
+    bmt_svg_quantize(o, &r->gc.hist[1], "major GC pause");
+    snprintf(buf, sizeof buf, "</div><p>words reclaimed: minor %llu, major %llu</p>\n",
+             (unsigned long long)r->gc.reclaimed_words[0],
+             (unsigned long long)r->gc.reclaimed_words[1]);
+    bmt_out_str(o, buf);
+    snprintf(buf, sizeof buf, "<h2>Processes</h2><p>%llu spawns, %llu exits",
+             (unsigned long long)p->spawn_count, (unsigned long long)p->exit_count);
+    bmt_out_str(o, buf);
+    if (p->longest_count) {
+        char d[32], label[700];
+        uint32_t id = p->longest[0].pid;
+        bmt_duration_text(p->longest[0].lifetime_ns, d);
+        bmt_names_label(names, bmt_strtab_str(&names->pids, id), bmt_strtab_len(&names->pids, id),
+                        label, sizeof label);
+        bmt_out_str(o, "; longest-lived ");
+        bmt_html_string(o, label, strlen(label));
+        bmt_out_str(o, " (");
+        bmt_out_str(o, d);
+        bmt_out_str(o, ")");
+    }
+    bmt_out_str(o, "</p>\n");
+    if (p->reasons.count) {
+        bmt_out_str(o, "<table><tr><th class=\"l\">exit reason</th><th>count</th></tr>");
+        for (uint32_t i = 0; i < p->reasons.count && i < 20; i++) {
+            bmt_out_str(o, "<tr><td class=\"l\">");
+            bmt_html_string(o, bmt_strtab_str(&p->reasons, i), bmt_strtab_len(&p->reasons, i));
+            bmt_out_str(o, "</td>");
+            cell_u64(o, p->reason_counts[i]);
+            bmt_out_str(o, "</tr>");
+        }
+        bmt_out_str(o, "</table>\n");
+    }
+}
+
+int bmt_report_html(struct bmt_out *o, const char *dir, const struct bmt_reader *rd,
+                        const struct bmt_report *r, const struct bmt_an_scope *s,
+                        const struct bmt_an_pass *p)
+{
+    uint32_t *order = bmt_calls_sorted(&r->calls);
+    if (!order)
+        return -ENOMEM;
+    bmt_out_str(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<title>beamtrace report</title><style>");
+    bmt_out_str(o, STYLE);
+    bmt_out_str(o, "</style></head><body>\n<h1>beamtrace report: ");
+    bmt_html_string(o, dir, strlen(dir));
+    bmt_out_str(o, "</h1>\n");
+    summary(o, dir, rd, r, s, p);
+    bmt_out_str(o, "<h2>Message send &rarr; receiver scheduled in</h2><p class=\"note\">From the "
+                   "oldest message the receiver has not run since (sched --from first).</p>"
+                   "<div class=\"charts\">");
+    bmt_svg_quantize(o, &r->sched.hist, "send -> scheduled in latency");
+    bmt_out_str(o, "</div>\n");
+    functions(o, r, order);
+    procs_gc(o, r);
+    char sub[200];
+    bmt_flame_subtitle(&r->calls.cs, BMT_FLAME_ALL, sub, sizeof sub);
+    bmt_out_str(o, "<h2>Flame graph</h2><p class=\"note\">");
+    bmt_html_string(o, sub, strlen(sub));
+    bmt_out_str(o, " per call stack; click a frame to zoom, hover for times.</p>\n");
+    int rc = bmt_flame_svg(o, &r->calls.cs, "time per call stack", 1200, 0, BMT_FLAME_ALL);
+    bmt_timeline_html(o, &r->timeline, rd, p->end_ns);
+    bmt_counters_html(o, &r->counters, rd, p->end_ns);
+    bmt_out_str(o, "<p class=\"note\">Generated by beamtrace report.</p></body></html>\n");
+    free(order);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* The scope of an analysis in its JSON output (contract in window.h). */
+#include "window.h"
+#include "json.h"
+
+#include <stdio.h>
+
+void bmt_json_window(struct bmt_out *o, const struct bmt_reader *r, const struct bmt_an_scope *s,
+                     const struct bmt_an_pass *p)
+{
+    char buf[256];
+    uint64_t b = s->window.begin_ns > p->first_ns ? s->window.begin_ns : p->first_ns;
+    uint64_t e = p->end_ns;
+    snprintf(buf, sizeof buf, "\"window\": {\"begin_unix_ns\": %lld, \"end_unix_ns\": %lld, "
+             "\"duration_ns\": %llu, \"complete_from_unix_ns\": ",
+             (long long)bmt_reader_wall_ns(r, b), (long long)bmt_reader_wall_ns(r, e),
+             (unsigned long long)(e > b ? e - b : 0));
+    bmt_out_str(o, buf);
+    if (s->valid_from_ns)
+        snprintf(buf, sizeof buf, "%lld", (long long)bmt_reader_wall_ns(r, s->valid_from_ns));
+    else
+        snprintf(buf, sizeof buf, "null");
+    bmt_out_str(o, buf);
+    bmt_out_str(o, ", \"processes\": ");
+    if (!s->filtering) {
+        bmt_out_str(o, "\"all\"}");
+        return;
+    }
+    bmt_out_char(o, '[');
+    for (uint32_t i = 0; i < s->kept.count; i++) {
+        if (i)
+            bmt_out_str(o, ", ");
+        bmt_json_string(o, bmt_strtab_str(&s->kept, i), bmt_strtab_len(&s->kept, i));
+    }
+    bmt_out_str(o, "]}");
+}

@@ -1,0 +1,221 @@
+/* `beamtrace record`'s options, declared once (contract in record.h): the
+ * rows cmd/record.c parses with, --help shows and term.c turns into the
+ * controller's options map (a row's `term` is its key there, so each key
+ * is spelled here only). The limits are beamtrace_sources:validate/1's and
+ * the controller's, so a bad value is a usage error before anything
+ * connects. */
+#include "record.h"
+#include "base/diag.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kinds[] = {"procs", "send", "receive", "running", "garbage_collection",
+                                    "ports", "call", NULL};
+
+/* --events: event kinds, one error line naming them. */
+static int check_events(const char *list, char *err, size_t size)
+{
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", list);
+    char *save = NULL;
+    int n = 0;
+    for (char *k = strtok_r(copy, ",", &save); k; k = strtok_r(NULL, ",", &save), n++) {
+        unsigned i = 0;
+        while (kinds[i] && strcmp(kinds[i], k) != 0)
+            i++;
+        if (!kinds[i]) {
+            snprintf(err, size, "--events: unknown event kind '%s' (procs, send, receive, "
+                     "running, garbage_collection, ports, call)", k);
+            return -1;
+        }
+    }
+    if (!n) {
+        snprintf(err, size, "--events: expected a comma-separated list of event kinds (procs, "
+                 "send, receive, running, garbage_collection, ports, call)");
+        return -1;
+    }
+    return 0;
+}
+
+/* --nodes: NAME,NAME,... without empty names. */
+static int check_nodes(const char *s, char *err, size_t size)
+{
+    size_t n = strlen(s);
+    if (!n || s[0] == ',' || strstr(s, ",,") || s[n - 1] == ',') {
+        snprintf(err, size, "--nodes '%s': expected NAME,NAME,... (e.g. a@host1,b@host2)", s);
+        return -1;
+    }
+    if (strcspn(s, ",") >= sizeof ((struct bmt_record_args *)0)->first_node) {
+        snprintf(err, size, "--nodes: a node name is too long");
+        return -1;
+    }
+    return 0;
+}
+
+/* The session sources: checked as the term they make (sources.c). */
+static int check_source(const struct bmt_record_sources *one, char *err, size_t size)
+{
+    char term[8192];
+    return bmt_record_sources_term(one, term, sizeof term, err, size);
+}
+
+static int check_samples(const char *v, char *err, size_t size)
+{
+    struct bmt_record_sources s = {.samples = v};
+    return check_source(&s, err, size);
+}
+
+static int check_monitor(const char *v, char *err, size_t size)
+{
+    struct bmt_record_sources s = {.system_monitor = v};
+    return check_source(&s, err, size);
+}
+
+static int check_ets(const char *v, char *err, size_t size)
+{
+    struct bmt_record_sources s = {.ets = v};
+    return check_source(&s, err, size);
+}
+
+#define AT(field, T) BMT_OPT_AT(struct bmt_record_args, field, T)
+
+const struct bmt_opt bmt_record_options[] = {
+    {.name = "node", .type = BMT_OPT_NODE, .arg = "NAME",
+     .help = "the node: name@host, or name on this host", .term = "node",
+     .offset = AT(node, const char *)},
+    {.name = "nodes", .type = BMT_OPT_LIST, .arg = "NAME,NAME,...",
+     .help = "several nodes: one trace each, brought back into -o DIR/NODE, aligned to this "
+             "host's clock",
+     .check = check_nodes, .term = "nodes", .offset = AT(nodes, const char *)},
+    {.name = "cluster", .type = BMT_OPT_FLAG, .help = "--node and every node connected to it",
+     .term = "cluster", .offset = AT(cluster, int)},
+    {.name = "links", .type = BMT_OPT_FLAG,
+     .help = "record what links each send to its receipt (with --events send,receive; "
+             "docs/cluster.md)",
+     .term = "links", .offset = AT(links, int)},
+    {.name = "cookie-file", .type = BMT_OPT_FILE, .arg = "FILE",
+     .help = "its cookie (default: $BEAMTRACE_COOKIE, then ~/.erlang.cookie; never on the "
+             "command line)",
+     .offset = AT(cookie_file, const char *)},
+    {.name = "calls", .type = BMT_OPT_TEXT, .arg = "SPEC",
+     .help = "calls to trace, redbug style (repeatable): 'm:f/3', 'm:f/3 -> return' (returns "
+             "too), 'm:f', 'm'",
+     .flags = BMT_OPT_REPEAT, .example = "lists:reverse/1 -> return", .term = "calls",
+     .offset = AT(calls, struct bmt_strs)},
+    {.name = "return-to", .type = BMT_OPT_FLAG,
+     .help = "time calls by where they return to (keeps tail calls)", .needs = "calls",
+     .term = "return_to", .offset = AT(return_to, int)},
+    {.name = "procs", .type = BMT_OPT_TEXT, .arg = "WHICH",
+     .help = "all, new, existing, or NAME,PID,...", .def = "all",
+     .offset = AT(procs, const char *)},
+    {.name = "events", .type = BMT_OPT_LIST, .arg = "LIST",
+     .help = "procs, send, receive, running, garbage_collection, ports (comma-separated)",
+     .values = kinds, .check = check_events, .term = "events",
+     .offset = AT(events, const char *)},
+    {.name = "duration", .type = BMT_OPT_DURATION, .arg = "TIME",
+     .help = "stop after TIME (e.g. 500ms, 2m, or infinity)", .def = "15s",
+     .flags = BMT_OPT_INFINITY | BMT_OPT_NONZERO, .example = "500ms", .term = "duration",
+     .offset = AT(duration_ns, uint64_t)},
+    {.name = "max-events", .type = BMT_OPT_COUNT, .arg = "N",
+     .help = "stop once the trace holds N events", .min = 1, .term = "max_events",
+     .offset = AT(max_events, uint64_t)},
+    {.name = "max-bytes", .type = BMT_OPT_SIZE, .arg = "SIZE",
+     .help = "stop once the trace holds SIZE (e.g. 100M; the recorder's default is 1G)",
+     .flags = BMT_OPT_NONZERO, .example = "100M", .term = "max_bytes",
+     .offset = AT(max_bytes, uint64_t)},
+    {.name = "max-rate", .type = BMT_OPT_COUNT, .arg = "N",
+     .help = "stop if more than N events a second are traced", .min = 1, .term = "max_rate",
+     .offset = AT(max_rate, uint64_t)},
+    {.name = "samples", .type = BMT_OPT_LIST, .arg = "LIST",
+     .help = "periodic counters: schedulers, run_queues, memory, message_queues; each "
+             "=INTERVAL (default 1s), e.g. schedulers=100ms,message_queues=1s/10 (top 10)",
+     .check = check_samples, .example = "memory=100ms",
+     .offset = AT(sources.samples, const char *)},
+    {.name = "system-monitor", .type = BMT_OPT_LIST, .arg = "LIST",
+     .help = "long_gc=TIME, long_schedule=TIME, large_heap=WORDS, busy_port, busy_dist_port, "
+             "long_message_queue=D/E (chained to the node's own monitor, which still receives "
+             "its messages)",
+     .check = check_monitor, .example = "long_gc=50ms",
+     .offset = AT(sources.system_monitor, const char *)},
+    {.name = "distribution", .type = BMT_OPT_FLAG, .help = "node up/down with reasons",
+     .offset = AT(sources.distribution, int)},
+    {.name = "file-io", .type = BMT_OPT_FLAG,
+     .help = "every file operation, attributed to its caller",
+     .offset = AT(sources.file_io, int)},
+    {.name = "ets", .type = BMT_OPT_LIST, .arg = "TABLES",
+     .help = "operations on the named tables, or all (costly)", .check = check_ets,
+     .example = "all", .offset = AT(sources.ets, const char *)},
+    {.name = "output", .letter = 'o', .type = BMT_OPT_DIR, .arg = "DIR",
+     .help = "where the trace is copied (default ./beamtrace-traces/NAME-YYYYMMDD-HHMMSS)",
+     .excludes = "remote-dir", .offset = AT(out, const char *)},
+    {.name = "remote-dir", .type = BMT_OPT_DIR, .arg = "DIR",
+     .help = "leave the trace on the target (in DIR) instead", .flags = BMT_OPT_OPTIONAL_ARG,
+     .offset = AT(remote_dir, const char *)},
+    {.name = "remote-tmp", .type = BMT_OPT_DIR, .arg = "DIR",
+     .help = "where on the target the private directory goes (default its $TMPDIR or /tmp; "
+             "must allow executables)",
+     .term = "remote_tmp", .offset = AT(remote_tmp, const char *)},
+    {.name = "keep", .type = BMT_OPT_FLAG,
+     .help = "leave the shipped modules and files loaded there", .term = "keep",
+     .offset = AT(keep, int)},
+    {.name = "proto-dist", .type = BMT_OPT_TEXT, .arg = "NAME",
+     .help = "distribution protocol, e.g. inet_tls (default $BEAMTRACE_PROTO_DIST; ERL_FLAGS "
+             "is honoured too)",
+     .example = "inet_tcp", .offset = AT(proto_dist, const char *)},
+    {.name = "ssl-dist-optfile", .type = BMT_OPT_FILE, .arg = "FILE",
+     .help = "TLS distribution options (default $BEAMTRACE_SSL_DIST_OPTFILE)",
+     .offset = AT(ssl_dist_optfile, const char *)},
+    {0},
+};
+
+/* The option from the environment when the command line has none. */
+static const char *env_default(const char *given, const char *var)
+{
+    const char *v = given ? given : getenv(var);
+    return v && *v ? v : NULL;
+}
+
+/* Which nodes: --node, or --nodes (the first connected to first). */
+static int check_nodes_given(struct bmt_record_args *a)
+{
+    if (a->nodes && (a->node || a->cluster))
+        return bmt_cli_usage_error("record", "--nodes names every node: not with --node or "
+                                   "--cluster (--cluster --node NAME records NAME and its nodes)");
+    if (a->nodes) {
+        size_t n = strcspn(a->nodes, ",");
+        memcpy(a->first_node, a->nodes, n);
+        a->first_node[n] = '\0';
+        a->node = a->first_node;
+    }
+    if (!a->node)
+        return bmt_cli_usage_error("record", "--node NAME is required (e.g. --node myapp@host), "
+                                   "or --nodes NAME,NAME,... for several");
+    if ((a->nodes || a->cluster) && a->remote_dir)
+        return bmt_cli_usage_error("record", "--remote-dir leaves one node's trace there: not "
+                                   "with --nodes or --cluster");
+    if ((a->nodes || a->cluster) && strchr(a->procs, '<'))
+        return bmt_cli_usage_error("record", "--procs: a pid names a process of one node; with "
+                                   "--nodes or --cluster give registered names");
+    return 0;
+}
+
+int bmt_record_check(struct bmt_record_args *a)
+{
+    int rc = check_nodes_given(a);
+    if (rc)
+        return rc;
+    if (a->links && (!a->events || (!strstr(a->events, "send") && !strstr(a->events, "receive"))))
+        return bmt_cli_usage_error("record", "--links links sends to receipts: give --events with "
+                                   "send and receive");
+    const struct bmt_record_sources *s = &a->sources;
+    if (!a->calls.n && !a->events && !s->samples && !s->system_monitor && !s->distribution &&
+        !s->file_io && !s->ets)
+        return bmt_cli_usage_error("record", "nothing to trace: give --calls SPEC (e.g. "
+                                   "'my_mod:handle_call/3 -> return'), --events LIST or a "
+                                   "source (--samples, --system-monitor, --file-io, ...)");
+    a->proto_dist = env_default(a->proto_dist, "BEAMTRACE_PROTO_DIST");
+    a->ssl_dist_optfile = env_default(a->ssl_dist_optfile, "BEAMTRACE_SSL_DIST_OPTFILE");
+    return 0;
+}

@@ -1,0 +1,146 @@
+/* Making and freeing the library's state (contract in nif_state.h).
+ *
+ * Runs only in the NIF's load, upgrade and unload callbacks, which the VM
+ * serialises with all code loading; the state is then shared read-mostly
+ * by every scheduler thread.
+ */
+#include "nif_state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+/* ---- the registry of live states, for the dyntrace library ----
+ *
+ * The sibling library asks for a state by its instance id (nif_shared.h),
+ * and an id is all Erlang ever sees, so no caller can hand a forged address
+ * to native code. */
+
+#define MAX_STATES 8
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct priv *registry[MAX_STATES];
+
+static int registry_add(struct priv *p)
+{
+    int rc = -1;
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < MAX_STATES; i++) {
+        if (!registry[i]) {
+            registry[i] = p;
+            rc = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return rc;
+}
+
+static void registry_remove(struct priv *p)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < MAX_STATES; i++)
+        if (registry[i] == p)
+            registry[i] = NULL;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void *bmt_priv_retain(uint64_t instance)
+{
+    struct priv *found = NULL;
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < MAX_STATES; i++) {
+        struct priv *p = registry[i];
+        if (p && p->instance == instance && p->magic == BMT_PRIV_MAGIC &&
+            p->layout == BMT_PRIV_LAYOUT) {
+            p->refs++;
+            found = p;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return found;
+}
+
+static void free_priv(struct priv *p)
+{
+    bmt_rec_destroy(&p->rec);
+    bmt_handles_free(&p->handles);
+    registry_remove(p);
+    p->magic = 0;
+    if (p->lttng)
+        bmt_lttng_unload(p->lttng);
+    bmt_threads_free(&p->threads);
+    free(p);
+}
+
+/* Threads of load_info {PrivDir, Threads}, or 256. */
+static int load_info_threads(ErlNifEnv *env, ERL_NIF_TERM load_info)
+{
+    const ERL_NIF_TERM *info;
+    int arity, threads;
+    if (enif_get_tuple(env, load_info, &arity, &info) && arity == 2 &&
+        enif_get_int(env, info[1], &threads) && threads > 0)
+        return threads;
+    return 256;
+}
+
+/* The optional sinks from PrivDir of load_info. */
+static void load_sinks(ErlNifEnv *env, struct priv *p, ERL_NIF_TERM load_info)
+{
+    char priv_dir[4096];
+    ErlNifBinary bin;
+    const ERL_NIF_TERM *info;
+    int arity;
+    if (!enif_get_tuple(env, load_info, &arity, &info) || arity != 2 ||
+        !enif_inspect_iolist_as_binary(env, info[0], &bin) || bin.size >= sizeof priv_dir) {
+        snprintf(p->lttng_why, sizeof p->lttng_why, "no priv directory given to the NIF");
+        return;
+    }
+    memcpy(priv_dir, bin.data, bin.size);
+    priv_dir[bin.size] = '\0';
+    p->lttng = bmt_lttng_load(priv_dir, p->lttng_why, sizeof p->lttng_why);
+}
+
+/* ---- make and free ---- */
+
+struct priv *bmt_priv_new(ErlNifEnv *env, ERL_NIF_TERM load_info, bmt_rec_notify_fn *notify)
+{
+    struct priv *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+#define X(name) p->atom.name = enif_make_atom(env, #name);
+#define Y(field, text) p->atom.field = enif_make_atom(env, text);
+    BMT_ATOMS(X, Y)
+#undef X
+#undef Y
+    p->nil = enif_make_list(env, 0);
+    p->refs = 1;
+    p->layout = BMT_PRIV_LAYOUT;
+    if (getrandom(&p->instance, sizeof p->instance, 0) != (ssize_t)sizeof p->instance)
+        p->instance = bmt_clock_ns() ^ (uintptr_t)p;
+    p->instance |= 1; /* never 0, the value of a fresh thread's TLS */
+    p->magic = BMT_PRIV_MAGIC;
+    if (bmt_threads_init(&p->threads, p->instance, p->nil, load_info_threads(env, load_info)) != 0) {
+        free(p);
+        return NULL;
+    }
+    if (bmt_handles_init(&p->handles, p->instance, p->nil, p->atom.undefined, &p->rec) != 0 ||
+        bmt_rec_init(&p->rec, p->threads.max_threads, notify, p) != 0 ||
+        bmt_handles_open_type(&p->handles, env, ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER) != 0 ||
+        registry_add(p) != 0) {
+        free_priv(p);
+        return NULL;
+    }
+    load_sinks(env, p, load_info);
+    return p;
+}
+
+void bmt_priv_release(void *state)
+{
+    struct priv *p = state;
+    if (--p->refs > 0)
+        return;
+    free_priv(p);
+}

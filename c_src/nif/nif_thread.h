@@ -1,0 +1,104 @@
+/* Each thread's context: its ring slot in every session, the re-entry
+ * guard, what enabled_* decided for the trace_* call that follows, its
+ * clock anchor, its formatting caches and the scratch room an event is
+ * decoded into when no ring takes it.
+ *
+ * A context is owned by exactly one thread (found through initial-exec TLS,
+ * inline below; nif_thread.c gives a thread its slot the first time), so
+ * nothing in it is locked or atomic. Contexts live in the state's mmap'ed
+ * table, one page range per slot, backed only once its thread traces.
+ */
+#ifndef BMT_NIF_THREAD_H
+#define BMT_NIF_THREAD_H
+
+#include "core/clock.h"
+#include "core/event.h"
+#include "nif_format.h"
+#include "recorder/recorder.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* What enabled_<flag>/3 decided, for the trace_<flag>/5 call the VM makes
+ * next on the same thread for the same event (same tag and tracer state
+ * words). Every sink checks again when it writes, so reusing it is safe. */
+struct bmt_decision {
+    ERL_NIF_TERM tag, state;    /* the enabled_* call's; tag 0 = none */
+    int tp;                     /* tracepoint id */
+    int rec_tp;                 /* what the recorder records: tp, or its link variant */
+    unsigned sinks;             /* BMT_SINK_* bits */
+    struct bmt_session *session;
+    uint64_t generation;
+};
+
+struct thread_ctx {
+    int slot;                   /* this thread's ring in every session */
+    int in_use;                 /* re-entry guard: inside an event */
+    struct bmt_decision decision;
+    struct bmt_clock_thread clock;
+    struct bmt_event event;
+    struct bmt_format_cache fmt;
+    /* Field text when no ring takes the event (LTTng or USDT only, user
+     * probes): the largest event of any tracepoint, plus room for the
+     * USDT-only arguments. */
+    _Alignas(8) uint8_t scratch[BMT_EVENT_HEADER_MAX_BYTES + 4 * (BMT_MFA_MAX_BYTES + 1) +
+                                BMT_MSG_MAX_BYTES + 1 + 6 * (BMT_USER_MAX_BYTES + 1)];
+};
+
+/* The table of thread contexts, one per slot: part of the library's state
+ * (shared by every copy of the library that uses that state). */
+struct bmt_threads {
+    uint64_t instance;          /* the state's random id (TLS tag, below) */
+    ERL_NIF_TERM nil;           /* the word of [] */
+    pthread_key_t slot_key;     /* each thread's slot + 1, shared by every copy
+                                 * of the library that uses this state */
+    int max_threads;            /* slots: the VM's schedulers and then some */
+    _Atomic int next_thread;    /* next free slot */
+    struct thread_ctx *ctx;     /* BMT_MAX_THREADS, mmap'ed */
+};
+
+/* Makes the table for `max_threads` slots (at most BMT_MAX_THREADS): address
+ * space for every slot, backed only once its thread traces. Returns 0 or
+ * -1 (nothing left behind). */
+int bmt_threads_init(struct bmt_threads *th, uint64_t instance, ERL_NIF_TERM nil,
+                     int max_threads);
+
+/* Frees what bmt_threads_init made (no thread inside a context). */
+void bmt_threads_free(struct bmt_threads *th);
+
+/* This copy of the library's TLS cache of the calling thread's context,
+ * tagged with the state's instance id (nif_thread.c says why). */
+extern __thread uint64_t bmt_tls_instance __attribute__((tls_model("initial-exec")));
+extern __thread struct thread_ctx *bmt_tls_ctx __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's context the first time (or after a reload): gives
+ * the thread a slot. NULL when the slots are all taken. */
+struct thread_ctx *bmt_thread_ctx_slow(struct bmt_threads *th);
+
+/* The calling thread's context, or NULL when the slots are all taken. */
+static inline struct thread_ctx *bmt_thread_ctx(struct bmt_threads *th)
+{
+    if (__builtin_expect(bmt_tls_instance == th->instance, 1))
+        return bmt_tls_ctx;
+    return bmt_thread_ctx_slow(th);
+}
+
+/* Enters the calling thread's context for one event: NULL when the thread
+ * has no slot, or is already inside an event (our own formatting re-entered
+ * the tracer: never recurse). The caller counts what it then cannot record.
+ * A non-NULL context must be left with bmt_thread_leave. */
+static inline struct thread_ctx *bmt_thread_enter(struct thread_ctx *t)
+{
+    if (!t || t->in_use)
+        return NULL;
+    t->in_use = 1;
+    return t;
+}
+
+static inline void bmt_thread_leave(struct thread_ctx *t)
+{
+    t->in_use = 0;
+}
+
+#endif

@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+"""Every documented option of every command, derived from the declarations
+(`beamtrace help --format json`), not from a hand list. Per option, two
+TAP lines:
+  - accepted: each valid value of its type (every value of an enum or a
+    list of values, a count's bounds, the declared example, a pid and a
+    registered name of the trace, ...) exits 0 with output: stdout, or
+    the file or directory the option names;
+  - refused: a bad value of its type (a flag given a value, an unknown
+    enum value, a count out of range, a duration without its unit, an
+    empty value, a missing value) exits 2 with one line on stderr naming
+    the option and what it accepts.
+What a declaration cannot say is in FIXTURES below, each with its reason.
+And per command, bash completion (made from the same declarations)
+offers each of its options and each value of its enums.
+
+`record` records for real, each option against a live node started here
+(with a workload that spawns, sends, calls lists:reverse/1, collects,
+writes a file and an ETS table), and a TLS-distribution node for
+--ssl-dist-optfile when openssl can make it a certificate; --duration
+infinity is stopped by Ctrl-C (SIGINT) after 3 s. Without `erl`, or when
+`make` fails, its accepted lines are SKIPs; with them, nodes that do not
+start are a failure. Its refused lines need no node: a bad value is
+refused before anything connects.
+
+Usage: options.py BEAMTRACE TRACE_DIR OUT_DIR"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+BT, TRACE, OUT = (os.path.abspath(a) for a in sys.argv[1:4])
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COOKIE = "bmt_opt_cookie_%d" % os.getpid()
+HOST = socket.gethostname().split(".")[0]
+UNBOUNDED = 2 ** 62
+failures = 0
+
+
+def tap(ok, name, notes=()):
+    global failures
+    print("%s - options: %s" % ("ok" if ok else "not ok", name))
+    if not ok:
+        failures += 1
+        for n in notes[:12]:
+            print("#   " + n.replace("\n", "\n#   "))
+
+
+def run(argv, timeout=120, interrupt_after=None, env=None):
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                         env=env)
+    if interrupt_after is not None:
+        time.sleep(interrupt_after)
+        p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return 124, out.decode("utf-8", "replace"), "timed out\n" + err.decode("utf-8", "replace")
+    return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+_n = 0
+
+
+def fresh(kind, create=False):
+    """A new path under OUT for a file or directory an option names."""
+    global _n
+    _n += 1
+    path = os.path.join(OUT, "%s%d" % (kind, _n))
+    if create:
+        os.makedirs(path)
+    return path
+
+
+def trace_process():
+    """A pid and the registered name of one process of the trace: the
+    thread names of its export, "<pid> name"."""
+    rc, out, _ = run([BT, "export", TRACE])
+    for e in json.loads(out)["traceEvents"]:
+        if e.get("name") == "thread_name":
+            pid, _, name = e["args"]["name"].partition(" ")
+            if re.fullmatch(r"[\x21-\x7e]+", name):
+                return pid, name
+    sys.exit("options.py: no process with a printable name in %s" % TRACE)
+
+
+PID, NAME = trace_process()
+
+# What the declarations cannot say, each for a reason. (command, option,
+# value or None) -> extra arguments; "target" -> the node to record.
+FIXTURES = {
+    # --links links sends to receipts: it needs those events recorded.
+    ("record", "links", None): ["--events", "send,receive"],
+    # The call kind traces the calls a --calls SPEC names.
+    ("record", "events", "call"): ["--calls", "lists:reverse/1"],
+    # The options file is TLS distribution's: a node that runs it.
+    ("record", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
+}
+
+
+def values(c, o):
+    """Valid values of option `o` of command `c` (None: a flag's or an
+    optional value left out)."""
+    t, name = o["type"], o["name"]
+    if t == "flag":
+        return [None]
+    if t == "enum":
+        return list(o["values"])
+    if t == "count":
+        lo = max(o["min"], 1)
+        return [str(lo)] + ([str(o["max"])] if o["max"] < UNBOUNDED and o["max"] != lo else [])
+    if t == "duration":
+        return [o["example"] or "250us"] + (["infinity"] if o["infinity"] else [])
+    if t == "size":
+        return [o["example"] or "100M"]
+    if t == "time":
+        return [o["example"]]
+    if t == "pid":
+        return [PID]
+    if t == "process":
+        return [PID, NAME]
+    if t == "pattern":
+        return [o["example"] or NAME[:2] + "*"]
+    if t == "node":
+        return [live.name, live.name + "@" + HOST] if live else ["x"]
+    if t == "list":
+        if name == "nodes":
+            return [live.name if live else "x"]
+        return list(o["values"]) or [o["example"]]
+    if t == "file":
+        if name == "cookie-file":
+            return [live.cookie_file if live else "cookie"]
+        if name == "ssl-dist-optfile":
+            return [live.tls_optfile if live and live.tls_optfile else "ssl.conf"]
+        return [fresh("file")]
+    if t == "dir":
+        return ([None] if o["optional_value"] else []) + [fresh("dir", create=True)]
+    if t == "text":
+        return [o["example"] or o["default"] or "x"]
+    raise SystemExit("options.py: no valid value for type %r (--%s)" % (t, name))
+
+
+def bad_values(o):
+    """[(value or None, [texts the error line must hold])]; None: the
+    value left out (the option last on the line)."""
+    t = o["type"]
+    if t == "flag":
+        return [("=x", ["takes no value"])]
+    cases = [] if o["optional_value"] else [(None, ["needs a value"])]
+    if t in ("enum",) or (t == "list" and o["values"]):
+        return cases + [("bogus", list(o["values"]))]
+    if t == "count":
+        bounded = o["max"] < UNBOUNDED
+        named = [str(o["min"])] + ([str(o["max"])] if bounded else [])
+        cases.append(("x", named))
+        if o["min"] > 0:
+            cases.append((str(o["min"] - 1), named))
+        if bounded:
+            cases.append((str(o["max"] + 1), named))
+        return cases
+    if t == "duration":
+        return cases + [("5", ["ns, us, ms, s, m or h"])]
+    if t == "size":
+        return cases + [("5X", ["K, M or G"])]
+    if t == "time":
+        return cases + [("+5", ["+DURATION"])]
+    if t == "pid":
+        return cases + [("notapid", ["expected a pid"])]
+    if t == "list" and o["name"] == "nodes":
+        return cases + [("a,,b", ["NAME,NAME,..."])]
+    if t == "list":  # checked by the option's own function, whose line says what it takes
+        return cases + [("", [])]
+    # Any text is one of these (a name, a path, a pattern): only none.
+    return cases + [("", ["expected " + o["arg"]])]
+
+
+def words(c):
+    """The literal words of the synopsis's first line (`completion bash`)."""
+    first = c["synopsis"].split("\n")[0]
+    return [w for w in first.split() if re.fullmatch(r"[a-z]+", w)]
+
+
+def arg(o, v):
+    if v is None:
+        return ["--" + o["name"]]
+    if o["optional_value"]:
+        return ["--%s=%s" % (o["name"], v)]
+    return ["--" + o["name"], v]
+
+
+def record_base(c, o, extra):
+    """`record`'s own start: the live node, something to trace, a short
+    time and a fresh directory; less what option `o` or the `extra`
+    arguments give, or what `o` excludes."""
+    base = [("node", live.name), ("cookie-file", live.cookie_file), ("events", "procs"),
+            ("duration", "500ms"), ("output", fresh("trace"))]
+    by_name = {x["name"]: x for x in c["options"]}
+    drop = {o["name"], o["excludes"]} | {n for n, _ in base if by_name[n]["excludes"] == o["name"]}
+    drop |= {a[2:] for a in extra if a.startswith("--")}
+    if o["name"] == "nodes":
+        drop.add("node")  # the synopsis's other form: --nodes names every node
+    out = []
+    for n, v in base:
+        if n not in drop:
+            out += ["--" + n, v]
+    return out
+
+
+def command_line(c, o, v, live_record):
+    by_name = {x["name"]: x for x in c["options"]}
+    argv = [BT, c["name"]] + words(c)
+    extra = FIXTURES.get((c["name"], o["name"], v), FIXTURES.get((c["name"], o["name"], None), []))
+    if live_record:
+        argv += record_base(c, o, extra)
+    for r in c["options"]:
+        if r["required"] and r["name"] != o["name"]:
+            argv += arg(r, values(c, r)[0])
+    if o["needs"]:
+        argv += arg(by_name[o["needs"]], values(c, by_name[o["needs"]])[0])
+    argv += extra + arg(o, v)
+    if c["dirs"]:
+        argv.append(TRACE)
+    return argv
+
+
+def has_output(path):
+    if os.path.isdir(path):
+        return any(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+    return os.path.isfile(path) and os.path.getsize(path) > 0
+
+
+def accepted(c, o):
+    is_record = c["name"] == "record" and o["name"] not in ("help", "version")
+    name = "%s --%s accepted: exit 0 with output" % (c["name"], o["name"])
+    if is_record and not live:
+        print("ok - options: %s # SKIP %s" % (name, why_not_live))
+        return
+    vals = values(c, o)
+    shown = ", ".join("(none)" if v is None else repr(v) for v in vals)
+    notes = []
+    for v in vals:
+        argv = command_line(c, o, v, is_record)
+        interrupt = 3 if is_record and v == "infinity" else None
+        if is_record and o["name"] == "ssl-dist-optfile":
+            argv[argv.index("--node") + 1] = live.tls_name
+        rc, out, err = run(argv, interrupt_after=interrupt)
+        paths = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-o", "--output")]
+        paths += [a.split("=", 1)[1] for a in argv if a.startswith("--remote-dir=")]
+        # An option naming where the output goes: there it must be.
+        own = o["type"] in ("file", "dir") and v is not None and v in paths
+        produced = has_output(v) if own else out.strip() or any(has_output(p) for p in paths)
+        if rc != 0 or not produced:
+            notes.append("%s -> exit %d, stdout %d bytes, paths %s\n%s" %
+                         (" ".join(argv[1:]), rc, len(out), paths, err.strip()[-600:]))
+    tap(not notes, "%s (%s)" % (name, shown), notes)
+
+
+def refused_lines(c, o):
+    """[(argv, texts the error line must hold, what it shows)]: each bad
+    value, and the option without what it needs, with what it excludes,
+    or (a required one) left out."""
+    head = [BT, c["name"]] + words(c) + (["--node", "x"] if c["name"] == "record" else [])
+    for r in c["options"]:
+        if r["required"] and r["name"] != o["name"]:
+            head += arg(r, values(c, r)[0])
+    dirs = [TRACE] if c["dirs"] else []
+    by_name = {x["name"]: x for x in c["options"]}
+    cases = []
+    for v, texts in bad_values(o):
+        if o["type"] == "flag":
+            cases.append((head + ["--%s%s" % (o["name"], v)], texts, "--%s%s" % (o["name"], v)))
+        elif v is None:
+            cases.append((head + dirs + ["--" + o["name"]], texts, "no value"))
+        else:
+            cases.append((head + arg(o, v) + dirs, texts, repr(v)))
+    good = arg(o, values(c, o)[-1])
+    if o["needs"]:
+        cases.append((head + good + dirs, ["needs --" + o["needs"]], "without --" + o["needs"]))
+    if o["excludes"]:
+        other = by_name[o["excludes"]]
+        cases.append((head + good + arg(other, values(c, other)[-1]) + dirs,
+                      ["--" + o["excludes"]], "with --" + o["excludes"]))
+    if o["required"]:
+        cases.append((head + dirs, ["is required"], "left out"))
+    return cases
+
+
+def refused(c, o):
+    notes, shown = [], []
+    for argv, texts, what in refused_lines(c, o):
+        shown.append(what)
+        if c["name"] == "record" and o["name"] in ("node", "nodes") and argv[2:4] == ["--node", "x"]:
+            del argv[2:4]
+        rc, out, err = run(argv)
+        lines = err.splitlines()
+        line = lines[0] if lines else ""
+        good = rc == 2 and len(lines) == 1 and not out and \
+            line.startswith("beamtrace: %s: " % c["name"]) and "--" + o["name"] in line and \
+            all(t in line for t in texts)
+        if not good:
+            notes.append("%s -> exit %d, stderr %r, want one line with --%s and %r" %
+                         (" ".join(argv[1:]), rc, err[-400:], o["name"], texts))
+    tap(not notes, "%s --%s refused (%s): exit 2, one line naming what it accepts" %
+        (c["name"], o["name"], ", ".join(shown)), notes)
+
+
+def completes(words_typed):
+    """What `beamtrace completion bash` offers after `words_typed` (the
+    last one being completed)."""
+    script = ('source <("$0" completion bash) && COMP_WORDS=("$@") && '
+              'COMP_CWORD=$((${#COMP_WORDS[@]} - 1)) && _beamtrace && '
+              'printf "%s\\n" "${COMPREPLY[@]}"')
+    rc, out, _ = run(["bash", "-c", script, BT, "beamtrace"] + words_typed)
+    return set(out.split())
+
+
+def completion(c):
+    """Bash completion, made from the same declarations, offers every
+    option of `c`, and each value of its enums."""
+    offered = completes([c["name"], "-"])
+    missing = ["--" + o["name"] for o in c["options"] if "--" + o["name"] not in offered]
+    missing += ["-" + o["letter"] for o in c["options"] if o["letter"] and "-" + o["letter"] not in offered]
+    for o in c["options"]:
+        if o["type"] == "enum":
+            got = completes([c["name"], "--" + o["name"], ""])
+            missing += ["--%s %s" % (o["name"], v) for v in o["values"] if v not in got]
+    tap(not missing, "completion bash offers every option of %s and each value of its enums" % c["name"],
+        ["missing: " + " ".join(missing)])
+
+
+class Live:
+    """Target nodes for `record`, started here and stopped at the end."""
+
+    def __init__(self):
+        self.name = "bmt_opt_%d" % os.getpid()
+        self.tls_name = self.name + "_tls"
+        self.tls_optfile = None
+        self.cookie_file = os.path.join(OUT, "cookie")
+        with open(self.cookie_file, "w") as f:
+            f.write(COOKIE)
+        os.chmod(self.cookie_file, 0o600)
+        self.procs, self.cwds = [], []
+        try:
+            self.start_all()
+        except BaseException:
+            self.stop()
+            raise
+
+    def start_all(self):
+        self.start(self.name, [])
+        openssl = shutil.which("openssl")
+        if openssl:
+            d = fresh("tls", create=True)
+            key, cert = os.path.join(d, "key.pem"), os.path.join(d, "cert.pem")
+            subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                            "-subj", "/CN=beamtrace-test", "-keyout", key, "-out", cert],
+                           capture_output=True, check=True)
+            self.tls_optfile = os.path.join(d, "ssl_dist.conf")
+            side = '[{certfile, "%s"}, {keyfile, "%s"}, {verify, verify_none}]' % (cert, key)
+            with open(self.tls_optfile, "w") as f:
+                f.write("[{server, %s}, {client, %s}].\n" % (side, side))
+            self.start(self.tls_name, ["-proto_dist", "inet_tls", "-ssl_dist_optfile",
+                                       self.tls_optfile])
+        self.wait_up([self.name] + ([self.tls_name] if self.tls_optfile else []))
+
+    WORK = ('spawn(fun() -> register(bmt_opt_loop, self()), '
+            'T = ets:new(bmt_opt_tab, [named_table, public]), '
+            '(fun L(N) -> P = spawn(fun() -> receive M -> lists:reverse(M) end end), '
+            'P ! [N, 2, 3], ets:insert(T, {N rem 10, N}), '
+            'file:write_file("bmt_opt_file", integer_to_list(N)), '
+            'erlang:garbage_collect(), timer:sleep(10), L(N + 1) end)(0) end), '
+            'timer:apply_after(900000, erlang, halt, [])')
+
+    def start(self, name, dist):
+        cwd = fresh("target", create=True)
+        self.cwds.append(cwd)
+        log = open(os.path.join(cwd, "log"), "w")
+        env = dict(os.environ, TMPDIR=cwd)
+        self.procs.append(subprocess.Popen(
+            ["erl", "-noshell", "-sname", name, "-setcookie", COOKIE, "-eval", self.WORK] + dist,
+            cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True))
+
+    def wait_up(self, names):
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            rc, out, _ = run(["epmd", "-names"])
+            if all(re.search(r"\bname %s at port" % n, out) for n in names):
+                time.sleep(1)
+                return
+            if any(p.poll() is not None for p in self.procs):
+                break
+            time.sleep(0.2)
+        logs = [open(os.path.join(d, "log")).read()[-300:] for d in self.cwds]
+        raise RuntimeError("target nodes %s did not start: %s" % (names, " | ".join(logs)))
+
+    def stop(self):
+        for p in self.procs:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(p.pid, sig)  # its own session: only what it started
+                except ProcessLookupError:
+                    break
+                try:
+                    p.wait(timeout=20)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+
+
+def live_target():
+    """Live targets, or None and why not."""
+    if not shutil.which("erl") or not shutil.which("epmd"):
+        return None, "no erl on PATH to run a node to record"
+    r = subprocess.run(["make", "-s", "-C", ROOT], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, "make (the NIF and beams record ships) failed: " + r.stderr.strip()[-200:]
+    try:
+        live_nodes = Live()
+    except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
+        # erl is here and beamtrace built: a node that does not start is a failure.
+        tap(False, "record: target nodes start", [str(e)])
+        return None, "the target nodes did not start"
+    tap(True, "record: target nodes start (%s%s)" % (
+        live_nodes.name, ", TLS " + live_nodes.tls_name if live_nodes.tls_optfile else ""))
+    return live_nodes, None
+
+
+rc, out, err = run([BT, "help", "--format", "json"])
+commands = json.loads(out)["commands"]
+os.makedirs(OUT, exist_ok=True)
+live, why_not_live = live_target()
+try:
+    for c in commands:
+        for o in c["options"]:
+            accepted(c, o)
+            refused(c, o)
+        completion(c)
+finally:
+    if live:
+        live.stop()
+sys.exit(1 if failures else 0)
