@@ -77,6 +77,11 @@ static uint16_t own_fields(uint16_t tp)
 /* 1 when one of beamtrace's own processes takes part in `rec`. */
 static int own_involved(const struct bmt_an_scope *s, const struct bmt_record *rec)
 {
+    /* Only the fields the pass selected are valid (ctf/reader.h): every
+     * event read has its process fields selected (make_plan); an event no
+     * one asked for reaches nobody. */
+    if (!s->want[rec->tp])
+        return 0;
     uint16_t f = own_fields(rec->tp);
     for (unsigned i = 0; f; i++, f >>= 1) {
         const struct bmt_value *v = &rec->values[i];
@@ -118,6 +123,14 @@ static void make_plan(struct plan *p, struct bmt_an_scope *scope)
             want(scope, BMT_TP_message_receive_link, r);
         }
     }
+    /* Run intervals (runs.h) end at a process's last event: when an
+     * accumulator takes scheduling events, every event's process is read. */
+    int runs = 0;
+    for (unsigned i = 0; i < p->n; i++)
+        runs |= p->subs[i].acc->needs->fields[BMT_TP_process_scheduled] != 0;
+    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
+        if ((runs && bmt_runs_fields(tp)) || scope->want[tp])
+            want(scope, tp, BMT_NEED_EVENT | bmt_runs_fields(tp));
     /* Every event read is checked for beamtrace's own processes. */
     for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
         if (scope->want[tp])
@@ -167,6 +180,8 @@ static int feed_event(const struct plan *p, struct bmt_an_scope *scope,
         scope->own_hidden_count++;
         return 0;
     }
+    if ((rc = bmt_runs_feed(&scope->runs, &scope->names, rec)) < 0)
+        return rc;
     if ((bit & NAME_TPS) && (rc = bmt_names_feed(&scope->names, rec)) < 0)
         return rc;
     if (rec->ts_ns >= scope->window.begin_ns) {
@@ -195,7 +210,7 @@ static int open_pass(struct bmt_reader *r, struct plan *p, struct bmt_an_scope *
     const char *dir = scope->label;
     int rc = scope->filtering ? bmt_an_scope_filter(scope, r) : 0;
     if (rc < 0 || (rc = bmt_reader_open(r, scope->paths, scope->path_count)) < 0 ||
-        (rc = select_fields(r, scope)) < 0)
+        (rc = select_fields(r, scope)) < 0 || (rc = bmt_runs_open(&scope->runs, r)) < 0)
         return rc;
     for (unsigned i = 0; i < p->n; i++)
         if (p->subs[i].acc->packet) { /* before the first packet is entered */
@@ -252,6 +267,7 @@ static int end_pass(struct bmt_reader *r, const struct plan *p, struct bmt_an_sc
         if (rc < 0)
             return rc;
     }
+    bmt_runs_finish(&scope->runs);
     return 0;
 }
 
@@ -264,6 +280,7 @@ int bmt_an_run(struct bmt_reader *r, struct bmt_an_scope *scope, const struct bm
     scope->filtering = scope->pid_count + scope->pattern_count > 0;
     scope->windowed = scope->begin_text || scope->end_text;
     make_plan(&p, scope);
+    bmt_runs_free(&scope->runs);
     int rc = open_pass(r, &p, scope, &rec), odd = 0, past_end = 0;
     for (; rc == 1; rc = bmt_reader_next(r, &rec)) {
         uint64_t ts = rec->ts_ns;

@@ -34,6 +34,7 @@
 #include "names.h"
 #include "core/catalogue.h"
 #include "proc_state.h"
+#include "runs.h"
 #include "ctf/reader.h"
 #include "base/strtab.h"
 
@@ -59,6 +60,7 @@ struct bmt_an_scope {
     struct bmt_strtab kept;         /* pid texts the filter keeps */
     struct bmt_strtab own;          /* beamtrace's own processes: pid texts and registered names */
     uint64_t own_hidden_count;      /* events left out because one of them took part */
+    struct bmt_runs runs;           /* run intervals (runs.h), fed before each event reaches an analysis */
     struct bmt_names names;         /* current names, fed before each event reaches an analysis */
     /* What the trace holds inside the window, for "the trace lacks" notes. */
     uint64_t sched_count, receive_count, gc_count, call_count;
