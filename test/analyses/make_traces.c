@@ -9,7 +9,7 @@
  *                               pairs, sends, receives, scheduling and gc,
  *                               and a short-lived process every 1000 events
  *   make_traces scenarios OUTDIR  OUTDIR/{names,window,overwrite,span34,report,
- *                               stacks,phantom,own_cpu}: traces with known answers for names
+ *                               stacks,phantom,own_cpu,files_before}: traces with known answers for names
  *                               (state dump, spawn, registration, Elixir),
  *                               time windows, flight recorders, an absurd
  *                               time span, the report's layout and the call
@@ -544,6 +544,56 @@ static void own_cpu(const char *path)
     gen_close(g);
 }
 
+/* One event of `tp` with string fields by index (strs[i] for field i,
+ * NULL: empty) and integer fields ints[i]. */
+static void put_fields(struct gen *g, int tp, uint64_t ts, const char *const *strs,
+                       const uint64_t *ints)
+{
+    struct bmt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.id = (uint16_t)tp;
+    ev.ts_ns = ts;
+    for (unsigned f = 0; f < bmt_catalogue[tp].field_count; f++) {
+        if (bmt_catalogue[tp].fields[f].type == BMT_FIELD_STRING) {
+            const char *s = strs[f] ? strs[f] : "";
+            ev.values[f].str = s;
+            ev.values[f].len = (uint32_t)strlen(s);
+        } else {
+            ev.values[f].integer = ints[f];
+        }
+    }
+    if (bmt_test_gen_emit(&g->t, 0, &ev) != 1)
+        die("an event was dropped or could not be written");
+}
+
+/* Files opened before the trace (issue 16): the state dump of open files
+ * names two (file_info), three reads carry no path (their files were
+ * opened before), one open and read carry theirs. `files` says "opened
+ * before the trace: 3 operations" and names the two (run.sh). */
+static void files_before(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open(g, path, 1);
+    uint64_t t = 8000 * MS;
+    const char *info1[BMT_MAX_FIELDS] = {"fd 17", "/var/lib/app/data.log", "os_fd"};
+    const char *info2[BMT_MAX_FIELDS] = {"<0.90.0>", "/etc/app.conf", "io_server"};
+    uint64_t none[BMT_MAX_FIELDS] = {0};
+    put_fields(g, BMT_TP_file_info, t, info1, none);
+    put_fields(g, BMT_TP_file_info, t, info2, none);
+    for (unsigned i = 0; i < 5; i++) {
+        const char *s[BMT_MAX_FIELDS] = {0};
+        uint64_t n[BMT_MAX_FIELDS] = {0};
+        s[BMT_F_file_op_pid] = "<0.91.0>";
+        s[BMT_F_file_op_op] = i == 3 ? "open" : "read";
+        s[BMT_F_file_op_path] = i >= 3 ? "/tmp/new.txt" : "";
+        s[BMT_F_file_op_result] = "ok";
+        n[BMT_F_file_op_bytes] = 10;
+        n[BMT_F_file_op_latency_ns] = 1000;
+        put_fields(g, BMT_TP_file_op, t + (i + 1) * MS, s, n);
+    }
+    gen_close(g);
+}
+
 /* Many distinct stacks (run.sh lowers the tree's cap to see the pruning):
  * 64 processes, each calling a chain of 6 of 16 functions, 4000 calls. */
 static void stacks(const char *path)
@@ -583,7 +633,8 @@ int main(int argc, char **argv)
             void (*make)(const char *);
         } all[] = {{"names", names}, {"window", window}, {"overwrite", overwrite},
                    {"span34", span34}, {"report", report}, {"stacks", stacks},
-                   {"phantom", phantom}, {"own_cpu", own_cpu}};
+                   {"phantom", phantom}, {"own_cpu", own_cpu},
+                   {"files_before", files_before}};
         mkdir(argv[2], 0755);
         for (unsigned i = 0; i < sizeof all / sizeof all[0]; i++) {
             snprintf(path, sizeof path, "%s/%s", argv[2], all[i].name);

@@ -395,6 +395,16 @@ PY
 "$ASAN" calls --breakdown --format json "$sc/own_cpu" >"$sc/own_cpu.json" 2>"$sc/own_cpu.err"
 check_cmd "own_cpu: OWN CPU 2 ms = ON-CPU, the 8 ms off CPU unknown, not own CPU" \
     eval '[ "$(jget "$sc/own_cpu.json" "[(f[\"own_ns\"], f[\"on_cpu_ns\"], f[\"unknown_ns\"], d[\"own_time\"]) for f in d[\"functions\"]]")" = "[(2000000, 2000000, 8000000, '"'"'on_cpu'"'"')]" ]'
+# Files opened before the trace (issue 16; make_traces.c files_before): the
+# operations without a path are counted, and the files the node had open
+# are named. (Before: nothing said about the 3 operations.)
+"$ASAN" files "$sc/files_before" >"$sc/files_before.txt" 2>"$sc/files_before.err"
+"$BT" files --format json "$sc/files_before" >"$sc/files_before.json"
+check_cmd "files_before: 'opened before the trace: 3 operations', the two open files named (text and JSON)" \
+    eval 'grep -qx "opened before the trace: 3 operations" "$sc/files_before.txt" &&
+          grep -qx "  /var/lib/app/data.log" "$sc/files_before.txt" && grep -qx "  /etc/app.conf" "$sc/files_before.txt" &&
+          [ "$(jget "$sc/files_before.json" "d[\"opened_before\"]")" = "{'"'"'operations'"'"': 3, '"'"'open_files'"'"': ['"'"'/var/lib/app/data.log'"'"', '"'"'/etc/app.conf'"'"']}" ] &&
+          [ ! -s "$sc/files_before.err" ]'
 "$BT" report "$sc/phantom" -o "$sc/phantom.html"
 check_cmd "phantom: the report says 3 runs ended at the process's last event, 2 at most at once, shares 5/15/0/15/5%" \
     eval 'grep -q "runs ended at the process.s last event</th><td>3<" "$sc/phantom.html" &&
