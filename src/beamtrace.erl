@@ -30,7 +30,7 @@
 %% Trace flags and patterns in a trace session of beamtrace's own.
 -export([trace_session/1]).
 %% One call: recording, flags and patterns, guard rails, all taken down.
--export([trace/2, trace_async/2, stop_trace/1, trace_info/1]).
+-export([trace/2, trace_async/2, stop_trace/1, trace_info/1, snapshot_trace/1]).
 %% The flight recorder: captures around triggers (docs/flight-recorder.md).
 -export([flight/2, stop_flight/1, flight_info/1, trigger/1, flight_offer_nif/5,
          flight_info_nif/1, flight_call_trigger_nif/3, flight_call_sweep_nif/2]).
@@ -84,7 +84,8 @@
 -type reason() :: stop | duration | max_events | max_bytes | max_rate | dir_removed
                 | vm_exit | unload | file:posix().
 -type stats() :: #{dir := binary() | undefined, events := non_neg_integer(),
-                   discarded := non_neg_integer(), overwritten := non_neg_integer(),
+                   discarded := non_neg_integer(), after_stop := non_neg_integer(),
+                   overwritten := non_neg_integer(),
                    written_bytes := non_neg_integer(), reason := reason(),
                    relayd => relayd_stats()}.
 %% A streaming session's relayd copy: `events' the relayd confirmed it
@@ -137,7 +138,13 @@
                     %% Test mode: false makes writers not wake the consumer,
                     %% which then drains only every 10 ms, so a tiny buffer
                     %% really overflows and drop accounting can be tested.
-                    '$consumer_wakeups' => true}).
+                    '$consumer_wakeups' => true,
+                    %% beamtrace's own processes, [{Pid, Role}] (trace/2's
+                    %% controller): recorded first (beamtrace_statedump).
+                    '$own' => [],
+                    %% trace/2 sets the state dump going itself, once its
+                    %% flags are set (beamtrace_statedump:dump_go/1).
+                    '$dump_go' => true}).
 
 %% The erl_tracer callbacks: exported, declared NIFs, and their stubs.
 -include("beamtrace_tracer.hrl").
@@ -242,6 +249,8 @@ start(Opts) when is_map(Opts) ->
                not lists:member(K, ?RELAYD_OPTS), not lists:member(K, ?OWN_OPTS)] of
         [Bad | _] ->
             {error, {badopt, Bad}};
+        [] when is_map_key('$own', Opts), not is_list(map_get('$own', Opts)) ->
+            {error, {badopt, '$own'}};
         [] ->
             case beamtrace_sources:validate(Opts) of
                 {ok, Sources, Rest} ->
@@ -259,9 +268,11 @@ start_in(_O, {error, _} = Error, _Sources) ->
 start_in(O, {ok, Dir}, Sources) ->
     case start_nif(Dir, nif_options(O)) of
         {ok, Session} ->
-            beamtrace_statedump:at_start(Session),
+            beamtrace_statedump:at_start(Session, maps:get('$own', O)),
             case beamtrace_sources:start(Session, Dir, Sources) of
                 ok ->
+                    _ = maps:get('$dump_go', O) =:= true andalso
+                        beamtrace_statedump:dump_go(Session),
                     {ok, Session};
                 {error, _} = Error ->
                     %% Nothing of a session that could not start stays.
@@ -285,10 +296,12 @@ nif_options(O) ->
                  true -> maps:get(events, O) ++ [<<"org_erlang_beamtrace:message_*_link">>];
                  _ -> maps:get(events, O)
              end,
-    (maps:without(['$consumer_wakeups', dir, local], O))#{
+    (maps:without(['$consumer_wakeups', '$own', '$dump_go', dir, local], O))#{
         events => Events,
         wakeups => maps:get('$consumer_wakeups', O),
-        node => atom_to_binary(node(), utf8)}.
+        node => atom_to_binary(node(), utf8),
+        schedulers => {erlang:system_info(schedulers), erlang:system_info(dirty_cpu_schedulers),
+                       erlang:system_info(dirty_io_schedulers)}}.
 
 %% Where a session writes: `{ok, Dir}', `{ok, undefined}' for one that
 %% only streams (relayd, no dir, local not true), or `{error, _}'.
@@ -318,16 +331,29 @@ stop() ->
 
 %% @doc Stops a session: waits for events in flight, writes every buffer
 %% out, closes the trace; or collects a session that stopped by itself.
-%% `events' are in the trace, `discarded' were lost (full buffers,
-%% overwritten packets, caps, write failures, offered after it stopped), so
-%% together they are every event the session was offered. `reason' says why
-%% it stopped. A trace the disk refused (`enospc', ...) or whose directory
-%% was removed (`dir_removed') is `{error, {Reason, Stats}}'.
+%% `events' are in the trace; `discarded' were lost while it recorded (full
+%% buffers, overwritten packets, packets a cap or a write failure left
+%% unwritten), as LTTng counts them, and the trace's own loss counts say
+%% the same; `after_stop' were offered once it had ended (flags still set
+%% when a cap, the duration or this call ended it): never to be recorded,
+%% and no loss. Together they are every event the session was offered.
+%% `reason' says why it stopped. A trace the disk refused (`enospc', ...) or whose directory
+%% was removed (`dir_removed') is `{error, {Reason, Stats}}'; a session
+%% already collected, or one of a library since unloaded,
+%% `{error, not_running}'.
 -spec stop(session()) -> {ok, stats()} | {error, term()}.
 stop(Session) ->
     beamtrace_sources:stop(Session),
     beamtrace_statedump:at_stop(Session),
-    stopped(stop_nif(Session)).
+    stopped(stop_session(Session)).
+
+%% A handle of a library since unloaded (its module deleted and purged,
+%% then loaded again) is a reference the NIF no longer knows: it names no
+%% running session, as info/1 says; anything else is a caller's mistake.
+stop_session(Session) ->
+    try stop_nif(Session)
+    catch error:badarg when is_reference(Session) -> {error, not_running}
+    end.
 
 stopped(Result) ->
     beamtrace_statedump:after_stop(),
@@ -365,7 +391,7 @@ snapshot_to(Session, Dir, N) ->
     end.
 
 %% @doc Live state of the default session: `#{state := running | stopped,
-%% dir, events, discarded, written_bytes, default, reason}'.
+%% dir, events, discarded, after_stop, written_bytes, default, reason}'.
 -spec info() -> map() | {error, not_running}.
 info() ->
     info_nif([]).
@@ -419,7 +445,8 @@ trace_session(Opts) ->
 %% <ul>
 %% <li>a call spec, redbug style: `"my_mod:handle_call/3"', `"my_mod:f"'
 %%   (any arity), `"my_mod"' (every function), `"my_mod:'_'/2"', `_' or
-%%   `'_'' as wildcards, quoted atoms allowed; `"... -> return"' also
+%%   `'_'' as wildcards, quoted atoms allowed; or in Elixir's spelling,
+%%   `"MyApp.Worker.run/1"', `"MyApp.Worker"', `":ets.lookup/2"'; `"... -> return"' also
 %%   records returns and exceptions (return_trace, exception_trace). Or a
 %%   tuple `{M, F, A}' / `{M, F, A, return}'. Calls are traced `local'
 %%   (local calls too).</li>
@@ -444,7 +471,8 @@ trace_session(Opts) ->
 %%   reason. They count whole packets (buffer_size / subbuffers bytes per
 %%   thread; 64 KiB when a cap is given and neither is), so a trace can
 %%   end up to a packet short of a cap; the events offered between the
-%%   trip and the removal of the flags are counted as discarded.</dd>
+%%   trip and the removal of the flags are counted in `after_stop' (not
+%%   losses: the trace had ended).</dd>
 %% <dt>`owner'</dt><dd>the process whose exit stops the trace (default the
 %%   caller).</dd>
 %% <dt>`return_to'</dt><dd>`true' adds the `return_to' flag: timing that
@@ -456,15 +484,20 @@ trace_session(Opts) ->
 %%   and the `'receive'' pattern that tells the sender is set (in the own
 %%   trace session on OTP 27+; on OTP 25/26 the node's one `'receive''
 %%   pattern, restored at the end). docs/cluster.md. Default `false'.</dd>
-%% <dt>`exclude'</dt><dd>pids never traced (with `procs' `all' or
-%%   `existing'); default `[]'.</dd>
+%% <dt>`exclude'</dt><dd>pids and registered names never traced (with
+%%   `procs' `all' or `existing'); default `[]'. beamtrace's own processes
+%%   never are either, and are named in the trace (`own_process') so that
+%%   the analyses leave out what they take part in.</dd>
 %% <dt>`nodes'</dt><dd>a list of nodes (this one may be among them): the
 %%   same on each, traces brought back into one cluster directory here, on
 %%   this node's clock: `{ok, #{dir, nodes => #{Node => Stats}}}'. See
 %%   beamtrace_cluster:trace/3. Not with trace_async/2.</dd>
 %% </dl>
 %% Returns `{ok, Stats}' (stop/1's map, plus `reason', `functions' and
-%% `processes' matched, `backend', `elapsed_ms'), or `{error, {Posix,
+%% `processes' matched, `backend', `elapsed_ms' from the flags on to the
+%% flags off, `code_loads' and `not_reapplied': traced modules loaded again
+%% while recording, whose call patterns were set again on the new code,
+%% and the specs the new code no longer matches), or `{error, {Posix,
 %% Stats}}' when the disk refused the trace. Setup errors, after which
 %% nothing is left set and no trace directory is left: `{error,
 %% {badspec, Item, Why}}', `{error, {not_loaded, Module}}', `{error,
@@ -497,13 +530,19 @@ trace_async(Spec, Opts) ->
     beamtrace_trace:trace_async(Spec, Opts).
 
 %% @doc Stops a trace_async/2 trace now: trace/2's result, reason `stop'.
--spec stop_trace(beamtrace_trace:trace()) -> {ok, map()} | {error, term()}.
+%% `{error, not_running}' once it is over (and its result was taken),
+%% `{error, not_a_trace}' at once for anything else, a live process
+%% included (nothing is sent to it).
+-spec stop_trace(beamtrace_trace:trace() | term()) -> {ok, map()} | {error, term()}.
 stop_trace(Trace) ->
     beamtrace_trace:stop(Trace).
 
 %% @doc Live figures of a trace_async/2 trace: `#{state, elapsed_ms, dir,
-%% events, discarded, written_bytes, functions, processes, backend}'.
--spec trace_info(beamtrace_trace:trace()) -> map() | {error, not_running}.
+%% events, discarded, written_bytes, functions, processes, backend,
+%% code_loads}';
+%% `{error, not_running}' once it is over, `{error, not_a_trace}' at once
+%% for anything else (nothing is sent to it).
+-spec trace_info(beamtrace_trace:trace() | term()) -> map() | {error, not_running | not_a_trace}.
 trace_info(Trace) ->
     beamtrace_trace:info(Trace).
 
@@ -547,6 +586,13 @@ trigger(Label) when is_list(Label) ->
     trigger_nif(unicode:characters_to_binary(Label));
 trigger(Label) ->
     trigger_nif(Label).
+
+%% @doc Writes what a trace_async/2 trace with `mode => overwrite' (a
+%% flight recorder) holds now into a new trace directory next to its own
+%% (`<dir>-snapshot-<N>'), without stopping it: snapshot/1 for that trace.
+-spec snapshot_trace(beamtrace_trace:trace() | term()) -> {ok, map()} | {error, term()}.
+snapshot_trace(Trace) ->
+    beamtrace_trace:snapshot(Trace).
 
 %%% User probes (OTP's dyntrace:p/pn). Integers come first, then strings
 %%% (iodata of at most 1024 bytes), at most 4 of each. A probe returns true
@@ -834,21 +880,31 @@ clear_token() ->
 %% beamtrace: existing code calling dyntrace:p/N, put_tag/1, ... and
 %% `{tracer, dyntrace, []}' users work on a stock VM with no code change,
 %% recording into beamtrace's sinks. OTP's own module, if loaded, is
-%% replaced; uninstall_dyntrace/0 brings it back.
+%% replaced; uninstall_dyntrace/0 brings it back. Until then the stand-in's
+%% directory stays first on the code path, so reloading dyntrace (the
+%% shell's `l(dyntrace)', a release handler's load) loads the stand-in
+%% again, never OTP's module, whose probes raise `nif_not_loaded' on a VM
+%% built without dynamic tracing.
 -spec install_dyntrace() -> ok | {error, term()}.
 install_dyntrace() ->
     case priv_dir() of
         {error, _} = Error ->
             Error;
         Priv ->
-            Beam = filename:join([Priv, "compat", "dyntrace"]),
-            _ = code:purge(dyntrace),
-            case code:load_abs(Beam) of
-                {module, dyntrace} ->
+            Compat = filename:join(Priv, "compat"),
+            case code:add_patha(Compat) of
+                true ->
                     _ = code:purge(dyntrace),
-                    ok;
+                    case code:load_file(dyntrace) of
+                        {module, dyntrace} ->
+                            _ = code:purge(dyntrace),
+                            ok;
+                        {error, Reason} ->
+                            _ = code:del_path(Compat),
+                            {error, Reason}
+                    end;
                 {error, Reason} ->
-                    {error, Reason}
+                    {error, {Reason, Compat}}
             end
     end.
 
@@ -857,6 +913,10 @@ install_dyntrace() ->
 %% recording: with OTP's module on a stock VM they trace nothing.
 -spec uninstall_dyntrace() -> ok | {error, term()}.
 uninstall_dyntrace() ->
+    _ = case priv_dir() of
+            {error, _} -> false;
+            Priv -> code:del_path(filename:join(Priv, "compat"))
+        end,
     case code:which(dyntrace) of
         non_existing ->
             restore_otp_dyntrace();

@@ -5,10 +5,23 @@
 %% == Protocol with the command ==
 %% stdin: the cookie (one line: never on a command line, where `ps' shows
 %% it), the options (one Erlang term, ending with a dot), then `stop' lines
-%% (Ctrl-C) or end of file (the command is gone: stop, clean up, halt).
+%% (Ctrl-C), `snapshot' lines (a flight recorder, `mode => overwrite': what
+%% it holds now is copied back, next to the trace) or end of file (the
+%% command is gone: stop, clean up, halt).
 %% stdout, one line each: `progress ElapsedMs Events Discarded Bytes',
-%% `note Text' (what happens, for stderr), `error Text' (the one line that
-%% says what went wrong and how to fix it), `result Text' (for stdout).
+%% `snapshot Dir Events Discarded Bytes' (a snapshot brought back into
+%% Dir), `note Text' (what happens, for stderr), `error Text' (the one line
+%% that says what went wrong and how to fix it), `result Text' (for
+%% stdout).
+%%
+%% The options term, as the command writes it (each checked here before
+%% anything is shipped, check_options/1): node, nodes, cluster, calls
+%% ([binary()], Erlang's or Elixir's spelling), events, procs, exclude
+%% ([binary()]: pids as <0.1.2>, registered names), duration, max_events,
+%% max_bytes, max_rate, buffer_size (bytes per thread, 32 KiB..1 GiB),
+%% message_length (0..16384 | size_only), mode (discard | overwrite), links,
+%% samples, system_monitor, distribution, file_io, ets, out, remote_dir,
+%% remote_tmp, keep, return_to, tty, nif, cookie_from.
 %% The exit status: 0 recorded, 1 failed, 2 bad options, 130 interrupted
 %% before recording.
 %%
@@ -73,6 +86,7 @@
             agent_mon :: reference() | undefined,
             shipped = [] :: [module()],
             dir :: string() | undefined,       %% private directory on the target
+            nif_dir :: string() | undefined,   %% the NIF library's, on the target
             trace_dir :: binary() | undefined, %% on the target
             backend :: atom(),
             calls = [] :: list()}).
@@ -123,6 +137,7 @@ stdin_line() ->
 run() ->
     Cookie = stdin_line(),
     Opts = read_options(),
+    check_options(Opts),
     Node = node_name(maps:get(node, Opts)),
     R0 = #r{opts = Opts, node = Node, ref = make_ref()},
     connect(Node, Cookie, Opts),
@@ -159,6 +174,41 @@ setup(Node, Opts, Sink) ->
 st(R) ->
     put(?STATE, R),
     R.
+
+%% The recorder's knobs and the call specs, checked before anything is
+%% shipped: a usage error (exit 2) names the option and what it takes.
+check_options(Opts) ->
+    _ = [usage("--calls '~ts': ~s", [C, Why])
+         || C <- maps:get(calls, Opts, []),
+            {error, {badspec, _, Why}} <- [beamtrace_trace:parse(unicode:characters_to_list(C))]],
+    case maps:find(buffer_size, Opts) of
+        {ok, B} when is_integer(B), B >= 32768, B =< 1 bsl 30 -> ok;
+        {ok, B} -> usage("--buffer-size ~0p: give 32KiB to 1GiB (bytes per recording thread, "
+                         "split into 8 packets)", [B]);
+        error -> ok
+    end,
+    case maps:find(message_length, Opts) of
+        {ok, L} when is_integer(L), L >= 0, L =< 16384 -> ok;
+        {ok, size_only} -> ok;
+        {ok, L} -> usage("--message-length ~0p: give 0 to 16384 bytes, or size_only", [L]);
+        error -> ok
+    end,
+    case maps:find(mode, Opts) of
+        {ok, M} when M =:= discard; M =:= overwrite -> ok;
+        {ok, M} -> usage("--mode ~0p: give discard or overwrite", [M]);
+        error -> ok
+    end,
+    case maps:find(exclude, Opts) of
+        {ok, X} when is_list(X) ->
+            _ = [usage("--exclude ~0p: give pids (<0.1.2>) or registered names", [E])
+                 || E <- X, not is_binary(E) orelse E =:= <<>>],
+            ok;
+        {ok, X} -> usage("--exclude ~0p: give pids (<0.1.2>) or registered names", [X]);
+        error -> ok
+    end.
+
+usage(Fmt, Args) ->
+    throw({fail, ?EXIT_USAGE, io_lib:format(Fmt, Args)}).
 
 read_options() ->
     Text = read_term_text([]),
@@ -324,7 +374,7 @@ ship_and_record(R0) ->
             collect(R2, wait(R2, T0))
     end.
 
-check_and_ship(#r{node = T, opts = Opts} = R) ->
+check_and_ship(#r{node = T, opts = Opts} = R0) ->
     Nif = maps:get(nif, Opts),
     NifElf = case beamtrace_remote:elf_file(Nif) of
                  #{} = E -> E;
@@ -337,6 +387,7 @@ check_and_ship(#r{node = T, opts = Opts} = R) ->
     end,
     note("~s: OTP ~s (erts ~s, NIF API ~s) on ~s", [T, maps:get(otp_release, Facts),
          maps:get(erts, Facts), maps:get(nif_version, Facts), maps:get(arch, Facts)]),
+    R = check_ets(R0),
     interrupted(R),
     Plan = plan(T),
     R1 = case lists:keyfind(beamtrace_remote, 1, Plan) of
@@ -378,10 +429,22 @@ check_and_ship(#r{node = T, opts = Opts} = R) ->
             note("beamtrace ~s is already loaded on ~s: using it", [vsn(), T]),
             R2;
         ToShip ->
-            R3 = R2,
-            interrupted(R3),
+            interrupted(R2),
             {ok, SoBin} = file:read_file(Nif),
-            case agent_call(R3, {write, "beamtrace_nif.so", SoBin}) of
+            %% Its directory is named by its build: a later recording of
+            %% this build reuses the library the VM mapped (beamtrace_remote).
+            Build = build_id(SoBin),
+            NifDir = case agent_call(R2, {make_nif_dir, tmp_base(T, maps:get(remote_tmp, Opts,
+                                                                               undefined)), Build}) of
+                         {ok, ND} -> ND;
+                         {error, {Why4, Where4}} ->
+                             fail("cannot make a private directory in ~s on ~s: ~s (give "
+                                  "--remote-tmp DIR)", [Where4, T, posix(Why4)]);
+                         {error, Why4} ->
+                             fail("cannot make a private directory on ~s: ~0p", [T, Why4])
+                     end,
+            R3 = st(R2#r{nif_dir = NifDir}),
+            case agent_call(R3, {write_nif, SoBin}) of
                 ok -> ok;
                 {error, {Why2, Path}} ->
                     fail("cannot write ~s on ~s: ~s (give --remote-tmp DIR)", [Path, T, posix(Why2)])
@@ -396,11 +459,33 @@ check_and_ship(#r{node = T, opts = Opts} = R) ->
                 {error, {M, Why3}} ->
                     fail("~s does not load module ~s: ~0p", [T, M, Why3])
             end,
-            note("shipped ~s and the NIF library (~b KiB) into ~s on ~s",
+            note("shipped ~s and the NIF library (~b KiB, build ~s) into ~s on ~s",
                  [lists:join(", ", [atom_to_list(M) || M <- R4#r.shipped]),
-                  byte_size(SoBin) div 1024, Dir, T]),
+                  byte_size(SoBin) div 1024, Build, NifDir, T]),
             R4
     end.
+
+%% The NIF library's build: the first 16 hex digits of its MD5.
+build_id(SoBin) ->
+    <<Id:64, _/binary>> = erlang:md5(SoBin),
+    lists:flatten(io_lib:format("~16.16.0b", [Id])).
+
+%% --ets tables the target does not have: a warning line each, and they are
+%% left out (a table made later under that name is not traced: give it
+%% again once it exists).
+check_ets(#r{node = T, opts = #{ets := Tables} = Opts} = R) when is_list(Tables) ->
+    Named = [Tab || Tab <- Tables, Tab =/= all],
+    Missing = [Tab || Tab <- Named,
+                      rpc(T, ets, whereis, [binary_to_atom(Tab, utf8)]) =:= undefined],
+    _ = [note("warning: --ets: ~s has no table named ~ts: it is left out (record again once "
+              "it exists)", [T, Tab]) || Tab <- Missing],
+    Opts1 = case Tables -- Missing of
+                [] when Missing =/= [] -> maps:remove(ets, Opts);
+                Kept -> Opts#{ets := Kept}
+            end,
+    st(R#r{opts = Opts1});
+check_ets(R) ->
+    R.
 
 tmp_base(_T, Dir) when is_list(Dir); is_binary(Dir) ->
     Dir;
@@ -705,6 +790,9 @@ wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
             %% A cluster worker whose coordinator is gone: the agent's link
             %% breaking makes it take everything down.
             exit(Why);
+        {stdin, "snapshot"} ->
+            snapshot(R),
+            wait_loop(R, T0);
         {stdin, L} when L =:= "stop"; L =:= eof ->
             test_pause(stop),
             case agent_call(R, stop) of
@@ -718,11 +806,58 @@ wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
             end;
         {'DOWN', Mon, process, _, noconnection} ->
             gone(),
-            throw({fail, ?EXIT_FAIL,
-                   io_lib:format("~s went down while recording (or the connection to it was "
-                                 "lost): no trace was brought back", [T])});
+            throw({fail, ?EXIT_FAIL, lost_text(R)});
         {'DOWN', Mon, process, _, Why} ->
             agent_down(T, Why)
+    end.
+
+%% The connection to the target broke while recording: where the trace
+%% is, whether the node is down or only unreachable from here.
+lost_text(#r{node = T, dir = Dir, nif_dir = NifDir} = R) ->
+    Up = net_adm:ping(T) =:= pong,
+    Where = case trace_kept(R) of
+                undefined -> "";
+                TDir when Up ->
+                    io_lib:format("; its agent stopped the trace and kept it there: ~s",
+                                  [fetch_text(T, TDir, Dir)]);
+                TDir ->
+                    io_lib:format("; left on its host: ~s", [fetch_text(T, TDir, Dir)])
+            end,
+    Left = [D || D <- [NifDir], D =/= undefined, not Up],
+    io_lib:format("~s ~s while recording: no trace was brought back~s~s",
+                  [T, case Up of
+                          true -> "lost its connection to this controller";
+                          false -> "went down (or cannot be reached)"
+                      end, Where,
+                   [io_lib:format("; also left there: ~s", [lists:join(", ", Left)]) || Left =/= []]]).
+
+%% A flight recorder's contents now, copied back next to the trace
+%% (<out>-snapshot-<N>), or left next to it on the target (--remote-dir).
+snapshot(#r{node = T, opts = Opts} = R) ->
+    case maps:get(mode, Opts, discard) of
+        overwrite ->
+            case agent_call(R, snapshot) of
+                {ok, #{dir := Dir, events := E, discarded := D, written_bytes := B}} ->
+                    N = case get(snapshots) of undefined -> 1; K -> K + 1 end,
+                    put(snapshots, N),
+                    Where = case maps:get(remote_dir, Opts, false) of
+                                false ->
+                                    Out = lists:flatten(io_lib:format("~ts-snapshot-~b",
+                                                                      [maps:get(out, Opts), N])),
+                                    copy_dir(R, Dir, Out),
+                                    Out;
+                                _ ->
+                                    io_lib:format("~s:~ts", [T, Dir])
+                            end,
+                    out("snapshot ~ts ~b ~b ~b", [Where, E, D, B]),
+                    note("snapshot ~b of ~s: ~b events, ~b discarded, ~s, in ~ts",
+                         [N, T, E, D, bytes_text(B), Where]);
+                {error, Why} ->
+                    note("snapshot of ~s failed: ~s", [T, explain(Why)])
+            end;
+        _ ->
+            note("snapshot: the trace on ~s keeps no flight recorder (record with --mode "
+                 "overwrite): nothing taken; it goes on", [T])
     end.
 
 progress_line(#{elapsed_ms := E} = I) ->
@@ -758,6 +893,18 @@ collect(#r{node = T, opts = Opts} = R, Result) ->
                              maps:get(elapsed_ms, Stats, 0) / 1000,
                              reason_text(maps:get(reason, Stats)), Where]),
     put(result_line, Summary),
+    case {maps:get(code_loads, Stats, 0), maps:get(not_reapplied, Stats, [])} of
+        {0, _} -> ok;
+        {Loads, []} ->
+            note("~s: traced code was loaded again ~b time~s while recording: its call patterns "
+                 "were set again (code_load events; the calls in between are not in the trace)",
+                 [T, Loads, plural(Loads)]);
+        {Loads, Missing} ->
+            note("warning: ~s: traced code was loaded again ~b time~s while recording; these "
+                 "call specs match nothing in the new code and were not traced after it: ~ts",
+                 [T, Loads, plural(Loads), lists:join(", ", [io_lib:format("~ts (~s)", [Spec, Why])
+                                                            || {Spec, Why} <- Missing])])
+    end,
     case Failure of
         none ->
             R;
@@ -767,9 +914,13 @@ collect(#r{node = T, opts = Opts} = R, Result) ->
                  [T, posix(Failure), maps:get(dir, Stats), Failure])
     end.
 
-copy_back(#r{node = T, opts = Opts} = R) ->
-    Out = maps:get(out, Opts),
-    Files = case agent_call(R, list_trace) of
+copy_back(#r{opts = Opts} = R) ->
+    copy_dir(R, trace, maps:get(out, Opts)).
+
+%% Copies the agent's directory Which (trace: the trace; a snapshot's
+%% directory) into Out, which must be new or empty.
+copy_dir(#r{node = T} = R, Which, Out) ->
+    Files = case agent_call(R, {list, Which}) of
                 {ok, F} -> F;
                 {error, Why} -> fail("cannot list the trace on ~s: ~0p", [T, Why])
             end,
@@ -787,7 +938,7 @@ copy_back(#r{node = T, opts = Opts} = R) ->
     _ = file:change_mode(Out, 8#700),
     Total = lists:sum([S || {_, S} <- Files]),
     try
-        [copy_file(R, Rel, Size, Out) || {Rel, Size} <- Files]
+        [copy_file(R, Which, Rel, Size, Out) || {Rel, Size} <- Files]
     catch throw:{local, Why3, Path, Done} ->
             _ = file:del_dir_r(Out),
             fail("cannot write the trace into ~s: ~s at ~s after ~s of ~s; the partial copy was "
@@ -797,13 +948,13 @@ copy_back(#r{node = T, opts = Opts} = R) ->
     note("copied ~b files (~s) into ~s", [length(Files), bytes_text(Total), Out]),
     Out.
 
-copy_file(R, Rel, Size, Out) ->
+copy_file(R, Which, Rel, Size, Out) ->
     Path = filename:join(Out, Rel),
     ok = filelib:ensure_dir(Path),
     case file:open(Path, [write, raw, binary, exclusive]) of
         {ok, F} ->
             _ = file:change_mode(Path, 8#600),
-            try copy_chunks(R, Rel, F, 0, Size, Path)
+            try copy_chunks(R, {Which, Rel}, F, 0, Size, Path)
             after file:close(F)
             end;
         {error, Why} ->
@@ -812,13 +963,13 @@ copy_file(R, Rel, Size, Out) ->
 
 copy_chunks(_R, _Rel, _F, Off, Size, _Path) when Off >= Size ->
     ok;
-copy_chunks(#r{node = T} = R, Rel, F, Off, Size, Path) ->
-    case agent_call(R, {read, Rel, Off, min(?CHUNK_BYTES, Size - Off)}) of
+copy_chunks(#r{node = T} = R, {Which, Rel}, F, Off, Size, Path) ->
+    case agent_call(R, {read, Which, Rel, Off, min(?CHUNK_BYTES, Size - Off)}) of
         {ok, <<>>} ->
             ok;
         {ok, Bin} ->
             case file:write(F, Bin) of
-                ok -> copy_chunks(R, Rel, F, Off + byte_size(Bin), Size, Path);
+                ok -> copy_chunks(R, {Which, Rel}, F, Off + byte_size(Bin), Size, Path);
                 {error, Why} -> throw({local, Why, Path, Off})
             end;
         {error, Why} ->
@@ -844,17 +995,30 @@ finish(R) ->
     cleanup(R),
     ?EXIT_OK.
 
-cleanup(#r{agent = undefined, lock = Lock, ref = Ref, node = T, shipped = Shipped, dir = Dir}) ->
+cleanup(#r{agent = undefined, lock = Lock, ref = Ref, node = T, shipped = Shipped, dir = Dir,
+           nif_dir = NifDir} = R) ->
     _ = is_pid(Lock) andalso (Lock ! {Ref, release}) =/= ok andalso unlink(Lock),
+    Kept = trace_kept(R),
     case lists:member(T, nodes(hidden)) of
         false ->
-            note("~s is not connected: nothing could be cleaned up there", [T]);
+            %% Its agent (linked to this process) saw the link break and
+            %% takes down by itself what it had shipped, but the trace.
+            note("~s is not connected: its agent removes what was shipped by itself~s", [T,
+                 case Kept of
+                     undefined -> "";
+                     _ -> io_lib:format("; the trace stays there: ~s", [fetch_text(T, Kept, Dir)])
+                 end]);
         true ->
             %% The agent is gone (it would have cleaned up itself): what
-            %% it may have left.
+            %% it may have left; a trace it recorded stays.
             [rpc(T, code, F, [M]) || M <- Shipped, F <- [purge, delete, purge]],
-            _ = Dir =/= undefined andalso rpc(T, file, del_dir_r, [Dir]),
-            verify(T, Shipped, Dir)
+            _ = NifDir =/= undefined andalso rpc(T, file, del_dir_r, [NifDir]),
+            _ = Dir =/= undefined andalso Kept =:= undefined andalso rpc(T, file, del_dir_r, [Dir]),
+            case Kept of
+                undefined -> verify(T, Shipped, Dir, NifDir);
+                _ -> note("the trace stays on ~s: ~s", [T, fetch_text(T, Kept, Dir)]),
+                     verify(T, Shipped, undefined, NifDir)
+            end
     end;
 cleanup(#r{node = T, ref = Ref, agent = A, agent_mon = Mon} = R) ->
     Tag = make_ref(),
@@ -879,15 +1043,37 @@ cleanup(#r{node = T, ref = Ref, agent = A, agent_mon = Mon} = R) ->
                                                   D -> ", " ++ D
                                               end]);
         {false, _} ->
-            verify(T, maps:get(modules, Report), maps:get(dir, Report))
+            verify(T, maps:get(modules, Report), maps:get(dir, Report),
+                   maps:get(nif_dir, Report, undefined))
     end.
 
+%% The trace recorded on the target, when it was to come back here (not
+%% --remote-dir) and a trace was started: it stays there now.
+trace_kept(#r{trace_dir = TDir, opts = Opts}) when TDir =/= undefined ->
+    case maps:get(remote_dir, Opts, false) of
+        false -> TDir;
+        _ -> undefined
+    end;
+trace_kept(_) ->
+    undefined.
+
+%% Where a trace left on the target is and the commands to fetch it.
+fetch_text(T, TDir, Dir) ->
+    [_, Host] = string:split(atom_to_list(T), "@"),
+    io_lib:format("~ts (fetch it with: scp -r ~s:~ts . ; then remove ~ts there)",
+                  [TDir, Host, TDir, case Dir of undefined -> TDir; _ -> Dir end]).
+
 %% Checks on the target that what was shipped is gone, and that no flag or
-%% pattern of beamtrace is left; says so, or warns.
+%% pattern of beamtrace is left; says so, or warns. verify/3: no NIF
+%% directory of this command's to check (beamtrace_flight_remote).
+-spec verify(node(), [module()], file:filename() | undefined) -> ok.
 verify(T, Mods, Dir) ->
+    verify(T, Mods, Dir, undefined).
+
+verify(T, Mods, Dir, NifDir) ->
     Loaded = wait_purged(T, Mods, 50),
-    DirLeft = Dir =/= undefined andalso
-        element(1, rpc(T, file, read_file_info, [Dir])) =:= ok,
+    DirLeft = [D || D <- [Dir, NifDir], D =/= undefined,
+                    element(1, rpc(T, file, read_file_info, [D])) =:= ok],
     NewTracer = case rpc(T, erlang, trace_info, [new, tracer]) of
                     {tracer, {beamtrace, _} = Tr} -> [Tr];
                     _ -> []
@@ -902,16 +1088,16 @@ verify(T, Mods, Dir) ->
               end,
     Left = [io_lib:format("modules ~0p", [Loaded]) || Loaded =/= []]
         ++ [io_lib:format("the node table's watcher ~0p", Watcher) || Watcher =/= []]
-        ++ [io_lib:format("directory ~s", [Dir]) || DirLeft]
+        ++ [io_lib:format("directory ~s", [D]) || D <- DirLeft]
         ++ [io_lib:format("tracer ~0p on new processes", NewTracer) || NewTracer =/= []]
         ++ [io_lib:format("trace sessions ~0p", [Sessions]) || Sessions =/= []],
     case Left of
         [] ->
+            Dirs = [D || D <- [Dir, NifDir], D =/= undefined],
             note("removed from ~s: ~s; no beamtrace flag, pattern or session left",
-                 [T, case {Mods, Dir} of
-                         {[], undefined} -> "nothing was shipped";
-                         _ -> lists:join(", ", [atom_to_list(M) || M <- Mods]
-                                               ++ [Dir || Dir =/= undefined])
+                 [T, case {Mods, Dirs} of
+                         {[], []} -> "nothing was shipped";
+                         _ -> lists:join(", ", [atom_to_list(M) || M <- Mods] ++ Dirs)
                      end]);
         _ ->
             fail("left on ~s after cleaning up: ~s", [T, lists:join("; ", Left)])

@@ -34,10 +34,12 @@
 %%   process, or of the processes listed, with path, bytes, result or
 %%   error reason, latency and the caller's user tag (beamtrace_sources_io
 %%   has how and what it costs).</dd>
-%% <dt>`ets => [Table | all]'</dt><dd>`ets_op' events: each insert, lookup,
-%%   delete, match, select, update_counter, ... on the named tables (names
-%%   or tids), or on every table with `all', with its latency. Opt-in:
-%%   every operation on those tables sends the helper two messages.</dd>
+%% <dt>`ets => [Table | all] | all'</dt><dd>`ets_op' events: each insert,
+%%   lookup, delete, match, select, update_counter, ... on the named tables
+%%   (names or tids), or on every table with `all', with its latency; a
+%%   table that does not exist is refused, `{ets, {no_table, Table}}'.
+%%   Opt-in: every operation on those tables sends the helper two
+%%   messages.</dd>
 %% </dl>
 %% A source not asked for costs nothing: no process, no setting.
 %%
@@ -150,6 +152,7 @@ start(Session, Dir0, Src) ->
         {Ref, ok} ->
             demonitor(Mon, [flush]),
             put_helpers(Dir, #{helper => Helper, keeper => Keeper}),
+            beamtrace_statedump:own(Session, [{Helper, sources_helper}, {Keeper, sources_keeper}]),
             ok;
         {Ref, {error, _} = Error} ->
             receive {'DOWN', Mon, process, Helper, _} -> ok end,
@@ -337,9 +340,16 @@ setup([{distribution, true} | T], St) ->
         ok -> setup(T, St);
         Other -> {error, {distribution, Other}}
     end;
-setup([{Source, Spec} | T], #{keeper := Keeper, undo := Undo} = St)
+setup([{Source, Spec} | T], #{keeper := Keeper, undo := Undo} = St0)
   when Source =:= file_io; Source =:= ets ->
-    Patterns = beamtrace_sources_io:patterns({Source, Spec}, self()),
+    %% Files already open, before their operations can be seen.
+    St = case Source of
+             file_io -> St0#{io := beamtrace_sources_io:open_files(maps:get(session, St0),
+                                                                   maps:get(io, St0))};
+             ets -> St0
+         end,
+    Patterns = beamtrace_sources_io:patterns(
+                 {Source, beamtrace_sources_io:normalize(Source, Spec)}, self()),
     Item = {meta_patterns, [MFA || {MFA, _} <- Patterns]},
     keep(Keeper, Item),
     case beamtrace_sources_io:set(Source, Patterns, self()) of

@@ -45,13 +45,33 @@
 %% restricts the patterns to the tables named (calls on other tables cost
 %% the match only). `all' traces every table.
 %%
+%% == Files opened before the session ==
+%% A file opened before the session gets no `open' event, so its
+%% operations would have no path. At start the helper records what the
+%% node can say, as `org_erlang_beamtrace:file_info' events (the state dump
+%% of open files):
+%% <ul>
+%% <li>`io_server': every file opened without `raw' that the file server's
+%%   table lists (OTP 25 and 26: file_io_servers, what file:pid2name/1
+%%   read), by its io server's pid, which is what file_op's callers hold:
+%%   their operations carry the path;</li>
+%% <li>`os_fd': every regular file the VM has open (/proc/self/fd, at most
+%%   ?MAX_OS_FDS), by its descriptor number. A raw handle's descriptor can
+%%   be read only by the process that opened it, and an io server keeps its
+%%   file's name to itself on OTP 27+, so operations on those files carry
+%%   no path: this list says which files they can be.</li>
+%% </ul>
+%%
 %% == Cleanup ==
 %% The keeper holds the patterns set and removes those whose meta tracer is
 %% still the helper when the helper ends (stop, crash, kill); nothing else
 %% is set.
 -module(beamtrace_sources_io).
 
--export([check/2, patterns/2, set/3, undo/2, init/0, handle/3, prune/1]).
+-include_lib("kernel/include/file.hrl").
+
+-export([check/2, normalize/2, patterns/2, set/3, undo/2, init/0, open_files/2, handle/3,
+         prune/1]).
 
 -define(FILE_OPS, [open, close, read, write, pread, pwrite, read_line, position, sync,
                    datasync, truncate, read_file, write_file, read_file_info,
@@ -61,6 +81,7 @@
                   match, match_object, select, select_count, select_delete, take,
                   update_counter, update_element]).
 -define(MAX_FILES, 65536).
+-define(MAX_OS_FDS, 4096).
 -define(MAX_PENDING, 100000).
 -define(TAG_KEY, '$beamtrace_tag').
 
@@ -76,13 +97,29 @@ check(file_io, [_ | _] = Pids) ->
         true -> ok;
         false -> {error, {badopt, file_io}}
     end;
+check(ets, all) ->
+    ok;
 check(ets, [_ | _] = Tabs) ->
     case lists:all(fun(T) -> is_atom(T) orelse is_reference(T) end, Tabs) of
-        true -> ok;
-        false -> {error, {badopt, ets}}
+        false ->
+            {error, {badopt, ets}};
+        true ->
+            %% A table that does not exist would record nothing, silently.
+            case [T || T <- Tabs, T =/= all, not table_exists(T)] of
+                [] -> ok;
+                [T | _] -> {error, {ets, {no_table, T}}}
+            end
     end;
 check(Key, _) ->
     {error, {badopt, Key}}.
+
+table_exists(T) when is_atom(T) -> ets:whereis(T) =/= undefined;
+table_exists(T) -> ets:info(T, id) =/= undefined.
+
+%% @doc An option in the form patterns/2 takes: `ets => all' is `[all]'.
+-spec normalize(file_io | ets, term()) -> term().
+normalize(ets, all) -> [all];
+normalize(_, V) -> V.
 
 %% @doc The meta patterns a source needs, as `{MFA, MatchSpec}': every
 %% function of the module with an operation's name (every arity, the
@@ -151,6 +188,40 @@ init() ->
           catch error:badarg -> false
           end,
     #{pending => #{}, files => #{}, dict_key => Key}.
+
+%% @doc The files open now that the node can name (the module doc): each
+%% recorded as a file_info event into `Session' and known to the state
+%% from then on. Returns the new state.
+-spec open_files(beamtrace:session(), map()) -> map().
+open_files(Session, #{files := Fs} = St) ->
+    Known = try ets:tab2list(file_io_servers)
+            catch error:badarg -> []   %% OTP 27+: no such table
+            end,
+    Named = lists:sublist([{Pid, B} || {Pid, Name} <- Known, is_pid(Pid),
+                                       B <- [name(Name)], is_binary(B)], ?MAX_FILES),
+    _ = [beamtrace:emit_nif(Session, file_info, [{term, Pid}, Path, io_server])
+         || {Pid, Path} <- Named],
+    _ = [beamtrace:emit_nif(Session, file_info, [<<"fd ", (integer_to_binary(N))/binary>>, Path,
+                                                 os_fd])
+         || {N, Path} <- os_files()],
+    St#{files := maps:merge(maps:from_list(Named), Fs)}.
+
+%% The regular files this OS process has open, {Fd, Path}, Linux's
+%% /proc/self/fd (elsewhere none).
+os_files() ->
+    case file:list_dir("/proc/self/fd") of
+        {ok, Names} ->
+            Fds = lists:sublist(lists:sort([N || F <- Names,
+                                                 N <- [catch list_to_integer(F)], is_integer(N)]),
+                                ?MAX_OS_FDS),
+            [{N, B} || N <- Fds,
+                       {ok, Path} <- [file:read_link("/proc/self/fd/" ++ integer_to_list(N))],
+                       hd(Path) =:= $/,
+                       {ok, #file_info{type = regular}} <- [file:read_file_info(Path)],
+                       B <- [name(Path)], is_binary(B)];
+        _ ->
+            []
+    end.
 
 %% @doc One meta trace message, recorded into `Session' when it ends an
 %% outermost call. Returns the new state.
@@ -267,6 +338,7 @@ files(open, [Name | _], return_from, {ok, Fd}, Fs) when map_size(Fs) < ?MAX_FILE
         B when is_binary(B) -> Fs#{Fd => B};
         _ -> Fs
     end;
+
 files(close, [Fd | _], _, _, Fs) ->
     maps:remove(Fd, Fs);
 files(_, _, _, _, Fs) ->

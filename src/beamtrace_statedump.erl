@@ -4,7 +4,19 @@
 %% == Processes ==
 %% One `org_erlang_beamtrace:process_info' event per process alive at
 %% start, so analyses can name the processes of a trace (spawn and register
-%% events keep the names current afterwards).
+%% events keep the names current afterwards). Asking a busy process for its
+%% names is a signal it answers only once scheduled: on a node whose
+%% schedulers are saturated that is 0.1 to 2 ms per process, whoever asks
+%% (measured on OTP 25 at 100,000 busy processes: 10.5 s for the
+%% registered names alone from one process at high priority, 2 ms per
+%% dictionary). So the dump does not hold up the start: ?DUMP_WORKERS
+%% processes of beamtrace's own, at high priority, made before any flag is
+%% set and never traced (workers/0), share the list (registered processes
+%% first) and run while the session records, from dump_go/1 on (trace/2
+%% says go once its flags are set: until then they would compete with its
+%% few calls); their waits overlap. A session stopped before they are done
+%% stops them: processes they did not reach are named only by the events
+%% that name them.
 %%
 %% == Nodes ==
 %% OTP prints a pid of another node as `<N.x.y>', a port as `#Port<N.x>'
@@ -24,33 +36,68 @@
 %% `beamtrace_nodes', subscribed with net_kernel:monitor_nodes/2, started
 %% with the first session and gone with the last); and at stop, for nodes
 %% that became known without connecting (a pid in a message).
+%%
+%% == beamtrace's own processes ==
+%% One `org_erlang_beamtrace:own_process' event per process of beamtrace's
+%% own on the node (the trace controller, the tracing handle, `beamtrace
+%% record''s agent, the watcher, the sources' helper and keeper), recorded
+%% before any trace flag is set: they are never traced, and the command
+%% leaves every event one of them takes part in out of every analysis (a
+%% send to one of them by a traced process, say).
 -module(beamtrace_statedump).
 
--export([at_start/1, at_stop/1, after_stop/0, node_index/1, watcher/0]).
-%% The watcher's process.
--export([watch/1]).
+-export([at_start/1, at_start/2, at_stop/1, after_stop/0, own/2, node_index/1, watcher/0,
+         workers/0, dump_go/1]).
+%% The watcher's and the dump workers' processes.
+-export([watch/1, dump/2]).
 
 -define(WATCHER, beamtrace_nodes).
 %% How often the watcher looks whether any session is left, ms.
 -define(IDLE_CHECK_MS, 5000).
 
-%% @doc At a session's start: every process, every known node, and the
-%% watcher running.
+%% @equiv at_start(Session, [])
 -spec at_start(beamtrace:session()) -> ok.
 at_start(Session) ->
-    processes(Session),
+    at_start(Session, []).
+
+%% @doc At a session's start: beamtrace's own processes the caller names
+%% (`{Pid, Role}'), every known node, the watcher running (and named as
+%% beamtrace's), and the dump of every process under way.
+-spec at_start(beamtrace:session(), [{pid(), atom()}]) -> ok.
+at_start(Session, Own) ->
+    own(Session, Own),
     _ = node_table(Session, start),
-    ensure_watcher().
+    ensure_watcher(),
+    case watcher() of
+        W when is_pid(W) -> own(Session, [{W, nodes_watcher}]);
+        undefined -> ok
+    end,
+    processes(Session).
+
+%% @doc Records `{Pid, Role}' pairs as beamtrace's own processes.
+-spec own(beamtrace:session() | [], [{pid(), atom()}]) -> ok.
+own(Session, Own) ->
+    _ = [beamtrace:emit_nif(Session, own_process, [Pid, Role, registered_name(Pid)])
+         || {Pid, Role} <- Own, is_pid(Pid), node(Pid) =:= node()],
+    ok.
+
+registered_name(Pid) ->
+    case erlang:process_info(Pid, registered_name) of
+        {registered_name, Name} -> Name;
+        _ -> undefined
+    end.
 
 %% @doc Before a session stops: the node table again. Not into a session
-%% that stopped by itself (a cap): it would count these as discarded, and
+%% that stopped by itself (a cap): they would only be counted after_stop, and
 %% its trace is complete as it is.
+%% The dump's workers still at work are stopped first.
 -spec at_stop(beamtrace:session() | []) -> ok.
 at_stop(Session) ->
     _ = case beamtrace:info(Session) of
             #{state := running} -> node_table(Session, stop);
             _ -> false
         end,
+    stop_workers(Session),
     ok.
 
 %% @doc After a session stopped: the watcher goes with the last session.
@@ -87,12 +134,85 @@ watcher() ->
 
 %%% Processes
 
+%% The dump's workers (the module doc): at most ?DUMP_WORKERS, each with at
+%% least ?DUMP_CHUNK_MIN processes.
+-define(DUMP_WORKERS, 32).
+-define(DUMP_CHUNK_MIN, 64).
+%% The dump workers of every session, by key/1, in the application
+%% environment's `state_dump_workers' (its keys are atoms).
+-define(WORKERS_ENV, state_dump_workers).
+
 processes(Session) ->
     %% The first answer says whether the session records the dump at all.
     case dump_process(Session, self()) of
-        false -> ok;
-        true -> lists:foreach(fun(P) -> dump_process(Session, P) end, erlang:processes() -- [self()])
+        false ->
+            ok;
+        true ->
+            Registered = [P || N <- registered(), P <- [whereis(N)], is_pid(P), P =/= self()],
+            Rest = erlang:processes() -- [self() | Registered],
+            All = Registered ++ Rest,
+            Size = max(?DUMP_CHUNK_MIN, -(-length(All) div ?DUMP_WORKERS)),
+            Workers = [spawn_opt(?MODULE, dump, [Session, Chunk], [{priority, high}])
+                       || Chunk <- chunks(All, Size)],
+            %% Their own events first (own/2 asks each for its name).
+            set_workers(key(Session), Workers ++ workers_of(key(Session))),
+            own(Session, [{W, state_dump} || W <- Workers])
     end.
+
+%% @private A dump worker: from dump_go/1 on, the processes of its chunk,
+%% in order.
+-spec dump(beamtrace:session(), [pid()]) -> ok.
+dump(Session, Chunk) ->
+    receive {?MODULE, go} -> ok end,
+    lists:foreach(fun(P) -> dump_process(Session, P) end, Chunk).
+
+%% @doc Sets the dump of a session's processes going (at_start/2 made its
+%% workers).
+-spec dump_go(beamtrace:session() | []) -> ok.
+dump_go(Session) ->
+    _ = [W ! {?MODULE, go} || W <- workers_of(key(Session))],
+    ok.
+
+%% @doc The dump's workers of every session, for the flags to leave alone.
+-spec workers() -> [pid()].
+workers() ->
+    lists:append(maps:values(application:get_env(beamtrace, ?WORKERS_ENV, #{}))).
+
+workers_of(Key) ->
+    maps:get(Key, application:get_env(beamtrace, ?WORKERS_ENV, #{}), []).
+
+%% Sets (or, with [], removes) a session's workers.
+set_workers(Key, Workers) ->
+    All = application:get_env(beamtrace, ?WORKERS_ENV, #{}),
+    case maps:remove(Key, All) of
+        Rest when Workers =:= [], Rest =:= #{} -> application:unset_env(beamtrace, ?WORKERS_ENV);
+        Rest when Workers =:= [] -> application:set_env(beamtrace, ?WORKERS_ENV, Rest);
+        _ -> application:set_env(beamtrace, ?WORKERS_ENV, All#{Key => Workers})
+    end.
+
+stop_workers(Session) ->
+    Key = key(Session),
+    Mons = [{W, monitor(process, W)} || W <- workers_of(Key)],
+    _ = [exit(W, kill) || {W, _} <- Mons],
+    _ = [receive {'DOWN', Mon, process, W, _} -> ok end || {W, Mon} <- Mons],
+    set_workers(Key, []).
+
+%% A session by its trace directory: the same whether a caller names it by
+%% its handle or as the default session ([]).
+key(Session) ->
+    case beamtrace:info(Session) of
+        #{dir := Dir} -> Dir;
+        _ -> Session
+    end.
+
+chunks(List, Size) ->
+    chunks(List, Size, 0, [], []).
+
+%% In order: the first chunk holds the first Size elements, in order.
+chunks([], _Size, _N, [], Acc) -> lists:reverse(Acc);
+chunks([], _Size, _N, Chunk, Acc) -> lists:reverse([lists:reverse(Chunk) | Acc]);
+chunks(List, Size, Size, Chunk, Acc) -> chunks(List, Size, 0, [], [lists:reverse(Chunk) | Acc]);
+chunks([X | Rest], Size, N, Chunk, Acc) -> chunks(Rest, Size, N + 1, [X | Chunk], Acc).
 
 dump_process(Session, Pid) ->
     case erlang:process_info(Pid, [registered_name, initial_call]) of

@@ -26,13 +26,24 @@
 %% and pattern gone), then stops the session (every buffer written) and
 %% answers with the session's figures and why it stopped.
 %%
+%% == Hot code loading ==
+%% Loading a module (a hot upgrade, the shell's `l(M)') drops the call
+%% patterns on its functions: the calls would stop being traced, silently.
+%% A trace with call specs looks at each traced module at the recorder's
+%% flush interval (one trace_info call per module); when its patterns are
+%% gone it sets them again on the new code and records a
+%% `org_erlang_beamtrace:code_load' event (what was set again, what the new
+%% code no longer has). The calls between the load and that look are not
+%% in the trace. The result counts them (`code_loads') and lists the specs
+%% it could not set again (`not_reapplied': `{Spec, no_match | not_loaded}').
+%%
 %% If the controller itself is killed, the handle's owner is gone and it
 %% closes itself (flags and patterns removed); the session stops at its
 %% backstop duration cap (the duration + 5 s) and stays listed by
 %% beamtrace:sessions/0 until collected.
 -module(beamtrace_trace).
 
--export([trace/2, trace_async/2, stop/1, info/1, parse/1, monitor/1]).
+-export([trace/2, trace_async/2, stop/1, info/1, snapshot/1, parse/1, monitor/1]).
 %% The controller process.
 -export([init/3]).
 
@@ -47,13 +58,16 @@
 -type procs() :: all | new | existing | pid() | atom() | [pid() | atom()].
 -type options() :: #{procs => procs(), return_to => boolean(), owner => pid(),
                      backend => auto | session | legacy, links => boolean(),
-                     exclude => [pid()],
+                     exclude => [pid() | atom()],
                      nodes => [node()], atom() => term()}.
 -type result() :: {ok, map()} | {error, term()}.
 
 %% trace/2's own options; every other key is a beamtrace:start/1 option
 %% (links is both: the recorder's, and the 'receive' pattern set here).
--define(OWN, [procs, return_to, owner, backend, exclude]).
+%% '$own': beamtrace's own processes besides the controller, as {Pid,
+%% Role} (beamtrace record's agent): excluded as `exclude' is, and named
+%% as beamtrace's in the trace (beamtrace_statedump:own/2).
+-define(OWN, [procs, return_to, owner, backend, exclude, '$own']).
 %% The 'receive' pattern links need: OTP's head is [Node, Sender, Message];
 %% the result reaches the tracer as match_spec_result: the sender when it
 %% is on this node (OTP gives no remote sender), else its node. Immediates
@@ -104,8 +118,9 @@ trace_async(Spec, Opts) ->
 
 %% @doc Stops now and returns the result. A trace that already stopped by
 %% itself: its result, if the caller started it and has not received it
-%% yet; else `{error, not_running}'.
--spec stop(trace()) -> result().
+%% yet; else `{error, not_running}'. A live process that is no trace:
+%% `{error, not_a_trace}', at once, and nothing is sent to it.
+-spec stop(trace() | term()) -> result().
 stop(T) when is_pid(T) ->
     case call(T, stop) of
         {ok, Result} ->
@@ -113,18 +128,39 @@ stop(T) when is_pid(T) ->
         {error, not_running} ->
             receive {beamtrace_trace, T, Result} -> Result
             after 0 -> {error, not_running}
-            end
-    end.
+            end;
+        {error, not_a_trace} = Error ->
+            Error
+    end;
+stop(_) ->
+    {error, not_a_trace}.
 
 %% @doc Live figures: `#{state, elapsed_ms, dir, events, discarded,
-%% written_bytes, functions, processes, backend, session}' (session: the
-%% recorder session's handle, for beamtrace_flight).
--spec info(trace()) -> map() | {error, not_running}.
+%% written_bytes, functions, processes, backend, session, code_loads}'
+%% (session: the recorder session's handle, for beamtrace_flight);
+%% `{error, not_a_trace}' for a live process that is no trace (nothing is
+%% sent to it).
+-spec info(trace() | term()) -> map() | {error, not_running | not_a_trace}.
 info(T) when is_pid(T) ->
     case call(T, info) of
         {ok, Info} -> Info;
         Error -> Error
-    end.
+    end;
+info(_) ->
+    {error, not_a_trace}.
+
+%% @doc Writes what a flight-recorder trace (`mode => overwrite') holds now
+%% into a new trace directory next to its own, without stopping it:
+%% beamtrace:snapshot/1's answer, `{error, not_running}' once it is over,
+%% `{error, not_a_trace}' for anything else.
+-spec snapshot(trace() | term()) -> {ok, map()} | {error, term()}.
+snapshot(T) when is_pid(T) ->
+    case call(T, snapshot) of
+        {ok, Result} -> Result;
+        Error -> Error
+    end;
+snapshot(_) ->
+    {error, not_a_trace}.
 
 %% @doc A monitor on a trace_async/2 trace (its controller process):
 %% `{'DOWN', Ref, process, _, Why}' when it is gone.
@@ -218,7 +254,10 @@ parse_call_text(S) ->
         {Error, _} -> Error
     end.
 
-%% "m", "m:f", "m:f/3", "m:f/_", "m:'_'/2", quoted atoms anywhere.
+%% "m", "m:f", "m:f/3", "m:f/_", "m:'_'/2", quoted atoms anywhere; or
+%% Elixir's spelling (elixir/1).
+parse_mfa([C | _] = S) when C >= $A, C =< $Z; C =:= $: ->
+    elixir(S);
 parse_mfa(S) ->
     case atom_text(S) of
         {ok, M, ""} -> mfa(M, '_', '_');
@@ -254,6 +293,45 @@ check_mfa(M, F, A) when is_atom(M), is_atom(F),
     ok;
 check_mfa(_, _, _) ->
     {error, "expected {Module, Function, Arity}, '_' allowed for Function and Arity"}.
+
+%% Elixir's spelling: "MyApp.Worker.run/1", "MyApp.Worker.run" (any
+%% arity), "MyApp.Worker" (every function), "MyApp.Worker.valid?/1"; an
+%% Erlang module as Elixir writes it, ":ets.lookup/2". Module segments are
+%% capitalised, the function is the last segment when it is not.
+elixir(S) ->
+    {Path, Arity} = case string:split(S, "/", trailing) of
+                        [P, A] -> {P, {arity, string:trim(A)}};
+                        [P] -> {P, any}
+                    end,
+    {Mod, Fun} =
+        case Path of
+            ":" ++ Erl ->
+                case string:split(Erl, ".") of
+                    [M, F] when M =/= "", F =/= "" -> {{ok, list_to_atom(M)}, {ok, list_to_atom(F)}};
+                    [M] when M =/= "" -> {{ok, list_to_atom(M)}, none};
+                    _ -> {error, error}
+                end;
+            _ ->
+                Segs = string:split(Path, ".", all),
+                {Mods, Funs} = lists:splitwith(fun([C | _]) -> C >= $A andalso C =< $Z;
+                                                  ([]) -> false
+                                               end, Segs),
+                case {Mods, Funs} of
+                    {[_ | _], []} -> {{ok, elixir_module(Mods)}, none};
+                    {[_ | _], [F]} when F =/= "" -> {{ok, elixir_module(Mods)}, {ok, list_to_atom(F)}};
+                    _ -> {error, error}
+                end
+        end,
+    case {Mod, Fun, Arity} of
+        {{ok, M1}, none, any} -> mfa(M1, '_', '_');
+        {{ok, M1}, {ok, F1}, any} -> mfa(M1, F1, '_');
+        {{ok, M1}, {ok, F1}, {arity, A1}} -> arity(M1, F1, A1);
+        _ -> {error, "expected Module.function/arity in Elixir's spelling (MyApp.Worker.run/1, "
+                     ":ets.lookup/2) or module:function/arity"}
+    end.
+
+elixir_module(Segs) ->
+    list_to_atom(lists:flatten(["Elixir." | lists:join(".", Segs)])).
 
 %% A quoted atom ('...' with \ escapes) or a run of characters up to ':',
 %% '/' or white space; "_" is the wildcard.
@@ -292,7 +370,8 @@ options(Opts) when is_map(Opts) ->
                            D -> D    %% infinity, or a bad value start/1 refuses
                        end,
             check_own(maps:merge(#{procs => all, return_to => false, owner => self(),
-                                   backend => auto, exclude => []}, Own#{duration => Duration}),
+                                   backend => auto, exclude => [], '$own' => []},
+                                 Own#{duration => Duration}),
                       maps:merge(rec_defaults(Rec), Rec#{duration => Backstop}))
     end;
 options(_) ->
@@ -319,10 +398,26 @@ check_own(#{duration := D}, _) when D =/= infinity, not (is_integer(D) andalso D
     {error, {badopt, duration}};
 check_own(#{exclude := X}, _) when not is_list(X) -> {error, {badopt, exclude}};
 %% options/1 merged the defaults in: every key is there.
-check_own(#{exclude := X} = Own, Rec) ->
-    case lists:all(fun is_pid/1, X) of
+check_own(#{'$own' := O}, _) when not is_list(O) -> {error, {badopt, '$own'}};
+check_own(#{exclude := X, '$own' := O} = Own, Rec) ->
+    case lists:all(fun(P) -> is_pid(P) orelse is_atom(P) end, X) andalso
+        lists:all(fun({P, R}) -> is_pid(P) andalso is_atom(R); (_) -> false end, O) of
         true -> {ok, Own, Rec};
         false -> {error, {badopt, exclude}}
+    end.
+
+%% The processes `exclude' names: pids, and registered names resolved now.
+resolve_exclude(X) ->
+    resolve_exclude(X, []).
+
+resolve_exclude([], Acc) ->
+    {ok, lists:usort(Acc)};
+resolve_exclude([P | Rest], Acc) when is_pid(P) ->
+    resolve_exclude(Rest, [P | Acc]);
+resolve_exclude([Name | Rest], Acc) ->
+    case whereis(Name) of
+        P when is_pid(P) -> resolve_exclude(Rest, [P | Acc]);
+        _ -> {error, {no_process, Name}}
     end.
 
 %% The processes to set flags on: [all | new | existing | pid()].
@@ -354,7 +449,9 @@ start(Spec, Opts) ->
         {{ok, Parsed}, {ok, Own, Rec}} ->
             Caller = self(),
             Ref = make_ref(),
-            {Pid, Mon} = spawn_monitor(?MODULE, init, [Caller, Ref, {Parsed, Own, Rec}]),
+            %% High priority from birth: see init/3.
+            {Pid, Mon} = spawn_opt(?MODULE, init, [Caller, Ref, {Parsed, Own, Rec}],
+                                   [monitor, {priority, high}]),
             receive
                 {Ref, started} ->
                     demonitor(Mon, [flush]),
@@ -369,22 +466,36 @@ start(Spec, Opts) ->
         {_, {error, _} = Error} -> Error
     end.
 
+%% started_ms: the flags are on (setup done); the duration runs from there
+%% to the flags going off (finish/3), which elapsed_ms measures.
+%% calls: the call specs; watch: Module => {a function of it that had a
+%% pattern (or undefined), the MD5 of that code}; code_loads, not_reapplied:
+%% what the hot code loading watch did (module doc).
 -record(st, {owner, owner_mon, reply_to, handle, handle_mon, session, dir, started_ms,
-             functions = 0, processes = 0, backend}).
+             functions = 0, processes = 0, backend, calls = [], watch = #{}, watch_ms = 1000,
+             code_loads = 0, not_reapplied = []}).
 
 %% @private The controller: sets up, answers the caller, waits for a reason
 %% to stop.
 -spec init(pid(), reference(), {map(), map(), map()}) -> ok.
 init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
+    %% It runs at high priority (start/2): setting up and taking down are a
+    %% few calls each, but at normal priority each waits behind every
+    %% runnable process of a saturated node (measured: minutes at 10,000
+    %% busy processes); waiting for a reason to stop, it costs nothing.
     set_label(beamtrace_trace),
     #{owner := Owner} = Own,
     OwnerMon = monitor(process, Owner),
     case setup(Calls, Kinds, Own, Rec) of
         {ok, St0} ->
             St = St0#st{owner = Owner, owner_mon = OwnerMon, reply_to = Caller,
-                        started_ms = erlang:monotonic_time(millisecond)},
+                        started_ms = erlang:monotonic_time(millisecond),
+                        calls = Calls, watch_ms = maps:get(flush_interval, Rec, 1000),
+                        watch = maps:from_list([{M, watch_point(M, Calls)}
+                                                || M <- lists:usort([M || {M, _, _, _, _} <- Calls])])},
             _ = is_integer(maps:get(duration, Own)) andalso
                 erlang:send_after(maps:get(duration, Own), self(), duration_elapsed),
+            _ = Calls =/= [] andalso erlang:send_after(St#st.watch_ms, self(), code_watch),
             Caller ! {Ref, started},
             loop(St);
         {error, _} = Error ->
@@ -392,7 +503,7 @@ init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
     end.
 
 setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend,
-                      exclude := Exclude}, Rec) ->
+                      exclude := Exclude0, '$own' := Own}, Rec) ->
     Has = fun(K) -> lists:member(K, Kinds) end,
     Links = maps:get(links, Rec, false),
     Messages = Has(send) orelse Has('receive'),
@@ -403,14 +514,17 @@ setup(Calls, Kinds, #{procs := Procs, return_to := ReturnTo, backend := Backend,
         true ->
             maybe_setup([fun() -> check_call_kind(Calls, Kinds) end,
                          fun() -> load_modules(Calls) end,
-                         fun() -> resolve_procs(Procs) end],
-                        fun([_, _, Targets]) ->
+                         fun() -> resolve_procs(Procs) end,
+                         fun() -> resolve_exclude(Exclude0) end],
+                        fun([_, _, Targets, Exclude]) ->
                                 ProcFlags = [K || K <- [procs, send, 'receive', running,
                                                         garbage_collection], Has(K)]
                                     ++ [call || Calls =/= []]
                                     ++ [return_to || ReturnTo],
-                                start_session(Rec, Calls, {Targets, Exclude}, ProcFlags,
-                                              Has(ports), Backend, Links andalso Has('receive'))
+                                start_session(Rec#{'$own' => [{self(), trace_controller} | Own]},
+                                              Calls, {Targets, Exclude ++ [P || {P, _} <- Own]},
+                                              ProcFlags, Has(ports), Backend,
+                                              Links andalso Has('receive'))
                         end)
     end.
 
@@ -451,18 +565,22 @@ loaded(M) ->
     end.
 
 start_session(Rec, Calls, Targets, ProcFlags, Ports, Backend, RecvPattern) ->
-    case beamtrace:start(Rec#{notify => self()}) of
+    case beamtrace:start(Rec#{notify => self(), '$dump_go' => false}) of
         {ok, S} ->
             Dir = maps:get(dir, beamtrace:info(S)),
             Opts = #{tracer_state => S, owner => self(), name => beamtrace_trace,
                      backend => Backend},
             case beamtrace_tracing:open(Opts) of
                 {ok, H} ->
+                    beamtrace_statedump:own(S, [{H, tracing}]),
                     St = #st{handle = H, handle_mon = monitor(process, H), session = S,
                              dir = Dir, started_ms = erlang:monotonic_time(millisecond),
                              backend = maps:get(backend, beamtrace_tracing:info(H))},
                     case set_all(St, Calls, Targets, ProcFlags, Ports, RecvPattern) of
                         {ok, St1} ->
+                            %% The flags are set: the state dump may now
+                            %% take the schedulers' time it needs.
+                            beamtrace_statedump:dump_go(S),
                             {ok, St1};
                         {error, _} = Error ->
                             undo(St),
@@ -541,32 +659,41 @@ expand(M, '_', A) when is_integer(A) ->
 expand(M, F, A) ->
     [{M, F, A}].
 
+%% `all' and `existing' are one call each (the VM walks its process
+%% table), followed in the same request by the few calls that clear the
+%% flags again on beamtrace's own processes and those the caller excludes:
+%% this controller, the handle, the node table's watcher, the state dump's
+%% workers, the sources' helper and keeper, beamtrace record's agent. Their messages are
+%% beamtrace's business, not the trace's (and any event of theirs that
+%% still lands in the trace is left out by the analyses: own_process).
 set_procs(H, Targets, Exclude, Flags) when Flags =/= [] ->
-    case set_procs1(H, Targets, Flags, 0) of
-        {ok, K} ->
-            %% Not this controller, the handle, the node table's watcher,
-            %% nor what the caller excludes (beamtrace record's agent):
-            %% their own messages are beamtrace's business, not the trace's.
-            Watcher = [W || W <- [beamtrace_statedump:watcher()], is_pid(W)],
-            _ = [beamtrace_tracing:process(H, P, false, Flags)
-                 || P <- [self(), H | Watcher ++ Exclude],
-                    lists:member(all, Targets) orelse lists:member(existing, Targets)],
-            {ok, K};
-        Error ->
-            Error
-    end;
+    Watcher = [W || W <- [beamtrace_statedump:watcher()], is_pid(W)],
+    Except = lists:usort([self(), H | Watcher ++ Exclude ++ sources_helpers()
+                          ++ beamtrace_statedump:workers()]),
+    set_procs1(H, Targets, Flags, Except, 0);
 set_procs(_H, _Targets, _Exclude, []) ->
     {ok, 0}.
 
-set_procs1(_H, _Targets, [], N) ->
+%% Every session's source helpers (beamtrace_sources keeps them in the
+%% application environment's `sources', by session).
+sources_helpers() ->
+    [P || #{helper := Hp, keeper := K} <- maps:values(application:get_env(beamtrace, sources, #{})),
+          P <- [Hp, K]].
+
+set_procs1(_H, _Targets, [], _Except, N) ->
     {ok, N};
-set_procs1(_H, [], _Flags, N) ->
+set_procs1(_H, [], _Flags, _Except, N) ->
     {ok, N};
-set_procs1(H, [P | Rest], Flags, N) ->
+set_procs1(H, [P | Rest], Flags, Except, N) when P =:= all; P =:= existing ->
+    case beamtrace_tracing:process(H, P, true, Flags, Except) of
+        {ok, K} -> set_procs1(H, Rest, Flags, Except, N + K);
+        {error, _} = Error -> Error
+    end;
+set_procs1(H, [P | Rest], Flags, Except, N) ->
     case beamtrace_tracing:process(H, P, true, Flags) of
         {ok, 0} when is_pid(P) ->
             {error, {already_traced, P, erlang:trace_info(P, tracer)}};
-        {ok, K} -> set_procs1(H, Rest, Flags, N + K);
+        {ok, K} -> set_procs1(H, Rest, Flags, Except, N + K);
         {error, _} = Error -> Error
     end.
 
@@ -601,19 +728,97 @@ loop(St) ->
         {From, Ref, info} ->
             From ! {Ref, {ok, live_info(St)}},
             loop(St);
+        code_watch ->
+            erlang:send_after(St#st.watch_ms, self(), code_watch),
+            loop(code_watch(St));
+        {From, Ref, snapshot} ->
+            From ! {Ref, {ok, beamtrace:snapshot(St#st.session)}},
+            loop(St);
         _ ->
             loop(St)
     end.
+
+%%% Hot code loading (the module doc)
+
+%% {A function of M that the specs cover (it gets a pattern), the MD5 of
+%% M's code}, or {undefined, undefined} when M is not loaded.
+watch_point(M, Calls) ->
+    case erlang:module_loaded(M) of
+        false ->
+            {undefined, undefined};
+        true ->
+            Specs = [{F, A} || {M1, F, A, _, _} <- Calls, M1 =:= M],
+            Fs = [{M, F, A} || {F, A} <- M:module_info(functions),
+                               hd(atom_to_list(F)) =/= $-,
+                               lists:any(fun({SF, SA}) -> (SF =:= '_' orelse SF =:= F) andalso
+                                                              (SA =:= '_' orelse SA =:= A)
+                                         end, Specs)],
+            %% module_info/0,1 last: its own functions say more.
+            {Own, Info} = lists:partition(fun({_, F, _}) -> F =/= module_info end, Fs),
+            {case Own ++ Info of [MFA | _] -> MFA; [] -> undefined end, M:module_info(md5)}
+    end.
+
+code_watch(St) ->
+    maps:fold(fun(M, Point, St0) -> watch_module(M, Point, St0) end, St, St#st.watch).
+
+%% Lost: unloaded since the last look; loaded again after that, or new code
+%% where nothing matched before (by its MD5: not again for the same code);
+%% or the pattern on the watched function is gone.
+watch_module(M, {MFA, Md5}, #st{handle = H} = St) ->
+    Loaded = erlang:module_loaded(M),
+    Lost = case {Loaded, MFA} of
+               {false, _} -> Md5 =/= undefined;
+               {true, undefined} -> M:module_info(md5) =/= Md5;
+               {true, _} ->
+                   case beamtrace_tracing:function_info(H, MFA, traced) of
+                       {traced, false} -> true;
+                       {traced, undefined} -> true;
+                       _ -> false
+                   end
+           end,
+    case Lost of
+        false -> St;
+        true -> reapply(M, Loaded, Md5, St)
+    end.
+
+%% Sets M's patterns again (on the code loaded now) and records it.
+reapply(M, Loaded, OldMd5, #st{handle = H, session = S, calls = Calls} = St) ->
+    Specs = [C || {M1, _, _, _, _} = C <- Calls, M1 =:= M],
+    {Set, Missing} =
+        case Loaded of
+            false ->
+                {0, [{Text, not_loaded} || {_, _, _, _, Text} <- Specs]};
+            true ->
+                lists:foldl(fun(Spec, {N, Miss}) ->
+                                    case set_patterns(H, [Spec], 0) of
+                                        {ok, K} -> {N + K, Miss};
+                                        {error, {no_match, Text}} -> {N, [{Text, no_match} | Miss]};
+                                        {error, Why} -> {N, [{element(5, Spec), Why} | Miss]}
+                                    end
+                            end, {0, []}, Specs)
+        end,
+    {NewMFA, NewMd5} = Point = watch_point(M, Calls),
+    _ = NewMFA,
+    Code = if not Loaded -> unloaded;
+              NewMd5 =/= OldMd5 -> new;
+              true -> same
+           end,
+    MissingText = unicode:characters_to_binary(
+                    io_lib:format("~0p", [[T || {T, _} <- lists:reverse(Missing)]])),
+    _ = beamtrace:emit_nif(S, code_load, [M, Set, MissingText, Code]),
+    St#st{watch = (St#st.watch)#{M => Point}, code_loads = St#st.code_loads + 1,
+          not_reapplied = lists:usort(Missing ++ St#st.not_reapplied)}.
 
 %% Closes the handle (every flag and pattern removed), then stops the
 %% session. Reason undefined: the session's own (a cap it tripped).
 finish(St, Reason, How) ->
     demonitor(St#st.handle_mon, [flush]),
     ok = beamtrace_tracing:close(St#st.handle),
+    Elapsed = erlang:monotonic_time(millisecond) - St#st.started_ms,
     Result = case beamtrace:stop(St#st.session) of
-                 {ok, Stats} -> {ok, result_map(St, Stats, Reason)};
+                 {ok, Stats} -> {ok, result_map(St, Stats, Reason, Elapsed)};
                  {error, {Posix, Stats}} when is_map(Stats) ->
-                     {error, {Posix, result_map(St, Stats, Reason)}};
+                     {error, {Posix, result_map(St, Stats, Reason, Elapsed)}};
                  {error, _} = Error -> Error
              end,
     case How of
@@ -622,14 +827,14 @@ finish(St, Reason, How) ->
     end,
     Result.
 
-result_map(St, Stats, Reason) ->
+result_map(St, Stats, Reason, Elapsed) ->
     R = case Reason of
             undefined -> maps:get(reason, Stats);
             _ -> Reason
         end,
     Stats#{reason => R, functions => St#st.functions, processes => St#st.processes,
-           backend => St#st.backend,
-           elapsed_ms => erlang:monotonic_time(millisecond) - St#st.started_ms}.
+           backend => St#st.backend, elapsed_ms => Elapsed, code_loads => St#st.code_loads,
+           not_reapplied => St#st.not_reapplied}.
 
 live_info(St) ->
     Info = case beamtrace:info(St#st.session) of
@@ -638,20 +843,44 @@ live_info(St) ->
                _ -> #{}
            end,
     Info#{dir => St#st.dir, functions => St#st.functions, processes => St#st.processes,
-          backend => St#st.backend, session => St#st.session,
+          backend => St#st.backend, session => St#st.session, code_loads => St#st.code_loads,
           elapsed_ms => erlang:monotonic_time(millisecond) - St#st.started_ms}.
 
 %%% Internals
 
+%% A request to controller T. Only a controller is sent one: any other
+%% live process would keep the message and never answer. A controller is
+%% told by its initial call (spawn_opt(?MODULE, init, ...) in start/2);
+%% one on another node is asked there.
 call(T, Req) ->
-    Ref = monitor(process, T),
-    T ! {self(), Ref, Req},
-    receive
-        {Ref, Reply} ->
-            demonitor(Ref, [flush]),
-            Reply;
-        {'DOWN', Ref, process, T, _} ->
-            {error, not_running}
+    case is_controller(T) of
+        false ->
+            {error, not_a_trace};
+        gone ->
+            {error, not_running};
+        true ->
+            Ref = monitor(process, T),
+            T ! {self(), Ref, Req},
+            receive
+                {Ref, Reply} ->
+                    demonitor(Ref, [flush]),
+                    Reply;
+                {'DOWN', Ref, process, T, _} ->
+                    {error, not_running}
+            end
+    end.
+
+is_controller(T) ->
+    Info = case node(T) =:= node() of
+               true -> erlang:process_info(T, initial_call);
+               false -> try erpc:call(node(T), erlang, process_info, [T, initial_call], 5000)
+                        catch _:_ -> undefined
+                        end
+           end,
+    case Info of
+        {initial_call, {?MODULE, init, 3}} -> true;
+        undefined -> gone;
+        _ -> false
     end.
 
 %% proc_lib:set_label/1 exists from OTP 27 (observer and the shell's i()

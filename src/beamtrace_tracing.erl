@@ -29,8 +29,9 @@
 %%   removes beamtrace's flags and patterns too, and a pattern set here on a
 %%   function replaces another tool's pattern on that function.</dd>
 %% </dl>
-%% The backend is chosen by what the VM has (the `trace' module exporting
-%% session_create/3), not by its version number.
+%% The backend is chosen by what the VM has (the trace sessions' BIF
+%% erts_internal:trace_session_create/3, behind trace:session_create/3),
+%% not by its version number; asking costs no call to the code server.
 %%
 %% == Contract ==
 %% <ul>
@@ -47,6 +48,15 @@
 %%   the `send'/`receive' patterns are restored to what they were before the
 %%   handle first changed them. Flags a process got from another tracer are
 %%   left alone. `close/1' on a closed handle is `ok'.</li>
+%% <li>Flags are set and cleared in a number of VM calls that does not
+%%   depend on the number of processes: `process/4,5' with `all',
+%%   `existing' or `new' is one call (`erlang:trace/3' or
+%%   `trace:process/4', which the VM runs over its process table), plus one
+%%   per pid in `process/5''s exceptions; `close/1' is one call per kind
+%%   (processes, new processes, ports, new ports) and one per pattern. The
+%%   handle's process runs at high priority, so on a node whose schedulers
+%%   are saturated it does not wait behind the runnable processes between
+%%   those calls.</li>
 %% <li>When the owner (the caller of `open/1', or `owner') exits, for any
 %%   reason, the handle closes itself exactly as `close/1' would.</li>
 %% <li>When the handle's process is killed, the session backend's session
@@ -69,8 +79,8 @@
 -module(beamtrace_tracing).
 -behaviour(gen_server).
 
--export([open/1, close/1, process/4, port/4, function/4, function_info/3, send/3, recv/3,
-         info/1, backend/0, gc_multi_session_safe/0]).
+-export([open/1, close/1, process/4, process/5, port/4, function/4, function_info/3, send/3,
+         recv/3, info/1, backend/0, gc_multi_session_safe/0]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 
 -export_type([handle/0, options/0, process_spec/0, port_spec/0]).
@@ -130,7 +140,9 @@ open(Backend, Owner, Tracer, Name) ->
         {_, session, legacy} ->
             {error, {no_trace_sessions, erlang:system_info(otp_release)}};
         {{module, beamtrace}, _, _} ->
-            gen_server:start(?MODULE, {Owner, Backend, Tracer, Name}, [])
+            %% High priority from birth (init/1 says why).
+            gen_server:start(?MODULE, {Owner, Backend, Tracer, Name},
+                             [{spawn_opt, [{priority, high}]}])
     end.
 
 %% @doc Removes everything set through the handle (see the contract) and
@@ -149,6 +161,15 @@ close(H) ->
 process(H, Spec, How, Flags) ->
     call(H, {process, Spec, How, Flags}).
 
+%% @doc process/4 with `true', then the same flags cleared on each pid of
+%% `Except' that `Spec' covered, in the same request to the handle: no
+%% message between the two, so the excepted processes (beamtrace's own, the
+%% caller among them) make no event for the flags but what the calls
+%% themselves cause. Returns process/4's count.
+-spec process(handle(), process_spec(), true, [atom()], [pid()]) -> result().
+process(H, Spec, true, Flags, Except) when is_list(Except) ->
+    call(H, {process, Spec, true, Flags, Except}).
+
 %% @doc The same for ports (trace:port/4).
 -spec port(handle(), port_spec(), how(), [atom()]) -> result().
 port(H, Spec, How, Flags) ->
@@ -162,11 +183,10 @@ port(H, Spec, How, Flags) ->
 function(H, MFA, MatchSpec, Flags) ->
     call(H, {function, MFA, MatchSpec, Flags}).
 
-%% @doc What the VM says of a function's pattern in this handle's
-%% session (trace:info/3, erlang:trace_info/2 on the legacy backend), e.g.
-%% `{meta, Tracer}' or `{meta, false}': a hot code load drops the
-%% patterns of the module it replaces.
--spec function_info(handle(), {module(), atom(), arity()}, atom()) -> term().
+%% @doc What the handle's session says of a function: trace:info/3's or
+%% erlang:trace_info/2's answer for `Item' (`traced', `all', ...); on the
+%% legacy backend that is the node's one legacy session.
+-spec function_info(handle(), mfa(), atom()) -> {atom(), term()} | {error, term()}.
 function_info(H, MFA, Item) ->
     call(H, {function_info, MFA, Item}).
 
@@ -190,8 +210,7 @@ info(H) ->
 %% @doc The backend `auto' picks on this VM.
 -spec backend() -> session | legacy.
 backend() ->
-    _ = code:ensure_loaded(trace),
-    case erlang:function_exported(trace, session_create, 3) of
+    case erlang:is_builtin(erts_internal, trace_session_create, 3) of
         true -> session;
         false -> legacy
     end.
@@ -230,11 +249,15 @@ gc_multi_session_safe() ->
 %% @private
 init({Owner, Backend, Tracer, Name}) ->
     set_label({beamtrace_tracing, Owner}),
+    %% Started at high priority: its calls are few and short (see the
+    %% contract); at normal priority each one would wait behind every
+    %% runnable process of a busy node.
     St = #st{owner = Owner, monitor = monitor(process, Owner), backend = Backend, tracer = Tracer},
     case Backend of
         legacy ->
             {ok, St};
         session ->
+            {module, trace} = code:ensure_loaded(trace),
             try trace:session_create(Name, Tracer, []) of
                 S -> {ok, St#st{session = S, session_id = session_id(S)}}
             catch error:Reason ->
@@ -253,10 +276,15 @@ handle_call(close, _From, St) ->
     {stop, normal, ok, St};
 handle_call(info, _From, St) ->
     {reply, info_map(St), St};
-handle_call({function_info, MFA, Item}, _From, #st{backend = session} = St) ->
-    {reply, catch_badarg(fun() -> trace:info(St#st.session, MFA, Item) end), St};
 handle_call({function_info, MFA, Item}, _From, St) ->
-    {reply, catch_badarg(fun() -> erlang:trace_info(MFA, Item) end), St};
+    Reply = try
+                case St of
+                    #st{backend = session, session = S} -> trace:info(S, MFA, Item);
+                    #st{backend = legacy} -> erlang:trace_info(MFA, Item)
+                end
+            catch error:Why -> {error, {Why, MFA}}
+            end,
+    {reply, Reply, St};
 handle_call(Req, _From, St) ->
     case check(Req) of
         ok ->
@@ -289,6 +317,11 @@ terminate(_Why, _St) ->
 
 %% Flags and patterns never name a tracer: the handle's tracer is the
 %% only one, as in a trace session.
+check({process, Spec, true, Flags, Except}) ->
+    case lists:all(fun is_pid/1, Except) of
+        true -> check({process, Spec, true, Flags});
+        false -> {error, badarg}
+    end;
 check({Kind, _Spec, How, Flags}) when Kind =:= process; Kind =:= port ->
     case is_boolean(How) andalso is_list(Flags) of
         false -> {error, badarg};
@@ -308,6 +341,16 @@ check({event, _, _MS, []}) ->
 check(_) ->
     {error, badarg}.
 
+apply_req({process, Spec, true, Flags, Except}, St) ->
+    case apply_req({process, Spec, true, Flags}, St) of
+        {error, _} = Error ->
+            Error;
+        {N, St1} when Spec =:= all; Spec =:= existing ->
+            _ = [catch_badarg(fun() -> set_process(P, false, Flags, St1) end) || P <- Except],
+            {N, St1};
+        {N, St1} ->
+            {N, St1}
+    end;
 apply_req({process, Spec, true, Flags} = Req, St) ->
     case gc_conflict(Spec, Flags, St) of
         none -> set_process(Spec, true, Flags, St);
@@ -374,27 +417,28 @@ teardown(#st{backend = session, session = S}) ->
     _ = trace:session_destroy(S),
     ok;
 teardown(#st{backend = legacy, tracer = Tracer} = St) ->
-    Ours = {tracer, Tracer},
-    clear_flags(erlang:processes(), new_processes, St#st.proc_flags, Ours),
-    clear_flags(erlang:ports(), new_ports, St#st.port_flags, Ours),
+    clear_flags(existing_processes, new_processes, St#st.proc_flags, Tracer),
+    clear_flags(existing_ports, new_ports, St#st.port_flags, Tracer),
     [catch_badarg(fun() -> erlang:trace_pattern(MFA, false, Flags) end)
      || {MFA, Flags} <- lists:reverse(St#st.patterns)],
     [catch_badarg(fun() -> erlang:trace_pattern(Event, MS, []) end)
      || {Event, MS} <- maps:to_list(St#st.events)],
     ok.
 
-%% Clears Flags on every process or port (All) whose tracer is ours, and
-%% on the new ones (New) if they would get our tracer. (OTP 25's spec of
-%% erlang:trace_info/2 gives a tracer module as {tracer, Module, State};
-%% the VM answers {tracer, {Module, State}}, which Ours is.)
+%% Clears Flags on every process or port (Existing) whose tracer is ours,
+%% in one call: given a tracer, erlang:trace/3 leaves alone every tracee
+%% whose tracer is another, live one (erts start_trace/5; measured on OTP
+%% 25, 27 and 29). The new ones (New) only if they would get our tracer:
+%% there the VM would clear another tool's default flags too. (OTP 25's
+%% spec of erlang:trace_info/2 gives a tracer module as {tracer, Module,
+%% State}; the VM answers {tracer, {Module, State}}, which Tracer is.)
 -dialyzer({no_match, clear_flags/4}).
-clear_flags(_All, _New, [], _Ours) ->
+clear_flags(_Existing, _New, [], _Tracer) ->
     ok;
-clear_flags(All, New, Flags, Ours) ->
-    [catch_badarg(fun() -> erlang:trace(P, false, Flags) end)
-     || P <- All, catch_badarg(fun() -> erlang:trace_info(P, tracer) end) =:= Ours],
+clear_flags(Existing, New, Flags, {M, S} = Tracer) ->
+    _ = erlang:trace(Existing, false, [{tracer, M, S} | Flags]),
     case erlang:trace_info(New, tracer) of
-        Ours -> _ = erlang:trace(New, false, Flags), ok;
+        {tracer, Tracer} -> _ = erlang:trace(New, false, Flags), ok;
         _ -> ok
     end.
 

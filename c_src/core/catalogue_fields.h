@@ -175,6 +175,16 @@ enum bmt_field_index {
     BMT_F_sample_ratio_kind = 0,
     BMT_F_sample_ratio_ratio = 1,
     BMT_F_sample_ratio_reason = 2,
+    BMT_F_own_process_pid = 0,
+    BMT_F_own_process_role = 1,
+    BMT_F_own_process_name = 2,
+    BMT_F_code_load_module = 0,
+    BMT_F_code_load_functions = 1,
+    BMT_F_code_load_missing = 2,
+    BMT_F_code_load_code = 3,
+    BMT_F_file_info_fd = 0,
+    BMT_F_file_info_path = 1,
+    BMT_F_file_info_kind = 2,
 };
 
 #endif

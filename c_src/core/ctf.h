@@ -67,6 +67,11 @@ struct bmt_ctf_trace_info {
      * copied-back trace). */
     unsigned env_extra_count; /* entries of env_extra in use */
     struct bmt_ctf_env_extra env_extra[BMT_CTF_ENV_EXTRA_MAX];
+    /* The VM's schedulers (0: unknown, and left out of the metadata): at
+     * most this many processes run at once on normal schedulers, and at
+     * most the dirty counts on dirty ones (the command caps what it shows
+     * running by them). */
+    uint32_t schedulers_count, dirty_cpu_schedulers_count, dirty_io_schedulers_count;
 };
 
 /* Adds `key = "text"` (is_text) or `key = value` to info's env block.

@@ -142,6 +142,13 @@ long bmt_ctf_metadata(const struct bmt_ctf_trace_info *info, char *buf, size_t s
     put(&o, "\";\n\tbeamtrace_node = \"");
     put_escaped(&o, info->node);
     put(&o, "\";\n");
+    /* Only when known: a trace without them (an older one, or a caller that
+     * did not say) is read as "scheduler count unknown". */
+    if (info->schedulers_count)
+        put(&o, "\tbeamtrace_schedulers = %u;\n\tbeamtrace_dirty_cpu_schedulers = %u;\n"
+                "\tbeamtrace_dirty_io_schedulers = %u;\n",
+            info->schedulers_count, info->dirty_cpu_schedulers_count,
+            info->dirty_io_schedulers_count);
     for (unsigned i = 0; i < info->env_extra_count && i < BMT_CTF_ENV_EXTRA_MAX; i++) {
         const struct bmt_ctf_env_extra *e = &info->env_extra[i];
         if (e->is_text) {

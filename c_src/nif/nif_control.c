@@ -84,10 +84,11 @@ static ERL_NIF_TERM with_relayd(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM map
 static ERL_NIF_TERM stats_map(struct priv *p, ErlNifEnv *env, const struct bmt_rec_stats *st,
                               const char *dir)
 {
-    ERL_NIF_TERM keys[] = {p->atom.dir, p->atom.events, p->atom.discarded, p->atom.overwritten,
-                           p->atom.written_bytes, p->atom.reason};
+    ERL_NIF_TERM keys[] = {p->atom.dir, p->atom.events, p->atom.discarded, p->atom.after_stop,
+                           p->atom.overwritten, p->atom.written_bytes, p->atom.reason};
     ERL_NIF_TERM values[] = {dir_term(p, env, dir), enif_make_uint64(env, st->events),
                              enif_make_uint64(env, st->discarded),
+                             enif_make_uint64(env, st->after_stop),
                              enif_make_uint64(env, st->overwritten),
                              enif_make_uint64(env, st->bytes), reason_term(env, st)};
     ERL_NIF_TERM map;
@@ -268,6 +269,22 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
         memcpy(cfg->info.node, node.data, node.size);
         cfg->info.node[node.size] = '\0';
     }
+    /* schedulers: {Normal, DirtyCpu, DirtyIo} for the trace's environment
+     * (erlang:system_info/1 has them; a NIF cannot ask for the dirty ones). */
+    *bad = a->schedulers;
+    if (enif_get_map_value(env, opts, a->schedulers, &v)) {
+        const ERL_NIF_TERM *counts;
+        int arity;
+        unsigned n[3];
+        if (!enif_get_tuple(env, v, &arity, &counts) || arity != 3)
+            return -1;
+        for (int i = 0; i < 3; i++)
+            if (!enif_get_uint(env, counts[i], &n[i]) || n[i] > 1024 || (i == 0 && n[i] == 0))
+                return -1;
+        cfg->info.schedulers_count = n[0];
+        cfg->info.dirty_cpu_schedulers_count = n[1];
+        cfg->info.dirty_io_schedulers_count = n[2];
+    }
     /* links: message events as their link variants (beamtrace:start/1 also
      * enables those tracepoints). */
     *bad = a->links;
@@ -420,8 +437,8 @@ ERL_NIF_TERM bmt_nif_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     return enif_make_tuple2(env, p->atom.ok, map);
 }
 
-/* info(Handle | []) -> #{state, dir, events, discarded, written_bytes,
- * default, reason} | {error, not_running}. */
+/* info(Handle | []) -> #{state, dir, events, discarded, after_stop,
+ * written_bytes, default, reason} | {error, not_running}. */
 ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -435,12 +452,14 @@ ERL_NIF_TERM bmt_nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return error_tuple(p, env, p->atom.not_running);
     uint64_t packed = atomic_load(&p->rec.default_session);
     ERL_NIF_TERM keys[] = {p->atom.state, p->atom.dir, p->atom.events, p->atom.discarded,
-                           p->atom.written_bytes, p->atom.default_, p->atom.reason};
+                           p->atom.after_stop, p->atom.written_bytes, p->atom.default_,
+                           p->atom.reason};
     ERL_NIF_TERM values[] = {
         state == BMT_SESSION_RUNNING ? p->atom.running : p->atom.stopped,
         dir_term(p, env, dir),
         enif_make_uint64(env, st.events),
         enif_make_uint64(env, st.discarded),
+        enif_make_uint64(env, st.after_stop),
         enif_make_uint64(env, st.bytes),
         packed == (generation << 8 | (uint64_t)(index + 1)) ? p->atom.true_ : p->atom.false_,
         state == BMT_SESSION_RUNNING ? p->atom.undefined : reason_term(env, &st)};

@@ -57,7 +57,8 @@
     X(long_message_queue) X(message_queue)                                   \
     /* sampling (nif_sample.c) */                                            \
     X(sample) X(on_max_rate) X(stop) X(sampling) X(ratios) X(reactions)      \
-    X(garbage_collection) X(procs) X(ports)
+    X(garbage_collection) X(procs) X(ports) \
+    X(after_stop) X(schedulers)
 
 struct bmt_atoms {
 #define X(name) ERL_NIF_TERM name;

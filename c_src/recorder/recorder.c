@@ -440,32 +440,26 @@ static void finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_sto
     atomic_fetch_add(&rec->epoch, 1);
 }
 
-/* Fills *stats with the figures of a finished session, late drops
- * included. */
+/* Fills *stats with the figures of a finished session, with the events
+ * offered since it ended (after_stop: not losses). */
 static void collect(struct bmt_session *s, struct bmt_rec_stats *stats)
 {
     *stats = s->final;
     for (int i = 0; i < s->ring_count; i++)
-        stats->discarded += atomic_load(&s->slots[i].late_drops);
+        stats->after_stop += atomic_load(&s->slots[i].late_drops);
 }
 
-/* The last word on a finished session's trace (control held): the events
- * offered after the finish go into each stream's loss count on disk, then
- * the files close. */
+/* Closes a finished session's trace (control held). The events offered
+ * after the finish are not in its loss counts: the session had ended. */
 static void close_trace(struct bmt_session *s)
 {
     if (s->dir.dirfd < 0)
         return;
-    uint64_t now = bmt_clock_ns();
-    /* The caller made the core FREE: wait out writers still counting. */
+    /* The caller made the core FREE: wait out writers still counting, so
+     * that collect() reads a final after_stop. */
     bmt_fence_heavy();
     for (int i = 0; i < s->ring_count; i++)
         wait_writer_out(&s->slots[i]);
-    for (int i = 0; i < s->ring_count; i++) {
-        uint64_t late = atomic_load(&s->slots[i].late_drops);
-        (void)bmt_trace_dir_add_discarded(&s->dir, (unsigned)i, late - s->slots[i].late_sealed, now);
-        s->slots[i].late_sealed = late;
-    }
     int rc = bmt_trace_dir_close(&s->dir);
     if (rc < 0) {
         int none = 0;
@@ -936,7 +930,6 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
         atomic_store(&sl->busy, 0);
         atomic_store(&sl->frozen, 0);
         atomic_store(&sl->late_drops, 0);
-        sl->late_sealed = 0;
         sl->frozen_drops = 0;
     }
     atomic_store(&s->no_slot_drops, 0);

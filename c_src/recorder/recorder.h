@@ -32,10 +32,13 @@
  * seals every stream file with its final loss count and closes the trace;
  * a session that finished by itself keeps its figures (state FINISHED) until
  * bmt_rec_stop collects them, and counts the events still offered to it.
- * Every event a session is offered is either in the trace or counted as
- * discarded: ring full, packet overwritten, no thread slot, re-entry, frozen
- * ring, a packet the disk refused or a cap left unwritten, offered after
- * the finish.
+ * Every event a session is offered while it records is either in the trace
+ * or counted as discarded: ring full, packet overwritten, no thread slot,
+ * re-entry, frozen ring, a packet the disk refused or a cap left unwritten.
+ * Events offered once it ended (asked to stop, or a cap, the duration, the
+ * VM's exit) are no loss: they are counted apart, as after_stop, and never
+ * in the trace's loss counts (LTTng's discarded is what was lost while
+ * recording).
  */
 #ifndef BMT_RECORDER_H
 #define BMT_RECORDER_H
@@ -113,11 +116,13 @@ struct bmt_rec_config {
     struct bmt_relayd *relayd;
 };
 
-/* A session's figures. events + discarded = every event it was offered
- * (late_discarded grows after the finish, while tracers still offer). */
+/* A session's figures. events + discarded + after_stop = every event it
+ * was offered (after_stop grows after the finish, while tracers still
+ * offer, until the session is collected). */
 struct bmt_rec_stats {
     uint64_t events;       /* in the trace */
-    uint64_t discarded;    /* offered and not in the trace */
+    uint64_t discarded;    /* offered while recording and not in the trace */
+    uint64_t after_stop;   /* offered once the session had ended: not recorded, not a loss */
     uint64_t overwritten;  /* part of discarded: overwritten packets (flight recorder) */
     uint64_t bytes;        /* the trace's size on disk */
     enum bmt_stop_reason reason;
@@ -141,7 +146,6 @@ struct bmt_slot {
     _Atomic int frozen;           /* another thread owns the ring for a moment */
     uint64_t frozen_drops;        /* writer: events dropped on a frozen ring, not yet in the ring */
     _Atomic uint64_t late_drops;  /* writer: events offered after the session finished */
-    uint64_t late_sealed;         /* control: late_drops already in the trace */
 };
 
 struct bmt_session {

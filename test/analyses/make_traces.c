@@ -14,7 +14,7 @@
  *                               is 1 (the memory tests: 64 2 0 keeps the
  *                               distinct stacks and processes fixed)
  *   make_traces scenarios OUTDIR  OUTDIR/{names,window,overwrite,span34,report,
- *                               stacks}: traces with known answers for names
+ *                               stacks,phantom,own_cpu,files_before}: traces with known answers for names
  *                               (state dump, spawn, registration, Elixir),
  *                               time windows, flight recorders, an absurd
  *                               time span, the report's layout and the call
@@ -47,7 +47,18 @@ static void die(const char *what)
     exit(1);
 }
 
+static void gen_open_sched(struct gen *g, const char *path, unsigned streams,
+                           uint32_t schedulers);
+
 static void gen_open(struct gen *g, const char *path, unsigned streams)
+{
+    gen_open_sched(g, path, streams, 0);
+}
+
+/* As gen_open, the environment saying the node has `schedulers` normal
+ * schedulers and no dirty ones (0: not said, as before). */
+static void gen_open_sched(struct gen *g, const char *path, unsigned streams,
+                           uint32_t schedulers)
 {
     struct bmt_ctf_trace_info info;
     memset(&info, 0, sizeof info);
@@ -57,6 +68,7 @@ static void gen_open(struct gen *g, const char *path, unsigned streams)
     info.clock_offset_s = 1700000000;
     info.vpid = 4242;
     strcpy(info.procname, "beam.smp");
+    info.schedulers_count = schedulers;
     /* Drained every 64 events into 8 x 64 KiB packets: never full. */
     if (bmt_test_gen_open(&g->t, path, &info, streams, SUBBUF, SUBBUFS, BMT_RING_DISCARD, 64) < 0)
         die("cannot create the trace");
@@ -501,6 +513,107 @@ static void report(const char *path)
     gen_close(g);
 }
 
+/* Runs the trace does not end (issue 16 item 1), on a node with 2
+ * schedulers: A is scheduled in, calls once 1 ms later and is heard of no
+ * more (it died untraced); B runs 3 ms; C is scheduled in and heard of no
+ * more; D runs 3 ms; E is scheduled in, calls 1 ms later, and the trace
+ * ends 11 ms after without its out. A third process in at once (D's, then
+ * E's in) ends the run heard of longest ago (A's, then C's) at its last
+ * event; E's ends at its call. Shown running: A 1 ms, B 3 ms, C 0, D 3 ms,
+ * E 1 ms; at most 2 at once; 3 runs ended so (run.sh). Before, A, C and E
+ * ran to the trace's end, 4 at once. */
+static void phantom(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open_sched(g, path, 1, 2);
+    uint64_t t = 6000 * MS;
+#define SCHED(ts, pid, type) put(g, 0, BMT_TP_process_scheduled, ts, pid, "m:loop/0", type, 0, 0)
+    const char *A = "<0.70.0>", *B = "<0.71.0>", *C = "<0.72.0>", *D = "<0.73.0>", *E = "<0.74.0>";
+    SCHED(t, A, "in");
+    CALL(t + 1 * MS, A, "m:work/0");
+    SCHED(t + 2 * MS, B, "in");
+    SCHED(t + 5 * MS, B, "out");
+    SCHED(t + 6 * MS, C, "in");
+    SCHED(t + 7 * MS, D, "in");
+    SCHED(t + 8 * MS, E, "in");
+    CALL(t + 9 * MS, E, "m:work/0");
+    SCHED(t + 10 * MS, D, "out");
+    put(g, 0, BMT_TP_process_spawn, t + 20 * MS, "<0.75.0>", "<0.75.0>", "m:late/0", 0, 0);
+#undef SCHED
+    gen_close(g);
+}
+
+/* OWN CPU against ON-CPU (issue 16 item 8): P calls f/0 while running
+ * (1 ms on CPU), is scheduled out for 8 ms and back in to take a message
+ * whose send is not in the trace (off CPU, why unknown), runs 1 ms more
+ * and returns. f/0: total 10 ms, on CPU 2 ms, unknown 8 ms: OWN CPU 2 ms
+ * (run.sh). Before, OWN CPU counted the unknown 8 ms: 10 ms. */
+static void own_cpu(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open(g, path, 1);
+    uint64_t t = 7000 * MS;
+    const char *P = "<0.80.0>";
+    put(g, 0, BMT_TP_process_scheduled, t, P, "m:loop/0", "in", 0, 0);
+    CALL(t + 1 * MS, P, "m:f/0");
+    put(g, 0, BMT_TP_process_scheduled, t + 2 * MS, P, "m:f/0", "out", 0, 0);
+    put(g, 0, BMT_TP_process_scheduled, t + 10 * MS, P, "m:f/0", "in", 0, 0);
+    put(g, 0, BMT_TP_message_receive, t + 10 * MS + 1, P, "{go}", NULL, 0, 0);
+    RET(t + 11 * MS, P, "m:f/0");
+    put(g, 0, BMT_TP_process_scheduled, t + 12 * MS, P, "m:loop/0", "out", 0, 0);
+    gen_close(g);
+}
+
+/* One event of `tp` with string fields by index (strs[i] for field i,
+ * NULL: empty) and integer fields ints[i]. */
+static void put_fields(struct gen *g, int tp, uint64_t ts, const char *const *strs,
+                       const uint64_t *ints)
+{
+    struct bmt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.id = (uint16_t)tp;
+    ev.ts_ns = ts;
+    for (unsigned f = 0; f < bmt_catalogue[tp].field_count; f++) {
+        if (bmt_catalogue[tp].fields[f].type == BMT_FIELD_STRING) {
+            const char *s = strs[f] ? strs[f] : "";
+            ev.values[f].str = s;
+            ev.values[f].len = (uint32_t)strlen(s);
+        } else {
+            ev.values[f].integer = ints[f];
+        }
+    }
+    if (bmt_test_gen_emit(&g->t, 0, &ev) != 1)
+        die("an event was dropped or could not be written");
+}
+
+/* Files opened before the trace (issue 16): the state dump of open files
+ * names two (file_info), three reads carry no path (their files were
+ * opened before), one open and read carry theirs. `files` says "opened
+ * before the trace: 3 operations" and names the two (run.sh). */
+static void files_before(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open(g, path, 1);
+    uint64_t t = 8000 * MS;
+    const char *info1[BMT_MAX_FIELDS] = {"fd 17", "/var/lib/app/data.log", "os_fd"};
+    const char *info2[BMT_MAX_FIELDS] = {"<0.90.0>", "/etc/app.conf", "io_server"};
+    uint64_t none[BMT_MAX_FIELDS] = {0};
+    put_fields(g, BMT_TP_file_info, t, info1, none);
+    put_fields(g, BMT_TP_file_info, t, info2, none);
+    for (unsigned i = 0; i < 5; i++) {
+        const char *s[BMT_MAX_FIELDS] = {0};
+        uint64_t n[BMT_MAX_FIELDS] = {0};
+        s[BMT_F_file_op_pid] = "<0.91.0>";
+        s[BMT_F_file_op_op] = i == 3 ? "open" : "read";
+        s[BMT_F_file_op_path] = i >= 3 ? "/tmp/new.txt" : "";
+        s[BMT_F_file_op_result] = "ok";
+        n[BMT_F_file_op_bytes] = 10;
+        n[BMT_F_file_op_latency_ns] = 1000;
+        put_fields(g, BMT_TP_file_op, t + (i + 1) * MS, s, n);
+    }
+    gen_close(g);
+}
+
 /* Many distinct stacks (run.sh lowers the tree's cap to see the pruning):
  * 64 processes, each calling a chain of 6 of 16 functions, 4000 calls. */
 static void stacks(const char *path)
@@ -539,7 +652,9 @@ int main(int argc, char **argv)
             const char *name;
             void (*make)(const char *);
         } all[] = {{"names", names}, {"window", window}, {"overwrite", overwrite},
-                   {"span34", span34}, {"report", report}, {"stacks", stacks}};
+                   {"span34", span34}, {"report", report}, {"stacks", stacks},
+                   {"phantom", phantom}, {"own_cpu", own_cpu},
+                   {"files_before", files_before}};
         mkdir(argv[2], 0755);
         for (unsigned i = 0; i < sizeof all / sizeof all[0]; i++) {
             snprintf(path, sizeof path, "%s/%s", argv[2], all[i].name);

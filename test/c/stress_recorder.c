@@ -326,11 +326,11 @@ static void check_totals(const char *what, const char *dir, const struct bmt_rec
     struct readback rb = read_trace(dir);
     CHECKF(rb.well_formed && rb.ordered, "%s: well formed %d, ordered %d", what, rb.well_formed,
            rb.ordered);
-    CHECKF(st->events + st->discarded <= offered &&
-               offered - (st->events + st->discarded) <= in_flight,
-           "%s: events %llu + discarded %llu != offered %llu",
+    uint64_t counted = st->events + st->discarded + st->after_stop;
+    CHECKF(counted <= offered && offered - counted <= in_flight,
+           "%s: events %llu + discarded %llu + after_stop %llu != offered %llu",
            what, (unsigned long long)st->events, (unsigned long long)st->discarded,
-           (unsigned long long)offered);
+           (unsigned long long)st->after_stop, (unsigned long long)offered);
     CHECKF(rb.events == st->events, "%s: trace holds %llu events, stats %llu", what,
            (unsigned long long)rb.events, (unsigned long long)st->events);
     CHECKF(rb.discarded == st->discarded, "%s: trace reports %llu discarded, stats %llu", what,
@@ -338,9 +338,10 @@ static void check_totals(const char *what, const char *dir, const struct bmt_rec
     long bt = babeltrace_count(dir);
     CHECKF(bt == (long)st->events, "%s: babeltrace2 printed %ld events, stats %llu", what, bt,
            (unsigned long long)st->events);
-    printf("# %s: offered %llu, events %llu, discarded %llu, reason %s\n", what,
+    printf("# %s: offered %llu, events %llu, discarded %llu, after_stop %llu, reason %s\n", what,
            (unsigned long long)offered, (unsigned long long)st->events,
-           (unsigned long long)st->discarded, bmt_rec_reason_name(st->reason));
+           (unsigned long long)st->discarded, (unsigned long long)st->after_stop,
+           bmt_rec_reason_name(st->reason));
 }
 
 /* Discard mode: writers pause mid-run; an idle ring's partial packet must
@@ -406,7 +407,8 @@ static void test_discard_stop_under_load(void)
 }
 
 /* A cap: the session stops itself; offers after that are counted until
- * collected, in the stats and in the trace. */
+ * collected, apart (after_stop): neither losses nor in the trace's loss
+ * counts. */
 static void test_max_events(void)
 {
     struct bmt_rec_config cfg = config("max-events", BMT_RING_DISCARD);
@@ -430,8 +432,9 @@ static void test_max_events(void)
     CHECK(bmt_rec_stop(&rec, (int)(session - rec.sessions), generation, &st) == 0);
     CHECK(st.reason == BMT_REASON_MAX_EVENTS);
     CHECKF(st.events <= cfg.max_events, "events %llu over the cap", (unsigned long long)st.events);
+    CHECKF(st.after_stop > 0, "no offer counted after the stop (writers ran on for 20 ms)");
     check_totals("max_events", cfg.dir, &st, offered, 0);
-    tap_group("recorder: max_events stops the session by itself, trace within the cap, late offers counted");
+    tap_group("recorder: max_events stops the session by itself, trace within the cap, late offers counted apart");
 }
 
 static void test_self_stops(void)

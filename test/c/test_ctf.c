@@ -41,6 +41,9 @@ static void fixed_info(struct bmt_ctf_trace_info *info)
     info->clock_offset_ns = 250000000;
     info->vpid = 4242;
     strcpy(info->procname, "beam.smp");
+    info->schedulers_count = 2;
+    info->dirty_cpu_schedulers_count = 2;
+    info->dirty_io_schedulers_count = 10;
 }
 
 /* ---- the fixed event set ---- */

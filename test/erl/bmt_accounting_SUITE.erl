@@ -12,6 +12,7 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
          end_per_testcase/2]).
 -export([exact_counts_test/1, tiny_buffer_test/1,
+         after_stop_test/1,
          traces_reread_test/1]).
 
 -import(bmt_test_lib, [start/1, stop_check/1, assert_eq/3]).
@@ -28,6 +29,7 @@ suite() -> [{timetrap, {seconds, 90}}].
 
 all() ->
     [exact_counts_test, tiny_buffer_test,
+     after_stop_test,
      traces_reread_test].
 
 %% The traces the cases write are listed for traces_reread_test.
@@ -112,6 +114,35 @@ tiny_buffer_test(_Config) ->
         [] = [M || {_, #{message := M}} <- Ev, M =/= <<>>],
         ok
     end).
+
+%% A session that ended (here its duration cap) while flags still feed it:
+%% what it is offered from then on was never to be recorded, so it is
+%% counted apart (after_stop) and is no loss: discarded stays 0 and the
+%% trace reports no discarded events (babeltrace2 says none).
+after_stop_test(_Config) ->
+    S = start(#{duration => 100, notify => self(),
+                events => ["org_erlang_dyntrace:message_send"]}),
+    Sender = spawn(fun Loop() -> self() ! tick, receive tick -> ok end, Loop() end),
+    1 = erlang:trace(Sender, true, [send, {tracer, beamtrace, S}]),
+    receive {beamtrace_stopped, _, duration} -> ok end,
+    %% Offered after the end, until the sender has sent some more.
+    Mon = monitor(process, Sender),
+    wait_offered_after(S, 1000),
+    exit(Sender, kill),
+    receive {'DOWN', Mon, process, Sender, _} -> ok end,
+    {#{events := N, discarded := D, after_stop := A, reason := duration}, Ev} = stop_check(S),
+    io:format("# after the duration: events=~w discarded=~w after_stop=~w~n", [N, D, A]),
+    true = N > 0,
+    assert_eq(discarded, 0, D),
+    true = A >= 1000,
+    assert_eq(babeltrace_count, N, length(Ev)).
+
+%% Until info/1 of the stopped session counts at least Min after_stop.
+wait_offered_after(S, Min) ->
+    case beamtrace:info(S) of
+        #{state := stopped, after_stop := A} when A >= Min -> ok;
+        #{state := stopped} -> timer:sleep(5), wait_offered_after(S, Min)
+    end.
 
 %% Last: every trace the cases above wrote reads back the same later.
 traces_reread_test(_Config) ->

@@ -318,12 +318,11 @@ rand_term(D) ->
 crypto_free_bytes(N) -> list_to_binary([rand:uniform(256) - 1 || _ <- lists:seq(1, N)]).
 
 bad_handles_test(_Config) ->
-    {'EXIT', {badarg, _}} = (catch beamtrace:stop(make_ref())),
+    %% A reference the NIF does not know names no running session (a
+    %% handle of an unloaded library is one); anything else is a mistake.
+    {error, not_running} = beamtrace:stop(make_ref()),
     {'EXIT', {badarg, _}} = (catch beamtrace:stop(foo)),
-    case catch beamtrace:info(make_ref()) of
-        {error, not_running} -> ok;
-        {'EXIT', {badarg, _}} -> ok
-    end,
+    {error, not_running} = beamtrace:info(make_ref()),
     S = start(#{}),
     {_, _} = stop_check(S),
     {error, not_running} = beamtrace:stop(S),
@@ -390,9 +389,13 @@ disk_full(Mnt) ->
     Sent = receive {P, done, N} -> N end,
     #{state := stopped, reason := enospc} = beamtrace:info(S),
     true = is_process_alive(whereis(init)),
-    {error, {enospc, #{events := E, discarded := D, dir := Dir} = Stats}} = beamtrace:stop(S),
-    io:format("# disk full: ~p sends, ~w events in the trace, ~w discarded~n", [Sent, E, D]),
-    assert_eq(events_plus_discarded_vs_sends, Sent, E + D),
+    {error, {enospc, #{events := E, discarded := D, after_stop := A, dir := Dir} = Stats}} =
+        beamtrace:stop(S),
+    io:format("# disk full: ~p sends, ~w events in the trace, ~w discarded, ~w after the stop~n",
+              [Sent, E, D, A]),
+    %% Lost while recording (the packets the disk refused), then offered
+    %% once the session had stopped (reason enospc): every send counted.
+    assert_eq(events_plus_discarded_plus_after_stop_vs_sends, Sent, E + D + A),
     true = D > 0,
     %% babeltrace2 reads every event the stats count, and reports the rest
     %% as discarded (checked on a copy: the tmpfs goes at the end).

@@ -273,11 +273,9 @@ delete_purge_test(_Config) ->
                          [Dir, $\s, integer_to_list(length(Lines)), $\n], [append]),
     {module, beamtrace} = code:ensure_loaded(beamtrace),
     [] = beamtrace:sessions(),
-    %% a handle from the unloaded library: refused, not a crash
-    case catch beamtrace:stop(S) of
-        {error, not_running} -> ok;
-        {'EXIT', {badarg, _}} -> ok
-    end,
+    %% a handle from the unloaded library: an answer, not an exception
+    assert_eq(stale_handle_stop, {error, not_running}, catch beamtrace:stop(S)),
+    assert_eq(stale_handle_info, {error, not_running}, catch beamtrace:info(S)),
     stop_proc(P).
 
 %% Last: every trace the cases above wrote reads back the same later.

@@ -15,7 +15,7 @@
          snapshot_test/1, private_test/1, symlink_test/1, caps_test/1, rotation_test/1,
          dir_removed_test/1, default_dirs_test/1, size_only_shared_test/1,
          long_list_message_test/1, nul_in_strings_test/1, state_dump_test/1,
-         clock_test/1, traces_reread_test/1]).
+         clock_test/1, env_schedulers_test/1, traces_reread_test/1]).
 
 -import(bmt_test_lib, [assert_eq/3, tmpdir/1, babeltrace/1]).
 
@@ -31,7 +31,7 @@ all() ->
      symlink_test, caps_test, rotation_test,
      dir_removed_test, default_dirs_test, size_only_shared_test,
      long_list_message_test, nul_in_strings_test, state_dump_test,
-     clock_test, traces_reread_test].
+     clock_test, env_schedulers_test, traces_reread_test].
 
 %% The traces the cases write are listed for traces_reread_test.
 init_per_suite(Config) -> bmt_test_lib:reread_init(Config).
@@ -135,6 +135,19 @@ private_test(_Config) ->
     assert_eq(widened_dir_mode, 8#750, mode(Dir2)),
     assert_eq(widened_metadata_mode, 8#640, mode(filename:join(Dir2, "metadata"))),
     {error, {badopt, file_mode}} = beamtrace:start(#{dir => tmpdir("x"), file_mode => 8#1777}),
+    ok.
+
+%% The trace's environment says how many schedulers the VM has, normal
+%% and dirty: the command caps how many processes it shows running at once
+%% by them (issue 16 item 1).
+env_schedulers_test(_Config) ->
+    S = bmt_test_lib:start(#{dir => tmpdir("env_schedulers")}),
+    #{dir := Dir} = beamtrace:info(S),
+    {ok, _} = beamtrace:stop(S),
+    {ok, Env} = beamtrace_clock:read_env(Dir),
+    [assert_eq(K, integer_to_binary(erlang:system_info(K)),
+               maps:get(<<"beamtrace_", (atom_to_binary(K))/binary>>, Env, missing))
+     || K <- [schedulers, dirty_cpu_schedulers, dirty_io_schedulers]],
     ok.
 
 symlink_test(_Config) ->

@@ -5,7 +5,7 @@
 %% target nodes of the trace and cluster groups, where nothing of
 %% beamtrace may stay after a recording.
 -module(bmt_beamtrace_left).
--export([check/0]).
+-export([check/0, check_purged/0]).
 
 %% OTP 25's spec of erlang:trace_info/2 gives a tracer module as
 %% {tracer, Module, State}; the VM answers {tracer, {Module, State}} (dialyzer).
@@ -39,6 +39,18 @@ check() ->
         ++ [{new_flags, F} || {flags, F} <- [erlang:trace_info(new, flags)], F =/= []]
         ++ [{receive_pattern, MS} || {match_spec, MS} <- [erlang:trace_info('receive', match_spec)],
                                      MS =/= true, MS =/= false, MS =/= []].
+
+%% What the purge of the shipped modules leaves until it is done ([] when
+%% nothing): old code of beamtrace's modules (erlang:loaded/0 lists
+%% modules with old code only too), and the system request limit it raises
+%% meanwhile, when not back at its default (2 per scheduler).
+check_purged() ->
+    Old = lists:sort([M || M <- erlang:loaded(), lists:prefix("beamtrace", atom_to_list(M)),
+                           erlang:check_old_code(M)]),
+    Limit = erlang:system_info(outstanding_system_requests_limit),
+    [{old_code, Old} || Old =/= []]
+        ++ [{outstanding_system_requests_limit, Limit}
+            || Limit =/= 2 * erlang:system_info(schedulers)].
 
 %% trace:session_info/1 (OTP 27+), or undefined for a process gone meanwhile.
 session_info(W) ->

@@ -8,8 +8,9 @@
 -export([no_listener_returns_false/1, probe_fields/1, probe_shapes/1, probe_bad_arguments/1,
          pn_labels/1, tag_api/1, tag_spreads_through_gen_server_call/1,
          tag_not_spread_without_spreading/1, fuzz_user_probe_nifs/1,
-         dyntrace_install_and_uninstall/1, dyntrace_tracer_records/1, event_clock/1,
-         buffer_fits_largest_user_probe/1]).
+         dyntrace_install_and_uninstall/1, dyntrace_survives_reload/1,
+         dyntrace_tracer_records/1,
+         event_clock/1, buffer_fits_largest_user_probe/1]).
 
 %% These cases give the probes what their specs refuse, on purpose (dialyzer).
 -dialyzer({[no_improper_lists, no_fail_call], [probe_bad_arguments/1, tag_api/1]}).
@@ -24,7 +25,8 @@ all() ->
     [no_listener_returns_false, probe_fields, probe_shapes, probe_bad_arguments,
      pn_labels, tag_api, tag_spreads_through_gen_server_call,
      tag_not_spread_without_spreading, fuzz_user_probe_nifs,
-     dyntrace_install_and_uninstall, dyntrace_tracer_records, event_clock,
+     dyntrace_install_and_uninstall, dyntrace_survives_reload, dyntrace_tracer_records,
+     event_clock,
      buffer_fits_largest_user_probe].
 
 init_per_testcase(Case, Config) ->
@@ -249,6 +251,27 @@ dyntrace_install_and_uninstall(_Config) ->
     ?EXPECT(dyntrace:p(1) =/= true, otp_p),
     ok = beamtrace:install_dyntrace(),
     ok = beamtrace:uninstall_dyntrace(),
+    ok.
+
+%% The seed's first step after installing: `l(dyntrace)'. It reloads the
+%% stand-in, not OTP's module (whose probes raise nif_not_loaded here),
+%% until uninstall_dyntrace/0, which takes the stand-in off the code path.
+dyntrace_survives_reload(_Config) ->
+    Otp = code:which(dyntrace),
+    ok = beamtrace:install_dyntrace(),
+    Ours = code:which(dyntrace),
+    {module, dyntrace} = c:l(dyntrace),
+    ?EXPECT(code:which(dyntrace) =:= Ours, {after_l, code:which(dyntrace)}),
+    ?EXPECT(is_boolean(dyntrace:p(1)), p_after_l),
+    ?EXPECT(is_boolean(dyntrace:pn(3, "x")), pn_after_l),
+    true = dyntrace:available(),
+    Compat = filename:dirname(Ours),
+    ?EXPECT(hd(code:get_path()) =:= Compat, {path, hd(code:get_path())}),
+    ok = beamtrace:uninstall_dyntrace(),
+    ?EXPECT(code:which(dyntrace) =:= Otp, {after_uninstall, code:which(dyntrace)}),
+    ?EXPECT(not lists:member(Compat, code:get_path()), compat_left_on_path),
+    {module, dyntrace} = c:l(dyntrace),
+    ?EXPECT(code:which(dyntrace) =:= Otp, {after_uninstall_l, code:which(dyntrace)}),
     ok.
 
 dyntrace_tracer_records(Config) ->

@@ -14,6 +14,7 @@
          cleanup_after_helper_killed/1, cleanup_after_keeper_killed/1,
          session_cap_ends_helper/1, file_ops_recorded/1, read_file_attributed_and_tagged/1,
          files_command/1, file_io_cleanup/1, ets_ops_recorded/1, file_io_of_listed_pids/1,
+         ets_all_and_missing_tables/1, files_opened_before/1,
          traces_reread_test/1]).
 
 %% long_message_queue is a system monitor option from OTP 27: the case checks
@@ -35,7 +36,8 @@ all() ->
      message_queue_top, node_up_down, cleanup_after_stop,
      cleanup_after_helper_killed, cleanup_after_keeper_killed, session_cap_ends_helper,
      file_ops_recorded, read_file_attributed_and_tagged, files_command, file_io_cleanup,
-     ets_ops_recorded, file_io_of_listed_pids,
+     ets_ops_recorded, file_io_of_listed_pids, ets_all_and_missing_tables,
+     files_opened_before,
      traces_reread_test].
 
 init_per_suite(Config0) ->
@@ -483,6 +485,18 @@ in_worker(Fun) ->
         {'DOWN', Ref, _, _, Why} -> fail(worker_crashed, Why)
     end.
 
+%% As in_worker/1, but the worker lives on until released (release/1):
+%% the helper reads a caller's tag from its dictionary when it handles the
+%% call, which on a loaded machine can be after a short-lived caller died.
+in_worker_kept(Fun) ->
+    Self = self(),
+    W = spawn(fun() -> R = Fun(), Self ! {self(), R}, receive release -> ok end end),
+    receive {W, R} -> {W, R} end.
+
+release(W) ->
+    W ! release,
+    ok.
+
 pid_text(P) -> list_to_binary(pid_to_list(P)).
 
 file_ops_recorded(_) ->
@@ -673,11 +687,81 @@ file_io_cleanup(_) ->
               beamtrace:start(#{dir => bmt_test_lib:tmpdir("bad_ets"), ets => []})),
     ok.
 
+%% `ets => all' as well as `[all]'; a table that does not exist is refused
+%% with its name (it would record nothing), and nothing is left.
+ets_all_and_missing_tables(_) ->
+    T = ets:new(bmt_ets_all, [named_table, public]),
+    S = start(#{ets => all}),
+    {W, ok} = in_worker(fun() -> true = ets:insert(bmt_ets_all, {k}), ok end),
+    Events = stop(S),
+    [_] = select(Events, #{'$name' => ets_op, pid => pid_text(W), op => <<"insert">>}),
+    Dir = bmt_test_lib:tmpdir("no-table"),
+    assert_eq(missing_name, {error, {ets, {no_table, bmt_no_such_table}}},
+              beamtrace:start(#{dir => Dir, ets => [bmt_ets_all, bmt_no_such_table]})),
+    Gone = ets:new(bmt_gone, []),
+    ets:delete(Gone),
+    assert_eq(missing_tid, {error, {ets, {no_table, Gone}}}, beamtrace:start(#{dir => Dir, ets => [Gone]})),
+    ?EXPECT(not filelib:is_file(Dir), dir_not_made),
+    assert_eq(no_session_left, [], beamtrace:sessions()),
+    assert_eq(no_patterns_left, [], meta_clean()),
+    ets:delete(T),
+    ok.
+
+%% Files opened before the session: the state dump of open files names
+%% both (file_info os_fd: every regular file the VM has open); the one
+%% opened without raw is also named by its io server where the release's
+%% file server has a table of them (OTP 25 and 26), and the operations on
+%% it then carry its path. A raw handle's descriptor is the opener's
+%% alone: operations on that one carry no path.
+files_opened_before(_) ->
+    Dir = bmt_test_lib:tmpdir("before_data"),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    RawPath = filename:join(Dir, "raw.bin"),
+    IoPath = filename:join(Dir, "io.bin"),
+    ok = file:write_file(RawPath, binary:copy(<<1>>, 100)),
+    ok = file:write_file(IoPath, binary:copy(<<2>>, 100)),
+    Self = self(),
+    W = spawn(fun() ->
+                  {ok, Raw} = file:open(RawPath, [read, binary, raw]),
+                  {ok, Io} = file:open(IoPath, [read, binary]),
+                  Self ! {self(), opened},
+                  receive go -> ok end,
+                  {ok, _} = file:read(Io, 10),
+                  {ok, _} = file:read(Raw, 10),
+                  Self ! {self(), done},
+                  receive close -> ok end,
+                  ok = file:close(Raw),
+                  ok = file:close(Io)
+              end),
+    receive {W, opened} -> ok end,
+    Table = ets:info(file_io_servers, size) =/= undefined,
+    S = start(#{file_io => true}),
+    W ! go,
+    receive {W, done} -> ok end,
+    Events = stop(S),
+    W ! close,
+    Raw = list_to_binary(RawPath),
+    Io = list_to_binary(IoPath),
+    OsFds = [field(path, E) || E <- select(Events, #{'$name' => file_info, kind => <<"os_fd">>})],
+    ?EXPECT(lists:member(Raw, OsFds) andalso lists:member(Io, OsFds), {os_fds, OsFds}),
+    Reads = [field(path, E) || E <- select(Events, #{'$name' => file_op, pid => pid_text(W),
+                                                       op => <<"read">>})],
+    case Table of
+        true ->
+            assert_eq(io_read_named, [Io, <<>>], Reads),
+            [_] = select(Events, #{'$name' => file_info, kind => <<"io_server">>, path => Io});
+        false ->
+            io:format("# no file_io_servers table on this release: the io server's file is "
+                      "named by the open-files dump only~n"),
+            assert_eq(reads_unnamed, [<<>>, <<>>], Reads)
+    end,
+    ok.
+
 ets_ops_recorded(_) ->
     T = ets:new(bmt_ets_traced, [named_table, public]),
     Other = ets:new(bmt_ets_other, [named_table, public]),
     S = start(#{ets => [bmt_ets_traced]}),
-    {W, ok} = in_worker(fun() ->
+    {W, ok} = in_worker_kept(fun() ->
         _ = beamtrace:put_tag(<<"ets-tag">>),
         [true = ets:insert(bmt_ets_traced, {I, 0}) || I <- lists:seq(1, 10)],
         [[_] = ets:lookup(bmt_ets_traced, I) || I <- lists:seq(1, 7)],
@@ -689,6 +773,7 @@ ets_ops_recorded(_) ->
         ok
     end),
     Events = stop(S),
+    release(W),
     Mine = select(Events, #{'$name' => ets_op, pid => pid_text(W)}),
     Count = fun(Op) -> length([E || E <- Mine, field(op, E) =:= Op]) end,
     assert_eq(inserts, 10, Count(<<"insert">>)),

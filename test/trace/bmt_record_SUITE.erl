@@ -21,7 +21,8 @@
          second_record_test/1, interrupt_shipping_test/1, abandon_test/1, disk_full_target_test/1,
          disk_full_shipping_test/1, disk_full_local_test/1, dbg_coexists_test/1,
          remote_dir_test/1, keep_test/1, already_loaded_test/1, tls_test/1,
-         record_sources_test/1]).
+         record_sources_test/1,
+         nif_mapped_once_test/1, private_dir_mode_test/1, ets_missing_table_test/1, knobs_test/1, knobs_checked_test/1]).
 
 -import(bmt_record_cmd, [root/0, cli/0, cookie_file/0, rand_name/1, record/1, record/2,
                          start_record/1, start_record/2, finish_record/2, os_pid/1,
@@ -47,7 +48,8 @@ all() ->
      abandon_test, disk_full_target_test, disk_full_shipping_test,
      disk_full_local_test, dbg_coexists_test, remote_dir_test,
      keep_test, already_loaded_test, tls_test,
-     record_sources_test].
+     record_sources_test,
+     nif_mapped_once_test, private_dir_mode_test, ets_missing_table_test, knobs_test, knobs_checked_test].
 
 % This node drives: distributed (a random name), with the targets' code
 % path (the workloads alone) ready.
@@ -85,7 +87,10 @@ target(Opts) ->
                           {"/usr/bin/unshare",
                            ["--mount", "--propagation", "private", "sh", "-c",
                             "mount -t tmpfs -o size=$1 bmt_small \"$2\" && shift 2 && exec \"$@\"",
-                            "sh", Size, Tmp, Erl | Args]}
+                            "sh", Size, Tmp, Erl | Args]};
+                      {umask, Mask} ->
+                          {"/bin/sh", ["-c", "umask $1 && shift && exec \"$@\"", "sh", Mask,
+                                       Erl | Args]}
                   end,
     Cwd = tmpdir("target-cwd"),
     ok = filelib:ensure_dir(filename:join(Cwd, "x")),
@@ -121,15 +126,25 @@ stop_target(#{node := T, port := Port}) ->
 with_target(Fun) ->
     with_target(#{}, Fun).
 
+wait_purged(T, Tries) ->
+    case erpc:call(T, bmt_beamtrace_left, check_purged, []) of
+        Left when Left =:= []; Tries =< 1 -> Left;
+        _ -> timer:sleep(100), wait_purged(T, Tries - 1)
+    end.
+
 with_target(Opts, Fun) ->
     T = target(Opts),
     try Fun(T)
     after stop_target(T)
     end.
 
-%% Nothing of beamtrace on the target, and its TMPDIR empty.
+%% Nothing of beamtrace on the target, and its TMPDIR empty; the purge of
+%% the shipped modules, which goes on after the command, ends with no old
+%% code and the node's system request limit set back (polled: the group's
+%% time limit bounds it).
 assert_clean(#{node := T, tmp := Tmp}) ->
     assert_eq({beamtrace_left, T}, [], erpc:call(T, bmt_trace_target, beamtrace_left, [])),
+    assert_eq({purge_left, T}, [], wait_purged(T, 200)),
     assert_eq({tmp_left, T}, {ok, []}, erpc:call(T, file, list_dir, [Tmp])),
     [case erpc:call(T, erlang, trace_info, [MFA, all]) of
          {all, false} -> ok;
@@ -385,7 +400,11 @@ node_dies_test(_Config) ->
         wait_stderr(ErrFile, <<"recording on">>),
         catch erpc:cast(maps:get(node, T), erlang, halt, []),
         R = finish_record(Port, ErrFile),
-        assert_error(1, R, <<"went down while recording .*no trace was brought back">>)
+        %% What is left on the dead node's host is named, with the fetch.
+        assert_error(1, R, <<"went down \\(or cannot be reached\\) while recording: no trace was "
+                             "brought back; left on its host: .*/beamtrace-record-[^/]+/trace "
+                             "\\(fetch it with: scp -r [^:]+:.*/trace \\. ; then remove .*; also "
+                             "left there: .*/beamtrace-nif-">>)
     after
         stop_target(T)
     end.
@@ -412,9 +431,10 @@ interrupt_shipping_test(_Config) ->
                                                         tmpdir("interrupted")],
                                        [{"BEAMTRACE_TEST_PAUSE", "ship"}]),
         wait_stderr(ErrFile, <<"test pause: ship">>),
-        %% The agent and the NIF library are on the target at this point.
+        %% The agent and the NIF library are on the target at this point:
+        %% the private directory and the NIF library's.
         [_ | _] = erpc:call(maps:get(node, T), bmt_trace_target, beamtrace_left, []),
-        {ok, [_]} = erpc:call(maps:get(node, T), file, list_dir, [maps:get(tmp, T)]),
+        {ok, [_, _]} = erpc:call(maps:get(node, T), file, list_dir, [maps:get(tmp, T)]),
         interrupt(Port),
         R = finish_record(Port, ErrFile),
         assert_error(130, R, <<"interrupted \\(Ctrl-C\\) before recording">>),
@@ -433,16 +453,47 @@ abandon_test(_Config) ->
         wait_stderr(ErrFile, <<"test pause: stop">>),
         interrupt(Port),
         R = finish_record(Port, ErrFile),
-        assert_error(130, R, <<"abandoned \\(second Ctrl-C\\): the agent on the target removes">>),
-        wait_clean(T, 100)
+        assert_error(130, R, <<"abandoned \\(second Ctrl-C\\): when its connection drops, the agent "
+                               "on the target removes what was shipped and stops the trace, "
+                               "keeping it there">>),
+        %% Losing the controller loses no trace: stopped, kept in the
+        %% private directory 'recording on' named, the rest removed, and
+        %% the node's log says where and how to fetch it.
+        {ok, ErrText} = file:read_file(ErrFile),
+        {match, [TraceDir]} = re:run(ErrText, <<"recording on \\S+ into (\\S+):">>,
+                                     [{capture, all_but_first, list}]),
+        Private = filename:dirname(TraceDir),
+        wait_kept(T, Private, 100),
+        true = count(read_back(TraceDir), "function_call") > 0,
+        Log = wait_port_text(maps:get(port, T), <<"fetch it with 'scp -r [^:]+:",
+                                                  (list_to_binary(TraceDir))/binary, " \\.'">>),
+        io:format("# target log: ~s~n", [Log]),
+        ok = erpc:call(maps:get(node, T), file, del_dir_r, [Private]),
+        assert_clean(T)
     end).
 
-wait_clean(T, 0) ->
-    assert_clean(T);
-wait_clean(#{node := N, tmp := Tmp} = T, Tries) ->
+%% Until nothing of beamtrace is left on the target but its private
+%% directory Private (holding the trace).
+wait_kept(T, Private, 0) ->
+    fail(trace_not_kept, {Private, erpc:call(maps:get(node, T), file, list_dir, [maps:get(tmp, T)])});
+wait_kept(#{node := N, tmp := Tmp} = T, Private, Tries) ->
+    Name = filename:basename(Private),
     case {erpc:call(N, bmt_trace_target, beamtrace_left, []), erpc:call(N, file, list_dir, [Tmp])} of
-        {[], {ok, []}} -> assert_clean(T);
-        _ -> timer:sleep(100), wait_clean(T, Tries - 1)
+        {[], {ok, [Name]}} -> ok;
+        _ -> timer:sleep(100), wait_kept(T, Private, Tries - 1)
+    end.
+
+%% The target's output (its logger's) until a line matches Re.
+wait_port_text(Port, Re) ->
+    wait_port_text(Port, Re, <<>>).
+
+wait_port_text(Port, Re, Acc) ->
+    case re:run(Acc, Re) of
+        {match, _} -> Acc;
+        nomatch ->
+            receive {Port, {data, D}} -> wait_port_text(Port, Re, <<Acc/binary, (iolist_to_binary(D))/binary>>)
+            after 20000 -> fail(no_such_output, {Re, Acc})
+            end
     end.
 
 can_mount() ->
@@ -581,6 +632,177 @@ already_loaded_test(_Config) ->
         {ok, []} = erpc:call(N, file, list_dir, [maps:get(tmp, T)]),
         [] = erpc:call(N, beamtrace, sessions, [])
     end).
+
+%% An --ets table the target does not have: a warning line, the recording
+%% goes on without it.
+ets_missing_table_test(_Config) ->
+    with_target(fun(T) ->
+        {0, _, Err} = record(node_args(T) ++ ["--events", "procs", "--ets", "bmt_no_such_table",
+                                              "--duration", "300ms", "-o", tmpdir("no-table")]),
+        true = lists:any(fun(L) -> re:run(L, <<"^warning: --ets: .* has no table named "
+                                              "bmt_no_such_table: it is left out">>) =/= nomatch
+                         end, Err),
+        assert_clean(T)
+    end).
+
+%%% The controller's own knobs (the command's options for them are being
+%%% declared in its option table): driven here as the command drives it,
+%%% through its stdin and stdout.
+
+%% Runs the controller (beamtrace_record:main/0) against T with Opts merged
+%% into what the command always sends; OnLine(Line, Port) sees each stdout
+%% line as it comes. Returns {ExitStatus, Lines}.
+controller(#{node := N}, Opts, OnLine) ->
+    Erl = os:find_executable(os:getenv("ERL", "erl")),
+    Port = open_port({spawn_executable, Erl},
+                     [{args, ["-noshell", "+Bi", "-setcookie", rand_name("ctl_"), "-pa",
+                              filename:join(root(), "ebin"), "-s", "beamtrace_record", "main"]},
+                      binary, exit_status, use_stdio, {line, 8192}]),
+    Base = #{node => atom_to_binary(N), calls => [], events => [], procs => all,
+             duration => 60000, remote_dir => false, keep => false, return_to => false,
+             tty => false, nif => list_to_binary(filename:join([root(), "priv", "beamtrace_nif.so"])),
+             cookie_from => <<"test">>},
+    Term = io_lib:format("~0p.~n", [maps:merge(Base, Opts)]),
+    true = port_command(Port, [atom_to_list(erlang:get_cookie()), "\n", Term]),
+    controller_lines(Port, OnLine, []).
+
+controller_lines(Port, OnLine, Acc) ->
+    receive
+        {Port, {data, {_, L}}} ->
+            io:format("#   ~s~n", [L]),
+            OnLine(L, Port),
+            controller_lines(Port, OnLine, [L | Acc]);
+        {Port, {exit_status, S}} ->
+            {S, lists:reverse(Acc)}
+    after 180000 ->
+            fail(controller_timeout, lists:reverse(Acc))
+    end.
+
+%% The recorder's knobs through record: a flight recorder (mode overwrite)
+%% with a snapshot taken while it runs, 1 MiB buffers, messages as their
+%% size only, a process excluded by its registered name, and a call spec in
+%% Elixir's spelling.
+knobs_test(_Config) ->
+    with_target(fun(#{node := N} = T) ->
+        Out = tmpdir("knobs"),
+        Load = list_to_binary(pid_to_list(erpc:call(N, erlang, whereis, [bmt_load]))),
+        OnLine = fun(<<"note recording on ", _/binary>>, Port) ->
+                         timer:sleep(300),
+                         port_command(Port, "snapshot\n");
+                    (<<"snapshot ", _/binary>>, Port) ->
+                         port_command(Port, "stop\n");
+                    (_, _) ->
+                         ok
+                 end,
+        {0, Lines} = controller(T, #{calls => [<<":bmt_trace_target.work/1">>],
+                                     events => [procs, send], mode => overwrite,
+                                     buffer_size => 1 bsl 20, message_length => size_only,
+                                     exclude => [<<"bmt_load">>], out => list_to_binary(Out)},
+                                OnLine),
+        [Snap] = [S || <<"snapshot ", S/binary>> <- Lines],
+        [SnapDir, _, _, _] = binary:split(Snap, <<" ">>, [global]),
+        assert_eq(snapshot_dir, list_to_binary(Out ++ "-snapshot-1"), SnapDir),
+        [_ | _] = [R || <<"result ", R/binary>> <- Lines],
+        {0, Trace, _} = babeltrace(Out),
+        {0, SnapTrace, _} = babeltrace(binary_to_list(SnapDir)),
+        true = SnapTrace =/= [],
+        Has = fun(Lns, Re) -> [L || L <- Lns, re:run(L, Re) =/= nomatch] end,
+        %% Elixir's spelling traced the Erlang function; the excluded
+        %% process made no event though it keeps working; messages are
+        %% sizes.
+        [_ | _] = Has(Trace, <<"function_call: .*entry = \"bmt_trace_target:work/1\"">>),
+        assert_eq(excluded_by_name, [], Has(Trace, <<"(pid|from) = \"", Load/binary, "\"">>)),
+        Sends = Has(Trace, <<"message_send: ">>),
+        [_ | _] = Sends,
+        assert_eq(size_only, Sends, Has(Sends, <<"message = \"<[0-9]+ words>\"">>)),
+        assert_clean(T)
+    end).
+
+%% Each knob's bad value: exit 2 and one line naming it, before anything
+%% is shipped (the target is untouched).
+knobs_checked_test(_Config) ->
+    with_target(fun(T) ->
+        Cases = [{#{buffer_size => 100}, <<"--buffer-size 100: give 32KiB to 1GiB">>},
+                 {#{message_length => -1}, <<"--message-length -1: give 0 to 16384">>},
+                 {#{mode => sometimes}, <<"--mode sometimes: give discard or overwrite">>},
+                 {#{exclude => [42]}, <<"--exclude 42: give pids">>},
+                 {#{calls => [<<"MyApp..x/1">>]}, <<"--calls 'MyApp..x/1': expected Module.function/arity">>}],
+        [begin
+             {S, Lines} = controller(T, Opts#{events => [procs], out => list_to_binary(tmpdir("bad-knob"))},
+                                     fun(_, _) -> ok end),
+             assert_eq({status, Opts}, 2, S),
+             [E] = [L || <<"error ", L/binary>> <- Lines],
+             {match, _} = re:run(E, Re),
+             [] = [L || <<"note connected", L/binary>> <- Lines]
+         end || {Opts, Re} <- Cases],
+        assert_clean(T)
+    end).
+
+%% Each recording loads the NIF library into the target; the VM maps a
+%% library for good (linked -z nodelete). Recordings of the same build
+%% reuse the mapping: after three, the node's memory map holds what it held
+%% after the first (it gained a deleted copy, ~184 KiB, per recording).
+nif_mapped_once_test(_Config) ->
+    with_target(fun(#{node := N} = T) ->
+        OsPid = erpc:call(N, os, getpid, []),
+        Maps = fun() ->
+                       {ok, B} = file:read_file("/proc/" ++ OsPid ++ "/maps"),
+                       lists:sort([L || L <- binary:split(B, <<"\n">>, [global]),
+                                        binary:match(L, <<"beamtrace_nif">>) =/= nomatch])
+               end,
+        assert_eq(before, [], Maps()),
+        Run = fun(I) ->
+                      assert_ok(record(node_args(T) ++ ["--calls", ?WORK, "--duration", "300ms",
+                                                        "-o", tmpdir("maps-" ++ I)])),
+                      assert_clean(T),
+                      Maps()
+              end,
+        First = Run("1"),
+        io:format("# after the first recording:~n~s~n", [lists:join("\n", [["#   ", L] || L <- First])]),
+        true = First =/= [],
+        assert_eq(after_second, First, Run("2")),
+        assert_eq(after_third, First, Run("3"))
+    end).
+
+%% The private directories on the target are made mode 0700 (never 0777 &
+%% ~umask for a moment, then chmod'ed): every mkdir of one, as strace sees
+%% it on the target VM and on its port program helper, asks for 0700. The
+%% target runs with umask 0, where the old way was world-writable.
+private_dir_mode_test(_Config) ->
+    case os:find_executable("strace") of
+        false ->
+            {skip, "needs strace (apt-get install strace)"};
+        Strace ->
+            with_target(#{wrap => {umask, "000"}}, fun(#{node := N} = T) ->
+                OsPid = erpc:call(N, os, getpid, []),
+                %% The VM and erl_child_setup, which forks port programs.
+                Pids = [OsPid | string:lexemes(os:cmd("ps -o pid= --ppid " ++ OsPid), " \n")],
+                Log = tmpdir("strace") ++ ".txt",
+                ok = filelib:ensure_dir(Log),
+                SPort = open_port({spawn_executable, Strace},
+                                  [{args, ["-f", "-qq", "-e", "trace=mkdir,mkdirat", "-o", Log]
+                                    ++ lists:append([["-p", P] || P <- Pids])}, exit_status]),
+                timer:sleep(1000),     % strace attached (it prints nothing when it is)
+                R = record(node_args(T) ++ ["--calls", ?WORK, "--duration", "300ms",
+                                            "-o", tmpdir("mode")]),
+                os:cmd("kill -INT " ++ integer_to_list(os_pid(SPort))),
+                receive {SPort, {exit_status, _}} -> ok after 10000 -> ok end,
+                assert_ok(R),
+                {ok, Text} = file:read_file(Log),
+                Made = [L || L <- binary:split(Text, <<"\n">>, [global]),
+                             binary:match(L, [<<"beamtrace-record-">>, <<"beamtrace-nif-">>]) =/= nomatch,
+                             binary:match(L, <<"mkdir">>) =/= nomatch,
+                             binary:match(L, <<"/trace\"">>) =:= nomatch,
+                             binary:match(L, <<") = 0">>) =/= nomatch],
+                io:format("# ~s~n", [lists:join("\n# ", Made)]),
+                assert_eq(private_dirs_made, 2, length(Made)),
+                [case re:run(L, <<", 0700\\) = 0">>) of
+                     {match, _} -> ok;
+                     nomatch -> fail(not_made_private, L)
+                 end || L <- Made],
+                assert_clean(T)
+            end)
+    end.
 
 %% TLS distribution: the target runs inet_tls; the command passes
 %% -proto_dist and -ssl_dist_optfile to its controller. This node cannot

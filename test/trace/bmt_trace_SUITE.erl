@@ -15,6 +15,10 @@
          max_rate_test/1, state_dump_rate_test/1, owner_exit_test/1, stop_trace_test/1,
          setup_errors_test/1, return_vs_return_to_test/1, p99_readme_test/1,
          dbg_coexists_test/1, legacy_cleared_test/1,
+         not_a_trace_test/1,
+         own_processes_hidden_test/1,
+         hot_code_load_test/1,
+         hot_code_load_once_test/1,
          traces_reread_test/1]).
 %% For bmt_record_SUITE.
 -export([calls_json/1, function_row/2, check_p99/3]).
@@ -24,7 +28,7 @@
 -dialyzer({[no_fail_call, no_opaque, no_return],
            [spec_parse_test/1, owner_exit_test/1]}).
 
--import(bmt_test_lib, [tmpdir/1, check_trace/1, assert_eq/3, fail/2, select/2]).
+-import(bmt_test_lib, [tmpdir/1, check_trace/1, assert_eq/3, fail/2, select/2, field/2]).
 
 -define(WORK, "bmt_trace_target:work/1").
 -define(WORK_MFA, {bmt_trace_target, work, 1}).
@@ -41,6 +45,10 @@ all() ->
      owner_exit_test, stop_trace_test, setup_errors_test,
      return_vs_return_to_test, p99_readme_test, dbg_coexists_test,
      legacy_cleared_test,
+     not_a_trace_test,
+     own_processes_hidden_test,
+     hot_code_load_test,
+     hot_code_load_once_test,
      traces_reread_test].
 
 %% The traces the cases write are listed for traces_reread_test.
@@ -111,13 +119,20 @@ spec_parse_test(_Config) ->
             {<<"m:f/0">>, [{m, f, 0, false}]},
             {{m, f, 1}, [{m, f, 1, false}]},
             {{m, f, '_', return}, [{m, f, '_', true}]},
-            {["a:b/1", "c -> return", procs, send], [{a, b, 1, false}, {c, '_', '_', true}]}],
+            {["a:b/1", "c -> return", procs, send], [{a, b, 1, false}, {c, '_', '_', true}]},
+            %% Elixir's spelling.
+            {"MyApp.Worker.run/1", [{'Elixir.MyApp.Worker', run, 1, false}]},
+            {"MyApp.Worker.run", [{'Elixir.MyApp.Worker', run, '_', false}]},
+            {"MyApp.Worker", [{'Elixir.MyApp.Worker', '_', '_', false}]},
+            {"MyApp.Worker.valid?/2 -> return", [{'Elixir.MyApp.Worker', 'valid?', 2, true}]},
+            {":ets.lookup/2", [{ets, lookup, 2, false}]}],
     [begin
          {ok, #{calls := Calls}} = beamtrace_trace:parse(Spec),
          assert_eq({parse, Spec}, Expect, [{M, F, A, R} || {M, F, A, R, _} <- Calls])
      end || {Spec, Expect} <- Good],
     {ok, #{kinds := [procs, 'receive', send]}} = beamtrace_trace:parse([send, procs, 'receive']),
     Bad = [[], "", "m:f/x", "m:f/3 -> stack", "_:f/1", "'_'", "m:f:g", "'unterminated",
+           "MyApp..x/1", "MyApp.Worker.run/x", ":.f/1", "MyApp.Worker.run.again/1",
            {'_', f, 1}, {m, f, 300}, {m, f, 1, stack}, nosuchkind, [1, 2, 3], 42],
     [case beamtrace_trace:parse(S) of
          {error, {badspec, _, Why}} when is_list(Why) -> ok;
@@ -223,6 +238,256 @@ stop_trace_test(_Config) ->
         {error, not_running} = beamtrace:trace_info(T),
         assert_clean([?WORK_MFA])
     end).
+
+%% stop_trace/1 and trace_info/1 given a live process that is no trace:
+%% an answer at once, and nothing in that process's mailbox. (They waited
+%% forever, leaving their request there.)
+not_a_trace_test(_Config) ->
+    P = spawn(fun() -> receive stop -> ok end end),
+    assert_eq(stop_trace, {error, not_a_trace}, beamtrace:stop_trace(P)),
+    assert_eq(trace_info, {error, not_a_trace}, beamtrace:trace_info(P)),
+    assert_eq(self_stop_trace, {error, not_a_trace}, beamtrace:stop_trace(self())),
+    assert_eq(not_a_pid, {error, not_a_trace}, beamtrace:trace_info(make_ref())),
+    assert_eq(mailbox, {messages, []}, erlang:process_info(P, messages)),
+    {messages, []} = erlang:process_info(self(), messages),
+    P ! stop.
+
+%% Hot code loading drops a module's call patterns; the trace sets them
+%% again on the new code and records a code_load event: calls made after
+%% the reload are in the trace (h/1 exists only in the new version). A spec
+%% the new code lacks (g/1) is said in the event and in the result.
+hot_code_load_test(_Config) ->
+    ok = load_hot(1, [f, g]),
+    Caller = spawn(fun() -> hot_loop(0) end),
+    try
+        {ok, T} = beamtrace:trace_async(["bmt_hot", "bmt_hot:g/1"],
+                                        #{dir => tmpdir("hot"), duration => infinity,
+                                          flush_interval => 100}),
+        wait_calls(T, 10, 40),
+        ok = load_hot(2, [f, h]),
+        %% Version 2's code has no pattern: the load dropped them.
+        assert_eq(pattern_dropped_by_load, false, traced({bmt_hot, f, 1})),
+        wait_traced({bmt_hot, h, 1}),
+        wait_calls(T, 10, 40),
+        {ok, #{code_loads := 1, not_reapplied := [{"bmt_hot:g/1", no_match}]} = S} =
+            beamtrace:stop_trace(T),
+        Ev = events(S),
+        [{code_load, #{module := <<"bmt_hot">>, functions := Set, missing := Missing,
+                       code := <<"new">>}}] = select(Ev, #{'$name' => code_load}),
+        true = Set >= 2,
+        assert_eq(missing, <<"[\"bmt_hot:g/1\"]">>, Missing),
+        Calls = fun(E) -> length(select(Ev, #{'$name' => function_call, entry => E})) end,
+        io:format("# calls: f/1 ~b, g/1 ~b (version 1 only), h/1 ~b (version 2 only)~n",
+                  [Calls(<<"bmt_hot:f/1">>), Calls(<<"bmt_hot:g/1">>), Calls(<<"bmt_hot:h/1">>)]),
+        true = Calls(<<"bmt_hot:g/1">>) > 0,
+        true = Calls(<<"bmt_hot:h/1">>) > 0
+    after
+        exit(Caller, kill),
+        _ = code:purge(bmt_hot), _ = code:delete(bmt_hot), _ = code:purge(bmt_hot)
+    end.
+
+%% A reload after which no traced function exists (the one spec, g/1, is
+%% gone from the new code) is one code_load, not one at every look: the
+%% watch remembers the new code by its MD5. (Before, every flush interval
+%% found "nothing matched" and recorded the load again.) Unloading the
+%% module is one more, loading it again one more.
+hot_code_load_once_test(_Config) ->
+    ok = load_hot(1, [f, g]),
+    Caller = spawn(fun() -> hot_loop(0) end),
+    try
+        {ok, T} = beamtrace:trace_async(["bmt_hot:g/1"],
+                                        #{dir => tmpdir("hot_once"), duration => infinity,
+                                          flush_interval => 50}),
+        wait_calls(T, 10, 40),
+        ok = load_hot(2, [f, h]),
+        wait_code_loads(T, 1),
+        %% Ten more looks at the same code.
+        timer:sleep(500),
+        assert_eq(code_loads_after_looks, 1, maps:get(code_loads, beamtrace:trace_info(T))),
+        _ = code:purge(bmt_hot), true = code:delete(bmt_hot),
+        wait_code_loads(T, 2),
+        ok = load_hot(1, [f, g]),
+        wait_code_loads(T, 3),
+        timer:sleep(500),
+        {ok, #{code_loads := 3} = S} = beamtrace:stop_trace(T),
+        Codes = [field(code, E) || E <- select(events(S), #{'$name' => code_load})],
+        assert_eq(code_load_events, [<<"new">>, <<"unloaded">>, <<"new">>], Codes)
+    after
+        exit(Caller, kill),
+        _ = code:purge(bmt_hot), _ = code:delete(bmt_hot), _ = code:purge(bmt_hot)
+    end.
+
+%% Until the trace's watch has seen N code loads (the runner's timeout
+%% bounds the test).
+wait_code_loads(T, N) ->
+    case beamtrace:trace_info(T) of
+        #{code_loads := K} when K >= N -> ok;
+        _ -> timer:sleep(20), wait_code_loads(T, N)
+    end.
+
+%% bmt_hot version V: each of Funs is F(N) -> N + V.
+load_hot(V, Funs) ->
+    Src = ["-module(bmt_hot).\n",
+           io_lib:format("-export([~s]).\n", [lists:join(",", [[atom_to_list(F), "/1"] || F <- Funs])]),
+           [io_lib:format("~s(N) -> N + ~b.\n", [F, V]) || F <- Funs]],
+    Forms = forms(lists:flatten(Src)),
+    {ok, bmt_hot, Bin} = compile:forms(Forms, []),
+    _ = code:purge(bmt_hot),
+    {module, bmt_hot} = code:load_binary(bmt_hot, "bmt_hot.erl", Bin),
+    ok.
+
+%% The abstract forms of a module's source text.
+forms(Text) ->
+    {ok, Tokens, _} = erl_scan:string(Text),
+    split_forms(Tokens, []).
+
+split_forms([], []) ->
+    [];
+split_forms([{dot, _} = Dot | Rest], Acc) ->
+    {ok, Form} = erl_parse:parse_form(lists:reverse([Dot | Acc])),
+    [Form | split_forms(Rest, [])];
+split_forms([T | Rest], Acc) ->
+    split_forms(Rest, [T | Acc]).
+
+%% Calls every exported function of bmt_hot (the newest code's) every
+%% millisecond.
+hot_loop(N) ->
+    _ = [bmt_hot:F(N) || F <- [f, g, h], erlang:function_exported(bmt_hot, F, 1)],
+    timer:sleep(1),
+    hot_loop(N + 1).
+
+%% Until the trace has recorded at least Min more events than when asked
+%% (Tries polls, 50 ms apart: the runner's timeout bounds the test).
+wait_calls(T, Min, Tries) ->
+    #{events := E0} = beamtrace:trace_info(T),
+    wait_calls(T, E0, Min, Tries).
+
+wait_calls(_T, _E0, _Min, 0) ->
+    ok;
+wait_calls(T, E0, Min, Tries) ->
+    case beamtrace:trace_info(T) of
+        #{events := E} when E >= E0 + Min -> ok;
+        _ -> timer:sleep(50), wait_calls(T, E0, Min, Tries - 1)
+    end.
+
+wait_traced(MFA) ->
+    case traced(MFA) of
+        false -> timer:sleep(20), wait_traced(MFA);
+        true -> ok
+    end.
+
+%% Whether MFA has a call pattern of beamtrace's: in its own trace session
+%% (OTP 27+) or in the legacy one.
+traced(MFA) ->
+    case beamtrace_tracing:backend() of
+        legacy -> erlang:trace_info(MFA, traced) =/= {traced, false};
+        session -> [S || {beamtrace_trace, _} = S <- trace:session_info(MFA)] =/= []
+    end.
+
+%% beamtrace's own processes (the controller, the tracing handle, the
+%% state dump's workers) are named in the trace (own_process) and left out
+%% of every analysis. trace/2 does not trace them, so the events they take
+%% part in are few (this traced process asking the controller for its
+%% figures); the command's part is then shown with a process named as
+%% beamtrace's (beamtrace_statedump:own/2) that is traced and busy: it
+%% talks with a traced partner, spawns and is scheduled. messages, procs,
+%% sched and the report (its timeline included) show neither the named
+%% processes nor it; view (no analysis) still prints its events.
+own_processes_hidden_test(_Config) ->
+    with_load(fun(_) ->
+        {ok, T} = beamtrace:trace_async([procs, send, 'receive', running],
+                                        #{dir => tmpdir("own"), duration => infinity}),
+        [#{state := running} = beamtrace:trace_info(T) || _ <- lists:seq(1, 5)],
+        {ok, S} = beamtrace:stop_trace(T),
+        Ev = events(S),
+        Own = select(Ev, #{'$name' => own_process}),
+        Roles = lists:usort([field(role, E) || E <- Own]),
+        [true = lists:member(R, Roles) || R <- [<<"trace_controller">>, <<"tracing">>]],
+        Pids = [field(pid, E) || E <- Own],
+        io:format("# own processes ~s (~s)~n", [lists:join(" ", Pids), lists:join(", ", Roles)]),
+        assert_hidden(maps:get(dir, S), Pids),
+        %% A process named as beamtrace's, traced and busy.
+        Sess = bmt_test_lib:start(#{events => ["org_erlang_dyntrace:*", "*:own_process"],
+                                    links => true, dir => tmpdir("own-busy")}),
+        Other = spawn(fun() -> echo() end),
+        Partner = spawn(fun() -> echo() end),
+        Busy = spawn(fun() -> receive go -> busy(Partner, 200) end end),
+        ok = beamtrace_statedump:own(Sess, [{Busy, test_role}]),
+        [1 = erlang:trace(P, true, [procs, send, 'receive', running, {tracer, beamtrace, Sess}])
+         || P <- [Busy, Partner, Other]],
+        Busy ! go,
+        Mon = monitor(process, Busy),
+        receive {'DOWN', Mon, process, Busy, _} -> ok end,
+        [begin Partner ! {self(), ping}, receive pong -> ok end end || _ <- lists:seq(1, 50)],
+        Other ! {Partner, hello},
+        timer:sleep(50),
+        {S2, Ev2} = bmt_test_lib:stop_check(Sess),
+        BusyText = list_to_binary(pid_to_list(Busy)),
+        Involving = [E || {_, M} = E <- Ev2, lists:member(BusyText, maps:values(M))],
+        io:format("# the busy own process ~s: ~b events of the trace involve it~n",
+                  [BusyText, length(Involving)]),
+        true = length(Involving) > 100,
+        Texts = assert_hidden(maps:get(dir, S2), [BusyText]),
+        %% What each analysis counts is what involves no own process.
+        Free = fun(Names) -> length([E || {N, M} = E <- Ev2, lists:member(N, Names),
+                                          not lists:member(BusyText, maps:values(M))]) end,
+        Json = fun(What) -> {_, J} = lists:keyfind(What, 1, [{W, X} || {W, X} <- Texts,
+                                                                      binary:first(X) =:= ${]),
+                            json_decode(J) end,
+        #{<<"spawns">> := Spawns, <<"exits">> := Exits} = Json("procs"),
+        assert_eq(procs_spawns, Free([process_spawn]), Spawns),
+        assert_eq(procs_exits, Free([process_exit]), Exits),
+        #{<<"sends">> := Sends} = Json("sched"),
+        assert_eq(sched_sends, Free([message_send_link]), Sends),
+        #{<<"send_events">> := SendEvents} = Json("messages"),
+        assert_eq(messages_sends, Free([message_send_link]), SendEvents),
+        %% view is no analysis: it prints them.
+        Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+        {0, View, _} = bmt_test_lib:cmd(Cli, ["view", maps:get(dir, S2)]),
+        true = lists:any(fun(L) -> binary:match(L, BusyText) =/= nomatch end, View),
+        [exit(P, kill) || P <- [Other, Partner]]
+    end).
+
+%% None of Pids shows in messages, procs, sched (text and JSON) or the
+%% report of Dir. Returns the texts.
+assert_hidden(Dir, Pids) ->
+    Cli = filename:join([os:getenv("BMT_ROOT"), "priv", "beamtrace"]),
+    Report = tmpdir("own-report") ++ ".html",
+    Outputs = [begin
+                   {0, Lines, _} = bmt_test_lib:cmd(Cli, Args ++ [Dir]),
+                   {hd(Args), iolist_to_binary(lists:join(<<"\n">>, Lines))}
+               end || Args <- [["messages"], ["procs"], ["sched"], ["messages", "--format", "json"],
+                               ["procs", "--format", "json"], ["sched", "--format", "json"]]],
+    {0, _, _} = bmt_test_lib:cmd(Cli, ["report", "-o", Report, Dir]),
+    {ok, Html} = file:read_file(Report),
+    [case [P || P <- Pids, binary:match(Text, [P, escaped(P)]) =/= nomatch] of
+         [] -> ok;
+         Shown -> fail({own_processes_shown, What}, Shown)
+     end || {What, Text} <- [{"report", Html} | Outputs]],
+    Outputs.
+
+echo() ->
+    receive
+        {From, ping} -> From ! pong, echo();
+        _ -> echo()
+    end.
+
+%% N rounds: a ping to the partner and its answer, a child that links and
+%% exits, some work between.
+busy(_Partner, 0) ->
+    ok;
+busy(Partner, N) ->
+    Partner ! {self(), ping},
+    receive pong -> ok end,
+    _ = spawn_link(fun() -> ok end),
+    _ = lists:sum(lists:seq(1, 500)),
+    erlang:yield(),
+    busy(Partner, N - 1).
+
+escaped(<<"<", Rest/binary>>) ->
+    <<"&lt;", (binary:replace(Rest, <<">">>, <<"&gt;">>))/binary>>;
+escaped(P) ->
+    P.
 
 %% Every setup error leaves no flag, pattern, session or trace directory.
 setup_errors_test(_Config) ->

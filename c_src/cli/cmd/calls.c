@@ -151,8 +151,9 @@ const struct bmt_command bmt_cmd_calls = {
         "function_exception events and prints, per function (m:f/a, Elixir modules as\n"
         "Elixir writes them): finished calls, calls cut by the window or open at\n"
         "process exit or trace end (UNFIN), calls ended by an exception (EXC), total\n"
-        "(inclusive) time, own time (OWN CPU: minus the time the process was seen off\n"
-        "CPU; OWN WALL when the trace has no scheduling events), and latency\n"
+        "(inclusive) time, own time (OWN CPU: the part seen on CPU or in GC, never\n"
+        "time seen off CPU; OWN WALL when the trace has no scheduling events), and\n"
+        "latency\n"
         "p50/p90/p99/p99.9/max (within 1%), largest total first. Record with\n"
         "erlang:trace_pattern(MFA, [{'_',[],[{return_trace},{exception_trace}]}], [local]).",
     .opts = options, .uses = BMT_USES_ANALYSIS, .size = sizeof(struct calls_opts),

@@ -108,6 +108,39 @@ static void print_errors(struct bmt_out *o, const struct bmt_files *f, int json)
         bmt_out_str(o, "(none)\n");
 }
 
+/* Operations on files opened before the trace (no path), and the files
+ * the node had open when recording started (file_info), by path. */
+static void print_before(struct bmt_out *o, const struct bmt_files *f, int json)
+{
+    char buf[96];
+    if (json) {
+        snprintf(buf, sizeof buf, ", \"opened_before\": {\"operations\": %llu, \"open_files\": [",
+                 (unsigned long long)f->pathless_count);
+        bmt_out_str(o, buf);
+    } else if (f->pathless_count || f->open_before.count) {
+        snprintf(buf, sizeof buf, "\nopened before the trace: %llu operations\n",
+                 (unsigned long long)f->pathless_count);
+        bmt_out_str(o, buf);
+        if (f->open_before.count)
+            bmt_out_str(o, "files open when recording started:\n");
+    }
+    for (uint32_t i = 0; i < f->open_before.count; i++) {
+        const char *s = bmt_strtab_str(&f->open_before, i);
+        uint32_t len = bmt_strtab_len(&f->open_before, i);
+        if (json) {
+            if (i)
+                bmt_out_str(o, ", ");
+            bmt_json_string(o, s, len);
+        } else {
+            bmt_out_str(o, "  ");
+            bmt_out_mem(o, s, len);
+            bmt_out_char(o, '\n');
+        }
+    }
+    if (json)
+        bmt_out_str(o, "]}");
+}
+
 struct printing {
     const struct bmt_analysis *a;
     const struct bmt_files *f;
@@ -139,6 +172,8 @@ static int print_files(struct bmt_out *o, const struct printing *p)
             rc = print_table(o, &f->paths, p->json ? "top_paths" : "top paths by total time",
                              "path", p->top, p->json);
         if (rc == 0)
+            print_before(o, f, p->json);
+        if (rc == 0)
             print_errors(o, f, p->json);
     }
     if (p->json)
@@ -160,7 +195,10 @@ const struct bmt_command bmt_cmd_files = {
         "Reads org_erlang_beamtrace:file_op events (recorded with the session option\n"
         "file_io): count, errors, bytes and latency (total, p50, p90, p99, max) per\n"
         "operation and for the paths with the most total time, and the count of each\n"
-        "error reason (enoent, eacces, ...). Latency is the caller's, call to return.",
+        "error reason (enoent, eacces, ...). Latency is the caller's, call to return.\n"
+        "Operations on files opened before the trace carry no path unless the node\n"
+        "could name them: they are counted (\"opened before the trace: N operations\"),\n"
+        "and the files the node had open when recording started are listed.",
     .opts = options, .uses = BMT_USES_ANALYSIS, .size = sizeof(struct files_opts),
     .acc = &bmt_files_acc, .state_size = sizeof(struct bmt_files),
     .print = print,

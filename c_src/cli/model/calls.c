@@ -138,7 +138,8 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
         return -ENOMEM;
     if (c->breakdown)
         for (int k = 0; k < BMT_K_PREEMPTED; k++)
-            if (bmt_hist_add(&s->khist[k], k == BMT_K_RUNNABLE ? bmt_kind_runnable(kinds)
+            if (bmt_hist_add(&s->khist[k], k == BMT_K_RUNNABLE  ? bmt_kind_runnable(kinds)
+                                           : k == BMT_K_UNKNOWN ? bmt_kind_unknown(kinds)
                                                                 : kinds[k]) < 0)
                 return -ENOMEM;
     if (keep_slowest(c, pid, f, end_ns, kinds) < 0)
@@ -206,9 +207,18 @@ int bmt_calls_own_is_cpu(const struct bmt_calls *c)
 
 uint64_t bmt_calls_own_ns(const struct bmt_calls *c, const struct bmt_fstat *s)
 {
-    (void)c;
-    /* Own time not seen off CPU: on CPU and GC, plus what could not be
-     * classified (a process without scheduling events: all its time). */
+    /* Without scheduling events, own wall time. With them, own time seen
+     * on CPU (collecting garbage included), plus the time of processes the
+     * trace never schedules (their wall time), never time seen off CPU,
+     * whatever the reason it was off (OFF_UNKNOWN: an off-CPU period it
+     * cannot classify, or past a run's last event): counted as CPU, OWN
+     * once read 1.646 s against 180 ms on CPU. */
+    if (!bmt_calls_own_is_cpu(c)) {
+        uint64_t wall = 0;
+        for (int k = 0; k < BMT_K_COUNT; k++)
+            wall += s->own[k];
+        return wall;
+    }
     return s->own[BMT_K_ON_CPU] + s->own[BMT_K_GC] + s->own[BMT_K_UNKNOWN];
 }
 

@@ -88,8 +88,9 @@ int bmt_calls_is_trigger(const struct bmt_calls *c, const struct bmt_slow_call *
  * out of memory). */
 uint32_t *bmt_calls_sorted(const struct bmt_calls *c);
 /* 1 when the OWN column is on-CPU time (the trace has scheduling events),
- * 0 when it is wall time; and that OWN value of a row: its own time minus
- * the time its process was seen off CPU (runnable or waiting). */
+ * 0 when it is wall time; and that OWN value of a row: own wall time, or
+ * own time seen on CPU or in GC, plus the wall time of processes the trace
+ * never schedules; never time seen off CPU, for whatever reason. */
 int bmt_calls_own_is_cpu(const struct bmt_calls *c);
 uint64_t bmt_calls_own_ns(const struct bmt_calls *c, const struct bmt_fstat *s);
 void bmt_calls_free(void *self);

@@ -322,9 +322,15 @@ int bmt_callstack_feed(void *self, const struct bmt_record *rec)
     }
     case BMT_TP_process_scheduled: {
         const struct bmt_value *type = &v[BMT_F_process_scheduled_type];
-        return state_of(cs, &v[BMT_F_process_scheduled_pid],
-                        type->len >= 2 && memcmp(type->str, "in", 2) == 0 ? BMT_PS_IN : BMT_PS_OUT,
-                        ts);
+        int in = type->len >= 2 && memcmp(type->str, "in", 2) == 0;
+        /* Runs this `in` ended at their process's last event (runs.h). */
+        const struct bmt_runs *runs = &cs->scope->runs;
+        for (unsigned i = 0; in && i < runs->closed_n; i++) {
+            uint32_t c = runs->closed[i].pid;
+            if (c < cs->proc_cap && cs->procs[c].tracked)
+                state_event(cs, c, BMT_PS_LOST, runs->closed[i].end_ns);
+        }
+        return state_of(cs, &v[BMT_F_process_scheduled_pid], in ? BMT_PS_IN : BMT_PS_OUT, ts);
     }
     case BMT_TP_message_receive: {
         const struct bmt_value *m = &v[BMT_F_message_receive_message];

@@ -57,9 +57,13 @@ int bmt_files_feed(void *ctx, const struct bmt_record *rec)
 {
     struct bmt_files *f = ctx;
     const struct bmt_an_scope *sc = f->scope;
+    const struct bmt_value *v = rec->values;
+    if (rec->tp == BMT_TP_file_info) {
+        const struct bmt_value *fp = &v[BMT_F_file_info_path];
+        return fp->len && bmt_strtab_intern(&f->open_before, fp->str, fp->len) < 0 ? -ENOMEM : 0;
+    }
     if (rec->tp != BMT_TP_file_op)
         return 0;
-    const struct bmt_value *v = rec->values;
     const struct bmt_value *pid = &v[BMT_F_file_op_pid], *op = &v[BMT_F_file_op_op],
                            *path = &v[BMT_F_file_op_path], *res = &v[BMT_F_file_op_result],
                            *err = &v[BMT_F_file_op_error];
@@ -72,6 +76,7 @@ int bmt_files_feed(void *ctx, const struct bmt_record *rec)
     int rc = add(row(&f->ops, op->str, op->len), lat, bytes, error);
     if (rc == 0 && path->len)
         rc = add(row(&f->paths, path->str, path->len), lat, bytes, error);
+    f->pathless_count += !path->len;
     if (rc == 0 && error)
         rc = count_errno(f, err->str, err->len);
     return rc;
@@ -118,6 +123,7 @@ int bmt_files_init(void *self, struct bmt_an_scope *scope)
     bmt_strtab_init(&f->ops.keys);
     bmt_strtab_init(&f->paths.keys);
     bmt_strtab_init(&f->errnos);
+    bmt_strtab_init(&f->open_before);
     return 0;
 }
 
@@ -127,6 +133,7 @@ void bmt_files_free(void *self)
     table_free(&f->ops);
     table_free(&f->paths);
     bmt_strtab_free(&f->errnos);
+    bmt_strtab_free(&f->open_before);
     free(f->errno_counts);
 }
 
@@ -136,6 +143,7 @@ static const struct bmt_needs needs = {{
     BMT_NEED(file_op, BMT_FIELD(file_op, pid) | BMT_FIELD(file_op, op) | BMT_FIELD(file_op, path) |
                           BMT_FIELD(file_op, bytes) | BMT_FIELD(file_op, result) |
                           BMT_FIELD(file_op, error) | BMT_FIELD(file_op, latency_ns)),
+    BMT_NEED(file_info, BMT_FIELD(file_info, path)),
 }, 0};
 
 const struct bmt_acc bmt_files_acc = {

@@ -5,8 +5,13 @@
  * A file_op event is recorded when the session's helper handles the
  * return, with the latency the VM's timestamps measured in the caller; it
  * is counted when its own time lies inside the window and its pid passes
- * the filter. Memory: per distinct operation, path and error reason,
- * never per event. Single-threaded.
+ * the filter. An operation on a file opened before the trace has no path
+ * unless the node could name it (its io server's file): such operations
+ * are counted (pathless_count), and the files the node had open when the
+ * file_io source started (file_info events, the state dump of open files)
+ * are kept by path, so the command can name them. Memory: per distinct
+ * operation, path, open file and error reason, never per event.
+ * Single-threaded.
  */
 #ifndef BMT_CLI_FILES_H
 #define BMT_CLI_FILES_H
@@ -37,6 +42,8 @@ struct bmt_files {
     uint64_t *errno_counts;     /* by errno id */
     uint32_t errno_cap;
     uint64_t op_count;
+    uint64_t pathless_count;    /* operations without a path: files opened before the trace */
+    struct bmt_strtab open_before; /* paths of file_info events (open when recording started) */
 };
 
 int bmt_files_init(void *self, struct bmt_an_scope *scope);

@@ -27,7 +27,7 @@ uint64_t bmt_flame_weights(const struct bmt_callstack *cs, uint32_t n, enum bmt_
     }
     if (mode == BMT_FLAME_OFF_CPU)
         return 0;
-    return node->self[BMT_K_ON_CPU] + (mode == BMT_FLAME_ALL ? node->self[BMT_K_UNKNOWN] : 0);
+    return node->self[BMT_K_ON_CPU] + (mode == BMT_FLAME_ALL ? bmt_kind_unknown(node->self) : 0);
 }
 
 int bmt_flame_layout(const struct bmt_callstack *cs, struct bmt_flame_layout *l,

@@ -4,7 +4,8 @@
 #include <string.h>
 
 const char *const bmt_kind_names[BMT_K_COUNT] = {"on_cpu", "runnable", "waiting",
-                                                  "gc", "unknown", "preempted"};
+                                                  "gc", "unknown", "preempted",
+                                                  "off_unknown"};
 
 void bmt_pstate_init(struct bmt_pstate *p, uint64_t ts)
 {
@@ -29,6 +30,8 @@ static enum bmt_kind current(const struct bmt_pstate *p)
 {
     if (p->gc_depth)
         return BMT_K_GC;
+    if (p->state == BMT_PSS_LOST)
+        return BMT_K_OFF_UNKNOWN;
     return p->state == BMT_PSS_RUNNING || p->state == BMT_PSS_IN_PENDING ? BMT_K_ON_CPU : BMT_K_UNKNOWN;
 }
 
@@ -43,7 +46,7 @@ static void classify(struct bmt_pstate *p, enum bmt_pstate_event why, const stru
             add(p->cum, BMT_K_WAITING, p->out_ns, p->sent_ns - 1, w);
             add(p->cum, BMT_K_RUNNABLE, p->sent_ns - 1, p->in_ns, w);
         } else {
-            add(p->cum, BMT_K_UNKNOWN, p->out_ns, p->in_ns, w);
+            add(p->cum, BMT_K_OFF_UNKNOWN, p->out_ns, p->in_ns, w);
         }
     } else {
         add(p->cum, BMT_K_PREEMPTED, p->out_ns, p->in_ns, w);
@@ -54,11 +57,25 @@ static void classify(struct bmt_pstate *p, enum bmt_pstate_event why, const stru
 void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts,
                       const struct bmt_window *w)
 {
+    if (e == BMT_PS_LOST && ts < p->since_ns)
+        ts = p->since_ns; /* it did something since: its run ends there */
     if (p->state == BMT_PSS_EXITED || ts < p->since_ns)
         return;
     if (p->state == BMT_PSS_IN_PENDING && e != BMT_PS_IN && e != BMT_PS_SENT_TO &&
-        e != BMT_PS_GC_START && e != BMT_PS_GC_END)
+        e != BMT_PS_GC_START && e != BMT_PS_GC_END && e != BMT_PS_LOST)
         classify(p, e, w);
+    if (e == BMT_PS_LOST) {
+        if (p->state == BMT_PSS_IN_PENDING) {
+            add(p->cum, BMT_K_OFF_UNKNOWN, p->out_ns, p->in_ns, w);
+            p->state = BMT_PSS_RUNNING;
+        }
+        if (p->state != BMT_PSS_RUNNING)
+            return;
+        add(p->cum, current(p), p->since_ns, ts, w);
+        p->state = BMT_PSS_LOST;
+        p->since_ns = ts;
+        return;
+    }
     switch (e) {
     case BMT_PS_IN:
         if (p->state == BMT_PSS_OUT) {
@@ -94,7 +111,7 @@ void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts
             /* Collected while out (another process asked for it): the time
              * out before it cannot be told waiting from runnable; the
              * off-CPU period starts again after it. */
-            add(p->cum, p->gc_depth ? BMT_K_GC : BMT_K_UNKNOWN, p->since_ns, ts, w);
+            add(p->cum, p->gc_depth ? BMT_K_GC : BMT_K_OFF_UNKNOWN, p->since_ns, ts, w);
             p->out_ns = ts;
         } else {
             add(p->cum, current(p), p->since_ns, ts, w);
@@ -105,10 +122,12 @@ void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts
             p->gc_depth--;
         break;
     case BMT_PS_EXIT:
-        add(p->cum, p->state == BMT_PSS_OUT ? BMT_K_UNKNOWN : current(p), p->since_ns, ts, w);
+        add(p->cum, p->state == BMT_PSS_OUT ? BMT_K_OFF_UNKNOWN : current(p), p->since_ns, ts, w);
         p->state = BMT_PSS_EXITED;
         p->gc_depth = 0;
         break;
+    case BMT_PS_LOST:
+        break; /* handled above */
     }
     p->since_ns = ts;
 }
@@ -119,10 +138,15 @@ void bmt_pstate_snapshot(const struct bmt_pstate *p, uint64_t ts, const struct b
     memcpy(out, p->cum, sizeof p->cum);
     if (p->state == BMT_PSS_EXITED)
         return;
+    /* Past its last event, the trace does not say it runs: unknown (a
+     * collection still open stays GC). */
+    enum bmt_kind tail = p->gc_depth                                   ? BMT_K_GC
+                         : p->state == BMT_PSS_UNKNOWN && !p->out_ns && !p->in_ns ? BMT_K_UNKNOWN
+                                                                          : BMT_K_OFF_UNKNOWN;
     if (p->state == BMT_PSS_IN_PENDING) {
-        add(out, BMT_K_UNKNOWN, p->out_ns, p->in_ns, w);
-        add(out, current(p), p->since_ns, ts, w);
+        add(out, BMT_K_OFF_UNKNOWN, p->out_ns, p->in_ns, w);
+        add(out, tail, p->since_ns, ts, w);
     } else if (ts > p->since_ns) {
-        add(out, p->state == BMT_PSS_OUT ? BMT_K_UNKNOWN : current(p), p->since_ns, ts, w);
+        add(out, tail, p->since_ns, ts, w);
     }
 }

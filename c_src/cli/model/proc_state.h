@@ -19,8 +19,10 @@
  *    it was preempted with work to do: runnable the whole period
  *    ("preempted", reported with runnable).
  * A collection (gc_*_start .. gc_*_end) counts as GC whatever else; time
- * before a process's first scheduling event, or off CPU at the end of the
- * trace, is unknown. Limits: a process preempted just before a receive
+ * before a process's first scheduling event, off CPU at the end of the
+ * trace, after a run ended at the process's last event (BMT_PS_LOST,
+ * runs.h), or after its last event at all (a snapshot past it), is
+ * unknown: never on CPU. Limits: a process preempted just before a receive
  * whose message arrived while it was out looks woken by that message;
  * without message_receive events nothing tells waiting from preempted, so
  * callers report off-CPU time as one unsplit figure (the trace lacks the
@@ -45,6 +47,9 @@ enum bmt_kind {
     BMT_K_UNKNOWN,
     BMT_K_PREEMPTED,  /* off CPU and resumed without a receive: runnable when the
                        * process is traced with 'receive' (callers fold it in) */
+    BMT_K_OFF_UNKNOWN, /* seen off CPU (or past its last event) for a reason the
+                        * trace does not give: shown as unknown (callers fold it
+                        * in), never own CPU time */
     BMT_K_COUNT
 };
 
@@ -58,6 +63,7 @@ enum bmt_pstate_event {
     BMT_PS_GC_START,
     BMT_PS_GC_END,
     BMT_PS_EXIT,
+    BMT_PS_LOST,      /* the trace stops saying it runs (runs.h ended its run here) */
 };
 
 struct bmt_window {
@@ -71,6 +77,7 @@ enum bmt_pstate_state {
     BMT_PSS_OUT,        /* scheduled out */
     BMT_PSS_IN_PENDING, /* scheduled in; the off-CPU period awaits its classification */
     BMT_PSS_EXITED,
+    BMT_PSS_LOST,       /* its run ended at its last event (runs.h): not seen since */
 };
 
 struct bmt_pstate {
@@ -117,6 +124,13 @@ void bmt_pstate_snapshot(const struct bmt_pstate *p, uint64_t ts, const struct b
 static inline uint64_t bmt_kind_runnable(const uint64_t *kinds)
 {
     return kinds[BMT_K_RUNNABLE] + kinds[BMT_K_PREEMPTED];
+}
+
+/* Unknown time as reported: never classified, or seen off CPU for a reason
+ * the trace does not give. */
+static inline uint64_t bmt_kind_unknown(const uint64_t *kinds)
+{
+    return kinds[BMT_K_UNKNOWN] + kinds[BMT_K_OFF_UNKNOWN];
 }
 
 /* Display names of the kinds. */

@@ -47,12 +47,60 @@ static void want(struct bmt_an_scope *scope, uint16_t tp, uint16_t fields)
     scope->want[tp] |= fields;
 }
 
+/* beamtrace's own processes (scope.h): learns one own_process event. */
+static int own_learn(struct bmt_an_scope *s, const struct bmt_record *rec)
+{
+    const struct bmt_value *pid = &rec->values[BMT_F_own_process_pid],
+                           *name = &rec->values[BMT_F_own_process_name];
+    if (bmt_strtab_intern(&s->own, pid->str, pid->len) < 0)
+        return -ENOMEM;
+    if (name->len && !(name->len == 9 && memcmp(name->str, "undefined", 9) == 0) &&
+        bmt_strtab_intern(&s->own, name->str, name->len) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+/* The fields own_involved reads: every process field (kind ID) and a
+ * send's destination. */
+_Static_assert(BMT_F_message_send_to == BMT_F_message_send_link_to,
+               "a send's destination is at one place in both send events");
+static uint16_t own_fields(uint16_t tp)
+{
+    const struct bmt_tracepoint *t = &bmt_catalogue[tp];
+    uint16_t f = 0;
+    for (unsigned i = 0; i < t->field_count; i++)
+        if (t->fields[i].kind == BMT_KIND_ID ||
+            ((tp == BMT_TP_message_send || tp == BMT_TP_message_send_link) &&
+             i == BMT_F_message_send_to))
+            f |= (uint16_t)(1u << i);
+    return f;
+}
+
+/* 1 when one of beamtrace's own processes takes part in `rec`. */
+static int own_involved(const struct bmt_an_scope *s, const struct bmt_record *rec)
+{
+    /* Only the fields the pass selected are valid (ctf/reader.h): every
+     * event read has its process fields selected (make_plan); an event no
+     * one asked for reaches nobody. */
+    if (!s->want[rec->tp])
+        return 0;
+    uint16_t f = own_fields(rec->tp);
+    for (unsigned i = 0; f; i++, f >>= 1) {
+        const struct bmt_value *v = &rec->values[i];
+        if ((f & 1) && bmt_strtab_find(&s->own, v->str, v->len) >= 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* The plan and scope->want from every accumulator's declaration. */
 static void make_plan(struct plan *p, struct bmt_an_scope *scope)
 {
     memset(scope->want, 0, sizeof scope->want);
     for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
         want(scope, tp, scope_needs.fields[tp] | (uint16_t)bmt_names_fields.tp[tp]);
+    want(scope, BMT_TP_own_process,
+         BMT_NEED_EVENT | BMT_FIELD(own_process, pid) | BMT_FIELD(own_process, name));
     for (unsigned i = 0; i < p->n; i++) {
         const struct bmt_needs *nd = p->subs[i].acc->needs;
         uint32_t bit = UINT32_C(1) << i;
@@ -77,6 +125,18 @@ static void make_plan(struct plan *p, struct bmt_an_scope *scope)
             want(scope, BMT_TP_message_receive_link, r);
         }
     }
+    /* Run intervals (runs.h) end at a process's last event: when an
+     * accumulator takes scheduling events, every event's process is read. */
+    int runs = 0;
+    for (unsigned i = 0; i < p->n; i++)
+        runs |= p->subs[i].acc->needs->fields[BMT_TP_process_scheduled] != 0;
+    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
+        if ((runs && bmt_runs_fields(tp)) || scope->want[tp])
+            want(scope, tp, BMT_NEED_EVENT | bmt_runs_fields(tp));
+    /* Every event read is checked for beamtrace's own processes. */
+    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
+        if (scope->want[tp])
+            want(scope, tp, own_fields(tp));
 }
 
 /* The reader decodes the fields the pass reads (scope->want) and skips
@@ -139,12 +199,21 @@ static void note_sampled_env(struct bmt_reader *r, struct bmt_an_scope *scope)
     }
 }
 
-/* One event: the names, the scope's counts, then the accumulators. */
+/* One event: the names, the scope's counts, then the accumulators; none
+ * of them for an event one of beamtrace's own processes takes part in. */
 static int feed_event(struct plan *p, struct bmt_an_scope *scope,
                       const struct bmt_record *rec)
 {
     uint64_t bit = UINT64_C(1) << rec->tp;
     int rc;
+    if (rec->tp == BMT_TP_own_process)
+        return own_learn(scope, rec);
+    if (scope->own.count && own_involved(scope, rec)) {
+        scope->own_hidden_count++;
+        return 0;
+    }
+    if ((rc = bmt_runs_feed(&scope->runs, &scope->names, rec)) < 0)
+        return rc;
     if ((bit & NAME_TPS) && (rc = bmt_names_feed(&scope->names, rec)) < 0)
         return rc;
     p->inside[rec->tp] += rec->ts_ns >= scope->window.begin_ns;
@@ -186,7 +255,7 @@ static int open_pass(struct bmt_reader *r, struct plan *p, struct bmt_an_scope *
     const char *dir = scope->label;
     int rc = scope->filtering ? bmt_an_scope_filter(scope, r) : 0;
     if (rc < 0 || (rc = bmt_reader_open(r, scope->paths, scope->path_count)) < 0 ||
-        (rc = select_fields(r, scope)) < 0)
+        (rc = select_fields(r, scope)) < 0 || (rc = bmt_runs_open(&scope->runs, r)) < 0)
         return rc;
     for (unsigned i = 0; i < p->n; i++)
         if (p->subs[i].acc->packet) { /* before the first packet is entered */
@@ -257,6 +326,7 @@ static int end_pass(struct bmt_reader *r, const struct plan *p, struct bmt_an_sc
         if (rc < 0)
             return rc;
     }
+    bmt_runs_finish(&scope->runs);
     return 0;
 }
 
@@ -269,6 +339,7 @@ int bmt_an_run(struct bmt_reader *r, struct bmt_an_scope *scope, const struct bm
     scope->filtering = scope->pid_count + scope->pattern_count > 0;
     scope->windowed = scope->begin_text || scope->end_text;
     make_plan(&p, scope);
+    bmt_runs_free(&scope->runs);
     int rc = open_pass(r, &p, scope, &rec), odd = 0, past_end = 0;
     for (; rc == 1; rc = bmt_reader_next(r, &rec)) {
         uint64_t ts = rec->ts_ns;

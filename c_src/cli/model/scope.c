@@ -11,6 +11,8 @@ void bmt_an_scope_init(struct bmt_an_scope *s)
 {
     memset(s, 0, sizeof *s);
     bmt_strtab_init(&s->kept);
+    bmt_strtab_init(&s->own);
+    bmt_runs_init(&s->runs);
     bmt_names_init(&s->names);
     s->window.end_ns = UINT64_MAX;
 }
@@ -18,6 +20,8 @@ void bmt_an_scope_init(struct bmt_an_scope *s)
 void bmt_an_scope_free(struct bmt_an_scope *s)
 {
     bmt_strtab_free(&s->kept);
+    bmt_strtab_free(&s->own);
+    bmt_runs_free(&s->runs);
     bmt_names_free(&s->names);
 }
 

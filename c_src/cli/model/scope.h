@@ -21,6 +21,11 @@
  *    a registered name, label or initial call matching the '*' pattern, in
  *    OTP's or Elixir's spelling. Names can be learned anywhere in the
  *    trace, so a name filter costs one more pass that reads names only.
+ *  - beamtrace's own processes (org_erlang_beamtrace:own_process, recorded
+ *    before any flag is set): every event with one of them in a process
+ *    field (catalogue kind ID, or a send's destination, by pid or
+ *    registered name) is left out of every analysis, filter or not (the
+ *    pass reads those fields of every event it reads: model/run.c).
  * Single-threaded.
  */
 #ifndef BMT_CLI_SCOPE_H
@@ -29,6 +34,7 @@
 #include "names.h"
 #include "core/catalogue.h"
 #include "proc_state.h"
+#include "runs.h"
 #include "ctf/reader.h"
 #include "base/strtab.h"
 
@@ -52,6 +58,9 @@ struct bmt_an_scope {
     int windowed;                   /* --begin or --end given */
     int filtering;                  /* --pid or --name given */
     struct bmt_strtab kept;         /* pid texts the filter keeps */
+    struct bmt_strtab own;          /* beamtrace's own processes: pid texts and registered names */
+    uint64_t own_hidden_count;      /* events left out because one of them took part */
+    struct bmt_runs runs;           /* run intervals (runs.h), fed before each event reaches an analysis */
     struct bmt_names names;         /* current names, fed before each event reaches an analysis */
     /* What the trace holds inside the window, for "the trace lacks" notes. */
     uint64_t sched_count, receive_count, gc_count, call_count;

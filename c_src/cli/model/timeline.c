@@ -81,6 +81,17 @@ int bmt_timeline_feed(void *self, const struct bmt_record *rec)
     case BMT_TP_process_exit: pidv = &v[BMT_F_process_exit_pid]; break;
     default: return 0;
     }
+    /* Runs this `in` ended (runs.h), its own process's included: at their
+     * process's last event, whether or not the filter keeps its process. */
+    int is_in = rec->tp == BMT_TP_process_scheduled && v[BMT_F_process_scheduled_type].len >= 2 &&
+                memcmp(v[BMT_F_process_scheduled_type].str, "in", 2) == 0;
+    for (unsigned i = 0; is_in && i < sc->runs.closed_n; i++) {
+        struct bmt_lane *c = lane(t, sc->runs.closed[i].pid, 0);
+        if (c && c->in_ns)
+            run(t, c, c->in_ns - 1, sc->runs.closed[i].end_ns);
+        if (c)
+            c->in_ns = 0;
+    }
     if (!bmt_an_valid(sc, ts) || !bmt_an_keep(sc, pidv->str, pidv->len))
         return 0;
     if (!t->started) {
@@ -90,8 +101,6 @@ int bmt_timeline_feed(void *self, const struct bmt_record *rec)
     int64_t pid = bmt_strtab_find(&sc->names.pids, pidv->str, pidv->len);
     if (pid < 0)
         return 0; /* the scope's names saw every pid before us */
-    int is_in = rec->tp == BMT_TP_process_scheduled && v[BMT_F_process_scheduled_type].len >= 2 &&
-                memcmp(v[BMT_F_process_scheduled_type].str, "in", 2) == 0;
     struct bmt_lane *l = lane(t, (uint32_t)pid, is_in);
     if (!l)
         return 0;
@@ -116,8 +125,10 @@ int bmt_timeline_finish(void *self, const struct bmt_an_pass *pass)
     uint64_t end_ns = pass->end_ns;
     for (uint32_t i = 0; i < t->lane_count; i++) {
         struct bmt_lane *l = &t->lanes[i];
+        /* Open at the end: running until its last event, unknown after. */
+        uint64_t last = bmt_runs_last_ns(&t->scope->runs, l->pid, end_ns);
         if (l->in_ns)
-            run(t, l, l->in_ns - 1, end_ns);
+            run(t, l, l->in_ns - 1, last < end_ns ? last : end_ns);
         l->in_ns = 0;
     }
     return 0;

@@ -2,7 +2,8 @@
  * busiest processes (out/timeline_svg.h draws it).
  *
  * Running time (process_scheduled in -> out, or -> process_exit: a process
- * that exits while running stops there) is summed into TIMELINE_COLS
+ * that exits while running stops there; a run the trace does not end
+ * stops at the process's last event, runs.h) is summed into TIMELINE_COLS
  * columns of equal width per process. The column width starts at 1 us and
  * doubles (neighbouring columns merge, sums stay exact) whenever the trace
  * outgrows the columns, so memory is fixed whatever the trace's time span.

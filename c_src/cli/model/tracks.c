@@ -85,8 +85,9 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
     return emit(t, &ev);
 }
 
-/* Process `pid`'s scheduled-in period ends at end_ns. */
-static int running_end(struct bmt_tracks *t, uint32_t pid, uint64_t end_ns, int unfinished)
+/* Process `pid`'s scheduled-in period ends at end_ns; `end` says why when
+ * not at an out or exit (the slice's args), or NULL. */
+static int running_end(struct bmt_tracks *t, uint32_t pid, uint64_t end_ns, const char *end)
 {
     uint64_t in = t->in_ns[pid] - 1, begin = t->scope->window.begin_ns;
     t->in_ns[pid] = 0;
@@ -94,8 +95,10 @@ static int running_end(struct bmt_tracks *t, uint32_t pid, uint64_t end_ns, int 
         return 0;
     if (in < begin)
         in = begin;
+    if (end_ns < in)
+        end_ns = in;
     struct bmt_track_event ev = {BMT_TRACK_RUNNING, BMT_TP_process_scheduled, pid, in, end_ns - in,
-                                 t->in_entry[pid], unfinished ? "unfinished" : NULL, NULL, 0};
+                                 t->in_entry[pid], end, NULL, 0};
     return emit(t, &ev);
 }
 
@@ -110,14 +113,24 @@ static int instant(struct bmt_tracks *t, enum bmt_track_item item, const struct 
 static int scheduled(struct bmt_tracks *t, const struct bmt_record *rec)
 {
     const struct bmt_value *v = rec->values;
+    const struct bmt_value *type = &v[BMT_F_process_scheduled_type];
+    int is_in = type->len >= 2 && memcmp(type->str, "in", 2) == 0, rc;
+    /* Runs this `in` ended (runs.h), its own process's included, whether
+     * or not the filter keeps its process. */
+    const struct bmt_runs *runs = &t->scope->runs;
+    for (unsigned i = 0; is_in && i < runs->closed_n; i++) {
+        uint32_t c = runs->closed[i].pid;
+        if (c < t->cap && t->in_ns[c] &&
+            (rc = running_end(t, c, runs->closed[i].end_ns, "last event")) < 0)
+            return rc;
+    }
     int64_t pid = proc(t, &v[BMT_F_process_scheduled_pid], rec->ts_ns);
     if (pid < 0)
         return pid == -1 ? 0 : (int)pid;
-    int rc = bmt_callstack_feed(&t->cs, rec);
-    const struct bmt_value *type = &v[BMT_F_process_scheduled_type];
-    if (rc < 0 || !(type->len >= 2 && memcmp(type->str, "in", 2) == 0))
-        return rc < 0 || !t->in_ns[pid] ? rc : running_end(t, (uint32_t)pid, rec->ts_ns, 0);
-    if (t->in_ns[pid] && (rc = running_end(t, (uint32_t)pid, rec->ts_ns, 0)) < 0)
+    rc = bmt_callstack_feed(&t->cs, rec);
+    if (rc < 0 || !is_in)
+        return rc < 0 || !t->in_ns[pid] ? rc : running_end(t, (uint32_t)pid, rec->ts_ns, NULL);
+    if (t->in_ns[pid] && (rc = running_end(t, (uint32_t)pid, rec->ts_ns, NULL)) < 0)
         return rc;
     int64_t f = bmt_strtab_intern(&t->cs.funcs, v[BMT_F_process_scheduled_entry].str,
                                   v[BMT_F_process_scheduled_entry].len);
@@ -162,7 +175,7 @@ static int lifecycle(struct bmt_tracks *t, const struct bmt_record *rec, int out
     int rc = out ? instant(t, kinds[k].item, rec, (uint32_t)pid, v) : 0;
     if (rc < 0 || rec->tp != BMT_TP_process_exit)
         return rc;
-    if (t->in_ns[pid] && (rc = running_end(t, (uint32_t)pid, rec->ts_ns, 0)) < 0)
+    if (t->in_ns[pid] && (rc = running_end(t, (uint32_t)pid, rec->ts_ns, NULL)) < 0)
         return rc;
     gc_broken(t, (uint32_t)pid);
     return bmt_callstack_feed(&t->cs, rec);
@@ -368,7 +381,8 @@ static void acc_packet(void *self, const struct bmt_reader *r, unsigned stream,
         t->error = -ENOMEM;
 }
 
-/* Open calls and scheduled-in periods end at the pass's end, unfinished. */
+/* Open calls end at the pass's end, unfinished; scheduled-in periods at
+ * their process's last event (runs.h). */
 static int acc_finish(void *self, const struct bmt_an_pass *pass)
 {
     struct bmt_tracks *t = self;
@@ -376,8 +390,10 @@ static int acc_finish(void *self, const struct bmt_an_pass *pass)
     if (rc == 0 && t->links_ready && (rc = bmt_links_finish(&t->links)) == 0)
         rc = t->error;
     for (uint32_t pid = 0; rc == 0 && pid < t->cap; pid++)
-        if (t->in_ns[pid])
-            rc = running_end(t, pid, pass->end_ns, 1);
+        if (t->in_ns[pid]) {
+            uint64_t last = bmt_runs_last_ns(&t->scope->runs, pid, pass->end_ns);
+            rc = running_end(t, pid, last < pass->end_ns ? last : pass->end_ns, "last event");
+        }
     return rc;
 }
 

@@ -132,6 +132,8 @@ static uint64_t kind_of(const uint64_t *v, int k)
 {
     if (k == BMT_K_RUNNABLE)
         return bmt_kind_runnable(v);
+    if (k == BMT_K_UNKNOWN)
+        return bmt_kind_unknown(v);
     return k >= 0 ? v[k] : bmt_kind_runnable(v) + v[BMT_K_WAITING];
 }
 
@@ -274,7 +276,7 @@ static void breakdown_text(struct bmt_out *o, const struct bmt_calls_view *v)
 {
     uint64_t unknown = 0;
     for (uint64_t i = 0; i < v->n; i++)
-        unknown += v->c->stats[v->order[i]].incl[BMT_K_UNKNOWN];
+        unknown += bmt_kind_unknown(v->c->stats[v->order[i]].incl);
     struct columns k;
     columns(v->c, unknown > 0, &k);
     breakdown_notes(o, v->c, unknown);
@@ -328,9 +330,9 @@ void bmt_calls_text(struct bmt_out *o, const struct bmt_calls_view *v)
                        "the trace has no process_scheduled events; record with the "
                        "running flag for on-CPU time)\n");
     else
-        bmt_out_str(o, "(OWN CPU: time in the function itself minus the time its "
-                       "process was seen off CPU; wall time for processes without "
-                       "process_scheduled events)\n");
+        bmt_out_str(o, "(OWN CPU: time in the function itself seen on CPU or in GC, "
+                       "never time seen off CPU whatever the reason; wall time for "
+                       "processes without process_scheduled events)\n");
     if (c->breakdown && c->stat_count)
         breakdown_text(o, v);
     if (c->cs.pruned_calls)
@@ -353,7 +355,7 @@ static void kinds_json(struct bmt_out *o, const struct bmt_calls *c, const uint6
              (unsigned long long)v[BMT_K_ON_CPU], l.receive ? "null" : runnable,
              l.receive ? "null" : waiting,
              (unsigned long long)(bmt_kind_runnable(v) + v[BMT_K_WAITING]), l.gc ? "null" : gc,
-             (unsigned long long)v[BMT_K_UNKNOWN]);
+             (unsigned long long)bmt_kind_unknown(v));
     bmt_out_str(o, buf);
 }
 

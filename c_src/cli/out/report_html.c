@@ -86,7 +86,24 @@ static void summary(struct bmt_out *o, const char *dir, const struct bmt_reader 
         }
         bmt_out_str(o, s->kept.count > 20 ? ", ...</td>" : "</td>");
     }
+    /* Runs the trace does not end (runs.h): how many, and the bound. */
+    bmt_out_str(o, "</tr><tr><th class=\"l\">runs ended at the process's last event</th>");
+    cell_u64(o, s->runs.closed_count);
+    bmt_out_str(o, "</tr><tr><th class=\"l\">most processes running at once</th>");
+    cell_u64(o, s->runs.max_running);
     bmt_out_str(o, "</tr></table>");
+    if (s->runs.closed_count) {
+        char line[400];
+        snprintf(line, sizeof line,
+                 "<p class=\"note\">%llu run%s had no end in the trace (the process died "
+                 "untraced, its flags were removed while it ran, its scheduled-out event was "
+                 "lost, or the trace stopped first): each ends at the process's last event, "
+                 "and the time after it is unknown, not running%s.</p>",
+                 (unsigned long long)s->runs.closed_count, s->runs.closed_count == 1 ? "" : "s",
+                 s->runs.capped_count ? "; some ended when more processes than the node has "
+                                        "schedulers would have run at once" : "");
+        bmt_out_str(o, line);
+    }
     if (s->valid_from_ns) {
         bmt_clock_text(bmt_reader_wall_ns(rd, s->valid_from_ns), a);
         bmt_out_str(o, "<p class=\"note\">A flight-recorder trace: its streams lost their oldest "

@@ -367,8 +367,10 @@ static int run_controller(struct controller *c, struct screen *s)
             return BMT_EXIT_FAIL;
     if (WIFSIGNALED(status)) {
         if (killed) {
-            bmt_cli_error(CMD ": abandoned (second Ctrl-C): the agent on the target removes "
-                          "what was shipped when its connection drops");
+            bmt_cli_error(CMD ": abandoned (second Ctrl-C): when its connection drops, the "
+                          "agent on the target removes what was shipped and stops the trace, "
+                          "keeping it there (the directory 'recording on' named; the node's "
+                          "log says how to fetch it)");
             return BMT_RECORD_INTERRUPTED;
         }
         bmt_cli_error(CMD ": the controller node (erl) died of signal %d", WTERMSIG(status));

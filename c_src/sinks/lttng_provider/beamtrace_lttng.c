@@ -57,6 +57,9 @@ static const int *const states[BMT_TP_COUNT] = {
     [BMT_TP_ets_op] = &lttng_ust_tracepoint_org_erlang_beamtrace___ets_op.state,
     [BMT_TP_seq_trace] = &lttng_ust_tracepoint_org_erlang_beamtrace___seq_trace.state,
     [BMT_TP_sample_ratio] = &lttng_ust_tracepoint_org_erlang_beamtrace___sample_ratio.state,
+    [BMT_TP_own_process] = &lttng_ust_tracepoint_org_erlang_beamtrace___own_process.state,
+    [BMT_TP_code_load] = &lttng_ust_tracepoint_org_erlang_beamtrace___code_load.state,
+    [BMT_TP_file_info] = &lttng_ust_tracepoint_org_erlang_beamtrace___file_info.state,
 };
 
 static void emit(const struct bmt_event *ev)
@@ -253,6 +256,19 @@ static void emit(const struct bmt_event *ev)
         if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, sample_ratio))
             lttng_ust_do_tracepoint(org_erlang_beamtrace, sample_ratio, v[0].str,
                 (unsigned int)v[1].integer, v[2].str);
+        break;
+    case BMT_TP_own_process:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, own_process))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, own_process, v[0].str, v[1].str, v[2].str);
+        break;
+    case BMT_TP_code_load:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, code_load))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, code_load, v[0].str,
+                (unsigned int)v[1].integer, v[2].str, v[3].str);
+        break;
+    case BMT_TP_file_info:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, file_info))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, file_info, v[0].str, v[1].str, v[2].str);
         break;
     }
 }

@@ -359,6 +359,56 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
+/* a process of beamtrace's own on the traced node: never traced, and hidden from every analysis */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    own_process,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, role,
+        const char *, name
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(role, role)
+        lttng_ust_field_string(name, name)
+    )
+)
+
+/* a traced module's call patterns were gone (its code was loaded again) and were set again: the calls made between the load and this event are not in the trace */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    code_load,
+    LTTNG_UST_TP_ARGS(
+        const char *, module,
+        unsigned int, functions,
+        const char *, missing,
+        const char *, code
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(module, module)
+        lttng_ust_field_integer(unsigned int, functions, functions)
+        lttng_ust_field_string(missing, missing)
+        lttng_ust_field_string(code, code)
+    )
+)
+
+/* a file open when the file_io source started (the state dump of open files) */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    file_info,
+    LTTNG_UST_TP_ARGS(
+        const char *, fd,
+        const char *, path,
+        const char *, kind
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(fd, fd)
+        lttng_ust_field_string(path, path)
+        lttng_ust_field_string(kind, kind)
+    )
+)
+
 #endif
 
 #include <lttng/tracepoint-event.h>

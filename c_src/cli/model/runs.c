@@ -1,0 +1,190 @@
+/* Run intervals (rules and contract in runs.h). */
+#include "runs.h"
+#include "base/grow.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bmt_runs_init(struct bmt_runs *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void bmt_runs_free(struct bmt_runs *r)
+{
+    for (unsigned t = 0; t < r->trace_count; t++)
+        free(r->traces[t].open);
+    free(r->traces);
+    free(r->last_ns);
+    free(r->in_ns);
+    free(r->slot);
+    free(r->trace);
+    memset(r, 0, sizeof *r);
+}
+
+/* The integer env entry `key` of trace `t`, or 0. */
+static int64_t env_int(const struct bmt_trace *t, const char *key)
+{
+    for (unsigned i = 0; i < t->meta.env_count; i++)
+        if (!t->meta.env[i].str && strcmp(t->meta.env[i].key, key) == 0)
+            return t->meta.env[i].integer;
+    return 0;
+}
+
+int bmt_runs_open(struct bmt_runs *r, const struct bmt_reader *rd)
+{
+    r->traces = calloc(rd->trace_count ? rd->trace_count : 1, sizeof *r->traces);
+    if (!r->traces)
+        return -ENOMEM;
+    r->trace_count = rd->trace_count;
+    for (unsigned t = 0; t < rd->trace_count; t++) {
+        int64_t n = env_int(&rd->traces[t], "beamtrace_schedulers");
+        int64_t cpu = env_int(&rd->traces[t], "beamtrace_dirty_cpu_schedulers");
+        int64_t io = env_int(&rd->traces[t], "beamtrace_dirty_io_schedulers");
+        /* The recorder writes each at most 1024; anything else is no bound. */
+        if (n > 0 && n <= 1024 && cpu >= 0 && cpu <= 1024 && io >= 0 && io <= 1024)
+            r->traces[t].cap = (uint32_t)(n + cpu + io);
+    }
+    return 0;
+}
+
+/* The process an event is about: its first process field (kind ID),
+ * where it acts (caller, sender, receiver, collector, the new process of a
+ * spawn); -1 for events of no process (counters, node_info, ports'). */
+static int actor_field(uint16_t tp)
+{
+    if (tp >= BMT_TP_COUNT || (tp >= BMT_TP_port_open && tp <= BMT_TP_port_scheduled) ||
+        tp == BMT_TP_own_process || tp == BMT_TP_node_info || tp == BMT_TP_counter)
+        return -1;
+    const struct bmt_tracepoint *t = &bmt_catalogue[tp];
+    for (unsigned i = 0; i < t->field_count; i++)
+        if (t->fields[i].kind == BMT_KIND_ID)
+            return (int)i;
+    return -1;
+}
+
+uint16_t bmt_runs_fields(uint16_t tp)
+{
+    int f = actor_field(tp);
+    uint16_t bits = f < 0 ? 0 : (uint16_t)(1u << f);
+    if (tp == BMT_TP_process_scheduled)
+        bits |= (uint16_t)(1u << BMT_F_process_scheduled_type);
+    return bits;
+}
+
+static int grow(struct bmt_runs *r, uint32_t pid)
+{
+    if (pid < r->pid_cap)
+        return 0;
+    uint32_t cap = r->pid_cap, c2 = r->pid_cap, c3 = r->pid_cap, c4 = r->pid_cap;
+    uint64_t *last = bmt_grow(r->last_ns, &cap, pid, sizeof *last);
+    if (!last)
+        return -ENOMEM;
+    r->last_ns = last;
+    uint64_t *in = bmt_grow(r->in_ns, &c2, pid, sizeof *in);
+    if (!in)
+        return -ENOMEM;
+    r->in_ns = in;
+    uint32_t *slot = bmt_grow(r->slot, &c3, pid, sizeof *slot);
+    if (!slot)
+        return -ENOMEM;
+    r->slot = slot;
+    uint16_t *trace = bmt_grow(r->trace, &c4, pid, sizeof *trace);
+    if (!trace)
+        return -ENOMEM;
+    r->trace = trace;
+    r->pid_cap = cap;
+    return 0;
+}
+
+/* Takes `pid`'s open run off its trace's list. */
+static void unlist(struct bmt_runs *r, uint32_t pid)
+{
+    struct bmt_runs_trace *t = &r->traces[r->trace[pid]];
+    uint32_t i = r->slot[pid], last = t->open[--t->open_count];
+    t->open[i] = last;
+    r->slot[last] = i;
+    r->in_ns[pid] = 0;
+}
+
+/* Ends `pid`'s open run at its last event, for the accumulators. */
+static void close_early(struct bmt_runs *r, uint32_t pid, int capped)
+{
+    if (r->closed_n < BMT_RUNS_CLOSED_MAX)
+        r->closed[r->closed_n++] = (struct bmt_runs_closed){pid, r->last_ns[pid] - 1};
+    unlist(r, pid);
+    r->closed_count++;
+    r->capped_count += (uint64_t)capped;
+}
+
+static int scheduled_in(struct bmt_runs *r, uint32_t pid, unsigned trace, uint64_t ts)
+{
+    if (r->in_ns[pid])
+        close_early(r, pid, 0); /* in again with no out between: the out was lost */
+    if (trace >= r->trace_count)
+        return 0;
+    struct bmt_runs_trace *t = &r->traces[trace];
+    if (t->cap && t->open_count >= t->cap) {
+        /* One more than the node can run: the run whose process was heard
+         * of longest ago ends, at its last event. */
+        uint32_t victim = t->open[0];
+        for (uint32_t i = 1; i < t->open_count; i++)
+            if (r->last_ns[t->open[i]] < r->last_ns[victim])
+                victim = t->open[i];
+        close_early(r, victim, 1);
+    }
+    if (t->open_count == t->open_cap) {
+        uint32_t cap = t->open_cap;
+        uint32_t *open = bmt_grow(t->open, &cap, t->open_count, sizeof *open);
+        if (!open)
+            return -ENOMEM;
+        t->open = open;
+        t->open_cap = cap;
+    }
+    r->slot[pid] = t->open_count;
+    r->trace[pid] = (uint16_t)trace;
+    t->open[t->open_count++] = pid;
+    r->in_ns[pid] = ts + 1;
+    if (t->open_count > r->max_running)
+        r->max_running = t->open_count;
+    return 0;
+}
+
+int bmt_runs_feed(struct bmt_runs *r, struct bmt_names *names, const struct bmt_record *rec)
+{
+    r->closed_n = 0;
+    int f = actor_field(rec->tp);
+    if (f < 0)
+        return 0;
+    const struct bmt_value *v = &rec->values[f];
+    if (!v->str || !bmt_names_is_pid(v->str, v->len)) /* not selected: an event no one reads */
+        return 0;
+    int64_t id = bmt_names_pid(names, v->str, v->len);
+    if (id < 0)
+        return (int)id;
+    uint32_t pid = (uint32_t)id;
+    if (grow(r, pid) < 0)
+        return -ENOMEM;
+    uint64_t ts = rec->ts_ns;
+    int rc = 0;
+    if (rec->tp == BMT_TP_process_scheduled) {
+        const struct bmt_value *type = &rec->values[BMT_F_process_scheduled_type];
+        if (type->len >= 2 && memcmp(type->str, "in", 2) == 0)
+            rc = scheduled_in(r, pid, rec->trace, ts);
+        else if (r->in_ns[pid])
+            unlist(r, pid);
+    } else if (rec->tp == BMT_TP_process_exit && r->in_ns[pid]) {
+        unlist(r, pid);
+    }
+    r->last_ns[pid] = ts + 1;
+    return rc;
+}
+
+void bmt_runs_finish(struct bmt_runs *r)
+{
+    for (unsigned t = 0; t < r->trace_count; t++) {
+        r->closed_count += r->traces[t].open_count;
+        r->traces[t].open_count = 0;
+    }
+}

@@ -1,0 +1,97 @@
+/* When a process runs: the run intervals every analysis shares (the
+ * timeline, the export's scheduling slices, on-CPU time), by one set of
+ * rules, so that no analysis shows a process running when the trace does
+ * not say it is (issue 16 item 1).
+ *
+ *  - A run starts at process_scheduled `in` and ends at `out` or at the
+ *    process's exit.
+ *  - A run the trace does not end (the process died untraced, its flags
+ *    were removed while it ran, its `out` was lost, or the trace stops
+ *    first) ends at the process's last event: what came after is unknown,
+ *    not running. "Its events" are those where it acts (the first process
+ *    field of an event: caller, sender, receiver, collector, ...).
+ *  - At most as many processes run at once as the node has schedulers,
+ *    normal and dirty ones added (the trace's environment:
+ *    beamtrace_schedulers, beamtrace_dirty_cpu_schedulers,
+ *    beamtrace_dirty_io_schedulers; a process on a dirty scheduler is
+ *    scheduled out of its normal one and in on the dirty one, and the
+ *    trace does not say which kind a thread is, so the bound is their
+ *    sum). An `in` that would make one more ends the open run whose
+ *    process's last event is the oldest, at that event. A trace without
+ *    those entries (older ones, LTTng's) has no such bound.
+ * Each run ended by the second or third rule is counted (closed_count):
+ * the report says how many.
+ *
+ * Fed every event of the pass before the accumulators (model/run.c); an
+ * accumulator that keeps runs of its own applies `closed` when it gets a
+ * process_scheduled `in` (the runs that event ended, its own process's
+ * included when it was still open), and ends what is still open at the
+ * pass's end at bmt_runs_last_ns. Pid ids are the scope's names' ids
+ * (names.h). Memory: 24 bytes per process, plus the open runs per trace.
+ * Single-threaded.
+ */
+#ifndef BMT_CLI_RUNS_H
+#define BMT_CLI_RUNS_H
+
+#include "ctf/reader.h"
+#include "names.h"
+
+#include <stdint.h>
+
+/* Runs one event may end: the one open on its own process and one for the
+ * bound. */
+#define BMT_RUNS_CLOSED_MAX 2
+
+struct bmt_runs_closed {
+    uint32_t pid;              /* pid id (names) */
+    uint64_t end_ns;           /* the process's last event: where its run ends */
+};
+
+struct bmt_runs_trace {
+    uint32_t cap;              /* schedulers, normal and dirty; 0: unknown, no bound */
+    uint32_t *open;            /* pid ids with an open run */
+    uint32_t open_count, open_cap;
+};
+
+struct bmt_runs {
+    uint64_t *last_ns;         /* per pid id: its last event + 1, or 0 */
+    uint64_t *in_ns;           /* per pid id: its open run's start + 1, or 0 */
+    uint32_t *slot;            /* per pid id: its index in its trace's open list */
+    uint16_t *trace;           /* per pid id: the trace (node) its open run is on */
+    uint32_t pid_cap;
+    struct bmt_runs_trace *traces;
+    unsigned trace_count;
+    struct bmt_runs_closed closed[BMT_RUNS_CLOSED_MAX]; /* ended by the current event */
+    unsigned closed_n;
+    uint64_t closed_count;     /* runs ended at their process's last event, in all */
+    uint64_t capped_count;     /* of which by the bound */
+    uint32_t max_running;      /* most runs open at once (after the bound) */
+};
+
+void bmt_runs_init(struct bmt_runs *r);
+void bmt_runs_free(struct bmt_runs *r);
+
+/* Reads each trace's scheduler counts from reader `rd` (opened). Returns
+ * 0 or -ENOMEM. */
+int bmt_runs_open(struct bmt_runs *r, const struct bmt_reader *rd);
+
+/* The fields of `tp` bmt_runs_feed reads: what the pass asks the reader
+ * for, on every event it reads. */
+uint16_t bmt_runs_fields(uint16_t tp);
+
+/* Applies one event (time order), its process's pid id made in `names`.
+ * Sets closed/closed_n. Returns 0 or -ENOMEM. */
+int bmt_runs_feed(struct bmt_runs *r, struct bmt_names *names, const struct bmt_record *rec);
+
+/* Ends, at their process's last event, the runs still open at the pass's
+ * end (counted in closed_count). Call after the accumulators' finish,
+ * which use bmt_runs_last_ns. */
+void bmt_runs_finish(struct bmt_runs *r);
+
+/* The last event of process `pid` (pid id), or `fallback` when none. */
+static inline uint64_t bmt_runs_last_ns(const struct bmt_runs *r, uint32_t pid, uint64_t fallback)
+{
+    return pid < r->pid_cap && r->last_ns[pid] ? r->last_ns[pid] - 1 : fallback;
+}
+
+#endif
