@@ -91,14 +91,16 @@ def fresh(kind, create=False):
 
 def trace_process():
     """A pid and the registered name of one process of the trace: the
-    thread names of its export, "<pid> name"."""
+    thread names of its export, "<pid> name", the first whose name --pid
+    takes (a track may be named by an initial call, which is no name)."""
     rc, out, _ = run([BT, "export", TRACE])
     for e in json.loads(out)["traceEvents"]:
         if e.get("name") == "thread_name":
             pid, _, name = e["args"]["name"].partition(" ")
-            if re.fullmatch(r"[\x21-\x7e]+", name):
+            if pid.startswith("<") and re.fullmatch(r"[\x21-\x7e]+", name) and \
+                    run([BT, "procs", "--pid", name, TRACE])[0] == 0:
                 return pid, name
-    sys.exit("options.py: no process with a printable name in %s" % TRACE)
+    sys.exit("options.py: no process with a printable registered name in %s" % TRACE)
 
 
 PID, NAME = trace_process()
