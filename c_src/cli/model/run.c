@@ -40,6 +40,8 @@ struct plan {
     uint32_t raw[BMT_TP_COUNT];
     uint32_t renamed_send, renamed_receive;
     uint64_t inside[BMT_TP_COUNT]; /* events from the window's begin, by tracepoint */
+    int runs;                      /* an accumulator takes scheduling events: feed runs.h */
+    uint16_t own[BMT_TP_COUNT];    /* per tracepoint: the fields own_involved reads */
 };
 
 static void want(struct bmt_an_scope *scope, uint16_t tp, uint16_t fields)
@@ -77,14 +79,15 @@ static uint16_t own_fields(uint16_t tp)
 }
 
 /* 1 when one of beamtrace's own processes takes part in `rec`. */
-static int own_involved(const struct bmt_an_scope *s, const struct bmt_record *rec)
+static int own_involved(const struct plan *p, const struct bmt_an_scope *s,
+                        const struct bmt_record *rec)
 {
     /* Only the fields the pass selected are valid (ctf/reader.h): every
      * event read has its process fields selected (make_plan); an event no
      * one asked for reaches nobody. */
     if (!s->want[rec->tp])
         return 0;
-    uint16_t f = own_fields(rec->tp);
+    uint16_t f = p->own[rec->tp];
     for (unsigned i = 0; f; i++, f >>= 1) {
         const struct bmt_value *v = &rec->values[i];
         if ((f & 1) && bmt_strtab_find(&s->own, v->str, v->len) >= 0)
@@ -127,16 +130,18 @@ static void make_plan(struct plan *p, struct bmt_an_scope *scope)
     }
     /* Run intervals (runs.h) end at a process's last event: when an
      * accumulator takes scheduling events, every event's process is read. */
-    int runs = 0;
+    p->runs = 0;
     for (unsigned i = 0; i < p->n; i++)
-        runs |= p->subs[i].acc->needs->fields[BMT_TP_process_scheduled] != 0;
-    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
-        if ((runs && bmt_runs_fields(tp)) || scope->want[tp])
+        p->runs |= p->subs[i].acc->needs->fields[BMT_TP_process_scheduled] != 0;
+    for (uint16_t tp = 0; p->runs && tp < BMT_TP_COUNT; tp++)
+        if (bmt_runs_fields(tp))
             want(scope, tp, BMT_NEED_EVENT | bmt_runs_fields(tp));
     /* Every event read is checked for beamtrace's own processes. */
-    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
+    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++) {
+        p->own[tp] = own_fields(tp);
         if (scope->want[tp])
-            want(scope, tp, own_fields(tp));
+            want(scope, tp, p->own[tp]);
+    }
 }
 
 /* The reader decodes the fields the pass reads (scope->want) and skips
@@ -208,11 +213,11 @@ static int feed_event(struct plan *p, struct bmt_an_scope *scope,
     int rc;
     if (rec->tp == BMT_TP_own_process)
         return own_learn(scope, rec);
-    if (scope->own.count && own_involved(scope, rec)) {
+    if (scope->own.count && own_involved(p, scope, rec)) {
         scope->own_hidden_count++;
         return 0;
     }
-    if ((rc = bmt_runs_feed(&scope->runs, &scope->names, rec)) < 0)
+    if (p->runs && (rc = bmt_runs_feed(&scope->runs, &scope->names, rec)) < 0)
         return rc;
     if ((bit & NAME_TPS) && (rc = bmt_names_feed(&scope->names, rec)) < 0)
         return rc;
@@ -333,13 +338,14 @@ static int end_pass(struct bmt_reader *r, const struct plan *p, struct bmt_an_sc
 int bmt_an_run(struct bmt_reader *r, struct bmt_an_scope *scope, const struct bmt_an_sub *subs,
                unsigned n, struct bmt_an_pass *pass)
 {
-    struct plan p = {subs, n < BMT_AN_MAX_SUBS ? n : BMT_AN_MAX_SUBS, {0}, 0, 0, {0}};
+    struct plan p = {.subs = subs, .n = n < BMT_AN_MAX_SUBS ? n : BMT_AN_MAX_SUBS};
     const struct bmt_record *rec;
     memset(pass, 0, sizeof *pass);
     scope->filtering = scope->pid_count + scope->pattern_count > 0;
     scope->windowed = scope->begin_text || scope->end_text;
     make_plan(&p, scope);
-    bmt_runs_free(&scope->runs);
+    bmt_runs_free(&scope->runs); /* a scope may serve several passes */
+    bmt_runs_init(&scope->runs);
     int rc = open_pass(r, &p, scope, &rec), odd = 0, past_end = 0;
     for (; rc == 1; rc = bmt_reader_next(r, &rec)) {
         uint64_t ts = rec->ts_ns;

@@ -6,9 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int actor_field(uint16_t tp);
+
 void bmt_runs_init(struct bmt_runs *r)
 {
     memset(r, 0, sizeof *r);
+    /* Looked up once here, not per event (the catalogue's field walk). */
+    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
+        r->actor[tp] = (int8_t)actor_field(tp);
 }
 
 void bmt_runs_free(struct bmt_runs *r)
@@ -154,7 +159,7 @@ static int scheduled_in(struct bmt_runs *r, uint32_t pid, unsigned trace, uint64
 int bmt_runs_feed(struct bmt_runs *r, struct bmt_names *names, const struct bmt_record *rec)
 {
     r->closed_n = 0;
-    int f = actor_field(rec->tp);
+    int f = rec->tp < BMT_TP_COUNT ? r->actor[rec->tp] : -1;
     if (f < 0)
         return 0;
     const struct bmt_value *v = &rec->values[f];

@@ -66,6 +66,7 @@ struct bmt_runs {
     uint64_t closed_count;     /* runs ended at their process's last event, in all */
     uint64_t capped_count;     /* of which by the bound */
     uint32_t max_running;      /* most runs open at once (after the bound) */
+    int8_t actor[BMT_TP_COUNT]; /* per tracepoint: its process field, or -1 */
 };
 
 void bmt_runs_init(struct bmt_runs *r);
