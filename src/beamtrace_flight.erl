@@ -393,7 +393,7 @@ nif_trigger(T) -> T.
 %% @private
 -spec init(pid(), reference(), {term(), map(), map()}) -> ok.
 init(Caller, Ref, {Spec, Own, TraceOpts}) ->
-    set_label(beamtrace_flight),
+    beamtrace_label:set_label(beamtrace_flight),
     Owner = maps:get(owner, Own),
     OwnerMon = monitor(process, Owner),
     Exclude = [self() | maps:get(exclude, TraceOpts, [])],
@@ -611,11 +611,3 @@ call(F, Req) ->
             {error, not_running}
     end.
 
-%% proc_lib:set_label/1 exists from OTP 27; checked by export, so OTP
-%% 25/26 skip it. Dialyzer on an OTP without it would call it missing.
--dialyzer({no_missing_calls, set_label/1}).
-set_label(Label) ->
-    case erlang:function_exported(proc_lib, set_label, 1) of
-        true -> proc_lib:set_label(Label);
-        false -> ok
-    end.

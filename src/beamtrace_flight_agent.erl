@@ -114,7 +114,7 @@ init({Caller, Ref}, #{dir := Dir} = Opts) ->
                  end,
     case Registered of
         true ->
-            set_label(?NAME),
+            beamtrace_label:set_label(?NAME),
             FlightDir = filename:join(Dir, "flight"),
             FlightOpts = (maps:get(flight, Opts))#{dir => FlightDir, owner => self()},
             case beamtrace:flight(maps:get(spec, Opts), FlightOpts) of
@@ -251,11 +251,3 @@ utc_now() ->
 to_list(B) when is_binary(B) -> unicode:characters_to_list(B);
 to_list(L) -> L.
 
-%% proc_lib:set_label/1 exists from OTP 27; checked by export, so OTP
-%% 25/26 skip it. Dialyzer on an OTP without it would call it missing.
--dialyzer({no_missing_calls, set_label/1}).
-set_label(Label) ->
-    case erlang:function_exported(proc_lib, set_label, 1) of
-        true -> proc_lib:set_label(Label);
-        false -> ok
-    end.

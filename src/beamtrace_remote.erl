@@ -713,8 +713,9 @@ machine_name(21) -> "ppc64";
 machine_name(22) -> "s390x";
 machine_name(N) -> "ELF machine " ++ integer_to_list(N).
 
-%% proc_lib:set_label/1 exists from OTP 27 (observer and the shell's i()
-%% show it); checked by export, so OTP 25/26 skip it. Dialyzer on an OTP
+%% beamtrace_label:set_label/1's copy: this module runs first on a target
+%% node, before the others are shipped. proc_lib:set_label/1 exists from
+%% OTP 27 (observer and the shell's i() show it); checked by export, so OTP 25/26 skip it. Dialyzer on an OTP
 %% without it would call the guarded call missing.
 -dialyzer({no_missing_calls, set_label/1}).
 set_label(Label) ->

@@ -232,15 +232,6 @@ take_helpers(Dir) ->
 with_lock(Fun) ->
     global:trans({?MODULE, self()}, Fun, [node()]).
 
-%% proc_lib:set_label/1 exists from OTP 27 (observer and the shell's i()
-%% show it); checked by export, so OTP 25/26 skip it. Dialyzer on an OTP
-%% without it would call the guarded call missing.
--dialyzer({no_missing_calls, set_label/1}).
-set_label(Label) ->
-    case erlang:function_exported(proc_lib, set_label, 1) of
-        true -> proc_lib:set_label(Label);
-        false -> ok
-    end.
 
 wait_down(Pid) ->
     Mon = monitor(process, Pid),
@@ -303,7 +294,7 @@ keep(Keeper, Item) ->
 -spec helper({pid(), reference()}, pid(), beamtrace:session(), options()) -> ok.
 helper({From, Ref}, Keeper, Session, Src) ->
     KMon = monitor(process, Keeper),
-    set_label(beamtrace_sources),
+    beamtrace_label:set_label(beamtrace_sources),
     St0 = #{session => Session, keeper => Keeper, keeper_mon => KMon, prev => undefined,
             ours => [], swt => undefined, top => [], undo => [],
             io => beamtrace_sources_io:init()},

@@ -316,7 +316,7 @@ watch({From, Ref}) ->
         true ->
             ok = net_kernel:monitor_nodes(true, #{node_type => all}),
             From ! {Ref, started},
-            set_label(?WATCHER),
+            beamtrace_label:set_label(?WATCHER),
             erlang:send_after(?IDLE_CHECK_MS, self(), idle_check),
             watch_loop()
     catch error:badarg ->
@@ -341,12 +341,3 @@ watch_loop() ->
             watch_loop()
     end.
 
-%% proc_lib:set_label/1 exists from OTP 27 (observer and the shell's i()
-%% show it); checked by export, so OTP 25/26 skip it. Dialyzer on an OTP
-%% without it would call the guarded call missing.
--dialyzer({no_missing_calls, set_label/1}).
-set_label(Label) ->
-    case erlang:function_exported(proc_lib, set_label, 1) of
-        true -> proc_lib:set_label(Label);
-        false -> ok
-    end.

@@ -483,7 +483,7 @@ init(Caller, Ref, {#{calls := Calls, kinds := Kinds}, Own, Rec}) ->
     %% few calls each, but at normal priority each waits behind every
     %% runnable process of a saturated node (measured: minutes at 10,000
     %% busy processes); waiting for a reason to stop, it costs nothing.
-    set_label(beamtrace_trace),
+    beamtrace_label:set_label(beamtrace_trace),
     #{owner := Owner} = Own,
     OwnerMon = monitor(process, Owner),
     case setup(Calls, Kinds, Own, Rec) of
@@ -883,12 +883,3 @@ is_controller(T) ->
         _ -> false
     end.
 
-%% proc_lib:set_label/1 exists from OTP 27 (observer and the shell's i()
-%% show it); checked by export, so OTP 25/26 skip it. Dialyzer on an OTP
-%% without it would call the guarded call missing.
--dialyzer({no_missing_calls, set_label/1}).
-set_label(Label) ->
-    case erlang:function_exported(proc_lib, set_label, 1) of
-        true -> proc_lib:set_label(Label);
-        false -> ok
-    end.

@@ -248,7 +248,7 @@ gc_multi_session_safe() ->
 
 %% @private
 init({Owner, Backend, Tracer, Name}) ->
-    set_label({beamtrace_tracing, Owner}),
+    beamtrace_label:set_label({beamtrace_tracing, Owner}),
     %% Started at high priority: its calls are few and short (see the
     %% contract); at normal priority each one would wait behind every
     %% runnable process of a busy node.
@@ -526,15 +526,6 @@ erts_has_gc_multi_session_fix(Vsn) ->
 
 %%% Internals
 
-%% proc_lib:set_label/1 exists from OTP 27 (observer and the shell's i()
-%% show it); checked by export, so OTP 25/26 skip it. Dialyzer on an OTP
-%% without it would call the guarded call missing.
--dialyzer({no_missing_calls, set_label/1}).
-set_label(Label) ->
-    case erlang:function_exported(proc_lib, set_label, 1) of
-        true -> proc_lib:set_label(Label);
-        false -> ok
-    end.
 
 %% Calls the handle's process; {error, closed} once it is gone. No timeout:
 %% a pattern on every function of a large node can take seconds.

@@ -30,7 +30,7 @@
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2, babeltrace/1, cmd/2]).
 
 -define(WORK, "bmt_trace_target:work/1").
--define(MODS, [beamtrace, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
+-define(MODS, [beamtrace, beamtrace_label, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
                beamtrace_statedump, beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
                beamtrace_flight_agent]).
 
