@@ -312,7 +312,7 @@ mkdir_status(Port) ->
         {Port, {data, _}} -> mkdir_status(Port);
         {Port, {exit_status, S}} -> S
     after 30000 ->
-        catch port_close(Port),
+        try port_close(Port) catch error:badarg -> ok end,
         timeout
     end.
 
