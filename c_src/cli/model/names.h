@@ -43,7 +43,20 @@ struct bmt_names {
     uint32_t ever_count, ever_cap;
     uint64_t dump_count;       /* process_info events seen */
     struct bmt_u64map holder;  /* (node text id + 1) << 32 | name text id -> pid id holding it now */
+    /* The last pid looked up in the current event (its text's address and
+     * length, its id): runs.c and the accumulators look up the same field
+     * of the same event. bmt_names_event() forgets it at each event, so an
+     * address reused by a later packet never answers. */
+    const char *memo_str;
+    size_t memo_len;
+    int64_t memo_id;
 };
+
+/* A new event: the lookup memo holds nothing of the last one. */
+static inline void bmt_names_event(struct bmt_names *n)
+{
+    n->memo_str = NULL;
+}
 
 void bmt_names_init(struct bmt_names *n);
 
@@ -62,8 +75,16 @@ int64_t bmt_names_add_pid(struct bmt_names *n, const char *s, size_t len);
 static inline __attribute__((always_inline)) int64_t
 bmt_names_pid(struct bmt_names *n, const char *s, size_t len)
 {
+    if (s == n->memo_str && len == n->memo_len)
+        return n->memo_id;
     int64_t id = bmt_strtab_find(&n->pids, s, len);
-    return id >= 0 && (uint32_t)id < n->cap ? id : bmt_names_add_pid(n, s, len);
+    id = id >= 0 && (uint32_t)id < n->cap ? id : bmt_names_add_pid(n, s, len);
+    if (id >= 0) {
+        n->memo_str = s;
+        n->memo_len = len;
+        n->memo_id = id;
+    }
+    return id;
 }
 
 /* The pid id of the process that holds, now, the registered name a send

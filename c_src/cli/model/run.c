@@ -49,6 +49,21 @@ static void want(struct bmt_an_scope *scope, uint16_t tp, uint16_t fields)
     scope->want[tp] |= fields;
 }
 
+/* A text's bit in own_marks: its length and two of its last bytes (pids
+ * differ at their end: <0.85.0>, <0.86.0>). */
+static inline unsigned own_mark(const char *str, size_t len)
+{
+    unsigned a = len >= 2 ? (unsigned char)str[len - 2] : 0,
+             b = len >= 4 ? (unsigned char)str[len - 4] : 0;
+    return (unsigned)(len * 7u + a * 3u + b) & 255u;
+}
+
+static void own_note(struct bmt_an_scope *s, const char *str, size_t len)
+{
+    unsigned m = own_mark(str, len);
+    s->own_marks[m >> 6] |= UINT64_C(1) << (m & 63);
+}
+
 /* beamtrace's own processes (scope.h): learns one own_process event. */
 static int own_learn(struct bmt_an_scope *s, const struct bmt_record *rec)
 {
@@ -56,9 +71,12 @@ static int own_learn(struct bmt_an_scope *s, const struct bmt_record *rec)
                            *name = &rec->values[BMT_F_own_process_name];
     if (bmt_strtab_intern(&s->own, pid->str, pid->len) < 0)
         return -ENOMEM;
+    own_note(s, pid->str, pid->len);
     if (name->len && !(name->len == 9 && memcmp(name->str, "undefined", 9) == 0) &&
         bmt_strtab_intern(&s->own, name->str, name->len) < 0)
         return -ENOMEM;
+    if (name->len)
+        own_note(s, name->str, name->len);
     return 0;
 }
 
@@ -90,7 +108,10 @@ static int own_involved(const struct plan *p, const struct bmt_an_scope *s,
     uint16_t f = p->own[rec->tp];
     for (unsigned i = 0; f; i++, f >>= 1) {
         const struct bmt_value *v = &rec->values[i];
-        if ((f & 1) && bmt_strtab_find(&s->own, v->str, v->len) >= 0)
+        if (!(f & 1) || !v->str)
+            continue;
+        unsigned m = own_mark(v->str, v->len);
+        if ((s->own_marks[m >> 6] >> (m & 63) & 1) && bmt_strtab_find(&s->own, v->str, v->len) >= 0)
             return 1;
     }
     return 0;
@@ -217,6 +238,7 @@ static int feed_event(struct plan *p, struct bmt_an_scope *scope,
         scope->own_hidden_count++;
         return 0;
     }
+    bmt_names_event(&scope->names);
     if (p->runs && (rc = bmt_runs_feed(&scope->runs, &scope->names, rec)) < 0)
         return rc;
     if ((bit & NAME_TPS) && (rc = bmt_names_feed(&scope->names, rec)) < 0)
@@ -307,6 +329,7 @@ static int end_pass(struct bmt_reader *r, const struct plan *p, struct bmt_an_sc
                     struct bmt_an_pass *pass, int past_end)
 {
     pass->end_ns = past_end ? scope->window.end_ns : pass->last_ns;
+    bmt_names_event(&scope->names); /* finish() looks up no event's text */
     for (unsigned s = 0; s < r->stream_count; s++) {
         pass->discarded_count += r->streams[s].discarded_count;
         pass->lost_packet_count += r->streams[s].lost_packet_count;

@@ -85,10 +85,12 @@ int bmt_an_scope_filter(struct bmt_an_scope *s, struct bmt_reader *r)
     if (rc == 0)
         rc = bmt_reader_select(r, &bmt_names_fields);
     const struct bmt_record *rec;
-    while (rc == 0 && (rc = bmt_reader_next(r, &rec)) == 1)
+    while (rc == 0 && (rc = bmt_reader_next(r, &rec)) == 1) {
+        bmt_names_event(&names);
         rc = rec->tp == BMT_TP_process_info || rec->tp == BMT_TP_process_spawn ||
                      rec->tp == BMT_TP_process_register
                  ? bmt_names_feed(&names, rec) : 0;
+    }
     uint8_t *marks = rc == 0 ? calloc(names.pids.count + 1, 1) : NULL;
     if (rc == 0 && !marks)
         rc = -ENOMEM;
