@@ -737,8 +737,10 @@ trace_request(#r{node = T, opts = Opts}) ->
                 TraceOpts0 = sources(maps:with([duration, max_events, max_bytes, max_rate,
                                                 return_to, links, samples, system_monitor,
                                                 distribution, file_io, ets, sample,
-                                                on_max_rate | ?STREAM_OPTS], Opts)),
-                TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all))},
+                                                on_max_rate, buffer_size, message_length,
+                                                mode | ?STREAM_OPTS], Opts)),
+                TraceOpts1 = TraceOpts0#{procs => procs(T, maps:get(procs, Opts, all)),
+                                         exclude => procs(T, maps:get(exclude, Opts, []))},
                 {Spec0, case maps:get(remote_dir, Opts, false) of
                             false -> TraceOpts1;
                             true -> TraceOpts1#{remote_dir => true};

@@ -460,7 +460,8 @@ cleanup(A) ->
                     end,
     %% The trace kept inside it (a lost controller) keeps it too.
     InDir = A#ag.dir =/= undefined andalso A#ag.trace_dir =/= undefined andalso
-        lists:prefix(A#ag.dir ++ "/", unicode:characters_to_list(A#ag.trace_dir)),
+        lists:prefix(unicode:characters_to_list(A#ag.dir) ++ "/",
+                     unicode:characters_to_list(A#ag.trace_dir)),
     DirRemoved = case {A#ag.dir, A#ag.keep} of
                      {undefined, _} -> false;
                      {_, true} -> false;
