@@ -674,12 +674,15 @@ file_io_cleanup(_) ->
     assert_clean(undefined, Helpers),
     assert_eq(no_patterns_after_stop, [], meta_clean()),
     assert_eq(no_flags, {flags, []}, erlang:trace_info(self(), flags)),
-    S2 = start(#{file_io => [self()], ets => [bmt_nothing]}),
+    %% A named table (a missing one is refused: ets_all_and_missing_tables).
+    Tab = ets:new(bmt_cleanup_tab, [named_table, public]),
+    S2 = start(#{file_io => [self()], ets => [Tab]}),
     #{helper := H} = Helpers2 = beamtrace_sources:helpers(S2),
     exit(H, kill),
     assert_clean(undefined, Helpers2),
     assert_eq(no_patterns_after_kill, [], meta_clean()),
     _ = stop(S2),
+    true = ets:delete(Tab),
     %% A user's meta pattern set after the session's own stays.
     assert_eq(bad_file_io, {error, {badopt, file_io}},
               beamtrace:start(#{dir => bmt_test_lib:tmpdir("bad_fio"), file_io => [x]})),
