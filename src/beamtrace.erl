@@ -275,7 +275,9 @@ start_in(O, {ok, Dir}, Sources) ->
                         beamtrace_statedump:dump_go(Session),
                     {ok, Session};
                 {error, _} = Error ->
-                    %% Nothing of a session that could not start stays.
+                    %% Nothing of a session that could not start stays:
+                    %% its state-dump workers (waiting for dump_go) go too.
+                    beamtrace_statedump:at_stop(Session),
                     _ = stop_nif(Session),
                     beamtrace_statedump:after_stop(),
                     _ = is_binary(Dir) andalso file:del_dir_r(Dir),

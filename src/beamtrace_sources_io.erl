@@ -211,8 +211,8 @@ open_files(Session, #{files := Fs} = St) ->
 os_files() ->
     case file:list_dir("/proc/self/fd") of
         {ok, Names} ->
-            Fds = lists:sublist(lists:sort([N || F <- Names,
-                                                 N <- [catch list_to_integer(F)], is_integer(N)]),
+            Fds = lists:sublist(lists:sort([list_to_integer(F) || F <- Names, F =/= [],
+                                                 lists:all(fun(C) -> C >= $0 andalso C =< $9 end, F)]),
                                 ?MAX_OS_FDS),
             [{N, B} || N <- Fds,
                        {ok, Path} <- [file:read_link("/proc/self/fd/" ++ integer_to_list(N))],
