@@ -432,15 +432,29 @@ teardown(#st{backend = legacy, tracer = Tracer} = St) ->
 %% there the VM would clear another tool's default flags too. (OTP 25's
 %% spec of erlang:trace_info/2 gives a tracer module as {tracer, Module,
 %% State}; the VM answers {tracer, {Module, State}}, which Tracer is.)
+%% On a VM with trace sessions (OTP 27+, where this backend is chosen only
+%% on request), OTP 29 gives such a tracee our tracer instead (seen with
+%% 29.1.2: another tool's traced process kept its flags but got beamtrace
+%% as its tracer), so there the processes or ports whose tracer is ours are
+%% cleared one by one.
 -dialyzer({no_match, clear_flags/4}).
 clear_flags(_Existing, _New, [], _Tracer) ->
     ok;
 clear_flags(Existing, New, Flags, {M, S} = Tracer) ->
-    _ = erlang:trace(Existing, false, [{tracer, M, S} | Flags]),
+    _ = case backend() =:= session of
+            false ->
+                erlang:trace(Existing, false, [{tracer, M, S} | Flags]);
+            true ->
+                [catch_badarg(fun() -> erlang:trace(I, false, Flags) end)
+                 || I <- tracees(Existing), erlang:trace_info(I, tracer) =:= {tracer, Tracer}]
+        end,
     case erlang:trace_info(New, tracer) of
         {tracer, Tracer} -> _ = erlang:trace(New, false, Flags), ok;
         _ -> ok
     end.
+
+tracees(existing_processes) -> erlang:processes();
+tracees(existing_ports) -> erlang:ports().
 
 %% A process or port may exit between the listing and the clearing.
 catch_badarg(F) ->
