@@ -23,6 +23,8 @@
 %%    one line, exit 2, before anything connects.
 -module(bmt_relayd_cluster_SUITE).
 
+-define(DURATION, "([0-9]+(?:\\.[0-9]+)?) (s|ms|us|ns)\\b").
+
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, end_per_testcase/2]).
 -export([relayd_matches_copy_back_test/1, streams_only_test/1, record_cli_test/1,
          record_cli_streams_only_test/1, record_cli_usage_test/1]).
@@ -127,8 +129,16 @@ record_cli_test(_Config) ->
         assert_eq(workload_linked, true, jint(<<"linked">>, Streamed) >= Sent),
         %% calls: per-node durations, the same lines but the one naming the
         %% input.
+        %% Durations agree within 0.1%, not to the digit: the copy-back's
+        %% clock offsets are rewritten with the end-of-trace drift
+        %% correction, the streamed traces keep the estimate made at
+        %% start, so unfinished calls closed at the merged trace's end
+        %% move by microseconds.
         [CallsBack, CallsStreamed] = [analysis(["calls"], D) || D <- [Out, Relayd]],
-        assert_eq(same_calls, CallsBack, CallsStreamed),
+        assert_eq(same_calls, [untimed(L) || L <- CallsBack], [untimed(L) || L <- CallsStreamed]),
+        assert_eq(calls_durations_within_0_1_percent, true,
+                  lists:all(fun({A, B}) -> abs(A - B) =< 1.0e-3 * max(abs(A), abs(B)) end,
+                            lists:zip(durations(CallsBack), durations(CallsStreamed)))),
         _ = binary:match(iolist_to_binary(CallsStreamed), <<"handle_call">>) =/= nomatch
             orelse fail(calls_of_the_workload, CallsStreamed),
         %% export and report: one group per node, named by its metadata.
@@ -221,6 +231,23 @@ relayd_session_dir(Out) ->
 
 %% An analysis' output lines on Dir, but the one naming the input; it must
 %% succeed with nothing on stderr.
+%% A calls line with its durations ("375.461 s", "12 ms", ...) replaced
+%% by "T"; durations/1 gives them, in seconds.
+untimed(Line) ->
+    re:replace(Line, ?DURATION, "T", [global, {return, binary}]).
+
+durations(Lines) ->
+    [to_seconds(N, U) || L <- Lines,
+                         {match, Ms} <- [re:run(L, ?DURATION, [global, {capture, all_but_first, list}])],
+                         [N, U] <- Ms].
+
+to_seconds(N, U) ->
+    V = case string:to_float(N) of
+            {F, []} -> F;
+            _ -> float(list_to_integer(N))
+        end,
+    V * maps:get(U, #{"s" => 1.0, "ms" => 1.0e-3, "us" => 1.0e-6, "ns" => 1.0e-9}).
+
 analysis(Args, Dir) ->
     Cli = filename:join(os:getenv("BMT_ROOT"), "priv/beamtrace"),
     {Status, Lines, Err} = cmd(Cli, Args ++ [Dir]),
