@@ -477,11 +477,20 @@ seq_trace_test(_Config) ->
                              from => t(Q), to => t(P), message => <<"pong">>}},
                {seq_trace, #{label => <<"17">>, type => <<"receive">>, previous => 1, current => 2,
                              from => t(Q), to => t(P), message => <<"pong">>}}],
-              [E || {seq_trace, #{type := T}} = E <- Ev, T =/= <<"print">>]),
+              relative_serials([E || {seq_trace, #{type := T}} = E <- Ev, T =/= <<"print">>])),
     [{seq_trace, Print}] = [E || {seq_trace, #{type := <<"print">>}} = E <- Ev],
     assert_eq(seq_trace_print, #{label => <<"17">>, from => t(P), message => <<"hello">>},
               maps:with([label, from, message], Print)),
     assert_eq(total, 5, length(Ev)).
+
+%% Serials counted from the first event's `previous': the VM's serial
+%% clock is node-wide, so a node that used seq_trace before (or OTP 29,
+%% seen to start it high) numbers from elsewhere than 0.
+relative_serials([{seq_trace, #{previous := Base}} | _] = Events) ->
+    [{seq_trace, E#{previous := P - Base, current := C - Base}}
+     || {seq_trace, #{previous := P, current := C} = E} <- Events];
+relative_serials([]) ->
+    [].
 
 %% Last: every trace the cases above wrote reads back the same later.
 traces_reread_test(_Config) ->
