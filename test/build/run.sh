@@ -66,12 +66,14 @@ check "beamtrace --version prints the .app.src vsn ($version)" \
 hook=$(sed -n 's/.*{"(linux|darwin|solaris)", compile, "\([^"]*\)"}.*/\1/p' "$root/rebar.config")
 copy "$out/werror"
 (cd "$out/werror" && CC="${CC:-cc} -Wconversion" $hook) >"$out/werror-hook.log" 2>&1
+rc=$?
 check "rebar.config's hook ($hook) builds with a compiler that warns more (CC='cc -Wconversion'): warnings printed, no failure" \
-    '[ $? -eq 0 ] && grep -q "warning:" "$out/werror-hook.log" && [ -f "$out/werror/priv/beamtrace_nif.so" ] &&
+    '[ "$rc" -eq 0 ] && grep -q "warning:" "$out/werror-hook.log" && [ -f "$out/werror/priv/beamtrace_nif.so" ] &&
      [ -x "$out/werror/priv/beamtrace" ]' || show "$out/werror-hook.log"
 rm -f "$out/werror/priv/beamtrace_nif.so"
 (cd "$out/werror" && CC="${CC:-cc} -Wconversion" make priv/beamtrace_nif.so) >"$out/werror-own.log" 2>&1
+rc=$?
 check "beamtrace's own build (make) fails on the same warning (-Werror)" \
-    '[ $? -ne 0 ] && grep -q "error:" "$out/werror-own.log"' || show "$out/werror-own.log"
+    '[ "$rc" -ne 0 ] && grep -q "error:" "$out/werror-own.log"' || show "$out/werror-own.log"
 
 exit $((tap_failures > 0))
