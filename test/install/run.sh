@@ -136,7 +136,8 @@ complete_words() { # WORDS... (the last one is being completed)
 }
 check "completion: 'beamtrace <TAB>' offers every command" \
     '[ "$(complete_words beamtrace "" | grep -v "^-" | sort)" = "$(printf "%s\n" "${commands[@]}" | sort)" ]'
-check "completion: 'beamtrace ca<TAB>' is calls" '[ "$(complete_words beamtrace ca)" = calls ]'
+check "completion: 'beamtrace cal<TAB>' is calls, 'beamtrace ca<TAB>' offers calls and captures" \
+    '[ "$(complete_words beamtrace cal)" = calls ] && [ "$(complete_words beamtrace ca | tr " " "\n" | sort | tr "\n" " ")" = "calls captures " ]'
 missing=""
 for c in "${commands[@]}"; do
     offered=$(complete_words beamtrace "$c" -)
