@@ -67,16 +67,7 @@ start(Spec, Opts) when is_map(Opts) ->
             Caller = self(),
             Ref = make_ref(),
             {Pid, Mon} = spawn_monitor(?MODULE, init, [Caller, Ref, {Spec, Own, TraceOpts}]),
-            receive
-                {Ref, started} ->
-                    demonitor(Mon, [flush]),
-                    {ok, Pid};
-                {Ref, {error, _} = Error} ->
-                    demonitor(Mon, [flush]),
-                    Error;
-                {'DOWN', Mon, process, Pid, Why} ->
-                    {error, {controller_down, Why}}
-            end;
+            beamtrace_trace:await_start(Ref, Pid, Mon);
         Error ->
             Error
     end;

@@ -44,6 +44,7 @@
 -module(beamtrace_trace).
 
 -export([trace/2, trace_async/2, stop/1, info/1, snapshot/1, parse/1, monitor/1]).
+-export([await_start/3]).
 %% The controller process.
 -export([init/3]).
 
@@ -452,18 +453,25 @@ start(Spec, Opts) ->
             %% High priority from birth: see init/3.
             {Pid, Mon} = spawn_opt(?MODULE, init, [Caller, Ref, {Parsed, Own, Rec}],
                                    [monitor, {priority, high}]),
-            receive
-                {Ref, started} ->
-                    demonitor(Mon, [flush]),
-                    {ok, Pid};
-                {Ref, {error, _} = Error} ->
-                    demonitor(Mon, [flush]),
-                    Error;
-                {'DOWN', Mon, process, Pid, Why} ->
-                    {error, {controller_down, Why}}
-            end;
+            await_start(Ref, Pid, Mon);
         {{error, _} = Error, _} -> Error;
         {_, {error, _} = Error} -> Error
+    end.
+
+%% @private The answer of a controller spawned (and monitored as Mon) with
+%% Ref: its pid once it says `started', its error, or why it died first.
+%% beamtrace_flight's controller answers the same way.
+-spec await_start(reference(), pid(), reference()) -> {ok, pid()} | {error, term()}.
+await_start(Ref, Pid, Mon) ->
+    receive
+        {Ref, started} ->
+            demonitor(Mon, [flush]),
+            {ok, Pid};
+        {Ref, {error, _} = Error} ->
+            demonitor(Mon, [flush]),
+            Error;
+        {'DOWN', Mon, process, Pid, Why} ->
+            {error, {controller_down, Why}}
     end.
 
 %% started_ms: the flags are on (setup done); the duration runs from there
