@@ -65,6 +65,8 @@ struct bmt_clock {
     pthread_mutex_t lock;       /* calibration and its reason */
     int calibrated;             /* calibration ran (under lock) */
     char why[200];              /* why the TSC does not stand in (under lock) */
+    int ignore_kernel;          /* tests only: calibrate even where the kernel
+                                 * distrusts the TSC, to measure it there */
 };
 
 /* One thread's anchor; owned by that thread. Zero-initialised: no anchor. */
