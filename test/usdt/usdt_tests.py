@@ -449,11 +449,17 @@ def t_efile(probes):
             "efile_drv enter tag={0,0} user tag req-1 | READ_FILE (15) | args: %s.missing , 0 0" % p,
             "efile_drv return tag={0,0} user tag req-1 | READ_FILE (15) | success=0 errno=2"]
     # The node's own polling for its go files (untagged) is traced too.
+    # bpftrace prints each CPU's perf buffer in turn, so a process that
+    # moved to another scheduler between two operations can have its lines
+    # printed out of order (CI, OTP 27 at load 30): the lines are compared
+    # as a multiset; each one still carries its operation, result and errno.
     mine = [l for l in lines(out) if "user tag req-1 |" in l]
+    others = [l for l in lines(out)[1:] if "user tag req-1 |" not in l]
     check("efile.bt: write_file, read_file and a missing read_file as efile_drv entry/return "
           "pairs with the user tag, bytes and ENOENT (session recorded %d)" % res["events"],
-          mine == want and res["events"] >= 3,
-          "want:\n%s\ngot:\n%s" % ("\n".join(want), out))
+          sorted(mine) == sorted(want) and res["events"] >= 3,
+          "want:\n%s\ngot (the req-1 lines):\n%s\nand %d other lines, the first: %s"
+          % ("\n".join(want), "\n".join(mine), len(others), others[:3]))
 
 
 def t_process_scheduling(probes):
