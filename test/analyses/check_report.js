@@ -12,7 +12,12 @@
  *            its name, its data-share, the painted share of its plot area
  *            (sum of bar width x height over plot width x band height), the
  *            right edge of its last bar and the x of its exit mark;
- *  flame:    the number of frames drawn by the zoom script (texts filled).
+ *  flame:    the number of frames drawn by the zoom script (texts filled);
+ *  slowest:  the first section's title, and for each of its functions the
+ *            name, p50, p99, the plain line and every bar segment's kind,
+ *            data-share and rendered width over the bar's width;
+ *  widths:   the window's inner width and the rendered widths of the
+ *            slowest-functions table, the timeline and the flame graph.
  */
 (function () {
   function box(el) { return el.getBoundingClientRect(); }
@@ -79,6 +84,24 @@
   }
   var ft = document.querySelectorAll('#bmtflame g.f text');
   for (var f = 0; f < ft.length; f++) if (ft[f].textContent) out.flame_texts++;
+  var h2 = document.querySelector('h2');
+  out.first_section = h2 ? h2.textContent : '';
+  out.slowest = [];
+  var rows = document.querySelectorAll('table.slowest tr.func');
+  for (var q = 0; q < rows.length; q++) {
+    var bar = rows[q].querySelector('.bar'), bw = box(bar).width, segs = [];
+    var ss = bar.querySelectorAll('.seg');
+    for (var s = 0; s < ss.length; s++)
+      segs.push({kind: ss[s].getAttribute('data-kind'), share: +ss[s].getAttribute('data-share'),
+                 width: box(ss[s]).width / bw});
+    out.slowest.push({name: rows[q].querySelector('td.name').textContent,
+                      p50: rows[q].querySelector('td.p50').textContent,
+                      p99: rows[q].querySelector('td.p99').textContent,
+                      reading: rows[q].querySelector('.reading').textContent, segs: segs});
+  }
+  function width(sel) { var e = document.querySelector(sel); return e ? box(e).width : 0; }
+  out.widths = {window: window.innerWidth, slowest: width('table.slowest'),
+                timeline: width('svg.timeline'), flame: width('#bmtflame')};
   var pre = document.createElement('pre');
   pre.id = 'bmt-check';
   pre.textContent = JSON.stringify(out);

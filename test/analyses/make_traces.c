@@ -14,7 +14,7 @@
  *                               is 1 (the memory tests: 64 2 0 keeps the
  *                               distinct stacks and processes fixed)
  *   make_traces scenarios OUTDIR  OUTDIR/{names,window,overwrite,span34,report,
- *                               stacks,phantom,own_cpu,files_before}: traces with known answers for names
+ *                               stacks,phantom,own_cpu,saturated,files_before}: traces with known answers for names
  *                               (state dump, spawn, registration, Elixir),
  *                               time windows, flight recorders, an absurd
  *                               time span, the report's layout and the call
@@ -564,6 +564,63 @@ static void own_cpu(const char *path)
     gen_close(g);
 }
 
+/* The report's first section (issue 16): where three functions' time went,
+ * on a node with 1 scheduler. broker:handle_cast/2 (P, 3 calls of 10 ms):
+ * 2 ms on CPU, preempted 7 ms, 1 ms on CPU: 70% runnable, 30% on CPU;
+ * m:wait_reply/0 (Q, 1 call of 10 ms): 1 ms on CPU, out until R sends to
+ * it 7 ms later (waiting), in 1 ms after the send (runnable), takes it and
+ * returns 1 ms later: 70% waiting; m:mixed/0 (M, 1 call of 10.5 ms): 4 ms
+ * on CPU, preempted 3.5 ms, 0.5 ms on CPU, waiting 2.5 ms until R's send
+ * and in at once: 43% on CPU, 33% runnable, 24% waiting (answers in
+ * run.sh). */
+static void saturated(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open_sched(g, path, 1, 1);
+    uint64_t t = 8000 * MS;
+    const char *P = "<0.100.0>", *Q = "<0.101.0>", *R = "<0.102.0>", *M = "<0.103.0>";
+#define SCHED(ts, pid, type) put(g, 0, BMT_TP_process_scheduled, ts, pid, "m:loop/0", type, 0, 0)
+    info(g, t, P, "a_broker", "broker:init/1", "");
+    info(g, t, R, "replier", "r:init/1", "");
+    for (unsigned i = 0; i < 3; i++) {
+        uint64_t c = t + i * 20 * MS;
+        SCHED(c, P, "in");
+        CALL(c, P, "broker:handle_cast/2");
+        SCHED(c + 2 * MS, P, "out");
+        SCHED(c + 9 * MS, P, "in");
+        RET(c + 10 * MS, P, "broker:handle_cast/2");
+        SCHED(c + 10 * MS, P, "out");
+    }
+    uint64_t q = t + 100 * MS;
+    SCHED(q, Q, "in");
+    CALL(q, Q, "m:wait_reply/0");
+    SCHED(q + 1 * MS, Q, "out");
+    SCHED(q + 8 * MS, R, "in");
+    put(g, 0, BMT_TP_message_send, q + 8 * MS, R, Q, "{reply}", 0, 0);
+    SCHED(q + 8 * MS + 1, R, "out");
+    SCHED(q + 9 * MS, Q, "in");
+    put(g, 0, BMT_TP_message_receive, q + 9 * MS, Q, "{reply}", NULL, 0, 0);
+    RET(q + 10 * MS, Q, "m:wait_reply/0");
+    SCHED(q + 10 * MS, Q, "out");
+    uint64_t u = t + 200 * MS;
+    SCHED(u, M, "in");
+    CALL(u, M, "m:mixed/0");
+    SCHED(u + 4 * MS, M, "out");
+    SCHED(u + 7500 * US, M, "in");
+    put(g, 0, BMT_TP_function_call, u + 7600 * US, M, "m:inner/0", NULL, 0, 0);
+    put(g, 0, BMT_TP_function_return, u + 7700 * US, M, "m:inner/0", NULL, 0, 0);
+    SCHED(u + 8 * MS, M, "out");
+    SCHED(u + 10500 * US, R, "in");
+    put(g, 0, BMT_TP_message_send, u + 10500 * US, R, M, "{go}", 0, 0);
+    SCHED(u + 10500 * US, R, "out");
+    SCHED(u + 10500 * US, M, "in");
+    put(g, 0, BMT_TP_message_receive, u + 10500 * US, M, "{go}", NULL, 0, 0);
+    RET(u + 10500 * US, M, "m:mixed/0");
+    SCHED(u + 11 * MS, M, "out");
+#undef SCHED
+    gen_close(g);
+}
+
 /* One event of `tp` with string fields by index (strs[i] for field i,
  * NULL: empty) and integer fields ints[i]. */
 static void put_fields(struct gen *g, int tp, uint64_t ts, const char *const *strs,
@@ -653,7 +710,7 @@ int main(int argc, char **argv)
             void (*make)(const char *);
         } all[] = {{"names", names}, {"window", window}, {"overwrite", overwrite},
                    {"span34", span34}, {"report", report}, {"stacks", stacks},
-                   {"phantom", phantom}, {"own_cpu", own_cpu},
+                   {"phantom", phantom}, {"own_cpu", own_cpu}, {"saturated", saturated},
                    {"files_before", files_before}};
         mkdir(argv[2], 0755);
         for (unsigned i = 0; i < sizeof all / sizeof all[0]; i++) {

@@ -606,11 +606,15 @@ PY
         --screenshot="$root/$out/report.png" "$page" >/dev/null 2>&1
     check_cmd "report: screenshot taken ($out/report.png)" [ -s "$out/report.png" ]
     # Geometry, measured in the rendered page by test/analyses/check_report.js.
-    for t in report names; do
+    # saturated: the first section (issue 16: the report leads with the
+    # answer), measured in a 1600 px window.
+    for t in report names saturated; do
+        size=1400,3000
+        [ $t = saturated ] && size=1600,2000
         "$BT" report "$sc/$t" -o "$out/geo-$t.html"
         { cat "$out/geo-$t.html"; echo "<script>"; cat test/analyses/check_report.js; echo "</script>"; } \
             >"$out/geo-$t-check.html"
-        timeout 120 "$CHROMIUM" "${cflags[@]}" --user-data-dir="$(mktemp -d)" --window-size=1400,3000 \
+        timeout 120 "$CHROMIUM" "${cflags[@]}" --user-data-dir="$(mktemp -d)" --window-size=$size \
             --dump-dom "file://$root/$out/geo-$t-check.html" >"$out/geo-$t.dom" 2>/dev/null
         python3 - "$out/geo-$t.dom" >"$out/geo-$t.json" <<'PY'
 import html, json, re, sys
@@ -629,6 +633,44 @@ for path in sys.argv[1:]:
         if c["outside"] or c["title_overlaps"] or c["label_overlaps"]:
             print("# %s: %r" % (c["title"], c)); ok = False
 sys.exit(0 if ok else 1)
+PY
+    # The answer first (saturated, make_traces.c): the slowest functions by
+    # p99, each bar's segments as wide as the breakdown's shares, the plain
+    # line reading the dominant share. Before: the page opened with the
+    # summary's counts and the shares were cells of a table further down.
+    check_cmd "report (Chromium): the first section is the slowest functions by p99 with p50/p99, bar segments as wide as the shares, and the plain line (70% runnable: the schedulers were saturated)" \
+        python3 - "$out/geo-saturated.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d.get("slowest", [])
+ok = d.get("first_section", "").startswith("Slowest functions")
+ok = ok and [r["name"] for r in rows] == ["m:mixed/0", "broker:handle_cast/2", "m:wait_reply/0",
+                                         "m:inner/0"]
+want = {"m:mixed/0": ("10.500 ms", {"on-cpu": 4.5 / 10.5, "runnable": 3.5 / 10.5, "waiting": 2.5 / 10.5},
+                      "43% on CPU, 33% runnable"),
+        "broker:handle_cast/2": ("10.000 ms", {"on-cpu": 0.3, "runnable": 0.7, "waiting": 0},
+                                 "mostly runnable: the schedulers were saturated"),
+        "m:wait_reply/0": ("10.000 ms", {"on-cpu": 0.2, "runnable": 0.1, "waiting": 0.7},
+                           "mostly waiting on messages"),
+        "m:inner/0": ("100.000 us", {"on-cpu": 1, "runnable": 0, "waiting": 0},
+                      "mostly on CPU: the function's own work")}
+for r in rows if ok else []:
+    p, shares, reading = want[r["name"]]
+    segs = {s["kind"]: s for s in r["segs"]}
+    good = r["p50"] == p and r["p99"] == p and r["reading"] == reading and set(segs) == set(shares)
+    for k, v in shares.items():
+        good = good and k in segs and abs(segs[k]["share"] - v) < 1e-4 and abs(segs[k]["width"] - v) < 0.005
+    if not good:
+        print("# %r" % r)
+    ok = ok and good
+sys.exit(0 if ok else 1)
+PY
+    check_cmd "report (Chromium): in a 1600 px window the slowest functions, the timeline and the flame graph span >= 90% of its width" \
+        python3 - "$out/geo-saturated.json" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))["widths"]
+print("# %r" % w)
+sys.exit(0 if w["window"] == 1600 and min(w["slowest"], w["timeline"], w["flame"]) >= 0.9 * 1600 else 1)
 PY
     check_cmd "report (Chromium): histogram labels keep their first digit (a 524288 ns call reads 524 µs)" python3 - "$geo" <<'PY'
 import json, sys

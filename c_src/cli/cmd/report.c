@@ -1,6 +1,8 @@
 /* `beamtrace report`: one self-contained HTML page (inline CSS and SVG,
  * one small inline script for the flame graph's zoom, nothing fetched)
- * with the trace summary, the latency histograms (send -> scheduled, GC
+ * at the window's width, leading with the answer: the slowest functions by
+ * p99, each with a stacked bar of where its time went and one plain line
+ * reading it (out/slowest_html.h), then the timeline, the trace summary, the latency histograms (send -> scheduled, GC
  * pauses, the top functions' call latency), the top functions with where
  * their time went, the processes, the flame graph (on-CPU time with
  * off-CPU frames), a timeline of when the busiest processes ran and the
@@ -60,15 +62,18 @@ static int run(void *opts_)
 
 const struct bmt_command bmt_cmd_report = {
     .name = "report",
-    .summary = "one self-contained HTML page: summary, histograms, flame graph",
+    .summary = "one self-contained HTML page: slowest functions, timeline, flame graph",
     .synopsis = "[OPTION]... DIR... -o FILE",
     .description =
-        "Reads the trace once and writes one HTML page (no network needed): the\n"
-        "summary and events per tracepoint, the send -> scheduled-in latency, GC pause\n"
-        "and top functions' call latency histograms (inline SVG), the top functions\n"
-        "with where their time went, processes and exit reasons, the flame graph\n"
-        "(click to zoom) and a timeline of when the busiest processes ran (bars:\n"
-        "the share of each time slice they ran; lives end at exit).",
+        "Reads the trace once and writes one HTML page (no network needed). It leads\n"
+        "with the slowest functions by p99: each with its p50 and p99, a stacked bar of\n"
+        "where its time went (on CPU, runnable, waiting, GC) and one line reading it\n"
+        "(\"mostly runnable: the schedulers were saturated\"). Then a timeline of when\n"
+        "the busiest processes ran (bars: the share of each time slice they ran; lives\n"
+        "end at exit), the summary and events per tracepoint, the send -> scheduled-in\n"
+        "latency, GC pause and top functions' call latency histograms (inline SVG), the\n"
+        "top functions with where their time went, processes and exit reasons, the\n"
+        "flame graph (click to zoom) and the counters. The page takes the window's width.",
     .opts = options, .uses = BMT_USES_SCOPE | BMT_USES_DIRS,
     .size = sizeof(struct report_opts),
     .run = run,

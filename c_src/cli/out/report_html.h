@@ -1,6 +1,7 @@
 /* The report: one self-contained HTML page (inline CSS and SVG, one small
- * inline script for the flame graph's zoom, nothing fetched) with the
- * trace summary, the latency histograms (send -> scheduled, GC pauses, the
+ * inline script for the flame graph's zoom, nothing fetched) at the
+ * window's width, leading with the slowest functions and where their time
+ * went (slowest_html.h), then the timeline, the trace summary, the latency histograms (send -> scheduled, GC pauses, the
  * top functions' call latency), the top functions with where their time
  * went, the processes, the flame graph (on-CPU time with off-CPU frames),
  * a timeline of when the busiest processes ran and the counters of the

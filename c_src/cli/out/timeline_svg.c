@@ -165,8 +165,10 @@ void bmt_timeline_html(struct bmt_out *o, const struct bmt_timeline *t, const st
              "scheduled in; the band under it spans the process's life. The percentage is its "
              "share of the whole time shown.</p>"
              "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
-             "height=\"%u\" font-family=\"sans-serif\" font-size=\"11\">",
-             n, TIMELINE_POOL, d, W, n * LANE_H + AXIS_H + (cap ? 16 : 0));
+             "height=\"%u\" viewBox=\"0 0 %u %u\" font-family=\"sans-serif\" "
+             "font-size=\"11\">",
+             n, TIMELINE_POOL, d, W, n * LANE_H + AXIS_H + (cap ? 16 : 0), W,
+             n * LANE_H + AXIS_H + (cap ? 16 : 0));
     bmt_out_str(o, buf);
     for (uint32_t i = 0; i < n; i++)
         lane(o, t, &t->lanes[order[i]], &f, i);
