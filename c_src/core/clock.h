@@ -48,6 +48,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -98,22 +99,29 @@ uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t
 
 /* CLOCK_MONOTONIC ns for an event on the thread owning `t`: never less than
  * the last value it gave that thread. Inline: one TSC read, a compare, a
- * multiply while the thread's anchor is fresh. */
+ * multiply while the thread's anchor is fresh; without the TSC (a kernel
+ * on kvm-clock, or no invariant TSC), clock_gettime straight from here:
+ * no call of our own around it. */
 static inline uint64_t bmt_clock_event_ns(struct bmt_clock *c, struct bmt_clock_thread *t)
 {
+    uint64_t ns;
 #if defined(__x86_64__)
     if (__builtin_expect(atomic_load_explicit(&c->usable, memory_order_acquire), 1)) {
         uint64_t dt = __rdtsc() - t->tsc_anchor;
-        if (__builtin_expect(dt <= c->anchor_ticks, 1)) {
-            uint64_t ns = t->ns_anchor + ((dt * c->mult) >> 32);
-            /* A thread moved to a CPU whose TSC reads a little behind. */
-            ns = ns < t->last_ns ? t->last_ns : ns;
-            t->last_ns = ns;
-            return ns;
-        }
-    }
+        if (__builtin_expect(dt > c->anchor_ticks, 0))
+            return bmt_clock_event_ns_slow(c, t);
+        ns = t->ns_anchor + ((dt * c->mult) >> 32);
+    } else
 #endif
-    return bmt_clock_event_ns_slow(c, t);
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    }
+    /* A thread moved to a CPU whose TSC reads a little behind. */
+    ns = ns < t->last_ns ? t->last_ns : ns;
+    t->last_ns = ns;
+    return ns;
 }
 
 #endif

@@ -45,27 +45,32 @@ bmt_sinks_wanting(const struct priv *p, struct bmt_session *s, uint64_t generati
 /* ---- the tracer's decision word ----
  *
  * bits 0-2    the sinks that want the event (BMT_SINK_*; 0: nobody)
- * bits 3-8    its tracepoint
- * bits 9-14   the tracepoint the recorder writes (the same, or its link
+ * bit 3       the recording session samples the tracepoint it writes
+ *             (nif_sample.h): set only with BMT_SINK_RECORDER, so an
+ *             unsampled event costs enabled_* no load of its own
+ * bits 4-9    its tracepoint
+ * bits 10-15  the tracepoint the recorder writes (the same, or its link
  *             variant when the session records message links)
- * bits 15-19  the recording session's index + 1 (0: none)
+ * bits 16-19  the recording session's index (with BMT_SINK_RECORDER)
  * bits 20-63  that session's generation (BMT_GENERATION_BITS) */
 #define BMT_DW_SINKS(w) ((unsigned)(w) & 7u)
-#define BMT_DW_TP(w) ((int)((w) >> 3) & 63)
-#define BMT_DW_REC_TP(w) ((int)((w) >> 9) & 63)
-#define BMT_DW_SESSION(w) ((unsigned)((w) >> 15) & 31u)
+#define BMT_DW_SAMPLED(w) ((unsigned)((w) >> 3) & 1u)
+#define BMT_DW_TP(w) ((int)((w) >> 4) & 63)
+#define BMT_DW_REC_TP(w) ((int)((w) >> 10) & 63)
+#define BMT_DW_SESSION(w) ((unsigned)((w) >> 16) & 15u)
 #define BMT_DW_GENERATION(w) ((w) >> 20)
-_Static_assert(BMT_TP_COUNT <= 64 && BMT_MAX_SESSIONS < 32 && BMT_GENERATION_BITS <= 44,
+_Static_assert(BMT_TP_COUNT <= 64 && BMT_MAX_SESSIONS <= 16 && BMT_GENERATION_BITS <= 44,
                "the decision word's fields fit their bits");
 
 /* The decision word for an event of tracepoint `tp` (>= 0, a tracer
  * tracepoint) of recorder session `s` (index + 1 `index`, `generation`;
- * NULL: none). */
+ * NULL: none). The sampling bit comes from the mask beside the enable
+ * mask bmt_rec_wants reads: the same cache line. */
 static inline __attribute__((always_inline)) uint64_t
 bmt_decision_word(const struct priv *p, struct bmt_session *s, uint64_t index, uint64_t generation,
                   int tp)
 {
-    unsigned sinks = 0;
+    uint64_t sinks = 0;
     int rec_tp = tp;
     if (s && bmt_rec_wants(s, generation, tp)) {
         sinks = BMT_SINK_RECORDER;
@@ -73,14 +78,13 @@ bmt_decision_word(const struct priv *p, struct bmt_session *s, uint64_t index, u
             (atomic_load_explicit(&s->format_option, memory_order_relaxed) & BMT_FORMAT_LINKS))
             rec_tp = tp == BMT_TP_message_send ? BMT_TP_message_send_link
                                                : BMT_TP_message_receive_link;
-    } else {
-        index = generation = 0;
+        sinks |= (uint64_t)bmt_rec_sampled(s, rec_tp) << 3 | (index - 1) << 16 | generation << 20;
     }
     if (bmt_lttng_wants(p->lttng, tp))
         sinks |= BMT_SINK_LTTNG;
     if (bmt_usdt_wants(tp))
         sinks |= BMT_SINK_USDT;
-    return sinks | (uint64_t)tp << 3 | (uint64_t)rec_tp << 9 | index << 15 | generation << 20;
+    return sinks | (uint64_t)tp << 4 | (uint64_t)rec_tp << 10;
 }
 
 /* The decision word for tracer state [], the default session: a few loads,

@@ -11,6 +11,7 @@
 #define BMT_NIF_FORMAT_H
 
 #include "core/catalogue.h"
+#include "nif_term_peek.h"
 #include "nif_term_text.h"
 
 #include <erl_nif.h>
@@ -140,7 +141,7 @@ bmt_mfa_arity_is(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM 
     if (arity == 0)
         return args == c->nil;
     do
-        if (!enif_get_list_cell(env, args, &head, &args))
+        if (!bmt_peek_list_cell(env, args, &head, &args))
             return 0;
     while (--arity);
     return args == c->nil;
@@ -153,7 +154,7 @@ bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, ch
 {
     const ERL_NIF_TERM *mfa;
     int size;
-    if (__builtin_expect(enif_get_tuple(env, term, &size, &mfa) && size == 3, 1)) {
+    if (__builtin_expect(bmt_peek_tuple(env, term, &size, &mfa) && size == 3, 1)) {
         const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
         if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] && e->len &&
                                  bmt_mfa_arity_is(c, env, mfa[2], e->arity),

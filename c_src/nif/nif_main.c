@@ -15,6 +15,7 @@
 #include "nif_flight_call.h"
 #include "nif_shared.h"
 #include "nif_state.h"
+#include "nif_term_peek.h"
 #include "nif_tracer.h"
 #include "nif_user.h"
 
@@ -23,6 +24,7 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
     struct priv *p = bmt_priv_new(env, load_info, bmt_on_stopped);
     if (!p)
         return 1;
+    bmt_peek_init(env);
     if (bmt_flight_call_open_type(p, env, ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER) != 0) {
         bmt_priv_release(p);
         return 1;
@@ -42,6 +44,7 @@ static int upgrade(ErlNifEnv *env, void **priv_data, void **old_priv_data, ERL_N
     if (bmt_handles_open_type(&p->handles, env, ERL_NIF_RT_TAKEOVER) != 0 ||
         bmt_flight_call_open_type(p, env, ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER) != 0)
         return 1;
+    bmt_peek_init(env);
     p->refs++;
     *priv_data = p;
     return 0;

@@ -21,6 +21,7 @@
  * traversal stops, because the VM's later output could only be cut off.
  */
 #include "nif_term_text.h"
+#include "nif_term_peek.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -755,7 +756,7 @@ static int put_flat_tuple(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
 {
     const ERL_NIF_TERM *el;
     int arity;
-    if (!c->cache || (t & 3) != 2 || !enif_get_tuple(c->env, t, &arity, &el) ||
+    if (!c->cache || (t & 3) != 2 || !bmt_peek_tuple(c->env, t, &arity, &el) ||
         arity > FLAT_MAX || (size_t)(o->end - o->p) < 2 + (size_t)arity * FLAT_ELEMENT_BYTES)
         return 0;
     char *p = o->p;

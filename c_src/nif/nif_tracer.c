@@ -111,17 +111,14 @@ static inline int is_call_tp(int tp)
 }
 
 /* Sampling (nif_sample.h): 1 to keep the event the decision word `w`
- * gives the recorder. One load and a bit test unless its session samples
- * this kind. */
-HOT int sample_keep(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[], uint64_t w,
-                    struct thread_ctx *t)
+ * gives the recorder. The word says whether its session samples this
+ * tracepoint: a bit test, no load, unless it does. */
+HOT int sample_keep(struct priv *p, const ERL_NIF_TERM argv[], uint64_t w, struct thread_ctx *t)
 {
-    (void)env;
-    if (!(BMT_DW_SINKS(w) & BMT_SINK_RECORDER))
+    if (__builtin_expect(!BMT_DW_SAMPLED(w), 1))
         return 1;
-    struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w) - 1];
-    return !bmt_rec_sampled(s, BMT_DW_REC_TP(w)) ||
-           bmt_sample_keep(p, s, BMT_DW_REC_TP(w), argv[0], argv[2], t);
+    return bmt_sample_keep(p, &p->rec.sessions[BMT_DW_SESSION(w)], BMT_DW_REC_TP(w), argv[0],
+                           argv[2], t);
 }
 
 /* enabled_*'s rare paths: a handle as tracer state, or a thread seen for
@@ -142,7 +139,7 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
         return p->atom.discard;
     }
     struct thread_ctx *t = bmt_thread_ctx(&p->threads);
-    if (!sample_keep(p, env, argv, w, t))
+    if (!sample_keep(p, argv, w, t))
         return p->atom.discard;
     if (t) {
         t->decided_tag = argv[0];
@@ -166,7 +163,7 @@ HOT ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_m
     if (!BMT_DW_SINKS(w))
         return p->atom.discard;
     struct thread_ctx *t = bmt_tls_ctx;
-    if (!sample_keep(p, env, argv, w, t))
+    if (!sample_keep(p, argv, w, t))
         return p->atom.discard;
     t->decided_tag = argv[0];
     t->decided_state = argv[1];
@@ -180,7 +177,7 @@ HOT ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_m
 static __attribute__((noinline, cold)) void refuse(struct priv *p, uint64_t w)
 {
     if (BMT_DW_SINKS(w) & BMT_SINK_RECORDER)
-        bmt_rec_drop(&p->rec.sessions[BMT_DW_SESSION(w) - 1]);
+        bmt_rec_drop(&p->rec.sessions[BMT_DW_SESSION(w)]);
 }
 
 /* Writes an event the recorder takes (if its ring has room) into session
@@ -219,7 +216,7 @@ static __attribute__((noinline)) void trace_with_external(struct priv *p, struct
     uint64_t ts = 0;
     if (sinks & BMT_SINK_RECORDER) {
         ts = bmt_clock_event_ns(&p->clock, &t->clock);
-        fields = record_event(p, &p->rec.sessions[BMT_DW_SESSION(w) - 1], t, env, argv, w, ts, &ring, &d);
+        fields = record_event(p, &p->rec.sessions[BMT_DW_SESSION(w)], t, env, argv, w, ts, &ring, &d);
     }
     if (external) {
         uint8_t *spare = t->scratch;
@@ -236,7 +233,7 @@ static __attribute__((noinline)) void trace_with_external(struct priv *p, struct
         bmt_dispatch_external(p, t, &d, tp, external, fields, ts, spare);
     }
     if (ring)
-        bmt_rec_leave(&p->rec.sessions[BMT_DW_SESSION(w) - 1], (unsigned)t->slot, ts);
+        bmt_rec_leave(&p->rec.sessions[BMT_DW_SESSION(w)], (unsigned)t->slot, ts);
 }
 
 /* trace_*'s rare paths: no decision of this thread's enabled_* for this
@@ -290,7 +287,7 @@ HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map
     t->decided_tag = 0; /* one use */
     t->in_use = 1;
     uint64_t ts = bmt_clock_event_ns(&p->clock, &t->clock);
-    struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w) - 1];
+    struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w)];
     struct bmt_ring *ring;
     struct decode d;
     record_event(p, s, t, env, argv, w, ts, &ring, &d);
