@@ -108,4 +108,4 @@ static const struct bmt_needs needs = {{
     BMT_NEED(gc_major_end, BMT_FIELD(gc_major_end, pid) | BMT_FIELD(gc_major_end, reclaimed)),
 }, 0};
 
-const struct bmt_acc bmt_gc_acc = {"gc", bmt_gc_init, bmt_gc_feed, NULL, NULL, bmt_gc_free, &needs};
+const struct bmt_acc bmt_gc_acc = {"gc", bmt_gc_init, bmt_gc_feed, NULL, NULL, bmt_gc_free, &needs, 0};
