@@ -282,7 +282,9 @@ static void ratio_event(struct bmt_event *ev, uint64_t ts, const char *kind, uin
  * consumer's stream (1) says the call ratio, the tracer's (0) holds the
  * calls kept. 10 calls of kv:get/2 of 1 ms while 1 in 4 is kept, then 5
  * after it fell back to 1 (calmer), over 2 s: `calls` scales back to 45
- * calls and 45 ms, with 15 kept; 1/4 for 1 s of the 2 s. */
+ * calls and 45 ms, with 15 kept; 1/4 for 1 s of the 2 s. And 3 minor
+ * collections of 1 ms (100 words) of <0.90.0> kept 1 in 2 from 1.2 s:
+ * `gc` scales back to 6, 6 ms, 600 words. */
 static void make_sampled(const char *path)
 {
     struct gen g;
@@ -300,6 +302,21 @@ static void make_sampled(const char *path)
         call_event(&ev, BMT_TP_function_call, ts + 1, "<0.86.0>", "kv:get/2");
         emit(&g, 0, &ev);
         call_event(&ev, BMT_TP_function_return, ts + 1000001, "<0.86.0>", "kv:get/2");
+        emit(&g, 0, &ev);
+    }
+    /* 3 minor collections of 1 ms (100 words each) kept 1 in 2. */
+    ratio_event(&ev, t0 + 1200000000ull, "garbage_collection", 2, "start");
+    emit(&g, 1, &ev);
+    for (unsigned i = 0; i < 3; i++) {
+        uint64_t ts = t0 + 1700000000ull + i * 100000000ull;
+        fill_event(&ev, BMT_TP_gc_minor_start, ts);
+        ev.values[BMT_F_gc_minor_start_pid].str = "<0.90.0>";
+        ev.values[BMT_F_gc_minor_start_pid].len = 8;
+        emit(&g, 0, &ev);
+        fill_event(&ev, BMT_TP_gc_minor_end, ts + 1000000);
+        ev.values[BMT_F_gc_minor_end_pid].str = "<0.90.0>";
+        ev.values[BMT_F_gc_minor_end_pid].len = 8;
+        ev.values[BMT_F_gc_minor_end_reclaimed].integer = 100;
         emit(&g, 0, &ev);
     }
     call_event(&ev, BMT_TP_function_call, t0 + 2000000000ull, "<0.86.0>", "kv:put/3");

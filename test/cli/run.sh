@@ -421,12 +421,13 @@ check_cmd "symlinks: the link's target itself is read" eval 'timeout 20 "$BT" st
 
 # ---- sampled traces ----
 # make_corpus.c's make_sampled: 10 calls of 1 ms kept 1 in 4, then 5 kept
-# all, over 2 s: calls scales them back by the ratio in force at each call.
+# all, over 2 s: calls scales them back by the ratio in force at each call;
+# and 3 collections kept 1 in 2 (gc).
 smp=$out/corpus/sampled
 "$ASAN" calls "$smp" >"$out/sampled.calls" 2>"$out/sampled.err"
 check_cmd "calls of a sampled trace: counts and totals scaled back by the ratio in force, and says so" \
     eval 'grep -q "^ *45  *0  *0  *45\.000 ms .* kv:get/2$" "$out/sampled.calls" &&
-          grep -q "sampled 1/4 (at most; of its call events) for 50% of the trace; counts and totals are scaled back by the ratio in force at each event, percentiles are as measured" "$out/sampled.err" &&
+          grep -q "sampled 1/4 (at most; of its call,garbage_collection events) for 90% of the trace; counts and totals are scaled back by the ratio in force at each event, percentiles are as measured" "$out/sampled.err" &&
           no_sanitizer_report "$out/sampled.err"'
 check_cmd "calls --format json of a sampled trace: count scaled, kept_count, percentiles as measured, sampling" \
     eval '"$BT" calls --format json "$smp" 2>/dev/null | python3 -c "
@@ -434,8 +435,13 @@ import json, sys
 d = json.load(sys.stdin)
 f = {x[\"function\"]: x for x in d[\"functions\"]}[\"kv:get/2\"]
 s = d[\"sampling\"]
-ok = (f[\"count\"], f[\"kept_count\"], f[\"total_ns\"], f[\"p50_ns\"]) == (45, 15, 45000000, 1000000) and s[\"ratio_max\"] == 4 and s[\"scaled_back\"] and s[\"kinds\"] == \"call\" and abs(s[\"sampled_fraction\"] - 0.5) < 0.001
+ok = (f[\"count\"], f[\"kept_count\"], f[\"total_ns\"], f[\"p50_ns\"]) == (45, 15, 45000000, 1000000) and s[\"ratio_max\"] == 4 and s[\"scaled_back\"] and s[\"kinds\"] == \"call,garbage_collection\" and abs(s[\"sampled_fraction\"] - 0.9) < 0.001
 sys.exit(0 if ok else 1)"'
+check_cmd "gc of a sampled trace: collections, pause total and words scaled back, percentiles as measured" \
+    eval '"$BT" gc --format json "$smp" 2>/dev/null | python3 -c "
+import json, sys
+m = json.load(sys.stdin)[\"minor\"]
+sys.exit(0 if (m[\"count\"], m[\"kept_count\"], m[\"pause_total_ns\"], m[\"reclaimed_words\"], m[\"p50_ns\"]) == (6, 3, 6000000, 600, 1000000) else 1)"'
 check_cmd "calls --format json of an unsampled trace: sampling null, count as kept" \
     eval '"$BT" calls --format json "$out"/corpus/captures/capture-1-*Z 2>/dev/null | python3 -c "
 import json, sys

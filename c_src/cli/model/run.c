@@ -206,7 +206,7 @@ static void note_sampled_env(struct bmt_reader *r, struct bmt_an_scope *scope)
                 m->env[i].integer > 1)
                 bmt_sampled_set(&scope->sampled, m->env[i].key + 17,
                                 strlen(m->env[i].key + 17), (uint64_t)m->env[i].integer,
-                                scope->window.begin_ns);
+                                scope->sampled.begin_ns);
     }
 }
 
@@ -285,7 +285,8 @@ static int open_pass(struct bmt_reader *r, struct plan *p, struct bmt_an_scope *
     int wrc = bmt_an_scope_window(scope, r);
     if (wrc < 0)
         return wrc;
-    bmt_sampled_reset(&scope->sampled, scope->window.begin_ns);
+    bmt_sampled_reset(&scope->sampled, scope->window.begin_ns > scope->first_ns
+                                           ? scope->window.begin_ns : scope->first_ns);
     note_sampled_env(r, scope);
     if (r->overwritten) {
         char t[32];
@@ -316,17 +317,21 @@ static void warn_sampled(struct bmt_reader *r, const struct plan *p,
     struct bmt_sampled *sd = &scope->sampled;
     uint64_t span = pass->end_ns > sd->begin_ns ? pass->end_ns - sd->begin_ns : 0;
     double pct = span ? 100.0 * (double)bmt_sampled_ns(sd, pass->end_ns) / (double)span : 0.0;
-    char unscaled[256] = "";
-    for (unsigned i = 0, at = 0; i < p->n; i++)
-        if (!p->subs[i].acc->scales && at + 40 < sizeof unscaled)
-            at += (unsigned)snprintf(unscaled + at, sizeof unscaled - at, "%s%s", at ? ", " : "",
-                                     p->subs[i].acc->name);
+    char scaled[256] = "", unscaled[256] = "";
+    unsigned at[2] = {0, 0};
+    for (unsigned i = 0; i < p->n; i++) {
+        int k = p->subs[i].acc->scales;
+        char *list = k ? scaled : unscaled;
+        if (at[k] + 40 < sizeof scaled)
+            at[k] += (unsigned)snprintf(list + at[k], sizeof scaled - at[k], "%s%s",
+                                        at[k] ? ", " : "", p->subs[i].acc->name);
+    }
     sd->scaled = !unscaled[0];
     bmt_reader_warn(r, "%s: sampled 1/%u (at most; of its %s events) for %.0f%% of the trace; "
-                    "counts and totals %s scaled back by the ratio in force at each event, "
+                    "counts and totals%s%s are scaled back by the ratio in force at each event, "
                     "percentiles are as measured (unbiased under uniform sampling)%s%s%s",
                     scope->label, sd->ratio_max, sd->kinds, pct > 100.0 ? 100.0 : pct,
-                    unscaled[0] ? "of the other analyses are" : "are",
+                    unscaled[0] ? " of " : "", unscaled[0] ? scaled : "",
                     unscaled[0] ? "; those of " : "", unscaled,
                     unscaled[0] ? " are of the events kept" : "");
 }
