@@ -46,8 +46,10 @@ RECORDER_SRC := c_src/core/fence.c c_src/recorder/recorder.c c_src/recorder/capt
                 c_src/recorder/relayd_client.c
 SINKS_SRC := c_src/sinks/lttng.c c_src/sinks/usdt.c
 NIF_SRC := $(CORE_SRC) $(RECORDER_SRC) $(SINKS_SRC) $(sort $(wildcard c_src/nif/*.c))
-# The command checks `record --relayd`'s URL with the recorder's parser.
+# The command checks `record --relayd`'s URL with the recorder's parser,
+# and maps tracepoints to sampling kinds with the recorder's table.
 CLI_SRC := $(CORE_SRC) c_src/core/usdt_catalogue.c c_src/recorder/relayd_proto.c \
+           c_src/recorder/sampling.c \
            $(sort $(wildcard c_src/cli/*/*.c))
 ERL_SRC := $(sort $(wildcard src/*.erl))
 BEAMS := $(patsubst src/%.erl,ebin/%.beam,$(ERL_SRC))

@@ -266,6 +266,66 @@ static void make_capture(const char *path, uint64_t seq, uint64_t slow_ms, uint6
     gen_close(&g);
 }
 
+/* One sample_ratio event: from `ts` on, kind `kind` is kept 1 in `ratio`. */
+static void ratio_event(struct bmt_event *ev, uint64_t ts, const char *kind, uint32_t ratio,
+                        const char *reason)
+{
+    fill_event(ev, BMT_TP_sample_ratio, ts);
+    ev->values[BMT_F_sample_ratio_kind].str = kind;
+    ev->values[BMT_F_sample_ratio_kind].len = (uint32_t)strlen(kind);
+    ev->values[BMT_F_sample_ratio_ratio].integer = ratio;
+    ev->values[BMT_F_sample_ratio_reason].str = reason;
+    ev->values[BMT_F_sample_ratio_reason].len = (uint32_t)strlen(reason);
+}
+
+/* A sampled trace as a session with on_max_rate sample writes one: its
+ * consumer's stream (1) says the call ratio, the tracer's (0) holds the
+ * calls kept. 10 calls of kv:get/2 of 1 ms while 1 in 4 is kept, then 5
+ * after it fell back to 1 (calmer), over 2 s: `calls` scales back to 45
+ * calls and 45 ms, with 15 kept; 1/4 for 1 s of the 2 s. And 3 minor
+ * collections of 1 ms (100 words) of <0.90.0> kept 1 in 2 from 1.2 s:
+ * `gc` scales back to 6, 6 ms, 600 words. */
+static void make_sampled(const char *path)
+{
+    struct gen g;
+    gen_open(&g, path, 2, 4096, 8, BMT_RING_DISCARD, 1);
+    uint64_t t0 = 13000000000000ull;
+    struct bmt_event ev;
+    ratio_event(&ev, t0, "call", 4, "max_rate");
+    emit(&g, 1, &ev);
+    for (unsigned i = 0; i < 15; i++) {
+        uint64_t ts = t0 + (i < 10 ? i * 100000000ull : 1000000000ull + (i - 10) * 150000000ull);
+        if (i == 10) {
+            ratio_event(&ev, t0 + 1000000000ull, "call", 1, "calmer");
+            emit(&g, 1, &ev);
+        }
+        call_event(&ev, BMT_TP_function_call, ts + 1, "<0.86.0>", "kv:get/2");
+        emit(&g, 0, &ev);
+        call_event(&ev, BMT_TP_function_return, ts + 1000001, "<0.86.0>", "kv:get/2");
+        emit(&g, 0, &ev);
+    }
+    /* 3 minor collections of 1 ms (100 words each) kept 1 in 2. */
+    ratio_event(&ev, t0 + 1200000000ull, "garbage_collection", 2, "start");
+    emit(&g, 1, &ev);
+    for (unsigned i = 0; i < 3; i++) {
+        uint64_t ts = t0 + 1700000000ull + i * 100000000ull;
+        fill_event(&ev, BMT_TP_gc_minor_start, ts);
+        ev.values[BMT_F_gc_minor_start_pid].str = "<0.90.0>";
+        ev.values[BMT_F_gc_minor_start_pid].len = 8;
+        emit(&g, 0, &ev);
+        fill_event(&ev, BMT_TP_gc_minor_end, ts + 1000000);
+        ev.values[BMT_F_gc_minor_end_pid].str = "<0.90.0>";
+        ev.values[BMT_F_gc_minor_end_pid].len = 8;
+        ev.values[BMT_F_gc_minor_end_reclaimed].integer = 100;
+        emit(&g, 0, &ev);
+    }
+    call_event(&ev, BMT_TP_function_call, t0 + 2000000000ull, "<0.86.0>", "kv:put/3");
+    emit(&g, 0, &ev);
+    call_event(&ev, BMT_TP_function_return, t0 + 2000000000ull, "<0.86.0>", "kv:put/3");
+    emit(&g, 0, &ev);
+    gen_close(&g);
+}
+
 /* Small rings drained rarely: the discard mode drops, counted per stream. */
 static void make_drops(const char *path, enum bmt_ring_mode mode)
 {
@@ -870,6 +930,8 @@ int main(int argc, char **argv)
     make_capture(d, 1, 15, 0);
     snprintf(d, sizeof d, "%s/captures/capture-2-20231114T235342Z", root);
     make_capture(d, 2, 12, 40);
+    snprintf(d, sizeof d, "%s/sampled", root);
+    make_sampled(d);
     make_odd(root);
     return 0;
 }

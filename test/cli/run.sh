@@ -419,6 +419,35 @@ check_cmd "symlinks: a trace only behind a link: one error line naming the link,
     stats "$sl/only"
 check_cmd "symlinks: the link's target itself is read" eval 'timeout 20 "$BT" stats "$sl/only/node" >/dev/null 2>&1'
 
+# ---- sampled traces ----
+# make_corpus.c's make_sampled: 10 calls of 1 ms kept 1 in 4, then 5 kept
+# all, over 2 s: calls scales them back by the ratio in force at each call;
+# and 3 collections kept 1 in 2 (gc).
+smp=$out/corpus/sampled
+"$ASAN" calls "$smp" >"$out/sampled.calls" 2>"$out/sampled.err"
+check_cmd "calls of a sampled trace: counts and totals scaled back by the ratio in force, and says so" \
+    eval 'grep -q "^ *45  *0  *0  *45\.000 ms .* kv:get/2$" "$out/sampled.calls" &&
+          grep -q "sampled 1/4 (at most; of its call,garbage_collection events) for 90% of the trace; counts and totals are scaled back by the ratio in force at each event, percentiles are as measured" "$out/sampled.err" &&
+          no_sanitizer_report "$out/sampled.err"'
+check_cmd "calls --format json of a sampled trace: count scaled, kept_count, percentiles as measured, sampling" \
+    eval '"$BT" calls --format json "$smp" 2>/dev/null | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+f = {x[\"function\"]: x for x in d[\"functions\"]}[\"kv:get/2\"]
+s = d[\"sampling\"]
+ok = (f[\"count\"], f[\"kept_count\"], f[\"total_ns\"], f[\"p50_ns\"]) == (45, 15, 45000000, 1000000) and s[\"ratio_max\"] == 4 and s[\"scaled_back\"] and s[\"kinds\"] == \"call,garbage_collection\" and abs(s[\"sampled_fraction\"] - 0.9) < 0.001
+sys.exit(0 if ok else 1)"'
+check_cmd "gc of a sampled trace: collections, pause total and words scaled back, percentiles as measured" \
+    eval '"$BT" gc --format json "$smp" 2>/dev/null | python3 -c "
+import json, sys
+m = json.load(sys.stdin)[\"minor\"]
+sys.exit(0 if (m[\"count\"], m[\"kept_count\"], m[\"pause_total_ns\"], m[\"reclaimed_words\"], m[\"p50_ns\"]) == (6, 3, 6000000, 600, 1000000) else 1)"'
+check_cmd "calls --format json of an unsampled trace: sampling null, count as kept" \
+    eval '"$BT" calls --format json "$out"/corpus/captures/capture-1-*Z 2>/dev/null | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if d[\"sampling\"] is None and all(x[\"count\"] == x[\"kept_count\"] for x in d[\"functions\"]) else 1)"'
+
 # ---- flight-recorder captures ----
 # The corpus's captures/ as `fetch` fills one: two captures of a call
 # trigger on kv:get/2 by <0.86.0> (make_corpus.c's make_capture), the

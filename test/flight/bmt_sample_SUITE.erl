@@ -4,8 +4,9 @@
 %% `on_max_rate => sample' the session keeps recording at a lower ratio,
 %% says so in its figures and in the trace (sample_ratio events), and the
 %% calls scaled back by the ratios in force are within 10% of what the
-%% node counted itself. With `on_max_rate => stop' (trace/2's default) it
-%% stops, as before.
+%% node counted itself, by this suite and by `beamtrace calls' (which
+%% scales them back itself). With `on_max_rate => stop' (trace/2's
+%% default) it stops, as before.
 -module(bmt_sample_SUITE).
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
@@ -88,6 +89,33 @@ wait_gets(Target, Tries) ->
         false -> timer:sleep(100), wait_gets(Target, Tries - 1)
     end.
 
+%% `beamtrace calls --format json' of Dir between trace clock times From
+%% and To (as +durations from the trace's first event, First): the count
+%% and kept_count of bmt_kv:get/2's row, the sampling object's ratio_max
+%% and scaled_back, and stderr. (The JSON has one function per line; OTP
+%% 25 has no json module; bmt_test_lib:cmd/2 gives stdout's lines.)
+cli_gets(Dir, First, {From, To}) ->
+    Span = fun(T) -> "+" ++ integer_to_list(T - First) ++ "ns" end,
+    {0, Out, Err} = bmt_test_lib:cmd(bmt_test_lib:cli(), ["calls", "--format", "json",
+                                                          "--begin", Span(From),
+                                                          "--end", Span(To), Dir]),
+    [Row] = [L || L <- Out,
+                  binary:match(L, <<"\"function\": \"", ?GET_TEXT/binary, "\"">>) =/= nomatch],
+    Int = fun(Text, Key) ->
+                  {match, [V]} = re:run(Text, <<"\"", Key/binary, "\": ([0-9]+|true|false)">>,
+                                        [{capture, all_but_first, binary}]),
+                  case V of
+                      <<"true">> -> true;
+                      <<"false">> -> false;
+                      _ -> binary_to_integer(V)
+                  end
+          end,
+    {match, [Sampling]} = re:run(iolist_to_binary(Out), <<"\"sampling\": (\\{[^}]*\\})">>,
+                                 [{capture, all_but_first, binary}]),
+    {#{count => Int(Row, <<"count">>), kept => Int(Row, <<"kept_count">>)},
+     #{ratio_max => Int(Sampling, <<"ratio_max">>), scaled_back => Int(Sampling, <<"scaled_back">>)},
+     Err}.
+
 within(Got, Expected, Pct) ->
     abs(Got - Expected) * 100 =< Expected * Pct.
 
@@ -129,7 +157,7 @@ ratio_and_pairs_test(_Config) ->
         %% The command says the trace is sampled, and by how much.
         {0, _, Err} = bmt_test_lib:cmd(bmt_test_lib:cli(), ["calls", Dir]),
         assert_eq({calls_says_sampled, Err}, true,
-                  binary:match(Err, <<"sampled: up to 1 in 10 of its call">>) =/= nomatch)
+                  binary:match(Err, <<"sampled 1/10 (at most; of its call,">>) =/= nomatch)
     end).
 
 %% sample running: each kept `in' has its `out', per process.
@@ -172,7 +200,17 @@ max_rate_samples_test(_Config) ->
         io:format("# ~b gets made, ~b recorded, ~b scaled back, ratio ~b after ~b changes~n",
                   [Made, Calls, Scaled, Ratio, Reactions]),
         assert_eq({scaled_within_10pct, Scaled, Made}, true, within(Scaled, Made, 10)),
-        assert_eq(pairs, true, Paired)
+        assert_eq(pairs, true, Paired),
+        %% The command scales them back too, and says so.
+        First = element(1, hd(Events)),
+        {#{count := Count, kept := Kept}, Sampling, Err} = cli_gets(Dir, First, {C0, C1}),
+        io:format("# calls: ~b scaled back, ~b kept; ~p~n", [Count, Kept, Sampling]),
+        assert_eq({calls_scaled_within_10pct, Count, Made}, true, within(Count, Made, 10)),
+        assert_eq({kept_clearly_fewer, Kept, Made}, true, Kept * 10 < Made * 9),
+        #{scaled_back := true, ratio_max := Max} = Sampling,
+        assert_eq(ratio_max, true, Max >= Ratio),
+        assert_eq({calls_says_scaled, Err}, true,
+                  binary:match(Err, <<"counts and totals are scaled back">>) =/= nomatch)
     end).
 
 %% trace/2's default: past max_rate it stops, as before.

@@ -20,12 +20,17 @@
 static void print_kind(struct bmt_out *o, const struct bmt_gc *g, int k, int json)
 {
     const struct bmt_hist *h = &g->hist[k];
+    /* Scaled back in a sampled trace; the histogram is of those kept. */
+    uint64_t count = h->count + g->unkept_count[k], total_ns = h->sum + g->unkept_pause_ns[k];
     char buf[256];
     if (json) {
         bmt_out_str(o, k ? "\"major\": {" : "\"minor\": {");
-        bmt_hist_print_json_stats(o, h);
+        snprintf(buf, sizeof buf, "\"count\": %llu, \"kept_count\": %llu, ",
+                 (unsigned long long)count, (unsigned long long)h->count);
+        bmt_out_str(o, buf);
+        bmt_hist_print_json_quantiles(o, h);
         snprintf(buf, sizeof buf, ", \"pause_total_ns\": %llu, \"reclaimed_words\": %llu, "
-                 "\"quantize_ns\": ", (unsigned long long)h->sum,
+                 "\"quantize_ns\": ", (unsigned long long)total_ns,
                  (unsigned long long)g->reclaimed_words[k]);
         bmt_out_str(o, buf);
         bmt_hist_print_json_quantize(o, h);
@@ -34,8 +39,9 @@ static void print_kind(struct bmt_out *o, const struct bmt_gc *g, int k, int jso
     }
     struct bmt_hist_texts t;
     bmt_hist_texts(h, &t);
+    bmt_duration_text(total_ns, t.total);
     snprintf(buf, sizeof buf, "%s collections: %llu, pause total %s, %llu words reclaimed\n",
-             k ? "major" : "minor", (unsigned long long)h->count, t.total,
+             k ? "major" : "minor", (unsigned long long)count, t.total,
              (unsigned long long)g->reclaimed_words[k]);
     bmt_out_str(o, buf);
     if (!h->count)

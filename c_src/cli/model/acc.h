@@ -61,6 +61,9 @@ struct bmt_acc {
     int (*finish)(void *self, const struct bmt_an_pass *pass);
     void (*free)(void *self);
     const struct bmt_needs *needs;
+    /* 1 when it scales counts and totals back by the sampling ratio in
+     * force at each event (sampled.h); the pass says which do not. */
+    int scales;
 };
 
 /* One accumulator of a pass, and its state. */

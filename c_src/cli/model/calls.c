@@ -109,6 +109,27 @@ static int64_t stat_of(struct bmt_calls *c, uint32_t pid, uint32_t func)
     return i;
 }
 
+/* A sampled call kept 1 in `w` stands for w calls: the w - 1 not kept
+ * are added as if like it (apart from the histogram: percentiles of the
+ * calls kept are those of all). */
+static void scale_back(struct bmt_fstat *s, const struct bmt_frame *f, uint64_t w, unsigned flags,
+                       const uint64_t kinds[BMT_K_COUNT])
+{
+    uint64_t more = w - 1;
+    for (int k = 0; k < BMT_K_COUNT; k++) {
+        uint64_t own = kinds[k] - (f->child[k] < kinds[k] ? f->child[k] : kinds[k]);
+        s->incl[k] += kinds[k] * more;
+        s->own[k] += own * more;
+        s->total_ns += kinds[k] * more;
+    }
+    if (flags & BMT_CS_EXCEPTION)
+        s->exception_count += more;
+    if (flags & (BMT_CS_UNFINISHED | BMT_CS_CUT))
+        s->unfinished_count += more;
+    else
+        s->unkept_count += more;
+}
+
 static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
                     uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT])
 {
@@ -128,6 +149,8 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
     }
     if (flags & BMT_CS_EXCEPTION)
         s->exception_count++;
+    if (f->weight > 1)
+        scale_back(s, f, f->weight, flags, kinds);
     /* A sample only when the whole call is inside the window. */
     if (flags & (BMT_CS_UNFINISHED | BMT_CS_CUT)) {
         s->unfinished_count++;
@@ -174,8 +197,8 @@ static int by_total_desc(const void *a, const void *b)
     const struct bmt_fstat *y = &sort_calls->stats[*(const uint32_t *)b];
     if (x->total_ns != y->total_ns)
         return x->total_ns > y->total_ns ? -1 : 1;
-    if (x->hist.count != y->hist.count)
-        return x->hist.count > y->hist.count ? -1 : 1;
+    if (bmt_fstat_count(x) != bmt_fstat_count(y))
+        return bmt_fstat_count(x) > bmt_fstat_count(y) ? -1 : 1;
     int d = strcmp(bmt_strtab_str(&sort_calls->cs.funcs, x->func),
                    bmt_strtab_str(&sort_calls->cs.funcs, y->func));
     return d ? d : (x->pid < y->pid ? -1 : x->pid > y->pid);
@@ -241,4 +264,4 @@ void bmt_calls_free(void *self)
 
 const struct bmt_acc bmt_calls_acc = {
     "calls", bmt_calls_init, bmt_calls_feed, NULL, bmt_calls_finish, bmt_calls_free,
-    &bmt_callstack_needs};
+    &bmt_callstack_needs, 1};

@@ -10,7 +10,9 @@
  * by_pid), not with the number of calls. Calls slower than the threshold
  * are given to a callback as their frames end, in end-time order. The OWN
  * figure is own on-CPU time when the trace has scheduling events, own wall
- * time when it has none. Single-threaded.
+ * time when it has none. In a sampled trace counts and times are scaled
+ * back by the call ratio in force at each call (sampled.h), percentiles
+ * are of the calls kept. Single-threaded.
  */
 #ifndef BMT_CLI_CALLS_H
 #define BMT_CLI_CALLS_H
@@ -24,6 +26,7 @@ struct bmt_fstat {
     uint32_t func;              /* id in cs.funcs */
     uint32_t pid;               /* pid id, or BMT_CS_NONE when not by pid */
     uint64_t unfinished_count;  /* cut by the window, or open at process exit or trace end */
+    uint64_t unkept_count;      /* finished calls a sampled trace did not keep (scaled back) */
     uint64_t exception_count;   /* ended by an exception */
     uint64_t total_ns;          /* inclusive time inside the window */
     uint64_t incl[BMT_K_COUNT]; /* total_ns by kind */
@@ -66,6 +69,13 @@ struct bmt_calls {
     uint64_t trigger_gap_ns;    /* |its end - trigger_ns| */
     struct bmt_slow_call trigger_call;
 };
+
+/* Finished calls inside the window: those kept (the histogram's) and, in
+ * a sampled trace, those they stand for. */
+static inline uint64_t bmt_fstat_count(const struct bmt_fstat *s)
+{
+    return s->hist.count + s->unkept_count;
+}
 
 /* Prepares `c` for `scope` (then set by_pid, breakdown, slowest, slower_ns,
  * on_slow, cs.tree). */

@@ -117,9 +117,12 @@ static int pop_at(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsig
         flags |= BMT_CS_UNFINISHED;
     int rc = cs->on_leave ? cs->on_leave(cs->ctx, cs, pid, f, end_ns, flags, incl) : 0;
     p->depth--;
+    /* A sampled callee stands for `weight` calls: its caller's own time
+     * is what those would leave (clamped at 0 where it is used). */
+    uint64_t w = f->weight;
     if (p->depth)
         for (int k = 0; k < BMT_K_COUNT; k++)
-            p->frames[p->depth - 1].child[k] += incl[k];
+            p->frames[p->depth - 1].child[k] += w > 1 ? incl[k] * w : incl[k];
     return rc;
 }
 
@@ -209,6 +212,7 @@ static int on_call(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint64
     f->func = func;
     f->node = node;
     f->start_ns = ts;
+    f->weight = cs->scope->sampled.weight[BMT_TP_function_call];
     bmt_pstate_snapshot(&p->ps, ts, &cs->scope->window, f->snap);
     memset(f->child, 0, sizeof f->child);
     return 0;
@@ -436,4 +440,4 @@ const struct bmt_needs bmt_callstack_needs = {{
 
 const struct bmt_acc bmt_callstack_acc = {
     "callstack", bmt_callstack_init, bmt_callstack_feed, NULL, bmt_callstack_finish,
-    bmt_callstack_free, &bmt_callstack_needs};
+    bmt_callstack_free, &bmt_callstack_needs, 0};

@@ -71,6 +71,7 @@ struct bmt_frame {
     uint32_t func;                   /* id in cs->funcs */
     uint32_t node;                   /* call-tree node (when cs->tree), else BMT_CS_NONE */
     uint64_t start_ns;               /* reader time of the call */
+    uint32_t weight;                 /* calls it stands for: the call ratio in force (sampled.h) */
     uint64_t snap[BMT_K_COUNT];      /* the process's time by kind at the call */
     uint64_t child[BMT_K_COUNT];     /* traced callees' time by kind */
 };

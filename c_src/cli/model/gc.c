@@ -50,8 +50,11 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
         return 0;
     }
     uint64_t reclaimed = v[BMT_GC_RECLAIMED].integer;
+    /* Sampled: the collection stands for `w` (its end has its start's
+     * kind, so the ratio in force; the w - 1 not kept as if like it). */
+    uint64_t more = sc->sampled.weight[rec->tp] - 1;
     if (ts >= sc->window.begin_ns)
-        g->reclaimed_words[k] += reclaimed;
+        g->reclaimed_words[k] += more ? reclaimed * (more + 1) : reclaimed;
     if (!p->start_ns[k]) {
         if (ts >= sc->window.begin_ns)
             g->unmatched_count++;
@@ -62,13 +65,17 @@ int bmt_gc_feed(void *ctx, const struct bmt_record *rec)
     uint64_t from = began > sc->window.begin_ns ? began : sc->window.begin_ns;
     if (ts <= from)
         return 0; /* over before the window */
-    p->pause_ns += ts - from;
+    p->pause_ns += more ? (ts - from) * (more + 1) : ts - from;
     if (!bmt_an_inside(sc, began, ts)) {
-        g->cut_count++;
+        g->cut_count += more + 1;
         return 0;
     }
-    p->gc_count++;
-    p->reclaimed_words += reclaimed;
+    p->gc_count += more + 1;
+    p->reclaimed_words += more ? reclaimed * (more + 1) : reclaimed;
+    if (more) {
+        g->unkept_count[k] += more;
+        g->unkept_pause_ns[k] += pause * more;
+    }
     return bmt_hist_add(&g->hist[k], pause);
 }
 
@@ -108,4 +115,4 @@ static const struct bmt_needs needs = {{
     BMT_NEED(gc_major_end, BMT_FIELD(gc_major_end, pid) | BMT_FIELD(gc_major_end, reclaimed)),
 }, 0};
 
-const struct bmt_acc bmt_gc_acc = {"gc", bmt_gc_init, bmt_gc_feed, NULL, NULL, bmt_gc_free, &needs};
+const struct bmt_acc bmt_gc_acc = {"gc", bmt_gc_init, bmt_gc_feed, NULL, NULL, bmt_gc_free, &needs, 1};

@@ -23,6 +23,9 @@ struct bmt_gc {
     uint32_t proc_cap;
     struct bmt_hist hist[2];    /* pause, ns: [0] minor, [1] major */
     uint64_t reclaimed_words[2];
+    /* A sampled trace's collections not kept, and their pause (scaled
+     * back: sampled.h); the histograms hold those kept. */
+    uint64_t unkept_count[2], unkept_pause_ns[2];
     uint64_t unmatched_count;   /* end without start, or start never ended */
     uint64_t cut_count;         /* pauses cut by the window's edges */
 };

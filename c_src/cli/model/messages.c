@@ -209,4 +209,4 @@ static int acc_finish(void *self, const struct bmt_an_pass *pass)
 
 const struct bmt_acc bmt_messages_acc = {
     "messages", bmt_messages_init, bmt_messages_feed, bmt_messages_packet, acc_finish,
-    bmt_messages_free, &needs};
+    bmt_messages_free, &needs, 0};

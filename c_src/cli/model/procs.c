@@ -165,4 +165,4 @@ static const struct bmt_needs needs = {{
 }, 0};
 
 const struct bmt_acc bmt_procs_acc = {
-    "procs", bmt_procs_init, bmt_procs_feed, NULL, NULL, bmt_procs_free, &needs};
+    "procs", bmt_procs_init, bmt_procs_feed, NULL, NULL, bmt_procs_free, &needs, 0};

@@ -15,7 +15,7 @@ static int count_feed(void *self, const struct bmt_record *rec)
 
 static const struct bmt_needs count_needs = {{0}, 1};
 static const struct bmt_acc count_acc = {"events", NULL, count_feed, NULL, NULL, NULL,
-                                         &count_needs};
+                                         &count_needs, 0};
 
 int bmt_report_init(struct bmt_report *r, struct bmt_an_scope *scope)
 {

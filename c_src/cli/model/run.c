@@ -195,22 +195,6 @@ static void on_packet(void *ctx, const struct bmt_reader *r, unsigned stream,
             p->subs[i].acc->packet(p->subs[i].self, r, stream, info);
 }
 
-/* A kind sampled 1 in `ratio` (above 1): kept for the warning at the end. */
-static void note_sampled(struct bmt_an_scope *scope, const char *kind, size_t len, uint64_t ratio)
-{
-    if (ratio <= 1)
-        return;
-    if (ratio > scope->sample_ratio_max)
-        scope->sample_ratio_max = ratio > UINT32_MAX ? UINT32_MAX : (uint32_t)ratio;
-    char name[40];
-    snprintf(name, sizeof name, "%.*s", (int)(len < 32 ? len : 32), kind);
-    size_t at = strlen(scope->sampled_kinds), n = strlen(name);
-    const char *seen = strstr(scope->sampled_kinds, name);
-    if ((!seen || (seen[n] != '\0' && seen[n] != ',')) && at + n + 2 < sizeof scope->sampled_kinds)
-        snprintf(scope->sampled_kinds + at, sizeof scope->sampled_kinds - at, "%s%s",
-                 at ? "," : "", name);
-}
-
 /* A capture's metadata: the ratios in force where its window begins
  * (beamtrace_sample_<kind>). */
 static void note_sampled_env(struct bmt_reader *r, struct bmt_an_scope *scope)
@@ -220,8 +204,9 @@ static void note_sampled_env(struct bmt_reader *r, struct bmt_an_scope *scope)
         for (unsigned i = 0; i < m->env_count; i++)
             if (!m->env[i].str && strncmp(m->env[i].key, "beamtrace_sample_", 17) == 0 &&
                 m->env[i].integer > 1)
-                note_sampled(scope, m->env[i].key + 17, strlen(m->env[i].key + 17),
-                             (uint64_t)m->env[i].integer);
+                bmt_sampled_set(&scope->sampled, m->env[i].key + 17,
+                                strlen(m->env[i].key + 17), (uint64_t)m->env[i].integer,
+                                scope->sampled.begin_ns);
     }
 }
 
@@ -245,9 +230,9 @@ static int feed_event(struct plan *p, struct bmt_an_scope *scope,
         return rc;
     p->inside[rec->tp] += rec->ts_ns >= scope->window.begin_ns;
     if (rec->tp == BMT_TP_sample_ratio)
-        note_sampled(scope, rec->values[BMT_F_sample_ratio_kind].str,
-                     rec->values[BMT_F_sample_ratio_kind].len,
-                     rec->values[BMT_F_sample_ratio_ratio].integer);
+        bmt_sampled_set(&scope->sampled, rec->values[BMT_F_sample_ratio_kind].str,
+                        rec->values[BMT_F_sample_ratio_kind].len,
+                        rec->values[BMT_F_sample_ratio_ratio].integer, rec->ts_ns);
     if ((rc = dispatch(p, p->raw[rec->tp], rec)) < 0)
         return rc;
     uint32_t renamed = rec->tp == BMT_TP_message_send_link      ? p->renamed_send
@@ -294,15 +279,15 @@ static int open_pass(struct bmt_reader *r, struct plan *p, struct bmt_an_scope *
             bmt_reader_warn(r, "%s: %s; analyses ignore its events", dir,
                             r->traces[t].meta.warning);
     bmt_an_warn_incomplete(r, dir);
-    scope->sample_ratio_max = 0;
-    scope->sampled_kinds[0] = '\0';
-    note_sampled_env(r, scope);
     if ((rc = bmt_reader_next(r, rec)) < 0)
         return rc;
     scope->first_ns = rc == 1 ? (*rec)->ts_ns : 0;
     int wrc = bmt_an_scope_window(scope, r);
     if (wrc < 0)
         return wrc;
+    bmt_sampled_reset(&scope->sampled, scope->window.begin_ns > scope->first_ns
+                                           ? scope->window.begin_ns : scope->first_ns);
+    note_sampled_env(r, scope);
     if (r->overwritten) {
         char t[32];
         bmt_clock_text(bmt_reader_wall_ns(r, r->complete_from_ns), t);
@@ -324,6 +309,33 @@ static void warn_span(struct bmt_reader *r, const struct bmt_an_scope *scope, ui
                     "trace; results may mean little", scope->label, span, a, b);
 }
 
+/* Says that the trace is sampled, for how much of the window, and which
+ * of the pass's analyses scale their counts and totals back. */
+static void warn_sampled(struct bmt_reader *r, const struct plan *p,
+                         struct bmt_an_scope *scope, const struct bmt_an_pass *pass)
+{
+    struct bmt_sampled *sd = &scope->sampled;
+    uint64_t span = pass->end_ns > sd->begin_ns ? pass->end_ns - sd->begin_ns : 0;
+    double pct = span ? 100.0 * (double)bmt_sampled_ns(sd, pass->end_ns) / (double)span : 0.0;
+    char scaled[256] = "", unscaled[256] = "";
+    unsigned at[2] = {0, 0};
+    for (unsigned i = 0; i < p->n; i++) {
+        int k = p->subs[i].acc->scales;
+        char *list = k ? scaled : unscaled;
+        if (at[k] + 40 < sizeof scaled)
+            at[k] += (unsigned)snprintf(list + at[k], sizeof scaled - at[k], "%s%s",
+                                        at[k] ? ", " : "", p->subs[i].acc->name);
+    }
+    sd->scaled = !unscaled[0];
+    bmt_reader_warn(r, "%s: sampled 1/%u (at most; of its %s events) for %.0f%% of the trace; "
+                    "counts and totals%s%s are scaled back by the ratio in force at each event, "
+                    "percentiles are as measured (unbiased under uniform sampling)%s%s%s",
+                    scope->label, sd->ratio_max, sd->kinds, pct > 100.0 ? 100.0 : pct,
+                    unscaled[0] ? " of " : "", unscaled[0] ? scaled : "",
+                    unscaled[0] ? "; those of " : "", unscaled,
+                    unscaled[0] ? " are of the events kept" : "");
+}
+
 /* After the pass: where open intervals close, the losses, finish(). */
 static int end_pass(struct bmt_reader *r, const struct plan *p, struct bmt_an_scope *scope,
                     struct bmt_an_pass *pass, int past_end)
@@ -343,11 +355,8 @@ static int end_pass(struct bmt_reader *r, const struct plan *p, struct bmt_an_sc
         bmt_reader_warn(r, "%s: %llu events were discarded while recording; stacks and times "
                         "around the losses may be wrong", scope->label,
                         (unsigned long long)pass->discarded_count);
-    if (scope->sample_ratio_max)
-        bmt_reader_warn(r, "%s: sampled: up to 1 in %u of its %s events was kept (the ratios "
-                        "in force are its sample_ratio events); counts and totals here are of "
-                        "the events kept, not scaled back", scope->label,
-                        scope->sample_ratio_max, scope->sampled_kinds);
+    if (scope->sampled.ratio_max)
+        warn_sampled(r, p, scope, pass);
     for (unsigned i = 0; i < p->n; i++) {
         const struct bmt_an_sub *s = &p->subs[i];
         int rc = s->acc->finish ? s->acc->finish(s->self, pass) : 0;

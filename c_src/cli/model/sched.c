@@ -109,4 +109,4 @@ static const struct bmt_needs needs = {{
 }, 0};
 
 const struct bmt_acc bmt_sched_acc = {
-    "sched", bmt_sched_init, bmt_sched_feed, NULL, NULL, bmt_sched_free, &needs};
+    "sched", bmt_sched_init, bmt_sched_feed, NULL, NULL, bmt_sched_free, &needs, 0};

@@ -35,6 +35,7 @@
 #include "core/catalogue.h"
 #include "proc_state.h"
 #include "runs.h"
+#include "sampled.h"
 #include "ctf/reader.h"
 #include "base/strtab.h"
 
@@ -66,11 +67,9 @@ struct bmt_an_scope {
     struct bmt_names names;         /* current names, fed before each event reaches an analysis */
     /* What the trace holds inside the window, for "the trace lacks" notes. */
     uint64_t sched_count, receive_count, gc_count, call_count;
-    /* Sampling (the sample and on_max_rate options): the largest ratio
-     * in force for any kind, from sample_ratio events or a capture's
-     * metadata, and the kinds sampled (names in run.c); 0: not sampled. */
-    uint32_t sample_ratio_max;
-    char sampled_kinds[128];
+    /* Sampling (the sample and on_max_rate options): the ratio in force
+     * for each tracepoint's events, kept current as the trace is read. */
+    struct bmt_sampled sampled;
     /* Set by bmt_an_run: the fields the pass reads, per tracepoint (acc.h's
      * bit i for field i, BMT_NEED_EVENT for the event): what the reader
      * must decode, and no more. */

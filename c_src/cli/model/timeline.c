@@ -173,4 +173,4 @@ static const struct bmt_needs needs = {{
 
 const struct bmt_acc bmt_timeline_acc = {
     "timeline", bmt_timeline_init, bmt_timeline_feed, NULL, bmt_timeline_finish, bmt_timeline_free,
-    &needs};
+    &needs, 0};

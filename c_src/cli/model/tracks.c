@@ -436,4 +436,4 @@ static const struct bmt_needs needs = {{
 }, 1};
 
 const struct bmt_acc bmt_tracks_acc = {
-    "tracks", acc_init, acc_feed, acc_packet, acc_finish, bmt_tracks_free, &needs};
+    "tracks", acc_init, acc_feed, acc_packet, acc_finish, bmt_tracks_free, &needs, 0};

@@ -96,7 +96,7 @@ static void row_text(struct bmt_out *o, const struct bmt_calls *c, const struct 
         bmt_out_str(o, line);
     }
     snprintf(line, sizeof line, "%10llu %6llu %6llu %12s %12s %12s %12s %12s %12s %12s  ",
-             (unsigned long long)s->hist.count, (unsigned long long)s->unfinished_count,
+             (unsigned long long)bmt_fstat_count(s), (unsigned long long)s->unfinished_count,
              (unsigned long long)s->exception_count, t[0], t[1], t[2], t[3], t[4], t[5], t[6]);
     bmt_out_str(o, line);
     put_function(o, c, s->func);
@@ -171,7 +171,7 @@ static void breakdown_sums(struct bmt_out *o, const struct bmt_calls_view *v,
     for (uint64_t i = 0; i < v->n; i++) {
         const struct bmt_fstat *s = &v->c->stats[v->order[i]];
         bmt_duration_text(s->total_ns, d);
-        at = (size_t)snprintf(line, sizeof line, "%10llu %12s", (unsigned long long)s->hist.count, d);
+        at = (size_t)snprintf(line, sizeof line, "%10llu %12s", (unsigned long long)bmt_fstat_count(s), d);
         for (unsigned j = 0; j < k->n; j++) {
             uint64_t x = kind_of(s->incl, k->kinds[j]);
             char cell[48];
@@ -203,7 +203,7 @@ static void breakdown_per_call(struct bmt_out *o, const struct bmt_calls_view *v
         const struct bmt_fstat *s = &v->c->stats[v->order[i]];
         if (!s->hist.count)
             continue;
-        at = (size_t)snprintf(line, sizeof line, "%10llu", (unsigned long long)s->hist.count);
+        at = (size_t)snprintf(line, sizeof line, "%10llu", (unsigned long long)bmt_fstat_count(s));
         for (unsigned j = 0; j < k->n; j++) {
             if (k->kinds[j] < 0)
                 continue;
@@ -375,8 +375,12 @@ static void row_json(struct bmt_out *o, const struct bmt_calls *c, const struct 
         bmt_out_str(o, ", \"process\": ");
         bmt_json_cstr(o, name);
     }
-    bmt_out_str(o, ", ");
-    bmt_hist_print_json_stats(o, &s->hist);
+    /* count: scaled back in a sampled trace; kept_count: the calls kept,
+     * of which the percentiles are. */
+    snprintf(buf, sizeof buf, ", \"count\": %llu, \"kept_count\": %llu, ",
+             (unsigned long long)bmt_fstat_count(s), (unsigned long long)s->hist.count);
+    bmt_out_str(o, buf);
+    bmt_hist_print_json_quantiles(o, &s->hist);
     uint64_t own_wall = 0;
     for (int k = 0; k < BMT_K_COUNT; k++)
         own_wall += s->own[k];

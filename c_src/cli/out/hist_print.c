@@ -44,11 +44,19 @@ void bmt_hist_print_quantize(struct bmt_out *o, const struct bmt_hist *h)
 
 void bmt_hist_print_json_stats(struct bmt_out *o, const struct bmt_hist *h)
 {
+    char buf[48];
+    snprintf(buf, sizeof buf, "\"count\": %llu, ", (unsigned long long)h->count);
+    bmt_out_str(o, buf);
+    bmt_hist_print_json_quantiles(o, h);
+}
+
+void bmt_hist_print_json_quantiles(struct bmt_out *o, const struct bmt_hist *h)
+{
     char buf[512];
     snprintf(buf, sizeof buf,
-             "\"count\": %llu, \"min_ns\": %llu, \"p50_ns\": %llu, \"p90_ns\": %llu, "
+             "\"min_ns\": %llu, \"p50_ns\": %llu, \"p90_ns\": %llu, "
              "\"p99_ns\": %llu, \"p999_ns\": %llu, \"max_ns\": %llu, \"mean_ns\": %llu",
-             (unsigned long long)h->count, (unsigned long long)(h->count ? h->min : 0),
+             (unsigned long long)(h->count ? h->min : 0),
              (unsigned long long)bmt_hist_quantile(h, 0.5),
              (unsigned long long)bmt_hist_quantile(h, 0.9),
              (unsigned long long)bmt_hist_quantile(h, 0.99),

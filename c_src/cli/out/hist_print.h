@@ -15,6 +15,8 @@ void bmt_hist_print_quantize(struct bmt_out *o, const struct bmt_hist *h);
 /* Appends `"count": N, "min_ns": .., "p50_ns": .., "p90_ns", "p99_ns",
  * "p999_ns", "max_ns", "mean_ns"` (no braces). */
 void bmt_hist_print_json_stats(struct bmt_out *o, const struct bmt_hist *h);
+/* The same without "count" (for a caller whose count is scaled back). */
+void bmt_hist_print_json_quantiles(struct bmt_out *o, const struct bmt_hist *h);
 
 /* Appends a JSON array of [power-of-two lower bound, count] pairs for the
  * non-empty quantize rows. */

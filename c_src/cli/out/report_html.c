@@ -162,7 +162,7 @@ static void functions(struct bmt_out *o, const struct bmt_report *r, const uint3
         bmt_out_str(o, "<tr><td class=\"l\">");
         bmt_html_string(o, fn, strlen(fn));
         bmt_out_str(o, "</td>");
-        cell_u64(o, f->hist.count);
+        cell_u64(o, bmt_fstat_count(f));
         cell_u64(o, f->unfinished_count);
         cell_dur(o, f->total_ns);
         cell_dur(o, bmt_calls_own_ns(c, f));
