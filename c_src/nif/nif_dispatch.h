@@ -46,8 +46,9 @@ bmt_sinks_wanting(const struct priv *p, struct bmt_session *s, uint64_t generati
  *
  * bits 0-2    the sinks that want the event (BMT_SINK_*; 0: nobody)
  * bits 3-8    its tracepoint
- * bits 9-14   the tracepoint the recorder writes (the same, or its link
- *             variant when the session records message links)
+ * bits 9-14   the tracepoint the recorder writes (the same, or its
+ *             variant when the session records message links, results or
+ *             arguments)
  * bits 15-19  the recording session's index + 1 (0: none)
  * bits 20-63  that session's generation (BMT_GENERATION_BITS) */
 #define BMT_DW_SINKS(w) ((unsigned)(w) & 7u)
@@ -73,6 +74,11 @@ bmt_decision_word(const struct priv *p, struct bmt_session *s, uint64_t index, u
             (atomic_load_explicit(&s->format_option, memory_order_relaxed) & BMT_FORMAT_LINKS))
             rec_tp = tp == BMT_TP_message_send ? BMT_TP_message_send_link
                                                : BMT_TP_message_receive_link;
+        else if ((tp == BMT_TP_function_call || tp == BMT_TP_function_return) &&
+                 (atomic_load_explicit(&s->format_option, memory_order_relaxed) &
+                  (tp == BMT_TP_function_call ? BMT_FORMAT_ARGS : BMT_FORMAT_RESULTS)))
+            rec_tp = tp == BMT_TP_function_call ? BMT_TP_function_call_args
+                                                : BMT_TP_function_result;
     } else {
         index = generation = 0;
     }
