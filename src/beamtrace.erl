@@ -508,6 +508,9 @@ trace_session(Opts) ->
 %%   same on each, traces brought back into one cluster directory here, on
 %%   this node's clock: `{ok, #{dir, nodes => #{Node => Stats}}}'. See
 %%   beamtrace_cluster:trace/3. Not with trace_async/2.</dd>
+%% <dt>`results', `args'</dt><dd>`true' records the value each traced call
+%%   returns (with `-> return' specs) or its arguments, for `beamtrace calls
+%%   --group-by return' or `arg:N' (start/1's options of those names).</dd>
 %% </dl>
 %% Returns `{ok, Stats}' (stop/1's map, plus `reason', `functions' and
 %% `processes' matched, `backend', `elapsed_ms' from the flags on to the
