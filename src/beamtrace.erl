@@ -67,6 +67,8 @@
       | {tracefile_count, limit()}
       | {flush_interval, pos_integer()}
       | {links, boolean()}
+      | {results, boolean()}
+      | {args, boolean()}
       | {notify, pid() | undefined}
       | {system_monitor, map()}
       | {samples, map()}
@@ -126,6 +128,8 @@
                     tracefile_count => infinity,
                     flush_interval => 1000,
                     links => false,
+                    results => false,
+                    args => false,
                     notify => undefined,
                     %% Captures (overwrite mode only): see flight/2, which
                     %% sets it; #{window, after, max_captures, triggers}.
@@ -194,6 +198,15 @@ start() ->
 %%   the traced processes a bounded fingerprint of every traced message;
 %%   the receiving side also needs the `receive' trace pattern trace/2 sets
 %%   with its `links' option. Default `false'.</dd>
+%% <dt>`results'</dt><dd>`true' records OTP's `function_return' as
+%%   `org_erlang_beamtrace:function_result': the same fields plus the value
+%%   returned, printed and bounded (255 bytes), for `beamtrace calls
+%%   --group-by return'. Only returns traced with `return' call specs carry
+%%   a value. Default `false'.</dd>
+%% <dt>`args'</dt><dd>`true' records OTP's `function_call' as
+%%   `org_erlang_beamtrace:function_call_args': the same fields plus the
+%%   argument list, printed and bounded (255 bytes), for `beamtrace calls
+%%   --group-by arg:N'. Default `false'.</dd>
 %% <dt>`sample'</dt><dd>keep one event in N: `N' (calls, sends,
 %%   receives, scheduling and GC) or `#{call => N, send => N, 'receive' =>
 %%   N, running => N, garbage_collection => N, procs => N, ports => N}'.
@@ -294,10 +307,11 @@ start_in(O, {ok, Dir}, Sources) ->
 nif_options(O) ->
     %% Links record the link variants of the message events: the session
     %% records them when it records the message events at all.
-    Events = case maps:get(links, O) of
-                 true -> maps:get(events, O) ++ [<<"org_erlang_beamtrace:message_*_link">>];
-                 _ -> maps:get(events, O)
-             end,
+    %% So do results and arguments: function_result, function_call_args.
+    Events = maps:get(events, O)
+        ++ [<<"org_erlang_beamtrace:message_*_link">> || maps:get(links, O) =:= true]
+        ++ [<<"org_erlang_beamtrace:function_result">> || maps:get(results, O) =:= true]
+        ++ [<<"org_erlang_beamtrace:function_call_args">> || maps:get(args, O) =:= true],
     (maps:without(['$consumer_wakeups', '$own', '$dump_go', dir, local], O))#{
         events => Events,
         wakeups => maps:get('$consumer_wakeups', O),
@@ -494,6 +508,9 @@ trace_session(Opts) ->
 %%   same on each, traces brought back into one cluster directory here, on
 %%   this node's clock: `{ok, #{dir, nodes => #{Node => Stats}}}'. See
 %%   beamtrace_cluster:trace/3. Not with trace_async/2.</dd>
+%% <dt>`results', `args'</dt><dd>`true' records the value each traced call
+%%   returns (with `-> return' specs) or its arguments, for `beamtrace calls
+%%   --group-by return' or `arg:N' (start/1's options of those names).</dd>
 %% </dl>
 %% Returns `{ok, Stats}' (stop/1's map, plus `reason', `functions' and
 %% `processes' matched, `backend', `elapsed_ms' from the flags on to the

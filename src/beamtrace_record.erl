@@ -735,7 +735,8 @@ trace_request(#r{node = T, opts = Opts}) ->
                 Spec0 = [unicode:characters_to_list(C) || C <- maps:get(calls, Opts, [])]
                     ++ maps:get(events, Opts, []),
                 TraceOpts0 = sources(maps:with([duration, max_events, max_bytes, max_rate,
-                                                return_to, links, samples, system_monitor,
+                                                return_to, links, results, args, samples,
+                                                system_monitor,
                                                 distribution, file_io, ets, sample,
                                                 on_max_rate, buffer_size, message_length,
                                                 mode | ?STREAM_OPTS], Opts)),

@@ -185,6 +185,14 @@ enum bmt_field_index {
     BMT_F_file_info_fd = 0,
     BMT_F_file_info_path = 1,
     BMT_F_file_info_kind = 2,
+    BMT_F_function_result_pid = 0,
+    BMT_F_function_result_entry = 1,
+    BMT_F_function_result_depth = 2,
+    BMT_F_function_result_result = 3,
+    BMT_F_function_call_args_pid = 0,
+    BMT_F_function_call_args_entry = 1,
+    BMT_F_function_call_args_depth = 2,
+    BMT_F_function_call_args_args = 3,
 };
 
 #endif

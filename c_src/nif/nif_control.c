@@ -139,7 +139,7 @@ static int get_limit(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, ERL_NIF_
 struct start_request {
     struct bmt_rec_config cfg;
     int message_bytes;
-    int links;
+    int variants; /* BMT_FORMAT_LINKS, _RESULTS, _ARGS */
     int make_default;
 };
 
@@ -287,11 +287,23 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
     }
     /* links: message events as their link variants (beamtrace:start/1 also
      * enables those tracepoints). */
-    *bad = a->links;
-    if (enif_get_map_value(env, opts, a->links, &v)) {
-        if (v != a->true_ && v != a->false_)
-            return -1;
-        req->links = v == a->true_;
+    /* links, results, args: events recorded as their variants
+     * (message_*_link, function_result, function_call_args; beamtrace:start/1
+     * also enables those tracepoints). */
+    const struct {
+        ERL_NIF_TERM key;
+        int bit;
+    } variants[] = {{a->links, BMT_FORMAT_LINKS},
+                    {a->results, BMT_FORMAT_RESULTS},
+                    {a->args, BMT_FORMAT_ARGS}};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        *bad = variants[i].key;
+        if (enif_get_map_value(env, opts, variants[i].key, &v)) {
+            if (v != a->true_ && v != a->false_)
+                return -1;
+            if (v == a->true_)
+                req->variants |= variants[i].bit;
+        }
     }
     *bad = a->wakeups;
     cfg->wake_on_publish = 1;
@@ -374,7 +386,7 @@ ERL_NIF_TERM bmt_nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         bmt_clock_calibrate(&p->clock);
         int index;
         uint64_t generation;
-        rc = bmt_rec_start(&p->rec, &req->cfg, bmt_format_pack(req->message_bytes, req->links),
+        rc = bmt_rec_start(&p->rec, &req->cfg, bmt_format_pack(req->message_bytes, req->variants),
                            req->make_default, &index,
                            &generation);
         if (rc == 0) {

@@ -77,6 +77,25 @@ void bmt_decode_message_again(struct decode *d, struct bmt_event *ev, int tp, ui
                                           (char *)where);
 }
 
+void bmt_decode_value(struct decode *d, int tp)
+{
+    const ERL_NIF_TERM *mfa;
+    int size;
+    put_id(d, "pid", d_tracee(d));
+    put_mfa(d, "entry", d_term(d), 1);
+    put_u32(d, "depth", 0);
+    if (tp == BMT_TP_function_call_args) {
+        if (enif_get_tuple(d->env, d_term(d), &size, &mfa) && size == 3)
+            put_term(d, "args", mfa[2]);
+        else
+            put_word(d, "args", "undefined");
+    } else if (d_tag(d) == d->a->return_from) {
+        put_term(d, "result", bmt_decode_extra(d));
+    } else {
+        put_word(d, "result", "");
+    }
+}
+
 /* ---- USDT-only arguments ---- */
 
 /* Writes `term`'s text at *where (bounded by `room`) and returns it. */

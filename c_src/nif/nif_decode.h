@@ -335,6 +335,12 @@ static inline void put_seq_trace(struct decode *d)
     put_message(d, "message", info[4]);
 }
 
+/* function_result and function_call_args (the session's results and args
+ * options): OTP's three fields plus the returned value (a return_from's
+ * extra; a return_to has none: empty) or the argument list (the call's
+ * {M, F, Args}). Out of line: only the sessions that asked pay for it. */
+void bmt_decode_value(struct decode *d, int tp);
+
 static inline __attribute__((always_inline)) void bmt_decode_fields(struct decode *d, int tp)
 {
     d->tp = tp;
@@ -383,6 +389,10 @@ static inline __attribute__((always_inline)) void bmt_decode_fields(struct decod
         put_id(d, "pid", d_tracee(d));
         put_mfa(d, "entry", d_term(d), 1);
         put_u32(d, "depth", 0);
+        break;
+    case BMT_TP_function_result:
+    case BMT_TP_function_call_args:
+        bmt_decode_value(d, tp);
         break;
     case BMT_TP_function_exception: {
         const ERL_NIF_TERM *cv;

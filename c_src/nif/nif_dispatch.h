@@ -49,8 +49,9 @@ bmt_sinks_wanting(const struct priv *p, struct bmt_session *s, uint64_t generati
  *             (nif_sample.h): set only with BMT_SINK_RECORDER, so an
  *             unsampled event costs enabled_* no load of its own
  * bits 4-9    its tracepoint
- * bits 10-15  the tracepoint the recorder writes (the same, or its link
- *             variant when the session records message links)
+ * bits 10-15  the tracepoint the recorder writes (the same, or its
+ *             variant when the session records message links, results or
+ *             arguments)
  * bits 16-19  the recording session's index (with BMT_SINK_RECORDER)
  * bits 20-63  that session's generation (BMT_GENERATION_BITS) */
 #define BMT_DW_SINKS(w) ((unsigned)(w) & 7u)
@@ -78,6 +79,11 @@ bmt_decision_word(const struct priv *p, struct bmt_session *s, uint64_t index, u
             (atomic_load_explicit(&s->format_option, memory_order_relaxed) & BMT_FORMAT_LINKS))
             rec_tp = tp == BMT_TP_message_send ? BMT_TP_message_send_link
                                                : BMT_TP_message_receive_link;
+        else if ((tp == BMT_TP_function_call || tp == BMT_TP_function_return) &&
+                 (atomic_load_explicit(&s->format_option, memory_order_relaxed) &
+                  (tp == BMT_TP_function_call ? BMT_FORMAT_ARGS : BMT_FORMAT_RESULTS)))
+            rec_tp = tp == BMT_TP_function_call ? BMT_TP_function_call_args
+                                                : BMT_TP_function_result;
         sinks |= (uint64_t)bmt_rec_sampled(s, rec_tp) << 3 | (index - 1) << 16 | generation << 20;
     }
     if (bmt_lttng_wants(p->lttng, tp))

@@ -33,10 +33,16 @@
  * message events are recorded as their link variants (message_send_link,
  * message_receive_link). */
 #define BMT_FORMAT_LINKS 0x10000
+/* BMT_FORMAT_RESULTS: function_return recorded as function_result (the
+ * value returned); BMT_FORMAT_ARGS: function_call as function_call_args. */
+#define BMT_FORMAT_RESULTS 0x20000
+#define BMT_FORMAT_ARGS 0x40000
 _Static_assert(BMT_MSG_MAX_BYTES < 0xffff, "the message option fits 16 bits");
-static inline int bmt_format_pack(int message_bytes, int links)
+/* `variants`: BMT_FORMAT_LINKS, _RESULTS and _ARGS or'ed. */
+static inline int bmt_format_pack(int message_bytes, int variants)
 {
-    return (message_bytes & 0xffff) | (links ? BMT_FORMAT_LINKS : 0);
+    return (message_bytes & 0xffff) |
+           (variants & (BMT_FORMAT_LINKS | BMT_FORMAT_RESULTS | BMT_FORMAT_ARGS));
 }
 static inline int bmt_format_message_bytes(int format_option)
 {

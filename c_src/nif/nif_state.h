@@ -44,7 +44,7 @@
     X(erlang) X(hibernate) X(port_control) X(command) X(close) X(connect)    \
     X(recorder) X(lttng) X(usdt) X(unavailable) X(s1) X(i4s4) X(n)           \
     X(term) X(send) X(send_to_non_existing_process) X(match_spec_result)    \
-    X(links) X(clock) X(tsc) X(clock_gettime) X(seq_trace) Y(receive_, "receive") X(print) \
+    X(links) X(results) X(args) X(clock) X(tsc) X(clock_gettime) X(seq_trace) Y(receive_, "receive") X(print) \
     X(relayd) X(live) X(relayd_session) X(relayd_buffer) X(url) X(path) \
     X(lost) X(unconfirmed) X(queued_bytes) X(connections) X(disconnections) \
     X(offset_ns) X(env) \

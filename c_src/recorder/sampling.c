@@ -62,7 +62,8 @@ void bmt_sampling_init(struct bmt_sampling *s, const uint32_t ratio[BMT_SAMPLE_K
     for (int tp = 0; tp < BMT_TP_COUNT; tp++) {
         enum bmt_sample_kind k = bmt_sample_kind_of_flag(bmt_catalogue[tp].flag);
         /* Returns come with their call: never sampled on their own. */
-        if (tp == BMT_TP_function_return || tp == BMT_TP_function_exception)
+        if (tp == BMT_TP_function_return || tp == BMT_TP_function_result ||
+            tp == BMT_TP_function_exception)
             k = BMT_SAMPLE_NONE;
         s->kind_of[tp] = (int8_t)k;
     }

@@ -24,6 +24,8 @@ hand_written_fields_test(_Config) ->
     Plain = names(fun(S) -> bmt_workload:run({tracer, beamtrace, S}, 2) end, #{}),
     Links = names(fun(S) -> bmt_workload:run({tracer, beamtrace, S}, 1) end,
                   #{links => true, events => ["org_erlang_dyntrace:message_*"]}),
+    Values = names(fun(S) -> bmt_workload:run({tracer, beamtrace, S}, 1) end,
+                   #{results => true, args => true, events => ["org_erlang_dyntrace:function_*"]}),
     User = names(fun(_) ->
                          true = beamtrace:user_trace_s1("s1"),
                          beamtrace:p(1, 2, 3, 4, "a", "b", "c", "d"),
@@ -31,6 +33,8 @@ hand_written_fields_test(_Config) ->
                  end, #{events => ["org_erlang_dyntrace:user_trace_*"]}),
     assert_eq(vm_tracepoints, lists:sort(bmt_workload:tracepoints()), Plain),
     assert_eq(link_variants, [message_receive_link, message_send_link], Links),
+    assert_eq(value_variants, [function_call_args, function_result],
+              Values -- [function_exception]),
     assert_eq(user_probes, [user_trace_i4s4, user_trace_n, user_trace_s1], User).
 
 %% The tracepoints a session with Opts records while Fun(Session) runs.

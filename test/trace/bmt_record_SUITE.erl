@@ -22,7 +22,8 @@
          disk_full_shipping_test/1, disk_full_local_test/1, dbg_coexists_test/1,
          remote_dir_test/1, keep_test/1, already_loaded_test/1, tls_test/1,
          record_sources_test/1,
-         nif_mapped_once_test/1, private_dir_mode_test/1, ets_missing_table_test/1, knobs_test/1, knobs_checked_test/1]).
+         nif_mapped_once_test/1, private_dir_mode_test/1, ets_missing_table_test/1, knobs_test/1, knobs_checked_test/1,
+         record_results_test/1]).
 
 -import(bmt_record_cmd, [root/0, cli/0, cookie_file/0, rand_name/1, record/1, record/2,
                          start_record/1, start_record/2, finish_record/2, os_pid/1,
@@ -49,7 +50,8 @@ all() ->
      disk_full_local_test, dbg_coexists_test, remote_dir_test,
      keep_test, already_loaded_test, tls_test,
      record_sources_test,
-     nif_mapped_once_test, private_dir_mode_test, ets_missing_table_test, knobs_test, knobs_checked_test].
+     nif_mapped_once_test, private_dir_mode_test, ets_missing_table_test, knobs_test, knobs_checked_test,
+     record_results_test].
 
 % This node drives: distributed (a random name), with the targets' code
 % path (the workloads alone) ready.
@@ -222,7 +224,9 @@ usage_errors_test(_Config) ->
              {["--node", "x", "--system-monitor", "long_gc"], "expected long_gc=TIME"},
              {["--node", "x", "--system-monitor", "long_message_queue=9/3"], "DISABLE < ENABLE"},
              {["--node", "x", "--system-monitor", "gc_storm=1"], "unknown setting 'gc_storm'"},
-             {["--node", "x", "--ets", "t=1"], "--ets: expected table names"}],
+             {["--node", "x", "--ets", "t=1"], "--ets: expected table names"},
+             {["--node", "x", "--events", "procs", "--results"], "--results records calls' values: give --calls"},
+             {["--node", "x", "--events", "procs", "--args"], "--args records calls' values: give --calls"}],
     [assert_error(2, record(Args), list_to_binary(Re)) || {Args, Re} <- Cases],
     %% No cookie anywhere: one line naming the three places.
     Home = tmpdir("empty-home"),
@@ -273,6 +277,28 @@ record_p99_test(_Config) ->
             bmt_trace_SUITE:function_row(Calls, <<"my_mod:handle_call/3">>),
         bmt_trace_SUITE:check_p99(Own, Count, P99),
         erpc:call(N, my_mod, stop, []),
+        assert_clean(T)
+    end).
+
+%% Seed 003's "get: found vs. not-found latency" as a user gets it: record
+%% --results on a node with nothing installed, then calls --group-by
+%% return: not_found (at once) and {ok, _} (after 10 ms) apart, exact
+%% counts, each p50 on its side of 10 ms.
+record_results_test(_Config) ->
+    with_target(fun(#{node := N} = T) ->
+        Out = tmpdir("record-results"),
+        {Port, ErrFile} = start_record(node_args(T) ++ ["--calls", "bmt_trace_target:lookup/2 -> return",
+                                                        "--results", "--duration", "60s", "-o", Out], []),
+        wait_stderr(ErrFile, <<"recording on">>),
+        ok = erpc:call(N, bmt_trace_target, lookups, [30, 20, {1, 10}], 60000),
+        interrupt(Port),
+        [_] = assert_ok(finish_record(Port, ErrFile)),
+        Rows = [R || #{<<"function">> := <<"bmt_trace_target:lookup/2">>} = R
+                         <- bmt_trace_SUITE:group_rows(list_to_binary(Out), "return")],
+        [#{<<"value">> := <<"not_found">>, <<"count">> := 30, <<"p50_ns">> := Fast},
+         #{<<"value">> := <<"{ok,<<\"value\">>}">>, <<"count">> := 20, <<"p50_ns">> := Slow}] = Rows,
+        Slow >= 10000000 orelse fail(slow_p50_below_sleep, Slow),
+        Fast < 10000000 orelse fail(fast_p50_above_sleep, Fast),
         assert_clean(T)
     end).
 

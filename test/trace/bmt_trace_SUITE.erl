@@ -19,9 +19,9 @@
          own_processes_hidden_test/1,
          hot_code_load_test/1,
          hot_code_load_once_test/1,
-         traces_reread_test/1]).
+         traces_reread_test/1, group_by_return_test/1, group_by_arg_test/1]).
 %% For bmt_record_SUITE.
--export([calls_json/1, function_row/2, check_p99/3]).
+-export([calls_json/1, function_row/2, check_p99/3, lookups_traced/3, group_rows/2]).
 
 %% spec_parse_test gives parse/1 specs it must refuse; owner_exit_test
 %% watches the controller, whose handle is opaque to users (dialyzer).
@@ -49,6 +49,8 @@ all() ->
      own_processes_hidden_test,
      hot_code_load_test,
      hot_code_load_once_test,
+     group_by_return_test,
+     group_by_arg_test,
      traces_reread_test].
 
 %% The traces the cases write are listed for traces_reread_test.
@@ -536,6 +538,78 @@ return_vs_return_to_test(_Config) ->
     Ev = events(S2),
     true = length(select(Ev, #{'$name' => function_return})) > 0,
     assert_clean([?WORK_MFA, {bmt_trace_target, loop_report, 2}]).
+
+%% Seed 003's "get: found vs. not-found latency": a lookup answers
+%% not_found at once and {ok, _} after 10 ms; traced with trace/2's
+%% results option, `calls --group-by return` gives one row per value, with
+%% exact counts and the right side of 10 ms for each p50. Without the
+%% option, the same command fails in one line saying how to record.
+group_by_return_test(_Config) ->
+    Mfa = <<"bmt_trace_target:lookup/2">>,
+    Dir = lookups_traced(#{results => true}, 30, {20, 1, 10}),
+    Rows = group_rows(Dir, "return"),
+    [#{<<"value">> := <<"not_found">>, <<"count">> := 30, <<"p50_ns">> := Fast},
+     #{<<"value">> := <<"{ok,<<\"value\">>}">>, <<"count">> := 20, <<"p50_ns">> := Slow}] =
+        [R || #{<<"function">> := F} = R <- Rows, F =:= Mfa],
+    io:format("# lookup/2: not_found p50 ~b ns, {ok, _} p50 ~b ns~n", [Fast, Slow]),
+    Slow >= 10000000 orelse fail(slow_p50_below_sleep, Slow),
+    Fast < 10000000 orelse fail(fast_p50_above_sleep, Fast),
+    %% The plain table is unchanged by the option.
+    #{<<"count">> := 50} = function_row(calls_json(Dir), Mfa),
+    Plain = lookups_traced(#{}, 3, {2, 1, 1}),
+    {Status, Lines, Err} = bmt_test_lib:cmd(bmt_test_lib:cli(),
+                                            ["calls", "--group-by", "return", Plain]),
+    Status =/= 0 orelse fail(group_by_without_results_succeeded, Lines),
+    {match, _} = re:run(Err, <<"no function_result events.*--results">>),
+    [_] = binary:split(string:trim(Err), <<"\n">>, [global]),
+    assert_clean([{bmt_trace_target, lookup, 2}]).
+
+%% The same split by an argument: trace/2's args option, `calls --group-by
+%% arg:1`. Misses (key miss) and hits of 20 keys, 2 hits each: miss and
+%% the first 15 keys have rows of their own, the 5 others fold into
+%% "other" (16 values a function at most).
+group_by_arg_test(_Config) ->
+    Mfa = <<"bmt_trace_target:lookup/2">>,
+    Dir = lookups_traced(#{args => true}, 10, {40, 20, 1}),
+    Rows = [R || #{<<"function">> := F} = R <- group_rows(Dir, "arg:1"), F =:= Mfa],
+    Own = [R || #{<<"other">> := false} = R <- Rows],
+    [#{<<"count">> := Other}] = [R || #{<<"other">> := true} = R <- Rows],
+    assert_eq(values_apart, 16, length(Own)),
+    assert_eq(folded_into_other, 10, Other),
+    [#{<<"count">> := 10, <<"p50_ns">> := Fast}] = [R || #{<<"value">> := <<"miss">>} = R <- Own],
+    [#{<<"count">> := 2, <<"p50_ns">> := Slow}] = [R || #{<<"value">> := <<"1">>} = R <- Own],
+    Fast < 1000000 orelse fail(fast_p50_above_sleep, Fast),
+    Slow >= 1000000 orelse fail(slow_p50_below_sleep, Slow),
+    {Status, Lines, Err} = bmt_test_lib:cmd(bmt_test_lib:cli(), ["calls", "--group-by", "arg:1",
+                                                                lookups_traced(#{}, 1, {1, 1, 1})]),
+    Status =/= 0 orelse fail(group_by_without_args_succeeded, Lines),
+    {match, _} = re:run(Err, <<"no function_call_args events.*--args">>),
+    assert_clean([{bmt_trace_target, lookup, 2}]).
+
+%% bmt_trace_target:lookups/3 traced in a process of its own, with trace/2
+%% options Opts: the trace's directory.
+lookups_traced(Opts, Misses, {Hits, Keys, SleepMs}) ->
+    Self = self(),
+    P = spawn(fun() ->
+                      receive go -> ok end,
+                      bmt_trace_target:lookups(Misses, Hits, {Keys, SleepMs}),
+                      Self ! {lookups_done, self()}
+              end),
+    {ok, T} = beamtrace:trace_async("bmt_trace_target:lookup/2 -> return",
+                                    Opts#{procs => P, dir => tmpdir("group-by"),
+                                          duration => 60000}),
+    P ! go,
+    receive {lookups_done, P} -> ok after 30000 -> fail(lookups_not_done, Opts) end,
+    {ok, S} = beamtrace:stop_trace(T),
+    maps:get(dir, S).
+
+%% `calls --group-by By --format json`'s groups.
+group_rows(Dir, By) ->
+    {0, Lines, _} = bmt_test_lib:cmd(bmt_test_lib:cli(),
+                                     ["calls", "--group-by", By, "--format", "json", Dir]),
+    #{<<"group_by">> := _, <<"groups">> := Rows} =
+        json_decode(iolist_to_binary(lists:join(<<"\n">>, Lines))),
+    Rows.
 
 %% README: "what is the p99 of my_mod:handle_call/3 over the next 10 s",
 %% here over about 2 s of calls; beamtrace calls' p99 against the server's

@@ -7,7 +7,7 @@
 
 -export([start/1, start_timeout/1, load/0, work/1, tick/0, loop_report/2,
          dbg_start/0, dbg_count/0, dbg_stop/0, beamtrace_left/0, sources_load/1, own_monitor/1,
-         own_monitor_got/0, io_load/1, long_gc/0]).
+         own_monitor_got/0, io_load/1, long_gc/0, lookup/2, lookups/3]).
 
 %% -eval'd at boot: watch the driver, run the load.
 start(Driver) ->
@@ -41,6 +41,20 @@ load() ->
 
 work(N) ->
     N + 1.
+
+%% A store's get (calls --group-by's tests): a miss answers at once, a hit
+%% after SleepMs.
+lookup(miss, _SleepMs) ->
+    not_found;
+lookup(_Key, SleepMs) ->
+    timer:sleep(SleepMs),
+    {ok, <<"value">>}.
+
+%% Misses, then hits of keys 1..Keys in turn.
+lookups(Misses, Hits, {Keys, SleepMs}) ->
+    _ = [lookup(miss, SleepMs) || _ <- lists:seq(1, Misses)],
+    _ = [lookup(1 + I rem Keys, SleepMs) || I <- lists:seq(0, Hits - 1)],
+    ok.
 
 tick() ->
     ok.

@@ -23,11 +23,33 @@ struct calls_opts {
     uint64_t slower_ns;
     int by;                 /* index in by_values */
     uint64_t top;
+    const char *group_by;   /* --group-by: "return" or "arg:N", or NULL */
 };
 
 #define AT(field, T) BMT_OPT_AT(struct calls_opts, field, T)
 
 static const char *const by_values[] = {"function", "pid", NULL};
+
+/* --group-by's value: 0 for return, N for arg:N (1..255), -1 otherwise. */
+static int group_arg(const char *s)
+{
+    if (strcmp(s, "return") == 0)
+        return 0;
+    char *end;
+    if (strncmp(s, "arg:", 4) != 0 || s[4] < '1' || s[4] > '9')
+        return -1;
+    long n = strtol(s + 4, &end, 10);
+    return *end || n > 255 ? -1 : (int)n;
+}
+
+static int check_group_by(const char *value, char *err, size_t size)
+{
+    if (group_arg(value) >= 0)
+        return 0;
+    snprintf(err, size, "--group-by '%s': expected return or arg:N (N from 1 to 255, e.g. arg:1)",
+             value);
+    return -1;
+}
 
 static const struct bmt_opt options[] = {
     {.name = "breakdown", .type = BMT_OPT_FLAG,
@@ -46,6 +68,11 @@ static const struct bmt_opt options[] = {
     {.name = "by", .letter = 'b', .type = BMT_OPT_ENUM,
      .help = "one row per function, or per process and function", .def = "function",
      .values = by_values, .offset = AT(by, int)},
+    {.name = "group-by", .type = BMT_OPT_TEXT, .arg = "return|arg:N",
+     .help = "also split each function's latency by the value it returned, or by its argument "
+             "N: count and p50/p99 per distinct value (cut at 64 bytes; past 16 values, "
+             "\"other\"). Record with record --results or --args",
+     .check = check_group_by, .example = "return", .offset = AT(group_by, const char *)},
     {.name = "top", .letter = 'n', .type = BMT_OPT_COUNT, .arg = "N",
      .help = "only the N largest rows (default: all)", .offset = AT(top, uint64_t)},
     {0},
@@ -81,6 +108,22 @@ static void json_start(struct bmt_out *o, const struct calls_opts *op,
         bmt_out_u64(o, op->slower_ns);
         bmt_out_str(o, ", \"slow_calls\": [");
     }
+}
+
+/* --group-by on a trace without the value events: what to record. */
+static int no_values(const struct bmt_groupby *g, uint32_t functions)
+{
+    if (g->arg)
+        bmt_cli_error("calls --group-by arg:%u: the trace has no function_call_args events%s: "
+                      "record with beamtrace record --calls SPEC --args (or beamtrace:start/1, "
+                      "trace/2 option args => true)",
+                      g->arg, functions ? " (its calls were recorded without their arguments)" : "");
+    else
+        bmt_cli_error("calls --group-by return: the trace has no function_result events%s: "
+                      "record with beamtrace record --calls 'SPEC -> return' --results (or "
+                      "beamtrace:start/1, trace/2 option results => true)",
+                      functions ? " (its returns were recorded without their values)" : "");
+    return BMT_EXIT_FAIL;
 }
 
 static int run(void *p)
@@ -119,24 +162,44 @@ static int run(void *p)
         bmt_out_str(&o, c.trigger_func && op->breakdown ? " (marked among the slowest calls)\n\n"
                                                        : "\n\n");
     }
-    struct bmt_an_sub sub = {&bmt_calls_acc, &c};
-    int status = bmt_analysis_run(&a, &sub, 1);
+    struct bmt_groupby g;
+    int grouped = op->group_by != NULL;
+    struct bmt_an_sub subs[2] = {{&bmt_calls_acc, &c}, {&bmt_groupby_acc, &g}};
+    if (grouped) {
+        if (bmt_groupby_init(&g, (unsigned)group_arg(op->group_by)) < 0) {
+            bmt_groupby_free(&g);
+            bmt_calls_free(&c);
+            bmt_analysis_end(&a);
+            bmt_cli_error("out of memory; free some memory");
+            return BMT_EXIT_FAIL;
+        }
+        g.pending = &c.cs.value;
+        c.group = &g;
+    }
+    int status = bmt_analysis_run(&a, subs, grouped ? 2 : 1);
+    if (status == 0 && grouped && !g.value_events)
+        status = no_values(&g, c.stat_count);
     uint32_t *order = status == 0 ? bmt_calls_sorted(&c) : NULL;
+    uint32_t *group_order = status == 0 && grouped ? bmt_groupby_sorted(&g, &c.cs.funcs) : NULL;
     if (status != 0) {
         o.len = 0; /* nothing half-written on stdout */
-    } else if (!order) {
+    } else if (!order || (grouped && !group_order)) {
+        o.len = 0;
         bmt_cli_error("out of memory; free some memory");
         status = BMT_EXIT_FAIL;
     } else {
         struct bmt_calls_view v = {&c, &a.r, &a.pass, order,
                                    op->top && op->top < c.stat_count ? op->top : c.stat_count,
-                                   op->slower_ns};
+                                   op->slower_ns, group_order};
         if (json)
             bmt_calls_json(&o, &v);
         else
             bmt_calls_text(&o, &v);
     }
     free(order);
+    free(group_order);
+    if (grouped)
+        bmt_groupby_free(&g);
     bmt_calls_free(&c);
     bmt_analysis_end(&a);
     int out_status = bmt_an_out_close(&o, "calls");

@@ -165,6 +165,12 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
                                            : k == BMT_K_UNKNOWN ? bmt_kind_unknown(kinds)
                                                                 : kinds[k]) < 0)
                 return -ENOMEM;
+    if (c->group &&
+        bmt_groupby_add(c->group, f->func,
+                        (flags & BMT_CS_EXCEPTION) && !c->group->arg ? c->group->exception_value
+                                                                     : f->value,
+                        dur) < 0)
+        return -ENOMEM;
     if (keep_slowest(c, pid, f, end_ns, kinds) < 0)
         return -ENOMEM;
     if (c->trigger_func)
@@ -180,7 +186,9 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
 int bmt_calls_feed(void *ctx, const struct bmt_record *rec)
 {
     struct bmt_calls *c = ctx;
-    return bmt_callstack_feed(&c->cs, rec);
+    int rc = bmt_callstack_feed(&c->cs, rec);
+    c->cs.value = BMT_CS_NONE; /* the groupby accumulator's, for this event only */
+    return rc;
 }
 
 int bmt_calls_finish(void *self, const struct bmt_an_pass *pass)

@@ -19,6 +19,7 @@
 
 #include "acc.h"
 #include "callstack.h"
+#include "groupby.h"
 #include "histogram.h"
 #include "base/strtab.h"
 
@@ -68,6 +69,9 @@ struct bmt_calls {
     int trigger_found;
     uint64_t trigger_gap_ns;    /* |its end - trigger_ns| */
     struct bmt_slow_call trigger_call;
+    /* calls --group-by: finished calls also counted by their frame's value
+     * (groupby.h); NULL: not grouped. */
+    struct bmt_groupby *group;
 };
 
 /* Finished calls inside the window: those kept (the histogram's) and, in

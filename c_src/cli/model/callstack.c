@@ -16,6 +16,7 @@ int bmt_callstack_init(void *self, struct bmt_an_scope *scope)
     memset(cs, 0, sizeof *cs);
     cs->scope = scope;
     cs->max_nodes = BMT_CS_MAX_NODES;
+    cs->value = BMT_CS_NONE;
     /* Tests lower the cap to see the pruning without millions of stacks. */
     const char *cap = getenv("BEAMTRACE_MAX_STACKS");
     if (cap && atol(cap) >= 16 && atol(cap) < BMT_CS_MAX_NODES)
@@ -211,6 +212,7 @@ static int on_call(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint64
     struct bmt_frame *f = &p->frames[p->depth++];
     f->func = func;
     f->node = node;
+    f->value = cs->value;
     f->start_ns = ts;
     f->weight = cs->scope->sampled.weight[BMT_TP_function_call];
     bmt_pstate_snapshot(&p->ps, ts, &cs->scope->window, f->snap);
@@ -229,6 +231,8 @@ static int on_return(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint
     if (p->marked) {
         if (p->frames[p->depth - 1].func == func) {
             p->marked = 0; /* the mark was a return_to; this is its return */
+            if (!exception && cs->value != BMT_CS_NONE)
+                p->frames[p->depth - 1].value = cs->value;
             return pop(cs, pid, ts, flags);
         }
         if ((rc = settle_mark(cs, pid)) < 0)
@@ -241,6 +245,8 @@ static int on_return(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint
         cs->ignored_returns++;
         return 0;
     }
+    if (!exception && cs->value != BMT_CS_NONE)
+        p->frames[at].value = cs->value;
     if (exception) {
         while (p->depth > (uint32_t)at)
             if ((rc = pop(cs, pid, ts, flags)) < 0)

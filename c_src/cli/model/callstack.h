@@ -70,6 +70,7 @@ enum {
 struct bmt_frame {
     uint32_t func;                   /* id in cs->funcs */
     uint32_t node;                   /* call-tree node (when cs->tree), else BMT_CS_NONE */
+    uint32_t value;                  /* its value's id (cs->value: calls --group-by), else BMT_CS_NONE */
     uint64_t start_ns;               /* reader time of the call */
     uint32_t weight;                 /* calls it stands for: the call ratio in force (sampled.h) */
     uint64_t snap[BMT_K_COUNT];      /* the process's time by kind at the call */
@@ -125,6 +126,10 @@ struct bmt_callstack {
     struct bmt_u64map children;    /* (parent << 32 | func, proc bit) -> node; freed by finish */
     bmt_cs_leave_fn on_leave;
     void *ctx;
+    /* The value (an id of the feeder's) of the event being fed, or
+     * BMT_CS_NONE: a call's frame takes it, and a return gives it to the
+     * frame it returns from (calls --group-by). */
+    uint32_t value;
 };
 
 /* Prepares `cs` for `scope` (tree off, no callback). */

@@ -38,11 +38,37 @@ struct plan {
     const struct bmt_an_sub *subs;
     unsigned n;
     uint32_t raw[BMT_TP_COUNT];
-    uint32_t renamed_send, renamed_receive;
+    uint32_t renamed[BMT_TP_COUNT]; /* by variant: accumulators fed it as OTP's event */
     uint64_t inside[BMT_TP_COUNT]; /* events from the window's begin, by tracepoint */
     int runs;                      /* an accumulator takes scheduling events: feed runs.h */
     uint16_t own[BMT_TP_COUNT];    /* per tracepoint: the fields own_involved reads */
 };
+
+/* The variants recorded instead of OTP's events (message links, results,
+ * arguments): the same first fields, in OTP's order (layouts.h). An
+ * accumulator that reads OTP's event only gets the variant as it. */
+static const struct {
+    uint16_t variant, otp;
+} VARIANTS[] = {
+    {BMT_TP_message_send_link, BMT_TP_message_send},
+    {BMT_TP_message_receive_link, BMT_TP_message_receive},
+    {BMT_TP_function_result, BMT_TP_function_return},
+    {BMT_TP_function_call_args, BMT_TP_function_call},
+};
+#define VARIANT_COUNT (sizeof VARIANTS / sizeof VARIANTS[0])
+_Static_assert(BMT_F_function_result_entry == BMT_F_function_return_entry &&
+                   BMT_F_function_call_args_entry == BMT_F_function_call_entry &&
+                   BMT_F_function_result_pid == BMT_F_function_return_pid &&
+                   BMT_F_function_call_args_pid == BMT_F_function_call_pid,
+               "the call variants start with OTP's fields");
+
+static int is_variant(uint16_t tp)
+{
+    for (unsigned i = 0; i < VARIANT_COUNT; i++)
+        if (VARIANTS[i].variant == tp)
+            return 1;
+    return 0;
+}
 
 static void want(struct bmt_an_scope *scope, uint16_t tp, uint16_t fields)
 {
@@ -130,23 +156,18 @@ static void make_plan(struct plan *p, struct bmt_an_scope *scope)
         uint32_t bit = UINT32_C(1) << i;
         for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++) {
             uint16_t f = nd->fields[tp] | (nd->all_events ? BMT_NEED_EVENT : 0);
-            int link = tp == BMT_TP_message_send_link || tp == BMT_TP_message_receive_link;
-            if (f && (!link || nd->fields[tp])) {
+            if (f && (!is_variant(tp) || nd->fields[tp])) {
                 p->raw[tp] |= bit;
                 want(scope, tp, f);
             }
         }
-        /* Link events to an accumulator that reads OTP's events only: their
-         * first fields are OTP's, in OTP's order (layouts.h). */
-        uint16_t s = nd->fields[BMT_TP_message_send] | (nd->all_events ? BMT_NEED_EVENT : 0);
-        uint16_t r = nd->fields[BMT_TP_message_receive] | (nd->all_events ? BMT_NEED_EVENT : 0);
-        if (s && !nd->fields[BMT_TP_message_send_link]) {
-            p->renamed_send |= bit;
-            want(scope, BMT_TP_message_send_link, s);
-        }
-        if (r && !nd->fields[BMT_TP_message_receive_link]) {
-            p->renamed_receive |= bit;
-            want(scope, BMT_TP_message_receive_link, r);
+        /* Variants to an accumulator that reads OTP's events only. */
+        for (unsigned v = 0; v < VARIANT_COUNT; v++) {
+            uint16_t f = nd->fields[VARIANTS[v].otp] | (nd->all_events ? BMT_NEED_EVENT : 0);
+            if (f && !nd->fields[VARIANTS[v].variant]) {
+                p->renamed[VARIANTS[v].variant] |= bit;
+                want(scope, VARIANTS[v].variant, f);
+            }
         }
     }
     /* Run intervals (runs.h) end at a process's last event: when an
@@ -235,12 +256,13 @@ static int feed_event(struct plan *p, struct bmt_an_scope *scope,
                         rec->values[BMT_F_sample_ratio_ratio].integer, rec->ts_ns);
     if ((rc = dispatch(p, p->raw[rec->tp], rec)) < 0)
         return rc;
-    uint32_t renamed = rec->tp == BMT_TP_message_send_link      ? p->renamed_send
-                       : rec->tp == BMT_TP_message_receive_link ? p->renamed_receive : 0;
+    uint32_t renamed = p->renamed[rec->tp];
     if (!renamed)
         return 0;
     struct bmt_record otp = *rec;
-    otp.tp = rec->tp == BMT_TP_message_send_link ? BMT_TP_message_send : BMT_TP_message_receive;
+    for (unsigned v = 0; v < VARIANT_COUNT; v++)
+        if (VARIANTS[v].variant == rec->tp)
+            otp.tp = VARIANTS[v].otp;
     return dispatch(p, renamed, &otp);
 }
 

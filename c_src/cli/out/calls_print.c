@@ -4,6 +4,7 @@
 #include "json.h"
 #include "window.h"
 #include "model/elixir.h"
+#include "groupby_print.h"
 #include "base/timefmt.h"
 
 #include <stdio.h>
@@ -335,6 +336,8 @@ void bmt_calls_text(struct bmt_out *o, const struct bmt_calls_view *v)
                        "processes without process_scheduled events)\n");
     if (c->breakdown && c->stat_count)
         breakdown_text(o, v);
+    if (v->group_order)
+        bmt_groupby_text(o, c->group, &c->cs.funcs, v->group_order);
     if (c->cs.pruned_calls)
         bmt_out_str(o, "(the call tree is full: calls in new stacks were charged to "
                        "their callers)\n");
@@ -458,5 +461,8 @@ void bmt_calls_json(struct bmt_out *o, const struct bmt_calls_view *v)
         bmt_out_str(o, i ? ",\n  " : "\n  ");
         row_json(o, c, &c->stats[v->order[i]]);
     }
-    bmt_out_str(o, v->n ? "\n]}\n" : "]}\n");
+    bmt_out_str(o, v->n ? "\n]" : "]");
+    if (v->group_order)
+        bmt_groupby_json(o, c->group, &c->cs.funcs, v->group_order);
+    bmt_out_str(o, "}\n");
 }

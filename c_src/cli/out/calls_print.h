@@ -17,6 +17,7 @@ struct bmt_calls_view {
     const uint32_t *order;      /* stats indices, largest total first */
     uint64_t n;                 /* rows printed */
     uint64_t slower_ns;         /* --slower-than, or 0 */
+    const uint32_t *group_order; /* --group-by: c->group's rows sorted, else NULL */
 };
 
 /* One call slower than the threshold, as its frame ends (the listing's

@@ -111,6 +111,14 @@ const struct bmt_opt bmt_record_options[] = {
      .help = "record what links each send to its receipt (with --events send,receive; "
              "docs/cluster.md)",
      .term = "links", .offset = AT(links, int)},
+    {.name = "results", .type = BMT_OPT_FLAG,
+     .help = "record the value each traced call returns (with --calls 'SPEC -> return'), "
+             "for calls --group-by return",
+     .term = "results", .offset = AT(results, int)},
+    {.name = "args", .type = BMT_OPT_FLAG,
+     .help = "record the arguments of each traced call (with --calls), for calls --group-by "
+             "arg:N",
+     .term = "args", .offset = AT(args, int)},
     {.name = "cookie-file", .type = BMT_OPT_FILE, .arg = "FILE",
      .help = "its cookie (default: $BEAMTRACE_COOKIE, then ~/.erlang.cookie; never on the "
              "command line)",
@@ -344,6 +352,10 @@ int bmt_record_check(struct bmt_record_args *a)
     if (a->links && (!a->events || (!strstr(a->events, "send") && !strstr(a->events, "receive"))))
         return bmt_cli_usage_error("record", "--links links sends to receipts: give --events with "
                                    "send and receive");
+    if ((a->results || a->args) && !a->calls.n)
+        return bmt_cli_usage_error("record", "--%s records calls' values: give --calls SPEC "
+                                   "(e.g. 'my_mod:get/1 -> return')",
+                                   a->results ? "results" : "args");
     const struct bmt_record_sources *s = &a->sources;
     if (!a->calls.n && !a->events && !s->samples && !s->system_monitor && !s->distribution &&
         !s->file_io && !s->ets)

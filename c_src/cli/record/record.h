@@ -38,6 +38,8 @@ struct bmt_record_args {
     const char *nodes;        /* --nodes a@h1,b@h2,...: a cluster */
     int cluster;              /* --cluster: --node and every node connected to it */
     int links;                /* --links: message events with what links them */
+    int results;              /* --results: returns with the value returned */
+    int args;                 /* --args: calls with their arguments */
     const char *cookie_file;
     struct bmt_strs calls;
     int return_to;

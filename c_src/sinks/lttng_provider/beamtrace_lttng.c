@@ -60,6 +60,8 @@ static const int *const states[BMT_TP_COUNT] = {
     [BMT_TP_own_process] = &lttng_ust_tracepoint_org_erlang_beamtrace___own_process.state,
     [BMT_TP_code_load] = &lttng_ust_tracepoint_org_erlang_beamtrace___code_load.state,
     [BMT_TP_file_info] = &lttng_ust_tracepoint_org_erlang_beamtrace___file_info.state,
+    [BMT_TP_function_result] = &lttng_ust_tracepoint_org_erlang_beamtrace___function_result.state,
+    [BMT_TP_function_call_args] = &lttng_ust_tracepoint_org_erlang_beamtrace___function_call_args.state,
 };
 
 static void emit(const struct bmt_event *ev)
@@ -269,6 +271,16 @@ static void emit(const struct bmt_event *ev)
     case BMT_TP_file_info:
         if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, file_info))
             lttng_ust_do_tracepoint(org_erlang_beamtrace, file_info, v[0].str, v[1].str, v[2].str);
+        break;
+    case BMT_TP_function_result:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, function_result))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, function_result, v[0].str, v[1].str,
+                (unsigned int)v[2].integer, v[3].str);
+        break;
+    case BMT_TP_function_call_args:
+        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, function_call_args))
+            lttng_ust_do_tracepoint(org_erlang_beamtrace, function_call_args, v[0].str, v[1].str,
+                (unsigned int)v[2].integer, v[3].str);
         break;
     }
 }

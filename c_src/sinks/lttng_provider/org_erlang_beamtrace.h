@@ -409,6 +409,42 @@ LTTNG_UST_TRACEPOINT_EVENT(
     )
 )
 
+/* a traced function returned (return_trace) or returned to it (return_to): OTP's function_return plus the value returned */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    function_result,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, entry,
+        unsigned int, depth,
+        const char *, result
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(entry, entry)
+        lttng_ust_field_integer(unsigned int, depth, depth)
+        lttng_ust_field_string(result, result)
+    )
+)
+
+/* a traced function was called: OTP's function_call plus its arguments */
+LTTNG_UST_TRACEPOINT_EVENT(
+    org_erlang_beamtrace,
+    function_call_args,
+    LTTNG_UST_TP_ARGS(
+        const char *, pid,
+        const char *, entry,
+        unsigned int, depth,
+        const char *, args
+    ),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(pid, pid)
+        lttng_ust_field_string(entry, entry)
+        lttng_ust_field_integer(unsigned int, depth, depth)
+        lttng_ust_field_string(args, args)
+    )
+)
+
 #endif
 
 #include <lttng/tracepoint-event.h>
