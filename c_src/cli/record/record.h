@@ -43,6 +43,10 @@ struct bmt_record_args {
     int return_to;
     const char *procs;        /* all | new | existing | NAME,NAME,... */
     const char *events;       /* procs,send,... */
+    const char *exclude;      /* --exclude PID,NAME,...: never traced */
+    uint64_t buffer_size;     /* --buffer-size bytes per recording thread; 0: the recorder's */
+    const char *message_length; /* --message-length: bytes (0..16384) or size_only; NULL: 255 */
+    int mode;                 /* --mode: 0 discard, 1 overwrite (mode_values in options.c) */
     uint64_t duration_ns;     /* UINT64_MAX: infinity */
     uint64_t max_events;      /* 0: none */
     uint64_t max_bytes;       /* 0: the recorder's default */
