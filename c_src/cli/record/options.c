@@ -283,26 +283,30 @@ const struct bmt_opt bmt_record_options[] = {
     {0},
 };
 
-/* flights, fetch, stop: the node and how to reach it, as record's rows
+/* flights, fetch, stop, snapshot: the node and how to reach it, as record's rows
  * say (the controller reads the same keys). */
-#define REACH_ROWS                                                                                 \
+#define NODE_ROWS                                                                                  \
     {.name = "node", .type = BMT_OPT_NODE, .arg = "NAME",                                          \
      .help = "the node: name@host, or name on this host", .flags = BMT_OPT_REQUIRED,               \
      .offset = AT(node, const char *)},                                                            \
     {.name = "cookie-file", .type = BMT_OPT_FILE, .arg = "FILE",                                   \
      .help = "its cookie (default: $BEAMTRACE_COOKIE, then ~/.erlang.cookie; never on the "        \
              "command line)",                                                                      \
-     .offset = AT(cookie_file, const char *)},                                                     \
-    {.name = "remote-tmp", .type = BMT_OPT_DIR, .arg = "DIR",                                      \
-     .help = "where on the node `record --remote-tmp` put the private directories (default "       \
-             "its $TMPDIR or /tmp)",                                                               \
-     .offset = AT(remote_tmp, const char *)},                                                      \
+     .offset = AT(cookie_file, const char *)}
+#define DIST_ROWS                                                                                  \
     {.name = "proto-dist", .type = BMT_OPT_TEXT, .arg = "NAME",                                    \
      .help = "distribution protocol, e.g. inet_tls (default $BEAMTRACE_PROTO_DIST)",               \
      .example = "inet_tcp", .offset = AT(proto_dist, const char *)},                               \
     {.name = "ssl-dist-optfile", .type = BMT_OPT_FILE, .arg = "FILE",                              \
      .help = "TLS distribution options (default $BEAMTRACE_SSL_DIST_OPTFILE)",                     \
      .offset = AT(ssl_dist_optfile, const char *)}
+#define REACH_ROWS                                                                                 \
+    NODE_ROWS,                                                                                     \
+    {.name = "remote-tmp", .type = BMT_OPT_DIR, .arg = "DIR",                                      \
+     .help = "where on the node `record --remote-tmp` put the private directories (default "       \
+             "its $TMPDIR or /tmp)",                                                               \
+     .offset = AT(remote_tmp, const char *)},                                                      \
+    DIST_ROWS
 
 const struct bmt_opt bmt_flights_options[] = {
     REACH_ROWS,
@@ -314,6 +318,17 @@ const struct bmt_opt bmt_fetch_options[] = {
     {.name = "output", .letter = 'o', .type = BMT_OPT_DIR, .arg = "DIR",
      .help = "where the captures are copied, each as DIR/capture-N-TIME (default "
              "./beamtrace-flights-NODE)",
+     .offset = AT(out, const char *)},
+    {0},
+};
+
+/* snapshot: the node's running record finds its own directory. */
+const struct bmt_opt bmt_snapshot_options[] = {
+    NODE_ROWS,
+    DIST_ROWS,
+    {.name = "output", .letter = 'o', .type = BMT_OPT_DIR, .arg = "DIR",
+     .help = "where the snapshot is copied, a new or empty directory (default "
+             "./beamtrace-snapshot-NODE-N)",
      .offset = AT(out, const char *)},
     {0},
 };

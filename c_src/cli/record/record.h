@@ -74,9 +74,9 @@ struct bmt_record_args {
     const char *on_max_rate;  /* --on-max-rate stop|sample; NULL: stop (sample for --flight) */
 };
 
-/* The commands on detached flight recordings (flights, fetch, stop): the
- * controller's `action`. */
-enum bmt_record_action { BMT_ACTION_FLIGHTS, BMT_ACTION_FETCH, BMT_ACTION_STOP };
+/* The commands on detached flight recordings (flights, fetch, stop) and
+ * on a running record (snapshot): the controller's `action`. */
+enum bmt_record_action { BMT_ACTION_FLIGHTS, BMT_ACTION_FETCH, BMT_ACTION_STOP, BMT_ACTION_SNAPSHOT };
 
 /* Its options (record/options.c): one row each, naming its key in the
  * controller's options map where it has one. */
@@ -86,6 +86,9 @@ extern const struct bmt_opt bmt_record_options[];
  * and `stop` (those and -o DIR), into struct bmt_record_args. */
 extern const struct bmt_opt bmt_flights_options[];
 extern const struct bmt_opt bmt_fetch_options[];
+
+/* The options of `snapshot`: the node, how to reach it, -o DIR. */
+extern const struct bmt_opt bmt_snapshot_options[];
 
 
 /* Checks what the options cannot say alone (--nodes with --node, --links

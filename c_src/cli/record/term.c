@@ -237,7 +237,7 @@ int bmt_record_action_term(struct bmt_text *t, const struct bmt_record_args *a,
                            enum bmt_record_action action, const char *out,
                            const char *cookie_from, int tty)
 {
-    static const char *const names[] = {"flights", "fetch", "stop"};
+    static const char *const names[] = {"flights", "fetch", "stop", "snapshot"};
     text_str(t, tty ? "#{tty => true" : "#{tty => false");
     text_str(t, ", action => ");
     text_str(t, names[action]);
