@@ -596,9 +596,15 @@ rc, out, err = run([BT, "help", "--format", "json"])
 commands = json.loads(out)["commands"]
 os.makedirs(OUT, exist_ok=True)
 live, why_not_live = live_target()
+# BMT_OPTIONS=CMD[:OPTION],...: only those (a quicker run while working
+# on them); the group runs every option.
+only = [w.split(":", 1) for w in os.environ.get("BMT_OPTIONS", "").split(",") if w]
 try:
     for c in commands:
         for o in c["options"]:
+            if only and not any(w[0] == c["name"] and (len(w) == 1 or w[1] == o["name"])
+                                for w in only):
+                continue
             accepted(c, o)
             refused(c, o)
         completion(c)
