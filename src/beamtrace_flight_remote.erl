@@ -17,6 +17,8 @@
 -module(beamtrace_flight_remote).
 
 -export([flights/2, fetch/2, stop/2, detached_line/2]).
+%% For beamtrace_snapshot_remote: the same copy of one directory.
+-export([copy_dir/3]).
 
 -include_lib("kernel/include/file.hrl").
 
@@ -301,6 +303,15 @@ copy_all(T, Flights, Out) ->
                             false -> copy_capture(T, C, Local), {N + 1, H}
                         end
                 end, {0, 0}, lists:append([maps:get(captures, F, []) || F <- Flights])).
+
+%% @doc Copies the regular files of the directory Remote on T into Local
+%% (made here, private), as a capture is copied.
+-spec copy_dir(node(), file:filename_all(), file:filename()) -> ok.
+copy_dir(T, Remote, Local) ->
+    case filelib:ensure_dir(Local) of
+        ok -> copy_capture(T, Remote, Local);
+        Error -> beamtrace_record:fail("cannot make ~s: ~0p", [filename:dirname(Local), Error])
+    end.
 
 %% One capture, into Local.tmp first, renamed when whole: an interrupted
 %% fetch leaves no capture that looks complete.

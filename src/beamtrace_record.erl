@@ -155,7 +155,10 @@ run() ->
                     finish(R);
                 %% flights, fetch, stop: detached flight recordings.
                 Action when Action =:= flights; Action =:= fetch; Action =:= stop ->
-                    beamtrace_flight_remote:Action(Node, Opts)
+                    beamtrace_flight_remote:Action(Node, Opts);
+                %% snapshot: of a running `record --mode overwrite'.
+                snapshot ->
+                    beamtrace_snapshot_remote:snapshot(Node, Opts)
             end
     end.
 

@@ -37,7 +37,10 @@
 %% and one more mapping.
 %%
 %% Requests are `{Ref, From, Tag, Request}'; replies `{Tag, Reply}'. The
-%% trace's end is forwarded as `{Ref, trace_done, Result}'.
+%% trace's end is forwarded as `{Ref, trace_done, Result}'. One request
+%% comes from anyone (a `beamtrace snapshot' controller, which has no Ref):
+%% `{snapshot_request, From, Tag}', answered `{Tag, {ok, Info} | {error,
+%% Why}}'.
 -module(beamtrace_remote).
 
 -export([agent/3, libc/0, elf/1, elf_file/1, machine_name/1, purge/1]).
@@ -123,6 +126,19 @@ loop(#ag{controller = C, ref = Ref} = A) ->
         {'EXIT', C, Why} ->
             controller_lost(A, Why),
             purge_and_exit(A);
+        {snapshot_request, From, Tag} when is_pid(From) ->
+            %% `beamtrace snapshot --node N' (beamtrace_snapshot_remote),
+            %% from another controller: the snapshot is made here, next to
+            %% the trace (removed with it at the end), and that controller
+            %% copies it with OTP's file functions.
+            {Reply, A1} = case A#ag.kind of
+                              trace -> try handle(snapshot, A)
+                                       catch Class:Why:_ -> {{error, {Class, Why}}, A}
+                                       end;
+                              flight -> {{error, flight}, A}
+                          end,
+            From ! {Tag, Reply},
+            loop(A1);
         _ ->
             loop(A)
     end.

@@ -79,6 +79,13 @@ rc=$?
 check_cmd "names (real trace): calls --name 'nomatch*' exits 1 with one line saying it matches no process" \
     eval '[ $rc -eq 1 ] && [ "$(wc -l <"$w.nomatch.err")" -eq 1 ] && [ ! -s "$w.nomatch.out" ] &&
           grep -q "^beamtrace: .*--name .nomatch\*. matches no process of the trace" "$w.nomatch.err"'
+# A filter that keeps a process without calls (code_server, named by the
+# state dump) says the filter removed the trace's 19 calls, not that the
+# trace has none (issue 16).
+"$BT" calls --name code_server "$w" >"$w.nocalls.out" 2>&1
+check_cmd "names (real trace): calls --name code_server says the filter removed the 19 function_call events" \
+    eval 'grep -q "filter removed the 19 function_call events" "$w.nocalls.out" &&
+          ! grep -q "trace with the call flag" "$w.nocalls.out"'
 check_cmd "names (real trace): --name 'BmtAn.*' keeps the process whose initial call is BmtAn.Worker.init/1" \
     [ "$(jget "$w.ex.json" "[(f['function'], f['count']) for f in d['functions']]")" = "[('BmtAn.Worker.handle_call/3', 3)]" ]
 "$BT" export -o "$w.chrome.json" "$w"

@@ -44,7 +44,7 @@ BT, TRACE, OUT = (os.path.abspath(a) for a in sys.argv[1:4])
 # The corpus's flight captures (make_corpus.c), beside good/basic.
 CAPTURES = os.path.join(os.path.dirname(os.path.dirname(TRACE)), "captures")
 # The commands that talk to a node.
-NODE_COMMANDS = ("record", "flights", "fetch", "stop")
+NODE_COMMANDS = ("record", "flights", "fetch", "stop", "snapshot")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COOKIE = "bmt_opt_cookie_%d" % os.getpid()
 HOST = socket.gethostname().split(".")[0]
@@ -117,6 +117,7 @@ FIXTURES = {
     ("flights", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
     ("fetch", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
     ("stop", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
+    ("snapshot", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
     # A flight recording needs a trigger (the workload fires this probe)
     # and, attached, ends at --until (7 days by default).
     ("record", "flight", None): ["--trigger", "probe=bmt_opt", "--until", "3s"],
@@ -298,6 +299,40 @@ def ensure_flight():
     return "no capture on %s within 60 s: %s" % (live.name, out.strip()[-300:])
 
 
+def start_overwrite_record(node):
+    """A `record --mode overwrite` running on `node` (in the background)
+    for snapshot to copy from, once it says it records. Returns (process,
+    None) or (None, why there is none)."""
+    err_path = os.path.join(fresh("record-err", create=True), "stderr")
+    err = open(err_path, "w")
+    p = subprocess.Popen([BT, "record", "--node", node, "--cookie-file", live.cookie_file,
+                          "--events", "procs", "--mode", "overwrite", "--duration", "60s",
+                          "-o", fresh("trace")] +
+                         (["--proto-dist", "inet_tls", "--ssl-dist-optfile", live.tls_optfile]
+                          if node == live.tls_name else []),
+                         stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None:
+        with open(err_path) as f:
+            if "recording on" in f.read():
+                return p, None
+        time.sleep(0.2)
+    stop_record(p)
+    with open(err_path) as f:
+        return None, "record --mode overwrite did not start: " + f.read()[-300:]
+
+
+def stop_record(p):
+    """Ends a background record as Ctrl-C does, and waits for it."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGINT)
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
 def stop_flight():
     """Ends a detached flight recording `record --detach` left running."""
     run([BT, "stop", "--node", live.name, "--cookie-file", live.cookie_file, "-o", fresh("dir")])
@@ -331,7 +366,14 @@ def accepted(c, o):
             why = ensure_flight()
             if why:
                 notes.append(why)
+        bg = None
+        if is_record and c["name"] == "snapshot":
+            bg, why = start_overwrite_record(argv[argv.index("--node") + 1])
+            if why:
+                notes.append(why)
         rc, out, err = run(argv, interrupt_after=interrupt)
+        if bg:
+            stop_record(bg)
         if is_record and "--detach" in argv:
             stop_flight()
         paths = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-o", "--output")]
@@ -554,9 +596,15 @@ rc, out, err = run([BT, "help", "--format", "json"])
 commands = json.loads(out)["commands"]
 os.makedirs(OUT, exist_ok=True)
 live, why_not_live = live_target()
+# BMT_OPTIONS=CMD[:OPTION],...: only those (a quicker run while working
+# on them); the group runs every option.
+only = [w.split(":", 1) for w in os.environ.get("BMT_OPTIONS", "").split(",") if w]
 try:
     for c in commands:
         for o in c["options"]:
+            if only and not any(w[0] == c["name"] and (len(w) == 1 or w[1] == o["name"])
+                                for w in only):
+                continue
             accepted(c, o)
             refused(c, o)
         completion(c)

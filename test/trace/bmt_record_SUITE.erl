@@ -21,7 +21,7 @@
          second_record_test/1, interrupt_shipping_test/1, abandon_test/1, disk_full_target_test/1,
          disk_full_shipping_test/1, disk_full_local_test/1, dbg_coexists_test/1,
          remote_dir_test/1, keep_test/1, already_loaded_test/1, tls_test/1,
-         record_sources_test/1,
+         record_sources_test/1, knobs_cli_test/1, knobs_cli_checked_test/1,
          nif_mapped_once_test/1, private_dir_mode_test/1, ets_missing_table_test/1, knobs_test/1, knobs_checked_test/1,
          record_results_test/1]).
 
@@ -51,7 +51,7 @@ all() ->
      keep_test, already_loaded_test, tls_test,
      record_sources_test,
      nif_mapped_once_test, private_dir_mode_test, ets_missing_table_test, knobs_test, knobs_checked_test,
-     record_results_test].
+     knobs_cli_test, knobs_cli_checked_test, record_results_test].
 
 % This node drives: distributed (a random name), with the targets' code
 % path (the workloads alone) ready.
@@ -766,6 +766,142 @@ knobs_checked_test(_Config) ->
          end || {Opts, Re} <- Cases],
         assert_clean(T)
     end).
+
+%% The knobs through the command line, each seen in the trace: a 64 KiB
+%% ring (8 KiB packets), messages cut to 8 bytes, bmt_load excluded by its
+%% registered name, a call spec in Elixir's spelling, and overwrite mode:
+%% `beamtrace snapshot' (another command) copies what the rings hold while
+%% the record goes on, and the trace brought back at the end holds the
+%% newest events (the snapshot's oldest are overwritten by then).
+knobs_cli_test(_Config) ->
+    with_target(fun(#{node := N} = T) ->
+        {Lang, Worker} = worker_beam(),
+        io:format("# 'Elixir.MyApp.Worker' compiled from ~s~n", [Lang]),
+        {module, _} = erpc:call(N, code, load_binary, ['Elixir.MyApp.Worker', "worker.beam", Worker]),
+        {module, _} = erpc:call(N, code, load_binary, [bmt_knobs_load, "bmt_knobs_load.beam",
+                                                       knobs_load_beam()]),
+        _ = erpc:call(N, bmt_knobs_load, start, []),
+        Load = list_to_binary(pid_to_list(erpc:call(N, erlang, whereis, [bmt_load]))),
+        Out = tmpdir("knobs-cli"),
+        Snap = tmpdir("knobs-snap"),
+        {Port, ErrFile} = start_record(node_args(T) ++
+                                           ["--calls", "MyApp.Worker.run/1", "--events", "procs,send",
+                                            "--mode", "overwrite", "--buffer-size", "64K",
+                                            "--message-length", "8", "--exclude", "bmt_load",
+                                            "--duration", "60s", "-o", Out]),
+        wait_stderr(ErrFile, <<"recording on">>),
+        timer:sleep(1500),
+        {SS, SOut, SErr} = cmd(cli(), ["snapshot" | node_args(T)] ++ ["-o", Snap]),
+        io:format("# snapshot: ~p ~p ~s~n", [SS, SOut, SErr]),
+        assert_eq(snapshot_status, 0, SS),
+        [SnapLine] = SOut,
+        {match, _} = re:run(SnapLine, <<"^snapshot of .*: [0-9]+ events, .*the recording goes on">>),
+        %% 64 KiB hold about half a second of this load: the events the
+        %% snapshot has are overwritten by the end.
+        timer:sleep(2000),
+        interrupt(Port),
+        [_] = assert_ok(finish_record(Port, ErrFile)),
+        [assert_eq({packet_bytes, D}, 8192, packet_bytes(D)) || D <- [Out, Snap]],
+        {0, Trace, _} = babeltrace(Out),
+        {0, SnapTrace, _} = babeltrace(Snap),
+        Has = fun(Lns, Re) -> [L || L <- Lns, re:run(L, Re) =/= nomatch] end,
+        Events = fun(Lns) -> Has(Lns, <<"org_erlang_dyntrace:">>) end,
+        %% Each recording thread has its ring (cpu_id is the thread's): in
+        %% a ring the load filled, the snapshot's oldest events are gone
+        %% from the trace at the end, which runs later.
+        FinalEvents = Events(Trace),
+        SnapEvents = Events(SnapTrace),
+        FirstByCpu = fun(Lns) ->
+                             lists:foldl(fun(L, M) ->
+                                                 {match, [C]} = re:run(L, <<"cpu_id = ([0-9]+)">>,
+                                                                       [{capture, all_but_first, binary}]),
+                                                 maps:merge(#{C => stamp(L)}, M)
+                                         end, #{}, Lns)
+                     end,
+        FinalFirst = FirstByCpu(FinalEvents),
+        assert_eq(oldest_overwritten, true,
+                  lists:any(fun({C, S}) -> maps:get(C, FinalFirst, S) > S end,
+                            maps:to_list(FirstByCpu(SnapEvents)))),
+        assert_eq(newest_kept, true, stamp(lists:last(FinalEvents)) > stamp(lists:last(SnapEvents))),
+        [_ | _] = Has(Trace, <<"function_call: .*entry = \"\\\\'Elixir\\.MyApp\\.Worker\\\\':run/1\"">>),
+        assert_eq(excluded_by_name, [], Has(Trace, <<"(pid|from) = \"", Load/binary, "\"">>)),
+        Sends = Has(Trace, <<"message_send: .*to = \"bmt_knobs_sink\"">>),
+        [_ | _] = Sends,
+        assert_eq(message_cut_to_8_bytes, Sends, Has(Sends, <<"message = \"\\{hello_w\" }">>)),
+        assert_clean(T)
+    end).
+
+%% A bad call spec (Elixir's spelling or Erlang's) is refused before
+%% anything is shipped: exit 2, one line naming it, the target untouched;
+%% a snapshot of a node with no overwrite-mode recording: exit 1, one line.
+knobs_cli_checked_test(_Config) ->
+    with_target(fun(T) ->
+        [begin
+             R = record(node_args(T) ++ ["--calls", Spec, "--events", "procs", "--duration", "1s",
+                                          "-o", tmpdir("bad-spec")]),
+             assert_error(2, R, <<"--calls '", (list_to_binary(Spec))/binary, "'">>),
+             {2, _, Err} = R,
+             assert_eq({shipped, Spec}, [], [L || L <- Err, binary:match(L, <<"shipped">>) =/= nomatch])
+         end || Spec <- ["MyApp..run/1", "MyApp.Worker.run/x", "m:f/3 ->"]],
+        {S, _, E} = cmd(cli(), ["snapshot" | node_args(T)] ++ ["-o", tmpdir("no-snap")]),
+        assert_eq(snapshot_without_record, 1, S),
+        [ELine] = [L || L <- binary:split(E, <<"\n">>, [global, trim_all]),
+                        binary:match(L, <<"beamtrace:">>) =/= nomatch],
+        {match, _} = re:run(ELine, <<"^beamtrace: snapshot: no recording runs on .*--mode overwrite">>),
+        assert_clean(T)
+    end).
+
+%% 'Elixir.MyApp.Worker' with run/1: compiled by elixirc when Elixir is
+%% installed, else from Erlang forms under the same module name.
+worker_beam() ->
+    case os:find_executable("elixirc") of
+        false ->
+            {ok, _, Bin} = compile:forms(forms("-module('Elixir.MyApp.Worker').\n"
+                                               "-export([run/1]).\n"
+                                               "run(X) -> X + 1.\n"), []),
+            {erlang, Bin};
+        Elixirc ->
+            Dir = tmpdir("elixir"),
+            ok = filelib:ensure_dir(filename:join(Dir, "x")),
+            Src = filename:join(Dir, "worker.ex"),
+            ok = file:write_file(Src, "defmodule MyApp.Worker do\n  def run(x), do: x + 1\nend\n"),
+            {0, _, _} = cmd(Elixirc, ["-o", Dir, Src]),
+            {ok, Bin} = file:read_file(filename:join(Dir, "Elixir.MyApp.Worker.beam")),
+            {elixir, Bin}
+    end.
+
+%% The load: every ~1 ms, 'Elixir.MyApp.Worker':run/1 and a message to a
+%% registered sink (its text: "{hello_world,N}").
+knobs_load_beam() ->
+    {ok, _, Bin} = compile:forms(forms(
+        "-module(bmt_knobs_load).\n"
+        "-export([start/0, loop/1, sink/0]).\n"
+        "start() -> register(bmt_knobs_sink, spawn(bmt_knobs_load, sink, [])),\n"
+        "           spawn(bmt_knobs_load, loop, [0]).\n"
+        "sink() -> receive _ -> sink() end.\n"
+        "loop(N) -> 'Elixir.MyApp.Worker':run(N), bmt_knobs_sink ! {hello_world, N},\n"
+        "           timer:sleep(1), bmt_knobs_load:loop(N + 1).\n"), []),
+    Bin.
+
+forms(Text) ->
+    {ok, Toks, _} = erl_scan:string(Text),
+    [begin {ok, F} = erl_parse:parse_form(Ts), F end || Ts <- split_forms(Toks, [])].
+
+split_forms([], []) -> [];
+split_forms([{dot, _} = D | Rest], Acc) -> [lists:reverse([D | Acc]) | split_forms(Rest, [])];
+split_forms([T | Rest], Acc) -> split_forms(Rest, [T | Acc]).
+
+%% The packet size (bytes) of a trace directory's first packet: the
+%% packet context's packet_size (bits) after the 32-byte header and the
+%% two timestamps and content_size.
+packet_bytes(Dir) ->
+    {ok, <<_:32/binary, _:24/binary, Bits:64/little, _/binary>>} =
+        file:read_file(filename:join(Dir, "channel0_0")),
+    Bits div 8.
+
+%% "[HH:MM:SS.NNNNNNNNN]" of a babeltrace2 line: compares as text.
+stamp(Line) ->
+    binary:part(Line, 0, 20).
 
 %% Each recording loads the NIF library into the target; the VM maps a
 %% library for good (linked -z nodelete). Recordings of the same build

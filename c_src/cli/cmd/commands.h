@@ -30,6 +30,6 @@ int bmt_help_completion(void);
 extern const struct bmt_command bmt_cmd_view, bmt_cmd_list, bmt_cmd_stats, bmt_cmd_calls,
     bmt_cmd_sched, bmt_cmd_procs, bmt_cmd_gc, bmt_cmd_files, bmt_cmd_flame, bmt_cmd_export,
     bmt_cmd_messages, bmt_cmd_report, bmt_cmd_record, bmt_cmd_flights, bmt_cmd_fetch, bmt_cmd_stop,
-    bmt_cmd_captures, bmt_cmd_help, bmt_cmd_completion;
+    bmt_cmd_snapshot, bmt_cmd_captures, bmt_cmd_help, bmt_cmd_completion;
 
 #endif

@@ -23,7 +23,7 @@ const struct bmt_command *const bmt_commands[] = {
     &bmt_cmd_view,   &bmt_cmd_list,  &bmt_cmd_stats,   &bmt_cmd_calls,    &bmt_cmd_sched,
     &bmt_cmd_procs,  &bmt_cmd_gc,    &bmt_cmd_files,   &bmt_cmd_flame,    &bmt_cmd_export,
     &bmt_cmd_messages, &bmt_cmd_report, &bmt_cmd_captures, &bmt_cmd_record, &bmt_cmd_flights,
-    &bmt_cmd_fetch,  &bmt_cmd_stop,  &bmt_cmd_help,    &bmt_cmd_completion,
+    &bmt_cmd_fetch,  &bmt_cmd_stop,  &bmt_cmd_snapshot, &bmt_cmd_help,    &bmt_cmd_completion,
 };
 const unsigned bmt_command_count = sizeof bmt_commands / sizeof bmt_commands[0];
 

@@ -323,7 +323,16 @@ void bmt_calls_text(struct bmt_out *o, const struct bmt_calls_view *v)
     int width = header_text(o, v);
     for (uint64_t i = 0; i < v->n; i++)
         row_text(o, c, &c->stats[v->order[i]], width);
-    if (c->stat_count == 0)
+    const struct bmt_an_scope *s = c->cs.scope;
+    if (c->stat_count == 0 && s->filtering && s->call_count) {
+        /* The trace has calls: saying it has none sends the user off to
+         * trace again. */
+        char line[160];
+        snprintf(line, sizeof line, "(no function_call events of the chosen processes: the "
+                 "--pid/--name filter removed the %llu function_call events)\n",
+                 (unsigned long long)s->call_count);
+        bmt_out_str(o, line);
+    } else if (c->stat_count == 0)
         bmt_out_str(o, "(no function_call events: trace with the call flag and "
                        "erlang:trace_pattern/3, return_trace in the match spec)\n");
     else if (!bmt_calls_own_is_cpu(c))

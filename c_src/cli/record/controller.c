@@ -517,7 +517,7 @@ static int absolute_out(const char *cmd, const char *given, char *out, size_t si
 
 int bmt_record_run_action(const struct bmt_record_args *o, enum bmt_record_action action)
 {
-    static const char *const names[] = {"flights", "fetch", "stop"};
+    static const char *const names[] = {"flights", "fetch", "stop", "snapshot"};
     const char *cmd = names[action];
     char root[PATH_MAX], out[PATH_MAX], cookie_from[PATH_MAX];
     if (find_root(root, sizeof root) != 0) {

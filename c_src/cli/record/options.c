@@ -94,6 +94,34 @@ static int check_ets(const char *v, char *err, size_t size)
 }
 
 static const char *const on_max_rate_values[] = {"stop", "sample", NULL};
+static const char *const mode_values[] = {"discard", "overwrite", NULL};
+
+/* --message-length: bytes of each message's text kept (the recorder's
+ * 0..16384), or size_only; written into the term as typed (an integer or
+ * an atom). */
+static int check_message_length(const char *v, char *err, size_t size)
+{
+    char *end = NULL;
+    if (strcmp(v, "size_only") == 0)
+        return 0;
+    unsigned long n = v[0] >= '0' && v[0] <= '9' ? strtoul(v, &end, 10) : 0;
+    if (end && !*end && n <= 16384 && (v[0] != '0' || !v[1]))
+        return 0;
+    snprintf(err, size, "--message-length '%s': give 0 to 16384 (bytes of each message's text "
+             "kept), or size_only", v);
+    return -1;
+}
+
+/* --exclude: pids (<0.1.2>) and registered names, none empty. */
+static int check_exclude(const char *s, char *err, size_t size)
+{
+    size_t n = strlen(s);
+    if (!n || s[0] == ',' || strstr(s, ",,") || s[n - 1] == ',') {
+        snprintf(err, size, "--exclude '%s': expected PID,NAME,... (e.g. <0.85.0>,my_server)", s);
+        return -1;
+    }
+    return 0;
+}
 
 #define AT(field, T) BMT_OPT_AT(struct bmt_record_args, field, T)
 
@@ -125,7 +153,8 @@ const struct bmt_opt bmt_record_options[] = {
      .offset = AT(cookie_file, const char *)},
     {.name = "calls", .type = BMT_OPT_TEXT, .arg = "SPEC",
      .help = "calls to trace, redbug style (repeatable): 'm:f/3', 'm:f/3 -> return' (returns "
-             "too), 'm:f', 'm'",
+             "too), 'm:f', 'm'; or in Elixir's spelling, 'MyApp.Worker.run/1' (checked before "
+             "anything is shipped)",
      .flags = BMT_OPT_REPEAT, .example = "lists:reverse/1 -> return", .term = "calls",
      .offset = AT(calls, struct bmt_strs)},
     {.name = "return-to", .type = BMT_OPT_FLAG,
@@ -134,6 +163,10 @@ const struct bmt_opt bmt_record_options[] = {
     {.name = "procs", .type = BMT_OPT_TEXT, .arg = "WHICH",
      .help = "all, new, existing, or NAME,PID,...", .def = "all",
      .offset = AT(procs, const char *)},
+    {.name = "exclude", .type = BMT_OPT_LIST, .arg = "PIDS|NAMES",
+     .help = "processes never traced: pids (<0.85.0>) and registered names, comma-separated",
+     .check = check_exclude, .example = "logger", .term = "exclude",
+     .offset = AT(exclude, const char *)},
     {.name = "events", .type = BMT_OPT_LIST, .arg = "LIST",
      .help = "procs, send, receive, running, garbage_collection, ports (comma-separated)",
      .values = kinds, .check = check_events, .term = "events",
@@ -152,6 +185,20 @@ const struct bmt_opt bmt_record_options[] = {
     {.name = "max-rate", .type = BMT_OPT_COUNT, .arg = "N",
      .help = "stop if more than N events a second are traced", .min = 1, .term = "max_rate",
      .offset = AT(max_rate, uint64_t)},
+    {.name = "buffer-size", .type = BMT_OPT_SIZE, .arg = "SIZE",
+     .help = "ring buffer per recording thread, 32K to 1G, split into 8 packets (default 4M)",
+     .flags = BMT_OPT_NONZERO, .example = "1M", .term = "buffer_size",
+     .offset = AT(buffer_size, uint64_t)},
+    {.name = "message-length", .type = BMT_OPT_TEXT, .arg = "BYTES",
+     .help = "bytes of each sent or received message's text kept (default 255), 0 for none, "
+             "or size_only (its size in words)",
+     .flags = BMT_OPT_AS_TERM, .check = check_message_length, .example = "size_only",
+     .term = "message_length", .offset = AT(message_length, const char *)},
+    {.name = "mode", .type = BMT_OPT_ENUM, .arg = "MODE",
+     .help = "discard (default: a full ring drops the newest events) or overwrite (a flight "
+             "recorder: keeps the newest; beamtrace snapshot copies what it holds now)",
+     .values = mode_values, .def = "discard", .example = "overwrite", .term = "mode",
+     .offset = AT(mode, int)},
     {.name = "sample", .type = BMT_OPT_TEXT, .arg = "1/N",
      .help = "keep one call, send, receive, scheduling and GC event in N, decided in the "
              "tracer (a call and its return together); or KIND=1/N,... per kind; the ratios in "
@@ -244,26 +291,30 @@ const struct bmt_opt bmt_record_options[] = {
     {0},
 };
 
-/* flights, fetch, stop: the node and how to reach it, as record's rows
+/* flights, fetch, stop, snapshot: the node and how to reach it, as record's rows
  * say (the controller reads the same keys). */
-#define REACH_ROWS                                                                                 \
+#define NODE_ROWS                                                                                  \
     {.name = "node", .type = BMT_OPT_NODE, .arg = "NAME",                                          \
      .help = "the node: name@host, or name on this host", .flags = BMT_OPT_REQUIRED,               \
      .offset = AT(node, const char *)},                                                            \
     {.name = "cookie-file", .type = BMT_OPT_FILE, .arg = "FILE",                                   \
      .help = "its cookie (default: $BEAMTRACE_COOKIE, then ~/.erlang.cookie; never on the "        \
              "command line)",                                                                      \
-     .offset = AT(cookie_file, const char *)},                                                     \
-    {.name = "remote-tmp", .type = BMT_OPT_DIR, .arg = "DIR",                                      \
-     .help = "where on the node `record --remote-tmp` put the private directories (default "       \
-             "its $TMPDIR or /tmp)",                                                               \
-     .offset = AT(remote_tmp, const char *)},                                                      \
+     .offset = AT(cookie_file, const char *)}
+#define DIST_ROWS                                                                                  \
     {.name = "proto-dist", .type = BMT_OPT_TEXT, .arg = "NAME",                                    \
      .help = "distribution protocol, e.g. inet_tls (default $BEAMTRACE_PROTO_DIST)",               \
      .example = "inet_tcp", .offset = AT(proto_dist, const char *)},                               \
     {.name = "ssl-dist-optfile", .type = BMT_OPT_FILE, .arg = "FILE",                              \
      .help = "TLS distribution options (default $BEAMTRACE_SSL_DIST_OPTFILE)",                     \
      .offset = AT(ssl_dist_optfile, const char *)}
+#define REACH_ROWS                                                                                 \
+    NODE_ROWS,                                                                                     \
+    {.name = "remote-tmp", .type = BMT_OPT_DIR, .arg = "DIR",                                      \
+     .help = "where on the node `record --remote-tmp` put the private directories (default "       \
+             "its $TMPDIR or /tmp)",                                                               \
+     .offset = AT(remote_tmp, const char *)},                                                      \
+    DIST_ROWS
 
 const struct bmt_opt bmt_flights_options[] = {
     REACH_ROWS,
@@ -275,6 +326,17 @@ const struct bmt_opt bmt_fetch_options[] = {
     {.name = "output", .letter = 'o', .type = BMT_OPT_DIR, .arg = "DIR",
      .help = "where the captures are copied, each as DIR/capture-N-TIME (default "
              "./beamtrace-flights-NODE)",
+     .offset = AT(out, const char *)},
+    {0},
+};
+
+/* snapshot: the node's running record finds its own directory. */
+const struct bmt_opt bmt_snapshot_options[] = {
+    NODE_ROWS,
+    DIST_ROWS,
+    {.name = "output", .letter = 'o', .type = BMT_OPT_DIR, .arg = "DIR",
+     .help = "where the snapshot is copied, a new or empty directory (default "
+             "./beamtrace-snapshot-NODE-N)",
      .offset = AT(out, const char *)},
     {0},
 };
@@ -362,6 +424,13 @@ int bmt_record_check(struct bmt_record_args *a)
         return bmt_cli_usage_error("record", "nothing to trace: give --calls SPEC (e.g. "
                                    "'my_mod:handle_call/3 -> return'), --events LIST or a "
                                    "source (--samples, --system-monitor, --file-io, ...)");
+    /* The recorder's limits (beamtrace_record:check_options/1 says the same). */
+    if (a->buffer_size && (a->buffer_size < 32768 || a->buffer_size > (1ULL << 30)))
+        return bmt_cli_usage_error("record", "--buffer-size: give 32K to 1G (bytes per recording "
+                                   "thread, split into 8 packets)");
+    if ((a->nodes || a->cluster) && a->exclude && strchr(a->exclude, '<'))
+        return bmt_cli_usage_error("record", "--exclude: a pid names a process of one node; with "
+                                   "--nodes or --cluster give registered names");
     if ((rc = check_flight(a)) != 0)
         return rc;
     bmt_record_reach_defaults(a);

@@ -45,6 +45,10 @@ struct bmt_record_args {
     int return_to;
     const char *procs;        /* all | new | existing | NAME,NAME,... */
     const char *events;       /* procs,send,... */
+    const char *exclude;      /* --exclude PID,NAME,...: never traced */
+    uint64_t buffer_size;     /* --buffer-size bytes per recording thread; 0: the recorder's */
+    const char *message_length; /* --message-length: bytes (0..16384) or size_only; NULL: 255 */
+    int mode;                 /* --mode: 0 discard, 1 overwrite (mode_values in options.c) */
     uint64_t duration_ns;     /* UINT64_MAX: infinity */
     uint64_t max_events;      /* 0: none */
     uint64_t max_bytes;       /* 0: the recorder's default */
@@ -72,9 +76,9 @@ struct bmt_record_args {
     const char *on_max_rate;  /* --on-max-rate stop|sample; NULL: stop (sample for --flight) */
 };
 
-/* The commands on detached flight recordings (flights, fetch, stop): the
- * controller's `action`. */
-enum bmt_record_action { BMT_ACTION_FLIGHTS, BMT_ACTION_FETCH, BMT_ACTION_STOP };
+/* The commands on detached flight recordings (flights, fetch, stop) and
+ * on a running record (snapshot): the controller's `action`. */
+enum bmt_record_action { BMT_ACTION_FLIGHTS, BMT_ACTION_FETCH, BMT_ACTION_STOP, BMT_ACTION_SNAPSHOT };
 
 /* Its options (record/options.c): one row each, naming its key in the
  * controller's options map where it has one. */
@@ -84,6 +88,9 @@ extern const struct bmt_opt bmt_record_options[];
  * and `stop` (those and -o DIR), into struct bmt_record_args. */
 extern const struct bmt_opt bmt_flights_options[];
 extern const struct bmt_opt bmt_fetch_options[];
+
+/* The options of `snapshot`: the node, how to reach it, -o DIR. */
+extern const struct bmt_opt bmt_snapshot_options[];
 
 
 /* Checks what the options cannot say alone (--nodes with --node, --links

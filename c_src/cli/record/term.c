@@ -136,12 +136,18 @@ static void term_option(struct bmt_text *t, const struct bmt_opt *o,
             text_int(t, (int64_t) * (const uint64_t *)f);
         }
         return;
+    case BMT_OPT_ENUM:
+        term_key(t, o->term);
+        text_str(t, o->values[*(const int *)f]); /* one of values[]: an atom */
+        return;
     default: {
         const char *s = *(const char *const *)f;
         if (!s)
             return;
         term_key(t, o->term);
-        if (o->type == BMT_OPT_LIST)
+        if (o->flags & BMT_OPT_AS_TERM)
+            text_str(t, s); /* checked: an integer or an atom */
+        else if (o->type == BMT_OPT_LIST)
             text_list(t, s, o->values != NULL);
         else
             text_binary(t, s);
@@ -231,7 +237,7 @@ int bmt_record_action_term(struct bmt_text *t, const struct bmt_record_args *a,
                            enum bmt_record_action action, const char *out,
                            const char *cookie_from, int tty)
 {
-    static const char *const names[] = {"flights", "fetch", "stop"};
+    static const char *const names[] = {"flights", "fetch", "stop", "snapshot"};
     text_str(t, tty ? "#{tty => true" : "#{tty => false");
     text_str(t, ", action => ");
     text_str(t, names[action]);
