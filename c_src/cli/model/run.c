@@ -32,6 +32,11 @@ static const struct bmt_needs scope_needs = {{
 #define TP_BIT(tp) (UINT64_C(1) << BMT_TP_##tp)
 #define NAME_TPS (TP_BIT(process_info) | TP_BIT(process_spawn) | TP_BIT(process_register))
 
+/* The most fields own_involved reads in one event (a field set's 16
+ * bits), and the end of a list of them. */
+#define OWN_FIELDS_MAX 16
+#define OWN_END 0xff
+
 /* Which accumulators take each event: as it is (raw), or a link event as
  * OTP's message_send / message_receive (renamed). Bit i: subs[i]. */
 struct plan {
@@ -41,7 +46,8 @@ struct plan {
     uint32_t renamed_send, renamed_receive;
     uint64_t inside[BMT_TP_COUNT]; /* events from the window's begin, by tracepoint */
     int runs;                      /* an accumulator takes scheduling events: feed runs.h */
-    uint16_t own[BMT_TP_COUNT];    /* per tracepoint: the fields own_involved reads */
+    uint8_t own[BMT_TP_COUNT][OWN_FIELDS_MAX + 1]; /* per tracepoint: the fields own_involved
+                                                      reads, OWN_END-terminated */
 };
 
 static void want(struct bmt_an_scope *scope, uint16_t tp, uint16_t fields)
@@ -49,18 +55,9 @@ static void want(struct bmt_an_scope *scope, uint16_t tp, uint16_t fields)
     scope->want[tp] |= fields;
 }
 
-/* A text's bit in own_marks: its length and two of its last bytes (pids
- * differ at their end: <0.85.0>, <0.86.0>). */
-static inline unsigned own_mark(const char *str, size_t len)
-{
-    unsigned a = len >= 2 ? (unsigned char)str[len - 2] : 0,
-             b = len >= 4 ? (unsigned char)str[len - 4] : 0;
-    return (unsigned)(len * 7u + a * 3u + b) & 255u;
-}
-
 static void own_note(struct bmt_an_scope *s, const char *str, size_t len)
 {
-    unsigned m = own_mark(str, len);
+    unsigned m = bmt_strtab_mark(str, len);
     s->own_marks[m >> 6] |= UINT64_C(1) << (m & 63);
 }
 
@@ -96,6 +93,17 @@ static uint16_t own_fields(uint16_t tp)
     return f;
 }
 
+/* own_fields(tp) as a list of field indices, OWN_END-terminated: the
+ * per-event check walks it instead of every bit. */
+static void own_list(uint16_t tp, uint8_t out[OWN_FIELDS_MAX + 1])
+{
+    unsigned n = 0;
+    for (unsigned i = 0, f = own_fields(tp); f; i++, f >>= 1)
+        if ((f & 1) && n < OWN_FIELDS_MAX)
+            out[n++] = (uint8_t)i;
+    out[n] = OWN_END;
+}
+
 /* 1 when one of beamtrace's own processes takes part in `rec`. */
 static int own_involved(const struct plan *p, const struct bmt_an_scope *s,
                         const struct bmt_record *rec)
@@ -105,12 +113,11 @@ static int own_involved(const struct plan *p, const struct bmt_an_scope *s,
      * one asked for reaches nobody. */
     if (!s->want[rec->tp])
         return 0;
-    uint16_t f = p->own[rec->tp];
-    for (unsigned i = 0; f; i++, f >>= 1) {
-        const struct bmt_value *v = &rec->values[i];
-        if (!(f & 1) || !v->str)
+    for (const uint8_t *f = p->own[rec->tp]; *f != OWN_END; f++) {
+        const struct bmt_value *v = &rec->values[*f];
+        if (!v->str)
             continue;
-        unsigned m = own_mark(v->str, v->len);
+        unsigned m = bmt_strtab_mark(v->str, v->len);
         if ((s->own_marks[m >> 6] >> (m & 63) & 1) && bmt_strtab_find(&s->own, v->str, v->len) >= 0)
             return 1;
     }
@@ -159,9 +166,9 @@ static void make_plan(struct plan *p, struct bmt_an_scope *scope)
             want(scope, tp, BMT_NEED_EVENT | bmt_runs_fields(tp));
     /* Every event read is checked for beamtrace's own processes. */
     for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++) {
-        p->own[tp] = own_fields(tp);
+        own_list(tp, p->own[tp]);
         if (scope->want[tp])
-            want(scope, tp, p->own[tp]);
+            want(scope, tp, own_fields(tp));
     }
 }
 
