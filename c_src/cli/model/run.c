@@ -43,11 +43,12 @@ struct plan {
     const struct bmt_an_sub *subs;
     unsigned n;
     uint32_t raw[BMT_TP_COUNT];
-    uint32_t renamed_send, renamed_receive;
+    uint32_t renamed[BMT_TP_COUNT]; /* per tracepoint: the link events' renamed takers, or 0 */
     uint64_t inside[BMT_TP_COUNT]; /* events from the window's begin, by tracepoint */
     int runs;                      /* an accumulator takes scheduling events: feed runs.h */
+    int8_t actor[BMT_TP_COUNT];    /* per tracepoint: its process field (bmt_runs_actor), or -1 */
     uint8_t own[BMT_TP_COUNT][OWN_FIELDS_MAX + 1]; /* per tracepoint: the fields own_involved
-                                                      reads, OWN_END-terminated */
+                                                      reads besides the actor, OWN_END-terminated */
 };
 
 static void want(struct bmt_an_scope *scope, uint16_t tp, uint16_t fields)
@@ -93,32 +94,43 @@ static uint16_t own_fields(uint16_t tp)
     return f;
 }
 
-/* own_fields(tp) as a list of field indices, OWN_END-terminated: the
- * per-event check walks it instead of every bit. */
-static void own_list(uint16_t tp, uint8_t out[OWN_FIELDS_MAX + 1])
+/* own_fields(tp) but its actor field (the check tests that one by the
+ * mark feed_event computes for runs too) as a list of field indices,
+ * OWN_END-terminated: the per-event check walks it instead of every bit. */
+static void own_list(uint16_t tp, int actor, uint8_t out[OWN_FIELDS_MAX + 1])
 {
     unsigned n = 0;
     for (unsigned i = 0, f = own_fields(tp); f; i++, f >>= 1)
-        if ((f & 1) && n < OWN_FIELDS_MAX)
+        if ((f & 1) && (int)i != actor && n < OWN_FIELDS_MAX)
             out[n++] = (uint8_t)i;
     out[n] = OWN_END;
 }
 
-/* 1 when one of beamtrace's own processes takes part in `rec`. */
+static inline int own_marked(const struct bmt_an_scope *s, unsigned m)
+{
+    return s->own_marks[m >> 6] >> (m & 63) & 1;
+}
+
+/* 1 when one of beamtrace's own processes takes part in `rec`: its actor
+ * `act` (of mark `mark`, BMT_RUNS_NO_MARK for none) or another process
+ * field. */
 static int own_involved(const struct plan *p, const struct bmt_an_scope *s,
-                        const struct bmt_record *rec)
+                        const struct bmt_record *rec, const struct bmt_value *act, unsigned mark)
 {
     /* Only the fields the pass selected are valid (ctf/reader.h): every
      * event read has its process fields selected (make_plan); an event no
      * one asked for reaches nobody. */
     if (!s->want[rec->tp])
         return 0;
+    if (mark < BMT_RUNS_NO_MARK && own_marked(s, mark) &&
+        bmt_strtab_find(&s->own, act->str, act->len) >= 0)
+        return 1;
     for (const uint8_t *f = p->own[rec->tp]; *f != OWN_END; f++) {
         const struct bmt_value *v = &rec->values[*f];
         if (!v->str)
             continue;
         unsigned m = bmt_strtab_mark(v->str, v->len);
-        if ((s->own_marks[m >> 6] >> (m & 63) & 1) && bmt_strtab_find(&s->own, v->str, v->len) >= 0)
+        if (own_marked(s, m) && bmt_strtab_find(&s->own, v->str, v->len) >= 0)
             return 1;
     }
     return 0;
@@ -148,11 +160,11 @@ static void make_plan(struct plan *p, struct bmt_an_scope *scope)
         uint16_t s = nd->fields[BMT_TP_message_send] | (nd->all_events ? BMT_NEED_EVENT : 0);
         uint16_t r = nd->fields[BMT_TP_message_receive] | (nd->all_events ? BMT_NEED_EVENT : 0);
         if (s && !nd->fields[BMT_TP_message_send_link]) {
-            p->renamed_send |= bit;
+            p->renamed[BMT_TP_message_send_link] |= bit;
             want(scope, BMT_TP_message_send_link, s);
         }
         if (r && !nd->fields[BMT_TP_message_receive_link]) {
-            p->renamed_receive |= bit;
+            p->renamed[BMT_TP_message_receive_link] |= bit;
             want(scope, BMT_TP_message_receive_link, r);
         }
     }
@@ -166,7 +178,8 @@ static void make_plan(struct plan *p, struct bmt_an_scope *scope)
             want(scope, tp, BMT_NEED_EVENT | bmt_runs_fields(tp));
     /* Every event read is checked for beamtrace's own processes. */
     for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++) {
-        own_list(tp, p->own[tp]);
+        p->actor[tp] = (int8_t)bmt_runs_actor(tp);
+        own_list(tp, p->actor[tp], p->own[tp]);
         if (scope->want[tp])
             want(scope, tp, own_fields(tp));
     }
@@ -241,12 +254,16 @@ static int feed_event(struct plan *p, struct bmt_an_scope *scope,
     int rc;
     if (rec->tp == BMT_TP_own_process)
         return own_learn(scope, rec);
-    if (scope->own.count && own_involved(p, scope, rec)) {
+    /* The actor's fingerprint, once for both checks below. */
+    int af = p->actor[rec->tp];
+    const struct bmt_value *act = af >= 0 ? &rec->values[af] : NULL;
+    unsigned mark = act && act->str ? bmt_strtab_mark(act->str, act->len) : BMT_RUNS_NO_MARK;
+    if (scope->own.count && own_involved(p, scope, rec, act, mark)) {
         scope->own_hidden_count++;
         return 0;
     }
     bmt_names_event(&scope->names);
-    if (p->runs && (rc = bmt_runs_feed(&scope->runs, &scope->names, rec)) < 0)
+    if (p->runs && (rc = bmt_runs_feed(&scope->runs, &scope->names, rec, act, mark)) < 0)
         return rc;
     if ((bit & NAME_TPS) && (rc = bmt_names_feed(&scope->names, rec)) < 0)
         return rc;
@@ -257,8 +274,7 @@ static int feed_event(struct plan *p, struct bmt_an_scope *scope,
                      rec->values[BMT_F_sample_ratio_ratio].integer);
     if ((rc = dispatch(p, p->raw[rec->tp], rec)) < 0)
         return rc;
-    uint32_t renamed = rec->tp == BMT_TP_message_send_link      ? p->renamed_send
-                       : rec->tp == BMT_TP_message_receive_link ? p->renamed_receive : 0;
+    uint32_t renamed = p->renamed[rec->tp];
     if (!renamed)
         return 0;
     struct bmt_record otp = *rec;
@@ -376,23 +392,30 @@ int bmt_an_run(struct bmt_reader *r, struct bmt_an_scope *scope, const struct bm
     make_plan(&p, scope);
     bmt_runs_free(&scope->runs); /* a scope may serve several passes */
     bmt_runs_init(&scope->runs);
-    int rc = open_pass(r, &p, scope, &rec), odd = 0, past_end = 0;
+    int rc = open_pass(r, &p, scope, &rec), past_end = 0;
+    /* Past this an event is further from the first than any real
+     * recording (warned once, then never again). */
+    uint64_t odd_ns = scope->first_ns + ODD_SPAN_NS < scope->first_ns
+                          ? UINT64_MAX : scope->first_ns + ODD_SPAN_NS;
+    if (rc == 1)
+        pass->first_ns = rec->ts_ns; /* counted below unless past the window's end */
     for (; rc == 1; rc = bmt_reader_next(r, &rec)) {
         uint64_t ts = rec->ts_ns;
         if (ts > scope->window.end_ns) {
             past_end = 1; /* the trace goes on: open intervals close at the window's end */
             break;
         }
-        if (pass->event_count++ == 0)
-            pass->first_ns = ts;
+        pass->event_count++;
         pass->last_ns = ts;
-        if (!odd && ts - scope->first_ns > ODD_SPAN_NS) {
-            odd = 1;
+        if (__builtin_expect(ts > odd_ns, 0)) {
+            odd_ns = UINT64_MAX;
             warn_span(r, scope, ts);
         }
         if (rec->tp != BMT_TP_NONE && (rc = feed_event(&p, scope, rec)) < 0)
             break;
     }
+    if (!pass->event_count)
+        pass->first_ns = 0;
     if (rc == 0 || past_end)
         rc = end_pass(r, &p, scope, pass, past_end);
     if (rc == -ENOMEM)

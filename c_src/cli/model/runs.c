@@ -6,14 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int actor_field(uint16_t tp);
-
 void bmt_runs_init(struct bmt_runs *r)
 {
     memset(r, 0, sizeof *r);
-    /* Looked up once here, not per event (the catalogue's field walk). */
-    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
-        r->actor[tp] = (int8_t)actor_field(tp);
 }
 
 void bmt_runs_free(struct bmt_runs *r)
@@ -57,8 +52,8 @@ int bmt_runs_open(struct bmt_runs *r, const struct bmt_reader *rd)
 
 /* The process an event is about: its first process field (kind ID),
  * where it acts (caller, sender, receiver, collector, the new process of a
- * spawn); -1 for events of no process (counters, node_info, ports'). */
-static int actor_field(uint16_t tp)
+ * spawn). */
+int bmt_runs_actor(uint16_t tp)
 {
     if (tp >= BMT_TP_COUNT || (tp >= BMT_TP_port_open && tp <= BMT_TP_port_scheduled) ||
         tp == BMT_TP_own_process || tp == BMT_TP_node_info || tp == BMT_TP_counter)
@@ -72,7 +67,7 @@ static int actor_field(uint16_t tp)
 
 uint16_t bmt_runs_fields(uint16_t tp)
 {
-    int f = actor_field(tp);
+    int f = bmt_runs_actor(tp);
     uint16_t bits = f < 0 ? 0 : (uint16_t)(1u << f);
     if (tp == BMT_TP_process_scheduled)
         bits |= (uint16_t)(1u << BMT_F_process_scheduled_type);

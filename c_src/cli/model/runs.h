@@ -74,7 +74,6 @@ struct bmt_runs {
     uint64_t closed_count;     /* runs ended at their process's last event, in all */
     uint64_t capped_count;     /* of which by the bound */
     uint32_t max_running;      /* most runs open at once (after the bound) */
-    int8_t actor[BMT_TP_COUNT]; /* per tracepoint: its process field, or -1 */
     uint32_t mark_count[256];  /* open runs whose process has each fingerprint */
     uint64_t marks[4];         /* the fingerprints with a count: bit set when count > 0 */
 };
@@ -95,22 +94,29 @@ uint16_t bmt_runs_fields(uint16_t tp);
 int bmt_runs_take(struct bmt_runs *r, struct bmt_names *names, const struct bmt_record *rec,
                   const struct bmt_value *v, unsigned mark);
 
-/* Applies one event (time order), its process's pid id made in `names`
- * when it is looked up. Sets closed/closed_n. Returns 0 or -ENOMEM.
- * Inline: the prefilter is all most events cost. */
+/* The field of `tp` that names its process (the first process field),
+ * or -1 for events of no process (counters, node_info, ports'). */
+int bmt_runs_actor(uint16_t tp);
+
+/* The mark bmt_runs_feed takes for an event with no process field, or
+ * with it not selected. */
+#define BMT_RUNS_NO_MARK 256u
+
+/* Applies one event (time order): `v` is its process field
+ * (bmt_runs_actor), `mark` that field's bmt_strtab_mark or
+ * BMT_RUNS_NO_MARK (the caller computes it once for the own-process check
+ * too); its process's pid id is made in `names` when it is looked up.
+ * Sets closed/closed_n. Returns 0 or -ENOMEM. Inline: the prefilter is
+ * all most events cost. */
 static inline int bmt_runs_feed(struct bmt_runs *r, struct bmt_names *names,
-                                const struct bmt_record *rec)
+                                const struct bmt_record *rec, const struct bmt_value *v,
+                                unsigned mark)
 {
     r->closed_n = 0;
-    int f = rec->tp < BMT_TP_COUNT ? r->actor[rec->tp] : -1;
-    if (f < 0)
-        return 0;
-    const struct bmt_value *v = &rec->values[f];
-    if (!v->str) /* not selected: an event no one reads */
+    if (mark >= BMT_RUNS_NO_MARK)
         return 0;
     /* No open run's process has this fingerprint: its last event is not
      * needed (above), and nothing else changes. */
-    unsigned mark = bmt_strtab_mark(v->str, v->len);
     if (!(r->marks[mark >> 6] >> (mark & 63) & 1) && rec->tp != BMT_TP_process_scheduled &&
         rec->tp != BMT_TP_process_exit)
         return 0;
