@@ -32,6 +32,8 @@ struct bmt_strtab {
     uint32_t id_cap;
     uint32_t *slots;      /* hash index: id + 1, or 0 when empty */
     uint32_t slot_mask;   /* slot count - 1 (a power of two) */
+    uint32_t recent[2];   /* the ids bmt_strtab_lookup found or made last, the latest first
+                           * (each valid when < count) */
 };
 
 /* Prepares an empty table (allocates lazily). */
@@ -75,6 +77,22 @@ bmt_strtab_hash(const char *s, size_t len, const struct bmt_strent *k)
     return h ^ h >> 32; /* the index takes low bits: fold the well-mixed high half in */
 }
 
+/* An 8-bit fingerprint of the `len` bytes at `s`, for bit-set prefilters
+ * that spare most events a lookup: from the last 8 bytes and the length,
+ * where pids differ (<0.85.0>, <0.86.0>), one load and one multiply for a
+ * pid of 8 bytes or more. */
+static inline __attribute__((always_inline)) unsigned bmt_strtab_mark(const char *s, size_t len)
+{
+    uint64_t t;
+    if (__builtin_expect(len >= 8, 1)) {
+        memcpy(&t, s + len - 8, 8);
+    } else {
+        struct bmt_strent k = bmt_strkey_of(s, len);
+        t = k.tail ^ k.head << 32;
+    }
+    return (unsigned)(((t + len) * 0x9e3779b97f4a7c15ull) >> 56);
+}
+
 /* Returns the id of `s`/`len` if interned, or -1. Inline: the analyses
  * look up a pid or a function name on nearly every event, so a hit costs
  * a key, a hash, one probe and a two-word compare (a memcmp of the middle
@@ -101,12 +119,46 @@ bmt_strtab_find(const struct bmt_strtab *t, const char *s, size_t len)
  * id, or -ENOMEM. */
 int64_t bmt_strtab_add(struct bmt_strtab *t, const char *s, size_t len);
 
+/* 1 when entry `id` (< t->count) holds the `len` bytes at `s`, of key `k`. */
+static inline __attribute__((always_inline)) int
+bmt_strtab_is(const struct bmt_strtab *t, uint32_t id, const char *s, size_t len,
+              const struct bmt_strent *k)
+{
+    const struct bmt_strent *e = &t->ents[id];
+    return e->head == k->head && e->tail == k->tail && e->len == len &&
+           (len <= 16 || memcmp(t->bytes + e->offset + 8, s + 8, len - 16) == 0);
+}
+
+/* bmt_strtab_find, trying first the two strings it found last: a trace
+ * names the same few processes and functions on runs of consecutive
+ * events (a scheduler's events come from the process it runs, and name
+ * the processes it sends to; a return follows its call), and a repeat
+ * then costs the key and a compare or two, no hash and no probe. */
+static inline __attribute__((always_inline)) int64_t
+bmt_strtab_lookup(struct bmt_strtab *t, const char *s, size_t len)
+{
+    uint32_t a = t->recent[0], b = t->recent[1];
+    struct bmt_strent k = bmt_strkey_of(s, len);
+    if (a < t->count && bmt_strtab_is(t, a, s, len, &k))
+        return a;
+    int64_t id = b < t->count && bmt_strtab_is(t, b, s, len, &k) ? b : bmt_strtab_find(t, s, len);
+    if (id >= 0) {
+        t->recent[1] = a;
+        t->recent[0] = (uint32_t)id;
+    }
+    return id;
+}
+
 /* Returns the id of the `len` bytes at `s`, interning a copy the first time;
  * or -ENOMEM. */
 static inline int64_t bmt_strtab_intern(struct bmt_strtab *t, const char *s, size_t len)
 {
-    int64_t id = bmt_strtab_find(t, s, len);
-    return id >= 0 ? id : bmt_strtab_add(t, s, len);
+    int64_t id = bmt_strtab_lookup(t, s, len);
+    if (id < 0 && (id = bmt_strtab_add(t, s, len)) >= 0) {
+        t->recent[1] = t->recent[0];
+        t->recent[0] = (uint32_t)id;
+    }
+    return id;
 }
 
 /* The NUL-terminated string with id `id` (< t->count); stable until the next

@@ -77,7 +77,7 @@ bmt_names_pid(struct bmt_names *n, const char *s, size_t len)
 {
     if (s == n->memo_str && len == n->memo_len)
         return n->memo_id;
-    int64_t id = bmt_strtab_find(&n->pids, s, len);
+    int64_t id = bmt_strtab_lookup(&n->pids, s, len);
     id = id >= 0 && (uint32_t)id < n->cap ? id : bmt_names_add_pid(n, s, len);
     if (id >= 0) {
         n->memo_str = s;

@@ -32,6 +32,11 @@ static const struct bmt_needs scope_needs = {{
 #define TP_BIT(tp) (UINT64_C(1) << BMT_TP_##tp)
 #define NAME_TPS (TP_BIT(process_info) | TP_BIT(process_spawn) | TP_BIT(process_register))
 
+/* The most fields own_involved reads in one event (a field set's 16
+ * bits), and the end of a list of them. */
+#define OWN_FIELDS_MAX 16
+#define OWN_END 0xff
+
 /* Which accumulators take each event: as it is (raw), or a link event as
  * OTP's message_send / message_receive (renamed). Bit i: subs[i]. */
 struct plan {
@@ -41,7 +46,9 @@ struct plan {
     uint32_t renamed[BMT_TP_COUNT]; /* by variant: accumulators fed it as OTP's event */
     uint64_t inside[BMT_TP_COUNT]; /* events from the window's begin, by tracepoint */
     int runs;                      /* an accumulator takes scheduling events: feed runs.h */
-    uint16_t own[BMT_TP_COUNT];    /* per tracepoint: the fields own_involved reads */
+    int8_t actor[BMT_TP_COUNT];    /* per tracepoint: its process field (bmt_runs_actor), or -1 */
+    uint8_t own[BMT_TP_COUNT][OWN_FIELDS_MAX + 1]; /* per tracepoint: the fields own_involved
+                                                      reads besides the actor, OWN_END-terminated */
 };
 
 /* The variants recorded instead of OTP's events (message links, results,
@@ -75,18 +82,9 @@ static void want(struct bmt_an_scope *scope, uint16_t tp, uint16_t fields)
     scope->want[tp] |= fields;
 }
 
-/* A text's bit in own_marks: its length and two of its last bytes (pids
- * differ at their end: <0.85.0>, <0.86.0>). */
-static inline unsigned own_mark(const char *str, size_t len)
-{
-    unsigned a = len >= 2 ? (unsigned char)str[len - 2] : 0,
-             b = len >= 4 ? (unsigned char)str[len - 4] : 0;
-    return (unsigned)(len * 7u + a * 3u + b) & 255u;
-}
-
 static void own_note(struct bmt_an_scope *s, const char *str, size_t len)
 {
-    unsigned m = own_mark(str, len);
+    unsigned m = bmt_strtab_mark(str, len);
     s->own_marks[m >> 6] |= UINT64_C(1) << (m & 63);
 }
 
@@ -122,22 +120,43 @@ static uint16_t own_fields(uint16_t tp)
     return f;
 }
 
-/* 1 when one of beamtrace's own processes takes part in `rec`. */
+/* own_fields(tp) but its actor field (the check tests that one by the
+ * mark feed_event computes for runs too) as a list of field indices,
+ * OWN_END-terminated: the per-event check walks it instead of every bit. */
+static void own_list(uint16_t tp, int actor, uint8_t out[OWN_FIELDS_MAX + 1])
+{
+    unsigned n = 0;
+    for (unsigned i = 0, f = own_fields(tp); f; i++, f >>= 1)
+        if ((f & 1) && (int)i != actor && n < OWN_FIELDS_MAX)
+            out[n++] = (uint8_t)i;
+    out[n] = OWN_END;
+}
+
+static inline int own_marked(const struct bmt_an_scope *s, unsigned m)
+{
+    return s->own_marks[m >> 6] >> (m & 63) & 1;
+}
+
+/* 1 when one of beamtrace's own processes takes part in `rec`: its actor
+ * `act` (of mark `mark`, BMT_RUNS_NO_MARK for none) or another process
+ * field. */
 static int own_involved(const struct plan *p, const struct bmt_an_scope *s,
-                        const struct bmt_record *rec)
+                        const struct bmt_record *rec, const struct bmt_value *act, unsigned mark)
 {
     /* Only the fields the pass selected are valid (ctf/reader.h): every
      * event read has its process fields selected (make_plan); an event no
      * one asked for reaches nobody. */
     if (!s->want[rec->tp])
         return 0;
-    uint16_t f = p->own[rec->tp];
-    for (unsigned i = 0; f; i++, f >>= 1) {
-        const struct bmt_value *v = &rec->values[i];
-        if (!(f & 1) || !v->str)
+    if (mark < BMT_RUNS_NO_MARK && own_marked(s, mark) &&
+        bmt_strtab_find(&s->own, act->str, act->len) >= 0)
+        return 1;
+    for (const uint8_t *f = p->own[rec->tp]; *f != OWN_END; f++) {
+        const struct bmt_value *v = &rec->values[*f];
+        if (!v->str)
             continue;
-        unsigned m = own_mark(v->str, v->len);
-        if ((s->own_marks[m >> 6] >> (m & 63) & 1) && bmt_strtab_find(&s->own, v->str, v->len) >= 0)
+        unsigned m = bmt_strtab_mark(v->str, v->len);
+        if (own_marked(s, m) && bmt_strtab_find(&s->own, v->str, v->len) >= 0)
             return 1;
     }
     return 0;
@@ -180,9 +199,10 @@ static void make_plan(struct plan *p, struct bmt_an_scope *scope)
             want(scope, tp, BMT_NEED_EVENT | bmt_runs_fields(tp));
     /* Every event read is checked for beamtrace's own processes. */
     for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++) {
-        p->own[tp] = own_fields(tp);
+        p->actor[tp] = (int8_t)bmt_runs_actor(tp);
+        own_list(tp, p->actor[tp], p->own[tp]);
         if (scope->want[tp])
-            want(scope, tp, p->own[tp]);
+            want(scope, tp, own_fields(tp));
     }
 }
 
@@ -240,12 +260,16 @@ static int feed_event(struct plan *p, struct bmt_an_scope *scope,
     int rc;
     if (rec->tp == BMT_TP_own_process)
         return own_learn(scope, rec);
-    if (scope->own.count && own_involved(p, scope, rec)) {
+    /* The actor's fingerprint, once for both checks below. */
+    int af = p->actor[rec->tp];
+    const struct bmt_value *act = af >= 0 ? &rec->values[af] : NULL;
+    unsigned mark = act && act->str ? bmt_strtab_mark(act->str, act->len) : BMT_RUNS_NO_MARK;
+    if (scope->own.count && own_involved(p, scope, rec, act, mark)) {
         scope->own_hidden_count++;
         return 0;
     }
     bmt_names_event(&scope->names);
-    if (p->runs && (rc = bmt_runs_feed(&scope->runs, &scope->names, rec)) < 0)
+    if (p->runs && (rc = bmt_runs_feed(&scope->runs, &scope->names, rec, act, mark)) < 0)
         return rc;
     if ((bit & NAME_TPS) && (rc = bmt_names_feed(&scope->names, rec)) < 0)
         return rc;
@@ -400,23 +424,30 @@ int bmt_an_run(struct bmt_reader *r, struct bmt_an_scope *scope, const struct bm
     make_plan(&p, scope);
     bmt_runs_free(&scope->runs); /* a scope may serve several passes */
     bmt_runs_init(&scope->runs);
-    int rc = open_pass(r, &p, scope, &rec), odd = 0, past_end = 0;
+    int rc = open_pass(r, &p, scope, &rec), past_end = 0;
+    /* Past this an event is further from the first than any real
+     * recording (warned once, then never again). */
+    uint64_t odd_ns = scope->first_ns + ODD_SPAN_NS < scope->first_ns
+                          ? UINT64_MAX : scope->first_ns + ODD_SPAN_NS;
+    if (rc == 1)
+        pass->first_ns = rec->ts_ns; /* counted below unless past the window's end */
     for (; rc == 1; rc = bmt_reader_next(r, &rec)) {
         uint64_t ts = rec->ts_ns;
         if (ts > scope->window.end_ns) {
             past_end = 1; /* the trace goes on: open intervals close at the window's end */
             break;
         }
-        if (pass->event_count++ == 0)
-            pass->first_ns = ts;
+        pass->event_count++;
         pass->last_ns = ts;
-        if (!odd && ts - scope->first_ns > ODD_SPAN_NS) {
-            odd = 1;
+        if (__builtin_expect(ts > odd_ns, 0)) {
+            odd_ns = UINT64_MAX;
             warn_span(r, scope, ts);
         }
         if (rec->tp != BMT_TP_NONE && (rc = feed_event(&p, scope, rec)) < 0)
             break;
     }
+    if (!pass->event_count)
+        pass->first_ns = 0;
     if (rc == 0 || past_end)
         rc = end_pass(r, &p, scope, pass, past_end);
     if (rc == -ENOMEM)

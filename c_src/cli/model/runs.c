@@ -6,14 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int actor_field(uint16_t tp);
-
 void bmt_runs_init(struct bmt_runs *r)
 {
     memset(r, 0, sizeof *r);
-    /* Looked up once here, not per event (the catalogue's field walk). */
-    for (uint16_t tp = 0; tp < BMT_TP_COUNT; tp++)
-        r->actor[tp] = (int8_t)actor_field(tp);
 }
 
 void bmt_runs_free(struct bmt_runs *r)
@@ -25,6 +20,7 @@ void bmt_runs_free(struct bmt_runs *r)
     free(r->in_ns);
     free(r->slot);
     free(r->trace);
+    free(r->mark);
     memset(r, 0, sizeof *r);
 }
 
@@ -56,8 +52,8 @@ int bmt_runs_open(struct bmt_runs *r, const struct bmt_reader *rd)
 
 /* The process an event is about: its first process field (kind ID),
  * where it acts (caller, sender, receiver, collector, the new process of a
- * spawn); -1 for events of no process (counters, node_info, ports'). */
-static int actor_field(uint16_t tp)
+ * spawn). */
+int bmt_runs_actor(uint16_t tp)
 {
     if (tp >= BMT_TP_COUNT || (tp >= BMT_TP_port_open && tp <= BMT_TP_port_scheduled) ||
         tp == BMT_TP_own_process || tp == BMT_TP_node_info || tp == BMT_TP_counter)
@@ -71,7 +67,7 @@ static int actor_field(uint16_t tp)
 
 uint16_t bmt_runs_fields(uint16_t tp)
 {
-    int f = actor_field(tp);
+    int f = bmt_runs_actor(tp);
     uint16_t bits = f < 0 ? 0 : (uint16_t)(1u << f);
     if (tp == BMT_TP_process_scheduled)
         bits |= (uint16_t)(1u << BMT_F_process_scheduled_type);
@@ -82,7 +78,7 @@ static int grow(struct bmt_runs *r, uint32_t pid)
 {
     if (pid < r->pid_cap)
         return 0;
-    uint32_t cap = r->pid_cap, c2 = r->pid_cap, c3 = r->pid_cap, c4 = r->pid_cap;
+    uint32_t cap = r->pid_cap, c2 = r->pid_cap, c3 = r->pid_cap, c4 = r->pid_cap, c5 = r->pid_cap;
     uint64_t *last = bmt_grow(r->last_ns, &cap, pid, sizeof *last);
     if (!last)
         return -ENOMEM;
@@ -99,13 +95,27 @@ static int grow(struct bmt_runs *r, uint32_t pid)
     if (!trace)
         return -ENOMEM;
     r->trace = trace;
+    uint8_t *mark = bmt_grow(r->mark, &c5, pid, sizeof *mark);
+    if (!mark)
+        return -ENOMEM;
+    r->mark = mark;
     r->pid_cap = cap;
     return 0;
+}
+
+/* Counts fingerprint `m` as one more (add 1) or one fewer (add -1) open
+ * run's process. */
+static void mark_count(struct bmt_runs *r, unsigned m, int add)
+{
+    uint32_t c = r->mark_count[m] += (uint32_t)add;
+    uint64_t bit = UINT64_C(1) << (m & 63);
+    r->marks[m >> 6] = c ? r->marks[m >> 6] | bit : r->marks[m >> 6] & ~bit;
 }
 
 /* Takes `pid`'s open run off its trace's list. */
 static void unlist(struct bmt_runs *r, uint32_t pid)
 {
+    mark_count(r, r->mark[pid], -1);
     struct bmt_runs_trace *t = &r->traces[r->trace[pid]];
     uint32_t i = r->slot[pid], last = t->open[--t->open_count];
     t->open[i] = last;
@@ -123,7 +133,8 @@ static void close_early(struct bmt_runs *r, uint32_t pid, int capped)
     r->capped_count += (uint64_t)capped;
 }
 
-static int scheduled_in(struct bmt_runs *r, uint32_t pid, unsigned trace, uint64_t ts)
+static int scheduled_in(struct bmt_runs *r, uint32_t pid, unsigned mark, unsigned trace,
+                        uint64_t ts)
 {
     if (r->in_ns[pid])
         close_early(r, pid, 0); /* in again with no out between: the out was lost */
@@ -151,19 +162,17 @@ static int scheduled_in(struct bmt_runs *r, uint32_t pid, unsigned trace, uint64
     r->trace[pid] = (uint16_t)trace;
     t->open[t->open_count++] = pid;
     r->in_ns[pid] = ts + 1;
+    r->mark[pid] = (uint8_t)mark;
+    mark_count(r, mark, 1);
     if (t->open_count > r->max_running)
         r->max_running = t->open_count;
     return 0;
 }
 
-int bmt_runs_feed(struct bmt_runs *r, struct bmt_names *names, const struct bmt_record *rec)
+int bmt_runs_take(struct bmt_runs *r, struct bmt_names *names, const struct bmt_record *rec,
+                  const struct bmt_value *v, unsigned mark)
 {
-    r->closed_n = 0;
-    int f = rec->tp < BMT_TP_COUNT ? r->actor[rec->tp] : -1;
-    if (f < 0)
-        return 0;
-    const struct bmt_value *v = &rec->values[f];
-    if (!v->str || !bmt_names_is_pid(v->str, v->len)) /* not selected: an event no one reads */
+    if (!bmt_names_is_pid(v->str, v->len))
         return 0;
     int64_t id = bmt_names_pid(names, v->str, v->len);
     if (id < 0)
@@ -176,7 +185,7 @@ int bmt_runs_feed(struct bmt_runs *r, struct bmt_names *names, const struct bmt_
     if (rec->tp == BMT_TP_process_scheduled) {
         const struct bmt_value *type = &rec->values[BMT_F_process_scheduled_type];
         if (type->len >= 2 && memcmp(type->str, "in", 2) == 0)
-            rc = scheduled_in(r, pid, rec->trace, ts);
+            rc = scheduled_in(r, pid, mark, rec->trace, ts);
         else if (r->in_ns[pid])
             unlist(r, pid);
     } else if (rec->tp == BMT_TP_process_exit && r->in_ns[pid]) {

@@ -27,7 +27,14 @@
  * process_scheduled `in` (the runs that event ended, its own process's
  * included when it was still open), and ends what is still open at the
  * pass's end at bmt_runs_last_ns. Pid ids are the scope's names' ids
- * (names.h). Memory: 24 bytes per process, plus the open runs per trace.
+ * (names.h). Memory: 25 bytes per process, plus the open runs per trace.
+ *
+ * Only processes with an open run need their last event: the others' is
+ * never read (a run's end, the bound's choice and the pass's end all look
+ * at open runs). So an event's process is looked up only when its
+ * fingerprint (bmt_strtab_mark) is one an open run's process has, or when
+ * the event is a scheduling or exit event; the rest, most events, cost a
+ * hash and a bit test (issue 17: the analyses' speed).
  * Single-threaded.
  */
 #ifndef BMT_CLI_RUNS_H
@@ -58,6 +65,7 @@ struct bmt_runs {
     uint64_t *in_ns;           /* per pid id: its open run's start + 1, or 0 */
     uint32_t *slot;            /* per pid id: its index in its trace's open list */
     uint16_t *trace;           /* per pid id: the trace (node) its open run is on */
+    uint8_t *mark;             /* per pid id: its text's fingerprint (bmt_strtab_mark) */
     uint32_t pid_cap;
     struct bmt_runs_trace *traces;
     unsigned trace_count;
@@ -66,7 +74,8 @@ struct bmt_runs {
     uint64_t closed_count;     /* runs ended at their process's last event, in all */
     uint64_t capped_count;     /* of which by the bound */
     uint32_t max_running;      /* most runs open at once (after the bound) */
-    int8_t actor[BMT_TP_COUNT]; /* per tracepoint: its process field, or -1 */
+    uint32_t mark_count[256];  /* open runs whose process has each fingerprint */
+    uint64_t marks[4];         /* the fingerprints with a count: bit set when count > 0 */
 };
 
 void bmt_runs_init(struct bmt_runs *r);
@@ -80,16 +89,48 @@ int bmt_runs_open(struct bmt_runs *r, const struct bmt_reader *rd);
  * for, on every event it reads. */
 uint16_t bmt_runs_fields(uint16_t tp);
 
-/* Applies one event (time order), its process's pid id made in `names`.
- * Sets closed/closed_n. Returns 0 or -ENOMEM. */
-int bmt_runs_feed(struct bmt_runs *r, struct bmt_names *names, const struct bmt_record *rec);
+/* bmt_runs_feed's work for an event the prefilter lets through: value `v`
+ * of its process field, whose fingerprint is `mark`. */
+int bmt_runs_take(struct bmt_runs *r, struct bmt_names *names, const struct bmt_record *rec,
+                  const struct bmt_value *v, unsigned mark);
+
+/* The field of `tp` that names its process (the first process field),
+ * or -1 for events of no process (counters, node_info, ports'). */
+int bmt_runs_actor(uint16_t tp);
+
+/* The mark bmt_runs_feed takes for an event with no process field, or
+ * with it not selected. */
+#define BMT_RUNS_NO_MARK 256u
+
+/* Applies one event (time order): `v` is its process field
+ * (bmt_runs_actor), `mark` that field's bmt_strtab_mark or
+ * BMT_RUNS_NO_MARK (the caller computes it once for the own-process check
+ * too); its process's pid id is made in `names` when it is looked up.
+ * Sets closed/closed_n. Returns 0 or -ENOMEM. Inline: the prefilter is
+ * all most events cost. */
+static inline int bmt_runs_feed(struct bmt_runs *r, struct bmt_names *names,
+                                const struct bmt_record *rec, const struct bmt_value *v,
+                                unsigned mark)
+{
+    r->closed_n = 0;
+    if (mark >= BMT_RUNS_NO_MARK)
+        return 0;
+    /* No open run's process has this fingerprint: its last event is not
+     * needed (above), and nothing else changes. */
+    if (!(r->marks[mark >> 6] >> (mark & 63) & 1) && rec->tp != BMT_TP_process_scheduled &&
+        rec->tp != BMT_TP_process_exit)
+        return 0;
+    return bmt_runs_take(r, names, rec, v, mark);
+}
 
 /* Ends, at their process's last event, the runs still open at the pass's
  * end (counted in closed_count). Call after the accumulators' finish,
  * which use bmt_runs_last_ns. */
 void bmt_runs_finish(struct bmt_runs *r);
 
-/* The last event of process `pid` (pid id), or `fallback` when none. */
+/* The last event of process `pid` (pid id) while its run is open, or
+ * `fallback` when none: valid for a process whose run bmt_runs_feed has
+ * not ended (the accumulators' open runs). */
 static inline uint64_t bmt_runs_last_ns(const struct bmt_runs *r, uint32_t pid, uint64_t fallback)
 {
     return pid < r->pid_cap && r->last_ns[pid] ? r->last_ns[pid] - 1 : fallback;

@@ -60,7 +60,7 @@ struct bmt_an_scope {
     int filtering;                  /* --pid or --name given */
     struct bmt_strtab kept;         /* pid texts the filter keeps */
     struct bmt_strtab own;          /* beamtrace's own processes: pid texts and registered names */
-    uint64_t own_marks[4];          /* a bit per own text (run.c own_mark): most texts are no own process,
+    uint64_t own_marks[4];          /* a bit per own text (bmt_strtab_mark): most texts are no own process,
                                      * and a bit test says so before the lookup */
     uint64_t own_hidden_count;      /* events left out because one of them took part */
     struct bmt_runs runs;           /* run intervals (runs.h), fed before each event reaches an analysis */
