@@ -14,7 +14,7 @@
  *                               is 1 (the memory tests: 64 2 0 keeps the
  *                               distinct stacks and processes fixed)
  *   make_traces scenarios OUTDIR  OUTDIR/{names,window,overwrite,span34,report,
- *                               stacks,phantom,own_cpu,saturated,files_before}: traces with known answers for names
+ *                               stacks,phantom,dangling,own_cpu,saturated,files_before}: traces with known answers for names
  *                               (state dump, spawn, registration, Elixir),
  *                               time windows, flight recorders, an absurd
  *                               time span, the report's layout and the call
@@ -514,32 +514,55 @@ static void report(const char *path)
 }
 
 /* Runs the trace does not end (issue 16 item 1), on a node with 2
- * schedulers: A is scheduled in, calls once 1 ms later and is heard of no
- * more (it died untraced); B runs 3 ms; C is scheduled in and heard of no
- * more; D runs 3 ms; E is scheduled in, calls 1 ms later, and the trace
- * ends 11 ms after without its out. A third process in at once (D's, then
- * E's in) ends the run heard of longest ago (A's, then C's) at its last
- * event; E's ends at its call. Shown running: A 1 ms, B 3 ms, C 0, D 3 ms,
- * E 1 ms; at most 2 at once; 3 runs ended so (run.sh). Before, A, C and E
- * ran to the trace's end, 4 at once. */
+ * schedulers, one stream (thread) each: A is scheduled in on stream 0,
+ * calls once 1 ms later and is heard of no more (it died untraced); B runs
+ * 3 ms on stream 1; C is scheduled in on stream 1 and heard of no more; D
+ * runs 3 ms on stream 0; E is scheduled in on stream 1, calls 1 ms later,
+ * and the trace ends 11 ms after without its out. An `in` on a stream ends
+ * the run still open there (D's ends A's, E's ends C's) at its process's
+ * last event; E's ends at its call. Shown running: A 1 ms, B 3 ms, C 0,
+ * D 3 ms, E 1 ms; at most 2 at once; 3 runs ended so (run.sh). Before,
+ * A, C and E ran to the trace's end, 4 at once. */
 static void phantom(const char *path)
 {
     struct gen gg, *g = &gg;
-    gen_open_sched(g, path, 1, 2);
+    gen_open_sched(g, path, 2, 2);
     uint64_t t = 6000 * MS;
-#define SCHED(ts, pid, type) put(g, 0, BMT_TP_process_scheduled, ts, pid, "m:loop/0", type, 0, 0)
+#define SCHED(st, ts, pid, type) put(g, st, BMT_TP_process_scheduled, ts, pid, "m:loop/0", type, 0, 0)
     const char *A = "<0.70.0>", *B = "<0.71.0>", *C = "<0.72.0>", *D = "<0.73.0>", *E = "<0.74.0>";
-    SCHED(t, A, "in");
-    CALL(t + 1 * MS, A, "m:work/0");
-    SCHED(t + 2 * MS, B, "in");
-    SCHED(t + 5 * MS, B, "out");
-    SCHED(t + 6 * MS, C, "in");
-    SCHED(t + 7 * MS, D, "in");
-    SCHED(t + 8 * MS, E, "in");
-    CALL(t + 9 * MS, E, "m:work/0");
-    SCHED(t + 10 * MS, D, "out");
+    SCHED(0, t, A, "in");
+    put(g, 0, BMT_TP_function_call, t + 1 * MS, A, "m:work/0", NULL, 0, 0);
+    SCHED(1, t + 2 * MS, B, "in");
+    SCHED(1, t + 5 * MS, B, "out");
+    SCHED(1, t + 6 * MS, C, "in");
+    SCHED(0, t + 7 * MS, D, "in");
+    SCHED(1, t + 8 * MS, E, "in");
+    put(g, 1, BMT_TP_function_call, t + 9 * MS, E, "m:work/0", NULL, 0, 0);
+    SCHED(0, t + 10 * MS, D, "out");
     put(g, 0, BMT_TP_process_spawn, t + 20 * MS, "<0.75.0>", "<0.75.0>", "m:late/0", 0, 0);
 #undef SCHED
+    gen_close(g);
+}
+
+/* Processes that die untraced while running, on a node with many more
+ * scheduler threads (12, as 2 normal + 10 dirty I/O) than are busy (2
+ * streams): on stream 0, X1..X4 are each scheduled in, call once 1 ms later
+ * and are heard of no more; on stream 1, Y runs 10 ms. Each X's `in` ends
+ * the previous X's run at its call: X1..X4 run 1 ms each, at most 2
+ * processes at once, 4 runs ended so (run.sh). Before, only the bound of
+ * 12 ended runs: 5 "running at once" (a user trial on RabbitMQ: 14). */
+static void dangling(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open_sched(g, path, 2, 12);
+    uint64_t t = 6500 * MS;
+    const char *X[] = {"<0.90.0>", "<0.91.0>", "<0.92.0>", "<0.93.0>"}, *Y = "<0.95.0>";
+    put(g, 1, BMT_TP_process_scheduled, t, Y, "m:loop/0", "in", 0, 0);
+    for (unsigned i = 0; i < 4; i++) {
+        put(g, 0, BMT_TP_process_scheduled, t + 2 * i * MS, X[i], "m:loop/0", "in", 0, 0);
+        put(g, 0, BMT_TP_function_call, t + (2 * i + 1) * MS, X[i], "m:work/0", NULL, 0, 0);
+    }
+    put(g, 1, BMT_TP_process_scheduled, t + 10 * MS, Y, "m:loop/0", "out", 0, 0);
     gen_close(g);
 }
 
@@ -710,7 +733,7 @@ int main(int argc, char **argv)
             void (*make)(const char *);
         } all[] = {{"names", names}, {"window", window}, {"overwrite", overwrite},
                    {"span34", span34}, {"report", report}, {"stacks", stacks},
-                   {"phantom", phantom}, {"own_cpu", own_cpu}, {"saturated", saturated},
+                   {"phantom", phantom}, {"dangling", dangling}, {"own_cpu", own_cpu}, {"saturated", saturated},
                    {"files_before", files_before}};
         mkdir(argv[2], 0755);
         for (unsigned i = 0; i < sizeof all / sizeof all[0]; i++) {

@@ -21,6 +21,8 @@ void bmt_runs_free(struct bmt_runs *r)
     free(r->slot);
     free(r->trace);
     free(r->mark);
+    free(r->stream);
+    free(r->on_stream);
     memset(r, 0, sizeof *r);
 }
 
@@ -78,7 +80,8 @@ static int grow(struct bmt_runs *r, uint32_t pid)
 {
     if (pid < r->pid_cap)
         return 0;
-    uint32_t cap = r->pid_cap, c2 = r->pid_cap, c3 = r->pid_cap, c4 = r->pid_cap, c5 = r->pid_cap;
+    uint32_t cap = r->pid_cap, c2 = r->pid_cap, c3 = r->pid_cap, c4 = r->pid_cap, c5 = r->pid_cap,
+             c6 = r->pid_cap;
     uint64_t *last = bmt_grow(r->last_ns, &cap, pid, sizeof *last);
     if (!last)
         return -ENOMEM;
@@ -99,6 +102,10 @@ static int grow(struct bmt_runs *r, uint32_t pid)
     if (!mark)
         return -ENOMEM;
     r->mark = mark;
+    uint32_t *stream = bmt_grow(r->stream, &c6, pid, sizeof *stream);
+    if (!stream)
+        return -ENOMEM;
+    r->stream = stream;
     r->pid_cap = cap;
     return 0;
 }
@@ -123,24 +130,48 @@ static void unlist(struct bmt_runs *r, uint32_t pid)
     r->in_ns[pid] = 0;
 }
 
-/* Ends `pid`'s open run at its last event, for the accumulators. */
-static void close_early(struct bmt_runs *r, uint32_t pid, int capped)
+/* Ends `pid`'s open run at its last event, but no later than `limit_ns`,
+ * for the accumulators. */
+static void close_early(struct bmt_runs *r, uint32_t pid, int capped, uint64_t limit_ns)
 {
+    uint64_t end = r->last_ns[pid] - 1;
     if (r->closed_n < BMT_RUNS_CLOSED_MAX)
-        r->closed[r->closed_n++] = (struct bmt_runs_closed){pid, r->last_ns[pid] - 1};
+        r->closed[r->closed_n++] = (struct bmt_runs_closed){pid, end < limit_ns ? end : limit_ns};
     unlist(r, pid);
     r->closed_count++;
     r->capped_count += (uint64_t)capped;
 }
 
+/* A thread runs one process at a time (runs.h, fourth rule): the run
+ * still open on `stream` ends, and `pid` is the stream's now. */
+static int stream_takes(struct bmt_runs *r, unsigned stream, uint32_t pid, uint64_t ts)
+{
+    if (stream >= r->stream_cap) {
+        uint32_t cap = r->stream_cap;
+        uint32_t *on = bmt_grow(r->on_stream, &cap, stream, sizeof *on);
+        if (!on)
+            return -ENOMEM;
+        r->on_stream = on;
+        r->stream_cap = cap;
+    }
+    uint32_t q = r->on_stream[stream];
+    if (q && q - 1 != pid && r->in_ns[q - 1] && r->stream[q - 1] == stream)
+        close_early(r, q - 1, 0, ts);
+    r->on_stream[stream] = pid + 1;
+    r->stream[pid] = stream;
+    return 0;
+}
+
 static int scheduled_in(struct bmt_runs *r, uint32_t pid, unsigned mark, unsigned trace,
-                        uint64_t ts)
+                        unsigned stream, uint64_t ts)
 {
     if (r->in_ns[pid])
-        close_early(r, pid, 0); /* in again with no out between: the out was lost */
+        close_early(r, pid, 0, ts); /* in again with no out between: the out was lost */
     if (trace >= r->trace_count)
         return 0;
     struct bmt_runs_trace *t = &r->traces[trace];
+    if (t->cap && stream_takes(r, stream, pid, ts) < 0)
+        return -ENOMEM;
     if (t->cap && t->open_count >= t->cap) {
         /* One more than the node can run: the run whose process was heard
          * of longest ago ends, at its last event. */
@@ -148,7 +179,7 @@ static int scheduled_in(struct bmt_runs *r, uint32_t pid, unsigned mark, unsigne
         for (uint32_t i = 1; i < t->open_count; i++)
             if (r->last_ns[t->open[i]] < r->last_ns[victim])
                 victim = t->open[i];
-        close_early(r, victim, 1);
+        close_early(r, victim, 1, ts);
     }
     if (t->open_count == t->open_cap) {
         uint32_t cap = t->open_cap;
@@ -185,7 +216,7 @@ int bmt_runs_take(struct bmt_runs *r, struct bmt_names *names, const struct bmt_
     if (rec->tp == BMT_TP_process_scheduled) {
         const struct bmt_value *type = &rec->values[BMT_F_process_scheduled_type];
         if (type->len >= 2 && memcmp(type->str, "in", 2) == 0)
-            rc = scheduled_in(r, pid, mark, rec->trace, ts);
+            rc = scheduled_in(r, pid, mark, rec->trace, rec->stream, ts);
         else if (r->in_ns[pid])
             unlist(r, pid);
     } else if (rec->tp == BMT_TP_process_exit && r->in_ns[pid]) {

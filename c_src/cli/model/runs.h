@@ -19,15 +19,24 @@
  *    sum). An `in` that would make one more ends the open run whose
  *    process's last event is the oldest, at that event. A trace without
  *    those entries (older ones, LTTng's) has no such bound.
- * Each run ended by the second or third rule is counted (closed_count):
- * the report says how many.
+ *  - In a trace with those entries (beamtrace's recorder), each stream is
+ *    one VM thread's ring, and a thread runs one process at a time: an
+ *    `in` on a stream ends the open run of the process last scheduled in
+ *    on that stream, at its last event (no later than this `in`). This is
+ *    what keeps a process that died untraced from being counted running
+ *    until the bound bites (a user trial on RabbitMQ: 14 "running at once"
+ *    on 2 normal schedulers, the bound of 2 + 2 + 10, where at most 3 were
+ *    drawn). LTTng's streams are per CPU, not per thread: no such rule.
+ * Each run ended by the second, third or fourth rule is counted
+ * (closed_count): the report says how many.
  *
  * Fed every event of the pass before the accumulators (model/run.c); an
  * accumulator that keeps runs of its own applies `closed` when it gets a
  * process_scheduled `in` (the runs that event ended, its own process's
  * included when it was still open), and ends what is still open at the
  * pass's end at bmt_runs_last_ns. Pid ids are the scope's names' ids
- * (names.h). Memory: 25 bytes per process, plus the open runs per trace.
+ * (names.h). Memory: 29 bytes per process, plus the open runs per trace and 4 bytes
+ * per stream.
  *
  * Only processes with an open run need their last event: the others' is
  * never read (a run's end, the bound's choice and the pass's end all look
@@ -45,9 +54,9 @@
 
 #include <stdint.h>
 
-/* Runs one event may end: the one open on its own process and one for the
- * bound. */
-#define BMT_RUNS_CLOSED_MAX 2
+/* Runs one event may end: the one open on its own process, the one open
+ * on its stream, and one for the bound. */
+#define BMT_RUNS_CLOSED_MAX 3
 
 struct bmt_runs_closed {
     uint32_t pid;              /* pid id (names) */
@@ -66,7 +75,10 @@ struct bmt_runs {
     uint32_t *slot;            /* per pid id: its index in its trace's open list */
     uint16_t *trace;           /* per pid id: the trace (node) its open run is on */
     uint8_t *mark;             /* per pid id: its text's fingerprint (bmt_strtab_mark) */
+    uint32_t *stream;          /* per pid id: the stream its open run began on */
     uint32_t pid_cap;
+    uint32_t *on_stream;       /* per stream: pid id + 1 last scheduled in there, or 0 */
+    uint32_t stream_cap;
     struct bmt_runs_trace *traces;
     unsigned trace_count;
     struct bmt_runs_closed closed[BMT_RUNS_CLOSED_MAX]; /* ended by the current event */
