@@ -63,6 +63,24 @@ bmt_sinks_wanting(const struct priv *p, struct bmt_session *s, uint64_t generati
 _Static_assert(BMT_TP_COUNT <= 64 && BMT_MAX_SESSIONS <= 16 && BMT_GENERATION_BITS <= 44,
                "the decision word's fields fit their bits");
 
+/* The tracepoint the recorder writes for `tp` when the session records
+ * the variants `variants` (BMT_FORMAT_LINKS, _RESULTS, _ARGS): the link
+ * events for messages, function_result and function_call_args. */
+static inline int bmt_variant_tp(int tp, int variants)
+{
+    if (variants & BMT_FORMAT_LINKS) {
+        if (tp == BMT_TP_message_send)
+            return BMT_TP_message_send_link;
+        if (tp == BMT_TP_message_receive)
+            return BMT_TP_message_receive_link;
+    }
+    if (tp == BMT_TP_function_call && (variants & BMT_FORMAT_ARGS))
+        return BMT_TP_function_call_args;
+    if (tp == BMT_TP_function_return && (variants & BMT_FORMAT_RESULTS))
+        return BMT_TP_function_result;
+    return tp;
+}
+
 /* The decision word for an event of tracepoint `tp` (>= 0, a tracer
  * tracepoint) of recorder session `s` (index + 1 `index`, `generation`;
  * NULL: none). The sampling bit comes from the mask beside the enable
@@ -75,15 +93,11 @@ bmt_decision_word(const struct priv *p, struct bmt_session *s, uint64_t index, u
     int rec_tp = tp;
     if (s && bmt_rec_wants(s, generation, tp)) {
         sinks = BMT_SINK_RECORDER;
-        if ((tp == BMT_TP_message_send || tp == BMT_TP_message_receive) &&
-            (atomic_load_explicit(&s->format_option, memory_order_relaxed) & BMT_FORMAT_LINKS))
-            rec_tp = tp == BMT_TP_message_send ? BMT_TP_message_send_link
-                                               : BMT_TP_message_receive_link;
-        else if ((tp == BMT_TP_function_call || tp == BMT_TP_function_return) &&
-                 (atomic_load_explicit(&s->format_option, memory_order_relaxed) &
-                  (tp == BMT_TP_function_call ? BMT_FORMAT_ARGS : BMT_FORMAT_RESULTS)))
-            rec_tp = tp == BMT_TP_function_call ? BMT_TP_function_call_args
-                                                : BMT_TP_function_result;
+        /* One load and one test when the session records no variant. */
+        int variants = atomic_load_explicit(&s->format_option, memory_order_relaxed) &
+                       (BMT_FORMAT_LINKS | BMT_FORMAT_RESULTS | BMT_FORMAT_ARGS);
+        if (__builtin_expect(variants != 0, 0))
+            rec_tp = bmt_variant_tp(tp, variants);
         sinks |= (uint64_t)bmt_rec_sampled(s, rec_tp) << 3 | (index - 1) << 16 | generation << 20;
     }
     if (bmt_lttng_wants(p->lttng, tp))
