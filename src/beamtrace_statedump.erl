@@ -152,14 +152,16 @@ watcher() ->
 %% `state_dump_workers' (its keys are atoms): {Workers, Progress}.
 %% Progress, a counters array: ?LISTED the processes listed (0 until the
 %% dump started), ?NAMED those done (named, or gone before asked),
-%% ?UNRECORDED 1 when the session does not record the dump.
+%% ?UNRECORDED 1 when the session does not record the dump, ?STOPPED 1
+%% once at_stop/1 cut it.
 -define(WORKERS_ENV, state_dump_workers).
 -define(LISTED, 1).
 -define(NAMED, 2).
 -define(UNRECORDED, 3).
+-define(STOPPED, 4).
 
 processes(Session) ->
-    Progress = counters:new(3, [write_concurrency]),
+    Progress = counters:new(4, [write_concurrency]),
     Workers = [spawn_opt(?MODULE, dump, [Session, Progress], [{priority, low}])
                || _ <- lists:seq(1, ?DUMP_WORKERS)],
     set_workers(key(Session), {Workers, Progress}),
@@ -181,10 +183,18 @@ dump(Session, Progress) ->
             end,
             dump(Session, Progress);
         {?MODULE, chunk, Chunk} ->
-            lists:foreach(fun(P) -> _ = dump_process(Session, P),
-                                    counters:add(Progress, ?NAMED, 1)
-                          end, Chunk)
+            dump_chunk(Session, Progress, Chunk)
     end.
+
+dump_chunk(Session, Progress, [P | Rest]) ->
+    case counters:get(Progress, ?STOPPED) of
+        1 -> ok;
+        0 -> _ = dump_process(Session, P),
+             counters:add(Progress, ?NAMED, 1),
+             dump_chunk(Session, Progress, Rest)
+    end;
+dump_chunk(_Session, _Progress, []) ->
+    ok.
 
 deal(Workers, Progress) ->
     Registered = [P || N <- registered(), P <- [whereis(N)], is_pid(P)],
@@ -226,16 +236,20 @@ set_workers(Key, Workers) ->
     end.
 
 %% The processes the dump did not name: those listed and not done, or, when
-%% it had not listed them yet, every process but beamtrace's.
+%% it had not listed them yet, every process but beamtrace's. The workers
+%% are told to stop and killed, not waited for: at low priority on a
+%% saturated node each would take a full turn of the run queue to go (tens
+%% of seconds at 100,000 busy processes). One that was already asking a
+%% process may still record that one name (up to ?DUMP_WORKERS names
+%% counted missing that the trace has).
 stop_workers(Session) ->
     Key = key(Session),
     case workers_of(Key) of
         none ->
             0;
         {Workers, Progress} ->
-            Mons = [{W, monitor(process, W)} || W <- Workers],
-            _ = [exit(W, kill) || {W, _} <- Mons],
-            _ = [receive {'DOWN', Mon, process, W, _} -> ok end || {W, Mon} <- Mons],
+            counters:put(Progress, ?STOPPED, 1),
+            _ = [exit(W, kill) || W <- Workers],
             set_workers(Key, none),
             case {counters:get(Progress, ?UNRECORDED), counters:get(Progress, ?LISTED)} of
                 {1, _} -> 0;
