@@ -165,8 +165,11 @@ processes(Session) ->
     Workers = [spawn_opt(?MODULE, dump, [Session, Progress], [{priority, low}])
                || _ <- lists:seq(1, ?DUMP_WORKERS)],
     set_workers(key(Session), {Workers, Progress}),
-    %% Their own events first (own/2 asks each for its name).
-    own(Session, [{W, state_dump} || W <- Workers]).
+    %% Their own events first. Not through own/2: asking a low-priority
+    %% process for its name waits for it to be scheduled, behind every
+    %% runnable process of a busy node; these have none.
+    _ = [beamtrace:emit_nif(Session, own_process, [W, state_dump, undefined]) || W <- Workers],
+    ok.
 
 %% @private A dump worker: from dump_go/1 on, the processes of its chunk,
 %% in order. The first worker lists them (after the flags are on, never
