@@ -89,7 +89,7 @@
                    discarded := non_neg_integer(), after_stop := non_neg_integer(),
                    overwritten := non_neg_integer(),
                    written_bytes := non_neg_integer(), reason := reason(),
-                   relayd => relayd_stats()}.
+                   names_missing => non_neg_integer(), relayd => relayd_stats()}.
 %% A streaming session's relayd copy: `events' the relayd confirmed it
 %% wrote, `lost' the events it was not confirmed to have (counted in
 %% `discarded'; `unconfirmed' of them were sent before the connection
@@ -290,7 +290,7 @@ start_in(O, {ok, Dir}, Sources) ->
                 {error, _} = Error ->
                     %% Nothing of a session that could not start stays:
                     %% its state-dump workers (waiting for dump_go) go too.
-                    beamtrace_statedump:at_stop(Session),
+                    _ = beamtrace_statedump:at_stop(Session),
                     _ = stop_nif(Session),
                     beamtrace_statedump:after_stop(),
                     _ = is_binary(Dir) andalso file:del_dir_r(Dir),
@@ -342,8 +342,8 @@ local_dir(O) ->
 -spec stop() -> {ok, stats()} | {error, term()}.
 stop() ->
     beamtrace_sources:stop([]),
-    beamtrace_statedump:at_stop([]),
-    stopped(stop_nif([])).
+    Missing = beamtrace_statedump:at_stop([]),
+    stopped(stop_nif([]), Missing).
 
 %% @doc Stops a session: waits for events in flight, writes every buffer
 %% out, closes the trace; or collects a session that stopped by itself.
@@ -353,15 +353,17 @@ stop() ->
 %% the same; `after_stop' were offered once it had ended (flags still set
 %% when a cap, the duration or this call ended it): never to be recorded,
 %% and no loss. Together they are every event the session was offered.
-%% `reason' says why it stopped. A trace the disk refused (`enospc', ...) or whose directory
+%% `reason' says why it stopped; `names_missing' how many processes the
+%% state dump had not named when the stop cut it (they are named only by
+%% the events that name them). A trace the disk refused (`enospc', ...) or whose directory
 %% was removed (`dir_removed') is `{error, {Reason, Stats}}'; a session
 %% already collected, or one of a library since unloaded,
 %% `{error, not_running}'.
 -spec stop(session()) -> {ok, stats()} | {error, term()}.
 stop(Session) ->
     beamtrace_sources:stop(Session),
-    beamtrace_statedump:at_stop(Session),
-    stopped(stop_session(Session)).
+    Missing = beamtrace_statedump:at_stop(Session),
+    stopped(stop_session(Session), Missing).
 
 %% A handle of a library since unloaded (its module deleted and purged,
 %% then loaded again) is a reference the NIF no longer knows: it names no
@@ -371,9 +373,15 @@ stop_session(Session) ->
     catch error:badarg when is_reference(Session) -> {error, not_running}
     end.
 
-stopped(Result) ->
+%% names_missing: the processes the state dump did not name before the
+%% stop cut it (beamtrace_statedump).
+stopped(Result, Missing) ->
     beamtrace_statedump:after_stop(),
-    Result.
+    case Result of
+        {ok, Stats} -> {ok, Stats#{names_missing => Missing}};
+        {error, {Posix, Stats}} when is_map(Stats) -> {error, {Posix, Stats#{names_missing => Missing}}};
+        Error -> Error
+    end.
 
 %% @doc Writes what a flight recorder (`mode => overwrite') session holds
 %% now into a new trace directory next to its own

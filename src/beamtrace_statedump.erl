@@ -2,21 +2,30 @@
 %% to, recorded at session start (as LTTng's state dump) and kept current.
 %%
 %% == Processes ==
-%% One `org_erlang_beamtrace:process_info' event per process alive at
-%% start, so analyses can name the processes of a trace (spawn and register
-%% events keep the names current afterwards). Asking a busy process for its
-%% names is a signal it answers only once scheduled: on a node whose
-%% schedulers are saturated that is 0.1 to 2 ms per process, whoever asks
-%% (measured on OTP 25 at 100,000 busy processes: 10.5 s for the
-%% registered names alone from one process at high priority, 2 ms per
-%% dictionary). So the dump does not hold up the start: ?DUMP_WORKERS
-%% processes of beamtrace's own, at high priority, made before any flag is
-%% set and never traced (workers/0), share the list (registered processes
-%% first) and run while the session records, from dump_go/1 on (trace/2
-%% says go once its flags are set: until then they would compete with its
-%% few calls); their waits overlap. A session stopped before they are done
-%% stops them: processes they did not reach are named only by the events
-%% that name them.
+%% One `org_erlang_beamtrace:process_info' event per process alive when the
+%% dump starts, so analyses can name the processes of a trace (spawn and
+%% register events keep the names current afterwards). Asking a busy
+%% process for its names is a signal it answers only once scheduled: on a
+%% node whose schedulers are saturated that is 0.1 to 2 ms per process,
+%% whoever asks (measured on OTP 25 at 100,000 busy processes: 10.5 s for
+%% the registered names alone from one process at high priority; 9.3 s for
+%% 100,000 idle ones at load 26). So nothing of it happens before the trace
+%% flags are on, and nothing of it delays their removal:
+%% <ul>
+%% <li>at_start/2 makes ?DUMP_WORKERS processes of beamtrace's own, at low
+%% priority (the dump must not take the node's time: a saturated node
+%% stays responsive), and lists no process: the start costs the same
+%% whatever the number of processes. The workers are made before any flag
+%% is set and are never traced (workers/0).</li>
+%% <li>dump_go/1 (trace/2 says go once its flags are set; beamtrace:start/1
+%% at once) sets them going: the first lists the processes (registered ones
+%% first) and deals them out; their waits overlap.</li>
+%% <li>at_stop/1 stops them where they are: the trace has the names they
+%% recorded, and the session's result says how many processes alive when
+%% the dump started were left unnamed (`names_missing'; every process
+%% alive at the stop when the dump had not started). Those are named only
+%% by the events that name them.</li>
+%% </ul>
 %%
 %% == Nodes ==
 %% OTP prints a pid of another node as `<N.x.y>', a port as `#Port<N.x>'
@@ -62,7 +71,7 @@ at_start(Session) ->
 
 %% @doc At a session's start: beamtrace's own processes the caller names
 %% (`{Pid, Role}'), every known node, the watcher running (and named as
-%% beamtrace's), and the dump of every process under way.
+%% beamtrace's), and the dump's workers waiting for dump_go/1.
 -spec at_start(beamtrace:session(), [{pid(), atom()}]) -> ok.
 at_start(Session, Own) ->
     own(Session, Own),
@@ -87,18 +96,19 @@ registered_name(Pid) ->
         _ -> undefined
     end.
 
-%% @doc Before a session stops: the node table again. Not into a session
-%% that stopped by itself (a cap): they would only be counted after_stop, and
-%% its trace is complete as it is.
-%% The dump's workers still at work are stopped first.
--spec at_stop(beamtrace:session() | []) -> ok.
+%% @doc Before a session stops: the dump's workers still at work are
+%% stopped, then the node table again. Not into a session that stopped by
+%% itself (a cap): they would only be counted after_stop, and its trace is
+%% complete as it is. Returns how many processes the dump did not name
+%% (the module doc).
+-spec at_stop(beamtrace:session() | []) -> non_neg_integer().
 at_stop(Session) ->
+    Missing = stop_workers(Session),
     _ = case beamtrace:info(Session) of
             #{state := running} -> node_table(Session, stop);
             _ -> false
         end,
-    stop_workers(Session),
-    ok.
+    Missing.
 
 %% @doc After a session stopped: the watcher goes with the last session.
 -spec after_stop() -> ok.
@@ -134,68 +144,122 @@ watcher() ->
 
 %%% Processes
 
-%% The dump's workers (the module doc): at most ?DUMP_WORKERS, each with at
+%% The dump's workers (the module doc): ?DUMP_WORKERS, each given at
 %% least ?DUMP_CHUNK_MIN processes.
--define(DUMP_WORKERS, 32).
+-define(DUMP_WORKERS, 8).
 -define(DUMP_CHUNK_MIN, 64).
-%% The dump workers of every session, by key/1, in the application
-%% environment's `state_dump_workers' (its keys are atoms).
+%% The dump of every session, by key/1, in the application environment's
+%% `state_dump_workers' (its keys are atoms): {Workers, Progress}.
+%% Progress, a counters array: ?LISTED the processes listed (0 until the
+%% dump started), ?NAMED those done (named, or gone before asked),
+%% ?UNRECORDED 1 when the session does not record the dump, ?STOPPED 1
+%% once at_stop/1 cut it.
 -define(WORKERS_ENV, state_dump_workers).
+-define(LISTED, 1).
+-define(NAMED, 2).
+-define(UNRECORDED, 3).
+-define(STOPPED, 4).
 
 processes(Session) ->
-    %% The first answer says whether the session records the dump at all.
-    case dump_process(Session, self()) of
-        false ->
-            ok;
-        true ->
-            Registered = [P || N <- registered(), P <- [whereis(N)], is_pid(P), P =/= self()],
-            Rest = erlang:processes() -- [self() | Registered],
-            All = Registered ++ Rest,
-            Size = max(?DUMP_CHUNK_MIN, -(-length(All) div ?DUMP_WORKERS)),
-            Workers = [spawn_opt(?MODULE, dump, [Session, Chunk], [{priority, high}])
-                       || Chunk <- chunks(All, Size)],
-            %% Their own events first (own/2 asks each for its name).
-            set_workers(key(Session), Workers ++ workers_of(key(Session))),
-            own(Session, [{W, state_dump} || W <- Workers])
-    end.
+    Progress = counters:new(4, [write_concurrency]),
+    Workers = [spawn_opt(?MODULE, dump, [Session, Progress], [{priority, low}])
+               || _ <- lists:seq(1, ?DUMP_WORKERS)],
+    set_workers(key(Session), {Workers, Progress}),
+    %% Their own events first. Not through own/2: asking a low-priority
+    %% process for its name waits for it to be scheduled, behind every
+    %% runnable process of a busy node; these have none.
+    _ = [beamtrace:emit_nif(Session, own_process, [W, state_dump, undefined]) || W <- Workers],
+    ok.
 
 %% @private A dump worker: from dump_go/1 on, the processes of its chunk,
-%% in order.
--spec dump(beamtrace:session(), [pid()]) -> ok.
-dump(Session, Chunk) ->
-    receive {?MODULE, go} -> ok end,
-    lists:foreach(fun(P) -> dump_process(Session, P) end, Chunk).
+%% in order. The first worker lists them (after the flags are on, never
+%% before) and deals them out.
+-spec dump(beamtrace:session(), counters:counters_ref()) -> ok.
+dump(Session, Progress) ->
+    receive
+        {?MODULE, go, Workers} ->
+            %% Its own name first: the answer says whether the session
+            %% records the dump at all.
+            case dump_process(Session, self()) of
+                false -> counters:put(Progress, ?UNRECORDED, 1);
+                true -> deal(Workers, Progress)
+            end,
+            dump(Session, Progress);
+        {?MODULE, chunk, Chunk} ->
+            dump_chunk(Session, Progress, Chunk)
+    end.
+
+dump_chunk(Session, Progress, [P | Rest]) ->
+    case counters:get(Progress, ?STOPPED) of
+        1 -> ok;
+        0 -> _ = dump_process(Session, P),
+             counters:add(Progress, ?NAMED, 1),
+             dump_chunk(Session, Progress, Rest)
+    end;
+dump_chunk(_Session, _Progress, []) ->
+    ok.
+
+deal(Workers, Progress) ->
+    Registered = [P || N <- registered(), P <- [whereis(N)], is_pid(P)],
+    Own = workers(),
+    Rest = erlang:processes() -- (Registered ++ Own),
+    All = (Registered -- Own) ++ Rest,
+    counters:add(Progress, ?LISTED, length(All)),
+    Size = max(?DUMP_CHUNK_MIN, -(-length(All) div length(Workers))),
+    Chunks = chunks(All, Size),
+    _ = [W ! {?MODULE, chunk, C} || {W, C} <- lists:zip(lists:sublist(Workers, length(Chunks)),
+                                                         Chunks)],
+    ok.
 
 %% @doc Sets the dump of a session's processes going (at_start/2 made its
 %% workers).
 -spec dump_go(beamtrace:session() | []) -> ok.
 dump_go(Session) ->
-    _ = [W ! {?MODULE, go} || W <- workers_of(key(Session))],
+    case workers_of(key(Session)) of
+        {[First | _] = Workers, _} -> First ! {?MODULE, go, Workers};
+        _ -> ok
+    end,
     ok.
 
 %% @doc The dump's workers of every session, for the flags to leave alone.
 -spec workers() -> [pid()].
 workers() ->
-    lists:append(maps:values(application:get_env(beamtrace, ?WORKERS_ENV, #{}))).
+    lists:append([Ws || {Ws, _} <- maps:values(application:get_env(beamtrace, ?WORKERS_ENV, #{}))]).
 
 workers_of(Key) ->
-    maps:get(Key, application:get_env(beamtrace, ?WORKERS_ENV, #{}), []).
+    maps:get(Key, application:get_env(beamtrace, ?WORKERS_ENV, #{}), none).
 
-%% Sets (or, with [], removes) a session's workers.
+%% Sets (or, with none, removes) a session's workers.
 set_workers(Key, Workers) ->
     All = application:get_env(beamtrace, ?WORKERS_ENV, #{}),
     case maps:remove(Key, All) of
-        Rest when Workers =:= [], Rest =:= #{} -> application:unset_env(beamtrace, ?WORKERS_ENV);
-        Rest when Workers =:= [] -> application:set_env(beamtrace, ?WORKERS_ENV, Rest);
+        Rest when Workers =:= none, Rest =:= #{} -> application:unset_env(beamtrace, ?WORKERS_ENV);
+        Rest when Workers =:= none -> application:set_env(beamtrace, ?WORKERS_ENV, Rest);
         _ -> application:set_env(beamtrace, ?WORKERS_ENV, All#{Key => Workers})
     end.
 
+%% The processes the dump did not name: those listed and not done, or, when
+%% it had not listed them yet, every process but beamtrace's. The workers
+%% are told to stop and killed, not waited for: at low priority on a
+%% saturated node each would take a full turn of the run queue to go (tens
+%% of seconds at 100,000 busy processes). One that was already asking a
+%% process may still record that one name (up to ?DUMP_WORKERS names
+%% counted missing that the trace has).
 stop_workers(Session) ->
     Key = key(Session),
-    Mons = [{W, monitor(process, W)} || W <- workers_of(Key)],
-    _ = [exit(W, kill) || {W, _} <- Mons],
-    _ = [receive {'DOWN', Mon, process, W, _} -> ok end || {W, Mon} <- Mons],
-    set_workers(Key, []).
+    case workers_of(Key) of
+        none ->
+            0;
+        {Workers, Progress} ->
+            counters:put(Progress, ?STOPPED, 1),
+            _ = [exit(W, kill) || W <- Workers],
+            set_workers(Key, none),
+            case {counters:get(Progress, ?UNRECORDED), counters:get(Progress, ?LISTED)} of
+                {1, _} -> 0;
+                {0, 0} -> max(0, erlang:system_info(process_count) - length(Workers) - 1);
+                {0, Listed} -> max(0, Listed - counters:get(Progress, ?NAMED))
+            end
+    end.
 
 %% A session by its trace directory: the same whether a caller names it by
 %% its handle or as the default session ([]).

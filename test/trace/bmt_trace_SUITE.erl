@@ -8,6 +8,7 @@
 -module(bmt_trace_SUITE).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
+-compile({nowarn_deprecated_function, [{erlang, now, 0}]}).
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
          end_per_testcase/2]).
@@ -19,7 +20,8 @@
          own_processes_hidden_test/1,
          hot_code_load_test/1,
          hot_code_load_once_test/1,
-         traces_reread_test/1, group_by_return_test/1, group_by_arg_test/1]).
+         traces_reread_test/1, group_by_return_test/1, group_by_arg_test/1,
+         flags_constant_test/1]).
 %% For bmt_record_SUITE.
 -export([calls_json/1, function_row/2, check_p99/3, lookups_traced/3, group_rows/2]).
 
@@ -51,6 +53,7 @@ all() ->
      hot_code_load_once_test,
      group_by_return_test,
      group_by_arg_test,
+     flags_constant_test,
      traces_reread_test].
 
 %% The traces the cases write are listed for traces_reread_test.
@@ -201,10 +204,76 @@ state_dump_rate_test(_Config) ->
                              events => ["org_erlang_beamtrace:process_info",
                                         "org_erlang_dyntrace:function_*"]}),
         assert_eq(reason, duration, maps:get(reason, S)),
-        #{events := N} = S,
-        N >= 20000 orelse fail(state_dump_missing, S),
+        %% Every process is named, or counted unnamed: the stop cuts the
+        %% dump (it never waits for it).
+        #{events := N, names_missing := Missing} = S,
+        N + Missing >= 20000 orelse fail(state_dump_missing, S),
         assert_clean([?WORK_MFA])
     after [P ! stop || P <- Idle]
+    end.
+
+%% Issue 16 item 3: with 20,000 processes, setting and clearing the flags
+%% is a constant number of flag calls (a meta trace counts erlang:trace/3
+%% and trace:process/4, whoever calls them: a per-process walk would make
+%% thousands), the state dump asks no process for its names before the
+%% flags are on (meta trace timestamps are erlang:now/0's: one strictly
+%% increasing order for the node), and the stop, which cuts the dump,
+%% says how many processes it left unnamed.
+flags_constant_test(_Config) ->
+    Idle = [spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, 20000)],
+    Col = spawn(fun() -> collect([]) end),
+    Flag = [{erlang, trace, 3}] ++ [{trace, F, 4} || erlang:function_exported(trace, process, 4),
+                                                     F <- [process, port]],
+    Dump = {erlang, process_info, 2},
+    try
+        _ = [1 = erlang:trace_pattern(MFA, [{'_', [], [{return_trace}]}], [{meta, Col}])
+             || MFA <- Flag],
+        1 = erlang:trace_pattern(Dump, [{['_', [registered_name, initial_call]], [], []}],
+                                 [{meta, Col}]),
+        T0 = erlang:now(),
+        {ok, T} = beamtrace:trace_async([?WORK], #{dir => tmpdir("trace"), duration => infinity,
+                                                 events => ["org_erlang_beamtrace:process_info",
+                                                            "org_erlang_dyntrace:function_*"]}),
+        T1 = erlang:now(),
+        {ok, S} = beamtrace:stop_trace(T),
+        T2 = erlang:now(),
+        _ = [erlang:trace_pattern(MFA, false, [meta]) || MFA <- [Dump | Flag]],
+        Col ! {get, self()},
+        Msgs = receive {collected, L} -> L end,
+        Calls = [{TS, MFA, Args} || {trace_ts, _, call, {M, F, Args}, TS} <- Msgs,
+                                    MFA <- [{M, F, length(Args)}]],
+        Between = fun(A, B) -> [C || {TS, MFA, _} = C <- Calls, lists:member(MFA, Flag),
+                                     TS > A, TS < B] end,
+        StartCalls = Between(T0, T1),
+        StopCalls = Between(T1, T2),
+        %% Flags on: the return of the call setting them on every process.
+        On = [TS || {trace_ts, _, return_from, MFA, _, TS} <- Msgs, lists:member(MFA, Flag),
+                    {CTS, _, Args} <- StartCalls, CTS < TS, sets_all(Args)],
+        OnTS = case On of [] -> fail(no_flags_on_call, StartCalls); _ -> lists:min(On) end,
+        Early = [C || {TS, MFA, _} = C <- Calls, MFA =:= Dump, TS < OnTS],
+        assert_eq(state_dump_before_flags_on, [], Early),
+        length(StartCalls) =< 64 orelse fail(start_flag_calls, length(StartCalls)),
+        length(StopCalls) =< 8 orelse fail(stop_flag_calls, StopCalls),
+        #{events := N, names_missing := Missing} = S,
+        is_integer(Missing) andalso N + Missing >= 20000 orelse fail(names_missing, S),
+        ct:pal("flag calls: ~p at start, ~p at stop; ~p named, ~p unnamed",
+               [length(StartCalls), length(StopCalls), N, Missing]),
+        assert_clean([?WORK_MFA])
+    after
+        _ = [catch erlang:trace_pattern(MFA, false, [meta]) || MFA <- [Dump | Flag]],
+        exit(Col, kill),
+        [P ! stop || P <- Idle]
+    end.
+
+sets_all(Args) ->
+    lists:member(true, Args) andalso
+        lists:any(fun(A) -> lists:member(A, [processes, all, existing_processes, existing]) end,
+                  Args).
+
+collect(Acc) ->
+    receive
+        {get, From} -> From ! {collected, lists:reverse(Acc)};
+        M -> collect([M | Acc])
     end.
 
 owner_exit_test(_Config) ->
