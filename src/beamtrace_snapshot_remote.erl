@@ -50,6 +50,7 @@ snapshot(T, Opts) ->
                                    [T, E, D, maps:get(written_bytes, Info, 0), Out])),
     0.
 
+-spec refused(node(), term()) -> no_return().
 refused(T, not_flight_recorder) ->
     beamtrace_record:fail("the recording on ~s keeps no flight recorder: record with --mode "
                           "overwrite to take snapshots", [T]);
