@@ -308,16 +308,25 @@ nif_options(O) ->
     %% Links record the link variants of the message events: the session
     %% records them when it records the message events at all.
     %% So do results and arguments: function_result, function_call_args.
-    Events = maps:get(events, O)
-        ++ [<<"org_erlang_beamtrace:message_*_link">> || maps:get(links, O) =:= true]
+    %% An `events' that is not a proper list is left for the NIF to refuse.
+    Variants = [<<"org_erlang_beamtrace:message_*_link">> || maps:get(links, O) =:= true]
         ++ [<<"org_erlang_beamtrace:function_result">> || maps:get(results, O) =:= true]
         ++ [<<"org_erlang_beamtrace:function_call_args">> || maps:get(args, O) =:= true],
+    Given = maps:get(events, O),
+    Events = case Variants =/= [] andalso is_list(Given) andalso proper_length(Given) of
+                 false -> Given;
+                 _ -> Given ++ Variants
+             end,
     (maps:without(['$consumer_wakeups', '$own', '$dump_go', dir, local], O))#{
         events => Events,
         wakeups => maps:get('$consumer_wakeups', O),
         node => atom_to_binary(node(), utf8),
         schedulers => {erlang:system_info(schedulers), erlang:system_info(dirty_cpu_schedulers),
                        erlang:system_info(dirty_io_schedulers)}}.
+
+%% The length of a proper list, or false.
+proper_length(L) ->
+    try length(L) catch error:badarg -> false end.
 
 %% Where a session writes: `{ok, Dir}', `{ok, undefined}' for one that
 %% only streams (relayd, no dir, local not true), or `{error, _}'.
