@@ -175,6 +175,17 @@ static void make_basic(const char *path, unsigned streams, unsigned rounds)
             emit(&g, (unsigned)(rnd() % streams), &ev);
         }
     }
+    /* One process with a plain registered name whatever the random
+     * strings drew (test/cli/options.py passes it to --pid and --name). */
+    struct bmt_event ev;
+    fill_event(&ev, BMT_TP_process_register, ts + 1);
+    ev.values[BMT_F_process_register_pid].str = "<0.200.0>";
+    ev.values[BMT_F_process_register_pid].len = 9;
+    ev.values[BMT_F_process_register_name].str = "bmt_named";
+    ev.values[BMT_F_process_register_name].len = 9;
+    ev.values[BMT_F_process_register_type].str = "register";
+    ev.values[BMT_F_process_register_type].len = 8;
+    emit(&g, 0, &ev);
     gen_close(&g);
 }
 

@@ -373,6 +373,13 @@ static void warn_sampled(struct bmt_reader *r, const struct plan *p,
                                         at[k] ? ", " : "", p->subs[i].acc->name);
     }
     sd->scaled = !unscaled[0];
+    if (!scaled[0]) {
+        bmt_reader_warn(r, "%s: sampled 1/%u (at most; of its %s events) for %.0f%% of the "
+                        "trace; the counts and totals of %s are of the events kept (not scaled "
+                        "back)", scope->label, sd->ratio_max, sd->kinds,
+                        pct > 100.0 ? 100.0 : pct, unscaled);
+        return;
+    }
     bmt_reader_warn(r, "%s: sampled 1/%u (at most; of its %s events) for %.0f%% of the trace; "
                     "counts and totals%s%s are scaled back by the ratio in force at each event, "
                     "percentiles are as measured (unbiased under uniform sampling)%s%s%s",

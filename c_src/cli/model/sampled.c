@@ -18,6 +18,8 @@ void bmt_sampled_reset(struct bmt_sampled *s, uint64_t begin_ns)
 static void note_kind(struct bmt_sampled *s, const char *name)
 {
     size_t at = strlen(s->kinds), n = strlen(name);
+    if (n == 0) /* no kind to name (an odd trace's empty string) */
+        return;
     for (const char *seen = strstr(s->kinds, name); seen; seen = strstr(seen + 1, name))
         if ((seen == s->kinds || seen[-1] == ',') && (seen[n] == '\0' || seen[n] == ','))
             return;
@@ -50,12 +52,14 @@ void bmt_sampled_set(struct bmt_sampled *s, const char *kind, size_t len, uint64
     snprintf(name, sizeof name, "%.*s", (int)(len < 32 ? len : 32), kind);
     uint32_t r = ratio <= 1 ? 1 : ratio > UINT32_MAX ? UINT32_MAX : (uint32_t)ratio;
     int k = kind_of_name(name);
+    if (k == BMT_SAMPLE_NONE)
+        return; /* no kind the recorder samples: an odd or newer trace's event */
     if (r > 1) {
         note_kind(s, name);
         if (r > s->ratio_max)
             s->ratio_max = r;
     }
-    for (int tp = 0; k != BMT_SAMPLE_NONE && tp < BMT_TP_COUNT; tp++)
+    for (int tp = 0; tp < BMT_TP_COUNT; tp++)
         if (kind_of_tp(tp) == k)
             s->weight[tp] = r;
     int any = 0;

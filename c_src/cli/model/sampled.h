@@ -36,7 +36,7 @@ void bmt_sampled_reset(struct bmt_sampled *s, uint64_t begin_ns);
 
 /* From `ts_ns` on, kind `kind`/`len` ("call", "send", ... as the
  * sample_ratio event spells it) is sampled 1 in `ratio` (0 or 1: all).
- * A kind no tracepoint has is noted only. */
+ * A kind the recorder does not sample is ignored. */
 void bmt_sampled_set(struct bmt_sampled *s, const char *kind, size_t len, uint64_t ratio,
                      uint64_t ts_ns);
 
