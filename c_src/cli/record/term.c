@@ -136,10 +136,16 @@ static void term_option(struct bmt_text *t, const struct bmt_opt *o,
             text_int(t, (int64_t) * (const uint64_t *)f);
         }
         return;
-    case BMT_OPT_ENUM:
+    case BMT_OPT_ENUM: {
+        /* The default is the controller's too (a --flight recording's
+         * overwrite mode stays its own): only another value is written. */
+        const char *v = o->values[*(const int *)f];
+        if (o->def && strcmp(v, o->def) == 0)
+            return;
         term_key(t, o->term);
-        text_str(t, o->values[*(const int *)f]); /* one of values[]: an atom */
+        text_str(t, v); /* one of values[]: an atom */
         return;
+    }
     default: {
         const char *s = *(const char *const *)f;
         if (!s)
