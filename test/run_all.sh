@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 limits="
 lib 300
 c 1200
-cli 1200
+cli 1800
 erl 1500
 probes 600
 sources 900
