@@ -118,6 +118,9 @@ FIXTURES = {
     ("fetch", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
     ("stop", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
     ("snapshot", "ssl-dist-optfile", None): ["--proto-dist", "inet_tls"],
+    # The calls' values need calls to record.
+    ("record", "results", None): ["--calls", "lists:reverse/1 -> return"],
+    ("record", "args", None): ["--calls", "lists:reverse/1"],
     # A flight recording needs a trigger (the workload fires this probe)
     # and, attached, ends at --until (7 days by default).
     ("record", "flight", None): ["--trigger", "probe=bmt_opt", "--until", "3s"],
