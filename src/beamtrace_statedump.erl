@@ -56,7 +56,7 @@
 -module(beamtrace_statedump).
 
 -export([at_start/1, at_start/2, at_stop/1, after_stop/0, own/2, node_index/1, watcher/0,
-         workers/0, dump_go/1]).
+         workers/0, dump_go/1, dump_done/1]).
 %% The watcher's and the dump workers' processes.
 -export([watch/1, dump/2]).
 
@@ -220,6 +220,20 @@ dump_go(Session) ->
         _ -> ok
     end,
     ok.
+
+%% @doc Whether the dump of a session's processes has named every process
+%% it listed (or the session does not record it): from then on stop/1
+%% cuts nothing (`names_missing' 0).
+-spec dump_done(beamtrace:session() | []) -> boolean().
+dump_done(Session) ->
+    case workers_of(key(Session)) of
+        {_, Progress} ->
+            Listed = counters:get(Progress, ?LISTED),
+            counters:get(Progress, ?UNRECORDED) =:= 1 orelse
+                (Listed > 0 andalso counters:get(Progress, ?NAMED) >= Listed);
+        none ->
+            false
+    end.
 
 %% @doc The dump's workers of every session, for the flags to leave alone.
 -spec workers() -> [pid()].

@@ -12,7 +12,7 @@
 -export([tmpdir/1, start/1, stop_check/1, stop_check/2, check_trace/1, check_trace/2,
          babeltrace/1, parse_line/1, cmd/2, select/2, field/2,
          assert_eq/3, fail/2, count_by_name/1, cleanup/0, discard_warnings_total/1,
-         wait_status/2, wait_dead/1, traces_list_file/0, flush/0]).
+         wait_status/2, wait_dead/1, wait_until/1, traces_list_file/0, flush/0]).
 -export([reread_init/1, reread_traces/0]).
 
 %% The project's top directory: BMT_ROOT, else the one this module's
@@ -320,4 +320,11 @@ wait_dead(P) ->
     case is_process_alive(P) of
         false -> ok;
         true -> timer:sleep(1), wait_dead(P)
+    end.
+
+%% Waits until Done() is true (the test case's timeout bounds the wait).
+wait_until(Done) ->
+    case Done() of
+        true -> ok;
+        false -> timer:sleep(5), wait_until(Done)
     end.
