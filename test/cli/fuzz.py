@@ -32,7 +32,7 @@ Usage: fuzz.py [--bt2 [--bt2-every K]] [--max-disagree N] [--seed S] [--cmds vie
                [--vs-generic]
                BEAMTRACE_ASAN WORKDIR RUNS GOOD_TRACE...
 """
-import argparse, os, random, re, shutil, subprocess, sys
+import argparse, concurrent.futures, os, random, re, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bt2_compare import compare  # noqa: E402  (its rule for babeltrace2 2.0's stale empty strings)
@@ -153,19 +153,13 @@ EXPLAINED = ("both accept", "both reject", "view accepts, bt2 rejects (cut last 
              "view rejects, bt2 accepts (packet uuid differs from the metadata's)",
              "view rejects, bt2 accepts (event id >= 2^32: bt2 aliases it)")
 samples = {}
-d = os.path.join(a.work, "fuzz")
-for i in range(a.runs):
-    good = a.good[i % len(a.good)]
-    shutil.rmtree(d, ignore_errors=True)
-    shutil.copytree(good, d)
-    files = sorted(f for f in os.listdir(d) if os.path.isfile(os.path.join(d, f)))
-    name = rng.choice(files)
-    path = os.path.join(d, name)
-    data = bytearray(open(path, "rb").read())
-    how, data = (mutate_metadata if name == "metadata" else mutate_stream)(data)
-    open(path, "wb").write(data)
-    what = f"{os.path.basename(good)} {how} {name}"
-    view_rc, view_out = None, b""
+
+
+def evaluate(i, d, what):
+    """One mutated trace's checks: (lines to print, failures, the
+    babeltrace2 verdict or None, whether to keep it as a disagreement)."""
+    out_lines, failures = [], 0
+    view_rc, view_out, view_err = None, b"", ""
     for cmd in cmds:
         argv = cmd.split()
         rc, out, err = run(argv, d)
@@ -176,20 +170,21 @@ for i in range(a.runs):
                 (rc == 0 and not errs or
                  rc == 1 and len(errs) == 1 and errs[0].startswith("beamtrace: ")))
         if not fine:
-            bad += 1
-            print(f"# run {i}: {what}: {cmd} exit {rc}")
-            print("#  " + "\n#  ".join(err.splitlines()[:20]))
+            failures += 1
+            out_lines.append(f"# run {i}: {what}: {cmd} exit {rc}")
+            out_lines.append("#  " + "\n#  ".join(err.splitlines()[:20]))
             shutil.copytree(d, os.path.join(a.work, f"fuzz-fail-{i}"), dirs_exist_ok=True)
         if argv[0] == "view":
             view_rc, view_out, view_err = rc, out, err
         elif a.vs_generic and fine and "/dev/null" not in cmd:
             grc, gout, gerr = run(argv, d, generic_env)
             if (grc, gout, gerr) != (rc, out, err):
-                bad += 1
-                print(f"# run {i}: {what}: {cmd}: exit {rc}, with BEAMTRACE_READER=generic exit {grc}")
-                print("#  fast:    " + "\n#  ".join(err.splitlines()[:3]))
-                print("#  generic: " + "\n#  ".join(gerr.splitlines()[:3]))
+                failures += 1
+                out_lines.append(f"# run {i}: {what}: {cmd}: exit {rc}, with BEAMTRACE_READER=generic exit {grc}")
+                out_lines.append("#  fast:    " + "\n#  ".join(err.splitlines()[:3]))
+                out_lines.append("#  generic: " + "\n#  ".join(gerr.splitlines()[:3]))
                 shutil.copytree(d, os.path.join(a.work, f"fuzz-generic-{i}"), dirs_exist_ok=True)
+    k = None
     if a.bt2 and view_rc is not None and i % a.bt2_every == 0:
         try:
             p = subprocess.run(["babeltrace2", d], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -208,19 +203,45 @@ for i in range(a.runs):
         elif "which the metadata does not declare" in view_err and \
                 any(int(x) >= 1 << 32 for x in re.findall(rb"\bid = (\d+);",
                                                           open(os.path.join(d, "metadata"), "rb").read())):
-            # babeltrace2 2.0 finds event class 2^32 + n under id n.
+            # babeltrace2 2.0 finds an event id of 2^32 or more under its low 32 bits
             k = "view rejects, bt2 accepts (event id >= 2^32: bt2 aliases it)"
         elif "has a uuid other than the metadata's" in view_err:
-            # CTF 1.8 requires it; babeltrace2 2.0 does not check it.
+            # CTF 1.8 requires the packet's uuid to be the metadata's; bt2 2.0 does not check
             k = "view rejects, bt2 accepts (packet uuid differs from the metadata's)"
         else:
             k = "view rejects, bt2 accepts"
-        stats[k] += 1
-        if k not in EXPLAINED:
-            samples.setdefault(k, []).append(i)
-            keep = os.path.join(a.work, f"fuzz-disagree-{i}")
-            if len(samples[k]) <= 5:
-                shutil.copytree(d, keep, dirs_exist_ok=True)
+    return out_lines, failures, k
+
+
+# The mutations are drawn in order from one seeded generator, so a seed
+# always gives the same traces; their checks (each a few processes that
+# only read the trace) run on every core, and are reported in run order.
+jobs = []
+with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+    for i in range(a.runs):
+        good = a.good[i % len(a.good)]
+        d = os.path.join(a.work, f"fuzz-{i}")
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(good, d)
+        files = sorted(f for f in os.listdir(d) if os.path.isfile(os.path.join(d, f)))
+        name = rng.choice(files)
+        path = os.path.join(d, name)
+        data = bytearray(open(path, "rb").read())
+        how, data = (mutate_metadata if name == "metadata" else mutate_stream)(data)
+        open(path, "wb").write(data)
+        jobs.append((i, d, pool.submit(evaluate, i, d, f"{os.path.basename(good)} {how} {name}")))
+    for i, d, job in jobs:
+        out_lines, failures, k = job.result()
+        for line in out_lines:
+            print(line)
+        bad += failures
+        if k is not None:
+            stats[k] += 1
+            if k not in EXPLAINED:
+                samples.setdefault(k, []).append(i)
+                if len(samples[k]) <= 5:
+                    shutil.copytree(d, os.path.join(a.work, f"fuzz-disagree-{i}"), dirs_exist_ok=True)
+        shutil.rmtree(d, ignore_errors=True)
 if a.bt2:
     for k, v in stats.items():
         print(f"# {k}: {v}" + (f" (runs {samples[k][:8]})" if k in samples else ""))

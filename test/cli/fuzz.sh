@@ -2,7 +2,7 @@
 # `make fuzz`: the reader's mutation fuzz at scale (FUZZ_RUNS, default
 # 10 000), every trace compared with babeltrace2 and read by every reading
 # subcommand of the sanitizer build, each also with BEAMTRACE_READER=generic
-# (the same verdict and bytes). The CI run (test/cli/run.sh) does 1000
+# (the same verdict and bytes). The CI run (test/cli/run.sh) does 400
 # with view, stats and calls. Prints fuzz.py's summary; exit 1 on a crash, hang,
 # sanitizer report, malformed error output, or a disagreement with
 # babeltrace2 beyond the documented ones.
