@@ -36,6 +36,11 @@ LDLIBS_NIF := -lpthread -Wl,-z,nodelete
 
 Q := $(if $(V),,@)
 
+# Every core, unless make is given -j (make -j1 builds one thing at a time).
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+# One line per object and link, except under make -s (the tests' builds).
+SAY := $(if $(findstring s,$(filter-out -%,$(firstword $(MAKEFLAGS)))),@:,@echo)
+
 # The pure C core: no erl_nif.h, shared by the NIF, the CLI and the C tests.
 CORE_SRC := c_src/core/catalogue.c c_src/core/clock.c c_src/core/event.c c_src/core/ctf_packet.c \
             c_src/core/ctf_metadata.c c_src/core/ring.c c_src/core/trace_dir.c
@@ -84,15 +89,65 @@ $(BUILD_CONFIG): FORCE
 	@echo '$(CC) $(CFLAGS_BASE) $(VERSION)' | cmp -s - $@ || echo '$(CC) $(CFLAGS_BASE) $(VERSION)' >$@
 .PHONY: FORCE
 
-$(NIF): $(NIF_SRC) $(wildcard c_src/*/*.h c_src/*/*.def) $(BUILD_CONFIG) _build/generated.checked
-	@mkdir -p priv
-	@echo "  CC      $@"
-	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $(NIF_SRC) $(LDLIBS_NIF)
+# One object per source and build (the NIF's, the command's, the debug
+# NIF's), under _build/obj/, so a build uses every core (the -j above) and
+# recompiles only what a change touches: each object depends on the headers
+# its source includes (-MMD) and on the build's flags ($(BUILD_CONFIG)).
+OBJ := _build/obj
+NIF_OBJ := $(patsubst c_src/%.c,$(OBJ)/nif/%.o,$(NIF_SRC))
+CLI_OBJ := $(patsubst c_src/%.c,$(OBJ)/cli/%.o,$(CLI_SRC))
+DEBUG_OBJ := $(patsubst c_src/%.c,$(OBJ)/debug/%.o,$(NIF_SRC))
+CLI_CFLAGS := $(CFLAGS_BASE) -DBMT_VERSION='"$(VERSION)"' -Ic_src/cli
+DEBUG_CFLAGS := $(NIF_CFLAGS) -O1 -DBMT_DEBUG
+-include $(NIF_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(DEBUG_OBJ:.o=.d)
 
-$(CLI): $(CLI_SRC) $(wildcard c_src/*/*.h c_src/*/*.def c_src/cli/*/*.h) $(BUILD_CONFIG)
+# The NIF's objects wait for the generated sources' check: a stale
+# generated header fails the build before anything compiles against it.
+$(OBJ)/nif/%.o: c_src/%.c $(BUILD_CONFIG) _build/generated.checked
+	@mkdir -p $(@D)
+	$(SAY) "  CC      $<"
+	$(Q)$(CC) $(NIF_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(OBJ)/cli/%.o: c_src/%.c $(BUILD_CONFIG)
+	@mkdir -p $(@D)
+	$(SAY) "  CC      $< (command)"
+	$(Q)$(CC) $(CLI_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(OBJ)/debug/%.o: c_src/%.c $(BUILD_CONFIG) _build/generated.checked
+	@mkdir -p $(@D)
+	$(SAY) "  CC      $< (debug)"
+	$(Q)$(CC) $(DEBUG_CFLAGS) -MMD -MP -c -o $@ $<
+
+# The command under ASan and UBSan, for the tests and `make fuzz`
+# (test/cli, test/analyses): built once, shared by them. BMT_READER_POISON:
+# fields a command did not select read as NULL strings (ctf/reader.h), so
+# a field missing from a command's set fails a check.
+ASAN_CLI := _build/asan/beamtrace
+ASAN_OBJ := $(patsubst c_src/%.c,$(OBJ)/asan/%.o,$(CLI_SRC))
+ASAN_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fsanitize=address,undefined -fno-omit-frame-pointer \
+               -fno-sanitize-recover=all -DBMT_READER_POISON -Ic_src -Ic_src/cli
+-include $(ASAN_OBJ:.o=.d)
+.PHONY: asan-cli
+asan-cli: $(ASAN_CLI)
+$(OBJ)/asan/%.o: c_src/%.c $(BUILD_CONFIG)
+	@mkdir -p $(@D)
+	$(SAY) "  CC      $< (ASan)"
+	$(Q)$(CC) $(ASAN_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(ASAN_CLI): $(ASAN_OBJ)
+	@mkdir -p $(@D)
+	$(SAY) "  LD      $@"
+	$(Q)$(CC) $(ASAN_CFLAGS) -o $@ $(ASAN_OBJ) -lm
+
+$(NIF): $(NIF_OBJ)
 	@mkdir -p priv
-	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS_BASE) -DBMT_VERSION='"$(VERSION)"' -Ic_src/cli -o $@ $(CLI_SRC) -lm
+	$(SAY) "  LD      $@"
+	$(Q)$(CC) $(NIF_CFLAGS) -shared -o $@ $(NIF_OBJ) $(LDLIBS_NIF)
+
+$(CLI): $(CLI_OBJ)
+	@mkdir -p priv
+	$(SAY) "  LD      $@"
+	$(Q)$(CC) $(CLI_CFLAGS) -o $@ $(CLI_OBJ) -lm
 
 # `make debug`: the NIF with the decoder's field checks (-DBMT_DEBUG: every
 # field written is checked against the catalogue's name and type, and each
@@ -101,11 +156,10 @@ $(CLI): $(CLI_SRC) $(wildcard c_src/*/*.h c_src/*/*.def c_src/cli/*/*.h) $(BUILD
 # application's priv_dir (test/erl/debug_fields.sh).
 DEBUG_PRIV := _build/debug/priv
 debug: $(DEBUG_PRIV)/beamtrace_nif.so
-$(DEBUG_PRIV)/beamtrace_nif.so: $(NIF_SRC) $(wildcard c_src/*/*.h c_src/*/*.def) $(BUILD_CONFIG) \
-                               _build/generated.checked lttng
+$(DEBUG_PRIV)/beamtrace_nif.so: $(DEBUG_OBJ) lttng
 	@mkdir -p $(DEBUG_PRIV)
-	@echo "  CC      $@"
-	$(Q)$(CC) $(NIF_CFLAGS) -O1 -DBMT_DEBUG -shared -o $@ $(NIF_SRC) $(LDLIBS_NIF)
+	$(SAY) "  LD      $@"
+	$(Q)$(CC) $(DEBUG_CFLAGS) -shared -o $@ $(DEBUG_OBJ) $(LDLIBS_NIF)
 	$(Q)if [ -f $(LTTNG_SO) ]; then ln -sf $(abspath $(LTTNG_SO)) $(DEBUG_PRIV)/; fi
 
 priv/dyntrace_nif.so: c_src/compat/dyntrace_nif.c $(wildcard c_src/*/*.h c_src/*/*.def) $(BUILD_CONFIG)
@@ -135,16 +189,19 @@ ebin/beamtrace.app: src/beamtrace.app.src $(ERL_SRC)
 # BMT_TEST_FILTER and their other settings from BMT_* variables, none of
 # which this Makefile defines: a Makefile variable of the same name would
 # replace what the user set (`MODULES=... make test` once ran nothing).
+# The scripts' own makes (scratch copies, print-*) start job pools of
+# their own: this make's jobserver is not passed down to them.
+SCRIPT_ENV = MAKEFLAGS='$(filter-out -j% --jobserver%,$(MAKEFLAGS))'
 test: all
-	$(Q)BMT_TEST_FILTER='$(T)' bash test/run_all.sh
+	$(Q)$(SCRIPT_ENV) BMT_TEST_FILTER='$(T)' bash test/run_all.sh
 
 test-%: all
-	$(Q)BMT_TEST_FILTER='$(T)' bash test/run_all.sh $*
+	$(Q)$(SCRIPT_ENV) BMT_TEST_FILTER='$(T)' bash test/run_all.sh $*
 
 # The OTP version matrix: the VM-facing groups on Debian trixie (OTP 27) and
 # sid (OTP 29) in chroots under _build/chroots/ (made on first use, root).
 test-otp:
-	$(Q)bash test/otp/matrix.sh
+	$(Q)$(SCRIPT_ENV) bash test/otp/matrix.sh
 
 # `make dialyzer`: the application's beams and the test modules, 0 warnings
 # (CI fails on one). The PLT holds erts, kernel, stdlib and runtime_tools
@@ -171,29 +228,29 @@ dialyzer: beams $(DIALYZER_PLT)
 	$(Q)dialyzer --plt $(DIALYZER_PLT) $(BEAMS) _build/dialyzer/test/*.beam
 
 demo: all
-	$(Q)bash examples/process_tracing.sh
+	$(Q)$(SCRIPT_ENV) bash examples/process_tracing.sh
 
 bench: all
-	$(Q)bash bench/run.sh
+	$(Q)$(SCRIPT_ENV) bash bench/run.sh
 
 # The analyses' instructions per event alone (callgrind, a few minutes).
 bench-instructions: all
-	$(Q)bash bench/instructions.sh
+	$(Q)$(SCRIPT_ENV) bash bench/instructions.sh
 
 # Peak RSS of flame and report at 5, 20 and 50 M events (several GB of traces).
 bench-memory: all
-	$(Q)bash bench/memory.sh
+	$(Q)$(SCRIPT_ENV) bash bench/memory.sh
 
 # Longer fuzz runs than the test suite's: the NIF with 100000 random calls,
 # then the trace reader's mutation fuzz against babeltrace2 (FUZZ_RUNS=10000
 # by default; the test suite runs 1000).
 fuzz: all
-	$(Q)BMT_FUZZ_CALLS=100000 BMT_TEST_FILTER=bmt_faults_SUITE:callbacks_fuzz_test \
+	$(Q)$(SCRIPT_ENV) BMT_FUZZ_CALLS=100000 BMT_TEST_FILTER=bmt_faults_SUITE:callbacks_fuzz_test \
 	    bash test/run_all.sh erl
-	$(Q)bash test/cli/fuzz.sh
+	$(Q)$(SCRIPT_ENV) bash test/cli/fuzz.sh
 
 clean:
-	rm -rf priv/*.so $(CLI) priv/compat ebin test/out bench/out
+	rm -rf priv/*.so $(CLI) priv/compat ebin test/out bench/out $(OBJ) _build/debug _build/asan
 
 # The generated parts of docs/ (tracepoint and USDT tables from the
 # catalogue, docs/cli.md's option tables from each command's --help) come

@@ -19,18 +19,16 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktra
 TAP_PREFIX=""
 . "$root/test/lib/tap.sh"
 BT="$root/priv/beamtrace"
-ASAN="$root/$out/beamtrace-asan"
+ASAN="$root/_build/asan/beamtrace"
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
 expect() { sed -n "s/^$2 //p" "$1.expect"; }
 
 check_cmd "make priv/beamtrace builds warning-free" make -s priv/beamtrace
 # The CLI's sources exactly as the Makefile lists them.
 CLI_SRC=$(make -s --no-print-directory print-CLI_SRC)
-# shellcheck disable=SC2086
-# BMT_READER_POISON: fields a command did not select read as NULL strings
-# (ctf/reader.h), so a field missing from a command's set fails here.
-check_cmd "sanitizer build of the CLI" $CC -std=gnu11 -O1 -g $WARN $SAN -DBMT_READER_POISON \
-    -Ic_src -Ic_src/cli -o "$ASAN" $CLI_SRC -lm
+# The sanitizer build of the CLI (the Makefile's asan-cli: fields a command
+# did not select read as NULL strings, so a missing one fails here).
+check_cmd "sanitizer build of the CLI" make -s asan-cli
 # shellcheck disable=SC2086
 check_cmd "trace generator builds" $CC -std=gnu11 -O2 -g $WARN -Ic_src -o "$out/make_traces" \
     -Itest/lib test/analyses/make_traces.c test/lib/trace_gen.c $CORE

@@ -17,9 +17,8 @@ SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=
 CORE=$(make -s --no-print-directory print-CORE_SRC)
 CLI_SRC=$(make -s --no-print-directory print-CLI_SRC)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
-ASAN="$root/$out/beamtrace-asan"
-# shellcheck disable=SC2086
-$CC -std=gnu11 -O1 -g $WARN $SAN -DBMT_READER_POISON -Ic_src -Ic_src/cli -o "$ASAN" $CLI_SRC -lm || exit 1
+ASAN="$root/_build/asan/beamtrace"
+make -s asan-cli || exit 1
 # shellcheck disable=SC2086
 $CC -std=gnu11 -O1 -g $WARN -Ic_src -Itest/lib -o "$out/make_corpus" test/cli/make_corpus.c \
     test/lib/trace_gen.c $CORE || exit 1
