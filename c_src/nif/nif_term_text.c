@@ -413,11 +413,28 @@ static void put_pid_or_port(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TER
         put_s(o, e->text, e->len_bytes);
         return;
     }
-    /* A miss: a local pid is printed from its word, anything else by the
-     * VM. A full tmp may be a cut text (see put_atom): not cached. */
-    n = local_pid_text(t, tmp);
-    if (n <= 0)
-        n = enif_snprintf(tmp, sizeof tmp, "%T", t);
+    /* A miss (every new process's first event): a local pid is printed
+     * from its word straight into its entry, emptied first (the entries
+     * are NUL-padded), and copied out as a fixed-size block; the key is
+     * cleared meanwhile, so a failed print leaves no stale key on new
+     * text. */
+    e->key = 0;
+    memset(e->text, 0, sizeof e->text);
+    n = local_pid_text(t, e->text);
+    if (n > 0) {
+        e->len_bytes = (uint8_t)n;
+        e->key = t;
+        if ((size_t)(o->end - o->p) >= sizeof e->text) {
+            memcpy(o->p, e->text, sizeof e->text);
+            o->p += n;
+        } else {
+            put_s(o, e->text, (size_t)n);
+        }
+        return;
+    }
+    /* Anything else by the VM. A full tmp may be a cut text (see
+     * put_atom): not cached. */
+    n = enif_snprintf(tmp, sizeof tmp, "%T", t);
     if (n < 0 || (size_t)n >= sizeof tmp - 1) {
         put_fallback(o, t);
         return;
