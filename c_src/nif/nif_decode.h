@@ -61,6 +61,30 @@ static inline void bmt_decode_init(struct decode *d, ErlNifEnv *env, const struc
     };
 }
 
+/* A copy of `d` for an out-of-line field writer, and its cursor taken
+ * back: `d` itself never has its address taken on the tracer's path, so
+ * the compiler keeps its fields in registers instead of storing and
+ * reloading them around every field. */
+static inline __attribute__((always_inline)) struct decode bmt_decode_copy(const struct decode *d)
+{
+    struct decode v = {.env = d->env, .a = d->a, .t = d->t, .fmt = d->fmt, .argv = d->argv,
+                       .cursor = d->cursor, .s = d->s, .extra = d->extra, .tp = d->tp};
+#ifdef BMT_DEBUG
+    v.field = d->field;
+#endif
+    return v;
+}
+
+static inline __attribute__((always_inline)) void bmt_decode_back(struct decode *d,
+                                                                  const struct decode *v)
+{
+    d->cursor = v->cursor;
+    d->extra = v->extra;
+#ifdef BMT_DEBUG
+    d->field = v->field;
+#endif
+}
+
 static inline ERL_NIF_TERM d_tag(const struct decode *d) { return d->argv[0]; }
 static inline ERL_NIF_TERM d_tracee(const struct decode *d) { return d->argv[2]; }
 static inline ERL_NIF_TERM d_term(const struct decode *d) { return d->argv[3]; }
@@ -187,12 +211,15 @@ static inline void put_atom_text(struct decode *d, const char *name, ERL_NIF_TER
 /* The `extra' value of the callback's options, or 'undefined': looked up
  * once per event, and only by the events that carry one (the map lookup
  * is a few tens of instructions). */
-static inline ERL_NIF_TERM bmt_decode_extra(struct decode *d)
+DECODE_INLINE ERL_NIF_TERM bmt_decode_extra(struct decode *d)
 {
     /* False for a term that is not a map (the NIF fuzz passes garbage
-     * here on every release the matrix runs): the reader asks the VM. */
-    if (!d->extra && !bmt_peek_map_value(d->env, d_opts(d), d->a->extra, &d->extra))
-        d->extra = d->a->undefined;
+     * here on every release the matrix runs): the reader asks the VM.
+     * Through a local: see bmt_decode_copy. */
+    if (!d->extra) {
+        ERL_NIF_TERM x;
+        d->extra = bmt_peek_map_value(d->env, d_opts(d), d->a->extra, &x) ? x : d->a->undefined;
+    }
     return d->extra;
 }
 
@@ -391,9 +418,12 @@ static inline __attribute__((always_inline)) void bmt_decode_fields(struct decod
         put_u32(d, "depth", 0);
         break;
     case BMT_TP_function_result:
-    case BMT_TP_function_call_args:
-        bmt_decode_value(d, tp);
+    case BMT_TP_function_call_args: {
+        struct decode v = bmt_decode_copy(d);
+        bmt_decode_value(&v, tp);
+        bmt_decode_back(d, &v);
         break;
+    }
     case BMT_TP_function_exception: {
         const ERL_NIF_TERM *cv;
         int arity;
@@ -449,14 +479,26 @@ static inline __attribute__((always_inline)) void bmt_decode_fields(struct decod
     }
     case BMT_TP_gc_minor_start:
     case BMT_TP_gc_major_start:
-        put_gc(d, "need");
+        {
+            struct decode v = bmt_decode_copy(d);
+            put_gc(&v, "need");
+            bmt_decode_back(d, &v);
+        }
         break;
     case BMT_TP_seq_trace:
-        put_seq_trace(d);
+        {
+            struct decode v = bmt_decode_copy(d);
+            put_seq_trace(&v);
+            bmt_decode_back(d, &v);
+        }
         break;
     case BMT_TP_gc_minor_end:
     case BMT_TP_gc_major_end:
-        put_gc(d, "reclaimed");
+        {
+            struct decode v = bmt_decode_copy(d);
+            put_gc(&v, "reclaimed");
+            bmt_decode_back(d, &v);
+        }
         break;
     }
     CHECK_END(d);

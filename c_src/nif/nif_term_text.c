@@ -413,11 +413,28 @@ static void put_pid_or_port(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TER
         put_s(o, e->text, e->len_bytes);
         return;
     }
-    /* A miss: a local pid is printed from its word, anything else by the
-     * VM. A full tmp may be a cut text (see put_atom): not cached. */
-    n = local_pid_text(t, tmp);
-    if (n <= 0)
-        n = enif_snprintf(tmp, sizeof tmp, "%T", t);
+    /* A miss (every new process's first event): a local pid is printed
+     * from its word straight into its entry, emptied first (the entries
+     * are NUL-padded), and copied out as a fixed-size block; the key is
+     * cleared meanwhile, so a failed print leaves no stale key on new
+     * text. */
+    e->key = 0;
+    memset(e->text, 0, sizeof e->text);
+    n = local_pid_text(t, e->text);
+    if (n > 0) {
+        e->len_bytes = (uint8_t)n;
+        e->key = t;
+        if ((size_t)(o->end - o->p) >= sizeof e->text) {
+            memcpy(o->p, e->text, sizeof e->text);
+            o->p += n;
+        } else {
+            put_s(o, e->text, (size_t)n);
+        }
+        return;
+    }
+    /* Anything else by the VM. A full tmp may be a cut text (see
+     * put_atom): not cached. */
+    n = enif_snprintf(tmp, sizeof tmp, "%T", t);
     if (n < 0 || (size_t)n >= sizeof tmp - 1) {
         put_fallback(o, t);
         return;
@@ -746,72 +763,101 @@ _Static_assert(BMT_ID_CACHE_TEXT_BYTES <= BMT_ATOM_CACHE_TEXT_BYTES && 21 <= BMT
 
 /* The common message, {Self, ping, 42}: a tuple of up to FLAT_MAX
  * immediates the caches know (atoms, local pids and ports) or small
- * integers, printed with one VM call for the tuple and none per element: each
- * element's tag picks its cache (a slot holds only words of its own kind),
- * and with room for the worst case the text is written unchecked. Returns
- * 0 (and writes nothing worth keeping) when the term has another shape or
- * an element is not cached yet: the general printer then starts over (and
- * fills the caches). Output is what put_subterm would write. */
-static int put_flat_tuple(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
+ * integers, printed with no VM call at all (the tuple read in place,
+ * nif_term_peek.h): each element's tag picks its cache (a slot holds only
+ * words of its own kind), and with room for the worst case (`end` - `p`)
+ * the text is written unchecked. Returns where the text ends, or NULL
+ * (having written nothing worth keeping) when the term has another shape
+ * or an element is not cached yet: the general printer then starts over
+ * (and fills the caches). Output is what put_subterm would write. Inline
+ * in the entry point: the common message pays for no setup of the general
+ * printer's. */
+static inline __attribute__((always_inline)) char *
+flat_tuple(const struct bmt_text_cache *cache, ErlNifEnv *env, ERL_NIF_TERM t, char *p,
+           const char *end)
 {
     const ERL_NIF_TERM *el;
     int arity;
-    if (!c->cache || (t & 3) != 2 || !bmt_peek_tuple(c->env, t, &arity, &el) ||
-        arity > FLAT_MAX || (size_t)(o->end - o->p) < 2 + (size_t)arity * FLAT_ELEMENT_BYTES)
-        return 0;
-    char *p = o->p;
+    if ((t & 3) != 2 || !bmt_peek_tuple(env, t, &arity, &el) || arity > FLAT_MAX ||
+        (size_t)(end - p) < 2 + (size_t)arity * FLAT_ELEMENT_BYTES)
+        return NULL;
     *p++ = '{';
     for (int i = 0; i < arity; i++) {
         ERL_NIF_TERM w = el[i];
         int64_t v;
-        if (i)
-            *p++ = ',';
         switch (w & 0xF) {
         case 0x3: /* local pid */
         case 0x7: { /* local port */
-            const struct bmt_id_cache_entry *d = &c->cache->ids.slot[slot_of(w, ID_CACHE_BITS)];
+            const struct bmt_id_cache_entry *d = &cache->ids.slot[slot_of(w, ID_CACHE_BITS)];
             if (d->key != w)
-                return 0;
+                return NULL;
             memcpy(p, d->text, sizeof d->text);
             p += d->len_bytes;
             break;
         }
         case 0xB: { /* atom (or [], which no atom slot holds) */
-            const struct bmt_atom_cache_entry *a = &c->cache->atoms.slot[slot_of(w, ATOM_CACHE_BITS)];
+            const struct bmt_atom_cache_entry *a = &cache->atoms.slot[slot_of(w, ATOM_CACHE_BITS)];
             if (a->key != w)
-                return 0; /* not cached yet, or [] */
+                return NULL; /* not cached yet, or [] */
             memcpy(p, a->text, sizeof a->text);
             p += a->len_bytes;
             break;
         }
         case 0xF: /* small integer */
-            if (!bmt_small_int(c->env, w, &v))
-                return 0;
+            if (!bmt_small_int(env, w, &v))
+                return NULL;
             p = small_text_at(p, v);
             break;
         default: /* boxed or a list cell: not this path */
-            return 0;
+            return NULL;
         }
+        *p++ = ',';
     }
-    *p++ = '}';
-    o->p = p;
-    return 1;
+    /* The last comma becomes the brace ("{}" for the empty tuple). */
+    p[-(arity > 0)] = '}';
+    return p + (arity == 0);
 }
 
-size_t bmt_term_text_cached(struct bmt_text_cache *cache, ErlNifEnv *env,
-                            ERL_NIF_TERM term, char *buf, size_t size)
+/* Everything but the flat tuple: the general printer. */
+static __attribute__((noinline)) size_t term_text_general(struct bmt_text_cache *cache,
+                                                          ErlNifEnv *env, ERL_NIF_TERM term,
+                                                          char *buf, size_t size)
 {
     long budget = SCAN_BUDGET;
     struct ctx c = { env, cache, &budget };
     struct out o = { buf, buf + size - 1 };
 
-    if (size > BMT_TERM_TEXT_NATIVE_MAX_BYTES) {
+    if (size > BMT_TERM_TEXT_NATIVE_MAX_BYTES)
         put_fallback(&o, term);
-    } else if (!put_flat_tuple(&c, &o, term)) {
+    else
         put_subterm(&c, &o, term, 0);
-    }
     *o.p = '\0';
     return (size_t)(o.p - buf);
+}
+
+size_t bmt_term_text_cached(struct bmt_text_cache *cache, ErlNifEnv *env,
+                            ERL_NIF_TERM term, char *buf, size_t size)
+{
+    if (cache && size <= BMT_TERM_TEXT_NATIVE_MAX_BYTES) {
+        if ((term & 0xF) == 0xB) {
+            /* A cached atom (an exit's reason, a registered name): one
+             * fixed-size copy. [] shares the tag, but no atom slot holds
+             * it. */
+            const struct bmt_atom_cache_entry *a =
+                &cache->atoms.slot[slot_of(term, ATOM_CACHE_BITS)];
+            if (a->key == term && size > sizeof a->text) {
+                memcpy(buf, a->text, sizeof a->text);
+                buf[a->len_bytes] = '\0';
+                return a->len_bytes;
+            }
+        }
+        char *end = flat_tuple(cache, env, term, buf, buf + size - 1);
+        if (end) {
+            *end = '\0';
+            return (size_t)(end - buf);
+        }
+    }
+    return term_text_general(cache, env, term, buf, size);
 }
 
 size_t bmt_term_text(ErlNifEnv *env, ERL_NIF_TERM term, char *buf,
