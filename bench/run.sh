@@ -20,7 +20,8 @@
 # bench/cluster.sh), BENCH_SOURCES=0 (skip bench/sources.sh),
 # BENCH_INSTRUCTIONS=0 (skip bench/instructions.sh: every analysis's
 # instructions per event, counted by callgrind, beside its target),
-# BENCH_FLIGHT=0 (skip bench/flight.sh).
+# BENCH_FLIGHT=0 (skip bench/flight.sh; FLIGHT_CG=0 skips only its
+# callgrind part, bench/flight_cg.sh).
 #
 # LTTng isolation: as root, the script re-runs itself in a private mount
 # namespace with its own empty /run/lttng and /dev/shm (as test/lttng/run.sh

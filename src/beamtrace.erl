@@ -1077,10 +1077,11 @@ trigger_nif(_Label) -> erlang:nif_error(nif_not_loaded).
 %% @private The capture figures of a session.
 -spec flight_info_nif(session() | []) -> map() | {error, not_running}.
 flight_info_nif(_Session) -> erlang:nif_error(nif_not_loaded).
-%% @private A call-latency trigger of a flight session: the tracer state of
-%% a meta trace pattern on MFA (beamtrace_flight sets it).
+%% @private A call-latency trigger of a flight session: the resource that
+%% holds it, and the tracer state (a small integer) of a meta trace pattern
+%% on MFA (beamtrace_flight sets it).
 -spec flight_call_trigger_nif(session(), mfa(), pos_integer()) ->
-          {ok, reference()} | {error, term()}.
+          {ok, reference(), pos_integer()} | {error, term()}.
 flight_call_trigger_nif(_Session, _MFA, _BoundNs) -> erlang:nif_error(nif_not_loaded).
 %% @private Frees a call trigger's entries of processes dead in a call
 %% older than OlderMs; its figures.

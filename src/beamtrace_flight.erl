@@ -476,8 +476,9 @@ with_calls(R, Calls) -> R#{call_triggers => Calls}.
 with_reloads(R, #st{reloads = 0}) -> R;
 with_reloads(R, #st{reloads = N}) -> R#{trigger_patterns_reapplied => N}.
 
-%% The call triggers: a trigger each (the NIF's resource), the tracer
-%% state of a meta trace pattern on its function, set through a tracing
+%% The call triggers: a trigger each (the NIF's resource, which holds
+%% its slot while this process keeps it), whose small integer names it as
+%% the tracer state of a meta trace pattern on its function, set through a tracing
 %% handle of its own (on OTP 27+ a trace session of its own, whose tracer
 %% is that state).
 call_triggers([], St) ->
@@ -487,8 +488,11 @@ call_triggers([{call, {M, _, _} = MFA, Ns} | Rest], #st{session = S} = St) ->
     Result = case code:ensure_loaded(M) of
                  {module, M} ->
                      case beamtrace:flight_call_trigger_nif(S, MFA, Ns) of
-                         {ok, Trig} ->
-                             case beamtrace_tracing:open(#{tracer_state => Trig, owner => self(),
+                         {ok, Trig, State} ->
+                             %% State, a small integer, names Trig's slot:
+                             %% an immediate is what the VM copies and
+                             %% compares cheapest on every call.
+                             case beamtrace_tracing:open(#{tracer_state => State, owner => self(),
                                                            name => beamtrace_flight}) of
                                  {ok, H} ->
                                      case beamtrace_tracing:function(H, MFA, ?CALL_MS, [meta]) of

@@ -88,12 +88,13 @@
 %% The handle is its process: a caller may monitor it (beamtrace_trace
 %% does) or kill it (what that undoes is said above).
 -type handle() :: pid().
--type options() :: #{tracer_state => [] | beamtrace:session(),
+-type options() :: #{tracer_state => [] | beamtrace:session() | pos_integer(),
                      name => atom(),
                      backend => auto | session | legacy,
                      owner => pid()}.
 %% `tracer_state': `[]' (default) feeds beamtrace's default session, a
-%% session from beamtrace:start/1 that session. `name': the trace session's
+%% session from beamtrace:start/1 that session, a flight call trigger's
+%% integer (beamtrace_flight) that trigger. `name': the trace session's
 %% name on OTP 27+ (default `beamtrace'). `backend': `auto' (default) is
 %% `session' where the VM has trace sessions, else `legacy'. `owner': the
 %% process whose exit closes the handle (default the caller).

@@ -11,6 +11,11 @@
 #define BMT_CALL_LEVELS 2
 #define EMPTY UINT64_C(0)    /* never claimed: ends a lookup */
 #define FREE UINT64_C(1)     /* claimed before, given back (a pid word is never 0 or 1) */
+#define SLOTS 32u            /* call triggers at once, per loaded library; a power of two */
+#define SLOT_BITS 5
+/* A slot given back is not claimed again for this long: a callback that
+ * read its tag just before is done with it by then. */
+#define REUSE_NS UINT64_C(10000000000)
 
 struct call_entry {
     _Atomic uint64_t pid;        /* the process's term word, EMPTY or FREE */
@@ -19,14 +24,35 @@ struct call_entry {
     uint64_t start_ns[BMT_CALL_LEVELS]; /* the outermost levels' start times */
 };
 
+/* A trigger: one slot of the library's table. `tag` is its tracer state's
+ * value while claimed, 0 while free; the rest is written before the tag
+ * is published (release) and read after it is seen (acquire). */
 struct flight_call {
-    uint64_t instance;           /* the state's, when made */
+    _Atomic uint64_t tag;        /* (claim number << SLOT_BITS) | slot; 0: free */
+    uint64_t released_ns;        /* when given back (0: never claimed) */
     int index;                   /* the session */
     uint64_t generation;
     uint64_t bound_ns;
     char function[256];          /* "m:f/a" */
-    struct call_entry *table;    /* TABLE_ENTRIES */
+    struct call_entry *table;    /* TABLE_ENTRIES, made at the first claim, kept until the
+                                    library's state goes: a late callback never writes freed
+                                    memory */
     _Atomic uint64_t calls, slow, unmeasured, unmatched, deep;
+};
+
+/* The slots, shared by the library's state (one holder) and every trigger
+ * resource (one each), freed by the last. */
+struct bmt_flight_calls {
+    ErlNifMutex *lock;           /* claims and releases */
+    _Atomic int holders;
+    uint64_t claims;             /* claim numbers, under lock */
+    struct flight_call slot[SLOTS];
+};
+
+/* The resource Erlang holds: the slot is its trigger's while it lives. */
+struct call_handle {
+    struct bmt_flight_calls *calls;
+    uint64_t tag;
 };
 
 static void count(_Atomic uint64_t *c)
@@ -34,29 +60,87 @@ static void count(_Atomic uint64_t *c)
     atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
+static void calls_drop(struct bmt_flight_calls *fcs)
+{
+    if (atomic_fetch_sub(&fcs->holders, 1) != 1)
+        return;
+    for (unsigned i = 0; i < SLOTS; i++)
+        enif_free(fcs->slot[i].table);
+    enif_mutex_destroy(fcs->lock);
+    enif_free(fcs);
+}
+
+/* The trigger resource's end: its slot is given back. */
 static void destroy(ErlNifEnv *env, void *obj)
 {
     (void)env;
-    struct flight_call *fc = obj;
-    enif_free(fc->table);
-    fc->table = NULL;
+    struct call_handle *h = obj;
+    if (!h->calls)
+        return;
+    struct flight_call *fc = &h->calls->slot[h->tag & (SLOTS - 1)];
+    enif_mutex_lock(h->calls->lock);
+    if (atomic_load(&fc->tag) == h->tag) {
+        atomic_store_explicit(&fc->tag, 0, memory_order_release);
+        fc->released_ns = bmt_clock_ns();
+    }
+    enif_mutex_unlock(h->calls->lock);
+    calls_drop(h->calls);
+    h->calls = NULL;
 }
 
 int bmt_flight_call_open_type(struct priv *p, ErlNifEnv *env, ErlNifResourceFlags flags)
 {
     p->flight_call_type =
         enif_open_resource_type(env, NULL, "beamtrace_flight_call", destroy, flags, NULL);
-    return p->flight_call_type ? 0 : -1;
+    if (!p->flight_call_type)
+        return -1;
+    if (p->flight_calls)
+        return 0;
+    struct bmt_flight_calls *fcs = enif_alloc(sizeof *fcs);
+    if (!fcs)
+        return -1;
+    memset(fcs, 0, sizeof *fcs);
+    fcs->lock = enif_mutex_create("beamtrace_flight_calls");
+    if (!fcs->lock) {
+        enif_free(fcs);
+        return -1;
+    }
+    atomic_init(&fcs->holders, 1);
+    /* Claim numbers start where the state's id says, so a tracer state
+     * left from an earlier load names no slot of this one. */
+    fcs->claims = p->instance & UINT64_C(0xFFFFFFFFFF);
+    p->flight_calls = fcs;
+    return 0;
 }
 
+void bmt_flight_call_free(struct priv *p)
+{
+    if (p->flight_calls)
+        calls_drop(p->flight_calls);
+    p->flight_calls = NULL;
+}
+
+/* The trigger a tracer state names: a small integer, the tag of a claimed
+ * slot. NULL for anything else (a session's handle, a slot given back). */
 static struct flight_call *get_trigger(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM term)
 {
-    struct flight_call *fc;
-    if (!p->flight_call_type ||
-        !enif_get_resource(env, term, p->flight_call_type, (void **)&fc) ||
-        fc->instance != p->instance || !fc->table)
+    ErlNifUInt64 tag;
+    if (!p->flight_calls || !enif_get_uint64(env, term, &tag) || tag == 0)
         return NULL;
-    return fc;
+    struct flight_call *fc = &p->flight_calls->slot[tag & (SLOTS - 1)];
+    return atomic_load_explicit(&fc->tag, memory_order_acquire) == tag ? fc : NULL;
+}
+
+/* The trigger a resource from flight_call_trigger_nif names, NULL when
+ * its slot is not its own any more (an earlier load's). */
+static struct flight_call *get_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM term)
+{
+    struct call_handle *h;
+    if (!p->flight_call_type || !enif_get_resource(env, term, p->flight_call_type, (void **)&h) ||
+        h->calls != p->flight_calls || !h->calls)
+        return NULL;
+    struct flight_call *fc = &h->calls->slot[h->tag & (SLOTS - 1)];
+    return atomic_load_explicit(&fc->tag, memory_order_acquire) == h->tag ? fc : NULL;
 }
 
 /* ---- the table ---- */
@@ -150,8 +234,10 @@ ERL_NIF_TERM bmt_flight_call_enabled(struct priv *p, ErlNifEnv *env, const ERL_N
         e->depth++;
         /* The VM's trace_call for this call comes next on this thread. */
         struct thread_ctx *t = bmt_thread_ctx(&p->threads);
-        if (t)
+        if (t) {
             t->flight_pending = argv[2];
+            t->flight_pending_state = argv[1];
+        }
         return p->atom.trace;
     }
     if (tp == BMT_TP_function_return || tp == BMT_TP_function_exception) {
@@ -179,7 +265,7 @@ ERL_NIF_TERM bmt_flight_call_trace(struct priv *p, ErlNifEnv *env, const ERL_NIF
 {
     if (tp == BMT_TP_function_call) {
         struct thread_ctx *t = bmt_thread_ctx(&p->threads);
-        if (t && t->flight_pending == argv[2] && get_trigger(p, env, argv[1])) {
+        if (t && t->flight_pending == argv[2] && t->flight_pending_state == argv[1]) {
             t->flight_pending = 0;
             return p->atom.ok;
         }
@@ -216,31 +302,57 @@ ERL_NIF_TERM bmt_nif_flight_call_trigger(ErlNifEnv *env, int argc, const ERL_NIF
         return enif_make_tuple2(env, p->atom.error, p->atom.not_running);
     if (!bmt_capture_on(&p->rec.sessions[index].capture))
         return enif_make_tuple2(env, p->atom.error, p->atom.not_flight_recorder);
-    struct flight_call *fc = enif_alloc_resource(p->flight_call_type, sizeof *fc);
-    if (!fc)
+    struct call_handle *h = enif_alloc_resource(p->flight_call_type, sizeof *h);
+    if (!h)
         return enif_make_tuple2(env, p->atom.error, enif_make_atom(env, "enomem"));
-    memset(fc, 0, sizeof *fc);
-    fc->table = enif_alloc(TABLE_ENTRIES * sizeof *fc->table);
-    if (!fc->table) {
-        enif_release_resource(fc);
-        return enif_make_tuple2(env, p->atom.error, enif_make_atom(env, "enomem"));
+    h->calls = NULL;
+    struct bmt_flight_calls *fcs = p->flight_calls;
+    struct flight_call *fc = NULL;
+    uint64_t now = bmt_clock_ns();
+    int nomem = 0;
+    enif_mutex_lock(fcs->lock);
+    for (unsigned i = 0; i < SLOTS && !fc; i++) {
+        struct flight_call *c = &fcs->slot[i];
+        if (atomic_load(&c->tag) != 0 || (c->released_ns && now - c->released_ns < REUSE_NS))
+            continue;
+        if (!c->table && !(c->table = enif_alloc(TABLE_ENTRIES * sizeof *c->table))) {
+            nomem = 1;
+            break;
+        }
+        fc = c;
+        memset(fc->table, 0, TABLE_ENTRIES * sizeof *fc->table);
+        atomic_store(&fc->calls, 0);
+        atomic_store(&fc->slow, 0);
+        atomic_store(&fc->unmeasured, 0);
+        atomic_store(&fc->unmatched, 0);
+        atomic_store(&fc->deep, 0);
+        fc->index = index;
+        fc->generation = generation;
+        fc->bound_ns = bound;
+        enif_snprintf(fc->function, sizeof fc->function, "%T:%T/%T", mfa[0], mfa[1], mfa[2]);
+        /* A small integer (1 .. 2^59 - 1): claim numbers wrap. */
+        fcs->claims = fcs->claims % ((UINT64_C(1) << 53) - 1) + 1;
+        h->tag = fcs->claims << SLOT_BITS | i;
+        h->calls = fcs;
+        atomic_fetch_add(&fcs->holders, 1);
+        atomic_store_explicit(&fc->tag, h->tag, memory_order_release);
     }
-    memset(fc->table, 0, TABLE_ENTRIES * sizeof *fc->table);
-    fc->instance = p->instance;
-    fc->index = index;
-    fc->generation = generation;
-    fc->bound_ns = bound;
-    enif_snprintf(fc->function, sizeof fc->function, "%T:%T/%T", mfa[0], mfa[1], mfa[2]);
-    ERL_NIF_TERM term = enif_make_resource(env, fc);
-    enif_release_resource(fc);
-    return enif_make_tuple2(env, p->atom.ok, term);
+    enif_mutex_unlock(fcs->lock);
+    if (!fc) {
+        enif_release_resource(h);
+        return enif_make_tuple2(env, p->atom.error,
+                                enif_make_atom(env, nomem ? "enomem" : "too_many_call_triggers"));
+    }
+    ERL_NIF_TERM term = enif_make_resource(env, h);
+    enif_release_resource(h);
+    return enif_make_tuple3(env, p->atom.ok, term, enif_make_uint64(env, h->tag));
 }
 
 ERL_NIF_TERM bmt_nif_flight_call_sweep(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
     struct priv *p = enif_priv_data(env);
-    struct flight_call *fc = get_trigger(p, env, argv[0]);
+    struct flight_call *fc = get_handle(p, env, argv[0]);
     ErlNifUInt64 older_ms;
     if (!fc || !enif_get_uint64(env, argv[1], &older_ms))
         return enif_make_badarg(env);

@@ -1,9 +1,16 @@
 /* The flight recorder's call-latency trigger ('Mod:Fun/Arity>15ms'),
  * decided in the tracer where the call's return is seen.
  *
- * A trigger is a resource, used as the tracer state of a meta trace
- * pattern on Mod:Fun/Arity (beamtrace_flight sets it through a tracing
- * handle of its own), so every call of that function reaches
+ * A trigger is a slot of the library's table (SLOTS of them), claimed by
+ * a resource Erlang holds (the slot is given back when the resource
+ * goes) and named by a small integer, its tag, which is the tracer state
+ * of a meta trace pattern on Mod:Fun/Arity (beamtrace_flight sets it
+ * through a tracing handle of its own). An immediate, not the resource:
+ * the VM compares the meta tracer, copies it onto the process's stack
+ * for every return_trace and updates its global copy on every call, and
+ * with a resource term each of those walks, allocates and reference
+ * counts a magic binary (about half of the trigger's cost per call).
+ * So every call of that function reaches
  * enabled_call with this state, whatever the processes' flags and the
  * recording's sampling. On `call` the tracer stores the call's start
  * time in a per-process table and answers `trace` (the VM then runs the
@@ -26,7 +33,13 @@
  * are never emptied again, only freed), and look at most
  * BMT_CALL_PROBES entries: a call that finds no room is counted as
  * unmeasured. Recursion: the first BMT_CALL_LEVELS levels are timed, the
- * deeper ones counted. What cannot be guaranteed: a process that exits
+ * deeper ones counted. A slot's table is made at its first claim and
+ * kept until the library's state goes; a slot given back is claimed
+ * again (its table cleared) no sooner than 10 s later, so a callback that
+ * read the tag just before the release is long done. What cannot be
+ * guaranteed: a callback held up longer than that between its tag check
+ * and its write can leave one stale entry in the next trigger's table
+ * (freed by the sweep once its process is dead). Also: a process that exits
  * inside the function leaves its entry claimed; bmt_flight_call_sweep
  * (the flight controller, every minute) frees the entries of dead
  * processes; a return whose call began before the trigger existed is
@@ -42,6 +55,10 @@ struct priv;
 /* Opens (`flags`: create or take over) the trigger resource type into
  * p->flight_call_type. Returns 0 or -1. */
 int bmt_flight_call_open_type(struct priv *p, ErlNifEnv *env, ErlNifResourceFlags flags);
+
+/* Drops the state's hold on the trigger slots (free_priv); the last
+ * trigger resource to go frees them. */
+void bmt_flight_call_free(struct priv *p);
 
 /* enabled_call's answer for a tracer state that names no session: a
  * trigger's (above), or 0 when `state` is not a trigger of this library.
@@ -62,8 +79,10 @@ ERL_NIF_TERM bmt_flight_call_trace(struct priv *p, ErlNifEnv *env, const ERL_NIF
  * remove after; 0 when `state` is not a trigger. */
 ERL_NIF_TERM bmt_flight_call_status(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state);
 
-/* flight_call_trigger_nif(Session, {M, F, A}, BoundNs) -> {ok, Trigger} |
- * {error, not_running | not_flight_recorder}. */
+/* flight_call_trigger_nif(Session, {M, F, A}, BoundNs) -> {ok, Trigger,
+ * State} (Trigger: the resource that holds the slot; State: the tracer
+ * state for the pattern, a small integer) | {error, not_running |
+ * not_flight_recorder | too_many_call_triggers | enomem}. */
 ERL_NIF_TERM bmt_nif_flight_call_trigger(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
 /* flight_call_sweep_nif(Trigger, OlderThanMs) -> #{swept, calls, slow,

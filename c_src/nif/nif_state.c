@@ -5,6 +5,7 @@
  * by every scheduler thread.
  */
 #include "nif_state.h"
+#include "nif_flight_call.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ static void free_priv(struct priv *p)
 {
     bmt_rec_destroy(&p->rec);
     bmt_handles_free(&p->handles);
+    bmt_flight_call_free(p);
     registry_remove(p);
     p->magic = 0;
     if (p->lttng)

@@ -56,6 +56,7 @@ struct thread_ctx {
     struct bmt_sample_thread sample;
     ERL_NIF_TERM flight_pending; /* a flight trigger said `trace` to this pid's call
                                     (nif_flight_call.c): its trace_call is a no-op */
+    ERL_NIF_TERM flight_pending_state; /* that trigger's tracer state */
     struct bmt_clock_thread clock;
     struct bmt_event event;
     struct bmt_format_cache fmt;

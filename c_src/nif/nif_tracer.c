@@ -252,6 +252,13 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
         int tp = map(&p->atom, argv[0]);
         if (tp < 0)
             return p->atom.ok;
+        /* The trace_call that follows a flight call trigger's `trace`
+         * (nif_flight_call.h): a no-op, known without a look-up. */
+        if (tp == BMT_TP_function_call && t && t->flight_pending == argv[2] &&
+            t->flight_pending_state == argv[1]) {
+            t->flight_pending = 0;
+            return p->atom.ok;
+        }
         w = bmt_decide(p, env, argv[1], tp);
         /* A flight recorder's call trigger (nif_flight_call.h): OTP 25
          * asks it through trace_call. Nothing past argv[2] is read. */

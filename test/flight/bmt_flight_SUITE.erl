@@ -17,7 +17,7 @@
 -export([call_trigger_test/1, reload_test/1, probe_capture_test/1,
          extend_and_rate_limit_test/1, long_gc_test/1, message_queue_test/1,
          long_message_queue_test/1, errors_test/1, owner_exit_test/1, until_test/1,
-         killed_vm_incomplete_test/1]).
+         killed_vm_incomplete_test/1, call_trigger_state_test/1]).
 
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2]).
 -import(bmt_flight_lib, [with_kv/2, wait_captures/2, env/1, env_int/2, env_text/2,
@@ -48,7 +48,8 @@ all() ->
      errors_test,
      owner_exit_test,
      until_test,
-     killed_vm_incomplete_test].
+     killed_vm_incomplete_test,
+     call_trigger_state_test].
 
 init_per_suite(Config) ->
     ok = bmt_test_lib:ensure_distributed("bmt_fl_"),
@@ -318,6 +319,53 @@ errors_test(_Config) ->
      end || {Opts, Kind} <- Cases],
     assert_eq(no_dir, false, filelib:is_dir(Dir)),
     assert_clean().
+
+%% A call trigger's tracer state is a small integer (what the VM copies
+%% and compares on every call of the function is then an immediate, not a
+%% resource), named by the resource flight_call_trigger_nif gives with it:
+%% the tracer times a call and its return through it, and answers remove
+%% for it once that resource is gone, or its session stopped.
+call_trigger_state_test(_Config) ->
+    {ok, T} = beamtrace:trace_async("bmt_kv:get/2",
+                                    #{dir => tmpdir("flight"), mode => overwrite,
+                                      duration => 60000,
+                                      flight => #{window => 1000, 'after' => 100,
+                                                  max_captures => 6, triggers => [call]}}),
+    #{session := S} = beamtrace:trace_info(T),
+    Self = self(),
+    %% The resource lives in Holder only.
+    Holder = spawn(fun() ->
+                           {ok, Trig, State} = beamtrace:flight_call_trigger_nif(S, ?GET, 1000000000),
+                           Self ! {state, State},
+                           receive {figures, P} -> P ! {figures, beamtrace:flight_call_sweep_nif(Trig, 0)}
+                           end,
+                           receive stop -> ok end
+                   end),
+    State = receive {state, St} -> St after 10000 -> fail(no_trigger, Holder) end,
+    assert_eq(state_is_small_integer, true, is_integer(State) andalso State > 0),
+    assert_eq(status, trace, beamtrace:enabled(trace_status, State, self())),
+    assert_eq(call, trace, beamtrace:enabled_call(call, State, self())),
+    assert_eq(trace_call_after_trace, ok, beamtrace:trace_call(call, State, self(), {?GET, []}, #{})),
+    assert_eq(return, discard, beamtrace:enabled_call(return_from, State, self())),
+    Holder ! {figures, self()},
+    Figures = receive {figures, Fi} -> Fi after 10000 -> fail(no_figures, Holder) end,
+    assert_eq(figures, #{calls => 1, slow => 0, unmatched => 0, in_calls => 0},
+              maps:with([calls, slow, unmatched, in_calls], Figures)),
+    Ref = monitor(process, Holder),
+    Holder ! stop,
+    receive {'DOWN', Ref, process, Holder, _} -> ok end,
+    %% The resource goes with Holder's heap: its slot is given back.
+    wait_status(State, remove, 100),
+    {ok, _} = beamtrace:stop_trace(T),
+    assert_clean().
+
+wait_status(State, Want, 0) ->
+    assert_eq(status_after_release, Want, beamtrace:enabled(trace_status, State, self()));
+wait_status(State, Want, N) ->
+    case beamtrace:enabled(trace_status, State, self()) of
+        Want -> ok;
+        _ -> timer:sleep(50), wait_status(State, Want, N - 1)
+    end.
 
 %% The flight stops when its owner exits, taking everything down.
 owner_exit_test(_Config) ->
