@@ -40,7 +40,8 @@ static int kind_of_name(const char *name)
 static int kind_of_tp(int tp)
 {
     /* Returns come with their call: never sampled on their own. */
-    if (tp == BMT_TP_function_return || tp == BMT_TP_function_exception)
+    if (tp == BMT_TP_function_return || tp == BMT_TP_function_result ||
+        tp == BMT_TP_function_exception)
         return BMT_SAMPLE_NONE;
     return bmt_sample_kind_of_flag(bmt_catalogue[tp].flag);
 }
