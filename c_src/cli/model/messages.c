@@ -147,10 +147,11 @@ int bmt_messages_feed(void *ctx, const struct bmt_record *rec)
     int rc = bmt_messages_ready(m);
     if (rc < 0 || m->error)
         return rc < 0 ? rc : m->error;
-    if ((rec->tp == BMT_TP_message_send_link || rec->tp == BMT_TP_message_receive_link) &&
-        rec->ts_ns < m->scope->window.begin_ns)
+    int link = rec->tp == BMT_TP_message_send_link || rec->tp == BMT_TP_message_receive_link;
+    if (link && rec->ts_ns < m->scope->window.begin_ns)
         return 0; /* before the window: not counted */
-    m->links.weight = m->scope->sampled.weight[rec->tp];
+    /* Sampled (send, receive kinds): the event stands for the ratio in force. */
+    m->links.weight = link ? m->scope->sampled.weight[rec->tp] : 1;
     m->sampled |= m->links.weight > 1;
     rc = bmt_links_feed(&m->links, rec);
     return rc < 0 ? rc : m->error;

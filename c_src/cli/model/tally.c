@@ -110,7 +110,7 @@ static void env_ratios(const struct bmt_reader *r, struct bmt_sampled *sd)
 int bmt_tally_scale(struct bmt_reader *r, const char *const *paths, unsigned count,
                     struct bmt_tally *st)
 {
-    static struct bmt_field_set want;
+    struct bmt_field_set want = {{0}};
     want.tp[BMT_TP_sample_ratio] = 1u << BMT_F_sample_ratio_kind | 1u << BMT_F_sample_ratio_ratio;
     int rc = bmt_reader_open(r, paths, count);
     if (rc < 0 || (rc = bmt_reader_select(r, &want)) < 0)
