@@ -112,7 +112,7 @@ int bmt_tally_scale(struct bmt_reader *r, const char *const *paths, unsigned cou
 {
     struct bmt_field_set want = {{0}};
     want.tp[BMT_TP_sample_ratio] = 1u << BMT_F_sample_ratio_kind | 1u << BMT_F_sample_ratio_ratio;
-    int rc = bmt_reader_open(r, paths, count);
+    int rc = bmt_reader_open_quiet(r, paths, count);
     if (rc < 0 || (rc = bmt_reader_select(r, &want)) < 0)
         return rc;
     unsigned n = r->event_class_count + 1;
