@@ -885,6 +885,88 @@ static void make_big_cluster(const char *root, unsigned long long messages)
             die("%s: close failed", g[n].t.path);
 }
 
+/* ---- a sampled trace and its truth ---- */
+
+/* One event of tracepoint `tp` at t0 + `ts` ns on stream `s` with the
+ * given fields (strings, or integers for numeric fields, in catalogue
+ * order). */
+static void kinds_emit(struct gen *g, unsigned s, int tp, uint64_t ts, ...)
+{
+    struct bmt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.id = (uint16_t)tp;
+    ev.ts_ns = 17000000000000ull + ts;
+    va_list ap;
+    va_start(ap, ts);
+    for (unsigned f = 0; f < bmt_catalogue[tp].field_count; f++) {
+        if (bmt_catalogue[tp].fields[f].type == BMT_FIELD_STRING) {
+            ev.values[f].str = va_arg(ap, const char *);
+            ev.values[f].len = (uint32_t)strlen(ev.values[f].str);
+        } else {
+            ev.values[f].integer = va_arg(ap, uint64_t);
+        }
+    }
+    va_end(ap);
+    emit(g, s, &ev);
+}
+
+/* The same workload twice over 2 s, as recorded in full (`sampled` 0: its
+ * consumer says ratio 1 for every kind) and as a sampled session keeps it
+ * (1: procs 1/2; send 1/2 for 1 s, then 1 (calmer); call 1/4), the events
+ * kept one in N of their kind, in order: every analysis's counts and
+ * totals of the sampled one, scaled back, equal the full one's. 8
+ * processes spawned and exiting normally (4 a second); 16 messages
+ * <0.86.0> -> <0.87.0> (8 a second), each received 1 ms and <0.87.0>
+ * scheduled in 0.5 ms after its send; 8 calls of kv:get/2 of 1 ms by
+ * <0.88.0>, root level. */
+static void make_kinds(const char *path, int sampled)
+{
+    struct gen g;
+    gen_open(&g, path, 2, 8192, 8, BMT_RING_DISCARD, 1);
+    const uint64_t ms = 1000000, s1 = 1000 * ms;
+    kinds_emit(&g, 1, BMT_TP_sample_ratio, 0, "procs", (uint64_t)(sampled ? 2 : 1), "start");
+    kinds_emit(&g, 1, BMT_TP_sample_ratio, 0, "send", (uint64_t)(sampled ? 2 : 1), "start");
+    kinds_emit(&g, 1, BMT_TP_sample_ratio, 0, "call", (uint64_t)(sampled ? 4 : 1), "start");
+    kinds_emit(&g, 1, BMT_TP_sample_ratio, s1, "send", (uint64_t)1, "calmer");
+    /* In time order, on a 10 ms grid: spawns at x10 ms, calls at x20 ms,
+     * sends at x50 ms; each ends within its 10 ms. */
+    for (uint64_t t = 0; t < 2 * s1; t += 10 * ms) {
+        uint64_t in_s = t % s1, sec = t / s1;
+        if (in_s % (100 * ms) == 10 * ms && in_s < 400 * ms) {
+            unsigned i = (unsigned)(sec * 4 + in_s / (100 * ms));
+            char pid[16];
+            snprintf(pid, sizeof pid, "<0.%u.0>", 100 + i);
+            if (!sampled || i % 2 == 0) {
+                kinds_emit(&g, 0, BMT_TP_process_spawn, t, pid, "<0.80.0>", "kv:init/0");
+                kinds_emit(&g, 0, BMT_TP_process_exit, t + 5 * ms, pid, "normal");
+            }
+        }
+        if (t % (200 * ms) == 20 * ms && t < 1600 * ms) {
+            unsigned i = (unsigned)(t / (200 * ms));
+            if (!sampled || i % 4 == 0) {
+                kinds_emit(&g, 0, BMT_TP_function_call, t, "<0.88.0>", "kv:get/2", (uint64_t)0);
+                kinds_emit(&g, 0, BMT_TP_function_return, t + ms, "<0.88.0>", "kv:get/2",
+                           (uint64_t)0);
+            }
+        }
+        if (in_s % (100 * ms) == 50 * ms && in_s < 800 * ms) {
+            unsigned i = (unsigned)(sec * 8 + in_s / (100 * ms));
+            char m[8];
+            snprintf(m, sizeof m, "m%u", i);
+            if (!sampled || i >= 8 || i % 2 == 0)
+                kinds_emit(&g, 0, BMT_TP_message_send_link, t, "<0.86.0>", "<0.87.0>", m,
+                           "send", FP(m));
+            kinds_emit(&g, 0, BMT_TP_process_scheduled, t + ms / 2, "<0.87.0>", "kv:loop/1", "in");
+            kinds_emit(&g, 0, BMT_TP_message_receive_link, t + ms, "<0.87.0>", m, "<0.86.0>",
+                       "undefined", FP(m));
+            kinds_emit(&g, 0, BMT_TP_process_scheduled, t + 2 * ms, "<0.87.0>", "kv:loop/1",
+                       "out");
+        }
+    }
+    kinds_emit(&g, 0, BMT_TP_process_scheduled, 2 * s1, "<0.87.0>", "kv:loop/1", "in");
+    gen_close(&g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--big") == 0) {
@@ -943,6 +1025,10 @@ int main(int argc, char **argv)
     make_capture(d, 2, 12, 40);
     snprintf(d, sizeof d, "%s/sampled", root);
     make_sampled(d);
+    snprintf(d, sizeof d, "%s/kinds-sampled", root);
+    make_kinds(d, 1);
+    snprintf(d, sizeof d, "%s/kinds-full", root);
+    make_kinds(d, 0);
     make_odd(root);
     return 0;
 }

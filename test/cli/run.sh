@@ -446,6 +446,70 @@ import json, sys
 d = json.load(sys.stdin)
 sys.exit(0 if d[\"sampling\"] is None and all(x[\"count\"] == x[\"kept_count\"] for x in d[\"functions\"]) else 1)"'
 
+# make_corpus.c's make_kinds: one workload recorded in full (kinds-full)
+# and as a sampled session keeps it (kinds-sampled: procs 1/2; send 1/2,
+# then 1 after 1 s; call 1/4; one event in N of each kind kept, in order):
+# every analysis's counts and totals of the sampled trace, scaled back by
+# the ratio in force at each event, equal the full trace's, and each says
+# it scaled them.
+kf=$out/corpus/kinds-full ks=$out/corpus/kinds-sampled
+kinds_same() { # kinds_same CMD PYEXPR: PYEXPR(json) equal for both, and the sampled one says so
+    local cmd=$1 expr=$2
+    "$ASAN" $cmd --format json "$kf" >"$out/kinds.full.json" 2>"$out/kinds.full.err" &&
+        "$ASAN" $cmd --format json "$ks" >"$out/kinds.sampled.json" 2>"$out/kinds.sampled.err" &&
+        no_sanitizer_report "$out/kinds.sampled.err" && python3 - "$expr" <<'PY'
+import json, sys
+f, s = (json.load(open("test/out/cli/kinds.%s.json" % k)) for k in ("full", "sampled"))
+get = eval("lambda d: " + sys.argv[1])
+ok = get(f) == get(s) and f["sampling"] is None and s["sampling"]["scaled_back"] and s["sampling"]["kinds"] == "procs,send,call"
+if not ok:
+    print("full %r, sampled %r, sampling %r" % (get(f), get(s), s["sampling"]), file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+}
+check_cmd "stats of a sampled trace: each tracepoint's events scaled back = the full trace's, which are sampled said" \
+    eval 'kinds_same stats "sorted((t[\"name\"], t[\"events_scaled\"]) for t in d[\"tracepoints\"])" &&
+          python3 -c "
+import json
+d = json.load(open(\"$out/kinds.sampled.json\"))
+t = {x[\"name\"].split(\":\")[1]: x for x in d[\"tracepoints\"]}
+ok = sorted(k for k in t if t[k][\"sampled\"]) == [\"function_call\", \"function_return\", \"message_send_link\", \"process_exit\", \"process_spawn\"] and (t[\"function_call\"][\"events\"], t[\"function_call\"][\"events_scaled\"]) == (2, 8) and d[\"sampling\"][\"ratio_max\"] == 4
+raise SystemExit(0 if ok else 1)" &&
+          "$BT" stats "$ks" | grep -q "^org_erlang_dyntrace:process_spawn  *4 .*  *8\*$" &&
+          "$BT" stats "$ks" | grep -q "^sampled  *1/4 at most, of procs,send,call events$" &&
+          ! "$BT" stats "$kf" | grep -q "SCALED"'
+check_cmd "procs of a sampled trace: spawns, exits, per second and per reason scaled back = the full trace's" \
+    eval 'kinds_same procs "(d[\"spawns\"], d[\"exits\"], d[\"per_second\"], d[\"exit_reasons\"])" &&
+          grep -q "\"spawns\": 8, \"exits\": 8, \"spawns_kept\": 4, \"exits_kept\": 4," "$out/kinds.sampled.json" &&
+          grep -q "counts and totals are scaled back by the ratio in force at each event" "$out/kinds.sampled.err"'
+check_cmd "messages of a sampled trace: sends, receipts and links (per node and process pair) scaled back = the full trace's" \
+    eval 'kinds_same messages "(d[\"send_events\"], d[\"receipt_events\"], d[\"links\"], [p[\"links\"] for p in d[\"node_pairs\"]], [(p[\"from\"], p[\"to\"], p[\"links\"]) for p in d[\"process_pairs\"]])" &&
+          grep -q "\"send_events_kept\": 12, .*\"outcomes\": \"of the events kept\"" "$out/kinds.sampled.json" &&
+          "$BT" messages "$ks" 2>/dev/null | grep -q "^sampled   scaled back by the ratio in force at each: 16 sends, 16 receipts, 16 links;"'
+check_cmd "sched of a sampled trace: sends scaled back = the full trace's; its latencies said to be of the events kept" \
+    eval 'kinds_same sched "(d[\"sends\"], d[\"sends_to_known_pid\"])" &&
+          grep -q "\"latencies_of_sampled_events\": true" "$out/kinds.sampled.json" &&
+          grep -q "\"latencies_of_sampled_events\": false" "$out/kinds.full.json" &&
+          grep -q "counts and totals are scaled back by the ratio in force at each event" "$out/kinds.sampled.err" &&
+          "$BT" sched "$ks" 2>/dev/null | grep -q "^(sampled: the sends are scaled back by the ratio in force at each; the latencies pair"'
+check_cmd "flame of a sampled trace: folded widths scaled back = the full trace's, and says so" \
+    eval '"$ASAN" flame --folded "$ks" >"$out/kinds.flame" 2>"$out/kinds.flame.err" &&
+          [ "$(cat "$out/kinds.flame")" = "$("$BT" flame --folded "$kf" 2>/dev/null)" ] &&
+          [ "$(cat "$out/kinds.flame")" = "<0.88.0>;kv:get/2 8000" ] &&
+          grep -q "counts and totals are scaled back by the ratio in force at each event" "$out/kinds.flame.err" &&
+          no_sanitizer_report "$out/kinds.flame.err"'
+check_cmd "report of a sampled trace: events per tracepoint and processes scaled back = the full trace's, the page says so" \
+    eval '"$ASAN" report -o "$out/kinds.sampled.html" "$ks" 2>"$out/kinds.report.err" &&
+          "$BT" report -o "$out/kinds.full.html" "$kf" 2>/dev/null && python3 -c "
+import re
+def rows(p):
+    h = open(p).read()
+    t = re.search(r\"<h3>Events per tracepoint</h3>(.*?)</table>\", h).group(1)
+    return sorted(re.findall(r\"<td class=.l.>([^<]*)</td><td>([0-9]+)</td>\", t)), re.search(r\"<h2>Processes</h2><p>([^;<]*)\", h).group(1), h
+f, s = rows(\"$out/kinds.full.html\"), rows(\"$out/kinds.sampled.html\")
+ok = f[:2] == s[:2] and \"Sampled 1/4 (at most)\" in s[2] and \"scaled back by the ratio in force\" in s[2] and \"Sampled 1/4\" not in f[2] and \"<th>kept</th>\" in s[2]
+raise SystemExit(0 if ok else 1)" && no_sanitizer_report "$out/kinds.report.err"'
+
 # ---- flight-recorder captures ----
 # The corpus's captures/ as `fetch` fills one: two captures of a call
 # trigger on kv:get/2 by <0.86.0> (make_corpus.c's make_capture), the

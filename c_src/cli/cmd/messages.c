@@ -14,6 +14,9 @@
  * send and receipt became cover the whole trace. Memory: per node pair, per
  * process pair linked (a histogram each), and what links.h holds. Needs
  * events recorded with links (record --links).
+ * In a sampled trace the send and receipt events, and the links per node
+ * and process pair, are scaled back (model/messages.h says how); what each
+ * send and receipt became is of the events kept, and says so.
  */
 #include "analysis.h"
 #include "model/messages.h"
@@ -87,8 +90,7 @@ static const struct bmt_msg_pair *sort_pairs;
 
 static int by_links(const void *a, const void *b)
 {
-    uint64_t x = bmt_slat_count(&sort_pairs[*(const uint32_t *)a].lat),
-             y = bmt_slat_count(&sort_pairs[*(const uint32_t *)b].lat);
+    uint64_t x = sort_pairs[*(const uint32_t *)a].links, y = sort_pairs[*(const uint32_t *)b].links;
     if (x != y)
         return x > y ? -1 : 1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
@@ -131,9 +133,15 @@ static void json_counts(struct bmt_out *o, const struct bmt_messages *m)
     const uint64_t *c = m->links.count;
     uint64_t traced = to_traced(c);
     char buf[1024];
-    snprintf(buf, sizeof buf, "], \"send_events\": %llu, \"receipt_events\": %llu, \"sends\": {",
+    snprintf(buf, sizeof buf, "], \"send_events\": %llu, \"receipt_events\": %llu, "
+             "\"links\": %llu, \"send_events_kept\": %llu, \"receipt_events_kept\": %llu, "
+             "\"outcomes\": \"%s\", \"sends\": {",
+             (unsigned long long)m->links.link_send_scaled,
+             (unsigned long long)m->links.link_receipt_scaled,
+             (unsigned long long)m->links.linked_scaled,
              (unsigned long long)m->links.link_send_count,
-             (unsigned long long)m->links.link_receipt_count);
+             (unsigned long long)m->links.link_receipt_count,
+             m->sampled ? "of the events kept" : "all");
     bmt_out_str(o, buf);
     for (unsigned k = BMT_L_LINKED; k <= BMT_L_NOT_QUEUED; k++) {
         snprintf(buf, sizeof buf, "%s\"%s\": %llu", k ? ", " : "", kind_key[k],
@@ -194,6 +202,8 @@ static void print_json(struct bmt_out *o, const struct printing *p)
         const struct bmt_msg_pair *pair = &m->pairs[p->order[k]];
         bmt_out_str(o, k ? ",\n  " : "\n  ");
         json_pair(o, m, pair->sender, pair->receiver);
+        bmt_out_str(o, ", \"links\": ");
+        bmt_out_u64(o, pair->links);
         bmt_out_str(o, ", \"latency\": {");
         lat_json(o, &pair->lat);
         bmt_out_str(o, "}}");
@@ -280,6 +290,14 @@ static void print_text(struct bmt_out *o, const struct printing *p)
 {
     const struct bmt_messages *m = p->m;
     char buf[300], t[32];
+    if (m->sampled) {
+        snprintf(buf, sizeof buf, "sampled   scaled back by the ratio in force at each: %llu sends, "
+                 "%llu receipts, %llu links; what each send and receipt became is of the "
+                 "events kept\n", (unsigned long long)m->links.link_send_scaled,
+                 (unsigned long long)m->links.link_receipt_scaled,
+                 (unsigned long long)m->links.linked_scaled);
+        bmt_out_str(o, buf);
+    }
     text_counts(o, m);
     if (!m->links.link_send_count && !m->links.link_receipt_count) {
         bmt_out_str(o, "\nthe trace has no message_send_link or message_receive_link events: "
@@ -291,7 +309,7 @@ static void print_text(struct bmt_out *o, const struct printing *p)
     bmt_out_str(o, buf);
     for (uint32_t k = 0; k < p->shown; k++) {
         const struct bmt_msg_pair *pair = &m->pairs[p->order[k]];
-        snprintf(buf, sizeof buf, "%8llu", (unsigned long long)bmt_slat_count(&pair->lat));
+        snprintf(buf, sizeof buf, "%8llu", (unsigned long long)pair->links);
         bmt_out_str(o, buf);
         lat_text(o, &pair->lat);
         bmt_out_str(o, "  ");

@@ -11,6 +11,9 @@
  * lifetime is shown for an exit inside the window whatever the time of the
  * spawn. Needs the procs flag (set_on_spawn for children of traced
  * processes). Memory: per process, per exit reason and per active second.
+ * In a sampled trace (the procs kind) spawns and exits, per second and per
+ * reason, are scaled back by the ratio in force at each (the pass says
+ * so; JSON also gives the kept ones); lifetimes are of the pairs kept.
  */
 #include "analysis.h"
 #include "model/procs.h"
@@ -63,9 +66,10 @@ static void print_json(struct bmt_out *o, const struct printing *pr)
     bmt_out_str(o, "{\"trace\": ");
     bmt_json_cstr(o, pr->a->dir);
     snprintf(buf, sizeof buf,
-             ", \"spawns\": %llu, \"exits\": %llu, \"exits_without_spawn\": %llu, "
-             "\"alive_at_end\": %llu, ",
+             ", \"spawns\": %llu, \"exits\": %llu, \"spawns_kept\": %llu, \"exits_kept\": %llu, "
+             "\"exits_without_spawn\": %llu, \"alive_at_end\": %llu, ",
              (unsigned long long)p->spawn_count, (unsigned long long)p->exit_count,
+             (unsigned long long)p->spawn_kept_count, (unsigned long long)p->exit_kept_count,
              (unsigned long long)p->exit_unknown_count, (unsigned long long)bmt_procs_alive(p));
     bmt_out_str(o, buf);
     bmt_json_window(o, &pr->a->r, &pr->a->scope, &pr->a->pass);

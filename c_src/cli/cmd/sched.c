@@ -17,6 +17,8 @@
  * its `in` are inside the window (sends before it or `in`s after it: cut).
  * Needs the send and running flags on the processes involved. Memory: per
  * process and name.
+ * In a sampled trace sends are scaled back by the send ratio in force at
+ * each; the latencies pair the events kept and say so (model/sched.h).
  */
 #include "analysis.h"
 #include "model/sched.h"
@@ -57,9 +59,10 @@ static void print_json(struct bmt_out *o, const struct printing *p, const char *
     bmt_out_str(o, "{\"trace\": ");
     bmt_json_cstr(o, p->a->dir);
     snprintf(buf, sizeof buf, ", \"from\": \"%s\", \"sends\": %llu, "
-             "\"sends_to_known_pid\": %llu, \"cut_by_window\": %llu, ", measure,
+             "\"sends_to_known_pid\": %llu, \"cut_by_window\": %llu, "
+             "\"latencies_of_sampled_events\": %s, ", measure,
              (unsigned long long)s->send_count, (unsigned long long)s->resolved_count,
-             (unsigned long long)s->cut_count);
+             (unsigned long long)s->cut_count, s->sampled_pairs ? "true" : "false");
     bmt_out_str(o, buf);
     bmt_json_window(o, &p->a->r, &p->a->scope, &p->a->pass);
     bmt_out_str(o, ", ");
@@ -82,6 +85,10 @@ static void print_text(struct bmt_out *o, const struct printing *p, const char *
              (unsigned long long)h->count, (unsigned long long)s->send_count,
              (unsigned long long)s->resolved_count);
     bmt_out_str(o, buf);
+    if (s->sampled_pairs)
+        bmt_out_str(o, "(sampled: the sends are scaled back by the ratio in force at each; the "
+                       "latencies pair the sends and `in`s kept, a dropped `in` lengthening "
+                       "one: of the events kept, neither scaled nor unbiased)\n\n");
     if (h->count == 0)
         bmt_out_str(o, "(no send followed by the receiver being scheduled in: trace "
                        "with the send and running flags)\n");

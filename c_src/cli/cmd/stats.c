@@ -2,7 +2,11 @@
  * they take, header included: what sizes a trace) per tracepoint,
  * drops and lost packets, and the time span.
  *
- * The counting is model/tally.c.
+ * The counting is model/tally.c. A sampled trace (sample_ratio events, or
+ * a capture's ratios) is read a second time, in time order, to give each
+ * tracepoint's events scaled back by the ratio in force at each (a column
+ * SCALED, and events_scaled in JSON, with which tracepoints were sampled);
+ * EVENTS, percent and bytes stay what the trace holds.
  */
 #include "options.h"
 #include "model/run.h"
@@ -50,6 +54,10 @@ static void json_tracepoints(struct bmt_out *o, const struct printing *p)
         bmt_json_cstr(o, p->st->names[i]);
         bmt_out_str(o, ", \"events\": ");
         bmt_out_u64(o, p->st->row_counts[i]);
+        bmt_out_str(o, ", \"events_scaled\": ");
+        bmt_out_u64(o, p->st->row_scaled ? p->st->row_scaled[i] : p->st->row_counts[i]);
+        bmt_out_str(o, p->st->row_sampled && p->st->row_sampled[i] ? ", \"sampled\": true"
+                                                                  : ", \"sampled\": false");
         snprintf(buf, sizeof buf, ", \"percent\": %.2f, \"bytes_per_event\": %.2f}",
                  100.0 * (double)p->st->row_counts[i] / (double)p->st->event_count,
                  (double)p->st->row_bits[i] / 8.0 / (double)p->st->row_counts[i]);
@@ -90,6 +98,16 @@ static void print_json(struct bmt_out *o, const struct printing *p)
     snprintf(buf, sizeof buf, ", \"duration_ns\": %llu, \"events_per_second\": %.3f",
              (unsigned long long)p->duration_ns, p->rate);
     bmt_out_str(o, buf);
+    const struct bmt_sampled *sd = &st->ratios;
+    if (sd->ratio_max) {
+        snprintf(buf, sizeof buf, ", \"sampling\": {\"ratio_max\": %u, \"scaled_back\": true, "
+                 "\"kinds\": ", sd->ratio_max);
+        bmt_out_str(o, buf);
+        bmt_json_cstr(o, sd->kinds);
+        bmt_out_char(o, '}');
+    } else {
+        bmt_out_str(o, ", \"sampling\": null");
+    }
     json_tracepoints(o, p);
 }
 
@@ -128,6 +146,12 @@ static void text_summary(struct bmt_out *o, const struct printing *p)
              (unsigned long long)(p->duration_ns % 1000000000));
     line(o, "duration", v);
     snprintf(v, sizeof v, "%.1f events/s", p->rate), line(o, "rate", v);
+    if (st->ratios.ratio_max) {
+        snprintf(v, sizeof v, "1/%u at most, of %.60s events", st->ratios.ratio_max,
+                 st->ratios.kinds);
+        line(o, "sampled", v);
+        line(o, "", "SCALED: the events scaled back by the ratio in force at each (* sampled)");
+    }
     bmt_out_str(o, "\n\n");
 }
 
@@ -141,16 +165,23 @@ static void print_text(struct bmt_out *o, const struct printing *p)
         size_t l = strlen(st->names[p->order[k]]);
         w = l > w ? l : w;
     }
-    snprintf(buf, sizeof buf, "%-*s %14s %7s %9s\n", (int)w, "TRACEPOINT", "EVENTS", "%",
-             "BYTES/EV");
+    int scaled = st->ratios.ratio_max > 0;
+    snprintf(buf, sizeof buf, "%-*s %14s %7s %9s%s\n", (int)w, "TRACEPOINT", "EVENTS", "%",
+             "BYTES/EV", scaled ? "         SCALED" : "");
     bmt_out_str(o, buf);
     for (unsigned k = 0; k < p->n; k++) {
         unsigned i = p->order[k];
-        snprintf(buf, sizeof buf, "%-*s %14llu %7.2f %9.1f\n", (int)w, st->names[i],
+        snprintf(buf, sizeof buf, "%-*s %14llu %7.2f %9.1f", (int)w, st->names[i],
                  (unsigned long long)st->row_counts[i],
                  100.0 * (double)st->row_counts[i] / (double)st->event_count,
                  (double)st->row_bits[i] / 8.0 / (double)st->row_counts[i]);
         bmt_out_str(o, buf);
+        if (scaled) {
+            snprintf(buf, sizeof buf, " %14llu%s", (unsigned long long)st->row_scaled[i],
+                     st->row_sampled[i] ? "*" : "");
+            bmt_out_str(o, buf);
+        }
+        bmt_out_char(o, '\n');
     }
 }
 
@@ -204,6 +235,12 @@ static int run(void *opts)
         bmt_an_warn_incomplete(&r, dir);
     if (rc == 0 && (rc = bmt_tally_collect(&r, &st)) == 0)
         warn_span(&r, dir, &st);
+    if (rc == 0 && bmt_tally_is_sampled(&r, &st)) { /* a second pass, in time order */
+        struct bmt_reader again;
+        if ((rc = bmt_tally_scale(&again, c->dirs.v, c->dirs.n, &st)) < 0)
+            snprintf(r.error, sizeof r.error, "%s", again.error);
+        bmt_reader_close(&again);
+    }
     struct bmt_out o;
     if (rc < 0) {
         bmt_cli_error("%s: %s", dir, r.error);

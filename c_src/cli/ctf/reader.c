@@ -45,6 +45,8 @@ int bmt_reader_fail(struct bmt_reader *r, int rc, const char *fmt, ...)
 void bmt_reader_warn(struct bmt_reader *r, const char *fmt, ...)
 {
     va_list ap;
+    if (r->quiet)
+        return;
     bmt_progress_clear(&r->progress);
     va_start(ap, fmt);
     bmt_cli_line("beamtrace: warning: ", fmt, ap);

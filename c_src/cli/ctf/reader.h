@@ -190,6 +190,7 @@ struct bmt_reader_stream {
 };
 
 struct bmt_reader {
+    int quiet;                      /* warnings not printed (bmt_reader_open_quiet) */
     const char *dir;                /* as given */
     struct bmt_trace *traces;
     unsigned trace_count;
@@ -236,6 +237,9 @@ struct bmt_reader {
  * holding no trace. Returns 0, or a negative errno with r->error set; call
  * bmt_reader_close in both cases. */
 int bmt_reader_open(struct bmt_reader *r, const char *const *paths, unsigned count);
+/* The same for a second pass over traces already warned about: the
+ * warnings of opening (said already) and of reading are not printed. */
+int bmt_reader_open_quiet(struct bmt_reader *r, const char *const *paths, unsigned count);
 
 /* Writes how error lines name the input: the path, or "PATH (and N more)"
  * for several. */

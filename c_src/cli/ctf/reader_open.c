@@ -530,9 +530,24 @@ static int find_nodes(struct bmt_reader *r)
     return 0;
 }
 
+static int open_traces(struct bmt_reader *r, const char *const *paths, unsigned count,
+                       int quiet);
+
+int bmt_reader_open_quiet(struct bmt_reader *r, const char *const *paths, unsigned count)
+{
+    return open_traces(r, paths, count, 1);
+}
+
 int bmt_reader_open(struct bmt_reader *r, const char *const *paths, unsigned count)
 {
+    return open_traces(r, paths, count, 0);
+}
+
+static int open_traces(struct bmt_reader *r, const char *const *paths, unsigned count,
+                       int quiet)
+{
     memset(r, 0, sizeof *r);
+    r->quiet = quiet;
     bmt_field_set_all(&r->want);
     r->dir = count ? paths[0] : "";
     r->popped = -1;

@@ -61,10 +61,14 @@ struct bmt_acc {
     int (*finish)(void *self, const struct bmt_an_pass *pass);
     void (*free)(void *self);
     const struct bmt_needs *needs;
-    /* 1 when it scales counts and totals back by the sampling ratio in
-     * force at each event (sampled.h); the pass says which do not. */
+    /* BMT_SCALES when it scales counts and totals back by the sampling
+     * ratio in force at each event (sampled.h); BMT_SCALES_NOT when they
+     * are of the events kept; BMT_SCALES_NOTHING when it reads no kind the
+     * recorder samples. The pass says which scale and which do not. */
     int scales;
 };
+
+enum { BMT_SCALES_NOT = 0, BMT_SCALES = 1, BMT_SCALES_NOTHING = 2 };
 
 /* One accumulator of a pass, and its state. */
 struct bmt_an_sub {

@@ -109,9 +109,12 @@ static int pop_at(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsig
         bmt_pstate_snapshot(&p->ps, end_ns, &cs->scope->window, now);
     for (int k = 0; k < BMT_K_COUNT; k++)
         incl[k] = now[k] >= f->snap[k] ? now[k] - f->snap[k] : 0;
+    /* A sampled call's own time stands for `weight` calls' (the flame's
+     * widths scaled back; its callees' already were, in f->child). */
     if (f->node != BMT_CS_NONE)
         for (int k = 0; k < BMT_K_COUNT; k++)
-            cs->nodes[f->node].self[k] += incl[k] - (f->child[k] < incl[k] ? f->child[k] : incl[k]);
+            cs->nodes[f->node].self[k] +=
+                (incl[k] - (f->child[k] < incl[k] ? f->child[k] : incl[k])) * f->weight;
     if (f->start_ns < cs->scope->window.begin_ns)
         flags |= BMT_CS_CUT;
     if (end_ns > cs->scope->window.end_ns)
@@ -446,4 +449,4 @@ const struct bmt_needs bmt_callstack_needs = {{
 
 const struct bmt_acc bmt_callstack_acc = {
     "callstack", bmt_callstack_init, bmt_callstack_feed, NULL, bmt_callstack_finish,
-    bmt_callstack_free, &bmt_callstack_needs, 0};
+    bmt_callstack_free, &bmt_callstack_needs, 1};

@@ -193,4 +193,5 @@ static const struct bmt_needs needs = {{
 }, 0};
 
 const struct bmt_acc bmt_counters_acc = {
-    "counters", bmt_counters_init, bmt_counters_feed, NULL, NULL, bmt_counters_free, &needs, 0};
+    "counters", bmt_counters_init, bmt_counters_feed, NULL, NULL, bmt_counters_free, &needs,
+    BMT_SCALES_NOTHING};

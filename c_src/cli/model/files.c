@@ -147,4 +147,5 @@ static const struct bmt_needs needs = {{
 }, 0};
 
 const struct bmt_acc bmt_files_acc = {
-    "files", bmt_files_init, bmt_files_feed, NULL, NULL, bmt_files_free, &needs, 0};
+    "files", bmt_files_init, bmt_files_feed, NULL, NULL, bmt_files_free, &needs,
+    BMT_SCALES_NOTHING};

@@ -19,6 +19,7 @@ struct bmt_links_send {
     uint64_t ts_ns, fingerprint;
     uint32_t next;                  /* in its queue, or in the free list */
     uint32_t trace;
+    uint32_t weight;                /* sends it stands for (bmt_links.weight when fed) */
 };
 
 struct bmt_links_queue {
@@ -34,6 +35,7 @@ struct bmt_links_receipt {
     uint32_t receiver, sender;      /* sender: the receipt's `from`, or NONE */
     uint32_t from_node;             /* or NONE: from outside the cluster */
     uint32_t trace;
+    uint32_t weight;                /* receipts it stands for (bmt_links.weight when fed) */
 };
 
 static uint32_t traced_nodes(const struct bmt_reader *r)
@@ -44,6 +46,7 @@ static uint32_t traced_nodes(const struct bmt_reader *r)
 int bmt_links_init(struct bmt_links *l, const struct bmt_reader *r, const struct bmt_names *names)
 {
     memset(l, 0, sizeof *l);
+    l->weight = 1;
     l->r = r;
     l->names = names;
     bmt_strtab_init(&l->procs);
@@ -225,7 +228,7 @@ static int push_send(struct bmt_links *l, uint32_t qi, uint64_t ts, uint64_t fp,
         l->send_free = si;
         return -ENOMEM;
     }
-    l->sends[si] = (struct bmt_links_send){ts, fp, BMT_LINKS_NONE, trace};
+    l->sends[si] = (struct bmt_links_send){ts, fp, BMT_LINKS_NONE, trace, l->weight};
     struct bmt_links_queue *q = &l->queues[qi];
     if (q->tail == BMT_LINKS_NONE)
         q->head = si;
@@ -254,6 +257,7 @@ static int on_send(struct bmt_links *l, const struct bmt_record *rec)
                            *to = &v[BMT_F_message_send_link_to],
                            *type = &v[BMT_F_message_send_link_type];
     l->link_send_count++;
+    l->link_send_scaled += l->weight;
     if (type->len != 4 || memcmp(type->str, "send", 4) != 0) {
         l->count[BMT_L_DEAD]++;
         return 0;
@@ -364,9 +368,13 @@ static void link(struct bmt_links *l, const struct bmt_links_receipt *r, uint32_
                              s.ts_ns + 1 < l->trace_start_ns[r->trace]);
     l->count[BMT_L_LINKED]++;
     l->count[BMT_L_UNCERTAIN] += (uint64_t)uncertain;
+    /* Send and receipt are kept (or not) apart: the pair stands for both
+     * ratios' product (each message's chance of having both kept). */
+    uint64_t w = (uint64_t)s.weight * r->weight;
+    l->linked_scaled += w;
     if (l->on_link) {
         struct bmt_link k = {q->sender, r->receiver, l->proc_node[q->sender],
-                             l->proc_node[r->receiver], s.ts_ns, r->ts_ns, uncertain};
+                             l->proc_node[r->receiver], s.ts_ns, r->ts_ns, uncertain, w};
         l->on_link(l->ctx, &k);
     }
 }
@@ -463,13 +471,15 @@ static int on_receipt(struct bmt_links *l, const struct bmt_record *rec)
                            *from = &v[BMT_F_message_receive_link_from],
                            *fnode = &v[BMT_F_message_receive_link_from_node];
     l->link_receipt_count++;
+    l->link_receipt_scaled += l->weight;
     uint32_t rnode = l->r->cluster ? l->r->nodes.trace_node[rec->trace] : 0;
     int64_t rid = proc_at(l, to->str, to->len, rnode);
     if (rid < 0)
         return (int)rid;
     l->proc_receives[rid] = 1;
     struct bmt_links_receipt r = {rec->ts_ns, v[BMT_F_message_receive_link_fingerprint].integer,
-                                  (uint32_t)rid, BMT_LINKS_NONE, BMT_LINKS_NONE, rec->trace};
+                                  (uint32_t)rid, BMT_LINKS_NONE, BMT_LINKS_NONE, rec->trace,
+                                  l->weight};
     if (l->r->cluster) {
         int64_t n = bmt_nodes_traced(&l->r->nodes, fnode->str, fnode->len);
         if (n >= 0)

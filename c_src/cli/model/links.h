@@ -58,6 +58,7 @@ struct bmt_link {
     uint32_t sender_node, receiver_node; /* node ids (bmt_links_node_name) */
     uint64_t send_ns, receipt_ns;     /* reader time */
     int uncertain;
+    uint64_t weight;                  /* links it stands for: the send's and the receipt's ratios' product */
 };
 
 /* A send left in a queue at the end, given to on_left. */
@@ -94,6 +95,12 @@ struct bmt_links {
     unsigned trace_count;
     uint64_t count[BMT_L_KIND_COUNT];
     uint64_t link_send_count, link_receipt_count; /* events fed */
+    /* Sampled (send, receive kinds: sampled.h): the caller sets `weight`,
+     * the ratio in force, before feeding each event (1 when not sampled).
+     * The same counts scaled back; links by the product of their send's and
+     * receipt's. count[] is of the events kept. */
+    uint32_t weight;
+    uint64_t link_send_scaled, link_receipt_scaled, linked_scaled;
     void (*on_link)(void *ctx, const struct bmt_link *l);
     void (*on_left)(void *ctx, const struct bmt_left_send *s);
     void *ctx;

@@ -51,7 +51,7 @@ static void on_link(void *ctx, const struct bmt_link *k)
         return;
     if (k->sender_node < m->nodes && k->receiver_node < m->nodes) {
         size_t i = (size_t)k->sender_node * m->nodes + k->receiver_node;
-        m->node_links[i]++;
+        m->node_links[i] += k->weight;
         m->node_uncertain[i] += (uint64_t)k->uncertain;
         if (slat_add(&m->node_lat[i], k->send_ns, k->receipt_ns) < 0)
             m->error = -ENOMEM;
@@ -78,6 +78,7 @@ static void on_link(void *ctx, const struct bmt_link *k)
         bmt_hist_init(&p->lat.pos);
         bmt_hist_init(&p->lat.neg);
     }
+    m->pairs[*slot].links += k->weight;
     if (slat_add(&m->pairs[*slot].lat, k->send_ns, k->receipt_ns) < 0)
         m->error = -ENOMEM;
 }
@@ -146,9 +147,12 @@ int bmt_messages_feed(void *ctx, const struct bmt_record *rec)
     int rc = bmt_messages_ready(m);
     if (rc < 0 || m->error)
         return rc < 0 ? rc : m->error;
-    if ((rec->tp == BMT_TP_message_send_link || rec->tp == BMT_TP_message_receive_link) &&
-        rec->ts_ns < m->scope->window.begin_ns)
+    int link = rec->tp == BMT_TP_message_send_link || rec->tp == BMT_TP_message_receive_link;
+    if (link && rec->ts_ns < m->scope->window.begin_ns)
         return 0; /* before the window: not counted */
+    /* Sampled (send, receive kinds): the event stands for the ratio in force. */
+    m->links.weight = link ? m->scope->sampled.weight[rec->tp] : 1;
+    m->sampled |= m->links.weight > 1;
     rc = bmt_links_feed(&m->links, rec);
     return rc < 0 ? rc : m->error;
 }
@@ -209,4 +213,4 @@ static int acc_finish(void *self, const struct bmt_an_pass *pass)
 
 const struct bmt_acc bmt_messages_acc = {
     "messages", bmt_messages_init, bmt_messages_feed, bmt_messages_packet, acc_finish,
-    bmt_messages_free, &needs, 0};
+    bmt_messages_free, &needs, 1};

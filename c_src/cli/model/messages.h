@@ -8,7 +8,13 @@
  * clocks within their error bounds), so it is kept as two histograms, one
  * per sign. With a filter, only pairs with a kept end are tabled. Memory:
  * per node pair, per process pair linked (a histogram each), and what
- * links.h holds. Single-threaded.
+ * links.h holds.
+ * In a sampled trace (send, receive kinds) the send and receipt events and
+ * the links (per node and process pair) are scaled back: a link by the
+ * product of its send's and its receipt's ratio (the two are kept apart);
+ * what the other sends and receipts became is of the events kept (a
+ * dropped receipt leaves its send not received), and latencies are as
+ * measured. Single-threaded.
  */
 #ifndef BMT_CLI_MESSAGES_H
 #define BMT_CLI_MESSAGES_H
@@ -25,6 +31,7 @@ struct bmt_slat {
 
 struct bmt_msg_pair {
     uint32_t sender, receiver;      /* process ids of links.procs */
+    uint64_t links;                 /* links, scaled back in a sampled trace */
     struct bmt_slat lat;
 };
 
@@ -41,13 +48,15 @@ struct bmt_messages {
     unsigned top;
     uint32_t nodes;                 /* traced nodes */
     struct bmt_slat *node_lat;          /* nodes x nodes, by sender node then receiver node */
-    uint64_t *node_links, *node_uncertain, *node_left;
+    uint64_t *node_links;           /* links, scaled back in a sampled trace */
+    uint64_t *node_uncertain, *node_left;
     struct bmt_u64map pair_of;      /* sender << 32 | receiver -> pairs index */
     struct bmt_msg_pair *pairs;
     uint32_t pair_count, pair_cap;
     struct bmt_msg_left *lefts;             /* the `top` oldest sends left, oldest first */
     unsigned left_count;
     int error;                      /* -ENOMEM from a callback */
+    int sampled;                    /* a link event was read while its kind was sampled */
 };
 
 /* Prepares `m` for `scope`; then set r (the reader the pass opens) and

@@ -92,13 +92,17 @@ int bmt_procs_feed(void *ctx, const struct bmt_record *rec)
     struct bmt_second *second = second_of(p, ts);
     if (!second)
         return -ENOMEM;
+    /* Sampled (procs kind): the event stands for w, the ratio in force. */
+    uint64_t w = sc->sampled.weight[rec->tp];
     if (rec->tp == BMT_TP_process_spawn) {
-        p->spawn_count++;
-        second->spawns++;
+        p->spawn_count += w;
+        p->spawn_kept_count++;
+        second->spawns += w;
         return 0;
     }
-    p->exit_count++;
-    second->exits++;
+    p->exit_count += w;
+    p->exit_kept_count++;
+    second->exits += w;
     const struct bmt_value *reason = &v[BMT_F_process_exit_reason];
     int64_t rid = bmt_strtab_intern(&p->reasons, reason->str, reason->len);
     if (rid < 0)
@@ -107,7 +111,7 @@ int bmt_procs_feed(void *ctx, const struct bmt_record *rec)
     if (!counts)
         return -ENOMEM;
     p->reason_counts = counts;
-    p->reason_counts[rid]++;
+    p->reason_counts[rid] += w;
     if (!p->spawn_ns[pid]) {
         p->exit_unknown_count++;
         return 0;
@@ -165,4 +169,4 @@ static const struct bmt_needs needs = {{
 }, 0};
 
 const struct bmt_acc bmt_procs_acc = {
-    "procs", bmt_procs_init, bmt_procs_feed, NULL, NULL, bmt_procs_free, &needs, 0};
+    "procs", bmt_procs_init, bmt_procs_feed, NULL, NULL, bmt_procs_free, &needs, 1};

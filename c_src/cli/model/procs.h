@@ -35,7 +35,11 @@ struct bmt_procs {
     uint64_t second_count, second_cap;
     uint64_t first_ns;          /* second 0 starts here */
     int started;
+    /* Spawns and exits (per second and per reason too) are scaled back
+     * by the procs ratio in force at each (sampled.h); lifetimes and the
+     * processes alive pair the events kept. */
     uint64_t spawn_count, exit_count;
+    uint64_t spawn_kept_count, exit_kept_count; /* the events kept */
     uint64_t exit_unknown_count; /* exits of processes whose spawn is not traced */
     struct bmt_life longest[BMT_PROCS_TOP], shortest[BMT_PROCS_TOP];
     unsigned longest_count, shortest_count;

@@ -4,24 +4,28 @@
 #include <errno.h>
 #include <string.h>
 
-/* Events per tracepoint: every event, no field. */
+/* Events per tracepoint: every event, no field; in a sampled trace each
+ * stands for the ratio in force for its kind (sampled.h). */
 static int count_feed(void *self, const struct bmt_record *rec)
 {
-    uint64_t *counts = self;
-    if (rec->tp < BMT_TP_COUNT)
-        counts[rec->tp]++;
+    struct bmt_report *r = self;
+    if (rec->tp < BMT_TP_COUNT) {
+        r->counts[rec->tp] += r->scope->sampled.weight[rec->tp];
+        r->kept[rec->tp]++;
+    }
     return 0;
 }
 
 static const struct bmt_needs count_needs = {{0}, 1};
 static const struct bmt_acc count_acc = {"events", NULL, count_feed, NULL, NULL, NULL,
-                                         &count_needs, 0};
+                                         &count_needs, 1};
 
 int bmt_report_init(struct bmt_report *r, struct bmt_an_scope *scope)
 {
     memset(r, 0, sizeof *r);
+    r->scope = scope;
     const struct bmt_an_sub parts[BMT_REPORT_PARTS] = {
-        {&count_acc, r->counts},       {&bmt_calls_acc, &r->calls},
+        {&count_acc, r},       {&bmt_calls_acc, &r->calls},
         {&bmt_sched_acc, &r->sched},   {&bmt_gc_acc, &r->gc},
         {&bmt_procs_acc, &r->procs},   {&bmt_timeline_acc, &r->timeline},
         {&bmt_counters_acc, &r->counters},

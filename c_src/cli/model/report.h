@@ -17,7 +17,9 @@
 #define BMT_REPORT_PARTS 7
 
 struct bmt_report {
-    uint64_t counts[BMT_TP_COUNT];  /* events per tracepoint */
+    const struct bmt_an_scope *scope;
+    uint64_t counts[BMT_TP_COUNT];  /* events per tracepoint, scaled back in a sampled trace */
+    uint64_t kept[BMT_TP_COUNT];    /* events per tracepoint read */
     struct bmt_calls calls;
     struct bmt_sched sched;
     struct bmt_gc gc;

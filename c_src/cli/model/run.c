@@ -367,12 +367,21 @@ static void warn_sampled(struct bmt_reader *r, const struct plan *p,
     unsigned at[2] = {0, 0};
     for (unsigned i = 0; i < p->n; i++) {
         int k = p->subs[i].acc->scales;
+        if (k == BMT_SCALES_NOTHING)
+            continue; /* none of its events is of a kind sampled */
+        k = k == BMT_SCALES;
         char *list = k ? scaled : unscaled;
         if (at[k] + 40 < sizeof scaled)
             at[k] += (unsigned)snprintf(list + at[k], sizeof scaled - at[k], "%s%s",
                                         at[k] ? ", " : "", p->subs[i].acc->name);
     }
     sd->scaled = !unscaled[0];
+    if (!scaled[0] && !unscaled[0]) {
+        bmt_reader_warn(r, "%s: sampled 1/%u (at most; of its %s events) for %.0f%% of the "
+                        "trace; this analysis reads none of those kinds", scope->label,
+                        sd->ratio_max, sd->kinds, pct > 100.0 ? 100.0 : pct);
+        return;
+    }
     if (!scaled[0]) {
         bmt_reader_warn(r, "%s: sampled 1/%u (at most; of its %s events) for %.0f%% of the "
                         "trace; the counts and totals of %s are of the events kept (not scaled "

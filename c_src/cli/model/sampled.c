@@ -36,12 +36,12 @@ static int kind_of_name(const char *name)
     return BMT_SAMPLE_NONE;
 }
 
-/* The recorder's kind of tracepoint `tp`, or BMT_SAMPLE_NONE. */
+/* The recorder's kind of tracepoint `tp` (its catalogue flag's), or
+ * BMT_SAMPLE_NONE. Returns are never decided on their own, but a call
+ * dropped arms no return_trace: its return, result or exception is
+ * dropped with it, so they weigh as calls. */
 static int kind_of_tp(int tp)
 {
-    /* Returns come with their call: never sampled on their own. */
-    if (tp == BMT_TP_function_return || tp == BMT_TP_function_exception)
-        return BMT_SAMPLE_NONE;
     return bmt_sample_kind_of_flag(bmt_catalogue[tp].flag);
 }
 

@@ -10,7 +10,8 @@
  * unsampled trace costs no multiply). Percentiles need no scaling: under
  * uniform sampling the events kept have the distribution of all of them.
  * The mapping from tracepoint to kind is the recorder's
- * (recorder/sampling.c: the catalogue's flags; returns never sampled).
+ * (recorder/sampling.c: the catalogue's flags); a return, never decided
+ * on its own, is dropped with its call and weighs as one.
  * Single-threaded.
  */
 #ifndef BMT_CLI_SAMPLED_H

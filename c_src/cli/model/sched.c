@@ -48,7 +48,9 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
         if (!bmt_an_valid(sc, ts))
             return 0;
         const struct bmt_value *to = &v[BMT_F_message_send_to];
-        int in_window = ts >= sc->window.begin_ns;
+        /* Sampled (send kind): the send stands for w, the ratio in force. */
+        uint64_t in_window = ts >= sc->window.begin_ns ? sc->sampled.weight[rec->tp] : 0;
+        s->sampled_pairs |= in_window > 1;
         s->send_count += in_window;
         if (bmt_names_is_pid(to->str, to->len)) {
             if (!bmt_an_keep(sc, to->str, to->len))
@@ -76,6 +78,7 @@ int bmt_sched_feed(void *ctx, const struct bmt_record *rec)
         const struct bmt_value *type = &v[BMT_F_process_scheduled_type];
         if (type->len != 2 || memcmp(type->str, "in", 2) != 0)
             return 0;
+        s->sampled_pairs |= sc->sampled.weight[rec->tp] > 1;
         const struct bmt_value *who = &v[BMT_F_process_scheduled_pid];
         pid = bmt_strtab_find(&sc->names.pids, who->str, who->len);
         if (pid < 0 || (uint32_t)pid >= s->pid_cap || !s->pending_ns[pid])
@@ -109,4 +112,4 @@ static const struct bmt_needs needs = {{
 }, 0};
 
 const struct bmt_acc bmt_sched_acc = {
-    "sched", bmt_sched_init, bmt_sched_feed, NULL, NULL, bmt_sched_free, &needs, 0};
+    "sched", bmt_sched_init, bmt_sched_feed, NULL, NULL, bmt_sched_free, &needs, 1};

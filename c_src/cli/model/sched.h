@@ -17,8 +17,14 @@ struct bmt_sched {
     uint64_t *pending_ns;       /* per pid id: the send latencies count from, + 1, or 0 */
     uint32_t pid_cap;
     struct bmt_hist hist;       /* send -> scheduled in latency, ns */
+    /* Sends are scaled back by the send ratio in force at each (sampled.h). */
     uint64_t send_count;        /* message_send events in the window */
     uint64_t resolved_count;    /* ... whose receiver is a known pid the filter keeps */
+    /* A send or an `in` was read while its kind was sampled: a latency runs
+     * from a send kept to the receiver's next `in` kept, so a dropped `in`
+     * lengthens it and a dropped send hides it. The latencies are of the
+     * events kept, neither scaled nor unbiased; the output says so. */
+    int sampled_pairs;
     uint64_t cut_count;         /* latencies cut by the window's edges, not counted */
 };
 

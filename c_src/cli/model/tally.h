@@ -11,6 +11,7 @@
 #ifndef BMT_CLI_TALLY_H
 #define BMT_CLI_TALLY_H
 
+#include "sampled.h"
 #include "ctf/reader.h"
 
 #include <stdint.h>
@@ -27,6 +28,12 @@ struct bmt_tally {
     uint64_t lost_packet_count;
     uint64_t packet_count;
     uint64_t first_ns, last_ns; /* trace clock; valid when event_count > 0 */
+    /* A sampled trace (bmt_tally_scale): per event class and per row, the
+     * events scaled back by the ratio in force at each (sampled.h), and
+     * whether any was sampled; NULL otherwise. */
+    uint64_t *scaled, *row_scaled;
+    uint8_t *sampled, *row_sampled;
+    struct bmt_sampled ratios;  /* after bmt_tally_scale: ratio_max 0 when not sampled */
 };
 
 /* Reads every stream of `r` (opened) and fills `st`; one row per event
@@ -34,5 +41,18 @@ struct bmt_tally {
  * reader's error, with r->error set (free `st` in every case). */
 int bmt_tally_collect(struct bmt_reader *r, struct bmt_tally *st);
 void bmt_tally_free(struct bmt_tally *st);
+
+/* 1 when the trace `r` counted in `st` says it was sampled: it holds
+ * sample_ratio events, or it is a capture whose metadata gives a ratio
+ * (beamtrace_sample_<kind>). */
+int bmt_tally_is_sampled(const struct bmt_reader *r, const struct bmt_tally *st);
+
+/* For a sampled trace: reads `paths` (`count` of them, as `st` was
+ * counted) once more into `r`, in time order, to scale each event back by
+ * the ratio in force at its time; fills st->scaled, row_scaled, sampled,
+ * row_sampled and ratios. Returns 0, -ENOMEM or the reader's error, with
+ * r->error set (the caller closes `r` in every case). */
+int bmt_tally_scale(struct bmt_reader *r, const char *const *paths, unsigned count,
+                    struct bmt_tally *st);
 
 #endif

@@ -52,6 +52,49 @@ static void cell_share(struct bmt_out *o, uint64_t part, uint64_t whole)
     bmt_out_str(o, buf);
 }
 
+/* A sampled trace: what is scaled back on the page, and what is not. */
+static void sampled_note(struct bmt_out *o, const struct bmt_an_scope *s,
+                         const struct bmt_an_pass *p)
+{
+    const struct bmt_sampled *sd = &s->sampled;
+    if (!sd->ratio_max)
+        return;
+    uint64_t span = p->end_ns > sd->begin_ns ? p->end_ns - sd->begin_ns : 0;
+    double pct = span ? 100.0 * (double)bmt_sampled_ns(sd, p->end_ns) / (double)span : 0.0;
+    char line[400];
+    snprintf(line, sizeof line, "<p class=\"note\">Sampled 1/%u (at most) for %.0f%% of the "
+             "window, of its ", sd->ratio_max, pct > 100.0 ? 100.0 : pct);
+    bmt_out_str(o, line);
+    bmt_html_string(o, sd->kinds, strlen(sd->kinds));
+    bmt_out_str(o, " events: the counts and totals of the tables and the flame graph are scaled "
+                   "back by the ratio in force at each event; percentiles are as measured; the "
+                   "send -&gt; scheduled latencies and the timeline are of the events kept.</p>");
+}
+
+/* Events per tracepoint (scaled back, and kept, in a sampled trace). */
+static void events_table(struct bmt_out *o, const struct bmt_report *r,
+                         const struct bmt_an_scope *s, const struct bmt_an_pass *p)
+{
+    sampled_note(o, s, p);
+    int sampled = s->sampled.ratio_max > 0;
+    bmt_out_str(o, sampled ? "<h3>Events per tracepoint</h3><table><tr><th class=\"l\">"
+                             "tracepoint</th><th>events (scaled back)</th><th>kept</th></tr>"
+                           : "<h3>Events per tracepoint</h3><table><tr><th class=\"l\">"
+                             "tracepoint</th><th>events</th></tr>");
+    for (int i = 0; i < BMT_TP_COUNT; i++) {
+        if (!r->counts[i])
+            continue;
+        bmt_out_str(o, "<tr><td class=\"l\">");
+        bmt_out_str(o, bmt_catalogue[i].full_name);
+        bmt_out_str(o, "</td>");
+        cell_u64(o, r->counts[i]);
+        if (sampled)
+            cell_u64(o, r->kept[i]);
+        bmt_out_str(o, "</tr>");
+    }
+    bmt_out_str(o, "</table>\n");
+}
+
 static void summary(struct bmt_out *o, const char *dir, const struct bmt_reader *rd,
                     const struct bmt_report *r, const struct bmt_an_scope *s,
                     const struct bmt_an_pass *p)
@@ -115,18 +158,7 @@ static void summary(struct bmt_out *o, const char *dir, const struct bmt_reader 
         bmt_out_str(o, a);
         bmt_out_str(o, ", where every stream has data.</p>");
     }
-    bmt_out_str(o, "<h3>Events per tracepoint</h3><table><tr><th class=\"l\">"
-                   "tracepoint</th><th>events</th></tr>");
-    for (int i = 0; i < BMT_TP_COUNT; i++) {
-        if (!r->counts[i])
-            continue;
-        bmt_out_str(o, "<tr><td class=\"l\">");
-        bmt_out_str(o, bmt_catalogue[i].full_name);
-        bmt_out_str(o, "</td>");
-        cell_u64(o, r->counts[i]);
-        bmt_out_str(o, "</tr>");
-    }
-    bmt_out_str(o, "</table>\n");
+    events_table(o, r, s, p);
 }
 
 static void functions(struct bmt_out *o, const struct bmt_report *r, const uint32_t *order)
