@@ -1035,15 +1035,19 @@ load_nif() ->
             end
     end.
 
-%% The modules of OTP that starting and stopping a session or a trace/2
-%% call, loaded with beamtrace: a module's first call otherwise loads it
-%% through the code server, a process of normal priority that on a
-%% saturated node answers a turn of the run queue later, and loading takes
-%% it several (measured: 115 s before trace/2 began, at 100,000 busy
-%% processes on OTP 25). bmt_trace_SUITE:busy_servers_test runs those
-%% paths with the code server suspended. `trace' (trace sessions) is OTP
-%% 27's; an OTP without a module here skips it.
--define(PRELOAD, [string, unicode_util, io_lib, io_lib_format, calendar, counters, proc_lib,
+%% The modules that starting and stopping a session or a trace/2 call,
+%% beamtrace's and OTP's, loaded with beamtrace: a module's first call
+%% otherwise loads it through the code server, a process of normal
+%% priority that on a saturated node answers a turn of the run queue
+%% later, and a load takes it several (measured: 115 s before trace/2
+%% began, at 100,000 busy processes on OTP 25). bmt_trace_SUITE's
+%% busy_servers_test runs those paths with the code server suspended.
+%% `beamtrace record' ships beamtrace's modules before this one: they are
+%% loaded already then. `trace' (trace sessions) is OTP 27's; a module
+%% missing is skipped.
+-define(PRELOAD, [beamtrace_label, beamtrace_registry, beamtrace_statedump, beamtrace_sources,
+                  beamtrace_tracing, beamtrace_trace,
+                  string, unicode_util, io_lib, io_lib_format, calendar, counters, proc_lib,
                   gen_server, gen, filename, trace]).
 
 preload() ->
