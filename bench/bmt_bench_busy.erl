@@ -12,7 +12,7 @@
 %% the group leader, a normal-priority process: not while the load runs).
 %% Prints figures; asserts nothing (STYLE.md).
 -module(bmt_bench_busy).
--export([main/1, spin/0]).
+-export([main/1, spin/0, target/1, watch_agent/1]).
 
 main([Op, Dir, N, Cap]) ->
     run(list_to_atom(Op), filename:absname(Dir), list_to_integer(N), list_to_integer(Cap)),
@@ -144,3 +144,28 @@ print_runs(P, Runs) ->
 
 uptime() ->
     string:trim(os:cmd("uptime | sed 's/.*load/load/'")).
+
+%%% `beamtrace record' against a busy node (bench/busy.sh record)
+
+%% The target: N spinners, then nothing (the node lives on).
+target(N) ->
+    [spawn(fun ?MODULE:spin/0) || _ <- lists:seq(1, N)],
+    ok.
+
+%% A sampler at max priority on the target: every 100 ms, where the
+%% record agent (registered beamtrace_record) and the processes it
+%% monitors or is linked to sit, appended to File (raw: no file server).
+watch_agent(File) ->
+    spawn_opt(fun() -> watch_agent(File, erlang:monotonic_time(millisecond)) end,
+              [{priority, max}]).
+
+watch_agent(File, T0) ->
+    receive after 100 -> ok end,
+    T = erlang:monotonic_time(millisecond) - T0,
+    Lines = case whereis(beamtrace_record) of
+                undefined -> [io_lib:format("~b no agent~n", [T])];
+                A -> [io_lib:format("~b ~p ~0p~n", [T, P, where(P)])
+                      || P <- related([A], 2, [A])]
+            end,
+    ok = file:write_file(File, Lines, [raw, append]),
+    watch_agent(File, T0).
