@@ -980,24 +980,35 @@ live(#{live := true} = O) -> O#{live => 1000};
 live(O) -> O.
 
 dir(#{dir := Dir}) ->
-    try {ok, unicode:characters_to_binary(filename:absname(Dir))}
+    try {ok, unicode:characters_to_binary(absname(Dir))}
     catch _:_ -> {error, {badopt, dir}}
     end;
 dir(#{}) ->
     {{Y, Mo, D}, {H, Mi, S}} = calendar:local_time(),
     Base = lists:flatten(io_lib:format("beamtrace-~4..0w~2..0w~2..0w-~2..0w~2..0w~2..0w",
                                        [Y, Mo, D, H, Mi, S])),
-    Root = filename:absname("beamtrace-traces"),
+    Root = absname("beamtrace-traces"),
     {ok, unicode:characters_to_binary(unique(filename:join(Root, Base), 1))}.
 
+%% The file server answers filename:absname/1's and filelib:is_file/1's
+%% questions, and it is a process of normal priority: on a saturated node
+%% each is a turn of the run queue (seconds at 100,000 busy processes).
+%% prim_file and `raw' ask the OS from the caller.
+absname(Name) ->
+    {ok, Cwd} = prim_file:get_cwd(),
+    filename:absname(Name, Cwd).
+
+taken(Path) ->
+    element(1, file:read_link_info(Path, [raw])) =:= ok.
+
 unique(Path, 1) ->
-    case filelib:is_file(Path) of
+    case taken(Path) of
         false -> Path;
         true -> unique(Path, 2)
     end;
 unique(Path, N) ->
     Candidate = Path ++ "-" ++ integer_to_list(N),
-    case filelib:is_file(Candidate) of
+    case taken(Candidate) of
         false -> Candidate;
         true -> unique(Path, N + 1)
     end.
@@ -1014,7 +1025,7 @@ load_nif() ->
                 erlang:system_info(dirty_io_schedulers) + 16,
             case erlang:load_nif(filename:join(Priv, "beamtrace_nif"), {Priv, Threads}) of
                 ok ->
-                    ok;
+                    preload();
                 {error, Why} = Error ->
                     %% A shipper (beamtrace record) reads why: the code
                     %% server only logs it.
@@ -1023,6 +1034,25 @@ load_nif() ->
                     Error
             end
     end.
+
+%% The modules that starting and stopping a session or a trace/2 call,
+%% beamtrace's and OTP's, loaded with beamtrace: a module's first call
+%% otherwise loads it through the code server, a process of normal
+%% priority that on a saturated node answers a turn of the run queue
+%% later, and a load takes it several (measured: 115 s before trace/2
+%% began, at 100,000 busy processes on OTP 25). bmt_trace_SUITE's
+%% busy_servers_test runs those paths with the code server suspended.
+%% `beamtrace record' ships beamtrace's modules before this one: they are
+%% loaded already then. `trace' (trace sessions) is OTP 27's; a module
+%% missing is skipped.
+-define(PRELOAD, [beamtrace_label, beamtrace_registry, beamtrace_statedump, beamtrace_sources,
+                  beamtrace_tracing, beamtrace_trace,
+                  string, unicode_util, io_lib, io_lib_format, calendar, counters, proc_lib,
+                  gen_server, gen, filename, trace]).
+
+preload() ->
+    _ = [code:ensure_loaded(M) || M <- ?PRELOAD],
+    ok.
 
 %% @private Where the NIF library is: the application environment's `priv_dir'
 %% first (what `beamtrace record' sets while it loads the modules it

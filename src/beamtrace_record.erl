@@ -57,8 +57,8 @@
 
 %% What is shipped, in load order: beamtrace last (its on_load loads the
 %% NIF). beamtrace_remote goes first, on its own.
--define(MODULES, [beamtrace_remote, beamtrace_label, beamtrace_tracing, beamtrace_trace,
-                  beamtrace_statedump,
+-define(MODULES, [beamtrace_remote, beamtrace_label, beamtrace_registry, beamtrace_tracing,
+                  beamtrace_trace, beamtrace_statedump,
                   beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
                   beamtrace_flight_agent, beamtrace]).
 %% Where a worker's output goes (a pid) instead of stdout.

@@ -186,7 +186,7 @@ stop(Session) ->
 helpers(Session) ->
     case beamtrace:info(Session) of
         #{dir := Dir0} ->
-            maps:get(key(Session, Dir0), application:get_env(beamtrace, sources, #{}), none);
+            beamtrace_registry:get(sources, key(Session, Dir0));
         _ -> none
     end.
 
@@ -203,35 +203,17 @@ key(Session, undefined) ->
     Session.
 
 %% The helpers of every session with sources, by key/2 (the trace
-%% directory, or the handle of a session that only streams), in the
-%% application environment's `sources' (its keys are atoms): sessions start
-%% and stop in any process at once, so each change is made under a lock,
-%% and the key goes with the last session.
+%% directory, or the handle of a session that only streams), in
+%% beamtrace_registry (kind `sources'): sessions start and stop in any
+%% process at once, and a stop takes its entry atomically. Not the
+%% application environment under a global lock: both are calls to
+%% processes of normal priority (the application controller, global's
+%% name server), each a turn of a saturated node's run queue.
 put_helpers(Dir, Helpers) ->
-    with_lock(fun() ->
-                      All = application:get_env(beamtrace, sources, #{}),
-                      application:set_env(beamtrace, sources, All#{Dir => Helpers})
-              end).
+    beamtrace_registry:put(sources, Dir, Helpers).
 
 take_helpers(Dir) ->
-    with_lock(fun() ->
-                      All = application:get_env(beamtrace, sources, #{}),
-                      case maps:take(Dir, All) of
-                          {Helpers, Rest} when map_size(Rest) =:= 0 ->
-                              application:unset_env(beamtrace, sources),
-                              Helpers;
-                          {Helpers, Rest} ->
-                              application:set_env(beamtrace, sources, Rest),
-                              Helpers;
-                          error ->
-                              none
-                      end
-              end).
-
-%% A lock of this node only (global's, which needs no distribution).
-with_lock(Fun) ->
-    global:trans({?MODULE, self()}, Fun, [node()]).
-
+    beamtrace_registry:take(sources, Dir).
 
 wait_down(Pid) ->
     Mon = monitor(process, Pid),
@@ -400,7 +382,7 @@ combine(_, Vs) -> lists:min(Vs).
 
 is_helper(Pid) ->
     lists:any(fun(#{helper := H}) -> H =:= Pid end,
-              maps:values(application:get_env(beamtrace, sources, #{}))).
+              beamtrace_registry:values(sources)).
 
 %% Whether a monitor message meets the settings `Opts' (an erlang:
 %% system_monitor/2 option list).

@@ -90,10 +90,18 @@ own(Session, Own) ->
          || {Pid, Role} <- Own, is_pid(Pid), node(Pid) =:= node()],
     ok.
 
-registered_name(Pid) ->
+%% From the name table, not erlang:process_info/2: asking another process
+%% is a signal it answers once scheduled, one turn of the run queue later
+%% on a saturated node for one of normal priority (the sources' helper).
+registered_name(Pid) when Pid =:= self() ->
     case erlang:process_info(Pid, registered_name) of
         {registered_name, Name} -> Name;
         _ -> undefined
+    end;
+registered_name(Pid) ->
+    case [N || N <- registered(), whereis(N) =:= Pid] of
+        [Name | _] -> Name;
+        [] -> undefined
     end.
 
 %% @doc Before a session stops: the dump's workers still at work are
@@ -148,13 +156,14 @@ watcher() ->
 %% least ?DUMP_CHUNK_MIN processes.
 -define(DUMP_WORKERS, 8).
 -define(DUMP_CHUNK_MIN, 64).
-%% The dump of every session, by key/1, in the application environment's
-%% `state_dump_workers' (its keys are atoms): {Workers, Progress}.
+%% The dump of every session, by key/1, in beamtrace_registry (kind
+%% `dump_workers'; not the application environment, whose changes wait on
+%% the application controller): {Workers, Progress}.
 %% Progress, a counters array: ?LISTED the processes listed (0 until the
 %% dump started), ?NAMED those done (named, or gone before asked),
 %% ?UNRECORDED 1 when the session does not record the dump, ?STOPPED 1
 %% once at_stop/1 cut it.
--define(WORKERS_ENV, state_dump_workers).
+-define(WORKERS, dump_workers).
 -define(LISTED, 1).
 -define(NAMED, 2).
 -define(UNRECORDED, 3).
@@ -164,7 +173,7 @@ processes(Session) ->
     Progress = counters:new(4, [write_concurrency]),
     Workers = [spawn_opt(?MODULE, dump, [Session, Progress], [{priority, low}])
                || _ <- lists:seq(1, ?DUMP_WORKERS)],
-    set_workers(key(Session), {Workers, Progress}),
+    beamtrace_registry:put(?WORKERS, key(Session), {Workers, Progress}),
     %% Their own events first. Not through own/2: asking a low-priority
     %% process for its name waits for it to be scheduled, behind every
     %% runnable process of a busy node; these have none.
@@ -238,19 +247,10 @@ dump_done(Session) ->
 %% @doc The dump's workers of every session, for the flags to leave alone.
 -spec workers() -> [pid()].
 workers() ->
-    lists:append([Ws || {Ws, _} <- maps:values(application:get_env(beamtrace, ?WORKERS_ENV, #{}))]).
+    lists:append([Ws || {Ws, _} <- beamtrace_registry:values(?WORKERS)]).
 
 workers_of(Key) ->
-    maps:get(Key, application:get_env(beamtrace, ?WORKERS_ENV, #{}), none).
-
-%% Sets (or, with none, removes) a session's workers.
-set_workers(Key, Workers) ->
-    All = application:get_env(beamtrace, ?WORKERS_ENV, #{}),
-    case maps:remove(Key, All) of
-        Rest when Workers =:= none, Rest =:= #{} -> application:unset_env(beamtrace, ?WORKERS_ENV);
-        Rest when Workers =:= none -> application:set_env(beamtrace, ?WORKERS_ENV, Rest);
-        _ -> application:set_env(beamtrace, ?WORKERS_ENV, All#{Key => Workers})
-    end.
+    beamtrace_registry:get(?WORKERS, Key).
 
 %% The processes the dump did not name: those listed and not done, or, when
 %% it had not listed them yet, every process but beamtrace's. The workers
@@ -260,14 +260,12 @@ set_workers(Key, Workers) ->
 %% process may still record that one name (up to ?DUMP_WORKERS names
 %% counted missing that the trace has).
 stop_workers(Session) ->
-    Key = key(Session),
-    case workers_of(Key) of
+    case beamtrace_registry:take(?WORKERS, key(Session)) of
         none ->
             0;
         {Workers, Progress} ->
             counters:put(Progress, ?STOPPED, 1),
             _ = [exit(W, kill) || W <- Workers],
-            set_workers(Key, none),
             case {counters:get(Progress, ?UNRECORDED), counters:get(Progress, ?LISTED)} of
                 {1, _} -> 0;
                 {0, 0} -> max(0, erlang:system_info(process_count) - length(Workers) - 1);
@@ -378,7 +376,11 @@ ensure_watcher() ->
         false -> ok;
         true ->
             Ref = make_ref(),
-            {Pid, Mon} = spawn_monitor(?MODULE, watch, [{self(), Ref}]),
+            %% High priority: the start waits for it to register, and the
+            %% last stop for it to go (after_stop/0); at normal priority
+            %% each is a turn of a saturated node's run queue. Its work is
+            %% a few events at each nodeup and nodedown.
+            {Pid, Mon} = spawn_opt(?MODULE, watch, [{self(), Ref}], [monitor, {priority, high}]),
             receive
                 {Ref, _} -> demonitor(Mon, [flush]), ok;
                 {'DOWN', Mon, process, Pid, _} -> ok

@@ -682,11 +682,11 @@ set_procs(H, Targets, Exclude, Flags) when Flags =/= [] ->
 set_procs(_H, _Targets, _Exclude, []) ->
     {ok, 0}.
 
-%% Every session's source helpers (beamtrace_sources keeps them in the
-%% application environment's `sources', by session).
+%% Every session's source helpers (beamtrace_sources keeps them in
+%% beamtrace_registry, by session), and the registry's holder.
 sources_helpers() ->
-    [P || #{helper := Hp, keeper := K} <- maps:values(application:get_env(beamtrace, sources, #{})),
-          P <- [Hp, K]].
+    [P || #{helper := Hp, keeper := K} <- beamtrace_registry:values(sources), P <- [Hp, K]]
+        ++ [H || H <- [beamtrace_registry:holder()], is_pid(H)].
 
 set_procs1(_H, _Targets, [], _Except, N) ->
     {ok, N};

@@ -1,6 +1,6 @@
 %% What of beamtrace is on this node ([] when nothing): processes and ports
 %% traced by it, its trace sessions (OTP 27+), its modules, the lock, the
-%% node table's watcher, a flight agent, its application environment, flags on new
+%% node table's watcher, the registry's holder, a flight agent, its application environment, flags on new
 %% processes, and a 'receive' trace pattern (links). Compiled onto the
 %% target nodes of the trace and cluster groups, where nothing of
 %% beamtrace may stay after a recording.
@@ -35,6 +35,7 @@ check() ->
         ++ [{lock, P} || P <- [whereis(beamtrace_record)], P =/= undefined]
         ++ [{flight_agent, P} || P <- [whereis(beamtrace_flight_agent)], P =/= undefined]
         ++ [{node_watcher, P} || P <- [whereis(beamtrace_nodes)], P =/= undefined]
+        ++ [{registry, P} || P <- [whereis(beamtrace_registry)], P =/= undefined]
         ++ [{env, E} || E <- application:get_all_env(beamtrace)]
         ++ [{new_flags, F} || {flags, F} <- [erlang:trace_info(new, flags)], F =/= []]
         ++ [{receive_pattern, MS} || {match_spec, MS} <- [erlang:trace_info('receive', match_spec)],

@@ -31,8 +31,8 @@
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2, babeltrace/1, cmd/2]).
 
 -define(WORK, "bmt_trace_target:work/1").
--define(MODS, [beamtrace, beamtrace_label, beamtrace_tracing, beamtrace_trace, beamtrace_remote,
-               beamtrace_statedump, beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
+-define(MODS, [beamtrace, beamtrace_label, beamtrace_registry, beamtrace_tracing, beamtrace_trace,
+               beamtrace_remote, beamtrace_statedump, beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
                beamtrace_flight_agent]).
 
 %%% Common Test

@@ -21,7 +21,9 @@
          hot_code_load_test/1,
          hot_code_load_once_test/1,
          traces_reread_test/1, group_by_return_test/1, group_by_arg_test/1,
-         flags_constant_test/1]).
+         flags_constant_test/1, busy_servers_test/1]).
+%% Run on busy_servers_test's peer node.
+-export([busy_servers_run/1]).
 %% For bmt_record_SUITE.
 -export([calls_json/1, function_row/2, check_p99/3, lookups_traced/3, group_rows/2]).
 
@@ -54,6 +56,7 @@ all() ->
      group_by_return_test,
      group_by_arg_test,
      flags_constant_test,
+     busy_servers_test,
      traces_reread_test].
 
 %% The traces the cases write are listed for traces_reread_test.
@@ -263,6 +266,102 @@ flags_constant_test(_Config) ->
         _ = [catch erlang:trace_pattern(MFA, false, [meta]) || MFA <- [Dump | Flag]],
         exit(Col, kill),
         [P ! stop || P <- Idle]
+    end.
+
+%% Issue 16 item 3: on a node whose schedulers are saturated (100,000 busy
+%% processes), every process of normal priority answers a turn of the run
+%% queue late, seconds a message; start/1 + stop/1 and trace/2 must wait on
+%% none of them. Here those servers are not slow but stopped: on a peer
+%% node with beamtrace loaded, every registered process (the application
+%% controller, the code server, the file server, global, net_kernel,
+%% logger, ...) is suspended while a process at high priority runs
+%% start/1 + stop/1, then trace/2 of procs with a short duration. Both must
+%% come back (after 20 s the servers are resumed and the case fails,
+%% saying where the caller waited) and have recorded events.
+busy_servers_test(_Config) ->
+    Root = bmt_test_lib:root(),
+    Dir = tmpdir("busy-servers"),
+    Erl = os:find_executable(os:getenv("ERL", "erl")),
+    Name = "bmt_busy_servers_" ++ integer_to_list(erlang:unique_integer([positive])) ++ "_"
+        ++ os:getpid(),
+    %% A node of its own, distributed (the node table's watcher runs), with
+    %% beamtrace loaded as where it is used (beamtrace record ships it).
+    Port = open_port({spawn_executable, Erl},
+                     [{args, ["-noshell", "-sname", Name, "-pa", filename:join(Root, "ebin"),
+                              "-pa", filename:dirname(code:which(?MODULE)),
+                              "-eval", "{module, _} = code:ensure_loaded(beamtrace), "
+                                       "bmt_trace_SUITE:busy_servers_run(\"" ++ Dir ++ "\")"]},
+                      binary, exit_status, use_stdio, stderr_to_stdout]),
+    Out = port_output(Port, []),
+    case erl_scan:string(binary_to_list(Out)) of
+        {ok, Tokens, _} ->
+            case erl_parse:parse_term(Tokens) of
+                {ok, {ok, StartStop, {ok, Traced}}} ->
+                    StartStopEvents = check_trace(StartStop),
+                    StartStopEvents =/= [] orelse fail(start_stop_recorded_nothing, StartStop),
+                    Spawns = select(check_trace(Traced), #{'$name' => process_spawn}),
+                    Spawns =/= [] orelse fail(trace_recorded_no_spawn, Traced),
+                    ct:pal("servers suspended: start/stop ~p events, trace/2 ~p spawns",
+                           [length(StartStopEvents), length(Spawns)]);
+                _ ->
+                    fail(waited_on_a_server, Out)
+            end;
+        _ ->
+            fail(waited_on_a_server, Out)
+    end.
+
+%% Everything the node printed until it exited; the case's time limit
+%% bounds it.
+port_output(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> port_output(Port, [Acc, D]);
+        {Port, {exit_status, _}} -> iolist_to_binary(Acc)
+    end.
+
+%% On that node: the servers suspended, the calls run from a process at
+%% high priority, the servers resumed whatever happens; prints the result
+%% as a term (or where the calls waited) and halts.
+busy_servers_run(Dir) ->
+    process_flag(priority, high),
+    Self = self(),
+    Servers = [P || N <- registered(), P <- [whereis(N)], is_pid(P), P =/= Self],
+    _ = [erlang:suspend_process(P) || P <- Servers],
+    Result =
+        try
+            Runner = spawn_opt(fun() -> Self ! {busy_done, self(), busy_servers_calls(Dir)} end,
+                               [{priority, high}]),
+            receive
+                {busy_done, Runner, {StartStop, Traced}} -> {ok, StartStop, Traced}
+            after 20000 ->
+                    {timeout, [{P, erlang:process_info(P, current_stacktrace)}
+                               || P <- [Runner | monitored(Runner)]]}
+            end
+        after
+            [catch erlang:resume_process(P) || P <- Servers]
+        end,
+    io:format("~0p.~n", [Result]),
+    halt().
+
+busy_servers_calls(Dir) ->
+    {ok, S} = beamtrace:start(#{dir => filename:join(Dir, "start-stop")}),
+    {ok, StartStop} = beamtrace:stop(S),
+    %% Something for procs to record: a process spawned every 5 ms.
+    Spawner = spawn_opt(fun Loop() -> _ = spawn(fun() -> ok end),
+                                      receive after 5 -> Loop() end
+                        end, [{priority, high}]),
+    Traced = beamtrace:trace([procs], #{duration => 300, dir => filename:join(Dir, "trace")}),
+    exit(Spawner, kill),
+    {StartStop, Traced}.
+
+%% The trace controller a trace/2 caller waits on, and what it waits on.
+monitored(P) ->
+    case erlang:process_info(P, monitors) of
+        {monitors, Ms} ->
+            Ps = [Q || {process, Q} <- Ms, is_pid(Q)],
+            Ps ++ lists:append([[R || {process, R} <- M2, is_pid(R)]
+                                || Q <- Ps, {monitors, M2} <- [erlang:process_info(Q, monitors)]]);
+        undefined ->
+            []
     end.
 
 sets_all(Args) ->
