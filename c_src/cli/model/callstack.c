@@ -160,7 +160,8 @@ static int64_t find_frame(const struct bmt_proc *p, uint32_t func)
     return -1;
 }
 
-/* The call-tree node a new frame of `func` goes to. */
+/* The call-tree node a new frame of `func` goes to (the frames have room
+ * for it). */
 static int64_t frame_node(struct bmt_callstack *cs, uint32_t pid, uint32_t func)
 {
     struct bmt_proc *p = &cs->procs[pid];
@@ -186,6 +187,14 @@ static int64_t frame_node(struct bmt_callstack *cs, uint32_t pid, uint32_t func)
         }
         parent = p->root;
     }
+    /* A loop calls one function from one caller again and again: the node
+     * of the frame last at this depth (its slot is kept, or zeroed) is
+     * likely the one, and is when its parent and function are: a node is
+     * its parent's only child of its function. No hash then. */
+    const struct bmt_cs_node *last = &cs->nodes[p->frames[p->depth].node < cs->node_count
+                                                    ? p->frames[p->depth].node : 0];
+    if (last->parent == parent && last->func == func && !last->is_proc)
+        return last - cs->nodes;
     int64_t n = child_node(cs, parent, func, 0);
     if (n == BMT_CS_NONE) {
         /* The tree is full: the call shares its caller's node (its time
