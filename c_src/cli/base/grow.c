@@ -8,10 +8,10 @@ void *bmt_grow_to(void *arr, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need < *cap)
         return arr;
-    return bmt_grow_from(arr, cap, need, elem, 64);
+    return bmt_grow_more(arr, cap, need, elem, 64);
 }
 
-void *bmt_grow_from(void *arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first)
+void *bmt_grow_more(void *arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first)
 {
     if (need < *cap)
         return arr;

@@ -22,7 +22,13 @@ static inline void *bmt_grow(void *arr, uint32_t *cap, uint32_t need, size_t ele
 
 /* The same, starting from `first` elements (> 0) instead of 64: for the
  * many small arrays of one kind (a call stack per process), where 64
- * elements each would cost more than the data they hold. */
-void *bmt_grow_from(void *arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first);
+ * elements each would cost more than the data they hold. Inline for the
+ * common case, as bmt_grow; bmt_grow_more is the rest. */
+void *bmt_grow_more(void *arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first);
+static inline void *bmt_grow_from(void *arr, uint32_t *cap, uint32_t need, size_t elem,
+                                  uint32_t first)
+{
+    return need < *cap ? arr : bmt_grow_more(arr, cap, need, elem, first);
+}
 
 #endif

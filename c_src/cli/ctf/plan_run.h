@@ -256,6 +256,34 @@ static inline const uint8_t *bmt_plan_skip_strings(const uint8_t *s, size_t n, u
     return NULL;
 }
 
+/* The byte after the first NUL from `s` (at most `n` bytes), or NULL:
+ * bmt_plan_skip_strings for one string, without its count (a read field
+ * is one string; this runs for nearly every field an analysis reads). */
+static inline __attribute__((always_inline)) const uint8_t *bmt_plan_str_end(const uint8_t *s,
+                                                                            size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+        if (m)
+            return s + i + __builtin_ctz(m) + 1;
+    }
+#endif
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t z = bmt_plan_zeros(w);
+        if (z)
+            return s + i + (__builtin_ctzll(z) >> 3) + 1;
+    }
+    for (; i < n; i++)
+        if (!s[i])
+            return s + i + 1;
+    return NULL;
+}
+
 static inline int64_t bmt_plan_sext(uint64_t v, unsigned bits)
 {
     uint64_t m = UINT64_C(1) << (bits - 1);
@@ -325,16 +353,18 @@ bmt_plan_run_body(const struct bmt_body_plan *p, const uint8_t *base, const uint
         case BMT_FOP_STR_SKIP:
             at = bmt_plan_skip_strings(at, room, op->arg);
             break;
-        case BMT_FOP_STR:
-            for (unsigned i = 0; i < op->arg && at; i++) {
-                const uint8_t *next = bmt_plan_skip_strings(at, (size_t)(end - at), 1);
-                if (next) {
-                    cat[op->dst + i].str = (const char *)at;
-                    cat[op->dst + i].len = (uint32_t)(next - at - 1);
-                }
+        case BMT_FOP_STR: {
+            struct bmt_value *v = &cat[op->dst];
+            for (uint32_t i = op->arg; i; i--, v++) {
+                const uint8_t *next = bmt_plan_str_end(at, (size_t)(end - at));
+                if (!next)
+                    return NULL;
+                v->str = (const char *)at;
+                v->len = (uint32_t)(next - at - 1);
                 at = next;
             }
             break;
+        }
         case BMT_FOP_U8:
         case BMT_FOP_U16:
         case BMT_FOP_U32:

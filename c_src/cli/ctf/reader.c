@@ -610,6 +610,16 @@ static void sift_up(struct bmt_reader *r, unsigned i)
     }
 }
 
+/* Notes the time of the top's children: a top whose next event is earlier
+ * stays on top with no comparison of streams. */
+static inline void note_runner_up(struct bmt_reader *r)
+{
+    const unsigned *h = r->heap, n = r->heap_count;
+    uint64_t a = n > 1 ? r->streams[h[1]].head.ts_ns : UINT64_MAX;
+    uint64_t b = n > 2 ? r->streams[h[2]].head.ts_ns : UINT64_MAX;
+    r->runner_up_ns = a < b ? a : b;
+}
+
 /* bmt_reader_next but for the usual case: the merge's start, a stream
  * that needs the type-tree walk or a new packet, the end, a cluster. */
 static __attribute__((noinline)) int next_slow(struct bmt_reader *r, const struct bmt_record **rec,
@@ -647,6 +657,7 @@ static __attribute__((noinline)) int next_slow(struct bmt_reader *r, const struc
         return 0;
     }
     r->popped = (int)r->heap[0];
+    note_runner_up(r);
     *rec = &r->streams[r->popped].head;
     if (r->cluster && (*rec)->tp != BMT_TP_NONE) {
         const struct bmt_value *v = bmt_nodes_qualify(&r->nodes, (*rec)->trace, (*rec)->tp,
@@ -674,12 +685,15 @@ int bmt_reader_next(struct bmt_reader *r, const struct bmt_record **rec)
         return next_slow(r, rec, 1);
     if (rc < 0)
         return rc;
-    unsigned n = r->heap_count, *h = r->heap;
     /* Still the earliest (most events follow one of their stream): no
-     * sift. */
-    if (n > 1 && (before(r, h[1], h[0]) || (n > 2 && before(r, h[2], h[0])))) {
-        sift_down(r, 0);
-        p = r->popped = (int)h[0];
+     * sift; a tie is settled by the streams' order. */
+    if (__builtin_expect(s->head.ts_ns >= r->runner_up_ns, 0)) {
+        unsigned n = r->heap_count, *h = r->heap;
+        if (n > 1 && (before(r, h[1], h[0]) || (n > 2 && before(r, h[2], h[0])))) {
+            sift_down(r, 0);
+            p = r->popped = (int)h[0];
+            note_runner_up(r);
+        }
     }
     *rec = &r->streams[p].head;
     return 1;

@@ -201,6 +201,8 @@ struct bmt_reader {
     unsigned heap_count;
     int merge_started;
     int popped;                     /* merge: stream whose head was returned last, or -1 */
+    uint64_t runner_up_ns;          /* merge: the earliest time of the top's children (the
+                                     * next streams), UINT64_MAX when none */
     int64_t origin_ns;              /* ns since the epoch of reader time 0 */
     uint64_t max_ts_ns;             /* largest reader time whose wall time fits int64 */
     /* Flight-recorder traces: streams that lost their oldest packets hold

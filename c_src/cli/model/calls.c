@@ -37,7 +37,8 @@ int bmt_calls_is_trigger(const struct bmt_calls *c, const struct bmt_slow_call *
 }
 
 static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
-                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT]);
+                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT],
+                    unsigned kind_mask);
 
 int bmt_calls_init(void *self, struct bmt_an_scope *scope)
 {
@@ -113,10 +114,11 @@ static int64_t stat_of(struct bmt_calls *c, uint32_t pid, uint32_t func)
  * are added as if like it (apart from the histogram: percentiles of the
  * calls kept are those of all). */
 static void scale_back(struct bmt_fstat *s, const struct bmt_frame *f, uint64_t w, unsigned flags,
-                       const uint64_t kinds[BMT_K_COUNT])
+                       const uint64_t kinds[BMT_K_COUNT], unsigned kind_mask)
 {
     uint64_t more = w - 1;
-    for (int k = 0; k < BMT_K_COUNT; k++) {
+    for (unsigned m = kind_mask; m; m &= m - 1) {
+        int k = __builtin_ctz(m);
         uint64_t own = kinds[k] - (f->child[k] < kinds[k] ? f->child[k] : kinds[k]);
         s->incl[k] += kinds[k] * more;
         s->own[k] += own * more;
@@ -131,7 +133,8 @@ static void scale_back(struct bmt_fstat *s, const struct bmt_frame *f, uint64_t 
 }
 
 static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
-                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT])
+                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT],
+                    unsigned kind_mask)
 {
     struct bmt_calls *c = ctx;
     (void)cs;
@@ -141,16 +144,19 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
     if (i < 0)
         return (int)i;
     struct bmt_fstat *s = &c->stats[i];
-    for (int k = 0; k < BMT_K_COUNT; k++) {
+    uint64_t total = 0;
+    for (unsigned m = kind_mask; m; m &= m - 1) { /* the others are 0 */
+        int k = __builtin_ctz(m);
         uint64_t own = kinds[k] - (f->child[k] < kinds[k] ? f->child[k] : kinds[k]);
         s->incl[k] += kinds[k];
         s->own[k] += own;
-        s->total_ns += kinds[k];
+        total += kinds[k];
     }
+    s->total_ns += total;
     if (flags & BMT_CS_EXCEPTION)
         s->exception_count++;
     if (f->weight > 1)
-        scale_back(s, f, f->weight, flags, kinds);
+        scale_back(s, f, f->weight, flags, kinds, kind_mask);
     /* A sample only when the whole call is inside the window. */
     if (flags & (BMT_CS_UNFINISHED | BMT_CS_CUT)) {
         s->unfinished_count++;

@@ -96,43 +96,52 @@ tracked(struct bmt_callstack *cs, const struct bmt_value *v, uint64_t ts)
 
 /* Ends the top frame of process `pid` at end_ns; `then` is the process's
  * time by kind at end_ns when taken earlier (a settled tentative return),
- * or NULL to take it now. */
+ * non-zero in kinds `then_kinds` only, or NULL to take it now. */
 static int pop_at(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsigned flags,
-                  const uint64_t *then)
+                  const uint64_t *then, unsigned then_kinds)
 {
     struct bmt_proc *p = &cs->procs[pid];
     struct bmt_frame *f = &p->frames[p->depth - 1];
-    uint64_t now[BMT_K_COUNT], incl[BMT_K_COUNT];
+    uint64_t now[BMT_K_COUNT], incl[BMT_K_COUNT] = {0};
+    unsigned kinds = then_kinds;
     if (then)
         memcpy(now, then, sizeof now);
     else
-        bmt_pstate_snapshot(&p->ps, end_ns, &cs->scope->window, now);
-    for (int k = 0; k < BMT_K_COUNT; k++)
+        kinds = bmt_pstate_snapshot(&p->ps, end_ns, &cs->scope->window, now);
+    /* A kind the process has no time in now has none in the frame: only
+     * the others are added up (most frames have one or two). */
+    for (unsigned m = kinds; m; m &= m - 1) {
+        int k = __builtin_ctz(m);
         incl[k] = now[k] >= f->snap[k] ? now[k] - f->snap[k] : 0;
+    }
     /* A sampled call's own time stands for `weight` calls' (the flame's
      * widths scaled back; its callees' already were, in f->child). */
     if (f->node != BMT_CS_NONE)
-        for (int k = 0; k < BMT_K_COUNT; k++)
+        for (unsigned m = kinds; m; m &= m - 1) {
+            int k = __builtin_ctz(m);
             cs->nodes[f->node].self[k] +=
                 (incl[k] - (f->child[k] < incl[k] ? f->child[k] : incl[k])) * f->weight;
+        }
     if (f->start_ns < cs->scope->window.begin_ns)
         flags |= BMT_CS_CUT;
     if (end_ns > cs->scope->window.end_ns)
         flags |= BMT_CS_UNFINISHED;
-    int rc = cs->on_leave ? cs->on_leave(cs->ctx, cs, pid, f, end_ns, flags, incl) : 0;
+    int rc = cs->on_leave ? cs->on_leave(cs->ctx, cs, pid, f, end_ns, flags, incl, kinds) : 0;
     p->depth--;
     /* A sampled callee stands for `weight` calls: its caller's own time
      * is what those would leave (clamped at 0 where it is used). */
     uint64_t w = f->weight;
     if (p->depth)
-        for (int k = 0; k < BMT_K_COUNT; k++)
+        for (unsigned m = kinds; m; m &= m - 1) {
+            int k = __builtin_ctz(m);
             p->frames[p->depth - 1].child[k] += w > 1 ? incl[k] * w : incl[k];
+        }
     return rc;
 }
 
 static int pop(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsigned flags)
 {
-    return pop_at(cs, pid, end_ns, flags, NULL);
+    return pop_at(cs, pid, end_ns, flags, NULL, 0);
 }
 
 /* Confirms a tentative return: the top frame ended at its mark. */
@@ -142,7 +151,7 @@ static int settle_mark(struct bmt_callstack *cs, uint32_t pid)
     if (!p->marked)
         return 0;
     p->marked = 0;
-    return pop_at(cs, pid, p->mark_ns, 0, p->mark_snap);
+    return pop_at(cs, pid, p->mark_ns, 0, p->mark_snap, p->mark_kinds);
 }
 
 /* Index of the topmost frame running `func`, or -1. */
@@ -154,7 +163,8 @@ static int64_t find_frame(const struct bmt_proc *p, uint32_t func)
     return -1;
 }
 
-/* The call-tree node a new frame of `func` goes to. */
+/* The call-tree node a new frame of `func` goes to (the frames have room
+ * for it). */
 static int64_t frame_node(struct bmt_callstack *cs, uint32_t pid, uint32_t func)
 {
     struct bmt_proc *p = &cs->procs[pid];
@@ -180,6 +190,14 @@ static int64_t frame_node(struct bmt_callstack *cs, uint32_t pid, uint32_t func)
         }
         parent = p->root;
     }
+    /* A loop calls one function from one caller again and again: the node
+     * of the frame last at this depth (its slot is kept, or zeroed) is
+     * likely the one, and is when its parent and function are: a node is
+     * its parent's only child of its function. No hash then. */
+    const struct bmt_cs_node *last = &cs->nodes[p->frames[p->depth].node < cs->node_count
+                                                    ? p->frames[p->depth].node : 0];
+    if (last->parent == parent && last->func == func && !last->is_proc)
+        return last - cs->nodes;
     int64_t n = child_node(cs, parent, func, 0);
     if (n == BMT_CS_NONE) {
         /* The tree is full: the call shares its caller's node (its time
@@ -260,7 +278,8 @@ static int on_return(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint
         if (cs->return_to_seen && after_ret) {
             p->marked = 1;
             p->mark_ns = ts;
-            bmt_pstate_snapshot(&p->ps, ts, &cs->scope->window, p->mark_snap);
+            p->mark_kinds =
+                (uint8_t)bmt_pstate_snapshot(&p->ps, ts, &cs->scope->window, p->mark_snap);
             return 0;
         }
         return pop(cs, pid, ts, 0);

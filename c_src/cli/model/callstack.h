@@ -83,6 +83,7 @@ struct bmt_proc {
     uint32_t root;       /* call-tree node of the process, or BMT_CS_NONE */
     uint64_t mark_ns;    /* tentative return time of the top frame */
     uint64_t mark_snap[BMT_K_COUNT]; /* the process's time by kind at mark_ns */
+    uint8_t mark_kinds;  /* the kinds mark_snap may be non-zero in (1 << BMT_K_*) */
     uint8_t marked;      /* top frame tentatively returned */
     uint8_t last_ret;    /* previous call event was a return or exception */
     uint8_t tracked;     /* the filter keeps it; state exists */
@@ -101,11 +102,12 @@ struct bmt_callstack;
 
 /* Called when a frame ends, before it is popped: `f` is the frame, the
  * process's remaining frames are below it; `kinds` its time by kind
- * inside the window (their sum: its wall time inside the window).
- * `flags`: BMT_CS_*. */
+ * inside the window (their sum: its wall time inside the window), 0 but in
+ * the kinds of `kind_mask` (1 << BMT_K_*): a sum by kind need only add
+ * those. `flags`: BMT_CS_*. */
 typedef int (*bmt_cs_leave_fn)(void *ctx, struct bmt_callstack *cs, uint32_t pid,
                                const struct bmt_frame *f, uint64_t end_ns, unsigned flags,
-                               const uint64_t kinds[BMT_K_COUNT]);
+                               const uint64_t kinds[BMT_K_COUNT], unsigned kind_mask);
 
 struct bmt_callstack {
     struct bmt_an_scope *scope;    /* window, filter; its names' pid ids index procs */

@@ -14,15 +14,26 @@ void bmt_pstate_init(struct bmt_pstate *p, uint64_t ts)
     p->state = BMT_PSS_UNKNOWN;
 }
 
-/* Adds [a, b] clipped to the window to sum `k`. */
-static void add(uint64_t *cum, enum bmt_kind k, uint64_t a, uint64_t b, const struct bmt_window *w)
+/* Adds [a, b] clipped to the window to sum `k`: 1 << k when it added
+ * time, else 0 (for the kinds used). */
+static unsigned add(uint64_t *cum, enum bmt_kind k, uint64_t a, uint64_t b,
+                    const struct bmt_window *w)
 {
     if (a < w->begin_ns)
         a = w->begin_ns;
     if (b > w->end_ns)
         b = w->end_ns;
-    if (b > a)
-        cum[k] += b - a;
+    if (b <= a)
+        return 0;
+    cum[k] += b - a;
+    return 1u << k;
+}
+
+/* add() to the process's sums. */
+static void add_p(struct bmt_pstate *p, enum bmt_kind k, uint64_t a, uint64_t b,
+                  const struct bmt_window *w)
+{
+    p->used |= (uint8_t)add(p->cum, k, a, b, w);
 }
 
 /* The kind of the open segment while running or unknown. */
@@ -40,16 +51,16 @@ static enum bmt_kind current(const struct bmt_pstate *p)
 static void classify(struct bmt_pstate *p, enum bmt_pstate_event why, const struct bmt_window *w)
 {
     if (why == BMT_PS_TIMEOUT) {
-        add(p->cum, BMT_K_WAITING, p->out_ns, p->in_ns, w);
+        add_p(p, BMT_K_WAITING, p->out_ns, p->in_ns, w);
     } else if (why == BMT_PS_RECEIVE) {
         if (p->sent_ns) {
-            add(p->cum, BMT_K_WAITING, p->out_ns, p->sent_ns - 1, w);
-            add(p->cum, BMT_K_RUNNABLE, p->sent_ns - 1, p->in_ns, w);
+            add_p(p, BMT_K_WAITING, p->out_ns, p->sent_ns - 1, w);
+            add_p(p, BMT_K_RUNNABLE, p->sent_ns - 1, p->in_ns, w);
         } else {
-            add(p->cum, BMT_K_OFF_UNKNOWN, p->out_ns, p->in_ns, w);
+            add_p(p, BMT_K_OFF_UNKNOWN, p->out_ns, p->in_ns, w);
         }
     } else {
-        add(p->cum, BMT_K_PREEMPTED, p->out_ns, p->in_ns, w);
+        add_p(p, BMT_K_PREEMPTED, p->out_ns, p->in_ns, w);
     }
     p->state = BMT_PSS_RUNNING;
 }
@@ -66,12 +77,12 @@ void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts
         classify(p, e, w);
     if (e == BMT_PS_LOST) {
         if (p->state == BMT_PSS_IN_PENDING) {
-            add(p->cum, BMT_K_OFF_UNKNOWN, p->out_ns, p->in_ns, w);
+            add_p(p, BMT_K_OFF_UNKNOWN, p->out_ns, p->in_ns, w);
             p->state = BMT_PSS_RUNNING;
         }
         if (p->state != BMT_PSS_RUNNING)
             return;
-        add(p->cum, current(p), p->since_ns, ts, w);
+        add_p(p, current(p), p->since_ns, ts, w);
         p->state = BMT_PSS_LOST;
         p->since_ns = ts;
         return;
@@ -82,14 +93,14 @@ void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts
             p->in_ns = ts;
             p->state = BMT_PSS_IN_PENDING;
         } else {
-            add(p->cum, current(p), p->since_ns, ts, w);
+            add_p(p, current(p), p->since_ns, ts, w);
             p->state = BMT_PSS_RUNNING;
         }
         break;
     case BMT_PS_OUT:
         if (p->state == BMT_PSS_OUT)
             return; /* a second out: keep the period open */
-        add(p->cum, current(p), p->since_ns, ts, w);
+        add_p(p, current(p), p->since_ns, ts, w);
         p->state = BMT_PSS_OUT;
         p->out_ns = ts;
         p->sent_ns = 0;
@@ -103,7 +114,7 @@ void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts
     case BMT_PS_ACTIVITY:
         if (p->state == BMT_PSS_OUT)
             return; /* nothing it did itself: the period stays open */
-        add(p->cum, current(p), p->since_ns, ts, w);
+        add_p(p, current(p), p->since_ns, ts, w);
         break;
     case BMT_PS_GC_START:
     case BMT_PS_GC_END:
@@ -111,10 +122,10 @@ void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts
             /* Collected while out (another process asked for it): the time
              * out before it cannot be told waiting from runnable; the
              * off-CPU period starts again after it. */
-            add(p->cum, p->gc_depth ? BMT_K_GC : BMT_K_OFF_UNKNOWN, p->since_ns, ts, w);
+            add_p(p, p->gc_depth ? BMT_K_GC : BMT_K_OFF_UNKNOWN, p->since_ns, ts, w);
             p->out_ns = ts;
         } else {
-            add(p->cum, current(p), p->since_ns, ts, w);
+            add_p(p, current(p), p->since_ns, ts, w);
         }
         if (e == BMT_PS_GC_START && p->gc_depth < 255)
             p->gc_depth++;
@@ -122,7 +133,7 @@ void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts
             p->gc_depth--;
         break;
     case BMT_PS_EXIT:
-        add(p->cum, p->state == BMT_PSS_OUT ? BMT_K_OFF_UNKNOWN : current(p), p->since_ns, ts, w);
+        add_p(p, p->state == BMT_PSS_OUT ? BMT_K_OFF_UNKNOWN : current(p), p->since_ns, ts, w);
         p->state = BMT_PSS_EXITED;
         p->gc_depth = 0;
         break;
@@ -132,21 +143,23 @@ void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts
     p->since_ns = ts;
 }
 
-void bmt_pstate_snapshot(const struct bmt_pstate *p, uint64_t ts, const struct bmt_window *w,
-                         uint64_t out[BMT_K_COUNT])
+unsigned bmt_pstate_snapshot(const struct bmt_pstate *p, uint64_t ts, const struct bmt_window *w,
+                             uint64_t out[BMT_K_COUNT])
 {
     memcpy(out, p->cum, sizeof p->cum);
     if (p->state == BMT_PSS_EXITED)
-        return;
+        return p->used;
     /* Past its last event, the trace does not say it runs: unknown (a
      * collection still open stays GC). */
     enum bmt_kind tail = p->gc_depth                                   ? BMT_K_GC
                          : p->state == BMT_PSS_UNKNOWN && !p->out_ns && !p->in_ns ? BMT_K_UNKNOWN
                                                                           : BMT_K_OFF_UNKNOWN;
+    unsigned used = p->used;
     if (p->state == BMT_PSS_IN_PENDING) {
-        add(out, BMT_K_OFF_UNKNOWN, p->out_ns, p->in_ns, w);
-        add(out, tail, p->since_ns, ts, w);
+        used |= add(out, BMT_K_OFF_UNKNOWN, p->out_ns, p->in_ns, w);
+        used |= add(out, tail, p->since_ns, ts, w);
     } else if (ts > p->since_ns) {
-        add(out, tail, p->since_ns, ts, w);
+        used |= add(out, tail, p->since_ns, ts, w);
     }
+    return used;
 }

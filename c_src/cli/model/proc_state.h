@@ -88,6 +88,9 @@ struct bmt_pstate {
     uint64_t sent_ns;               /* first message sent to it while out, + 1, or 0 */
     uint8_t state;                  /* enum bmt_pstate_state */
     uint8_t gc_depth;               /* collections open */
+    uint8_t used;                   /* kinds (1 << BMT_K_*) cum may be non-zero in; 0 in the
+                                     * others: most processes' time is of one or two kinds, and
+                                     * callers add up only those (issue 17) */
 };
 
 /* A process first seen at `ts`. */
@@ -106,7 +109,9 @@ static inline void bmt_pstate_event(struct bmt_pstate *p, enum bmt_pstate_event 
 {
     if (e == BMT_PS_ACTIVITY && (p->state == BMT_PSS_RUNNING || p->state == BMT_PSS_UNKNOWN) &&
         !p->gc_depth && p->since_ns >= w->begin_ns && ts >= p->since_ns && ts <= w->end_ns) {
-        p->cum[p->state == BMT_PSS_RUNNING ? BMT_K_ON_CPU : BMT_K_UNKNOWN] += ts - p->since_ns;
+        enum bmt_kind k = p->state == BMT_PSS_RUNNING ? BMT_K_ON_CPU : BMT_K_UNKNOWN;
+        p->cum[k] += ts - p->since_ns;
+        p->used |= (uint8_t)(1u << k);
         p->since_ns = ts;
         return;
     }
@@ -116,9 +121,11 @@ static inline void bmt_pstate_event(struct bmt_pstate *p, enum bmt_pstate_event 
 }
 
 /* The sums at `ts` (>= since) into out[BMT_K_COUNT], the open segment
- * included (an off-CPU period not yet classified counts as unknown). */
-void bmt_pstate_snapshot(const struct bmt_pstate *p, uint64_t ts, const struct bmt_window *w,
-                         uint64_t out[BMT_K_COUNT]);
+ * included (an off-CPU period not yet classified counts as unknown).
+ * Returns the kinds (1 << BMT_K_*) out may be non-zero in: it is 0 in the
+ * others. */
+unsigned bmt_pstate_snapshot(const struct bmt_pstate *p, uint64_t ts, const struct bmt_window *w,
+                             uint64_t out[BMT_K_COUNT]);
 
 /* Runnable time as reported: a message waiting for it, or preempted. */
 static inline uint64_t bmt_kind_runnable(const uint64_t *kinds)

@@ -66,11 +66,13 @@ static int64_t proc(struct bmt_tracks *t, const struct bmt_value *v, uint64_t ts
 
 /* A frame ended: its call, clipped to the window. */
 static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const struct bmt_frame *f,
-                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT])
+                    uint64_t end_ns, unsigned flags, const uint64_t kinds[BMT_K_COUNT],
+                    unsigned kind_mask)
 {
     struct bmt_tracks *t = ctx;
     (void)cs;
     (void)kinds;
+    (void)kind_mask;
     uint64_t begin = t->scope->window.begin_ns, start = f->start_ns > begin ? f->start_ns : begin;
     if (end_ns < begin)
         return 0; /* over before the window */
