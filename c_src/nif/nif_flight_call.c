@@ -1,53 +1,18 @@
 /* The call-latency trigger (contract in nif_flight_call.h). */
 #include "nif_flight_call.h"
+#include "nif_flight_slots.h"
 #include "nif_session.h"
 #include "nif_state.h"
 #include "nif_thread.h"
 
 #include <string.h>
 
-#define TABLE_ENTRIES 16384u /* a power of two */
 #define BMT_CALL_PROBES 32
-#define BMT_CALL_LEVELS 2
 #define EMPTY UINT64_C(0)    /* never claimed: ends a lookup */
 #define FREE UINT64_C(1)     /* claimed before, given back (a pid word is never 0 or 1) */
-#define SLOTS 32u            /* call triggers at once, per loaded library; a power of two */
-#define SLOT_BITS 5
 /* A slot given back is not claimed again for this long: a callback that
  * read its tag just before is done with it by then. */
 #define REUSE_NS UINT64_C(10000000000)
-
-struct call_entry {
-    _Atomic uint64_t pid;        /* the process's term word, EMPTY or FREE */
-    uint32_t depth;              /* calls of the function in progress */
-    uint32_t pad;
-    uint64_t start_ns[BMT_CALL_LEVELS]; /* the outermost levels' start times */
-};
-
-/* A trigger: one slot of the library's table. `tag` is its tracer state's
- * value while claimed, 0 while free; the rest is written before the tag
- * is published (release) and read after it is seen (acquire). */
-struct flight_call {
-    _Atomic uint64_t tag;        /* (claim number << SLOT_BITS) | slot; 0: free */
-    uint64_t released_ns;        /* when given back (0: never claimed) */
-    int index;                   /* the session */
-    uint64_t generation;
-    uint64_t bound_ns;
-    char function[256];          /* "m:f/a" */
-    struct call_entry *table;    /* TABLE_ENTRIES, made at the first claim, kept until the
-                                    library's state goes: a late callback never writes freed
-                                    memory */
-    _Atomic uint64_t calls, slow, unmeasured, unmatched, deep;
-};
-
-/* The slots, shared by the library's state (one holder) and every trigger
- * resource (one each), freed by the last. */
-struct bmt_flight_calls {
-    ErlNifMutex *lock;           /* claims and releases */
-    _Atomic int holders;
-    uint64_t claims;             /* claim numbers, under lock */
-    struct flight_call slot[SLOTS];
-};
 
 /* The resource Erlang holds: the slot is its trigger's while it lives. */
 struct call_handle {
@@ -60,16 +25,6 @@ static void count(_Atomic uint64_t *c)
     atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
-static void calls_drop(struct bmt_flight_calls *fcs)
-{
-    if (atomic_fetch_sub(&fcs->holders, 1) != 1)
-        return;
-    for (unsigned i = 0; i < SLOTS; i++)
-        enif_free(fcs->slot[i].table);
-    enif_mutex_destroy(fcs->lock);
-    enif_free(fcs);
-}
-
 /* The trigger resource's end: its slot is given back. */
 static void destroy(ErlNifEnv *env, void *obj)
 {
@@ -77,14 +32,14 @@ static void destroy(ErlNifEnv *env, void *obj)
     struct call_handle *h = obj;
     if (!h->calls)
         return;
-    struct flight_call *fc = &h->calls->slot[h->tag & (SLOTS - 1)];
+    struct bmt_flight_call *fc = &h->calls->slot[h->tag & (BMT_FLIGHT_SLOTS - 1)];
     enif_mutex_lock(h->calls->lock);
     if (atomic_load(&fc->tag) == h->tag) {
         atomic_store_explicit(&fc->tag, 0, memory_order_release);
         fc->released_ns = bmt_clock_ns();
     }
     enif_mutex_unlock(h->calls->lock);
-    calls_drop(h->calls);
+    bmt_flight_slots_drop(h->calls);
     h->calls = NULL;
 }
 
@@ -96,50 +51,32 @@ int bmt_flight_call_open_type(struct priv *p, ErlNifEnv *env, ErlNifResourceFlag
         return -1;
     if (p->flight_calls)
         return 0;
-    struct bmt_flight_calls *fcs = enif_alloc(sizeof *fcs);
-    if (!fcs)
-        return -1;
-    memset(fcs, 0, sizeof *fcs);
-    fcs->lock = enif_mutex_create("beamtrace_flight_calls");
-    if (!fcs->lock) {
-        enif_free(fcs);
-        return -1;
-    }
-    atomic_init(&fcs->holders, 1);
     /* Claim numbers start where the state's id says, so a tracer state
      * left from an earlier load names no slot of this one. */
-    fcs->claims = p->instance & UINT64_C(0xFFFFFFFFFF);
-    p->flight_calls = fcs;
-    return 0;
-}
-
-void bmt_flight_call_free(struct priv *p)
-{
-    if (p->flight_calls)
-        calls_drop(p->flight_calls);
-    p->flight_calls = NULL;
+    p->flight_calls = bmt_flight_slots_new(p->instance & UINT64_C(0xFFFFFFFFFF));
+    return p->flight_calls ? 0 : -1;
 }
 
 /* The trigger a tracer state names: a small integer, the tag of a claimed
  * slot. NULL for anything else (a session's handle, a slot given back). */
-static struct flight_call *get_trigger(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM term)
+static struct bmt_flight_call *get_trigger(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM term)
 {
     ErlNifUInt64 tag;
     if (!p->flight_calls || !enif_get_uint64(env, term, &tag) || tag == 0)
         return NULL;
-    struct flight_call *fc = &p->flight_calls->slot[tag & (SLOTS - 1)];
+    struct bmt_flight_call *fc = &p->flight_calls->slot[tag & (BMT_FLIGHT_SLOTS - 1)];
     return atomic_load_explicit(&fc->tag, memory_order_acquire) == tag ? fc : NULL;
 }
 
 /* The trigger a resource from flight_call_trigger_nif names, NULL when
  * its slot is not its own any more (an earlier load's). */
-static struct flight_call *get_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM term)
+static struct bmt_flight_call *get_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM term)
 {
     struct call_handle *h;
     if (!p->flight_call_type || !enif_get_resource(env, term, p->flight_call_type, (void **)&h) ||
         h->calls != p->flight_calls || !h->calls)
         return NULL;
-    struct flight_call *fc = &h->calls->slot[h->tag & (SLOTS - 1)];
+    struct bmt_flight_call *fc = &h->calls->slot[h->tag & (BMT_FLIGHT_SLOTS - 1)];
     return atomic_load_explicit(&fc->tag, memory_order_acquire) == h->tag ? fc : NULL;
 }
 
@@ -147,15 +84,15 @@ static struct flight_call *get_handle(struct priv *p, ErlNifEnv *env, ERL_NIF_TE
 
 static inline uint32_t slot_of(uint64_t pid)
 {
-    return (uint32_t)((pid >> 4) * UINT64_C(0x9E3779B97F4A7C15) >> 40) & (TABLE_ENTRIES - 1);
+    return (uint32_t)((pid >> 4) * UINT64_C(0x9E3779B97F4A7C15) >> 40) & (BMT_CALL_TABLE_ENTRIES - 1);
 }
 
 /* The calling process's entry, or NULL when it has none. */
-static struct call_entry *lookup(struct flight_call *fc, uint64_t pid)
+static struct bmt_call_entry *lookup(struct bmt_flight_call *fc, uint64_t pid)
 {
     uint32_t h = slot_of(pid);
     for (uint32_t i = 0; i < BMT_CALL_PROBES; i++) {
-        struct call_entry *e = &fc->table[(h + i) & (TABLE_ENTRIES - 1)];
+        struct bmt_call_entry *e = &fc->table[(h + i) & (BMT_CALL_TABLE_ENTRIES - 1)];
         uint64_t k = atomic_load_explicit(&e->pid, memory_order_acquire);
         if (k == pid)
             return e;
@@ -167,11 +104,11 @@ static struct call_entry *lookup(struct flight_call *fc, uint64_t pid)
 
 /* Claims an entry for `pid` (which has none): NULL when the probed
  * entries are all taken. */
-static struct call_entry *claim(struct flight_call *fc, uint64_t pid)
+static struct bmt_call_entry *claim(struct bmt_flight_call *fc, uint64_t pid)
 {
     uint32_t h = slot_of(pid);
     for (uint32_t i = 0; i < BMT_CALL_PROBES; i++) {
-        struct call_entry *e = &fc->table[(h + i) & (TABLE_ENTRIES - 1)];
+        struct bmt_call_entry *e = &fc->table[(h + i) & (BMT_CALL_TABLE_ENTRIES - 1)];
         uint64_t k = atomic_load_explicit(&e->pid, memory_order_relaxed);
         if ((k == EMPTY || k == FREE) &&
             atomic_compare_exchange_strong_explicit(&e->pid, &k, pid, memory_order_acquire,
@@ -193,7 +130,7 @@ static uint64_t now_ns(struct priv *p)
 
 /* A call past the bound: its session's capture. Rare (slow calls): the
  * pid is printed here. */
-static void fire(struct priv *p, struct flight_call *fc, ERL_NIF_TERM pid,
+static void fire(struct priv *p, struct bmt_flight_call *fc, ERL_NIF_TERM pid,
                  uint64_t latency_ns, uint64_t ts_ns)
 {
     struct bmt_session *s = &p->rec.sessions[fc->index];
@@ -214,13 +151,13 @@ static void fire(struct priv *p, struct flight_call *fc, ERL_NIF_TERM pid,
 ERL_NIF_TERM bmt_flight_call_enabled(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
                                      int tp)
 {
-    struct flight_call *fc = get_trigger(p, env, argv[1]);
+    struct bmt_flight_call *fc = get_trigger(p, env, argv[1]);
     if (!fc)
         return 0;
     uint64_t pid = (uint64_t)argv[2];
     if (tp == BMT_TP_function_call) {
         count(&fc->calls);
-        struct call_entry *e = lookup(fc, pid);
+        struct bmt_call_entry *e = lookup(fc, pid);
         if (!e)
             e = claim(fc, pid);
         if (!e) {
@@ -241,7 +178,7 @@ ERL_NIF_TERM bmt_flight_call_enabled(struct priv *p, ErlNifEnv *env, const ERL_N
         return p->atom.trace;
     }
     if (tp == BMT_TP_function_return || tp == BMT_TP_function_exception) {
-        struct call_entry *e = lookup(fc, pid);
+        struct bmt_call_entry *e = lookup(fc, pid);
         if (!e || e->depth == 0) {
             count(&fc->unmatched);
             return p->atom.discard;
@@ -275,7 +212,7 @@ ERL_NIF_TERM bmt_flight_call_trace(struct priv *p, ErlNifEnv *env, const ERL_NIF
 
 ERL_NIF_TERM bmt_flight_call_status(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state)
 {
-    struct flight_call *fc = get_trigger(p, env, state);
+    struct bmt_flight_call *fc = get_trigger(p, env, state);
     if (!fc)
         return 0;
     return bmt_rec_known(&p->rec.sessions[fc->index], fc->generation) ? p->atom.trace
@@ -307,20 +244,20 @@ ERL_NIF_TERM bmt_nif_flight_call_trigger(ErlNifEnv *env, int argc, const ERL_NIF
         return enif_make_tuple2(env, p->atom.error, enif_make_atom(env, "enomem"));
     h->calls = NULL;
     struct bmt_flight_calls *fcs = p->flight_calls;
-    struct flight_call *fc = NULL;
+    struct bmt_flight_call *fc = NULL;
     uint64_t now = bmt_clock_ns();
     int nomem = 0;
     enif_mutex_lock(fcs->lock);
-    for (unsigned i = 0; i < SLOTS && !fc; i++) {
-        struct flight_call *c = &fcs->slot[i];
+    for (unsigned i = 0; i < BMT_FLIGHT_SLOTS && !fc; i++) {
+        struct bmt_flight_call *c = &fcs->slot[i];
         if (atomic_load(&c->tag) != 0 || (c->released_ns && now - c->released_ns < REUSE_NS))
             continue;
-        if (!c->table && !(c->table = enif_alloc(TABLE_ENTRIES * sizeof *c->table))) {
+        if (!c->table && !(c->table = enif_alloc(BMT_CALL_TABLE_ENTRIES * sizeof *c->table))) {
             nomem = 1;
             break;
         }
         fc = c;
-        memset(fc->table, 0, TABLE_ENTRIES * sizeof *fc->table);
+        memset(fc->table, 0, BMT_CALL_TABLE_ENTRIES * sizeof *fc->table);
         atomic_store(&fc->calls, 0);
         atomic_store(&fc->slow, 0);
         atomic_store(&fc->unmeasured, 0);
@@ -332,7 +269,7 @@ ERL_NIF_TERM bmt_nif_flight_call_trigger(ErlNifEnv *env, int argc, const ERL_NIF
         enif_snprintf(fc->function, sizeof fc->function, "%T:%T/%T", mfa[0], mfa[1], mfa[2]);
         /* A small integer (1 .. 2^59 - 1): claim numbers wrap. */
         fcs->claims = fcs->claims % ((UINT64_C(1) << 53) - 1) + 1;
-        h->tag = fcs->claims << SLOT_BITS | i;
+        h->tag = fcs->claims << BMT_FLIGHT_SLOT_BITS | i;
         h->calls = fcs;
         atomic_fetch_add(&fcs->holders, 1);
         atomic_store_explicit(&fc->tag, h->tag, memory_order_release);
@@ -352,13 +289,13 @@ ERL_NIF_TERM bmt_nif_flight_call_sweep(ErlNifEnv *env, int argc, const ERL_NIF_T
 {
     (void)argc;
     struct priv *p = enif_priv_data(env);
-    struct flight_call *fc = get_handle(p, env, argv[0]);
+    struct bmt_flight_call *fc = get_handle(p, env, argv[0]);
     ErlNifUInt64 older_ms;
     if (!fc || !enif_get_uint64(env, argv[1], &older_ms))
         return enif_make_badarg(env);
     uint64_t now = bmt_clock_ns(), swept = 0, in_calls = 0;
-    for (uint32_t i = 0; i < TABLE_ENTRIES; i++) {
-        struct call_entry *e = &fc->table[i];
+    for (uint32_t i = 0; i < BMT_CALL_TABLE_ENTRIES; i++) {
+        struct bmt_call_entry *e = &fc->table[i];
         uint64_t k = atomic_load_explicit(&e->pid, memory_order_acquire);
         if (k == EMPTY || k == FREE)
             continue;

@@ -1,7 +1,7 @@
 /* The flight recorder's call-latency trigger ('Mod:Fun/Arity>15ms'),
  * decided in the tracer where the call's return is seen.
  *
- * A trigger is a slot of the library's table (SLOTS of them), claimed by
+ * A trigger is a slot of the library's table (nif_flight_slots.h), claimed by
  * a resource Erlang holds (the slot is given back when the resource
  * goes) and named by a small integer, its tag, which is the tracer state
  * of a meta trace pattern on Mod:Fun/Arity (beamtrace_flight sets it
@@ -55,10 +55,6 @@ struct priv;
 /* Opens (`flags`: create or take over) the trigger resource type into
  * p->flight_call_type. Returns 0 or -1. */
 int bmt_flight_call_open_type(struct priv *p, ErlNifEnv *env, ErlNifResourceFlags flags);
-
-/* Drops the state's hold on the trigger slots (free_priv); the last
- * trigger resource to go frees them. */
-void bmt_flight_call_free(struct priv *p);
 
 /* enabled_call's answer for a tracer state that names no session: a
  * trigger's (above), or 0 when `state` is not a trigger of this library.

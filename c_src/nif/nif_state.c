@@ -5,7 +5,7 @@
  * by every scheduler thread.
  */
 #include "nif_state.h"
-#include "nif_flight_call.h"
+#include "nif_flight_slots.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +68,8 @@ static void free_priv(struct priv *p)
 {
     bmt_rec_destroy(&p->rec);
     bmt_handles_free(&p->handles);
-    bmt_flight_call_free(p);
+    if (p->flight_calls)
+        bmt_flight_slots_drop(p->flight_calls);
     registry_remove(p);
     p->magic = 0;
     if (p->lttng)

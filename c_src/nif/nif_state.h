@@ -90,7 +90,7 @@ struct priv {
     struct bmt_threads threads; /* each thread's context */
     struct bmt_handles handles; /* the session handles given to Erlang */
     ErlNifResourceType *flight_call_type; /* call-latency triggers (nif_flight_call.c) */
-    struct bmt_flight_calls *flight_calls; /* their slots (nif_flight_call.c) */
+    struct bmt_flight_calls *flight_calls; /* their slots (nif_flight_slots.h) */
     struct bmt_recorder rec;
 };
 

@@ -727,16 +727,14 @@ static void make_odd(const char *root)
 
 /* ---- a cluster: two nodes' traces (the matching rule's cases) ---- */
 
-/* One event of tracepoint `tp` at `ts` with the given fields (strings, or
- * integers for numeric fields, in catalogue order). */
-static void cl_emit(struct gen *g, int tp, uint64_t ts, ...)
+/* One event of tracepoint `tp` at `ts_ns` on stream `s`, its fields from
+ * `ap` (strings, or integers for numeric fields, in catalogue order). */
+static void emit_fields(struct gen *g, unsigned s, int tp, uint64_t ts_ns, va_list ap)
 {
     struct bmt_event ev;
     memset(&ev, 0, sizeof ev);
     ev.id = (uint16_t)tp;
-    ev.ts_ns = 5000000000000ull + ts * 1000;
-    va_list ap;
-    va_start(ap, ts);
+    ev.ts_ns = ts_ns;
     for (unsigned f = 0; f < bmt_catalogue[tp].field_count; f++) {
         if (bmt_catalogue[tp].fields[f].type == BMT_FIELD_STRING) {
             ev.values[f].str = va_arg(ap, const char *);
@@ -745,8 +743,17 @@ static void cl_emit(struct gen *g, int tp, uint64_t ts, ...)
             ev.values[f].integer = va_arg(ap, uint64_t);
         }
     }
+    emit(g, s, &ev);
+}
+
+/* One event of tracepoint `tp` at `ts` us with the given fields (strings,
+ * or integers for numeric fields, in catalogue order). */
+static void cl_emit(struct gen *g, int tp, uint64_t ts, ...)
+{
+    va_list ap;
+    va_start(ap, ts);
+    emit_fields(g, 0, tp, 5000000000000ull + ts * 1000, ap);
     va_end(ap);
-    emit(g, 0, &ev);
 }
 
 static void cl_open(struct gen *g, const char *root, const char *node, uint8_t seed,
@@ -892,22 +899,10 @@ static void make_big_cluster(const char *root, unsigned long long messages)
  * order). */
 static void kinds_emit(struct gen *g, unsigned s, int tp, uint64_t ts, ...)
 {
-    struct bmt_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.id = (uint16_t)tp;
-    ev.ts_ns = 17000000000000ull + ts;
     va_list ap;
     va_start(ap, ts);
-    for (unsigned f = 0; f < bmt_catalogue[tp].field_count; f++) {
-        if (bmt_catalogue[tp].fields[f].type == BMT_FIELD_STRING) {
-            ev.values[f].str = va_arg(ap, const char *);
-            ev.values[f].len = (uint32_t)strlen(ev.values[f].str);
-        } else {
-            ev.values[f].integer = va_arg(ap, uint64_t);
-        }
-    }
+    emit_fields(g, s, tp, 17000000000000ull + ts, ap);
     va_end(ap);
-    emit(g, s, &ev);
 }
 
 /* The same workload twice over 2 s, as recorded in full (`sampled` 0: its
