@@ -17,7 +17,8 @@
 #      lines, information only).
 # Every TAP line is printed with the release in front ("ok - [OTP 27] ..."),
 # the logs stay in _build/otp/SUITE/, and the last line is the total
-# "N passed, N failed, N skipped". OTP_SUITES="trixie" runs one release.
+# "N passed, N failed, N skipped". OTP_SUITES="trixie" runs one release;
+# several run side by side, each with an epmd of its own (run_suite).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -48,7 +49,8 @@ copy_tree() {
 }
 
 # Runs a TAP-producing command, prefixing test names with the release and
-# adding its counts to the totals.
+# adding its counts to the suite's totals (in $counts: passed failed
+# skipped).
 tap() { # LABEL LOG CMD...
     local label=$1 log=$2
     shift 2
@@ -61,18 +63,28 @@ tap() { # LABEL LOG CMD...
         echo "not ok - [$label] $(basename "$log" .log) exited with status $rc"
         f=1
     fi
-    passed=$((passed + p - s)); skipped=$((skipped + s)); failed=$((failed + f))
+    read -r cp cf cs <"$counts"
+    echo "$((cp + p - s)) $((cf + f)) $((cs + s))" >"$counts"
     return "$rc"
 }
 
-for suite in $suites; do
+# One release, start to end: its TAP lines on stdout, its totals in
+# $out/SUITE/counts and its summary line in $out/SUITE/summary. Each
+# release's nodes register with an epmd of its own (ERL_EPMD_PORT), so
+# the releases' runs (and the host's) can share the machine without
+# their node names meeting.
+run_suite() { # SUITE EPMD_PORT
+    local suite=$1 t0 t1 t2 t3 otp label closing
+    counts=$out/$suite/counts
     mkdir -p "$out/$suite"
+    echo "0 0 0" >"$counts"
+    export BMT_CHROOT_ENV="ERL_EPMD_PORT=$2"
     t0=$(date +%s)
     if ! bash test/otp/chroot.sh "$suite" ensure 2>&1 | tee "$out/$suite/ensure.log"; then
         echo "not ok - [$suite] chroot: $(tail -1 "$out/$suite/ensure.log")"
-        failed=$((failed + 1))
-        summary+=("$suite: no chroot")
-        continue
+        echo "0 1 0" >"$counts"
+        echo "$suite: no chroot" >"$out/$suite/summary"
+        return
     fi
     t1=$(date +%s)
     otp=$(cat "${BMT_CHROOTS:-_build/chroots}/$suite"/base/usr/lib/erlang/releases/*/OTP_VERSION 2>/dev/null | head -1)
@@ -93,7 +105,34 @@ for suite in $suites; do
          else cat test/out/make.log; echo 'not ok - make (the build make test runs first)'; exit 1; fi"
     t3=$(date +%s)
     closing=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$suite/groups.log" | tail -1)
-    summary+=("$suite (OTP $otp): chroot $((t1 - t0)) s, minimal build $((t2 - t1)) s, groups [$groups] $((t3 - t2)) s: ${closing:-no closing line}")
+    echo "$suite (OTP $otp): chroot $((t1 - t0)) s, minimal build $((t2 - t1)) s, groups [$groups] $((t3 - t2)) s: ${closing:-no closing line}" \
+        >"$out/$suite/summary"
+}
+
+# The releases run side by side (a run waits on nodes, daemons and disks
+# much of its time, and CI's 2 cores were half idle when they ran one
+# after the other): the first prints as it goes, the others' lines follow
+# it, each release's together.
+port=4370
+pids=()
+first=
+for suite in $suites; do
+    if [ -z "$first" ]; then
+        first=$suite
+    else
+        mkdir -p "$out/$suite"
+        run_suite "$suite" "$port" >"$out/$suite/all.log" 2>&1 &
+        pids+=($!)
+    fi
+    port=$((port + 1))
+done
+[ -n "$first" ] && run_suite "$first" 4370
+for pid in "${pids[@]}"; do wait "$pid"; done
+for suite in $suites; do
+    [ "$suite" = "$first" ] || cat "$out/$suite/all.log"
+    read -r p f s <"$out/$suite/counts"
+    passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+    summary+=("$(cat "$out/$suite/summary" 2>/dev/null || echo "$suite: no summary")")
 done
 
 echo "# test-otp summary"
