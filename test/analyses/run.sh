@@ -771,8 +771,10 @@ for dir in "$out"/corpus/bad/*/ /nonexistent; do
     done
 done
 check_cmd "malformed traces: every subcommand prints one error line and exits 1, no sanitizer report" [ $bad_ok = 1 ]
+# 60 mutated traces (FUZZ_RUNS_ANALYSES): each runs nine analyses twice under
+# ASan, a few seconds of CPU a trace; `make fuzz` reads 10 000 with every command.
 python3 test/cli/fuzz.py --seed 4242 --vs-generic --cmds "calls --breakdown,sched --from last,procs,gc,flame --folded,export -o /dev/null,messages,report -o /dev/null,calls --begin +1ms --name my*" \
-    "$ASAN" "$out" "${FUZZ_RUNS_ANALYSES:-150}" "$out/w_all" "$sc/names" >"$out/fuzz.log" 2>&1
+    "$ASAN" "$out" "${FUZZ_RUNS_ANALYSES:-60}" "$out/w_all" "$sc/names" >"$out/fuzz.log" 2>&1
 rc=$?
 tail -1 "$out/fuzz.log"
 check_cmd "mutation fuzz of every analysis under ASan/UBSan: no crash, hang or sanitizer report, the same with BEAMTRACE_READER=generic" [ $rc -eq 0 ]
