@@ -17,7 +17,8 @@
 #    relayd stopped for 10 s, a relayd restart, a relayd stopped at stop;
 #    and bmt_relayd_cluster_SUITE: three nodes streaming straight to the
 #    relayd, read back as one cluster.
-# The relayd listens on 127.0.0.1, on three free ports from 21342 up, and
+# The relayd listens on 127.0.0.1, on three free ports from 21342 up (from
+# 21442 and 21542 in the OTP chroots' runs beside it), and
 # writes under test/out/relayd/out; it is stopped (by pid) on exit.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -59,7 +60,12 @@ export ASAN_OPTIONS=detect_leaks=1:exitcode=23 UBSAN_OPTIONS=print_stacktrace=1:
 # chroots).
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 port_free() { ! listening "$1"; }
-base=21342
+# Each concurrent run (the host's, and the OTP chroots' beside it, which
+# share the host's network) starts from ports of its own, told apart by
+# its epmd port (test/otp/matrix.sh): a check-then-bind race between two
+# runs picking the same free ports would otherwise let one run's tests talk
+# to the other's relayd.
+base=$((21342 + (${ERL_EPMD_PORT:-4369} - 4369) * 100))
 while ! { port_free $base && port_free $((base + 1)) && port_free $((base + 2)); }; do
     base=$((base + 3))
 done
@@ -68,12 +74,18 @@ url=net://127.0.0.1:$ctl:$data
 relayd_out=$root/$out/out
 relayd_pid=
 pids_to_kill=()
+# PID runs (not exited; an exited child stays a zombie until waited for,
+# and kill -0 still finds it).
+alive() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ] && [ -e "/proc/$1" ]; }
 start_relayd() {
     lttng-relayd -C "tcp://127.0.0.1:$ctl" -D "tcp://127.0.0.1:$data" -L "tcp://127.0.0.1:$live" \
         -o "$relayd_out" >>"$out/relayd.log" 2>&1 &
     relayd_pid=$!
     for _ in $(seq 100); do
-        ! port_free $ctl && ! port_free $data && ! port_free $live && return 0
+        # Listening, and by this relayd: one that failed to bind has exited.
+        ! port_free $ctl && ! port_free $data && ! port_free $live &&
+            alive "$relayd_pid" && return 0
+        alive "$relayd_pid" || return 1
         sleep 0.05
     done
     return 1
