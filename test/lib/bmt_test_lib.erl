@@ -43,11 +43,25 @@ ensure_distributed(Prefix) ->
     case node() of
         nonode@nohost ->
             _ = os:cmd("epmd -daemon"),
+            ok = wait_epmd(200),
             Name = list_to_atom(Prefix ++ integer_to_list(rand:uniform(1 bsl 30), 36)),
             {ok, _} = net_kernel:start(Name, #{name_domain => shortnames}),
             ok;
         _ ->
             ok
+    end.
+
+%% `epmd -daemon' returns once it has forked, before the daemon listens:
+%% on a loaded machine net_kernel:start/2 then found no epmd and failed
+%% with nodistribution (OTP 29's sources suite, three test runs side by
+%% side). Waits until epmd answers (ERL_EPMD_PORT's, as net_kernel will
+%% ask), 50 ms at a time.
+wait_epmd(0) ->
+    {error, epmd_not_answering};
+wait_epmd(Tries) ->
+    case erl_epmd:names("localhost") of
+        {ok, _} -> ok;
+        {error, _} -> timer:sleep(50), wait_epmd(Tries - 1)
     end.
 
 %% A directory under the suite's private directory holding only the beams
