@@ -268,10 +268,16 @@ static void send_handshake(struct bmt_relayd *r)
     a.name_contains_creation_time = r->cfg.name_is_final;
     /* A uuid of this connection's own: the relayd keys trace chunks by
      * (sessiond uuid, session id), and two connections sharing one would
-     * share a chunk, and a directory. */
-    if (getrandom(a.sessiond_uuid, sizeof a.sessiond_uuid, 0) != (ssize_t)sizeof a.sessiond_uuid)
-        for (size_t i = 0; i < sizeof a.sessiond_uuid; i++)
-            a.sessiond_uuid[i] = (uint8_t)(bmt_relayd_mono_ns() >> (i % 8 * 8) ^ i);
+     * share a chunk, and a directory. GRND_NONBLOCK: the driver never
+     * waits (before the kernel's pool is ready, early in a boot, the
+     * uuid is made of this connection's time, the process and the
+     * client's address instead). */
+    if (getrandom(a.sessiond_uuid, sizeof a.sessiond_uuid, GRND_NONBLOCK) !=
+        (ssize_t)sizeof a.sessiond_uuid) {
+        uint64_t mix[2] = {bmt_relayd_mono_ns() ^ ((uint64_t)r->cfg.vpid << 32),
+                           (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)r};
+        memcpy(a.sessiond_uuid, mix, sizeof a.sessiond_uuid);
+    }
     a.sessiond_uuid[6] = (uint8_t)((a.sessiond_uuid[6] & 0x0f) | 0x40);
     a.session_id = 1;
     a.creation_time_s = r->cfg.start_time_s;
