@@ -49,6 +49,7 @@ struct bmt_relayd_control {
 /* Allocates the command queue (`queue_bytes`) and the reply FIFO. Returns
  * 0 or -ENOMEM (then bmt_relayd_control_free still applies). */
 int bmt_relayd_control_init(struct bmt_relayd_control *c, size_t queue_bytes);
+/* Frees what init allocated (also after a failed init). */
 void bmt_relayd_control_free(struct bmt_relayd_control *c);
 /* Forgets every queued command and owed reply (the connection ended). */
 void bmt_relayd_control_clear(struct bmt_relayd_control *c);

@@ -51,6 +51,7 @@ struct bmt_relayd_outbox {
  * bmt_relayd_outbox_free still applies). */
 int bmt_relayd_outbox_init(struct bmt_relayd_outbox *o, unsigned stream_count, size_t queue_bytes,
                            uint64_t start_ns, const uint8_t uuid[16]);
+/* Frees what init allocated (also after a failed init). */
 void bmt_relayd_outbox_free(struct bmt_relayd_outbox *o);
 
 /* Queues a copy of packet `pkt` (`bytes`, `events` events) of stream
@@ -81,11 +82,13 @@ int bmt_relayd_outbox_ready(const struct bmt_relayd_outbox *o);
 /* Counts the oldest records confirmed as delivered. */
 void bmt_relayd_outbox_pop_confirmed(struct bmt_relayd_outbox *o);
 
-/* The relayd's answers about stream `stream`: its handle (ADD_STREAM), and
- * whether it wrote everything up to net sequence number `seq` (a
- * DATA_PENDING reply `pending`: 0 written, 1 not yet). Returns 0, or -1
- * when the reply makes no sense (the relayd forgot the stream). */
+/* The relayd's handle of stream `stream` (its ADD_STREAM reply): the
+ * stream's packets can go. */
 void bmt_relayd_outbox_handle(struct bmt_relayd_outbox *o, unsigned stream, uint64_t handle);
+/* Whether the relayd wrote stream `stream`'s packets up to net sequence
+ * number `seq` (DATA_PENDING's reply `pending`: 0 written, 1 not yet).
+ * Returns 0, or -1 when the reply makes no sense (the relayd forgot the
+ * stream). */
 int bmt_relayd_outbox_pending(struct bmt_relayd_outbox *o, unsigned stream, uint64_t seq,
                               uint32_t pending);
 
