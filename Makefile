@@ -48,7 +48,8 @@ CORE_SRC := c_src/core/catalogue.c c_src/core/clock.c c_src/core/event.c c_src/c
 # so the C tests drive it under ThreadSanitizer without a VM).
 RECORDER_SRC := c_src/core/fence.c c_src/recorder/recorder.c c_src/recorder/capture.c \
                 c_src/recorder/sampling.c c_src/recorder/relayd_proto.c \
-                c_src/recorder/relayd_client.c
+                c_src/recorder/relayd_socket.c c_src/recorder/relayd_control.c \
+                c_src/recorder/relayd_outbox.c c_src/recorder/relayd_client.c
 SINKS_SRC := c_src/sinks/lttng.c c_src/sinks/usdt.c
 NIF_SRC := $(CORE_SRC) $(RECORDER_SRC) $(SINKS_SRC) $(sort $(wildcard c_src/nif/*.c))
 # The command checks `record --relayd`'s URL with the recorder's parser,

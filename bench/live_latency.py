@@ -9,6 +9,7 @@ Usage: live_latency.py URL SECONDS
 """
 import subprocess
 import sys
+import threading
 import time
 
 
@@ -23,6 +24,11 @@ def main():
         text=True, bufsize=1)
     lags = []
     end = time.time() + seconds
+    # The loop below looks at the time only when a line comes: a viewer
+    # that started late (a loaded machine) prints nothing once the nodes
+    # stopped, and would be waited for forever.
+    watchdog = threading.Timer(seconds + 10, proc.kill)
+    watchdog.start()
     try:
         for line in proc.stdout:
             now = time.time()
@@ -32,6 +38,7 @@ def main():
             if now > end:
                 break
     finally:
+        watchdog.cancel()
         proc.kill()
         proc.wait()
     lags.sort()

@@ -7,6 +7,7 @@
  * control lock, which start and stop hold across disk I/O and thread joins.
  */
 #define _GNU_SOURCE /* strerrorname_np */
+#include "nif_clock_option.h"
 #include "nif_control.h"
 #include "nif_flight.h"
 #include "nif_format.h"

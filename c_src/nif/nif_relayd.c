@@ -21,6 +21,7 @@
 
 #define MIN_RELAYD_BUFFER (256 * 1024u)
 #define MAX_LIVE_MS (3600 * 1000u)
+#define METADATA_MAX_BYTES (64 * 1024)
 
 static ERL_NIF_TERM binary_of(ErlNifEnv *env, const char *text)
 {
@@ -42,6 +43,80 @@ static int get_text(ErlNifEnv *env, ERL_NIF_TERM term, char *out, size_t size)
     return 1;
 }
 
+/* Reads the user's streaming options (the relayd's URL, session name,
+ * live period, send queue) into rc, and shortens cfg's flush interval to
+ * the live period. Returns 0, or -1 with the bad key in *bad (maybe a
+ * reason in `why`). */
+static int read_options(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, ERL_NIF_TERM url_term,
+                        struct bmt_rec_config *cfg, struct bmt_relayd_config *rc,
+                        ERL_NIF_TERM *bad, char *why, size_t why_size)
+{
+    const struct bmt_atoms *a = &p->atom;
+    ERL_NIF_TERM v;
+    char url[1024];
+    *bad = a->relayd;
+    if (!get_text(env, url_term, url, sizeof url) ||
+        bmt_relayd_url_parse(url, &rc->url, why, why_size) != 0)
+        return -1;
+    *bad = a->relayd_session;
+    if (enif_get_map_value(env, opts, a->relayd_session, &v)) {
+        if (!get_text(env, v, rc->session_name, sizeof rc->session_name) ||
+            !bmt_relayd_name_ok(rc->session_name, sizeof rc->session_name))
+            return -1;
+        rc->name_is_final = 1;
+    } else {
+        snprintf(rc->session_name, sizeof rc->session_name, "beamtrace");
+    }
+    unsigned live_ms = 0;
+    *bad = a->live;
+    if (enif_get_map_value(env, opts, a->live, &v) && v != a->false_ &&
+        (!enif_get_uint(env, v, &live_ms) || live_ms == 0 || live_ms > MAX_LIVE_MS))
+        return -1;
+    ErlNifUInt64 queue = 4u << 20;
+    *bad = a->relayd_buffer;
+    if (enif_get_map_value(env, opts, a->relayd_buffer, &v) &&
+        (!enif_get_uint64(env, v, &queue) || queue < MIN_RELAYD_BUFFER || queue > (1u << 30)))
+        return -1;
+    /* At least two packets, so one can wait while one goes. */
+    if (queue < 2 * cfg->subbuf_bytes)
+        queue = 2 * cfg->subbuf_bytes;
+    rc->queue_bytes = (size_t)queue;
+    rc->live_timer_us = live_ms * 1000u;
+    if (live_ms && cfg->flush_interval_ns > (uint64_t)live_ms * 1000000u)
+        cfg->flush_interval_ns = (uint64_t)live_ms * 1000000u;
+    return 0;
+}
+
+/* Fills what the client takes from the session rather than the user: the
+ * names the relayd lays the trace out by, the trace's identity and
+ * metadata (written into `metadata`, 64 KiB, which rc then points to).
+ * Returns 0, or -1 with a reason in `why`. */
+static int describe_session(struct priv *p, const struct bmt_rec_config *cfg,
+                            struct bmt_relayd_config *rc, char *metadata, char *why,
+                            size_t why_size)
+{
+    /* The host as the relayd names its directory: no domain part, as
+     * lttng-sessiond sends it (gethostname). */
+    snprintf(rc->hostname, sizeof rc->hostname, "%.*s", (int)sizeof rc->hostname - 1,
+             cfg->info.hostname);
+    if (!bmt_relayd_name_ok(rc->hostname, sizeof rc->hostname))
+        snprintf(rc->hostname, sizeof rc->hostname, "localhost");
+    snprintf(rc->procname, sizeof rc->procname, "%s", cfg->info.procname);
+    rc->vpid = cfg->info.vpid;
+    rc->start_time_s = (uint64_t)time(NULL);
+    rc->start_ns = bmt_clock_ns();
+    memcpy(rc->uuid, cfg->info.uuid, sizeof rc->uuid);
+    rc->stream_count = (unsigned)p->rec.max_threads;
+    long len = bmt_ctf_metadata(&cfg->info, metadata, METADATA_MAX_BYTES);
+    if (len < 0) {
+        snprintf(why, why_size, "the metadata does not fit 64 KiB");
+        return -1;
+    }
+    rc->metadata = metadata;
+    rc->metadata_bytes = (size_t)len;
+    return 0;
+}
+
 int bmt_nif_relayd_options(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
                            struct bmt_rec_config *cfg, ERL_NIF_TERM *bad, char *why,
                            size_t why_size)
@@ -57,63 +132,15 @@ int bmt_nif_relayd_options(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
         return 0;
     }
     struct bmt_relayd_config *rc = calloc(1, sizeof *rc);
-    char *metadata = malloc(64 * 1024);
+    char *metadata = malloc(METADATA_MAX_BYTES);
     int ret = -1;
     if (!rc || !metadata) {
         snprintf(why, why_size, "out of memory");
         goto out;
     }
-    char url[1024];
-    *bad = a->relayd;
-    if (!get_text(env, v, url, sizeof url) ||
-        bmt_relayd_url_parse(url, &rc->url, why, why_size) != 0)
+    if (read_options(p, env, opts, v, cfg, rc, bad, why, why_size) != 0 ||
+        describe_session(p, cfg, rc, metadata, why, why_size) != 0)
         goto out;
-    *bad = a->relayd_session;
-    if (enif_get_map_value(env, opts, a->relayd_session, &v)) {
-        if (!get_text(env, v, rc->session_name, sizeof rc->session_name) ||
-            !bmt_relayd_name_ok(rc->session_name, sizeof rc->session_name))
-            goto out;
-        rc->name_is_final = 1;
-    } else {
-        snprintf(rc->session_name, sizeof rc->session_name, "beamtrace");
-    }
-    unsigned live_ms = 0;
-    *bad = a->live;
-    if (enif_get_map_value(env, opts, a->live, &v) && v != a->false_ &&
-        (!enif_get_uint(env, v, &live_ms) || live_ms == 0 || live_ms > MAX_LIVE_MS))
-        goto out;
-    ErlNifUInt64 queue = 4u << 20;
-    *bad = a->relayd_buffer;
-    if (enif_get_map_value(env, opts, a->relayd_buffer, &v) &&
-        (!enif_get_uint64(env, v, &queue) || queue < MIN_RELAYD_BUFFER || queue > (1u << 30)))
-        goto out;
-    /* At least two packets, so one can wait while one goes. */
-    if (queue < 2 * cfg->subbuf_bytes)
-        queue = 2 * cfg->subbuf_bytes;
-    rc->queue_bytes = (size_t)queue;
-    rc->live_timer_us = live_ms * 1000u;
-    if (live_ms && cfg->flush_interval_ns > (uint64_t)live_ms * 1000000u)
-        cfg->flush_interval_ns = (uint64_t)live_ms * 1000000u;
-
-    /* The host as the relayd names its directory: no domain part, as
-     * lttng-sessiond sends it (gethostname). */
-    snprintf(rc->hostname, sizeof rc->hostname, "%.*s", (int)sizeof rc->hostname - 1,
-             cfg->info.hostname);
-    if (!bmt_relayd_name_ok(rc->hostname, sizeof rc->hostname))
-        snprintf(rc->hostname, sizeof rc->hostname, "localhost");
-    snprintf(rc->procname, sizeof rc->procname, "%s", cfg->info.procname);
-    rc->vpid = cfg->info.vpid;
-    rc->start_time_s = (uint64_t)time(NULL);
-    rc->start_ns = bmt_clock_ns();
-    memcpy(rc->uuid, cfg->info.uuid, sizeof rc->uuid);
-    rc->stream_count = (unsigned)p->rec.max_threads;
-    long len = bmt_ctf_metadata(&cfg->info, metadata, 64 * 1024);
-    if (len < 0) {
-        snprintf(why, why_size, "the metadata does not fit 64 KiB");
-        goto out;
-    }
-    rc->metadata = metadata;
-    rc->metadata_bytes = (size_t)len;
     int err = bmt_relayd_resolve(rc, why, why_size);
     if (err < 0) {
         ret = err;
@@ -130,80 +157,6 @@ out:
     free(metadata);
     free(rc);
     return ret;
-}
-
-/* Adds env entry beamtrace_clock_KEY (an integer, or a text when `text` is
- * set) to the trace's metadata. Returns 0, or -1 when the key is not
- * [a-z0-9_]{1,48} or the entries are full. */
-static int env_entry(struct bmt_ctf_trace_info *info, const char *key, const char *text,
-                     int64_t value)
-{
-    size_t key_len = strlen(key);
-    if (key_len == 0 || key_len > 48)
-        return -1;
-    for (size_t i = 0; i < key_len; i++)
-        if (!((key[i] >= 'a' && key[i] <= 'z') || (key[i] >= '0' && key[i] <= '9') || key[i] == '_'))
-            return -1;
-    char name[80];
-    snprintf(name, sizeof name, "beamtrace_clock_%s", key);
-    return (text ? bmt_ctf_env_add_text(info, name, text) : bmt_ctf_env_add_int(info, name, value))
-               == 0 ? 0 : -1;
-}
-
-int bmt_nif_clock_option(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
-                         struct bmt_ctf_trace_info *info)
-{
-    ERL_NIF_TERM v, offset, list, head;
-    ErlNifSInt64 total;
-    if (!enif_get_map_value(env, opts, p->atom.clock, &v))
-        return 0;
-    if (!enif_get_map_value(env, v, p->atom.offset_ns, &offset) ||
-        !enif_get_int64(env, offset, &total) ||
-        !enif_get_map_value(env, v, p->atom.env, &list))
-        return -1;
-    /* What the node's own clock said, as beamtrace_clock records it when it
-     * rewrites a copied-back trace. */
-    if (env_entry(info, "own_offset_s", NULL, info->clock_offset_s) != 0 ||
-        env_entry(info, "own_offset", NULL, info->clock_offset_ns) != 0)
-        return -1;
-    while (enif_get_list_cell(env, list, &head, &list)) {
-        const ERL_NIF_TERM *kv;
-        int arity;
-        char key[64];
-        ErlNifSInt64 n;
-        ErlNifBinary text;
-        if (!enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
-            enif_get_atom(env, kv[0], key, sizeof key, ERL_NIF_LATIN1) <= 0)
-            return -1;
-        if (enif_get_int64(env, kv[1], &n)) {
-            if (env_entry(info, key, NULL, n) != 0)
-                return -1;
-        } else if (enif_inspect_binary(env, kv[1], &text) && text.size < 256) {
-            /* A text of printable characters (the metadata writer escapes
-             * quotes and backslashes). */
-            char value[256];
-            for (size_t i = 0; i < text.size; i++)
-                if (text.data[i] < 0x20)
-                    return -1;
-            memcpy(value, text.data, text.size);
-            value[text.size] = '\0';
-            if (env_entry(info, key, value, 0) != 0)
-                return -1;
-        } else {
-            return -1;
-        }
-    }
-    if (!enif_is_empty_list(env, list))
-        return -1;
-    /* The clock's offset to the epoch: the controller's. */
-    int64_t s = total / 1000000000, ns = total % 1000000000;
-    if (ns < 0) {
-        ns += 1000000000;
-        s -= 1;
-    }
-    info->clock_offset_s = s;
-    info->clock_offset_ns = ns;
-    return 0;
 }
 
 ERL_NIF_TERM bmt_nif_relayd_stats(struct priv *p, ErlNifEnv *env,

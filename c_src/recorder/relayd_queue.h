@@ -1,7 +1,8 @@
 /* A bounded FIFO of bytes (a circular buffer) for what waits to go out on
  * a socket: push copies in, iov points at the oldest bytes (two pieces when
  * they wrap), drop releases what the socket took. One thread; no
- * allocation after init. Used by relayd_client.c only.
+ * allocation after init. Used by the relayd client (relayd_socket.c,
+ * relayd_control.c, relayd_outbox.c).
  */
 #ifndef BMT_RELAYD_QUEUE_H
 #define BMT_RELAYD_QUEUE_H

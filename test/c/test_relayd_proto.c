@@ -7,9 +7,13 @@
  * allocations (linked with -Wl,--wrap=malloc,--wrap=calloc): each failure
  * in bmt_relayd_new returns NULL with nothing leaked (AddressSanitizer's
  * leak check), and offering packets, losing events and pumping never
- * allocate (they run on the consumer thread).
+ * allocate (they run on the consumer thread). And the control
+ * connection's framing (relayd_control.c) over a socketpair: replies
+ * matched to their commands in order, whatever pieces they come in, and
+ * the replies that must end a connection.
  */
 #include "recorder/relayd_client.h"
+#include "recorder/relayd_control.h"
 #include "recorder/relayd_proto.h"
 #include "recorder/relayd_queue.h"
 #include "tap.h"
@@ -17,6 +21,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* ---- the failing allocator ---- */
 
@@ -303,6 +309,90 @@ static void test_allocations(void)
     tap_group("relayd client: each failing allocation in new() leaks nothing; streaming never allocates");
 }
 
+
+/* Writes `n` bytes of `p` to the peer in pieces of `piece` bytes, reading
+ * after each: 1 when the reply completed on the last piece only. */
+static int arrives_whole_at_end(struct bmt_relayd_control *c, int ctl, int peer, const uint8_t *p,
+                                size_t n, size_t piece, struct bmt_relayd_expect *done)
+{
+    const char *what = "";
+    for (size_t off = 0; off < n; off += piece) {
+        size_t k = n - off < piece ? n - off : piece;
+        if (write(peer, p + off, k) != (ssize_t)k)
+            return 0;
+        int rc = bmt_relayd_reply_next(c, ctl, done, &what);
+        if (rc != (off + k == n ? 1 : 0))
+            return 0;
+    }
+    return 1;
+}
+
+static void test_control_framing(void)
+{
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    struct bmt_relayd_control c;
+    CHECK(bmt_relayd_control_init(&c, 4096) == 0);
+    struct bmt_relayd_expect done;
+    const char *what = "";
+    uint8_t msg[64] = {0}, reply[BMT_RELAYD_REPLY_SESSION_BYTES + 10];
+    /* Nothing owed, nothing sent: nothing to do. A command without a
+     * reply (SEND_METADATA's) owes none. */
+    CHECK(bmt_relayd_reply_next(&c, sv[0], &done, &what) == 0);
+    CHECK(bmt_relayd_command(&c, msg, 8, -1, 0, 0) == 0 && c.count == 0 && c.out.len == 8);
+    /* Replies in order, byte by byte: VERSION, then a session with a path. */
+    CHECK(bmt_relayd_command(&c, msg, 24, BMT_RELAYD_EXPECT_VERSION, 0, 0) == 0);
+    CHECK(bmt_relayd_command(&c, msg, 24, BMT_RELAYD_EXPECT_SESSION, 0, 0) == 0);
+    CHECK(bmt_relayd_command(&c, msg, 24, BMT_RELAYD_EXPECT_PENDING, 3, 77) == 0);
+    memset(reply, 0, sizeof reply);
+    reply[3] = 2, reply[7] = 13;
+    CHECK(arrives_whole_at_end(&c, sv[0], sv[1], reply, BMT_RELAYD_REPLY_VERSION_BYTES, 1, &done));
+    CHECK(done.kind == BMT_RELAYD_EXPECT_VERSION && c.reply[3] == 2 && c.reply[7] == 13);
+    memset(reply, 0, sizeof reply);
+    reply[15] = 10; /* path length, then the path */
+    memcpy(reply + BMT_RELAYD_REPLY_SESSION_BYTES, "host/s-123", 10);
+    CHECK(arrives_whole_at_end(&c, sv[0], sv[1], reply, sizeof reply, 3, &done));
+    CHECK(done.kind == BMT_RELAYD_EXPECT_SESSION &&
+          memcmp(c.reply + BMT_RELAYD_REPLY_SESSION_BYTES, "host/s-123", 10) == 0);
+    memset(reply, 0, sizeof reply);
+    CHECK(arrives_whole_at_end(&c, sv[0], sv[1], reply, BMT_RELAYD_REPLY_GENERIC_BYTES, 64, &done));
+    CHECK(done.kind == BMT_RELAYD_EXPECT_PENDING && done.stream == 3 && done.seq == 77);
+    CHECK(c.count == 0);
+    /* Late replies: the oldest owed decides. */
+    CHECK(bmt_relayd_command(&c, msg, 24, BMT_RELAYD_EXPECT_GENERIC, 0, 0) == 0);
+    uint64_t since = c.expect[c.head].since_ns;
+    CHECK(!bmt_relayd_control_stalled(&c, since + 1000, 1000) &&
+          bmt_relayd_control_stalled(&c, since + 1001, 1000));
+    /* A session path longer than the protocol allows ends the connection. */
+    bmt_relayd_control_clear(&c);
+    CHECK(bmt_relayd_command(&c, msg, 24, BMT_RELAYD_EXPECT_SESSION, 0, 0) == 0);
+    memset(reply, 0, sizeof reply);
+    reply[14] = 0x7f; /* path length 32512 */
+    CHECK(write(sv[1], reply, BMT_RELAYD_REPLY_SESSION_BYTES) == BMT_RELAYD_REPLY_SESSION_BYTES);
+    CHECK(bmt_relayd_reply_next(&c, sv[0], &done, &what) == -EPROTO && strstr(what, "longer"));
+    /* Bytes nothing asked for, then the relayd closing the connection. */
+    bmt_relayd_control_clear(&c);
+    uint8_t junk[64];
+    while (recv(sv[0], junk, sizeof junk, MSG_DONTWAIT) > 0)
+        ;
+    CHECK(write(sv[1], "x", 1) == 1);
+    CHECK(bmt_relayd_reply_next(&c, sv[0], &done, &what) == -EPROTO && strstr(what, "unexpected"));
+    CHECK(recv(sv[0], junk, 1, 0) == 1);
+    close(sv[1]);
+    CHECK(bmt_relayd_reply_next(&c, sv[0], &done, &what) == -ECONNRESET &&
+          strstr(what, "closed"));
+    /* A full reply FIFO takes no command (and queues none of its bytes). */
+    bmt_relayd_control_clear(&c);
+    unsigned n = 0;
+    while (bmt_relayd_command(&c, msg, 0, BMT_RELAYD_EXPECT_GENERIC, 0, 0) == 0)
+        n++;
+    CHECK(n == BMT_RELAYD_MAX_EXPECT && c.out.len == 0);
+    bmt_relayd_control_free(&c);
+    close(sv[0]);
+    tap_group("relayd control: replies matched in order whatever pieces they come in; an over-long "
+              "reply, bytes nothing asked for and a close end the connection; a full FIFO refuses");
+}
+
 int main(void)
 {
     test_fixed_commands();
@@ -312,5 +402,6 @@ int main(void)
     test_url();
     test_queue();
     test_allocations();
+    test_control_framing();
     return tap_exit();
 }

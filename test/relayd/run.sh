@@ -296,24 +296,31 @@ check "relayd refuses the session: start fails and says so" \
     show "$out/session_refused.err"
 
 # ---- 2. on a real node, and a cluster through the relayd ----
-# The relayd's control for the node's tests: stop, cont (SIGSTOP, SIGCONT)
-# and restart (SIGTERM, then a new relayd on the same ports and output).
+# The relayd's control for the node's tests: stop, cont (SIGSTOP, SIGCONT),
+# down (SIGTERM, waited for), up (a new relayd on the same ports and
+# output, unless one runs) and restart (down, up).
 # The pid file always names the running relayd: cleanup() stops that one.
 echo "$relayd_pid" >"$out/relayd.pid"
 cat >"$out/relayd-ctl" <<EOF
 #!/usr/bin/env bash
 pidfile="$root/$out/relayd.pid"
 pid=\$(cat "\$pidfile")
+down() {
+    kill -CONT "\$pid"; kill "\$pid"
+    while kill -0 "\$pid" 2>/dev/null; do sleep 0.05; done
+}
+up() {
+    lttng-relayd -C tcp://127.0.0.1:$ctl -D tcp://127.0.0.1:$data -L tcp://127.0.0.1:$live \\
+        -o "$relayd_out" >>"$root/$out/relayd.log" 2>&1 </dev/null &
+    echo \$! >"\$pidfile"
+    for _ in \$(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$ctl) 2>/dev/null && break; sleep 0.05; done
+}
 case \$1 in
     stop) kill -STOP "\$pid" ;;
     cont) kill -CONT "\$pid" ;;
-    restart)
-        kill -CONT "\$pid"; kill "\$pid"
-        while kill -0 "\$pid" 2>/dev/null; do sleep 0.05; done
-        lttng-relayd -C tcp://127.0.0.1:$ctl -D tcp://127.0.0.1:$data -L tcp://127.0.0.1:$live \\
-            -o "$relayd_out" >>"$root/$out/relayd.log" 2>&1 </dev/null &
-        echo \$! >"\$pidfile"
-        for _ in \$(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$ctl) 2>/dev/null && break; sleep 0.05; done ;;
+    down) down ;;
+    up) kill -0 "\$pid" 2>/dev/null || up ;;
+    restart) down; up ;;
 esac
 EOF
 chmod +x "$out/relayd-ctl"
