@@ -43,35 +43,38 @@ static void relayd_finish(struct bmt_session *s, struct bmt_rec_stats *st,
     bmt_relayd_free(r);
 }
 
-/* Finishes `s` (control held, state already FINISHING, consumer stopped or
- * the calling thread): waits for writers, drains every ring, seals and
- * closes the trace, fills s->final, frees the rings. */
-void bmt_rec_finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_stop_reason reason)
+/* Finish, step 1: tells the tracers the session is off and waits out the
+ * writers still inside its rings. */
+static void writers_out(struct bmt_recorder *rec, struct bmt_session *s,
+                        enum bmt_stop_reason reason)
 {
     atomic_store(&s->reason, reason);
     bmt_rec_update_masks(rec);
     bmt_fence_heavy();
     for (int i = 0; i < s->ring_count; i++)
         bmt_rec_wait_writer_out(&s->slots[i]);
+}
 
-    uint64_t now = bmt_clock_ns();
-    int capped = reason == BMT_REASON_MAX_EVENTS || reason == BMT_REASON_MAX_BYTES ||
-                 reason == BMT_REASON_WRITE_ERROR || reason == BMT_REASON_DIR_REMOVED;
-    struct bmt_rec_stats *st = &s->final;
-    memset(st, 0, sizeof *st);
-    if (bmt_capture_on(&s->capture)) {
-        /* A capture being written gets its tail before the rings are
-         * drained into the session's own trace (which consumes them). */
-        for (int i = 0; i < s->ring_count; i++) {
-            struct bmt_slot *sl = &s->slots[i];
-            if (sl->frozen_drops) {
-                bmt_ring_drop(&sl->ring, sl->frozen_drops);
-                sl->frozen_drops = 0;
-            }
-            bmt_ring_flush(&sl->ring, now);
+/* Step 2: a capture being written gets its tail before the rings are
+ * drained into the session's own trace (which consumes them). */
+static void capture_tail(struct bmt_session *s, uint64_t now)
+{
+    if (!bmt_capture_on(&s->capture))
+        return;
+    for (int i = 0; i < s->ring_count; i++) {
+        struct bmt_slot *sl = &s->slots[i];
+        if (sl->frozen_drops) {
+            bmt_ring_drop(&sl->ring, sl->frozen_drops);
+            sl->frozen_drops = 0;
         }
-        bmt_capture_finish(&s->capture, now, s->dir.bytes_on_disk);
+        bmt_ring_flush(&sl->ring, now);
     }
+    bmt_capture_finish(&s->capture, now, s->dir.bytes_on_disk);
+}
+
+/* Step 3: every ring's packets on disk (or counted lost past a cap). */
+static void drain_all(struct bmt_session *s, struct bmt_rec_stats *st, int capped, uint64_t now)
+{
     for (int i = 0; i < s->ring_count; i++) {
         struct bmt_slot *sl = &s->slots[i];
         struct bmt_ring *r = &sl->ring;
@@ -90,6 +93,13 @@ void bmt_rec_finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_st
             capped = 1;
         st->overwritten += r->overwritten_count;
     }
+}
+
+/* Step 4: each stream sealed with its final loss count, the figures
+ * summed into *st, the relayd's copy ended. */
+static void seal_streams(struct bmt_session *s, struct bmt_rec_stats *st, uint64_t now,
+                         enum bmt_stop_reason reason)
+{
     /* Events no ring could take are told in stream 0's last packet. */
     uint64_t no_slot = atomic_load(&s->no_slot_drops);
     uint64_t *final_discarded = s->cfg.relayd ? calloc((size_t)s->ring_count, sizeof *final_discarded)
@@ -110,6 +120,12 @@ void bmt_rec_finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_st
     if (s->cfg.relayd)
         relayd_finish(s, st, final_discarded, now, reason);
     free(final_discarded);
+}
+
+/* Step 5: the reason the figures give (a removed directory, a write
+ * error), the trace marked complete, the session's final figures. */
+static void settle(struct bmt_session *s, struct bmt_rec_stats *st, enum bmt_stop_reason reason)
+{
     if (bmt_trace_dir_removed(&s->dir) && reason != BMT_REASON_DIR_REMOVED) {
         reason = BMT_REASON_DIR_REMOVED;
         atomic_store(&s->reason, reason);
@@ -125,7 +141,12 @@ void bmt_rec_finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_st
     st->error = atomic_load(&s->error);
     atomic_store(&s->reason, reason);
     atomic_store(&s->bytes_on_disk, st->bytes);
+}
 
+/* Step 6: the eventfd, the rings and the captures freed, their figures
+ * (captures, sampling) kept in *st. */
+static void free_rings(struct bmt_session *s, struct bmt_rec_stats *st)
+{
     if (s->wake_fd >= 0)
         close(s->wake_fd);
     s->wake_fd = -1;
@@ -147,6 +168,21 @@ void bmt_rec_finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_st
     bmt_capture_free(&s->capture);
     free(s->ring_ptrs);
     s->ring_ptrs = NULL;
+}
+
+void bmt_rec_finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_stop_reason reason)
+{
+    writers_out(rec, s, reason);
+    uint64_t now = bmt_clock_ns();
+    int capped = reason == BMT_REASON_MAX_EVENTS || reason == BMT_REASON_MAX_BYTES ||
+                 reason == BMT_REASON_WRITE_ERROR || reason == BMT_REASON_DIR_REMOVED;
+    struct bmt_rec_stats *st = &s->final;
+    memset(st, 0, sizeof *st);
+    capture_tail(s, now);
+    drain_all(s, st, capped, now);
+    seal_streams(s, st, now, reason);
+    settle(s, st, reason);
+    free_rings(s, st);
     atomic_store(&s->state, BMT_SESSION_FINISHED);
     atomic_fetch_add(&rec->epoch, 1);
 }
