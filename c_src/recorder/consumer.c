@@ -291,6 +291,71 @@ static void sample_less(struct bmt_session *s, struct consumer_state *cs, uint64
         ratios_changed(s, before, "calmer", now);
 }
 
+/* The end of a rate window: the offered rate against max_rate, and either
+ * the sampling ratios adjusted (on_max_rate sample) or the session stopped.
+ * Returns BMT_REASON_MAX_RATE or NONE. */
+static enum bmt_stop_reason rate_window(struct bmt_session *s, struct consumer_state *cs,
+                                        uint64_t now)
+{
+    enum bmt_stop_reason stop = BMT_REASON_NONE;
+    /* Not counting the state dump (bmt_rec_rate_exempt): read the
+     * exempt count first, it is bumped before its event is offered,
+     * so an event in between is undercounted now (then counted in
+     * the next window), never counted twice; the value is kept
+     * from going backwards. */
+    uint64_t exempt = atomic_load_explicit(&s->rate_exempt, memory_order_relaxed);
+    uint64_t total = bmt_rec_offered_count(s);
+    uint64_t offered = total > exempt ? total - exempt : 0;
+    if (offered < cs->rate_offered)
+        offered = cs->rate_offered;
+    /* events/s = offered over the window, compared without division. */
+    uint64_t events_ns = (offered - cs->rate_offered) * UINT64_C(1000000000);
+    uint64_t cap_ns = s->cfg.max_rate * (now - cs->rate_ns);
+    if (events_ns > cap_ns) {
+        if (s->cfg.on_max_rate == BMT_ON_MAX_RATE_SAMPLE && s->control_slot >= 0)
+            sample_more(s, cs, events_ns, cap_ns, now);
+        else
+            stop = BMT_REASON_MAX_RATE;
+    } else if (s->cfg.on_max_rate == BMT_ON_MAX_RATE_SAMPLE && s->control_slot >= 0) {
+        sample_less(s, cs, events_ns, cap_ns, now);
+    }
+    cs->rate_ns = now;
+    cs->rate_offered = offered;
+    return stop;
+}
+
+/* A flight recorder's step this pass (capture.h): a capture's tail is
+ * flushed in two steps, a tick apart. Returns BMT_REASON_MAX_BYTES or NONE. */
+static enum bmt_stop_reason capture_tick(struct bmt_session *s, uint64_t now)
+{
+    enum bmt_capture_step step = bmt_capture_tick(&s->capture, now, s->dir.bytes_on_disk);
+    if (step == BMT_CAPTURE_REQUEST_FLUSH) {
+        request_flush_all(s);
+    } else if (step == BMT_CAPTURE_FLUSH) {
+        flush_requested(s, now);
+        step = bmt_capture_tick(&s->capture, now, s->dir.bytes_on_disk);
+    }
+    return step == BMT_CAPTURE_MAX_BYTES ? BMT_REASON_MAX_BYTES : BMT_REASON_NONE;
+}
+
+/* A session that stopped by itself (a cap, an error): finished here, on
+ * its consumer, unless a stop wants the consumer gone first; then the
+ * recorder's owner is told. */
+static void stop_by_itself(struct bmt_recorder *rec, struct bmt_session *s,
+                           enum bmt_stop_reason stop)
+{
+    if (!lock_or_stop(rec, s))
+        return;
+    int index = (int)(s - rec->sessions);
+    uint64_t generation = atomic_load(&s->generation);
+    atomic_store(&s->state, BMT_SESSION_FINISHING);
+    bmt_rec_finish(rec, s, stop);
+    enum bmt_stop_reason reason = s->final.reason;
+    pthread_mutex_unlock(&rec->control);
+    if (rec->notify)
+        rec->notify(rec->notify_ctx, index, generation, reason);
+}
+
 struct consumer_arg {
     struct bmt_recorder *rec;
     struct bmt_session *s;
@@ -338,17 +403,8 @@ static void *consumer_main(void *arg)
         }
         if (s->cfg.relayd)
             relayd_tick(s, &cs, now);
-        if (stop == BMT_REASON_NONE && bmt_capture_on(&s->capture)) {
-            enum bmt_capture_step step = bmt_capture_tick(&s->capture, now, s->dir.bytes_on_disk);
-            if (step == BMT_CAPTURE_REQUEST_FLUSH) {
-                request_flush_all(s);
-            } else if (step == BMT_CAPTURE_FLUSH) {
-                flush_requested(s, now);
-                step = bmt_capture_tick(&s->capture, now, s->dir.bytes_on_disk);
-            }
-            if (step == BMT_CAPTURE_MAX_BYTES)
-                stop = BMT_REASON_MAX_BYTES;
-        }
+        if (stop == BMT_REASON_NONE && bmt_capture_on(&s->capture))
+            stop = capture_tick(s, now);
         if (stop == BMT_REASON_NONE && now - cs.last_mark_ns >= s->cfg.flush_interval_ns) {
             /* What a crash now would lose, said in the trace. */
             cs.last_mark_ns = now;
@@ -356,31 +412,8 @@ static void *consumer_main(void *arg)
         }
         if (stop == BMT_REASON_NONE && s->cfg.duration_ns && now - s->start_ns >= s->cfg.duration_ns)
             stop = BMT_REASON_DURATION;
-        if (stop == BMT_REASON_NONE && s->cfg.max_rate && now - cs.rate_ns >= RATE_WINDOW_NS) {
-            /* Not counting the state dump (bmt_rec_rate_exempt): read the
-             * exempt count first, it is bumped before its event is offered,
-             * so an event in between is undercounted now (then counted in
-             * the next window), never counted twice; the value is kept
-             * from going backwards. */
-            uint64_t exempt = atomic_load_explicit(&s->rate_exempt, memory_order_relaxed);
-            uint64_t total = bmt_rec_offered_count(s);
-            uint64_t offered = total > exempt ? total - exempt : 0;
-            if (offered < cs.rate_offered)
-                offered = cs.rate_offered;
-            /* events/s = offered over the window, compared without division. */
-            uint64_t events_ns = (offered - cs.rate_offered) * UINT64_C(1000000000);
-            uint64_t cap_ns = s->cfg.max_rate * (now - cs.rate_ns);
-            if (events_ns > cap_ns) {
-                if (s->cfg.on_max_rate == BMT_ON_MAX_RATE_SAMPLE && s->control_slot >= 0)
-                    sample_more(s, &cs, events_ns, cap_ns, now);
-                else
-                    stop = BMT_REASON_MAX_RATE;
-            } else if (s->cfg.on_max_rate == BMT_ON_MAX_RATE_SAMPLE && s->control_slot >= 0) {
-                sample_less(s, &cs, events_ns, cap_ns, now);
-            }
-            cs.rate_ns = now;
-            cs.rate_offered = offered;
-        }
+        if (stop == BMT_REASON_NONE && s->cfg.max_rate && now - cs.rate_ns >= RATE_WINDOW_NS)
+            stop = rate_window(s, &cs, now);
         if (stop == BMT_REASON_NONE && bmt_trace_dir_removed(&s->dir))
             stop = BMT_REASON_DIR_REMOVED;
         if (stop == BMT_REASON_NONE) {
@@ -393,16 +426,8 @@ static void *consumer_main(void *arg)
     free(cs.seen);
     free(cs.unflushed);
     free(cs.populated);
-    if (stop != BMT_REASON_NONE && lock_or_stop(rec, s)) {
-        int index = (int)(s - rec->sessions);
-        uint64_t generation = atomic_load(&s->generation);
-        atomic_store(&s->state, BMT_SESSION_FINISHING);
-        bmt_rec_finish(rec, s, stop);
-        enum bmt_stop_reason reason = s->final.reason;
-        pthread_mutex_unlock(&rec->control);
-        if (rec->notify)
-            rec->notify(rec->notify_ctx, index, generation, reason);
-    }
+    if (stop != BMT_REASON_NONE)
+        stop_by_itself(rec, s, stop);
     return NULL;
 }
 
