@@ -1,6 +1,6 @@
 /* Session control NIFs: start, stop, info, sessions, snapshot. Parses and
  * checks every argument, turns handles into (index, generation) and back,
- * and turns the recorder's results into terms; the recorder (recorder.c)
+ * and turns the recorder's results into terms; the recorder (c_src/recorder/)
  * does the work.
  *
  * All of these run on dirty I/O schedulers: they take the recorder's
