@@ -46,7 +46,9 @@ CORE_SRC := c_src/core/catalogue.c c_src/core/clock.c c_src/core/event.c c_src/c
             c_src/core/ctf_metadata.c c_src/core/ring.c c_src/core/trace_dir.c
 # The recorder: sessions, consumer threads, the stop protocol (pure C too,
 # so the C tests drive it under ThreadSanitizer without a VM).
-RECORDER_SRC := c_src/core/fence.c c_src/recorder/recorder.c c_src/recorder/capture.c \
+RECORDER_SRC := c_src/core/fence.c c_src/recorder/recorder.c c_src/recorder/start.c \
+                c_src/recorder/consumer.c c_src/recorder/drain.c c_src/recorder/finish.c \
+                c_src/recorder/control.c c_src/recorder/capture.c \
                 c_src/recorder/sampling.c c_src/recorder/relayd_proto.c \
                 c_src/recorder/relayd_socket.c c_src/recorder/relayd_control.c \
                 c_src/recorder/relayd_outbox.c c_src/recorder/relayd_client.c

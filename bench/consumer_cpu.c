@@ -1,5 +1,5 @@
 /* The consumer thread's CPU per event written: one writer thread records
- * call-sized events through the recorder (c_src/recorder/recorder.c) as a traced
+ * call-sized events through the recorder (c_src/recorder/) as a traced
  * process would, the consumer writes them to DIR; the consumer's user and
  * system CPU (from /proc/self/task/TID/stat) are divided by the events
  * written. No VM: the figure is the consumer's alone.

@@ -15,7 +15,7 @@ Rules, each an error naming the files:
      anything enif_* or ERL_NIF_* (they are unit-tested outside the VM and
      shared with the command);
   2. pairs: a function declared in a header is defined in the .c beside it
-     (same folder and name; INTERFACES below lists the two wrapper headers
+     (same folder and name; INTERFACES below lists the wrapper headers
      that declare several files' functions on purpose), and a .c declares
      no function of another file;
   3. one meaning per name: a name a file keeps to itself (a static, a macro
@@ -39,10 +39,12 @@ DEFAULT_DIRS = ["c_src/core", "c_src/recorder", "c_src/sinks", "c_src/nif", "c_s
 PURE = ("core/", "recorder/", "sinks/")
 # Interface headers that declare the functions of several files on
 # purpose: one shape for every sink (STYLE.md: a sink is one file behind a
-# small wrapper header), one CTF layout for the packet and metadata writers.
+# small wrapper header), one CTF layout for the packet and metadata writers,
+# one recorder API whose requests live in one file per job.
 INTERFACES = {
     "sinks/sinks.h": ("sinks/lttng.c", "sinks/usdt.c"),
     "core/ctf.h": ("core/ctf_packet.c", "core/ctf_metadata.c"),
+    "recorder/recorder.h": ("recorder/recorder.c", "recorder/start.c", "recorder/control.c"),
 }
 KEYWORDS = set("""auto break case char const continue default do double else enum extern float
 for goto if inline int long register restrict return short signed sizeof static struct switch

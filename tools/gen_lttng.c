@@ -11,8 +11,9 @@
  *  - beamtrace_lttng.c: the provider library's one compilation unit. It
  *    defines the tracepoints and creates the probes, and exports
  *    `bmt_lttng_provider` (sinks.h): a table of pointers to lttng-ust's
- *    enabled state of each tracepoint, by catalogue id, and emit(ev), a
- *    switch over catalogue ids.
+ *    enabled state of each tracepoint, by catalogue id, and emit(ev),
+ *    which calls the tracepoint's own emit_<name>() from a table by
+ *    catalogue id.
  *
  * Why a generator and not an X-macro expansion: LTTng-UST's provider header
  * is read several times by its own machinery (LTTNG_UST_TRACEPOINT_HEADER_
@@ -169,14 +170,17 @@ static void write_glue(FILE *f, const int *first, int n)
     }
     fprintf(f, "};\n\n");
 
-    fprintf(f, "static void emit(const struct bmt_event *ev)\n{\n"
-               "    const struct bmt_value *v = ev->values;\n"
-               "    switch (ev->id) {\n");
+    /* One function per tracepoint, and emit() choosing one by catalogue
+     * id from a table (as the states above), so that no function grows
+     * with the catalogue. */
     for (int i = 0; i < BMT_TP_COUNT; i++) {
         const struct bmt_tracepoint *tp = &bmt_catalogue[i];
-        fprintf(f, "    case BMT_TP_%s:\n        if (lttng_ust_tracepoint_enabled(%s, %s))\n"
-                   "            lttng_ust_do_tracepoint(%s, %s",
-                tp->name, tp->domain, tp->name, tp->domain, tp->name);
+        fprintf(f, "static void emit_%s(const struct bmt_value *v)\n{\n", tp->name);
+        if (tp->field_count == 0)
+            fprintf(f, "    (void)v;\n");
+        fprintf(f, "    if (lttng_ust_tracepoint_enabled(%s, %s))\n"
+                   "        lttng_ust_do_tracepoint(%s, %s",
+                tp->domain, tp->name, tp->domain, tp->name);
         if (by_value(tp)) {
             fprintf(f, ", v");
         } else {
@@ -185,12 +189,19 @@ static void write_glue(FILE *f, const int *first, int n)
                 if (fd->type == BMT_FIELD_STRING)
                     fprintf(f, ", v[%u].str", k);
                 else
-                    fprintf(f, ",\n                (%s)v[%u].integer", arg_ctype(fd->type), k);
+                    fprintf(f, ",\n            (%s)v[%u].integer", arg_ctype(fd->type), k);
             }
         }
-        fprintf(f, ");\n        break;\n");
+        fprintf(f, ");\n}\n\n");
     }
-    fprintf(f, "    }\n}\n\n");
+    fprintf(f, "static void (*const emitters[BMT_TP_COUNT])(const struct bmt_value *v) = {\n");
+    for (int i = 0; i < BMT_TP_COUNT; i++)
+        fprintf(f, "    [BMT_TP_%s] = emit_%s,\n", bmt_catalogue[i].name, bmt_catalogue[i].name);
+    fprintf(f, "};\n\n");
+    fprintf(f, "static void emit(const struct bmt_event *ev)\n{\n"
+               "    if ((unsigned)ev->id < BMT_TP_COUNT)\n"
+               "        emitters[ev->id](ev->values);\n"
+               "}\n\n");
 
     fprintf(f, "/* What sinks/lttng.c looks up with dlsym. (lttng-ust's macros export the\n"
                " * tracepoint structures too; RTLD_LOCAL keeps all of them out of the\n"

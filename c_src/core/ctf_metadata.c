@@ -115,6 +115,56 @@ static const char *field_type_tsdl(const struct bmt_field *f)
     return "string";
 }
 
+/* The env block: the host, the process, the node, its schedulers and the
+ * caller's extra entries. */
+static void put_env(struct out *o, const struct bmt_ctf_trace_info *info)
+{
+    put(o, "env {\n\thostname = \"");
+    put_escaped(o, info->hostname);
+    put(o, "\";\n\tdomain = \"ust\";\n\ttracer_name = \"lttng-ust\";\n"
+            "\ttracer_major = 2;\n\ttracer_minor = 13;\n"
+            "\ttracer_buffering_scheme = \"uid\";\n\tarchitecture_bit_width = 64;\n"
+            "\ttrace_name = \"beamtrace\";\n\ttrace_creator = \"beamtrace\";\n"
+            "\tbeamtrace_format = 1;\n\tbeamtrace_vpid = %lld;\n\tbeamtrace_procname = \"",
+        (long long)info->vpid);
+    put_escaped(o, info->procname);
+    put(o, "\";\n\tbeamtrace_node = \"");
+    put_escaped(o, info->node);
+    put(o, "\";\n");
+    /* Only when known: a trace without them (an older one, or a caller that
+     * did not say) is read as "scheduler count unknown". */
+    if (info->schedulers_count)
+        put(o, "\tbeamtrace_schedulers = %u;\n\tbeamtrace_dirty_cpu_schedulers = %u;\n"
+                "\tbeamtrace_dirty_io_schedulers = %u;\n",
+            info->schedulers_count, info->dirty_cpu_schedulers_count,
+            info->dirty_io_schedulers_count);
+    for (unsigned i = 0; i < info->env_extra_count && i < BMT_CTF_ENV_EXTRA_MAX; i++) {
+        const struct bmt_ctf_env_extra *e = &info->env_extra[i];
+        if (e->is_text) {
+            put(o, "\t%s = \"", e->key);
+            put_escaped(o, e->text);
+            put(o, "\";\n");
+        } else {
+            put(o, "\t%s = %lld;\n", e->key, (long long)e->value);
+        }
+    }
+    put(o, "};\n\n");
+}
+
+/* One event declaration per catalogue row, its id the row's. */
+static void put_events(struct out *o)
+{
+    for (int i = 0; i < BMT_TP_COUNT; i++) {
+        const struct bmt_tracepoint *tp = &bmt_catalogue[i];
+        put(o, "event {\n\tname = \"%s\";\n\tid = %d;\n\tstream_id = 0;\n"
+                "\tloglevel = 13;\n\tfields := struct {\n",
+            tp->full_name, i);
+        for (unsigned f = 0; f < tp->field_count; f++)
+            put(o, "\t\t%s _%s;\n", field_type_tsdl(&tp->fields[f]), tp->fields[f].name);
+        put(o, "\t};\n};\n\n");
+    }
+}
+
 long bmt_ctf_metadata(const struct bmt_ctf_trace_info *info, char *buf, size_t size)
 {
     struct out o = {buf, size, 0, 0};
@@ -130,36 +180,7 @@ long bmt_ctf_metadata(const struct bmt_ctf_trace_info *info, char *buf, size_t s
     put(&o, "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n", uuid);
     put(&o, "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t  uuid[16];\n"
             "\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n\t};\n};\n\n");
-    put(&o, "env {\n\thostname = \"");
-    put_escaped(&o, info->hostname);
-    put(&o, "\";\n\tdomain = \"ust\";\n\ttracer_name = \"lttng-ust\";\n"
-            "\ttracer_major = 2;\n\ttracer_minor = 13;\n"
-            "\ttracer_buffering_scheme = \"uid\";\n\tarchitecture_bit_width = 64;\n"
-            "\ttrace_name = \"beamtrace\";\n\ttrace_creator = \"beamtrace\";\n"
-            "\tbeamtrace_format = 1;\n\tbeamtrace_vpid = %lld;\n\tbeamtrace_procname = \"",
-        (long long)info->vpid);
-    put_escaped(&o, info->procname);
-    put(&o, "\";\n\tbeamtrace_node = \"");
-    put_escaped(&o, info->node);
-    put(&o, "\";\n");
-    /* Only when known: a trace without them (an older one, or a caller that
-     * did not say) is read as "scheduler count unknown". */
-    if (info->schedulers_count)
-        put(&o, "\tbeamtrace_schedulers = %u;\n\tbeamtrace_dirty_cpu_schedulers = %u;\n"
-                "\tbeamtrace_dirty_io_schedulers = %u;\n",
-            info->schedulers_count, info->dirty_cpu_schedulers_count,
-            info->dirty_io_schedulers_count);
-    for (unsigned i = 0; i < info->env_extra_count && i < BMT_CTF_ENV_EXTRA_MAX; i++) {
-        const struct bmt_ctf_env_extra *e = &info->env_extra[i];
-        if (e->is_text) {
-            put(&o, "\t%s = \"", e->key);
-            put_escaped(&o, e->text);
-            put(&o, "\";\n");
-        } else {
-            put(&o, "\t%s = %lld;\n", e->key, (long long)e->value);
-        }
-    }
-    put(&o, "};\n\n");
+    put_env(&o, info);
     put(&o, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
             "\tdescription = \"Monotonic Clock\";\n\tfreq = 1000000000; /* Frequency, in Hz */\n"
             "\t/* clock value offset from Epoch is: offset * (1/freq) */\n"
@@ -184,15 +205,7 @@ long bmt_ctf_metadata(const struct bmt_ctf_trace_info *info, char *buf, size_t s
     put(&o, "stream {\n\tid = 0;\n\tevent.header := struct event_header_large;\n"
             "\tpacket.context := struct packet_context;\n};\n\n");
 
-    for (int i = 0; i < BMT_TP_COUNT; i++) {
-        const struct bmt_tracepoint *tp = &bmt_catalogue[i];
-        put(&o, "event {\n\tname = \"%s\";\n\tid = %d;\n\tstream_id = 0;\n"
-                "\tloglevel = 13;\n\tfields := struct {\n",
-            tp->full_name, i);
-        for (unsigned f = 0; f < tp->field_count; f++)
-            put(&o, "\t\t%s _%s;\n", field_type_tsdl(&tp->fields[f]), tp->fields[f].name);
-        put(&o, "\t};\n};\n\n");
-    }
+    put_events(&o);
     if (o.overflow)
         return -ENOSPC;
     return (long)o.len;

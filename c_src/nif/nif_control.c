@@ -1,6 +1,6 @@
 /* Session control NIFs: start, stop, info, sessions, snapshot. Parses and
  * checks every argument, turns handles into (index, generation) and back,
- * and turns the recorder's results into terms; the recorder (recorder.c)
+ * and turns the recorder's results into terms; the recorder (c_src/recorder/)
  * does the work.
  *
  * All of these run on dirty I/O schedulers: they take the recorder's
@@ -144,30 +144,41 @@ struct start_request {
     int make_default;
 };
 
-/* Parses start's options map into `req`. Returns 0, or the key at fault in
- * *bad. */
-static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct start_request *req,
-                       ERL_NIF_TERM *bad)
-{
-    struct bmt_rec_config *cfg = &req->cfg;
-    ERL_NIF_TERM v, list, head;
-    const struct bmt_atoms *a = &p->atom;
+/* start's options are read by the steps below, in this order (a later
+ * step may check an earlier one's result). Each returns 0, or -1 with the
+ * key at fault in *bad. */
+typedef int start_step_fn(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                          struct start_request *req, ERL_NIF_TERM *bad);
 
-    /* events: LTTng-style patterns, each matching something. */
+/* events: LTTng-style patterns, each matching something. */
+static int parse_events(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                        struct start_request *req, ERL_NIF_TERM *bad)
+{
+    const struct bmt_atoms *a = &p->atom;
+    ERL_NIF_TERM list, head;
     *bad = a->events;
     if (!enif_get_map_value(env, opts, a->events, &list) || !enif_is_list(env, list))
         return -1;
     while (enif_get_list_cell(env, list, &head, &list)) {
         char pattern[256];
         if (!get_path(env, head, pattern, sizeof pattern) ||
-            bmt_catalogue_match(pattern, &cfg->enable_mask) == 0) {
+            bmt_catalogue_match(pattern, &req->cfg.enable_mask) == 0) {
             *bad = enif_make_tuple2(env, a->events, head);
             return -1;
         }
     }
-    if (!enif_is_empty_list(env, list) || cfg->enable_mask == 0)
+    if (!enif_is_empty_list(env, list) || req->cfg.enable_mask == 0)
         return -1;
+    return 0;
+}
 
+/* mode, subbuffers, buffer_size: the rings. */
+static int parse_rings(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                       struct start_request *req, ERL_NIF_TERM *bad)
+{
+    const struct bmt_atoms *a = &p->atom;
+    struct bmt_rec_config *cfg = &req->cfg;
+    ERL_NIF_TERM v;
     *bad = a->mode;
     if (!enif_get_map_value(env, opts, a->mode, &v) || (v != a->discard && v != a->overwrite))
         return -1;
@@ -188,7 +199,16 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
     /* Whole 4 KiB blocks: a packet's memory is then page-aligned, so the
      * consumer can write it with O_DIRECT (trace_dir.h). */
     cfg->subbuf_bytes = (size_t)(buffer_bytes / subbuffers) & ~(size_t)(BMT_DIRECT_BLOCK - 1);
+    return 0;
+}
 
+/* message_length, then the largest event against the packet size. */
+static int parse_message_length(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                                struct start_request *req, ERL_NIF_TERM *bad)
+{
+    const struct bmt_atoms *a = &p->atom;
+    struct bmt_rec_config *cfg = &req->cfg;
+    ERL_NIF_TERM v;
     *bad = a->message_length;
     if (!enif_get_map_value(env, opts, a->message_length, &v))
         return -1;
@@ -207,7 +227,15 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
         if ((cfg->enable_mask >> tp & 1) &&
             cfg->subbuf_bytes < BMT_PKT_HEADER_BYTES + bmt_event_max_bytes(tp, cfg->message_max_bytes))
             return -1;
+    return 0;
+}
 
+/* default, file_mode. */
+static int parse_default_and_mode(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                                  struct start_request *req, ERL_NIF_TERM *bad)
+{
+    const struct bmt_atoms *a = &p->atom;
+    ERL_NIF_TERM v;
     *bad = a->default_;
     if (!enif_get_map_value(env, opts, a->default_, &v) || (v != a->true_ && v != a->false_))
         return -1;
@@ -218,8 +246,17 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
     if (enif_get_map_value(env, opts, a->file_mode, &v) &&
         (!enif_get_uint(env, v, &mode) || mode > 0777 || !(mode & 0600)))
         return -1;
-    cfg->file_mode = mode;
+    req->cfg.file_mode = mode;
+    return 0;
+}
 
+/* max_bytes, max_events, max_rate, duration, flush_interval,
+ * tracefile_size, tracefile_count: the limits. */
+static int parse_limits(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                        struct start_request *req, ERL_NIF_TERM *bad)
+{
+    const struct bmt_atoms *a = &p->atom;
+    struct bmt_rec_config *cfg = &req->cfg;
     uint64_t ms;
     *bad = a->max_bytes;
     if (!get_limit(p, env, opts, a->max_bytes, 0, &cfg->max_bytes))
@@ -248,9 +285,17 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
         (count && !cfg->tracefile_size_bytes))
         return -1;
     cfg->tracefile_count = (uint32_t)count;
+    return 0;
+}
 
-    /* notify: a process told when the session stops by itself. Kept in the
-     * config, which the recorder hands back to bmt_on_stopped. */
+/* notify: a process told when the session stops by itself. Kept in the
+ * config, which the recorder hands back to bmt_on_stopped. */
+static int parse_notify(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                        struct start_request *req, ERL_NIF_TERM *bad)
+{
+    const struct bmt_atoms *a = &p->atom;
+    struct bmt_rec_config *cfg = &req->cfg;
+    ERL_NIF_TERM v;
     *bad = a->notify;
     if (enif_get_map_value(env, opts, a->notify, &v) && v != a->undefined) {
         ErlNifPid pid;
@@ -260,6 +305,16 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
         memcpy(cfg->owner, &pid, sizeof pid);
         cfg->owner_bytes = sizeof pid;
     }
+    return 0;
+}
+
+/* node, schedulers: the trace's environment. */
+static int parse_environment(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                             struct start_request *req, ERL_NIF_TERM *bad)
+{
+    const struct bmt_atoms *a = &p->atom;
+    struct bmt_rec_config *cfg = &req->cfg;
+    ERL_NIF_TERM v;
     /* node: the Erlang node name for the trace's environment. */
     *bad = a->node;
     ErlNifBinary node;
@@ -286,11 +341,18 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
         cfg->info.dirty_cpu_schedulers_count = n[1];
         cfg->info.dirty_io_schedulers_count = n[2];
     }
-    /* links: message events as their link variants (beamtrace:start/1 also
-     * enables those tracepoints). */
-    /* links, results, args: events recorded as their variants
-     * (message_*_link, function_result, function_call_args; beamtrace:start/1
-     * also enables those tracepoints). */
+    return 0;
+}
+
+/* links, results, args: events recorded as their variants
+ * (message_*_link, function_result, function_call_args; beamtrace:start/1
+ * also enables those tracepoints); wakeups. */
+static int parse_variants(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                          struct start_request *req, ERL_NIF_TERM *bad)
+{
+    const struct bmt_atoms *a = &p->atom;
+    struct bmt_rec_config *cfg = &req->cfg;
+    ERL_NIF_TERM v;
     const struct {
         ERL_NIF_TERM key;
         int bit;
@@ -316,15 +378,38 @@ static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct
     /* Overwrite rings are drained at the end: nobody to wake. */
     if (cfg->mode == BMT_RING_OVERWRITE)
         cfg->wake_on_publish = 0;
-    /* sample, on_max_rate: sampling (nif_sample.h). */
+    return 0;
+}
+
+/* sample, on_max_rate (nif_sample.h); flight: captures (nif_flight.h),
+ * which only an overwrite session makes. */
+static int parse_sampling_and_flight(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
+                                     struct start_request *req, ERL_NIF_TERM *bad)
+{
+    struct bmt_rec_config *cfg = &req->cfg;
     if (bmt_sample_parse(p, env, opts, cfg, bad) != 0)
         return -1;
-    /* flight: captures, which only an overwrite session makes. */
     if (bmt_flight_parse(p, env, opts, &cfg->capture, bad) != 0)
         return -1;
-    *bad = a->flight;
+    *bad = p->atom.flight;
     if (cfg->capture.window_ns && cfg->mode != BMT_RING_OVERWRITE)
         return -1;
+    return 0;
+}
+
+static start_step_fn *const start_steps[] = {
+    parse_events, parse_rings, parse_message_length, parse_default_and_mode, parse_limits,
+    parse_notify, parse_environment, parse_variants, parse_sampling_and_flight,
+};
+
+/* Parses start's options map into `req`. Returns 0, or the key at fault in
+ * *bad. */
+static int parse_start(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts, struct start_request *req,
+                       ERL_NIF_TERM *bad)
+{
+    for (size_t i = 0; i < sizeof start_steps / sizeof start_steps[0]; i++)
+        if (start_steps[i](p, env, opts, req, bad) != 0)
+            return -1;
     return 0;
 }
 

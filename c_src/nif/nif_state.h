@@ -7,7 +7,7 @@
  * dirty) at once and only read this state (each writes its own thread
  * context); start/stop/info/snapshot run on dirty I/O schedulers and the
  * recorder serialises them; each running session has a consumer thread
- * (recorder.c) that may call back into bmt_on_stopped (nif_control.c).
+ * (recorder/consumer.c) that may call back into bmt_on_stopped (nif_control.c).
  */
 #ifndef BMT_NIF_STATE_H
 #define BMT_NIF_STATE_H

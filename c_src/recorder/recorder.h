@@ -393,6 +393,18 @@ static inline void bmt_rec_leave(struct bmt_session *s, unsigned slot, uint64_t 
     atomic_store_explicit(&sl->busy, 0, memory_order_release);
 }
 
+/* ---- the other side of the bracket (the recorder's own files) ---- */
+
+/* Waits until no writer is inside slot `sl`, after the caller stored what
+ * keeps new writers out (state or frozen) and issued bmt_fence_heavy. */
+void bmt_rec_wait_writer_out(struct bmt_slot *sl);
+
+/* Lets writers into a slot frozen by its caller again. */
+void bmt_rec_thaw(struct bmt_slot *sl);
+
+/* Recomputes the lock-free views of which sessions run (control held). */
+void bmt_rec_update_masks(struct bmt_recorder *rec);
+
 /* ---- names ---- */
 
 /* The reason's name as Erlang writes it ("max_bytes", "write_error", ...). */

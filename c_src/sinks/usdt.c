@@ -171,7 +171,9 @@ static void fire_file(const struct bmt_event *ev)
     }
 }
 
-void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
+/* process-spawn, process-exit; process-scheduled, or process-hibernate
+ * and process-unscheduled. */
+static void fire_process(const struct bmt_event *ev, const struct bmt_usdt_args *a)
 {
     switch (ev->id) {
     case BMT_TP_process_spawn:
@@ -196,14 +198,15 @@ void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
                 STAP_PROBE1(erlang, process__unscheduled, S(process_scheduled, pid));
         }
         break;
-    case BMT_TP_message_send:
-        fire_send(ev, a);
+    default:
         break;
-    case BMT_TP_message_receive:
-        if (ON(message__queued))
-            STAP_PROBE6(erlang, message__queued, S(message_receive, to), a->message_words, 0, 0, 0,
-                        0);
-        break;
+    }
+}
+
+/* gc_major-start, gc_minor-start, gc_major-end, gc_minor-end. */
+static void fire_gc(const struct bmt_event *ev)
+{
+    switch (ev->id) {
     case BMT_TP_gc_major_start:
         if (ON(gc_major__start))
             STAP_PROBE2(erlang, gc_major__start, S(gc_major_start, pid), I(gc_major_start, need));
@@ -220,18 +223,27 @@ void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
         if (ON(gc_minor__end))
             STAP_PROBE2(erlang, gc_minor__end, S(gc_minor_end, pid), I(gc_minor_end, reclaimed));
         break;
-    case BMT_TP_function_call:
-        fire_call(ev, a);
+    default:
         break;
-    case BMT_TP_function_return:
-        if (a->is_bif) {
-            if (ON(bif__return))
-                STAP_PROBE2(erlang, bif__return, S(function_return, pid), S(function_return, entry));
-        } else if (ON(function__return)) {
-            STAP_PROBE3(erlang, function__return, S(function_return, pid),
-                        S(function_return, entry), 0);
-        }
-        break;
+    }
+}
+
+/* bif-return or function-return. */
+static void fire_return(const struct bmt_event *ev, const struct bmt_usdt_args *a)
+{
+    if (a->is_bif) {
+        if (ON(bif__return))
+            STAP_PROBE2(erlang, bif__return, S(function_return, pid), S(function_return, entry));
+    } else if (ON(function__return)) {
+        STAP_PROBE3(erlang, function__return, S(function_return, pid),
+                    S(function_return, entry), 0);
+    }
+}
+
+/* port-open, port-exit, port-busy. */
+static void fire_port(const struct bmt_event *ev, const struct bmt_usdt_args *a)
+{
+    switch (ev->id) {
     case BMT_TP_port_open:
         if (ON(port__open))
             STAP_PROBE3(erlang, port__open, S(port_open, pid), a->driver ? a->driver : "",
@@ -241,6 +253,19 @@ void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
         if (ON(port__exit))
             STAP_PROBE4(erlang, port__exit, "", S(port_exit, port), "", S(port_exit, reason));
         break;
+    case BMT_TP_busy_port:
+        if (ON(port__busy))
+            STAP_PROBE1(erlang, port__busy, S(busy_port, port));
+        break;
+    default:
+        break;
+    }
+}
+
+/* user_trace-s1, user_trace-i4s4, user_trace-n*. */
+static void fire_user(const struct bmt_event *ev)
+{
+    switch (ev->id) {
     case BMT_TP_user_trace_s1:
         if (ON(user_trace__s1))
             STAP_PROBE1(erlang, user_trace__s1, S(user_trace_s1, message));
@@ -255,10 +280,15 @@ void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
     case BMT_TP_user_trace_n:
         fire_user_n(ev);
         break;
-    case BMT_TP_busy_port:
-        if (ON(port__busy))
-            STAP_PROBE1(erlang, port__busy, S(busy_port, port));
+    default:
         break;
+    }
+}
+
+/* dist-port_busy, dist-monitor. */
+static void fire_dist(const struct bmt_event *ev)
+{
+    switch (ev->id) {
     case BMT_TP_busy_dist_port:
         if (ON(dist__port_busy))
             STAP_PROBE4(erlang, dist__port_busy, S(busy_dist_port, node), S(busy_dist_port, port),
@@ -270,15 +300,68 @@ void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
                         S(dist_monitor, monitored_node), S(dist_monitor, type),
                         S(dist_monitor, reason));
         break;
+    default:
+        break;
+    }
+}
+
+/* trace_seq, then trace, as the VM fires them for a seq_trace message. */
+static void fire_seq_trace(const struct bmt_usdt_args *a)
+{
+    if (a->trace_info && ON(trace_seq))
+        STAP_PROBE3(erlang, trace_seq, a->tracer_state, a->trace_label, a->trace_info);
+    if (a->trace_info && ON(trace))
+        STAP_PROBE5(erlang, trace, a->trace_label, "seq_trace", a->tracer_state, a->trace_info,
+                    "");
+}
+
+void bmt_usdt_emit(const struct bmt_event *ev, const struct bmt_usdt_args *a)
+{
+    switch (ev->id) {
+    case BMT_TP_process_spawn:
+    case BMT_TP_process_exit:
+    case BMT_TP_process_scheduled:
+        fire_process(ev, a);
+        break;
+    case BMT_TP_message_send:
+        fire_send(ev, a);
+        break;
+    case BMT_TP_message_receive:
+        if (ON(message__queued))
+            STAP_PROBE6(erlang, message__queued, S(message_receive, to), a->message_words, 0, 0, 0,
+                        0);
+        break;
+    case BMT_TP_gc_major_start:
+    case BMT_TP_gc_minor_start:
+    case BMT_TP_gc_major_end:
+    case BMT_TP_gc_minor_end:
+        fire_gc(ev);
+        break;
+    case BMT_TP_function_call:
+        fire_call(ev, a);
+        break;
+    case BMT_TP_function_return:
+        fire_return(ev, a);
+        break;
+    case BMT_TP_port_open:
+    case BMT_TP_port_exit:
+    case BMT_TP_busy_port:
+        fire_port(ev, a);
+        break;
+    case BMT_TP_user_trace_s1:
+    case BMT_TP_user_trace_i4s4:
+    case BMT_TP_user_trace_n:
+        fire_user(ev);
+        break;
+    case BMT_TP_busy_dist_port:
+    case BMT_TP_dist_monitor:
+        fire_dist(ev);
+        break;
     case BMT_TP_file_op:
         fire_file(ev);
         break;
     case BMT_TP_seq_trace:
-        if (a->trace_info && ON(trace_seq))
-            STAP_PROBE3(erlang, trace_seq, a->tracer_state, a->trace_label, a->trace_info);
-        if (a->trace_info && ON(trace))
-            STAP_PROBE5(erlang, trace, a->trace_label, "seq_trace", a->tracer_state, a->trace_info,
-                        "");
+        fire_seq_trace(a);
         break;
     default:
         break;

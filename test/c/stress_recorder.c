@@ -1,4 +1,4 @@
-/* Stress test of the recorder (c_src/recorder/recorder.c) without a VM: writer
+/* Stress test of the recorder (c_src/recorder/) without a VM: writer
  * threads run the writer bracket exactly as the tracer does (enter,
  * reserve, fields, commit, leave), while the main thread flushes idle
  * rings, snapshots, caps and stops sessions. Run under ThreadSanitizer and

@@ -22,10 +22,12 @@ static int ident_char(char c)
     return ident_start(c) || (c >= '0' && c <= '9');
 }
 
-struct bmt_tok bmt_lex_next(struct bmt_lex *lx)
+/* Skips white space and comments from `p` (counting lines). Returns
+ * where the next token starts, or NULL for an unterminated comment, whose
+ * start is then in *comment. */
+static const char *skip_blank(struct bmt_lex *lx, const char *p, const char **comment)
 {
-    struct bmt_tok t = {BMT_T_EOF, lx->p, 0, 0};
-    const char *p = lx->p, *end = lx->end;
+    const char *end = lx->end;
     for (;;) {
         while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' ||
                            *p == '\v')) {
@@ -41,18 +43,59 @@ struct bmt_tok bmt_lex_next(struct bmt_lex *lx)
                 q++;
             }
             if (end - q < 2) {
-                t.kind = BMT_T_BAD;
-                t.s = p;
-                lx->p = end;
-                return t;
+                *comment = p;
+                return NULL;
             }
             p = q + 2;
         } else if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
             while (p < end && *p != '\n')
                 p++;
         } else {
-            break;
+            return p;
         }
+    }
+}
+
+/* The string literal at `p` (its opening quote) into `t`. */
+static struct bmt_tok lex_string(struct bmt_lex *lx, const char *p, struct bmt_tok t)
+{
+    const char *q = p + 1, *end = lx->end;
+    while (q < end && *q != '"' && *q) {
+        if (*q == '\\' && q + 1 < end) {
+            /* C escapes only (octal and \x digits start with a digit or x). */
+            if (!strchr("abfnrtv\\'\"?x01234567", q[1])) {
+                t.kind = BMT_T_BAD;
+                lx->p = end;
+                return t;
+            }
+            q++;
+        }
+        if (*q == '\n')
+            lx->line++;
+        q++;
+    }
+    if (q >= end || !*q) { /* unterminated, or a NUL byte (babeltrace2 refuses both) */
+        t.kind = BMT_T_BAD;
+        lx->p = end;
+        return t;
+    }
+    t.kind = BMT_T_STR;
+    t.s = p + 1;
+    t.len = (size_t)(q - p - 1);
+    lx->p = q + 1;
+    return t;
+}
+
+struct bmt_tok bmt_lex_next(struct bmt_lex *lx)
+{
+    struct bmt_tok t = {BMT_T_EOF, lx->p, 0, 0};
+    const char *comment = NULL, *end = lx->end;
+    const char *p = skip_blank(lx, lx->p, &comment);
+    if (!p) {
+        t.kind = BMT_T_BAD;
+        t.s = comment;
+        lx->p = end;
+        return t;
     }
     t.s = p;
     if (p >= end) {
@@ -75,30 +118,7 @@ struct bmt_tok bmt_lex_next(struct bmt_lex *lx)
         t.len = (size_t)(q - p);
         lx->p = q;
     } else if (*p == '"') {
-        const char *q = p + 1;
-        while (q < end && *q != '"' && *q) {
-            if (*q == '\\' && q + 1 < end) {
-                /* C escapes only (octal and \x digits start with a digit or x). */
-                if (!strchr("abfnrtv\\'\"?x01234567", q[1])) {
-                    t.kind = BMT_T_BAD;
-                    lx->p = end;
-                    return t;
-                }
-                q++;
-            }
-            if (*q == '\n')
-                lx->line++;
-            q++;
-        }
-        if (q >= end || !*q) { /* unterminated, or a NUL byte (babeltrace2 refuses both) */
-            t.kind = BMT_T_BAD;
-            lx->p = end;
-            return t;
-        }
-        t.kind = BMT_T_STR;
-        t.s = p + 1;
-        t.len = (size_t)(q - p - 1);
-        lx->p = q + 1;
+        return lex_string(lx, p, t);
     } else if (*p == ':' && end - p >= 2 && p[1] == '=') {
         t.kind = BMT_T_PUNCT;
         t.punct = BMT_P_ASSIGN_TYPE;

@@ -64,225 +64,353 @@ static const int *const states[BMT_TP_COUNT] = {
     [BMT_TP_function_call_args] = &lttng_ust_tracepoint_org_erlang_beamtrace___function_call_args.state,
 };
 
+static void emit_process_spawn(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_spawn))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, process_spawn, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_process_link(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_link))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, process_link, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_process_exit(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_exit))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, process_exit, v[0].str, v[1].str);
+}
+
+static void emit_process_register(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_register))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, process_register, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_process_scheduled(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_scheduled))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, process_scheduled, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_port_open(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_open))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, port_open, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_port_exit(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_exit))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, port_exit, v[0].str, v[1].str);
+}
+
+static void emit_port_link(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_link))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, port_link, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_port_scheduled(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_scheduled))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, port_scheduled, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_function_call(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, function_call))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, function_call, v[0].str, v[1].str,
+            (unsigned int)v[2].integer);
+}
+
+static void emit_function_return(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, function_return))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, function_return, v[0].str, v[1].str,
+            (unsigned int)v[2].integer);
+}
+
+static void emit_function_exception(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, function_exception))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, function_exception, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_message_send(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, message_send))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, message_send, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_message_receive(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, message_receive))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, message_receive, v[0].str, v[1].str);
+}
+
+static void emit_gc_minor_start(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_minor_start))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, gc_minor_start, v[0].str,
+            (unsigned long)v[1].integer,
+            (unsigned long)v[2].integer,
+            (unsigned long)v[3].integer);
+}
+
+static void emit_gc_minor_end(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_minor_end))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, gc_minor_end, v[0].str,
+            (unsigned long)v[1].integer,
+            (unsigned long)v[2].integer,
+            (unsigned long)v[3].integer);
+}
+
+static void emit_gc_major_start(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_major_start))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, gc_major_start, v[0].str,
+            (unsigned long)v[1].integer,
+            (unsigned long)v[2].integer,
+            (unsigned long)v[3].integer);
+}
+
+static void emit_gc_major_end(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_major_end))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, gc_major_end, v[0].str,
+            (unsigned long)v[1].integer,
+            (unsigned long)v[2].integer,
+            (unsigned long)v[3].integer);
+}
+
+static void emit_user_trace_s1(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_s1))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, user_trace_s1, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_user_trace_i4s4(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_i4s4))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, user_trace_i4s4, v[0].str, v[1].str,
+            (int64_t)v[2].integer,
+            (int64_t)v[3].integer,
+            (int64_t)v[4].integer,
+            (int64_t)v[5].integer, v[6].str, v[7].str, v[8].str, v[9].str);
+}
+
+static void emit_user_trace_n(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_n))
+        lttng_ust_do_tracepoint(org_erlang_dyntrace, user_trace_n, v);
+}
+
+static void emit_process_info(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, process_info))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, process_info, v[0].str, v[1].str, v[2].str, v[3].str);
+}
+
+static void emit_node_info(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, node_info))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, node_info,
+            (unsigned int)v[0].integer, v[1].str, v[2].str, v[3].str);
+}
+
+static void emit_message_send_link(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, message_send_link))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, message_send_link, v[0].str, v[1].str, v[2].str, v[3].str,
+            (unsigned long)v[4].integer);
+}
+
+static void emit_message_receive_link(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, message_receive_link))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, message_receive_link, v[0].str, v[1].str, v[2].str, v[3].str,
+            (unsigned long)v[4].integer);
+}
+
+static void emit_long_gc(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, long_gc))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, long_gc, v[0].str, v[1].str,
+            (unsigned long)v[2].integer,
+            (unsigned long)v[3].integer,
+            (unsigned long)v[4].integer,
+            (unsigned long)v[5].integer,
+            (unsigned long)v[6].integer,
+            (unsigned long)v[7].integer,
+            (unsigned long)v[8].integer, v[9].str);
+}
+
+static void emit_large_heap(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, large_heap))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, large_heap, v[0].str, v[1].str,
+            (unsigned long)v[2].integer,
+            (unsigned long)v[3].integer,
+            (unsigned long)v[4].integer,
+            (unsigned long)v[5].integer,
+            (unsigned long)v[6].integer,
+            (unsigned long)v[7].integer, v[8].str);
+}
+
+static void emit_long_schedule(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, long_schedule))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, long_schedule, v[0].str, v[1].str,
+            (unsigned long)v[2].integer, v[3].str, v[4].str);
+}
+
+static void emit_busy_port(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, busy_port))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, busy_port, v[0].str, v[1].str, v[2].str, v[3].str);
+}
+
+static void emit_busy_dist_port(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, busy_dist_port))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, busy_dist_port, v[0].str, v[1].str, v[2].str, v[3].str, v[4].str);
+}
+
+static void emit_long_message_queue(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, long_message_queue))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, long_message_queue, v[0].str, v[1].str, v[2].str,
+            (unsigned long)v[3].integer);
+}
+
+static void emit_dist_monitor(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, dist_monitor))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, dist_monitor, v[0].str, v[1].str, v[2].str, v[3].str, v[4].str);
+}
+
+static void emit_counter(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, counter))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, counter, v[0].str, v[1].str,
+            (int64_t)v[2].integer, v[3].str);
+}
+
+static void emit_file_op(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, file_op))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, file_op, v[0].str, v[1].str, v[2].str, v[3].str,
+            (unsigned long)v[4].integer, v[5].str, v[6].str,
+            (unsigned long)v[7].integer, v[8].str);
+}
+
+static void emit_ets_op(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, ets_op))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, ets_op, v[0].str, v[1].str, v[2].str, v[3].str, v[4].str,
+            (unsigned long)v[5].integer, v[6].str);
+}
+
+static void emit_seq_trace(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, seq_trace))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, seq_trace, v[0].str, v[1].str,
+            (unsigned long)v[2].integer,
+            (unsigned long)v[3].integer, v[4].str, v[5].str, v[6].str);
+}
+
+static void emit_sample_ratio(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, sample_ratio))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, sample_ratio, v[0].str,
+            (unsigned int)v[1].integer, v[2].str);
+}
+
+static void emit_own_process(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, own_process))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, own_process, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_code_load(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, code_load))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, code_load, v[0].str,
+            (unsigned int)v[1].integer, v[2].str, v[3].str);
+}
+
+static void emit_file_info(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, file_info))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, file_info, v[0].str, v[1].str, v[2].str);
+}
+
+static void emit_function_result(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, function_result))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, function_result, v[0].str, v[1].str,
+            (unsigned int)v[2].integer, v[3].str);
+}
+
+static void emit_function_call_args(const struct bmt_value *v)
+{
+    if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, function_call_args))
+        lttng_ust_do_tracepoint(org_erlang_beamtrace, function_call_args, v[0].str, v[1].str,
+            (unsigned int)v[2].integer, v[3].str);
+}
+
+static void (*const emitters[BMT_TP_COUNT])(const struct bmt_value *v) = {
+    [BMT_TP_process_spawn] = emit_process_spawn,
+    [BMT_TP_process_link] = emit_process_link,
+    [BMT_TP_process_exit] = emit_process_exit,
+    [BMT_TP_process_register] = emit_process_register,
+    [BMT_TP_process_scheduled] = emit_process_scheduled,
+    [BMT_TP_port_open] = emit_port_open,
+    [BMT_TP_port_exit] = emit_port_exit,
+    [BMT_TP_port_link] = emit_port_link,
+    [BMT_TP_port_scheduled] = emit_port_scheduled,
+    [BMT_TP_function_call] = emit_function_call,
+    [BMT_TP_function_return] = emit_function_return,
+    [BMT_TP_function_exception] = emit_function_exception,
+    [BMT_TP_message_send] = emit_message_send,
+    [BMT_TP_message_receive] = emit_message_receive,
+    [BMT_TP_gc_minor_start] = emit_gc_minor_start,
+    [BMT_TP_gc_minor_end] = emit_gc_minor_end,
+    [BMT_TP_gc_major_start] = emit_gc_major_start,
+    [BMT_TP_gc_major_end] = emit_gc_major_end,
+    [BMT_TP_user_trace_s1] = emit_user_trace_s1,
+    [BMT_TP_user_trace_i4s4] = emit_user_trace_i4s4,
+    [BMT_TP_user_trace_n] = emit_user_trace_n,
+    [BMT_TP_process_info] = emit_process_info,
+    [BMT_TP_node_info] = emit_node_info,
+    [BMT_TP_message_send_link] = emit_message_send_link,
+    [BMT_TP_message_receive_link] = emit_message_receive_link,
+    [BMT_TP_long_gc] = emit_long_gc,
+    [BMT_TP_large_heap] = emit_large_heap,
+    [BMT_TP_long_schedule] = emit_long_schedule,
+    [BMT_TP_busy_port] = emit_busy_port,
+    [BMT_TP_busy_dist_port] = emit_busy_dist_port,
+    [BMT_TP_long_message_queue] = emit_long_message_queue,
+    [BMT_TP_dist_monitor] = emit_dist_monitor,
+    [BMT_TP_counter] = emit_counter,
+    [BMT_TP_file_op] = emit_file_op,
+    [BMT_TP_ets_op] = emit_ets_op,
+    [BMT_TP_seq_trace] = emit_seq_trace,
+    [BMT_TP_sample_ratio] = emit_sample_ratio,
+    [BMT_TP_own_process] = emit_own_process,
+    [BMT_TP_code_load] = emit_code_load,
+    [BMT_TP_file_info] = emit_file_info,
+    [BMT_TP_function_result] = emit_function_result,
+    [BMT_TP_function_call_args] = emit_function_call_args,
+};
+
 static void emit(const struct bmt_event *ev)
 {
-    const struct bmt_value *v = ev->values;
-    switch (ev->id) {
-    case BMT_TP_process_spawn:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_spawn))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, process_spawn, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_process_link:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_link))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, process_link, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_process_exit:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_exit))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, process_exit, v[0].str, v[1].str);
-        break;
-    case BMT_TP_process_register:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_register))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, process_register, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_process_scheduled:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, process_scheduled))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, process_scheduled, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_port_open:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_open))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, port_open, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_port_exit:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_exit))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, port_exit, v[0].str, v[1].str);
-        break;
-    case BMT_TP_port_link:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_link))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, port_link, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_port_scheduled:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, port_scheduled))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, port_scheduled, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_function_call:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, function_call))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, function_call, v[0].str, v[1].str,
-                (unsigned int)v[2].integer);
-        break;
-    case BMT_TP_function_return:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, function_return))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, function_return, v[0].str, v[1].str,
-                (unsigned int)v[2].integer);
-        break;
-    case BMT_TP_function_exception:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, function_exception))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, function_exception, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_message_send:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, message_send))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, message_send, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_message_receive:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, message_receive))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, message_receive, v[0].str, v[1].str);
-        break;
-    case BMT_TP_gc_minor_start:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_minor_start))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, gc_minor_start, v[0].str,
-                (unsigned long)v[1].integer,
-                (unsigned long)v[2].integer,
-                (unsigned long)v[3].integer);
-        break;
-    case BMT_TP_gc_minor_end:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_minor_end))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, gc_minor_end, v[0].str,
-                (unsigned long)v[1].integer,
-                (unsigned long)v[2].integer,
-                (unsigned long)v[3].integer);
-        break;
-    case BMT_TP_gc_major_start:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_major_start))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, gc_major_start, v[0].str,
-                (unsigned long)v[1].integer,
-                (unsigned long)v[2].integer,
-                (unsigned long)v[3].integer);
-        break;
-    case BMT_TP_gc_major_end:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, gc_major_end))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, gc_major_end, v[0].str,
-                (unsigned long)v[1].integer,
-                (unsigned long)v[2].integer,
-                (unsigned long)v[3].integer);
-        break;
-    case BMT_TP_user_trace_s1:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_s1))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, user_trace_s1, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_user_trace_i4s4:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_i4s4))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, user_trace_i4s4, v[0].str, v[1].str,
-                (int64_t)v[2].integer,
-                (int64_t)v[3].integer,
-                (int64_t)v[4].integer,
-                (int64_t)v[5].integer, v[6].str, v[7].str, v[8].str, v[9].str);
-        break;
-    case BMT_TP_user_trace_n:
-        if (lttng_ust_tracepoint_enabled(org_erlang_dyntrace, user_trace_n))
-            lttng_ust_do_tracepoint(org_erlang_dyntrace, user_trace_n, v);
-        break;
-    case BMT_TP_process_info:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, process_info))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, process_info, v[0].str, v[1].str, v[2].str, v[3].str);
-        break;
-    case BMT_TP_node_info:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, node_info))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, node_info,
-                (unsigned int)v[0].integer, v[1].str, v[2].str, v[3].str);
-        break;
-    case BMT_TP_message_send_link:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, message_send_link))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, message_send_link, v[0].str, v[1].str, v[2].str, v[3].str,
-                (unsigned long)v[4].integer);
-        break;
-    case BMT_TP_message_receive_link:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, message_receive_link))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, message_receive_link, v[0].str, v[1].str, v[2].str, v[3].str,
-                (unsigned long)v[4].integer);
-        break;
-    case BMT_TP_long_gc:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, long_gc))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, long_gc, v[0].str, v[1].str,
-                (unsigned long)v[2].integer,
-                (unsigned long)v[3].integer,
-                (unsigned long)v[4].integer,
-                (unsigned long)v[5].integer,
-                (unsigned long)v[6].integer,
-                (unsigned long)v[7].integer,
-                (unsigned long)v[8].integer, v[9].str);
-        break;
-    case BMT_TP_large_heap:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, large_heap))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, large_heap, v[0].str, v[1].str,
-                (unsigned long)v[2].integer,
-                (unsigned long)v[3].integer,
-                (unsigned long)v[4].integer,
-                (unsigned long)v[5].integer,
-                (unsigned long)v[6].integer,
-                (unsigned long)v[7].integer, v[8].str);
-        break;
-    case BMT_TP_long_schedule:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, long_schedule))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, long_schedule, v[0].str, v[1].str,
-                (unsigned long)v[2].integer, v[3].str, v[4].str);
-        break;
-    case BMT_TP_busy_port:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, busy_port))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, busy_port, v[0].str, v[1].str, v[2].str, v[3].str);
-        break;
-    case BMT_TP_busy_dist_port:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, busy_dist_port))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, busy_dist_port, v[0].str, v[1].str, v[2].str, v[3].str, v[4].str);
-        break;
-    case BMT_TP_long_message_queue:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, long_message_queue))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, long_message_queue, v[0].str, v[1].str, v[2].str,
-                (unsigned long)v[3].integer);
-        break;
-    case BMT_TP_dist_monitor:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, dist_monitor))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, dist_monitor, v[0].str, v[1].str, v[2].str, v[3].str, v[4].str);
-        break;
-    case BMT_TP_counter:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, counter))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, counter, v[0].str, v[1].str,
-                (int64_t)v[2].integer, v[3].str);
-        break;
-    case BMT_TP_file_op:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, file_op))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, file_op, v[0].str, v[1].str, v[2].str, v[3].str,
-                (unsigned long)v[4].integer, v[5].str, v[6].str,
-                (unsigned long)v[7].integer, v[8].str);
-        break;
-    case BMT_TP_ets_op:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, ets_op))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, ets_op, v[0].str, v[1].str, v[2].str, v[3].str, v[4].str,
-                (unsigned long)v[5].integer, v[6].str);
-        break;
-    case BMT_TP_seq_trace:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, seq_trace))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, seq_trace, v[0].str, v[1].str,
-                (unsigned long)v[2].integer,
-                (unsigned long)v[3].integer, v[4].str, v[5].str, v[6].str);
-        break;
-    case BMT_TP_sample_ratio:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, sample_ratio))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, sample_ratio, v[0].str,
-                (unsigned int)v[1].integer, v[2].str);
-        break;
-    case BMT_TP_own_process:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, own_process))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, own_process, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_code_load:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, code_load))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, code_load, v[0].str,
-                (unsigned int)v[1].integer, v[2].str, v[3].str);
-        break;
-    case BMT_TP_file_info:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, file_info))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, file_info, v[0].str, v[1].str, v[2].str);
-        break;
-    case BMT_TP_function_result:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, function_result))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, function_result, v[0].str, v[1].str,
-                (unsigned int)v[2].integer, v[3].str);
-        break;
-    case BMT_TP_function_call_args:
-        if (lttng_ust_tracepoint_enabled(org_erlang_beamtrace, function_call_args))
-            lttng_ust_do_tracepoint(org_erlang_beamtrace, function_call_args, v[0].str, v[1].str,
-                (unsigned int)v[2].integer, v[3].str);
-        break;
-    }
+    if ((unsigned)ev->id < BMT_TP_COUNT)
+        emitters[ev->id](ev->values);
 }
 
 /* What sinks/lttng.c looks up with dlsym. (lttng-ust's macros export the
