@@ -300,7 +300,10 @@ connect_attempts(Node, Deadline, N) ->
             true;
         _ ->
             Now = erlang:monotonic_time(millisecond),
-            Refused = Now - T0 < net_kernel:connecttime() div 2,
+            %% A node epmd does not list, or a host whose epmd does not
+            %% answer, is not a busy node: said at once (connect_failure/3).
+            Refused = Now - T0 < net_kernel:connecttime() div 2 orelse
+                (N =:= 1 andalso not listed(Node)),
             if
                 Refused -> {false, N, refused};
                 Now >= Deadline -> {false, N, timeout};
@@ -310,6 +313,13 @@ connect_attempts(Node, Deadline, N) ->
                              "trying again for ~b s", [Node, (Deadline - Now) div 1000]),
                     connect_attempts(Node, Deadline, N + 1)
             end
+    end.
+
+listed(Node) ->
+    [Name, Host] = string:split(atom_to_list(Node), "@"),
+    case net_adm:names(Host) of
+        {ok, Names} -> lists:keymember(Name, 1, Names);
+        {error, _} -> false
     end.
 
 %% How long the connection is tried: 120 s (BEAMTRACE_TEST_CONNECT_S, a

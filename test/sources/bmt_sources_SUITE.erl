@@ -483,10 +483,8 @@ nothing_left_after_last_stop(_) ->
     {ok, T} = beamtrace:trace_async([procs], #{owner => Owner, duration => 60000,
                                                 dir => bmt_test_lib:tmpdir("owner"),
                                                 samples => #{memory => 100}}),
-    Mon = monitor(process, T),
     ?EXPECT(is_pid(beamtrace_registry:holder()), no_holder_while_tracing),
     exit(Owner, kill),
-    receive {'DOWN', Mon, process, T, _} -> ok end,
     receive {beamtrace_trace, T, {ok, #{reason := owner_exit}}} -> ok end,
     assert_eq(left_after_owner_exit, [], beamtrace_left(1000)),
     ok.
