@@ -619,6 +619,15 @@ name(_) ->
 location(Pid) when is_pid(Pid) ->
     case erlang:process_info(Pid, current_function) of
         {current_function, {M, F, A}} -> {M, F, A};
+        %% undefined while the VM has it between functions (the helper, at
+        %% high priority, can ask right as a collection ends): its stack's
+        %% top then says where it is.
+        {current_function, undefined} ->
+            case erlang:process_info(Pid, current_stacktrace) of
+                {current_stacktrace, [{M, F, A, _} | _]} when is_integer(A) -> {M, F, A};
+                {current_stacktrace, [{M, F, Args, _} | _]} -> {M, F, length(Args)};
+                _ -> undefined
+            end;
         _ -> undefined
     end;
 location(_) ->
