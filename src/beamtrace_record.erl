@@ -274,11 +274,71 @@ connect(Node, Cookie, Opts) ->
         true ->
             ok;     %% a cluster's first node, connected before its worker starts
         false ->
-            case net_kernel:hidden_connect_node(Node) of
+            T0 = erlang:monotonic_time(millisecond),
+            case connect_attempts(Node, T0 + connect_budget_ms(), 1) of
                 true -> note("connected to ~s", [Node]);
-                _ -> fail(connect_failure(Node, Opts))
+                {false, Attempts, timeout} ->
+                    fail(connect_failure(Node, Opts, starved(Node, Attempts, T0)));
+                {false, _, refused} ->
+                    fail(connect_failure(Node, Opts, refused(Node, Opts)))
             end
     end.
+
+%% On a node whose schedulers are saturated the handshake can time out
+%% with the node well: the target's side asks its `auth' server, a process
+%% of normal priority, for the cookie, and that answer waits one turn of
+%% the run queue (behind 100,000 busy processes, longer than the handshake's
+%% net_setuptime, 7 s). auth answers every request waiting in its mailbox
+%% in that one turn, so back-to-back attempts connect once a turn is
+%% shorter than the budget: the attempt that is open when auth runs gets
+%% its cookie. An attempt refused before the setup time (a wrong cookie, no
+%% such node) is not retried.
+connect_attempts(Node, Deadline, N) ->
+    T0 = erlang:monotonic_time(millisecond),
+    case net_kernel:hidden_connect_node(Node) of
+        true ->
+            true;
+        _ ->
+            Now = erlang:monotonic_time(millisecond),
+            %% A node epmd does not list, or a host whose epmd does not
+            %% answer, is not a busy node: said at once (connect_failure/3).
+            Refused = Now - T0 < net_kernel:connecttime() div 2 orelse
+                (N =:= 1 andalso not listed(Node)),
+            if
+                Refused -> {false, N, refused};
+                Now >= Deadline -> {false, N, timeout};
+                true ->
+                    N =:= 1 andalso
+                        note("~s does not finish the connection handshake (a busy node?): "
+                             "trying again for ~b s", [Node, (Deadline - Now) div 1000]),
+                    connect_attempts(Node, Deadline, N + 1)
+            end
+    end.
+
+listed(Node) ->
+    [Name, Host] = string:split(atom_to_list(Node), "@"),
+    case net_adm:names(Host) of
+        {ok, Names} -> lists:keymember(Name, 1, Names);
+        {error, _} -> false
+    end.
+
+%% How long the connection is tried: 120 s (BEAMTRACE_TEST_CONNECT_S, a
+%% test hook, sets it in seconds).
+connect_budget_ms() ->
+    case string:to_integer(os:getenv("BEAMTRACE_TEST_CONNECT_S", "")) of
+        {S, ""} when S >= 0 -> S * 1000;
+        _ -> 120000
+    end.
+
+%% Every attempt ran out of time and epmd lists the node: it is there but
+%% does not answer.
+starved(Node, Attempts, T0) ->
+    io_lib:format("~s did not finish the connection handshake in ~b s (~b attempt~s, each "
+                  "cut by net_setuptime): the node is listed but too busy to answer (its "
+                  "auth server runs at normal priority behind every runnable process); "
+                  "record when its load drops, or raise net_setuptime on it",
+                  [Node, (erlang:monotonic_time(millisecond) - T0) div 1000, Attempts,
+                   plural(Attempts)]).
 
 name_domain(Node) ->
     [_, Host] = string:split(atom_to_list(Node), "@"),
@@ -287,13 +347,11 @@ name_domain(Node) ->
         false -> shortnames
     end.
 
-%% Which of: no epmd there, no such node, a refused handshake.
-connect_failure(Node, Opts) ->
+%% Which of: no epmd there, no such node, or (epmd lists the node)
+%% Listed: a refused handshake, or one that ran out of time.
+connect_failure(Node, Opts, Listed) ->
     [Name, Host] = string:split(atom_to_list(Node), "@"),
-    Flag = case maps:is_key(nodes, Opts) of
-               true -> "--nodes";
-               false -> "--node"
-           end,
+    Flag = flag(Opts),
     case net_adm:names(Host) of
         {error, address} ->
             io_lib:format("cannot reach epmd on ~s: check the host name in ~s, that the "
@@ -307,19 +365,32 @@ connect_failure(Node, Opts) ->
                     io_lib:format("no node named ~s on ~s (epmd there lists: ~s): check ~s",
                                   [Name, Host, lists:join(", ", [N || {N, _} <- Names]), Flag]);
                 true ->
-                    io_lib:format("~s refused the connection: wrong cookie (read from ~s)? "
-                                  "If the node uses TLS distribution, give --proto-dist "
-                                  "inet_tls --ssl-dist-optfile FILE", [Node,
-                                  maps:get(cookie_from, Opts, "?")])
+                    Listed
             end
     end.
+
+flag(Opts) ->
+    case maps:is_key(nodes, Opts) of
+        true -> "--nodes";
+        false -> "--node"
+    end.
+
+refused(Node, Opts) ->
+    io_lib:format("~s refused the connection: wrong cookie (read from ~s)? If the node uses "
+                  "TLS distribution, give --proto-dist inet_tls --ssl-dist-optfile FILE",
+                  [Node, maps:get(cookie_from, Opts, "?")]).
 
 %%% The lock
 
 %% The code of the lock process, evaluated on the target by erl_eval (no
 %% module of ours is there yet). It traps exits: if the controller goes
 %% before the lock became the agent, it purges what it was told was loaded.
+%% High priority from its first turn, as the agent it becomes: the calls
+%% before the agent runs go through it (target_call/4), since each erpc
+%% call is a new process of normal priority, one turn of a saturated
+%% node's run queue.
 -define(LOCK_CODE, "
+    process_flag(priority, high),
     process_flag(trap_exit, true),
     Registered = try register(beamtrace_record, self()) catch error:badarg -> false end,
     case Registered of
@@ -328,6 +399,10 @@ connect_failure(Node, Opts) ->
             Loop = fun Loop(Mods) ->
                        receive
                            {Ref, will_load, M} -> Loop([M | Mods]);
+                           {Ref, call, Tag, M, F, A} ->
+                               C ! {Tag, try {ok, erlang:apply(M, F, A)}
+                                         catch Class:Why -> {error, Class, Why} end},
+                               Loop(Mods);
                            {Ref, become, Mod, Fun, Args} -> erlang:apply(Mod, Fun, Args);
                            {Ref, release} -> ok;
                            {'EXIT', C, _} ->
@@ -344,6 +419,11 @@ lock(#r{node = T, ref = Ref} = R) ->
     {ok, Toks, _} = erl_scan:string(?LOCK_CODE),
     {ok, Exprs} = erl_parse:parse_exprs(Toks),
     Lock = spawn_link(T, erl_eval, exprs, [Exprs, [{'C', self()}, {'Ref', Ref}]]),
+    lock_wait(R, Lock, first).
+
+%% The lock's first turn: at once on most nodes; on a saturated one, one
+%% turn of the run queue (said after 15 s, given up after the budget).
+lock_wait(#r{node = T, ref = Ref} = R, Lock, Wait) ->
     receive
         {Ref, locked, Lock} ->
             R#r{lock = Lock};
@@ -359,8 +439,34 @@ lock(#r{node = T, ref = Ref} = R) ->
                                                 [] -> "";
                                                 [O | _] -> " (controller node " ++ O ++ ")"
                                             end, T])
-    after 15000 ->
-            fail("~s does not answer (no lock after 15 s): is it overloaded?", [T])
+    after case Wait of first -> 15000; again -> connect_budget_ms() end ->
+            case Wait of
+                first ->
+                    note("~s is slow to run a new process (a busy node?): waiting for it", [T]),
+                    lock_wait(R, Lock, again);
+                again ->
+                    fail("~s did not run the process this command started there in ~b s: "
+                         "the node is overloaded; record when its load drops",
+                         [T, 15 + connect_budget_ms() div 1000])
+            end
+    end.
+
+%% @doc Calls M:F(A) on T: before the agent runs, through the lock (at
+%% high priority); otherwise erpc. Raises what the call raised.
+-spec target_call(node(), module(), atom(), list()) -> term().
+target_call(T, M, F, A) ->
+    case get(?STATE) of
+        #r{node = T, lock = L, agent = undefined} when is_pid(L) ->
+            Tag = make_ref(),
+            Mon = monitor(process, L),
+            L ! {(get(?STATE))#r.ref, call, Tag, M, F, A},
+            receive
+                {Tag, {ok, V}} -> demonitor(Mon, [flush]), V;
+                {Tag, {error, Class, Why}} -> demonitor(Mon, [flush]), erlang:raise(Class, Why, []);
+                {'DOWN', Mon, process, _, Why} -> error({erpc, Why})
+            end;
+        _ ->
+            erpc:call(T, M, F, A)
     end.
 
 %%% Shipping
@@ -480,7 +586,7 @@ build_id(SoBin) ->
 check_ets(#r{node = T, opts = #{ets := Tables} = Opts} = R) when is_list(Tables) ->
     Named = [Tab || Tab <- Tables, Tab =/= all],
     Missing = [Tab || Tab <- Named,
-                      rpc(T, ets, whereis, [binary_to_atom(Tab, utf8)]) =:= undefined],
+                      target_call(T, ets, whereis, [binary_to_atom(Tab, utf8)]) =:= undefined],
     _ = [note("warning: --ets: ~s has no table named ~ts: it is left out (record again once "
               "it exists)", [T, Tab]) || Tab <- Missing],
     Opts1 = case Tables -- Missing of
@@ -494,13 +600,13 @@ check_ets(R) ->
 tmp_base(_T, Dir) when is_list(Dir); is_binary(Dir) ->
     Dir;
 tmp_base(T, undefined) ->
-    case erpc:call(T, os, getenv, ["TMPDIR"]) of
+    case target_call(T, os, getenv, ["TMPDIR"]) of
         D when is_list(D), D =/= "" -> D;
         _ -> "/tmp"
     end.
 
 load_binary(T, M, Bin) ->
-    case erpc:call(T, code, load_binary, [M, "beamtrace record", Bin]) of
+    case target_call(T, code, load_binary, [M, "beamtrace record", Bin]) of
         {module, M} -> ok;
         {error, Why} -> fail("~s does not load module ~s: ~0p", [T, M, Why])
     end.
@@ -511,10 +617,10 @@ plan(T) ->
     [begin
          {M, Bin, _} = code:get_object_code(M),
          {ok, {M, Md5}} = beam_lib:md5(Bin),
-         case erpc:call(T, code, is_loaded, [M]) of
+         case target_call(T, code, is_loaded, [M]) of
              false -> {M, ship, Bin};
              {file, _} ->
-                 case erpc:call(T, M, module_info, [md5]) of
+                 case target_call(T, M, module_info, [md5]) of
                      Md5 -> {M, loaded, Bin};
                      _ -> fail("~s runs another build of beamtrace (module ~s differs from "
                                "this one's, ~s): record with that build's beamtrace command, or "
@@ -566,12 +672,12 @@ gone() ->
 
 facts(T) ->
     try
-        #{otp_release => erpc:call(T, erlang, system_info, [otp_release]),
-          erts => erpc:call(T, erlang, system_info, [version]),
-          nif_version => erpc:call(T, erlang, system_info, [nif_version]),
-          arch => erpc:call(T, erlang, system_info, [system_architecture]),
-          wordsize => erpc:call(T, erlang, system_info, [{wordsize, external}]),
-          os => erpc:call(T, os, type, [])}
+        #{otp_release => target_call(T, erlang, system_info, [otp_release]),
+          erts => target_call(T, erlang, system_info, [version]),
+          nif_version => target_call(T, erlang, system_info, [nif_version]),
+          arch => target_call(T, erlang, system_info, [system_architecture]),
+          wordsize => target_call(T, erlang, system_info, [{wordsize, external}]),
+          os => target_call(T, os, type, [])}
     catch error:{erpc, Why} ->
             fail("cannot ask ~s what it runs: ~0p", [T, Why])
     end.

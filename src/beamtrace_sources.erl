@@ -144,9 +144,15 @@ start(_Session, _Dir, Src) when map_size(Src) =:= 0 ->
     ok;
 start(Session, Dir0, Src) ->
     Dir = key(Session, Dir0),
-    Keeper = spawn(?MODULE, keeper, [self()]),
+    %% High priority from birth, as the sessions' other processes: the
+    %% start waits for the helper's setup and the stop for both to go, and
+    %% at normal priority each wait is a turn of a saturated node's run
+    %% queue (the helper's one long job, the message queue top, runs at
+    %% normal priority: sample/2).
+    Keeper = spawn_opt(?MODULE, keeper, [self()], [{priority, high}]),
     Ref = make_ref(),
-    {Helper, Mon} = spawn_monitor(?MODULE, helper, [{self(), Ref}, Keeper, Session, Src]),
+    {Helper, Mon} = spawn_opt(?MODULE, helper, [{self(), Ref}, Keeper, Session, Src],
+                              [monitor, {priority, high}]),
     Keeper ! {helper, Helper},
     receive
         {Ref, ok} ->
@@ -613,6 +619,15 @@ name(_) ->
 location(Pid) when is_pid(Pid) ->
     case erlang:process_info(Pid, current_function) of
         {current_function, {M, F, A}} -> {M, F, A};
+        %% undefined while the VM has it between functions (the helper, at
+        %% high priority, can ask right as a collection ends): its stack's
+        %% top then says where it is.
+        {current_function, undefined} ->
+            case erlang:process_info(Pid, current_stacktrace) of
+                {current_stacktrace, [{M, F, A, _} | _]} when is_integer(A) -> {M, F, A};
+                {current_stacktrace, [{M, F, Args, _} | _]} -> {M, F, length(Args)};
+                _ -> undefined
+            end;
         _ -> undefined
     end;
 location(_) ->
@@ -641,9 +656,14 @@ sample(memory, #{session := S} = St) ->
     _ = [counter(S, memory, K, V, bytes) || {K, V} <- erlang:memory()],
     St;
 sample(message_queues, #{session := S, samples := #{message_queues := {_, N}}, top := Top0} = St) ->
+    %% A walk over every process: at normal priority, so that on a node of
+    %% 100,000 processes it takes turns with the node's work instead of
+    %% holding a scheduler ahead of all of it.
+    High = process_flag(priority, normal),
     Lens = [{L, P} || P <- erlang:processes(), P =/= self(),
                       {message_queue_len, L} <- [erlang:process_info(P, message_queue_len)],
                       L > 0],
+    _ = process_flag(priority, High),
     Top = lists:sublist(lists:reverse(lists:sort(Lens)), N),
     Shown = [{P, queue_instance(P)} || {_, P} <- Top],
     _ = [counter(S, message_queue, I, L, messages) || {{L, _}, {_, I}} <- lists:zip(Top, Shown)],

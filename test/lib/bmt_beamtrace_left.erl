@@ -1,6 +1,7 @@
 %% What of beamtrace is on this node ([] when nothing): processes and ports
 %% traced by it, its trace sessions (OTP 27+), its modules, the lock, the
-%% node table's watcher, the registry's holder, a flight agent, its application environment, flags on new
+%% node table's watcher, the registry's holder, any process running its
+%% code, a flight agent, its application environment, flags on new
 %% processes, and a 'receive' trace pattern (links). Compiled onto the
 %% target nodes of the trace and cluster groups, where nothing of
 %% beamtrace may stay after a recording.
@@ -35,7 +36,8 @@ check() ->
         ++ [{lock, P} || P <- [whereis(beamtrace_record)], P =/= undefined]
         ++ [{flight_agent, P} || P <- [whereis(beamtrace_flight_agent)], P =/= undefined]
         ++ [{node_watcher, P} || P <- [whereis(beamtrace_nodes)], P =/= undefined]
-        ++ [{registry, P} || P <- [whereis(beamtrace_registry)], P =/= undefined]
+        ++ [{registry, P} || P <- [ets:info(beamtrace_registry, owner)], is_pid(P)]
+        ++ [{running_beamtrace_code, P, MFA} || {P, MFA} <- running_beamtrace()]
         ++ [{env, E} || E <- application:get_all_env(beamtrace)]
         ++ [{new_flags, F} || {flags, F} <- [erlang:trace_info(new, flags)], F =/= []]
         ++ [{receive_pattern, MS} || {match_spec, MS} <- [erlang:trace_info('receive', match_spec)],
@@ -52,6 +54,13 @@ check_purged() ->
     [{old_code, Old} || Old =/= []]
         ++ [{outstanding_system_requests_limit, Limit}
             || Limit =/= 2 * erlang:system_info(schedulers)].
+
+%% Processes whatever their name running beamtrace's code now: a helper, a
+%% keeper, a holder or a worker left behind.
+running_beamtrace() ->
+    [{P, MFA} || P <- processes(), P =/= self(),
+                 {current_function, {M, _, _} = MFA} <- [process_info(P, current_function)],
+                 lists:prefix("beamtrace", atom_to_list(M))].
 
 %% trace:session_info/1 (OTP 27+), or undefined for a process gone meanwhile.
 session_info(W) ->

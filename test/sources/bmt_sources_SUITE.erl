@@ -15,7 +15,7 @@
          session_cap_ends_helper/1, file_ops_recorded/1, read_file_attributed_and_tagged/1,
          files_command/1, file_io_cleanup/1, ets_ops_recorded/1, file_io_of_listed_pids/1,
          ets_all_and_missing_tables/1, files_opened_before/1,
-         traces_reread_test/1]).
+         nothing_left_after_last_stop/1, traces_reread_test/1]).
 
 %% long_message_queue is a system monitor option from OTP 27: the case checks
 %% that older VMs refuse it (dialyzer on OTP 25 knows only the refusal).
@@ -37,7 +37,7 @@ all() ->
      cleanup_after_helper_killed, cleanup_after_keeper_killed, session_cap_ends_helper,
      file_ops_recorded, read_file_attributed_and_tagged, files_command, file_io_cleanup,
      ets_ops_recorded, file_io_of_listed_pids, ets_all_and_missing_tables,
-     files_opened_before,
+     files_opened_before, nothing_left_after_last_stop,
      traces_reread_test].
 
 init_per_suite(Config0) ->
@@ -462,6 +462,44 @@ cleanup_after_keeper_killed(_) ->
     assert_clean(undefined, Helpers),
     _ = stop(S),
     ok.
+
+%% Leave nothing behind (issue 16): after the last session stops, by
+%% stop/1 or by its owner's exit, no process of beamtrace is left: the
+%% registry's holder goes with its last entry (it stayed before).
+nothing_left_after_last_stop(_) ->
+    S1 = start(all_sources()),
+    %% The helper and keeper run at high priority, as the sessions' other
+    %% processes (a stop waits for both).
+    #{helper := H, keeper := K} = beamtrace_sources:helpers(S1),
+    assert_eq(helper_priority, {priority, high}, process_info(H, priority)),
+    assert_eq(keeper_priority, {priority, high}, process_info(K, priority)),
+    S2 = start(#{samples => #{memory => 100}}),
+    ?EXPECT(is_pid(beamtrace_registry:holder()), no_holder_while_running),
+    _ = stop(S1),
+    ?EXPECT(is_pid(beamtrace_registry:holder()), holder_gone_with_a_session_left),
+    _ = stop(S2),
+    assert_eq(left_after_stop, [], beamtrace_left(1000)),
+    Owner = spawn(fun() -> receive stop -> ok end end),
+    {ok, T} = beamtrace:trace_async([procs], #{owner => Owner, duration => 60000,
+                                                dir => bmt_test_lib:tmpdir("owner"),
+                                                samples => #{memory => 100}}),
+    ?EXPECT(is_pid(beamtrace_registry:holder()), no_holder_while_tracing),
+    exit(Owner, kill),
+    receive {beamtrace_trace, T, {ok, #{reason := owner_exit}}} -> ok end,
+    assert_eq(left_after_owner_exit, [], beamtrace_left(1000)),
+    ok.
+
+%% Processes running beamtrace's code, and the registry's holder (polled:
+%% the holder goes once it is scheduled, at high priority).
+beamtrace_left(Tries) ->
+    Left = [{P, MFA} || P <- processes(), P =/= self(),
+                        {current_function, {M, _, _} = MFA} <- [process_info(P, current_function)],
+                        lists:prefix("beamtrace", atom_to_list(M))]
+        ++ [{holder, H} || H <- [beamtrace_registry:holder()], is_pid(H)],
+    case Left of
+        [_ | _] when Tries > 0 -> timer:sleep(5), beamtrace_left(Tries - 1);
+        _ -> Left
+    end.
 
 %% A session that stops by itself (its duration) takes its sources down
 %% within the helper's check interval.

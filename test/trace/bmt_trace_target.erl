@@ -7,7 +7,7 @@
 
 -export([start/1, start_timeout/1, load/0, work/1, tick/0, loop_report/2,
          dbg_start/0, dbg_count/0, dbg_stop/0, beamtrace_left/0, sources_load/1, own_monitor/1,
-         own_monitor_got/0, io_load/1, long_gc/0, lookup/2, lookups/3]).
+         own_monitor_got/0, io_load/1, long_gc/0, lookup/2, lookups/3, suspend/1]).
 
 %% -eval'd at boot: watch the driver, run the load.
 start(Driver) ->
@@ -24,6 +24,17 @@ start_timeout(Ms) ->
     spawn(fun() -> timer:sleep(Ms), erlang:halt() end),
     register(bmt_load, spawn(fun load/0)),
     ok.
+
+%% Suspends the registered process Name until the returned process is sent
+%% `resume' (a suspension lasts as long as its suspender: not an erpc's).
+suspend(Name) ->
+    Self = self(),
+    S = spawn(fun() ->
+                      true = erlang:suspend_process(whereis(Name)),
+                      Self ! {self(), suspended},
+                      receive resume -> ok end
+              end),
+    receive {S, suspended} -> S end.
 
 %% bmt_beamtrace_left:check/0 (test/lib), compiled beside this module.
 beamtrace_left() ->
