@@ -12,7 +12,7 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
          end_per_testcase/2]).
 -export([ratio_and_pairs_test/1, running_pairs_test/1, max_rate_samples_test/1,
-         max_rate_stops_test/1, capture_says_ratio_test/1]).
+         max_rate_stops_test/1, capture_says_ratio_test/1, group_by_and_export_scaled_test/1]).
 
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2]).
 -import(bmt_flight_lib, [with_kv/2]).
@@ -29,7 +29,8 @@ all() ->
      running_pairs_test,
      max_rate_samples_test,
      max_rate_stops_test,
-     capture_says_ratio_test].
+     capture_says_ratio_test,
+     group_by_and_export_scaled_test].
 
 init_per_suite(Config) -> Config.
 
@@ -91,6 +92,20 @@ wait_gets(Target, Tries) ->
     case gets() >= Target of
         true -> ok;
         false -> timer:sleep(100), wait_gets(Target, Tries - 1)
+    end.
+
+%% --begin and --end of the trace clock times From and To, as +durations
+%% from the trace's first event, First.
+window_args(First, {From, To}) ->
+    Span = fun(T) -> "+" ++ integer_to_list(T - First) ++ "ns" end,
+    ["--begin", Span(From), "--end", Span(To)].
+
+%% The integer after "Key": in Text (0 when absent; export writes no
+%% space after the colon, calls one).
+json_int(Text, Key) ->
+    case re:run(Text, <<"\"", Key/binary, "\": ?([0-9]+)">>, [{capture, all_but_first, binary}]) of
+        {match, [V]} -> binary_to_integer(V);
+        nomatch -> 0
     end.
 
 %% `beamtrace calls --format json' of Dir between trace clock times From
@@ -224,6 +239,46 @@ max_rate_stops_test(_Config) ->
         R = trace("bmt_kv:get/2 -> return", #{max_rate => 20000, duration => 10000}),
         assert_eq(stopped, max_rate, maps:get(reason, R)),
         assert_eq(no_sampling, false, maps:is_key(sampling, R))
+    end).
+
+%% The two readings of a sampled trace that scaled nothing back before:
+%% `calls --group-by return' (each value's row counts the calls its kept
+%% ones stand for) and `export' (each event kept carries args.stands_for,
+%% the ratio in force at it). Over the same window, the rows' counts of
+%% bmt_kv:get/2 summed, and its call slices' stands_for summed, are
+%% within 10% of the node's own count, the calls kept clearly fewer, and
+%% both say they are sampled (10,000 gets: about 1,000 kept).
+group_by_and_export_scaled_test(_Config) ->
+    with_kv(#{clients => 4}, fun() ->
+        {#{dir := Dir}, {Made, C0, C1}} =
+            trace_counting("bmt_kv:get/2 -> return", #{sample => 10, results => true},
+                           {gets, 10000}),
+        Window = window_args(element(1, hd(events(Dir))), {C0, C1}),
+        Cli = bmt_test_lib:cli(),
+        {0, Out, Err} = bmt_test_lib:cmd(Cli, ["calls", "--group-by", "return", "--format",
+                                               "json"] ++ Window ++ [Dir]),
+        Rows = [L || L <- Out, binary:match(L, <<"{\"function\": \"", ?GET_TEXT/binary,
+                                                 "\", \"value\": ">>) =/= nomatch],
+        Count = lists:sum([json_int(R, <<"count">>) || R <- Rows]),
+        Kept = lists:sum([json_int(R, <<"kept_count">>) || R <- Rows]),
+        {0, Export, ExportErr} = bmt_test_lib:cmd(Cli, ["export"] ++ Window ++ [Dir]),
+        Slices = [L || L <- Export, binary:match(L, <<"\"cat\":\"call\"">>) =/= nomatch,
+                       binary:match(L, <<"\"name\":\"", ?GET_TEXT/binary, "\"">>) =/= nomatch],
+        Stands = lists:sum([max(1, json_int(S, <<"stands_for">>)) || S <- Slices]),
+        io:format("# ~b gets made; group-by: ~b rows, ~b scaled back, ~b kept; export: ~b "
+                  "slices standing for ~b~n", [Made, length(Rows), Count, Kept, length(Slices),
+                                              Stands]),
+        assert_eq({group_by_scaled_within_10pct, Count, Made}, true, within(Count, Made, 10)),
+        assert_eq({group_by_kept_fewer, Kept, Made}, true, Kept * 10 < Made * 9),
+        assert_eq({group_by_says_scaled, Err}, true,
+                  binary:match(Err, <<"counts and totals are scaled back">>) =/= nomatch),
+        assert_eq({export_scaled_within_10pct, Stands, Made}, true, within(Stands, Made, 10)),
+        assert_eq({export_kept_fewer, length(Slices), Made}, true, length(Slices) * 10 < Made * 9),
+        assert_eq({export_says_so, ExportErr}, true,
+                  binary:match(ExportErr, <<"args.stands_for">>) =/= nomatch),
+        assert_eq(export_labels_the_group, true,
+                  lists:any(fun(L) -> binary:match(L, <<"\"process_labels\"">>) =/= nomatch end,
+                            Export))
     end).
 
 %% A sampled flight recording's capture says, in its metadata, the ratios

@@ -21,9 +21,14 @@ static const struct bmt_opt options[] = {
     {0},
 };
 
-/* What the export could not draw, on stderr. */
-static void warnings(const struct bmt_tracks *t)
+/* What the export could not draw, and how a sampled trace scales back,
+ * on stderr. */
+static void warnings(const struct bmt_tracks *t, const struct bmt_chrome *w)
 {
+    if (w->weight_max > 1)
+        bmt_cli_error("note: sampled (up to 1 in %u): each event kept carries args.stands_for, "
+                      "the events it stands for; sum it (and dur times it) for counts and totals "
+                      "scaled back", w->weight_max);
     if (t->flows.dropped_count)
         bmt_cli_error("warning: %llu sends were never received within %u pending; they have "
                       "no flow arrow", (unsigned long long)t->flows.dropped_count,
@@ -56,7 +61,7 @@ static int run(void *opts_)
         status = BMT_EXIT_FAIL;
     }
     if (status == 0)
-        warnings(&t);
+        warnings(&t, &w);
     if (status != 0)
         o.len = 0; /* what is not written yet stays unwritten */
     int out_status = bmt_an_out_close(&o, c->output ? c->output : "export");
@@ -83,7 +88,9 @@ const struct bmt_command bmt_cmd_export = {
         "scheduling\" (pid 2) has the scheduled-in periods of the same processes. A\n"
         "cluster gets both groups per node (\"NODE: BEAM calls and events\", ...).\n"
         "Times are microseconds since the window's start. Use --begin/--end to keep a\n"
-        "busy node's export small enough for a browser.",
+        "busy node's export small enough for a browser. In a sampled trace each event\n"
+        "kept 1 in N has args.stands_for N (sum it for counts and totals scaled back),\n"
+        "and each group's label says so.",
     .opts = options, .uses = BMT_USES_SCOPE | BMT_USES_OUTPUT | BMT_USES_DIRS,
     .size = sizeof(struct bmt_common),
     .run = run,

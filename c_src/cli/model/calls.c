@@ -175,7 +175,7 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
         bmt_groupby_add(c->group, f->func,
                         (flags & BMT_CS_EXCEPTION) && !c->group->arg ? c->group->exception_value
                                                                      : f->value,
-                        dur) < 0)
+                        dur, f->weight) < 0)
         return -ENOMEM;
     if (keep_slowest(c, pid, f, end_ns, kinds) < 0)
         return -ENOMEM;

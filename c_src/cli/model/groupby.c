@@ -110,16 +110,21 @@ static int64_t row_of(struct bmt_groupby *g, uint32_t func, uint32_t value)
     struct bmt_group_row *r = &rows[g->row_count];
     r->func = func;
     r->value = value;
+    r->count = 0;
     bmt_hist_init(&r->hist);
     if (value != BMT_GROUP_OTHER)
         distinct[func]++;
     return g->row_count++;
 }
 
-int bmt_groupby_add(struct bmt_groupby *g, uint32_t func, uint32_t value, uint64_t duration_ns)
+int bmt_groupby_add(struct bmt_groupby *g, uint32_t func, uint32_t value, uint64_t duration_ns,
+                    uint32_t weight)
 {
     int64_t i = row_of(g, func, value == BMT_CS_NONE ? g->none_value : value);
-    return i < 0 ? (int)i : bmt_hist_add(&g->rows[i].hist, duration_ns);
+    if (i < 0)
+        return (int)i;
+    g->rows[i].count += weight > 1 ? weight : 1;
+    return bmt_hist_add(&g->rows[i].hist, duration_ns);
 }
 
 const char *bmt_groupby_value_text(const struct bmt_groupby *g, const struct bmt_group_row *r)
@@ -139,8 +144,8 @@ static int by_func_count(const void *a, const void *b)
         return d;
     if ((x->value == BMT_GROUP_OTHER) != (y->value == BMT_GROUP_OTHER))
         return x->value == BMT_GROUP_OTHER ? 1 : -1;
-    if (x->hist.count != y->hist.count)
-        return x->hist.count > y->hist.count ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
     return strcmp(bmt_groupby_value_text(sort_g, x), bmt_groupby_value_text(sort_g, y));
 }
 
@@ -207,4 +212,4 @@ static const struct bmt_needs needs = {{
 
 const struct bmt_acc bmt_groupby_acc = {
     "groupby", bmt_groupby_acc_init, feed, NULL, NULL, acc_free, &needs,
-    0 /* counts per value as recorded: a sampled trace is said so, not scaled */};
+    BMT_SCALES /* each row's count, by the call ratio in force (bmt_groupby_add) */};

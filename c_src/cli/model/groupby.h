@@ -7,7 +7,9 @@
  * folds the rest into one "other" row, so memory grows with the number of
  * functions, not with the number of distinct values (a cache keyed by user
  * id would otherwise make a row per user). Fed by calls.c as frames end.
- * Single-threaded.
+ * In a sampled trace each row's count is scaled back by the call ratio in
+ * force at each call (a value event comes with its call: sampled.h); its
+ * percentiles are of the calls kept, as calls' own. Single-threaded.
  */
 #ifndef BMT_CLI_GROUPBY_H
 #define BMT_CLI_GROUPBY_H
@@ -27,7 +29,8 @@
 struct bmt_group_row {
     uint32_t func;          /* function id (the caller's: calls' cs.funcs) */
     uint32_t value;         /* id in values, or BMT_GROUP_OTHER */
-    struct bmt_hist hist;   /* latency of its finished calls, ns */
+    struct bmt_hist hist;   /* latency of its finished calls kept, ns */
+    uint64_t count;         /* its finished calls, scaled back in a sampled trace */
 };
 
 struct bmt_groupby {
@@ -52,8 +55,11 @@ int bmt_groupby_init(struct bmt_groupby *g, unsigned arg);
  * -ENOMEM. */
 int64_t bmt_groupby_value(struct bmt_groupby *g, const char *text, size_t len);
 /* Counts a finished call of function `func` with value `value` (an id, or
- * BMT_CS_NONE: "(none)"), `duration_ns` long. Returns 0 or -ENOMEM. */
-int bmt_groupby_add(struct bmt_groupby *g, uint32_t func, uint32_t value, uint64_t duration_ns);
+ * BMT_CS_NONE: "(none)"), `duration_ns` long, standing for `weight` calls
+ * (the call ratio in force at it; 1 when not sampled). Returns 0 or
+ * -ENOMEM. */
+int bmt_groupby_add(struct bmt_groupby *g, uint32_t func, uint32_t value, uint64_t duration_ns,
+                    uint32_t weight);
 /* Argument `n` (>= 1) of printed argument list `list` ("[A1,A2,...]"):
  * *at and *alen give its text. Returns 0, or -1 when the list has fewer
  * arguments or was cut before the end of argument n. */

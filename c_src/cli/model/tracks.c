@@ -79,7 +79,7 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
     if (grow_to(t, pid) < 0)
         return -ENOMEM;
     struct bmt_track_event ev = {BMT_TRACK_CALL, 0, pid, start, end_ns - start, f->func, NULL,
-                                 NULL, 0};
+                                 NULL, 0, f->weight};
     if (flags & (BMT_CS_UNFINISHED | BMT_CS_CUT))
         ev.end = flags & BMT_CS_CUT ? "cut" : "unfinished";
     else if (flags & BMT_CS_EXCEPTION)
@@ -99,8 +99,10 @@ static int running_end(struct bmt_tracks *t, uint32_t pid, uint64_t end_ns, cons
         in = begin;
     if (end_ns < in)
         end_ns = in;
+    /* An in and its out are kept together: the ratio in force now. */
     struct bmt_track_event ev = {BMT_TRACK_RUNNING, BMT_TP_process_scheduled, pid, in, end_ns - in,
-                                 t->in_entry[pid], end, NULL, 0};
+                                 t->in_entry[pid], end, NULL, 0,
+                                 t->scope->sampled.weight[BMT_TP_process_scheduled]};
     return emit(t, &ev);
 }
 
@@ -108,7 +110,8 @@ static int running_end(struct bmt_tracks *t, uint32_t pid, uint64_t end_ns, cons
 static int instant(struct bmt_tracks *t, enum bmt_track_item item, const struct bmt_record *rec,
                    uint32_t pid, const struct bmt_value *v)
 {
-    struct bmt_track_event ev = {item, rec->tp, pid, rec->ts_ns, 0, 0, NULL, v, rec->trace};
+    struct bmt_track_event ev = {item, rec->tp, pid, rec->ts_ns, 0, 0, NULL, v, rec->trace,
+                                 t->scope->sampled.weight[rec->tp]};
     return emit(t, &ev);
 }
 
@@ -269,7 +272,7 @@ static int gc(struct bmt_tracks *t, const struct bmt_record *rec, int out)
     if (!out || began < t->scope->window.begin_ns)
         return 0;
     struct bmt_track_event ev = {BMT_TRACK_GC, rec->tp, (uint32_t)pid, began, ts - began, 0, NULL,
-                                 v, rec->trace};
+                                 v, rec->trace, t->scope->sampled.weight[rec->tp]};
     return emit(t, &ev);
 }
 
@@ -438,4 +441,5 @@ static const struct bmt_needs needs = {{
 }, 1};
 
 const struct bmt_acc bmt_tracks_acc = {
-    "tracks", acc_init, acc_feed, acc_packet, acc_finish, bmt_tracks_free, &needs, 0};
+    "tracks", acc_init, acc_feed, acc_packet, acc_finish, bmt_tracks_free, &needs,
+    BMT_SCALES /* each item carries the events it stands for (its weight) */};

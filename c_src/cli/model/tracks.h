@@ -13,9 +13,10 @@
  * scheduled-in period when it ends, a collection at its end. Scope
  * (scope.h): only processes the filter keeps get tracks (an arrow needs
  * both ends kept); with a window, only items inside it are given, and
- * slices cut by its edges are clipped to it and say so. Memory: per
- * process, plus the sends waiting for their receive (flows.h).
- * Single-threaded.
+ * slices cut by its edges are clipped to it and say so. In a sampled
+ * trace each item carries the events it stands for (its weight), so a
+ * viewer's sums scale back as the analyses' do. Memory: per process, plus
+ * the sends waiting for their receive (flows.h). Single-threaded.
  */
 #ifndef BMT_CLI_TRACKS_H
 #define BMT_CLI_TRACKS_H
@@ -49,6 +50,9 @@ struct bmt_track_event {
     const char *end;            /* CALL, RUNNING: "cut", "unfinished", "exception", or NULL */
     const struct bmt_value *v;  /* the event's fields */
     unsigned trace;             /* COUNTER: its node's trace */
+    uint32_t weight;            /* events it stands for: the ratio in force for its kind
+                                 * in a sampled trace (sampled.h; a call's at its start),
+                                 * else 1 */
 };
 
 /* What receives the items. Each returns 0 or -ENOMEM. */

@@ -107,6 +107,20 @@ static void arg(struct bmt_chrome *c, int first, const char *key, const struct b
     bmt_json_string(c->o, v->str, v->len);
 }
 
+/* In a sampled trace, `"stands_for":N` (after an arg unless `first`):
+ * the events this one stands for, the ratio in force at it, by which a
+ * viewer's counts and sums scale back (SUM(dur * stands_for) in
+ * Perfetto's SQL). Nothing when it stands for itself. */
+static void weight_arg(struct bmt_chrome *c, int first, const struct bmt_track_event *ev)
+{
+    if (ev->weight <= 1)
+        return;
+    bmt_out_str(c->o, first ? "\"stands_for\":" : ",\"stands_for\":");
+    bmt_out_u64(c->o, ev->weight);
+    if (ev->weight > c->weight_max)
+        c->weight_max = ev->weight;
+}
+
 /* A call or a scheduled-in period: a slice named by its function. */
 static int slice(struct bmt_chrome *c, const struct bmt_track_event *ev)
 {
@@ -119,13 +133,18 @@ static int slice(struct bmt_chrome *c, const struct bmt_track_event *ev)
     bmt_out_us3(c->o, ev->dur_ns);
     bmt_elixir_mfa(bmt_strtab_str(funcs, ev->func), bmt_strtab_len(funcs, ev->func), fn, sizeof fn);
     name_str(c, fn, strlen(fn));
-    if (!ev->end) {
+    if (!ev->end && ev->weight <= 1) {
         bmt_out_char(c->o, '}');
         return 0;
     }
-    bmt_out_str(c->o, ",\"args\":{\"end\":\"");
-    bmt_out_str(c->o, ev->end);
-    bmt_out_str(c->o, "\"}}");
+    bmt_out_str(c->o, ",\"args\":{");
+    if (ev->end) {
+        bmt_out_str(c->o, "\"end\":\"");
+        bmt_out_str(c->o, ev->end);
+        bmt_out_char(c->o, '"');
+    }
+    weight_arg(c, !ev->end, ev);
+    bmt_out_str(c->o, "}}");
     return 0;
 }
 
@@ -149,6 +168,7 @@ static int lifecycle(struct bmt_chrome *c, const struct bmt_track_event *ev)
         arg(c, 1, "name", &v[BMT_F_process_register_name]);
         arg(c, 0, "type", &v[BMT_F_process_register_type]);
     }
+    weight_arg(c, 0, ev);
     bmt_out_str(c->o, "}}");
     return 0;
 }
@@ -169,6 +189,7 @@ static int message(struct bmt_chrome *c, const struct bmt_track_event *ev)
     } else {
         arg(c, 1, "message", &ev->v[BMT_F_message_receive_message]);
     }
+    weight_arg(c, 0, ev);
     bmt_out_str(c->o, "}}");
     return 0;
 }
@@ -185,10 +206,12 @@ static int gc(struct bmt_chrome *c, const struct bmt_track_event *ev)
     bmt_out_us3(c->o, ev->dur_ns);
     bmt_out_str(c->o, major ? ",\"name\":\"gc major\",\"args\":{"
                             : ",\"name\":\"gc minor\",\"args\":{");
-    snprintf(buf, sizeof buf, "\"pause_ns\":%llu,\"reclaimed_words\":%llu,\"heap_words\":%llu}}",
+    snprintf(buf, sizeof buf, "\"pause_ns\":%llu,\"reclaimed_words\":%llu,\"heap_words\":%llu",
              (unsigned long long)ev->dur_ns, (unsigned long long)ev->v[BMT_GC_RECLAIMED].integer,
              (unsigned long long)ev->v[BMT_GC_HEAP].integer);
     bmt_out_str(c->o, buf);
+    weight_arg(c, 0, ev);
+    bmt_out_str(c->o, "}}");
     return 0;
 }
 
@@ -331,6 +354,12 @@ static int group(struct bmt_chrome *c, uint32_t k, unsigned g)
     char label[700];
     snprintf(label, sizeof label, "%s%s%s", node, node[0] ? ": " : "", groups[g - 1]);
     meta(c, "process_name", gp, 0, "name", label, 0);
+    if (c->weight_max > 1) { /* said where the viewer shows the group */
+        char note[160];
+        snprintf(note, sizeof note, "sampled (up to 1 in %u): an event's args.stands_for is "
+                 "how many it stands for", c->weight_max);
+        meta(c, "process_labels", gp, 0, "labels", note, 0);
+    }
     if (node[0]) /* nodes in order, each node's two groups together */
         meta(c, "process_sort_index", gp, 0, "sort_index", NULL, gp);
     for (uint32_t pid = 0; pid < c->cap; pid++) {

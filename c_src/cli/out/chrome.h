@@ -15,7 +15,9 @@
  * ...; counters go to pid 3 ("BEAM counters"), one track per counter and
  * unit ("NODE: ..." in a cluster), one series per instance. Times are
  * microseconds (3 decimals: nanoseconds kept) since the tracks' origin.
- * Events are written as they come; the names at the end. Single-threaded.
+ * In a sampled trace an event kept 1 in N has args.stands_for N, and each
+ * group's process_labels says so. Events are written as they come; the
+ * names at the end. Single-threaded.
  */
 #ifndef BMT_CLI_CHROME_H
 #define BMT_CLI_CHROME_H
@@ -35,6 +37,7 @@ struct bmt_chrome {
     uint64_t event_count;           /* JSON events written */
     uint64_t flow_id;
     int counters;                   /* a counter was written: pid 3 is named */
+    uint32_t weight_max;            /* the largest stands_for written; 0: none */
 };
 
 /* The sink's functions (ctx: a struct bmt_chrome). */

@@ -39,7 +39,7 @@ void bmt_groupby_text(struct bmt_out *o, const struct bmt_groupby *g, const stru
         bmt_duration_text(bmt_hist_quantile(&r->hist, 0.99), p99);
         bmt_duration_text(r->hist.max, max);
         snprintf(line, sizeof line, "%-40s %-30s %10llu %12s %12s %12s\n", f,
-                 bmt_groupby_value_text(g, r), (unsigned long long)r->hist.count, p50, p99, max);
+                 bmt_groupby_value_text(g, r), (unsigned long long)r->count, p50, p99, max);
         bmt_out_str(o, line);
     }
     if (!g->row_count)
@@ -62,8 +62,14 @@ void bmt_groupby_json(struct bmt_out *o, const struct bmt_groupby *g, const stru
         bmt_json_cstr(o, f);
         bmt_out_str(o, ", \"value\": ");
         bmt_json_cstr(o, bmt_groupby_value_text(g, r));
-        bmt_out_str(o, r->value == BMT_GROUP_OTHER ? ", \"other\": true, " : ", \"other\": false, ");
-        bmt_hist_print_json_stats(o, &r->hist);
+        bmt_out_str(o, r->value == BMT_GROUP_OTHER ? ", \"other\": true" : ", \"other\": false");
+        /* count: scaled back in a sampled trace; kept_count: the calls
+         * kept, of which the percentiles are (as calls' rows). */
+        char buf[96];
+        snprintf(buf, sizeof buf, ", \"count\": %llu, \"kept_count\": %llu, ",
+                 (unsigned long long)r->count, (unsigned long long)r->hist.count);
+        bmt_out_str(o, buf);
+        bmt_hist_print_json_quantiles(o, &r->hist);
         bmt_out_char(o, '}');
     }
     bmt_out_str(o, g->row_count ? "\n]" : "]");
