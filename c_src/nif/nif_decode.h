@@ -368,6 +368,82 @@ static inline void put_seq_trace(struct decode *d)
  * {M, F, Args}). Out of line: only the sessions that asked pay for it. */
 void bmt_decode_value(struct decode *d, int tp);
 
+/* The fields of the rarer tracepoints, each in a helper of its own so that
+ * bmt_decode_fields below stays one readable switch; always inlined, so
+ * the code is the switch's own. */
+DECODE_INLINE void decode_exception(struct decode *d)
+{
+    const ERL_NIF_TERM *cv;
+    int arity;
+    ERL_NIF_TERM x = bmt_decode_extra(d);
+    put_id(d, "pid", d_tracee(d));
+    put_mfa(d, "entry", d_term(d), 1);
+    if (enif_get_tuple(d->env, x, &arity, &cv) && arity == 2)
+        put_term(d, "class", cv[0]);
+    else
+        put_word16(d, "class", &w_undefined);
+}
+
+DECODE_INLINE void decode_send_link(struct decode *d)
+{
+    put_id(d, "from", d_tracee(d));
+    put_destination(d, "to", bmt_decode_extra(d));
+    put_message(d, "message", d_term(d));
+    put_word(d, "type", d_tag(d) == d->a->send_to_non_existing_process
+                            ? "send_to_non_existing_process"
+                            : "send");
+    put_u64(d, "fingerprint", bmt_fingerprint(d->env, d_term(d)));
+}
+
+/* The 'receive' match spec beamtrace sets with links (beamtrace_trace's
+ * LINKS_RECV_MS) answers, of OTP's [Node, Sender, Message], the sender
+ * when it is on this node, else the sender's node: one immediate either
+ * way, nothing to copy. */
+DECODE_INLINE void decode_receive_link(struct decode *d)
+{
+    ERL_NIF_TERM result;
+    int found = enif_get_map_value(d->env, d_opts(d), d->a->match_spec_result, &result);
+    put_id(d, "to", d_tracee(d));
+    put_message(d, "message", d_term(d));
+    if (found && (enif_is_pid(d->env, result) || enif_is_port(d->env, result))) {
+        put_id(d, "from", result);
+        put_word(d, "from_node", d->s && d->s->cfg.info.node[0] ? d->s->cfg.info.node
+                                                                : "undefined");
+    } else {
+        put_word(d, "from", "undefined");
+        if (found && enif_is_atom(d->env, result))
+            put_atom_text(d, "from_node", result);
+        else
+            put_word(d, "from_node", "undefined");
+    }
+    put_u64(d, "fingerprint", bmt_fingerprint(d->env, d_term(d)));
+}
+
+/* The tracepoints decoded through a copy of the decoder (out of the hot
+ * cases' registers): results and arguments, collections, seq_trace. */
+DECODE_INLINE void decode_by_copy(struct decode *d, int tp)
+{
+    struct decode v = bmt_decode_copy(d);
+    switch (tp) {
+    case BMT_TP_function_result:
+    case BMT_TP_function_call_args:
+        bmt_decode_value(&v, tp);
+        break;
+    case BMT_TP_gc_minor_start:
+    case BMT_TP_gc_major_start:
+        put_gc(&v, "need");
+        break;
+    case BMT_TP_gc_minor_end:
+    case BMT_TP_gc_major_end:
+        put_gc(&v, "reclaimed");
+        break;
+    case BMT_TP_seq_trace:
+        put_seq_trace(&v);
+        break;
+    }
+    bmt_decode_back(d, &v);
+}
+
 static inline __attribute__((always_inline)) void bmt_decode_fields(struct decode *d, int tp)
 {
     d->tp = tp;
@@ -417,25 +493,9 @@ static inline __attribute__((always_inline)) void bmt_decode_fields(struct decod
         put_mfa(d, "entry", d_term(d), 1);
         put_u32(d, "depth", 0);
         break;
-    case BMT_TP_function_result:
-    case BMT_TP_function_call_args: {
-        struct decode v = bmt_decode_copy(d);
-        bmt_decode_value(&v, tp);
-        bmt_decode_back(d, &v);
+    case BMT_TP_function_exception:
+        decode_exception(d);
         break;
-    }
-    case BMT_TP_function_exception: {
-        const ERL_NIF_TERM *cv;
-        int arity;
-        ERL_NIF_TERM x = bmt_decode_extra(d);
-        put_id(d, "pid", d_tracee(d));
-        put_mfa(d, "entry", d_term(d), 1);
-        if (enif_get_tuple(d->env, x, &arity, &cv) && arity == 2)
-            put_term(d, "class", cv[0]);
-        else
-            put_word16(d, "class", &w_undefined);
-        break;
-    }
     case BMT_TP_message_send:
         put_id(d, "from", d_tracee(d));
         put_destination(d, "to", bmt_decode_extra(d));
@@ -446,59 +506,19 @@ static inline __attribute__((always_inline)) void bmt_decode_fields(struct decod
         put_message(d, "message", d_term(d));
         break;
     case BMT_TP_message_send_link:
-        put_id(d, "from", d_tracee(d));
-        put_destination(d, "to", bmt_decode_extra(d));
-        put_message(d, "message", d_term(d));
-        put_word(d, "type", d_tag(d) == d->a->send_to_non_existing_process
-                                ? "send_to_non_existing_process"
-                                : "send");
-        put_u64(d, "fingerprint", bmt_fingerprint(d->env, d_term(d)));
+        decode_send_link(d);
         break;
-    case BMT_TP_message_receive_link: {
-        /* The 'receive' match spec beamtrace sets with links
-         * (beamtrace_trace's LINKS_RECV_MS) answers, of OTP's [Node,
-         * Sender, Message], the sender when it is on this node, else the
-         * sender's node: one immediate either way, nothing to copy. */
-        ERL_NIF_TERM result;
-        int found = enif_get_map_value(d->env, d_opts(d), d->a->match_spec_result, &result);
-        put_id(d, "to", d_tracee(d));
-        put_message(d, "message", d_term(d));
-        if (found && (enif_is_pid(d->env, result) || enif_is_port(d->env, result))) {
-            put_id(d, "from", result);
-            put_word(d, "from_node", d->s && d->s->cfg.info.node[0] ? d->s->cfg.info.node
-                                                                    : "undefined");
-        } else {
-            put_word(d, "from", "undefined");
-            if (found && enif_is_atom(d->env, result))
-                put_atom_text(d, "from_node", result);
-            else
-                put_word(d, "from_node", "undefined");
-        }
-        put_u64(d, "fingerprint", bmt_fingerprint(d->env, d_term(d)));
+    case BMT_TP_message_receive_link:
+        decode_receive_link(d);
         break;
-    }
+    case BMT_TP_function_result:
+    case BMT_TP_function_call_args:
     case BMT_TP_gc_minor_start:
     case BMT_TP_gc_major_start:
-        {
-            struct decode v = bmt_decode_copy(d);
-            put_gc(&v, "need");
-            bmt_decode_back(d, &v);
-        }
-        break;
-    case BMT_TP_seq_trace:
-        {
-            struct decode v = bmt_decode_copy(d);
-            put_seq_trace(&v);
-            bmt_decode_back(d, &v);
-        }
-        break;
     case BMT_TP_gc_minor_end:
     case BMT_TP_gc_major_end:
-        {
-            struct decode v = bmt_decode_copy(d);
-            put_gc(&v, "reclaimed");
-            bmt_decode_back(d, &v);
-        }
+    case BMT_TP_seq_trace:
+        decode_by_copy(d, tp);
         break;
     }
     CHECK_END(d);
