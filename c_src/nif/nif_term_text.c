@@ -21,6 +21,9 @@
  * traversal stops, because the VM's later output could only be cut off.
  */
 #include "nif_term_text.h"
+#include "nif_atom_text.h"
+#include "nif_binary_text.h"
+#include "nif_term_out.h"
 #include "nif_term_peek.h"
 
 #include <stdio.h>
@@ -31,15 +34,6 @@
  * which only the VM knows, so they fall back. */
 #define FLATMAP_MAX_KEYS 32
 
-/* Longest Latin-1 atom text: 255 characters escaped as 4 bytes each,
- * plus 2 quotes. */
-#define ATOM_TEXT_MAX_BYTES (255 * 4 + 2)
-#define ATOM_NAME_MAX_BYTES 255
-
-struct out {
-    char *p;    /* next byte to write */
-    char *end;  /* where the NUL goes: buf + size - 1 */
-};
 
 struct ctx {
     ErlNifEnv *env;
@@ -47,30 +41,10 @@ struct ctx {
     long *scan_budget;             /* list cells and binary bytes left to scan */
 };
 
-static inline int out_full(const struct out *o)
-{
-    return o->p >= o->end;
-}
-
-static inline void put_c(struct out *o, char c)
-{
-    if (o->p < o->end)
-        *o->p++ = c;
-}
-
-static inline void put_s(struct out *o, const char *s, size_t n)
-{
-    size_t room = (size_t)(o->end - o->p);
-    if (n > room)
-        n = room;
-    memcpy(o->p, s, n);
-    o->p += n;
-}
-
 /* Hands `t` to the VM's printer at the cursor. The VM writes at most
  * room bytes plus a NUL, which lands on o->end at worst: inside buf. Its
  * return value is the bytes written (not the untruncated length). */
-static void put_fallback(struct out *o, ERL_NIF_TERM t)
+static void put_fallback(struct bmt_text_out *o, ERL_NIF_TERM t)
 {
     size_t room = (size_t)(o->end - o->p);
     int n;
@@ -118,7 +92,7 @@ static inline __attribute__((always_inline)) char *u64_digits(uint64_t v, char *
     return end;
 }
 
-static void put_i64(struct out *o, int64_t v)
+static void put_i64(struct bmt_text_out *o, int64_t v)
 {
     char tmp[24];
     char *s;
@@ -129,119 +103,10 @@ static void put_i64(struct out *o, int64_t v)
     } else {
         s = u64_digits((uint64_t)v, tmp + sizeof tmp);
     }
-    put_s(o, s, (size_t)(tmp + sizeof tmp - s));
-}
-
-/* Decimal text of every byte value, for <<1,2,3>>. */
-static const char byte_dec[256][4] = {
-#define D1(n) { (char)('0' + (n)), 0, 0, 0 }
-#define D2(n) { (char)('0' + (n) / 10), (char)('0' + (n) % 10), 0, 0 }
-#define D3(n) { (char)('0' + (n) / 100), (char)('0' + (n) / 10 % 10), \
-                (char)('0' + (n) % 10), 0 }
-#define R10(M, b) M(b), M(b + 1), M(b + 2), M(b + 3), M(b + 4), M(b + 5), \
-                  M(b + 6), M(b + 7), M(b + 8), M(b + 9)
-    R10(D1, 0),
-    R10(D2, 10), R10(D2, 20), R10(D2, 30), R10(D2, 40), R10(D2, 50),
-    R10(D2, 60), R10(D2, 70), R10(D2, 80), R10(D2, 90),
-    R10(D3, 100), R10(D3, 110), R10(D3, 120), R10(D3, 130), R10(D3, 140),
-    R10(D3, 150), R10(D3, 160), R10(D3, 170), R10(D3, 180), R10(D3, 190),
-    R10(D3, 200), R10(D3, 210), R10(D3, 220), R10(D3, 230), R10(D3, 240),
-    D3(250), D3(251), D3(252), D3(253), D3(254), D3(255),
-#undef R10
-#undef D3
-#undef D2
-#undef D1
-};
-
-static inline size_t byte_dec_len(unsigned b)
-{
-    return b < 10 ? 1 : b < 100 ? 2 : 3;
+    bmt_out_s(o, s, (size_t)(tmp + sizeof tmp - s));
 }
 
 /* ---- atoms ---------------------------------------------------------- */
-
-static inline int latin1_lower(unsigned c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 223 && c <= 255 && c != 247);
-}
-
-static inline int latin1_alnum(unsigned c)
-{
-    return (c >= '0' && c <= '9') || latin1_lower(c)
-        || (c >= 'A' && c <= 'Z') || (c >= 192 && c <= 222 && c != 215);
-}
-
-/* OTP 25's enif_get_atom() yields Latin-1 only (UTF-8 came in OTP 26), so
- * atoms are rendered from Latin-1 here and atoms with characters above 255
- * go to the VM's printer. The VM judges quoting on the UTF-8 bytes with a
- * partial decode that, for Latin-1 text, amounts to judging each character
- * (a 2-byte sequence decodes to the character, its continuation byte is
- * accepted as a letter). */
-static int atom_needs_quotes(const unsigned char *s, size_t n)
-{
-    size_t i;
-
-    if (!latin1_lower(s[0]))
-        return 1;
-    for (i = 1; i < n; i++)
-        if (!latin1_alnum(s[i]) && s[i] != '_')
-            return 1;
-    return 0;
-}
-
-static char *put_octal3(char *d, unsigned c)
-{
-    *d++ = '\\';
-    *d++ = (char)('0' + ((c >> 6) & 7));
-    *d++ = (char)('0' + ((c >> 3) & 7));
-    *d++ = (char)('0' + (c & 7));
-    return d;
-}
-
-/* Renders the atom named by Latin-1 bytes s[0..n) into d, which holds
- * ATOM_TEXT_MAX_BYTES; returns the length. */
-static size_t atom_render(const unsigned char *s, size_t n, char *d0)
-{
-    char *d = d0;
-    int quote;
-    size_t i;
-
-    if (n == 0) {
-        d[0] = d[1] = '\'';
-        return 2;
-    }
-    quote = atom_needs_quotes(s, n);
-    if (quote)
-        *d++ = '\'';
-    for (i = 0; i < n; i++) {
-        unsigned c = s[i];
-        switch (c) {
-        case '\'': *d++ = '\\'; *d++ = '\''; break;
-        case '\\': *d++ = '\\'; *d++ = '\\'; break;
-        case '\n': *d++ = '\\'; *d++ = 'n'; break;
-        case '\f': *d++ = '\\'; *d++ = 'f'; break;
-        case '\t': *d++ = '\\'; *d++ = 't'; break;
-        case '\r': *d++ = '\\'; *d++ = 'r'; break;
-        case '\b': *d++ = '\\'; *d++ = 'b'; break;
-        case '\v': *d++ = '\\'; *d++ = 'v'; break;
-        default:
-            if (c < ' ' || (c >= 0x80 && c < 0xA0)) {
-                /* C0 and the Latin-1 control block as octal escapes. */
-                d = put_octal3(d, c);
-            } else if (c >= 0x80) {
-                /* The VM prints the UTF-8 it stores. */
-                *d++ = (char)(0xC0 | (c >> 6));
-                *d++ = (char)(0x80 | (c & 0x3F));
-            } else {
-                *d++ = (char)c;
-            }
-            break;
-        }
-    }
-    if (quote)
-        *d++ = '\'';
-    return (size_t)(d - d0);
-}
 
 #define slot_of bmt_term_slot
 #define ATOM_CACHE_BITS 8
@@ -256,24 +121,24 @@ _Static_assert(BMT_ATOM_CACHE_TEXT_BYTES <= 255 && BMT_ID_CACHE_TEXT_BYTES <= 25
 /* noinline: its 1.3 KiB of buffers must not land in put_term's recursive
  * frame. */
 __attribute__((noinline))
-static void put_atom(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
+static void put_atom(const struct ctx *c, struct bmt_text_out *o, ERL_NIF_TERM t)
 {
     struct bmt_atom_cache_entry *e = NULL;
-    unsigned char name[ATOM_NAME_MAX_BYTES + 1];
-    char text[ATOM_TEXT_MAX_BYTES + 2];  /* +2: see the fallback below */
+    unsigned char name[BMT_ATOM_NAME_MAX_BYTES + 1];
+    char text[BMT_ATOM_TEXT_MAX_BYTES + 2];  /* +2: see the fallback below */
     int got;
     size_t len;
 
     if (c->cache) {
         e = &c->cache->atoms.slot[slot_of(t, ATOM_CACHE_BITS)];
         if (e->key == t) {
-            put_s(o, e->text, e->len_bytes);
+            bmt_out_s(o, e->text, e->len_bytes);
             return;
         }
     }
     got = enif_get_atom(c->env, t, (char *)name, sizeof name, ERL_NIF_LATIN1);
     if (got > 0) {
-        len = atom_render(name, (size_t)got - 1, text);
+        len = bmt_atom_render(name, (size_t)got - 1, text);
     } else {
         /* Characters above 255: the VM's text, cached if it is short.
          * enif_snprintf returns the bytes it wrote, not the length it
@@ -290,7 +155,7 @@ static void put_atom(const struct ctx *c, struct out *o, ERL_NIF_TERM t)
         e->len_bytes = (uint8_t)len;
         e->key = t;
     }
-    put_s(o, text, len);
+    bmt_out_s(o, text, len);
 }
 
 /* ---- small integers --------------------------------------------------- */
@@ -398,7 +263,7 @@ static int local_pid_text(ERL_NIF_TERM t, char *out)
     return len;
 }
 
-static void put_pid_or_port(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TERM t)
+static void put_pid_or_port(struct bmt_id_cache *ids, struct bmt_text_out *o, ERL_NIF_TERM t)
 {
     struct bmt_id_cache_entry *e;
     char tmp[BMT_ID_CACHE_TEXT_BYTES + 2];
@@ -410,7 +275,7 @@ static void put_pid_or_port(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TER
     }
     e = &ids->slot[slot_of(t, ID_CACHE_BITS)];
     if (e->key == t) {
-        put_s(o, e->text, e->len_bytes);
+        bmt_out_s(o, e->text, e->len_bytes);
         return;
     }
     /* A miss (every new process's first event): a local pid is printed
@@ -428,7 +293,7 @@ static void put_pid_or_port(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TER
             memcpy(o->p, e->text, sizeof e->text);
             o->p += n;
         } else {
-            put_s(o, e->text, (size_t)n);
+            bmt_out_s(o, e->text, (size_t)n);
         }
         return;
     }
@@ -443,96 +308,7 @@ static void put_pid_or_port(struct bmt_id_cache *ids, struct out *o, ERL_NIF_TER
     memcpy(e->text, tmp, (size_t)n);
     e->len_bytes = (uint8_t)n;
     e->key = t;
-    put_s(o, tmp, (size_t)n);
-}
-
-/* ---- binaries ------------------------------------------------------- */
-
-/* 1 if some byte of w is below 32 or above 126 (word-at-a-time tests,
- * exact for these bounds: the "below n" trick holds for n <= 128, the
- * "above n" one for n <= 127). */
-static inline int word_has_unprintable(uint64_t w)
-{
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    uint64_t below = (w - ones * 32) & ~w & highs;
-    uint64_t above = ((w + ones * (127 - 126)) | w) & highs;
-    return (below | above) != 0;
-}
-
-/* Whether a binary prints as <<"...">> depends on every byte, and whether a
- * list prints as "..." on every element, however little of it fits the
- * output. The VM scans them all; we scan at most SCAN_BUDGET bytes and
- * cells per term printed (so an event's work is bounded by its message
- * length plus this, whatever the term), and past the budget take what was
- * scanned as the answer. Output differs from "%T" only for a binary or
- * list longer than the budget whose printable prefix is followed by an
- * unprintable byte or element. */
-#define SCAN_BUDGET (64 * 1024)
-
-static int bytes_printable(const unsigned char *b, size_t n, long *budget)
-{
-    size_t i = 0;
-    uint64_t w;
-
-    if (n == 0)
-        return 0;
-    if (*budget <= 0)
-        return 1;
-    if ((long)n > *budget)
-        n = (size_t)*budget;
-    *budget -= (long)n;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, b + i, 8);
-        if (word_has_unprintable(w))
-            return 0;
-    }
-    /* Unsigned wrap folds both bounds into one compare. */
-    for (; i < n; i++)
-        if ((unsigned char)(b[i] - 32) > 126 - 32)
-            return 0;
-    return 1;
-}
-
-static void put_binary(struct out *o, const unsigned char *b, size_t n, long *budget)
-{
-    size_t i;
-
-    if (bytes_printable(b, n, budget)) {
-        put_s(o, "<<\"", 3);
-        for (i = 0; i < n && !out_full(o); ) {
-            /* Copy the run up to the next '"', then escape it. */
-            const unsigned char *q = memchr(b + i, '"', n - i);
-            size_t run = q ? (size_t)(q - (b + i)) : n - i;
-            put_s(o, (const char *)b + i, run);
-            i += run;
-            if (q) {
-                put_c(o, '\\');
-                put_c(o, '"');
-                i++;
-            }
-        }
-        put_s(o, "\">>", 3);
-        return;
-    }
-    put_s(o, "<<", 2);
-    for (i = 0; i < n; i++) {
-        size_t room = (size_t)(o->end - o->p);
-        unsigned v = b[i];
-        if (room >= 4) {
-            /* Unchecked fast path: ',' plus up to 3 digits. */
-            if (i)
-                *o->p++ = ',';
-            memcpy(o->p, byte_dec[v], 4);
-            o->p += byte_dec_len(v);
-        } else {
-            if (i)
-                put_c(o, ',');
-            put_s(o, byte_dec[v], byte_dec_len(v));
-            if (out_full(o))
-                return;
-        }
-    }
-    put_s(o, ">>", 2);
+    bmt_out_s(o, tmp, (size_t)n);
 }
 
 /* ---- lists ---------------------------------------------------------- */
@@ -548,7 +324,7 @@ static inline int string_char_ok(int c)
 
 /* 1 if `t` (a non-empty list) prints as "...": proper, all elements
  * small integers 0..255 that are not control characters except space
- * (within the scan budget: see SCAN_BUDGET). */
+ * (within the scan budget: see BMT_TEXT_SCAN_BUDGET). */
 static int list_is_string(ErlNifEnv *env, ERL_NIF_TERM t, long *budget)
 {
     ERL_NIF_TERM hd;
@@ -564,30 +340,30 @@ static int list_is_string(ErlNifEnv *env, ERL_NIF_TERM t, long *budget)
     return enif_is_empty_list(env, t);
 }
 
-static void put_string(ErlNifEnv *env, struct out *o, ERL_NIF_TERM t)
+static void put_string(ErlNifEnv *env, struct bmt_text_out *o, ERL_NIF_TERM t)
 {
     ERL_NIF_TERM hd;
     int c;
 
-    put_c(o, '"');
-    while (!out_full(o) && enif_get_list_cell(env, t, &hd, &t)) {
+    bmt_out_c(o, '"');
+    while (!bmt_out_full(o) && enif_get_list_cell(env, t, &hd, &t)) {
         enif_get_int(env, hd, &c);
         if (c == '\n') {
-            put_c(o, '\\');
-            put_c(o, 'n');
+            bmt_out_c(o, '\\');
+            bmt_out_c(o, 'n');
         } else {
             if (c == '"')
-                put_c(o, '\\');
-            put_c(o, (char)c);
+                bmt_out_c(o, '\\');
+            bmt_out_c(o, (char)c);
         }
     }
-    put_c(o, '"');
+    bmt_out_c(o, '"');
 }
 
-static void put_subterm(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
+static void put_subterm(const struct ctx *c, struct bmt_text_out *o, ERL_NIF_TERM t,
                      unsigned depth);
 
-static void put_list(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
+static void put_list(const struct ctx *c, struct bmt_text_out *o, ERL_NIF_TERM t,
                      unsigned depth)
 {
     ERL_NIF_TERM hd;
@@ -597,28 +373,113 @@ static void put_list(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
         put_string(c->env, o, t);
         return;
     }
-    put_c(o, '[');
-    while (!out_full(o) && enif_get_list_cell(c->env, t, &hd, &t)) {
+    bmt_out_c(o, '[');
+    while (!bmt_out_full(o) && enif_get_list_cell(c->env, t, &hd, &t)) {
         if (!first)
-            put_c(o, ',');
+            bmt_out_c(o, ',');
         first = 0;
         put_subterm(c, o, hd, depth + 1);
     }
-    if (out_full(o))
+    if (bmt_out_full(o))
         return;
     if (!enif_is_empty_list(c->env, t)) {
-        put_c(o, '|');
+        bmt_out_c(o, '|');
         put_subterm(c, o, t, depth + 1);
     }
-    put_c(o, ']');
+    bmt_out_c(o, ']');
 }
 
 /* ---- the dispatcher ------------------------------------------------- */
 
-static void put_subterm(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
+/* Each put_<type> below writes t and returns 1, or returns 0 having
+ * written nothing: the dispatcher then hands t to the VM's printer. */
+
+static int put_integer(const struct ctx *c, struct bmt_text_out *o, ERL_NIF_TERM t)
+{
+    ErlNifSInt64 v;
+    ErlNifUInt64 u;
+    char tmp[24];
+    char *d;
+    int64_t small;
+    if (bmt_small_int(c->env, t, &small)) {
+        put_i64(o, small);
+        return 1;
+    }
+    if (enif_get_int64(c->env, t, &v)) {
+        put_i64(o, v);
+        return 1;
+    }
+    if (enif_get_uint64(c->env, t, &u)) {
+        d = u64_digits(u, tmp + sizeof tmp);
+        bmt_out_s(o, d, (size_t)(tmp + sizeof tmp - d));
+        return 1;
+    }
+    return 0;
+}
+
+static int put_float(const struct ctx *c, struct bmt_text_out *o, ERL_NIF_TERM t)
+{
+    double d;
+    char tmp[40];
+    int n;
+    if (!enif_get_double(c->env, t, &d))
+        return 0;
+    /* The VM formats floats with the same libc call. */
+    n = snprintf(tmp, sizeof tmp, "%.6e", d);
+    if (n <= 0 || (size_t)n >= sizeof tmp)
+        return 0;
+    bmt_out_s(o, tmp, (size_t)n);
+    return 1;
+}
+
+static int put_tuple(const struct ctx *c, struct bmt_text_out *o, ERL_NIF_TERM t,
                      unsigned depth)
 {
-    if (out_full(o))
+    const ERL_NIF_TERM *el;
+    int arity, i;
+    if (!enif_get_tuple(c->env, t, &arity, &el))
+        return 0;
+    bmt_out_c(o, '{');
+    for (i = 0; i < arity && !bmt_out_full(o); i++) {
+        if (i)
+            bmt_out_c(o, ',');
+        put_subterm(c, o, el[i], depth + 1);
+    }
+    bmt_out_c(o, '}');
+    return 1;
+}
+
+static int put_map(const struct ctx *c, struct bmt_text_out *o, ERL_NIF_TERM t,
+                   unsigned depth)
+{
+    size_t n;
+    ErlNifMapIterator it;
+    ERL_NIF_TERM k, v;
+    int first = 1;
+    if (!enif_get_map_size(c->env, t, &n) || n > FLATMAP_MAX_KEYS)
+        return 0;
+    /* A flatmap iterator walks the key array in place: no allocation. */
+    if (!enif_map_iterator_create(c->env, t, &it, ERL_NIF_MAP_ITERATOR_FIRST))
+        return 0;
+    bmt_out_s(o, "#{", 2);
+    while (!bmt_out_full(o) && enif_map_iterator_get_pair(c->env, &it, &k, &v)) {
+        if (!first)
+            bmt_out_c(o, ',');
+        first = 0;
+        put_subterm(c, o, k, depth + 1);
+        bmt_out_s(o, "=>", 2);
+        put_subterm(c, o, v, depth + 1);
+        enif_map_iterator_next(c->env, &it);
+    }
+    enif_map_iterator_destroy(c->env, &it);
+    bmt_out_c(o, '}');
+    return 1;
+}
+
+static void put_subterm(const struct ctx *c, struct bmt_text_out *o, ERL_NIF_TERM t,
+                     unsigned depth)
+{
+    if (bmt_out_full(o))
         return;
     if (c->cache && is_immediate(t)) {
         /* Warm atoms, pids and ports without asking the VM for the type:
@@ -629,11 +490,11 @@ static void put_subterm(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
         const struct bmt_id_cache_entry *d =
             &c->cache->ids.slot[slot_of(t, ID_CACHE_BITS)];
         if (a->key == t) {
-            put_s(o, a->text, a->len_bytes);
+            bmt_out_s(o, a->text, a->len_bytes);
             return;
         }
         if (d->key == t) {
-            put_s(o, d->text, d->len_bytes);
+            bmt_out_s(o, d->text, d->len_bytes);
             return;
         }
     }
@@ -645,41 +506,14 @@ static void put_subterm(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
     case ERL_NIF_TERM_TYPE_ATOM:
         put_atom(c, o, t);
         return;
-    case ERL_NIF_TERM_TYPE_INTEGER: {
-        ErlNifSInt64 v;
-        ErlNifUInt64 u;
-        char tmp[24];
-        char *d;
-        int64_t small;
-        if (bmt_small_int(c->env, t, &small)) {
-            put_i64(o, small);
+    case ERL_NIF_TERM_TYPE_INTEGER:
+        if (put_integer(c, o, t))
             return;
-        }
-        if (enif_get_int64(c->env, t, &v)) {
-            put_i64(o, v);
-            return;
-        }
-        if (enif_get_uint64(c->env, t, &u)) {
-            d = u64_digits(u, tmp + sizeof tmp);
-            put_s(o, d, (size_t)(tmp + sizeof tmp - d));
-            return;
-        }
         break;
-    }
-    case ERL_NIF_TERM_TYPE_FLOAT: {
-        double d;
-        char tmp[40];
-        int n;
-        if (enif_get_double(c->env, t, &d)) {
-            /* The VM formats floats with the same libc call. */
-            n = snprintf(tmp, sizeof tmp, "%.6e", d);
-            if (n > 0 && (size_t)n < sizeof tmp) {
-                put_s(o, tmp, (size_t)n);
-                return;
-            }
-        }
+    case ERL_NIF_TERM_TYPE_FLOAT:
+        if (put_float(c, o, t))
+            return;
         break;
-    }
     case ERL_NIF_TERM_TYPE_PID:
     case ERL_NIF_TERM_TYPE_PORT:
         put_pid_or_port(c->cache ? &c->cache->ids : NULL, o, t);
@@ -688,57 +522,26 @@ static void put_subterm(const struct ctx *c, struct out *o, ERL_NIF_TERM t,
         ErlNifBinary bin;
         /* Fails for bitstrings whose size is not whole bytes. */
         if (enif_inspect_binary(c->env, t, &bin)) {
-            put_binary(o, bin.data, bin.size, c->scan_budget);
+            bmt_put_binary(o, bin.data, bin.size, c->scan_budget);
             return;
         }
         break;
     }
-    case ERL_NIF_TERM_TYPE_TUPLE: {
-        const ERL_NIF_TERM *el;
-        int arity, i;
-        if (!enif_get_tuple(c->env, t, &arity, &el))
-            break;
-        put_c(o, '{');
-        for (i = 0; i < arity && !out_full(o); i++) {
-            if (i)
-                put_c(o, ',');
-            put_subterm(c, o, el[i], depth + 1);
-        }
-        put_c(o, '}');
-        return;
-    }
+    case ERL_NIF_TERM_TYPE_TUPLE:
+        if (put_tuple(c, o, t, depth))
+            return;
+        break;
     case ERL_NIF_TERM_TYPE_LIST:
         if (enif_is_empty_list(c->env, t)) {
-            put_s(o, "[]", 2);
+            bmt_out_s(o, "[]", 2);
             return;
         }
         put_list(c, o, t, depth);
         return;
-    case ERL_NIF_TERM_TYPE_MAP: {
-        size_t n;
-        ErlNifMapIterator it;
-        ERL_NIF_TERM k, v;
-        int first = 1;
-        if (!enif_get_map_size(c->env, t, &n) || n > FLATMAP_MAX_KEYS)
-            break;
-        /* A flatmap iterator walks the key array in place: no allocation. */
-        if (!enif_map_iterator_create(c->env, t, &it,
-                                      ERL_NIF_MAP_ITERATOR_FIRST))
-            break;
-        put_s(o, "#{", 2);
-        while (!out_full(o) && enif_map_iterator_get_pair(c->env, &it, &k, &v)) {
-            if (!first)
-                put_c(o, ',');
-            first = 0;
-            put_subterm(c, o, k, depth + 1);
-            put_s(o, "=>", 2);
-            put_subterm(c, o, v, depth + 1);
-            enif_map_iterator_next(c->env, &it);
-        }
-        enif_map_iterator_destroy(c->env, &it);
-        put_c(o, '}');
-        return;
-    }
+    case ERL_NIF_TERM_TYPE_MAP:
+        if (put_map(c, o, t, depth))
+            return;
+        break;
     default:
         break;
     }
@@ -823,9 +626,9 @@ static __attribute__((noinline)) size_t term_text_general(struct bmt_text_cache 
                                                           ErlNifEnv *env, ERL_NIF_TERM term,
                                                           char *buf, size_t size)
 {
-    long budget = SCAN_BUDGET;
+    long budget = BMT_TEXT_SCAN_BUDGET;
     struct ctx c = { env, cache, &budget };
-    struct out o = { buf, buf + size - 1 };
+    struct bmt_text_out o = { buf, buf + size - 1 };
 
     if (size > BMT_TERM_TEXT_NATIVE_MAX_BYTES)
         put_fallback(&o, term);
@@ -869,7 +672,7 @@ size_t bmt_term_text(ErlNifEnv *env, ERL_NIF_TERM term, char *buf,
 size_t bmt_id_text(struct bmt_id_cache *ids, ErlNifEnv *env,
                    ERL_NIF_TERM term, char *buf, size_t size)
 {
-    struct out o = { buf, buf + size - 1 };
+    struct bmt_text_out o = { buf, buf + size - 1 };
 
     /* A local pid or port (an immediate so tagged) without asking the VM
      * its type: put_pid_or_port prints it or hands it to the VM. */

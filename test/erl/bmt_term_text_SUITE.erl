@@ -1,7 +1,8 @@
 %% Byte-for-byte comparison of bmt_term_text (c_src/nif/nif_term_text.c) with
 %% the VM's own enif_snprintf("%T"), over fixed edge cases and thousands of
 %% random terms, at many truncation sizes; one case per kind of term. The
-%% test NIF (term_text_test_nif.c with nif_term_text.c and nif_term_peek.c) is built by
+%% test NIF (term_text_test_nif.c with nif_term_text.c, the atom and binary
+%% writers it calls, and nif_term_peek.c) is built by
 %% init_per_suite with the C compiler ($CC, else cc). The random terms come
 %% from a seed printed in the log and in any failure; BMT_TERM_TEXT_SEED=N
 %% replays it. end_per_suite logs the speed of both printers on sample
@@ -48,6 +49,8 @@ init_per_suite(Config) ->
             "-I" ++ filename:join(Root, "c_src"), "-o", So,
             filename:join(Root, "test/erl/term_text_test_nif.c"),
             filename:join(Root, "c_src/nif/nif_term_text.c"),
+            filename:join(Root, "c_src/nif/nif_atom_text.c"),
+            filename:join(Root, "c_src/nif/nif_binary_text.c"),
             filename:join(Root, "c_src/nif/nif_term_peek.c")],
     case bmt_test_lib:cmd(os:find_executable(Cc), Args) of
         {0, _, _} -> ok;
