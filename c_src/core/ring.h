@@ -159,6 +159,18 @@ static inline void bmt_ring_drop(struct bmt_ring *r, uint64_t n)
  * drop count reaches the trace. */
 void bmt_ring_flush(struct bmt_ring *r, uint64_t ts_ns);
 
+/* Other side (writer quiescent, its ring frozen, the session still
+ * recording): the time to flush at. Not the reader's "now": a writer may
+ * have stamped its next event before it and write it once the ring
+ * thaws, and a packet stamped later than an event after it breaks the
+ * stream's order (babeltrace2 stops there). The ring's last event time
+ * is no later than anything its writer stamps next; a loss-only packet
+ * stamped there says the losses came after it. */
+static inline uint64_t bmt_ring_quiet_flush_ts(const struct bmt_ring *r, uint64_t now_ns)
+{
+    return r->last_ts_ns ? r->last_ts_ns : now_ns;
+}
+
 /* Writer: honours a flush the reader asked for. One relaxed load when none. */
 static inline void bmt_ring_flush_if_requested(struct bmt_ring *r, uint64_t ts_ns)
 {

@@ -78,7 +78,7 @@ static void flush_requested(struct bmt_session *s, uint64_t now)
         struct bmt_slot *sl = &s->slots[idle[k]];
         bmt_rec_wait_writer_out(sl);
         atomic_store_explicit(&sl->ring.flush_requested, 0, memory_order_relaxed);
-        bmt_ring_flush(&sl->ring, now);
+        bmt_ring_flush(&sl->ring, bmt_ring_quiet_flush_ts(&sl->ring, now));
         bmt_rec_thaw(sl);
     }
 }
@@ -120,7 +120,7 @@ static void flush_tick(struct bmt_session *s, struct consumer_state *cs, uint64_
     for (int k = 0; k < n; k++) {
         struct bmt_slot *sl = &s->slots[quiet[k]];
         if (!atomic_load_explicit(&sl->busy, memory_order_acquire)) {
-            bmt_ring_flush(&sl->ring, now);
+            bmt_ring_flush(&sl->ring, bmt_ring_quiet_flush_ts(&sl->ring, now));
             cs->unflushed[quiet[k]] = 0;
         }
         bmt_rec_thaw(sl);

@@ -163,7 +163,7 @@ int bmt_rec_snapshot(struct bmt_recorder *rec, int index, uint64_t generation, c
         bmt_fence_heavy();
         bmt_rec_wait_writer_out(sl);
         struct bmt_ring *r = &sl->ring;
-        bmt_ring_flush(r, now);
+        bmt_ring_flush(r, bmt_ring_quiet_flush_ts(r, now));
         /* Overwrite mode: [consumed, committed) are the ring's packets,
          * oldest first; they stay in the ring for the session's own trace. */
         uint64_t committed = atomic_load(&r->committed), consumed = atomic_load(&r->consumed);

@@ -46,7 +46,11 @@ struct writer {
     _Atomic int pacing;      /* the burst is over */
     int burst;               /* first, as fast as possible until its ring overwrote */
     long pace_us;            /* then one event every pace_us */
+    uint64_t *ts_of;         /* the time of its event seq, for seq < TS_KEPT */
+    uint64_t written;        /* events written, once stopped */
 };
+/* Events whose times a writer keeps: the bursts write a few thousand. */
+#define TS_KEPT (1u << 20)
 static struct writer writers[WRITERS];
 
 static void on_stopped(void *ctx, int index, uint64_t gen, enum bmt_stop_reason reason)
@@ -61,7 +65,8 @@ static void sleep_us(long us)
     nanosleep(&t, NULL);
 }
 
-static void write_one(unsigned slot, uint64_t seq)
+/* Writes event `seq` of writer `slot`; returns its time. */
+static uint64_t write_one(unsigned slot, uint64_t seq)
 {
     char from[16], to[24];
     struct bmt_event ev;
@@ -78,12 +83,19 @@ static void write_one(unsigned slot, uint64_t seq)
     uint64_t ts = bmt_clock_ns();
     struct bmt_ring *r = bmt_rec_enter(session, generation, slot);
     if (!r)
-        return;
+        return ts;
     uint8_t *start;
     uint8_t *dst = bmt_rec_reserve(session, r, ev.id, ts, &start);
     if (dst)
         bmt_rec_commit(r, start, dst + bmt_event_encode_payload(&ev, dst), ts);
     bmt_rec_leave(session, slot, ts);
+    return ts;
+}
+
+static void keep_ts(struct writer *w, uint64_t seq, uint64_t ts)
+{
+    if (w->ts_of && seq < TS_KEPT)
+        w->ts_of[seq] = ts;
 }
 
 static void *writer_main(void *arg)
@@ -94,12 +106,13 @@ static void *writer_main(void *arg)
     for (; w->burst && atomic_load(&w->run) && bmt_rec_live(session, generation) &&
            session->slots[w->slot].ring.overwritten_count == 0;
          seq++)
-        write_one(w->slot, seq);
+        keep_ts(w, seq, write_one(w->slot, seq));
     atomic_store(&w->pacing, 1);
     for (; atomic_load(&w->run); seq++) {
-        write_one(w->slot, seq);
+        keep_ts(w, seq, write_one(w->slot, seq));
         sleep_us(w->pace_us);
     }
+    w->written = seq;
     return NULL;
 }
 
@@ -109,6 +122,9 @@ static void start_writers(int burst, long pace_us)
         writers[i].slot = i;
         writers[i].burst = burst;
         writers[i].pace_us = pace_us;
+        writers[i].written = 0;
+        if (!writers[i].ts_of)
+            writers[i].ts_of = calloc(TS_KEPT, sizeof *writers[i].ts_of);
         atomic_store(&writers[i].run, 1);
         atomic_store(&writers[i].pacing, 0);
         pthread_create(&writers[i].thread, NULL, writer_main, &writers[i]);
@@ -398,11 +414,21 @@ static void test_one_capture(void)
            "the capture reports %llu discarded, %llu lost packets; %llu events missing",
            (unsigned long long)cr.discarded, (unsigned long long)cr.lost_packets,
            (unsigned long long)cr.holes);
+    /* Each writer's events from trigger - window to trigger + after are
+     * all in: its first one there or earlier, or the one before it (not
+     * in the capture) older than the window (a writer descheduled across
+     * trigger - window has no event right at it); the same at the end. */
     for (unsigned w = 0; w < WRITERS; w++) {
-        CHECKF(cr.seen[w] && cr.first_ts[w] <= t - window,
+        const struct writer *wr = &writers[w];
+        uint64_t before = cr.first_seq[w] - 1, beyond = cr.next_seq[w];
+        CHECKF(cr.seen[w] && (cr.first_ts[w] <= t - window ||
+                              (cr.first_seq[w] > 0 && before < TS_KEPT && wr->ts_of &&
+                               wr->ts_of[before] < t - window)),
                "writer %u: first event %lld ns after trigger - window", w,
                (long long)(cr.first_ts[w] - (t - window)));
-        CHECKF(cr.seen[w] && cr.last_ts[w] >= t + after,
+        CHECKF(cr.seen[w] && (cr.last_ts[w] >= t + after ||
+                              (beyond < wr->written && beyond < TS_KEPT && wr->ts_of &&
+                               wr->ts_of[beyond] > t + after)),
                "writer %u: last event %lld ns before trigger + after", w,
                (long long)(t + after - cr.last_ts[w]));
     }
