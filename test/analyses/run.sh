@@ -137,8 +137,11 @@ check_cmd "calls --by pid: rows carry the pid" \
 "$BT" sched --format json "$out/w_sched" >"$out/sched.json"
 want=$(expect "$out/w_sched" sched_p50_ns)
 got=$(jget "$out/sched.json" "d['p50_ns']")
-check_cmd "sched: p50 ${got} ns in the power-of-two bucket of the node's ${want} ns" \
-    python3 -c "import sys; sys.exit(0 if int($got).bit_length() == int($want).bit_length() else 1)"
+# Within a factor of 1.5 (the same power-of-two bucket was asked before,
+# which two close figures on either side of a bucket's edge failed: 8.31
+# against 9.45 ms on OTP 29 beside two other runs).
+check_cmd "sched: p50 ${got} ns within a factor of 1.5 of the node's ${want} ns" \
+    python3 -c "import sys; g, w = $got, $want; sys.exit(0 if w / 1.5 <= g <= w * 1.5 else 1)"
 check_cmd "sched: one latency per ping ($(jget "$out/sched.json" "d['count']") of $(expect "$out/w_sched" rounds))" \
     [ "$(jget "$out/sched.json" "d['count']")" -ge "$(expect "$out/w_sched" rounds)" ]
 "$BT" sched "$out/w_sched" >"$out/sched.txt"
