@@ -22,7 +22,7 @@ beamtrace is there: a flight recording's probe trigger), a TLS-distribution
 node for --ssl-dist-optfile when openssl can make it a certificate, and an
 lttng-relayd for --relayd, --live and --local (their accepted lines are
 SKIPs without lttng-relayd on PATH); --duration infinity is stopped by
-Ctrl-C (SIGINT) after 3 s; fetch and stop find a detached flight recording
+Ctrl-C (SIGINT) 1 s after it says it is recording; fetch and stop find a detached flight recording
 with captures (started if missing), and `record --detach` is stopped after.
 `captures` reads the corpus's captures/ directory. Without `erl`, or when
 `make` fails, its accepted lines are SKIPs; with them, nodes that do not
@@ -38,6 +38,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 BT, TRACE, OUT = (os.path.abspath(a) for a in sys.argv[1:4])
@@ -61,19 +62,44 @@ def tap(ok, name, notes=()):
             print("#   " + n.replace("\n", "\n#   "))
 
 
-def run(argv, timeout=120, interrupt_after=None, env=None):
+def run(argv, timeout=120, interrupt_when=None, env=None):
+    """(exit status, stdout, stderr). interrupt_when: Ctrl-C (SIGINT) once
+    stderr has a line with that text, and 1 s more (not after a fixed time:
+    on a loaded machine the handshake alone has taken over 3 s)."""
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                          env=env)
-    if interrupt_after is not None:
-        time.sleep(interrupt_after)
+    out_chunks, err_lines = [], []
+    said = threading.Event()
+
+    def read_out():
+        out_chunks.append(p.stdout.read())
+
+    def read_err():
+        for line in p.stderr:
+            err_lines.append(line)
+            if interrupt_when is not None and interrupt_when.encode() in line:
+                said.set()
+        said.set()   # stderr closed: the command ended without saying it
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (read_out, read_err)]
+    for r in readers:
+        r.start()
+    deadline = time.monotonic() + timeout
+    if interrupt_when is not None and said.wait(timeout) and p.poll() is None:
+        time.sleep(1)
         p.send_signal(signal.SIGINT)
     try:
-        out, err = p.communicate(timeout=timeout)
+        p.wait(max(1, deadline - time.monotonic()))
+        status = p.returncode
     except subprocess.TimeoutExpired:
         p.kill()
-        out, err = p.communicate()
-        return 124, out.decode("utf-8", "replace"), "timed out\n" + err.decode("utf-8", "replace")
-    return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+        p.wait()
+        status = 124
+        err_lines.insert(0, b"timed out\n")
+    for r in readers:
+        r.join(5)
+    return (status, b"".join(out_chunks).decode("utf-8", "replace"),
+            b"".join(err_lines).decode("utf-8", "replace"))
 
 
 _n = 0
@@ -362,7 +388,7 @@ def accepted(c, o):
     notes = []
     for v in vals:
         argv = command_line(c, o, v, is_record)
-        interrupt = 3 if is_record and v == "infinity" else None
+        interrupt = "recording on " if is_record and v == "infinity" else None
         if is_record and o["name"] == "ssl-dist-optfile":
             argv[argv.index("--node") + 1] = live.tls_name
         elif is_record and c["name"] in ("fetch", "stop"):
@@ -374,7 +400,7 @@ def accepted(c, o):
             bg, why = start_overwrite_record(argv[argv.index("--node") + 1])
             if why:
                 notes.append(why)
-        rc, out, err = run(argv, interrupt_after=interrupt)
+        rc, out, err = run(argv, interrupt_when=interrupt)
         if bg:
             stop_record(bg)
         if is_record and "--detach" in argv:

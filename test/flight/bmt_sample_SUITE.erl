@@ -183,9 +183,13 @@ ratio_and_pairs_test(_Config) ->
 %% sample running: each kept `in' has its `out', per process.
 running_pairs_test(_Config) ->
     with_kv(#{clients => 4}, fun() ->
-        #{dir := Dir} = trace([running], #{sample => #{running => 4}, duration => 2000}),
+        %% Until the clients have made 800 gets (each sleeps between
+        %% two, so is scheduled out and in again), not for a time: on a
+        %% loaded machine 2 s held as few as 30 schedulings per client.
+        {#{dir := Dir} = Stats, _} =
+            trace_counting([running], #{sample => #{running => 4}}, {gets, 800}),
         Sched = [{P, T} || {_, process_scheduled, #{pid := P, type := T}} <- events(Dir)],
-        assert_eq(some_recorded, true, length(Sched) > 100),
+        assert_eq({some_recorded, length(Sched), Stats}, true, length(Sched) > 100),
         ByPid = lists:foldl(fun({P, T}, M) -> maps:update_with(P, fun(L) -> [T | L] end, [T], M) end,
                             #{}, Sched),
         [assert_eq({alternates, P}, true, alternates(lists:reverse(Ts)))

@@ -133,12 +133,14 @@ phase(dyntrace_process, 1, _) ->
     {#{pid => pid(Pid)}, stop};
 
 phase(slow_calls, 1, _) ->
+    %% Each quick call is timed on the node too: on a loaded machine one
+    %% can be descheduled for milliseconds (CI saw 58 ms), and is then
+    %% rightly listed; the test allows as many as the node saw slow.
     {Pid, R} = traced_run([call], fun() ->
         [sleepy(2) || _ <- lists:seq(1, 3)],
-        [quick(I) || I <- lists:seq(1, 50)],
-        ok
+        length([slow || I <- lists:seq(1, 50), timed_ns(fun() -> quick(I) end) >= 1900000])
     end),
-    {#{pid => pid(Pid), result => R, slow => 3}, stop};
+    {#{pid => pid(Pid), result => R, slow => 3, quick_slow => R}, stop};
 
 phase(cpu_change, 1, _) ->
     Bound = erlang:system_info(scheduler_bindings),
@@ -261,6 +263,11 @@ child(I) -> exit({done, I}).
 sleepy(Ms) -> timer:sleep(Ms), Ms.
 
 quick(I) -> I + 1.
+
+timed_ns(Fun) ->
+    T0 = erlang:monotonic_time(nanosecond),
+    _ = Fun(),
+    erlang:monotonic_time(nanosecond) - T0.
 
 hop(Scheduler) ->
     process_flag(scheduler, Scheduler),

@@ -348,12 +348,16 @@ def t_dyntrace_process(probes):
 
 def t_slow_calls(probes):
     node, res, out = run_script("slow_calls", "slow-calls.bt", probes,
-                                until=lambda out, res: len(re.findall(r"^CALL: ", out, re.M)) >= res["slow"])
+                                until=lambda out, res: len(re.findall(r"^CALL: .* sleepy/1 ", out, re.M)) >= res["slow"])
     node.wait()
     calls = re.findall(r"^CALL: (\S+) - (\S+) - (\d+) nanoseconds$", out, re.M)
     sleepy = [int(d) for p, m, d in calls if p == res["pid"] and m == "bmt_usdt_node:sleepy/1"]
+    # A quick call the node itself timed at 1.9 ms or more (descheduled on a
+    # loaded machine) may be listed; no other may.
+    others = len(calls) - len(sleepy)
     check("slow-calls.bt: the 3 calls that sleep 2 ms are listed with >= 2 ms, no fast call is",
-          len(sleepy) == 3 and all(d >= 2000000 for d in sleepy) and len(calls) == 3, out)
+          len(sleepy) == 3 and all(d >= 2000000 for d in sleepy) and others <= res["quick_slow"],
+          "%s\n(the node timed %d quick calls at 1.9 ms or more)" % (out, res["quick_slow"]))
     # Threshold argument: 1 us lists every sleepy call too; 10 s none.
     node, res, out = run_script("slow_calls", "slow-calls.bt", probes, args=["10000000"])
     node.wait()
