@@ -29,10 +29,10 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR
 OPT ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -Ic_src -DBMT_USDT=$(USDT)
 NIF_CFLAGS := $(CFLAGS_BASE) -fvisibility=hidden -I$(ERTS_INCLUDE)
-# -z nodelete: a consumer thread may still be inside this library's code
-# when the VM closes an old copy of it after a code upgrade from another
-# file; the copy must stay mapped.
-LDLIBS_NIF := -lpthread -Wl,-z,nodelete
+# Not -z nodelete: the last unload joins every thread, so the library may
+# go; a copy whose threads outlive it is pinned at the hand-over
+# (c_src/nif/nif_pin.h).
+LDLIBS_NIF := -lpthread -ldl
 
 Q := $(if $(V),,@)
 

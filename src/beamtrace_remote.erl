@@ -24,17 +24,15 @@
 %% it is done).
 %%
 %% == The NIF library's directory ==
-%% The VM maps a NIF library for good once it was loaded (the library is
-%% linked -z nodelete: a consumer thread may still run in it), and dlopen
-%% maps a path it has mapped before only once. So the library goes to a
-%% directory named by this VM's OS pid and the library's build (its MD5):
-%% `<tmp>/beamtrace-nif-<OsPid>-<Build>', made private, holding only the
-%% library, removed at the end of each recording. The next recording of
-%% the same build on this VM writes the same path and the VM reuses the
-%% library it mapped the first time: the node's memory map stays as it was
-%% after the first recording. Another build has another path. A path that
-%% already exists (someone else made it) is never used: a random name then,
-%% and one more mapping.
+%% The library goes to a directory named by this VM's OS pid and the
+%% library's build (its MD5): `<tmp>/beamtrace-nif-<OsPid>-<Build>', made
+%% private, holding only the library, removed at the end of each
+%% recording. The cleanup's purge unloads the library (its last unload
+%% joins every thread it started), so the node's memory map is then as it
+%% was before. A copy kept mapped (a code upgrade that handed a running
+%% session to another copy pins the old one: c_src/nif/nif_pin.h) has the
+%% same path for the same build, and dlopen maps a path once. A path that
+%% already exists (someone else made it) is never used: a random name then.
 %%
 %% Requests are `{Ref, From, Tag, Request}'; replies `{Tag, Reply}'. The
 %% trace's end is forwarded as `{Ref, trace_done, Result}'. One request

@@ -13,6 +13,7 @@
 #include "nif_control.h"
 #include "nif_flight.h"
 #include "nif_flight_call.h"
+#include "nif_pin.h"
 #include "nif_shared.h"
 #include "nif_state.h"
 #include "nif_term_peek.h"
@@ -29,6 +30,7 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
         bmt_priv_release(p);
         return 1;
     }
+    p->holder_code = bmt_pin_here();
     *priv_data = p;
     return 0;
 }
@@ -41,11 +43,16 @@ static int upgrade(ErlNifEnv *env, void **priv_data, void **old_priv_data, ERL_N
      * every field at the wrong place. Stop the sessions and load afresh. */
     if (!p || p->magic != BMT_PRIV_MAGIC || p->layout != BMT_PRIV_LAYOUT)
         return 1;
+    /* The sessions' threads run the code of the copy that held the state
+     * until now: it stays mapped when the VM closes it. */
+    if (bmt_pin_other_copy(p->holder_code) != 0)
+        return 1;
     if (bmt_handles_open_type(&p->handles, env, ERL_NIF_RT_TAKEOVER) != 0 ||
         bmt_flight_call_open_type(p, env, ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER) != 0)
         return 1;
     bmt_peek_init(env);
     p->refs++;
+    p->holder_code = bmt_pin_here();
     *priv_data = p;
     return 0;
 }

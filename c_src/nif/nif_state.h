@@ -87,6 +87,7 @@ struct priv {
     char lttng_why[160];        /* why it is absent */
     struct bmt_clock clock;
     int refs;                   /* load + upgrades not yet unloaded */
+    const void *holder_code;    /* in the copy that last took it (nif_pin.h) */
     struct bmt_threads threads; /* each thread's context */
     struct bmt_handles handles; /* the session handles given to Erlang */
     ErlNifResourceType *flight_call_type; /* call-latency triggers (nif_flight_call.c) */

@@ -8,7 +8,7 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
          end_per_testcase/2]).
 -export([two_sessions_test/1, default_session_test/1, trace_status_remove_test/1,
-         stale_handle_test/1, overwrite_test/1, reload_purge_test/1,
+         stale_handle_test/1, overwrite_test/1, reload_purge_test/1, reload_other_file_test/1,
          nothing_sent_to_tracee_test/1, delete_purge_test/1,
          traces_reread_test/1]).
 -export([sender/0]).
@@ -28,7 +28,7 @@ suite() -> [{timetrap, {seconds, 90}}].
 
 all() ->
     [two_sessions_test, default_session_test, trace_status_remove_test,
-     stale_handle_test, overwrite_test, reload_purge_test,
+     stale_handle_test, overwrite_test, reload_purge_test, reload_other_file_test,
      nothing_sent_to_tracee_test, delete_purge_test,
      traces_reread_test].
 
@@ -220,6 +220,51 @@ reload_purge_test(_Config) ->
                             binary:match(M, atom_to_binary(Tag)) =/= nomatch]))
      || Tag <- [before, during, afterwards, purged]],
     stop_proc(P).
+
+%% A code upgrade from another file (another copy of the library, as a
+%% second `beamtrace record' ships one) while a session records: the new
+%% copy takes the session over, and the old copy, whose consumer thread
+%% runs the session, stays mapped when the VM closes it after the purge
+%% (without that, the thread's next return lands in unmapped code and the
+%% VM dies). The session records on, stops cleanly, reads back whole.
+reload_other_file_test(_Config) ->
+    Priv = filename:join(filename:dirname(filename:dirname(code:which(beamtrace))), "priv"),
+    Copy = bmt_test_lib:tmpdir("other-copy"),
+    ok = filelib:ensure_path(Copy),
+    {ok, _} = file:copy(filename:join(Priv, "beamtrace_nif.so"),
+                        filename:join(Copy, "beamtrace_nif.so")),
+    S = start(#{}),
+    P = new_sender(),
+    1 = erlang:trace(P, true, [send, 'receive', {tracer, beamtrace, S}]),
+    do_send(P, 100, before),
+    ok = application:set_env(beamtrace, priv_dir, Copy),
+    try
+        {module, beamtrace} = code:load_file(beamtrace),
+        do_send(P, 100, during),
+        true = code:soft_purge(beamtrace),
+        %% The consumer's next flushes run in the old copy, closed now.
+        timer:sleep(300),
+        do_send(P, 100, afterwards),
+        #{state := running} = beamtrace:info(S),
+        Maps = nif_maps(),
+        assert_eq({both_copies_mapped, Maps}, true,
+                  lists:any(fun(L) -> binary:match(L, list_to_binary(Copy)) =/= nomatch end, Maps)
+                  andalso lists:any(fun(L) -> binary:match(L, list_to_binary(Priv)) =/= nomatch end,
+                                    Maps)),
+        delivered(),
+        {#{events := N, discarded := 0}, _} = stop_check(S),
+        assert_eq(events, 3 * (2 * 100 + 2), N)
+    after
+        ok = application:unset_env(beamtrace, priv_dir),
+        {module, beamtrace} = code:load_file(beamtrace),
+        _ = code:soft_purge(beamtrace),
+        stop_proc(P)
+    end.
+
+%% The lines of this VM's memory map that are a copy of the NIF library.
+nif_maps() ->
+    {ok, B} = file:read_file("/proc/self/maps"),
+    [L || L <- binary:split(B, <<"\n">>, [global]), binary:match(L, <<"beamtrace_nif">>) =/= nomatch].
 
 %% Nothing is ever sent to a traced process: with every flag on, its
 %% mailbox holds only what the workload sent.
