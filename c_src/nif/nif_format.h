@@ -91,12 +91,19 @@ static inline size_t bmt_format_term(struct bmt_format_cache *c, ErlNifEnv *env,
 /* bmt_format_message for size_only and 0. */
 size_t bmt_format_message_other(ErlNifEnv *env, ERL_NIF_TERM term, int message_bytes, char *out);
 /* A message as the session's option says: printed up to `message_bytes`,
- * "<N words>" for BMT_MESSAGE_SIZE_ONLY, nothing for 0. */
-static inline size_t bmt_format_message(struct bmt_format_cache *c, ErlNifEnv *env,
-                                        ERL_NIF_TERM term, int message_bytes, char *out)
+ * "<N words>" for BMT_MESSAGE_SIZE_ONLY, nothing for 0. The common message
+ * (a flat tuple, nif_term_text.h) is printed inline, in the encoder that
+ * asked: no call, so no register saves and reloads around one. */
+static inline __attribute__((always_inline)) size_t
+bmt_format_message(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
+                   int message_bytes, char *out)
 {
-    if (__builtin_expect(message_bytes > 0, 1))
-        return bmt_term_text_cached(&c->text, env, term, out, (size_t)message_bytes + 1);
+    if (__builtin_expect(message_bytes > 0, 1)) {
+        size_t n = bmt_term_text_flat(&c->text, env, term, out, (size_t)message_bytes + 1);
+        if (__builtin_expect(n != BMT_TERM_TEXT_NOT_FLAT, 1))
+            return n;
+        return bmt_term_text_general(&c->text, env, term, out, (size_t)message_bytes + 1);
+    }
     return bmt_format_message_other(env, term, message_bytes, out);
 }
 /* Heap words the VM would copy for `term` (exact for tuples, lists and

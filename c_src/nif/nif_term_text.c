@@ -60,48 +60,16 @@ static void put_fallback(struct bmt_text_out *o, ERL_NIF_TERM t)
     o->p += (size_t)n < room ? (size_t)n : room;
 }
 
-/* "00".."99": two digits per division. */
-#define P(t) t "0" t "1" t "2" t "3" t "4" t "5" t "6" t "7" t "8" t "9"
-static const char two_digits[201] = P("0") P("1") P("2") P("3") P("4") P("5") P("6") P("7")
-    P("8") P("9");
-#undef P
-
-/* Writes the decimal digits of v ending at `end`; returns the start. */
-static inline __attribute__((always_inline)) char *u64_digits(uint64_t v, char *end)
-{
-    /* Four digits per division while there are more than four. */
-    while (v >= 10000) {
-        uint64_t q = v / 10000;
-        unsigned r = (unsigned)(v - q * 10000);
-        end -= 4;
-        memcpy(end, two_digits + (r / 100) * 2, 2);
-        memcpy(end + 2, two_digits + (r % 100) * 2, 2);
-        v = q;
-    }
-    if (v >= 100) {
-        end -= 2;
-        memcpy(end, two_digits + (v % 100) * 2, 2);
-        v /= 100;
-    }
-    if (v >= 10) {
-        end -= 2;
-        memcpy(end, two_digits + v * 2, 2);
-    } else {
-        *--end = (char)('0' + v);
-    }
-    return end;
-}
-
 static void put_i64(struct bmt_text_out *o, int64_t v)
 {
     char tmp[24];
     char *s;
 
     if (v < 0) {
-        s = u64_digits(0 - (uint64_t)v, tmp + sizeof tmp);
+        s = bmt_u64_digits(0 - (uint64_t)v, tmp + sizeof tmp);
         *--s = '-';
     } else {
-        s = u64_digits((uint64_t)v, tmp + sizeof tmp);
+        s = bmt_u64_digits((uint64_t)v, tmp + sizeof tmp);
     }
     bmt_out_s(o, s, (size_t)(tmp + sizeof tmp - s));
 }
@@ -109,7 +77,7 @@ static void put_i64(struct bmt_text_out *o, int64_t v)
 /* ---- atoms ---------------------------------------------------------- */
 
 #define slot_of bmt_term_slot
-#define ATOM_CACHE_BITS 8
+#define ATOM_CACHE_BITS BMT_ATOM_CACHE_BITS
 #define ID_CACHE_BITS BMT_ID_CACHE_BITS
 _Static_assert((1u << ATOM_CACHE_BITS) == BMT_ATOM_CACHE_ENTRIES,
                "atom cache bits");
@@ -184,34 +152,6 @@ int bmt_small_int_checked(ErlNifEnv *env, ERL_NIF_TERM t, int64_t *v)
     return 0;
 }
 
-/* Decimal digits of v at p (at least 20 bytes of room); returns the end. */
-static inline __attribute__((always_inline)) char *u64_text_at(char *p, uint64_t v)
-{
-    static const uint64_t pow10[20] = {
-        1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-        100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
-        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
-    /* Digits: from the bit length (log10(2) ~ 1233/4096), one compare. */
-    unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
-    unsigned n = (bits * 1233) >> 12;
-    n += v >= pow10[n];
-    n += n == 0;
-    char *end = p + n;
-    u64_digits(v, end);
-    return end;
-}
-
-/* A small integer at p (at least 21 bytes of room); returns the end. */
-static inline __attribute__((always_inline)) char *small_text_at(char *p, int64_t v)
-{
-    if (v < 0) {
-        *p++ = '-';
-        return u64_text_at(p, 0 - (uint64_t)v);
-    }
-    return u64_text_at(p, (uint64_t)v);
-}
-
 /* ---- pids and ports ------------------------------------------------- */
 
 /* Primary tag 3 marks an immediate in every OTP since R7; local pids and
@@ -246,9 +186,9 @@ static int local_pid_text(ERL_NIF_TERM t, char *out)
     *p++ = '<';
     *p++ = '0';
     *p++ = '.';
-    p = u64_text_at(p, data & 0x7fff);
+    p = bmt_u64_text_at(p, data & 0x7fff);
     *p++ = '.';
-    p = u64_text_at(p, (data >> 15) & 0x1fff);
+    p = bmt_u64_text_at(p, (data >> 15) & 0x1fff);
     *p++ = '>';
     int len = (int)(p - out);
     if (state < LAYOUT_CHECKS) {
@@ -410,7 +350,7 @@ static int put_integer(const struct ctx *c, struct bmt_text_out *o, ERL_NIF_TERM
         return 1;
     }
     if (enif_get_uint64(c->env, t, &u)) {
-        d = u64_digits(u, tmp + sizeof tmp);
+        d = bmt_u64_digits(u, tmp + sizeof tmp);
         bmt_out_s(o, d, (size_t)(tmp + sizeof tmp - d));
         return 1;
     }
@@ -557,74 +497,8 @@ void bmt_text_cache_init(struct bmt_text_cache *cache)
 
 /* ---- the shallow fast path ----------------------------------------- */
 
-/* Room the unchecked flat-tuple path needs per element: the largest cached
- * text (an atom's), or 21 bytes of integer, plus a comma. */
-#define FLAT_MAX 8
-#define FLAT_ELEMENT_BYTES (BMT_ATOM_CACHE_TEXT_BYTES + 1)
-_Static_assert(BMT_ID_CACHE_TEXT_BYTES <= BMT_ATOM_CACHE_TEXT_BYTES && 21 <= BMT_ATOM_CACHE_TEXT_BYTES,
-               "an atom's entry is the largest element");
-
-/* The common message, {Self, ping, 42}: a tuple of up to FLAT_MAX
- * immediates the caches know (atoms, local pids and ports) or small
- * integers, printed with no VM call at all (the tuple read in place,
- * nif_term_peek.h): each element's tag picks its cache (a slot holds only
- * words of its own kind), and with room for the worst case (`end` - `p`)
- * the text is written unchecked. Returns where the text ends, or NULL
- * (having written nothing worth keeping) when the term has another shape
- * or an element is not cached yet: the general printer then starts over
- * (and fills the caches). Output is what put_subterm would write. Inline
- * in the entry point: the common message pays for no setup of the general
- * printer's. */
-static inline __attribute__((always_inline)) char *
-flat_tuple(const struct bmt_text_cache *cache, ErlNifEnv *env, ERL_NIF_TERM t, char *p,
-           const char *end)
-{
-    const ERL_NIF_TERM *el;
-    int arity;
-    if ((t & 3) != 2 || !bmt_peek_tuple(env, t, &arity, &el) || arity > FLAT_MAX ||
-        (size_t)(end - p) < 2 + (size_t)arity * FLAT_ELEMENT_BYTES)
-        return NULL;
-    *p++ = '{';
-    for (int i = 0; i < arity; i++) {
-        ERL_NIF_TERM w = el[i];
-        int64_t v;
-        switch (w & 0xF) {
-        case 0x3: /* local pid */
-        case 0x7: { /* local port */
-            const struct bmt_id_cache_entry *d = &cache->ids.slot[slot_of(w, ID_CACHE_BITS)];
-            if (d->key != w)
-                return NULL;
-            memcpy(p, d->text, sizeof d->text);
-            p += d->len_bytes;
-            break;
-        }
-        case 0xB: { /* atom (or [], which no atom slot holds) */
-            const struct bmt_atom_cache_entry *a = &cache->atoms.slot[slot_of(w, ATOM_CACHE_BITS)];
-            if (a->key != w)
-                return NULL; /* not cached yet, or [] */
-            memcpy(p, a->text, sizeof a->text);
-            p += a->len_bytes;
-            break;
-        }
-        case 0xF: /* small integer */
-            if (!bmt_small_int(env, w, &v))
-                return NULL;
-            p = small_text_at(p, v);
-            break;
-        default: /* boxed or a list cell: not this path */
-            return NULL;
-        }
-        *p++ = ',';
-    }
-    /* The last comma becomes the brace ("{}" for the empty tuple). */
-    p[-(arity > 0)] = '}';
-    return p + (arity == 0);
-}
-
-/* Everything but the flat tuple: the general printer. */
-static __attribute__((noinline)) size_t term_text_general(struct bmt_text_cache *cache,
-                                                          ErlNifEnv *env, ERL_NIF_TERM term,
-                                                          char *buf, size_t size)
+size_t bmt_term_text_general(struct bmt_text_cache *cache, ErlNifEnv *env, ERL_NIF_TERM term,
+                             char *buf, size_t size)
 {
     long budget = BMT_TEXT_SCAN_BUDGET;
     struct ctx c = { env, cache, &budget };
@@ -641,26 +515,8 @@ static __attribute__((noinline)) size_t term_text_general(struct bmt_text_cache 
 size_t bmt_term_text_cached(struct bmt_text_cache *cache, ErlNifEnv *env,
                             ERL_NIF_TERM term, char *buf, size_t size)
 {
-    if (cache && size <= BMT_TERM_TEXT_NATIVE_MAX_BYTES) {
-        if ((term & 0xF) == 0xB) {
-            /* A cached atom (an exit's reason, a registered name): one
-             * fixed-size copy. [] shares the tag, but no atom slot holds
-             * it. */
-            const struct bmt_atom_cache_entry *a =
-                &cache->atoms.slot[slot_of(term, ATOM_CACHE_BITS)];
-            if (a->key == term && size > sizeof a->text) {
-                memcpy(buf, a->text, sizeof a->text);
-                buf[a->len_bytes] = '\0';
-                return a->len_bytes;
-            }
-        }
-        char *end = flat_tuple(cache, env, term, buf, buf + size - 1);
-        if (end) {
-            *end = '\0';
-            return (size_t)(end - buf);
-        }
-    }
-    return term_text_general(cache, env, term, buf, size);
+    size_t n = bmt_term_text_flat(cache, env, term, buf, size);
+    return n != BMT_TERM_TEXT_NOT_FLAT ? n : bmt_term_text_general(cache, env, term, buf, size);
 }
 
 size_t bmt_term_text(ErlNifEnv *env, ERL_NIF_TERM term, char *buf,

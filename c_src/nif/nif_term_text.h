@@ -36,8 +36,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <erl_nif.h>
+
+#include "nif_term_peek.h"
 
 /* Nesting (tuples, lists, maps) rendered natively; deeper subterms go to
  * enif_snprintf, which walks with its own heap stack. */
@@ -154,11 +157,183 @@ size_t bmt_term_text(ErlNifEnv *env, ERL_NIF_TERM term, char *buf,
 size_t bmt_term_text_cached(struct bmt_text_cache *cache, ErlNifEnv *env,
                             ERL_NIF_TERM term, char *buf, size_t size);
 
+/* bmt_term_text_cached without its fast half (below): for a
+ * caller whose bmt_term_text_flat answered BMT_TERM_TEXT_NOT_FLAT. */
+size_t bmt_term_text_general(struct bmt_text_cache *cache, ErlNifEnv *env, ERL_NIF_TERM term,
+                             char *buf, size_t size);
+
 /* Text of a pid or port (any term works, with the same result as
  * bmt_term_text) for the per-event tracee field: a local pid or port is
  * served from `ids` (owned by the calling thread, not NULL) after the
  * first enif_snprintf. Same contract as bmt_term_text() otherwise. */
 size_t bmt_id_text(struct bmt_id_cache *ids, ErlNifEnv *env,
                    ERL_NIF_TERM term, char *buf, size_t size);
+
+/* ---- the fast half, inline in the tracer's event encoders ----
+ *
+ * The common message ({Self, ping, 42}: a tuple of cached atoms, local
+ * pids and ports, small integers) and a cached atom, printed straight from
+ * the term with no VM call and no call of ours, so the message field costs
+ * its copies and digits, not a call's register saves. Anything else (or an
+ * element not cached yet) answers BMT_TERM_TEXT_NOT_FLAT, and the caller
+ * takes bmt_term_text_general, which prints it in full and fills the
+ * caches. */
+
+#define BMT_ATOM_CACHE_BITS 8
+_Static_assert((1u << BMT_ATOM_CACHE_BITS) == BMT_ATOM_CACHE_ENTRIES, "atom cache bits");
+
+/* "00".."99": two digits per division. */
+#define P(t) t "0" t "1" t "2" t "3" t "4" t "5" t "6" t "7" t "8" t "9"
+static const char bmt_two_digits[201] = P("0") P("1") P("2") P("3") P("4") P("5") P("6") P("7")
+    P("8") P("9");
+#undef P
+
+/* Writes the decimal digits of v ending at `end`; returns the start. */
+static inline __attribute__((always_inline)) char *bmt_u64_digits(uint64_t v, char *end)
+{
+    /* Four digits per division while there are more than four. */
+    while (v >= 10000) {
+        uint64_t q = v / 10000;
+        unsigned r = (unsigned)(v - q * 10000);
+        end -= 4;
+        memcpy(end, bmt_two_digits + (r / 100) * 2, 2);
+        memcpy(end + 2, bmt_two_digits + (r % 100) * 2, 2);
+        v = q;
+    }
+    if (v >= 100) {
+        end -= 2;
+        memcpy(end, bmt_two_digits + (v % 100) * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        end -= 2;
+        memcpy(end, bmt_two_digits + v * 2, 2);
+    } else {
+        *--end = (char)('0' + v);
+    }
+    return end;
+}
+
+/* Decimal digits of v at p (at least 20 bytes of room); returns the end. */
+static inline __attribute__((always_inline)) char *bmt_u64_text_at(char *p, uint64_t v)
+{
+    static const uint64_t pow10[20] = {
+        1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+        100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+    /* Digits: from the bit length (log10(2) ~ 1233/4096), one compare. */
+    unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+    unsigned n = (bits * 1233) >> 12;
+    n += v >= pow10[n];
+    n += n == 0;
+    char *end = p + n;
+    bmt_u64_digits(v, end);
+    return end;
+}
+
+/* A small integer at p (at least 21 bytes of room); returns the end. */
+static inline __attribute__((always_inline)) char *bmt_small_text_at(char *p, int64_t v)
+{
+    if (v < 0) {
+        *p++ = '-';
+        return bmt_u64_text_at(p, 0 - (uint64_t)v);
+    }
+    return bmt_u64_text_at(p, (uint64_t)v);
+}
+
+/* Room the unchecked flat-tuple path needs per element: the largest cached
+ * text (an atom's), or 21 bytes of integer, plus a comma. */
+#define BMT_FLAT_MAX 8
+#define BMT_FLAT_ELEMENT_BYTES (BMT_ATOM_CACHE_TEXT_BYTES + 1)
+_Static_assert(BMT_ID_CACHE_TEXT_BYTES <= BMT_ATOM_CACHE_TEXT_BYTES && 21 <= BMT_ATOM_CACHE_TEXT_BYTES,
+               "an atom's entry is the largest element");
+
+/* The common message, {Self, ping, 42}: a tuple of up to BMT_FLAT_MAX
+ * immediates the caches know (atoms, local pids and ports) or small
+ * integers, printed with no VM call at all (the tuple read in place,
+ * nif_term_peek.h): each element's tag picks its cache (a slot holds only
+ * words of its own kind), and with room for the worst case (`end` - `p`)
+ * the text is written unchecked. Returns where the text ends, or NULL
+ * (having written nothing worth keeping) when the term has another shape
+ * or an element is not cached yet: the general printer then starts over
+ * (and fills the caches). Output is what put_subterm would write. */
+static inline __attribute__((always_inline)) char *
+bmt_flat_tuple(const struct bmt_text_cache *cache, ErlNifEnv *env, ERL_NIF_TERM t, char *p,
+               const char *end)
+{
+    const ERL_NIF_TERM *el;
+    int arity;
+    if ((t & 3) != 2 || !bmt_peek_tuple(env, t, &arity, &el) || arity > BMT_FLAT_MAX ||
+        (size_t)(end - p) < 2 + (size_t)arity * BMT_FLAT_ELEMENT_BYTES)
+        return NULL;
+    *p++ = '{';
+    for (int i = 0; i < arity; i++) {
+        ERL_NIF_TERM w = el[i];
+        int64_t v;
+        switch (w & 0xF) {
+        case 0x3: /* local pid */
+        case 0x7: { /* local port */
+            const struct bmt_id_cache_entry *d = &cache->ids.slot[bmt_term_slot(w, BMT_ID_CACHE_BITS)];
+            if (d->key != w)
+                return NULL;
+            memcpy(p, d->text, sizeof d->text);
+            p += d->len_bytes;
+            break;
+        }
+        case 0xB: { /* atom (or [], which no atom slot holds) */
+            const struct bmt_atom_cache_entry *a = &cache->atoms.slot[bmt_term_slot(w, BMT_ATOM_CACHE_BITS)];
+            if (a->key != w)
+                return NULL; /* not cached yet, or [] */
+            memcpy(p, a->text, sizeof a->text);
+            p += a->len_bytes;
+            break;
+        }
+        case 0xF: /* small integer */
+            if (!bmt_small_int(env, w, &v))
+                return NULL;
+            p = bmt_small_text_at(p, v);
+            break;
+        default: /* boxed or a list cell: not this path */
+            return NULL;
+        }
+        *p++ = ',';
+    }
+    /* The last comma becomes the brace ("{}" for the empty tuple). */
+    p[-(arity > 0)] = '}';
+    return p + (arity == 0);
+}
+
+/* What bmt_term_text_flat answers for a term it leaves to the general
+ * printer. */
+#define BMT_TERM_TEXT_NOT_FLAT ((size_t)-1)
+
+/* bmt_term_text_cached's fast half: the text of `term` in `buf` (`size`
+ * bytes, NUL included) and its length, when it is a cached atom or a flat
+ * tuple; BMT_TERM_TEXT_NOT_FLAT (nothing worth keeping written) for
+ * anything else. `cache` may be NULL (then always NOT_FLAT). */
+static inline __attribute__((always_inline)) size_t
+bmt_term_text_flat(const struct bmt_text_cache *cache, ErlNifEnv *env, ERL_NIF_TERM term,
+                   char *buf, size_t size)
+{
+    if (!cache || size > BMT_TERM_TEXT_NATIVE_MAX_BYTES)
+        return BMT_TERM_TEXT_NOT_FLAT;
+    if ((term & 0xF) == 0xB) {
+        /* A cached atom (an exit's reason, a registered name): one
+         * fixed-size copy. [] shares the tag, but no atom slot holds it. */
+        const struct bmt_atom_cache_entry *a =
+            &cache->atoms.slot[bmt_term_slot(term, BMT_ATOM_CACHE_BITS)];
+        if (a->key == term && size > sizeof a->text) {
+            memcpy(buf, a->text, sizeof a->text);
+            buf[a->len_bytes] = '\0';
+            return a->len_bytes;
+        }
+    }
+    char *end = bmt_flat_tuple(cache, env, term, buf, buf + size - 1);
+    if (!end)
+        return BMT_TERM_TEXT_NOT_FLAT;
+    *end = '\0';
+    return (size_t)(end - buf);
+}
 
 #endif /* BMT_NIF_TERM_TEXT_H */

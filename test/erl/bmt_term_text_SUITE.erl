@@ -178,7 +178,21 @@ fixed_terms(Port) ->
      LargeMap, Shrunk, Shrunk33, maps:remove(100, LargeMap),
      #{#{a => 1} => #{b => 2}}, #{1.0 => 1, 1 => 2},
      [LargeMap], {Shrunk}]
-    ++ one_bad_byte_binaries() ++ flat_tuple_boundaries(Port).
+    ++ one_bad_byte_binaries() ++ flat_tuple_boundaries(Port) ++ digit_boundaries().
+
+%% Every decimal length's edges with every leading digit (M * 10^K - 1,
+%% M * 10^K, M * 10^K + 1 and 123.. of each length, both signs), alone and
+%% in a message tuple: the digit paths of small integers (up to eight
+%% digits, then the long path) and of bignums.
+digit_boundaries() ->
+    Ints = lists:usort([S * (M * pow10(K) + D) || K <- lists:seq(0, 20), M <- lists:seq(1, 9),
+                                                  D <- [-1, 0, 1], S <- [1, -1]]
+                       ++ [S * list_to_integer(lists:sublist("12345678909876543210", N))
+                           || N <- lists:seq(1, 20), S <- [1, -1]]),
+    Ints ++ [{self(), ping, I} || I <- Ints].
+
+pow10(0) -> 1;
+pow10(K) -> 10 * pow10(K - 1).
 
 %% The shallow renderer for a tuple of immediates (nif_term_text.c,
 %% put_flat_tuple) and where it hands over to the general printer: 8 and 9
