@@ -1046,7 +1046,8 @@ load_nif() ->
 %% loaded already then. `trace' (trace sessions) is OTP 27's; a module
 %% missing is skipped.
 -define(PRELOAD, [beamtrace_label, beamtrace_registry, beamtrace_statedump, beamtrace_sources,
-                  beamtrace_tracing, beamtrace_trace,
+                  beamtrace_tracing, beamtrace_trace_spec, beamtrace_trace_options,
+                  beamtrace_trace,
                   string, unicode_util, io_lib, io_lib_format, calendar, counters, proc_lib,
                   gen_server, gen, filename, trace]).
 

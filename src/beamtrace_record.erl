@@ -63,7 +63,8 @@
 %% What is shipped, in load order: beamtrace last (its on_load loads the
 %% NIF). beamtrace_remote goes first, on its own.
 -define(MODULES, [beamtrace_remote, beamtrace_label, beamtrace_registry, beamtrace_tracing,
-                  beamtrace_trace, beamtrace_statedump,
+                  beamtrace_trace_spec, beamtrace_trace_options, beamtrace_trace,
+                  beamtrace_statedump,
                   beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
                   beamtrace_flight_agent, beamtrace]).
 -import(beamtrace_record_text, [explain/1, reason_text/1, posix/1, bytes_text/1, plural/1,
@@ -168,7 +169,7 @@ st(R) ->
 check_options(Opts) ->
     _ = [usage("--calls '~ts': ~s", [C, Why])
          || C <- maps:get(calls, Opts, []),
-            {error, {badspec, _, Why}} <- [beamtrace_trace:parse(unicode:characters_to_list(C))]],
+            {error, {badspec, _, Why}} <- [beamtrace_trace_spec:parse(unicode:characters_to_list(C))]],
     case maps:find(buffer_size, Opts) of
         {ok, B} when is_integer(B), B >= 32768, B =< 1 bsl 30 -> ok;
         {ok, B} -> usage("--buffer-size ~0p: give 32KiB to 1GiB (bytes per recording thread, "
