@@ -28,8 +28,8 @@
 %% == Steps ==
 %% connect (per-target cookie, hidden) -> lock the target (a process of OTP
 %% code only, registered `beamtrace_record': a second record is refused)
-%% -> check the OTP release, NIF API, OS and CPU -> ship beamtrace_remote,
-%% which the lock becomes (the agent) -> check the C library (ELF symbol
+%% -> check the OTP release, NIF API, OS and CPU -> ship beamtrace_elf and
+%% beamtrace_remote, which the lock becomes (the agent) -> check the C library (ELF symbol
 %% versions the NIF needs against those the target's libc defines) ->
 %% ship the NIF into a private directory and load the modules -> trace
 %% (beamtrace:trace_async/2 with the guard rails) -> copy the trace back
@@ -61,12 +61,15 @@
 -export([tmp_base/2, out/2]).
 
 %% What is shipped, in load order: beamtrace last (its on_load loads the
-%% NIF). beamtrace_remote goes first, on its own.
--define(MODULES, [beamtrace_remote, beamtrace_label, beamtrace_registry, beamtrace_tracing,
+%% NIF). The agent's modules go first, on their own (?AGENT_MODULES).
+-define(MODULES, [beamtrace_elf, beamtrace_remote, beamtrace_label, beamtrace_registry, beamtrace_tracing,
                   beamtrace_trace_spec, beamtrace_trace_options, beamtrace_trace,
                   beamtrace_statedump,
                   beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
                   beamtrace_flight_agent, beamtrace]).
+%% What the agent runs: beamtrace_remote, which reads the target's C
+%% library with beamtrace_elf before anything else is shipped.
+-define(AGENT_MODULES, [beamtrace_elf, beamtrace_remote]).
 -import(beamtrace_record_text, [explain/1, reason_text/1, posix/1, bytes_text/1, plural/1,
                                 plural_es/1]).
 -include("beamtrace_record.hrl").
@@ -334,7 +337,7 @@ ship_and_record(R0) ->
 
 check_and_ship(#r{node = T, opts = Opts} = R0) ->
     Nif = maps:get(nif, Opts),
-    NifElf = case beamtrace_remote:elf_file(Nif) of
+    NifElf = case beamtrace_elf:elf_file(Nif) of
                  #{} = E -> E;
                  {error, Why} -> fail("cannot read the NIF library ~s: ~0p (run make)", [Nif, Why])
              end,
@@ -348,14 +351,8 @@ check_and_ship(#r{node = T, opts = Opts} = R0) ->
     R = check_ets(R0),
     interrupted(R),
     Plan = plan(T),
-    R1 = case lists:keyfind(beamtrace_remote, 1, Plan) of
-             {_, ship, Bin} ->
-                 R#r.lock ! {R#r.ref, will_load, beamtrace_remote},
-                 load_binary(T, beamtrace_remote, Bin),
-                 st(R#r{shipped = [beamtrace_remote]});
-             {_, loaded, _} ->
-                 R
-         end,
+    R1 = lists:foldl(fun(M, RA) -> ship_agent_module(T, lists:keyfind(M, 1, Plan), RA) end,
+                     R, ?AGENT_MODULES),
     R2a = become_agent(R1),
     interrupted(R2a),
     Libc = agent_call(R2a, libc),
@@ -382,7 +379,7 @@ check_and_ship(#r{node = T, opts = Opts} = R0) ->
                   fail("cannot make a private directory on ~s: ~0p", [T, Why1])
           end,
     R2 = st(R2a#r{dir = Dir}),
-    case [{M, Bin} || {M, ship, Bin} <- Plan, M =/= beamtrace_remote] of
+    case [{M, Bin} || {M, ship, Bin} <- Plan, not lists:member(M, ?AGENT_MODULES)] of
         [] ->
             note("beamtrace ~s is already loaded on ~s: using it", [vsn(), T]),
             R2;
@@ -424,6 +421,15 @@ check_and_ship(#r{node = T, opts = Opts} = R0) ->
     end.
 
 %% The NIF library's build: the first 16 hex digits of its MD5.
+%% One of the agent's modules, before the lock becomes the agent: the
+%% lock purges it if the controller goes away before then.
+ship_agent_module(T, {M, ship, Bin}, #r{lock = Lock, ref = Ref, shipped = Shipped} = R) ->
+    Lock ! {Ref, will_load, M},
+    load_binary(T, M, Bin),
+    st(R#r{shipped = Shipped ++ [M]});
+ship_agent_module(_T, {_M, loaded, _Bin}, R) ->
+    R.
+
 build_id(SoBin) ->
     <<Id:64, _/binary>> = erlang:md5(SoBin),
     lists:flatten(io_lib:format("~16.16.0b", [Id])).
