@@ -355,13 +355,7 @@ check_and_ship(#r{node = T, opts = Opts} = R0) ->
                      R, ?AGENT_MODULES),
     R2a = become_agent(R1),
     interrupted(R2a),
-    Libc = agent_call(R2a, libc),
-    case beamtrace_compat:check_libc(fake_libc(Libc), NifElf) of
-        ok -> ok;
-        {unknown, Why0} ->
-            note("could not tell the target's C library (~0p); trying to load", [Why0]);
-        {error, Text2} -> fail("cannot load beamtrace's NIF library on ~s: ~s", [T, Text2])
-    end,
+    check_libc(R2a, NifElf),
     interrupted(R2a),
     %% The private directory: the NIF library and the trace go there.
     %% A detached flight's has a name `fetch' finds after a restart.
@@ -384,43 +378,57 @@ check_and_ship(#r{node = T, opts = Opts} = R0) ->
             note("beamtrace ~s is already loaded on ~s: using it", [vsn(), T]),
             R2;
         ToShip ->
-            interrupted(R2),
-            {ok, SoBin} = file:read_file(Nif),
-            %% Its directory is named by its build: a later recording of
-            %% this build reuses the library the VM mapped (beamtrace_remote).
-            Build = build_id(SoBin),
-            NifDir = case agent_call(R2, {make_nif_dir, tmp_base(T, maps:get(remote_tmp, Opts,
-                                                                               undefined)), Build}) of
-                         {ok, ND} -> ND;
-                         {error, {Why4, Where4}} ->
-                             fail("cannot make a private directory in ~s on ~s: ~s (give "
-                                  "--remote-tmp DIR)", [Where4, T, posix(Why4)]);
-                         {error, Why4} ->
-                             fail("cannot make a private directory on ~s: ~0p", [T, Why4])
-                     end,
-            R3 = st(R2#r{nif_dir = NifDir}),
-            case agent_call(R3, {write_nif, SoBin}) of
-                ok -> ok;
-                {error, {Why2, Path}} ->
-                    fail("cannot write ~s on ~s: ~s (give --remote-tmp DIR)", [Path, T, posix(Why2)])
-            end,
-            interrupted(R3),
-            test_pause(ship),
-            R4 = st(R3#r{shipped = R3#r.shipped ++ [M || {M, _} <- ToShip]}),
-            case agent_call(R4, {load, ToShip}) of
-                ok -> ok;
-                {error, {nif_load_failed, Why3}} ->
-                    fail("the NIF library does not load on ~s: ~s", [T, beamtrace_compat:nif_load_text(Why3)]);
-                {error, {M, Why3}} ->
-                    fail("~s does not load module ~s: ~0p", [T, M, Why3])
-            end,
-            note("shipped ~s and the NIF library (~b KiB, build ~s) into ~s on ~s",
-                 [lists:join(", ", [atom_to_list(M) || M <- R4#r.shipped]),
-                  byte_size(SoBin) div 1024, Build, NifDir, T]),
-            R4
+            ship_modules(R2, ToShip, Nif)
     end.
 
-%% The NIF library's build: the first 16 hex digits of its MD5.
+%% The target's C library (the agent reads it) against the NIF's needs.
+check_libc(#r{node = T} = R, NifElf) ->
+    Libc = agent_call(R, libc),
+    case beamtrace_compat:check_libc(fake_libc(Libc), NifElf) of
+        ok -> ok;
+        {unknown, Why0} ->
+            note("could not tell the target's C library (~0p); trying to load", [Why0]);
+        {error, Text2} -> fail("cannot load beamtrace's NIF library on ~s: ~s", [T, Text2])
+    end.
+
+%% The NIF library into its own directory, then the modules the target
+%% lacks (ToShip), loaded by the agent.
+ship_modules(#r{node = T, opts = Opts} = R2, ToShip, Nif) ->
+    interrupted(R2),
+    {ok, SoBin} = file:read_file(Nif),
+    %% Its directory is named by its build: a later recording of
+    %% this build reuses the library the VM mapped (beamtrace_remote).
+    Build = build_id(SoBin),
+    NifDir = case agent_call(R2, {make_nif_dir, tmp_base(T, maps:get(remote_tmp, Opts,
+                                                                       undefined)), Build}) of
+                 {ok, ND} -> ND;
+                 {error, {Why4, Where4}} ->
+                     fail("cannot make a private directory in ~s on ~s: ~s (give "
+                          "--remote-tmp DIR)", [Where4, T, posix(Why4)]);
+                 {error, Why4} ->
+                     fail("cannot make a private directory on ~s: ~0p", [T, Why4])
+             end,
+    R3 = st(R2#r{nif_dir = NifDir}),
+    case agent_call(R3, {write_nif, SoBin}) of
+        ok -> ok;
+        {error, {Why2, Path}} ->
+            fail("cannot write ~s on ~s: ~s (give --remote-tmp DIR)", [Path, T, posix(Why2)])
+    end,
+    interrupted(R3),
+    test_pause(ship),
+    R4 = st(R3#r{shipped = R3#r.shipped ++ [M || {M, _} <- ToShip]}),
+    case agent_call(R4, {load, ToShip}) of
+        ok -> ok;
+        {error, {nif_load_failed, Why3}} ->
+            fail("the NIF library does not load on ~s: ~s", [T, beamtrace_compat:nif_load_text(Why3)]);
+        {error, {M, Why3}} ->
+            fail("~s does not load module ~s: ~0p", [T, M, Why3])
+    end,
+    note("shipped ~s and the NIF library (~b KiB, build ~s) into ~s on ~s",
+         [lists:join(", ", [atom_to_list(M) || M <- R4#r.shipped]),
+          byte_size(SoBin) div 1024, Build, NifDir, T]),
+    R4.
+
 %% One of the agent's modules, before the lock becomes the agent: the
 %% lock purges it if the controller goes away before then.
 ship_agent_module(T, {M, ship, Bin}, #r{lock = Lock, ref = Ref, shipped = Shipped} = R) ->
@@ -430,6 +438,7 @@ ship_agent_module(T, {M, ship, Bin}, #r{lock = Lock, ref = Ref, shipped = Shippe
 ship_agent_module(_T, {_M, loaded, _Bin}, R) ->
     R.
 
+%% The NIF library's build: the first 16 hex digits of its MD5.
 build_id(SoBin) ->
     <<Id:64, _/binary>> = erlang:md5(SoBin),
     lists:flatten(io_lib:format("~16.16.0b", [Id])).

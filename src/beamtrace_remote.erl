@@ -159,20 +159,7 @@ handle({make_dir, Base, Prefix}, A) ->
         Error -> {Error, A}
     end;
 handle({make_nif_dir, Base, Build}, A) ->
-    %% Per VM and build (the module doc); a name taken: a random one.
-    Name = "beamtrace-nif-" ++ os:getpid() ++ "-" ++ Build,
-    case make_dir_0700(filename:join(Base, Name)) of
-        ok ->
-            Dir = filename:join(Base, Name),
-            {{ok, Dir}, A#ag{nif_dir = Dir}};
-        {error, eexist} ->
-            case make_private_dir(Base, Name ++ "-", 8) of
-                {ok, Dir} -> {{ok, Dir}, A#ag{nif_dir = Dir}};
-                Error -> {Error, A}
-            end;
-        {error, Why} ->
-            {{error, {Why, Base}}, A}
-    end;
+    make_nif_dir(Base, Build, A);
 handle({write_nif, Bin}, #ag{nif_dir = Dir} = A) when Dir =/= undefined ->
     {write_private(filename:join(Dir, "beamtrace_nif.so"), Bin), A};
 handle({write, Name, Bin}, #ag{dir = Dir} = A) when Dir =/= undefined ->
@@ -181,62 +168,11 @@ handle({write, Name, Bin}, #ag{dir = Dir} = A) when Dir =/= undefined ->
 handle({load, Mods}, #ag{nif_dir = Dir} = A) when Dir =/= undefined ->
     load(Mods, Dir, A);
 handle({trace, Spec, Opts}, A) ->
-    %% The trace goes into the private directory, unless it is to stay on
-    %% this node: then where asked, or where start/1 puts it by default. A
-    %% trace streamed to a relayd has no local copy unless asked (local).
-    Local = not is_map_key(relayd, Opts) orelse maps:get(local, Opts, false) =:= true,
-    TraceOpts = case {maps:is_key(dir, Opts), maps:get(remote_dir, Opts, false)} of
-                    {true, _} -> Opts;
-                    {false, true} -> Opts;
-                    {false, false} when A#ag.dir =/= undefined, Local ->
-                        maps:remove(local, Opts#{dir => filename:join(A#ag.dir, "trace")});
-                    {false, false} -> Opts
-                end,
-    %% This agent is beamtrace's own: not traced, and named so in the trace.
-    Own = [{self(), record_agent}],
-    case beamtrace:trace_async(Spec, (maps:without([remote_dir], TraceOpts))#{'$own' => Own}) of
-        {ok, T} ->
-            case beamtrace:trace_info(T) of
-                #{dir := TDir} = Info ->
-                    {{ok, Info}, A#ag{trace = T, trace_dir = TDir,
-                                      remote_dir = maps:get(remote_dir, Opts, false)}};
-                {error, _} ->
-                    %% Over already (a cap at once): its result says why.
-                    Result = receive {beamtrace_trace, T, R} -> R
-                             after 60000 -> timeout
-                             end,
-                    {{error, {ended_at_start, Result}}, A}
-            end;
-        Error ->
-            {Error, A}
-    end;
+    start_trace(Spec, Opts, A);
 handle({flight, Spec, Opts}, A) ->
-    %% A flight recording while the command waits (record --flight): into
-    %% the private directory, as a trace; beamtrace_flight_remote copies
-    %% its captures back.
-    FOpts = case maps:is_key(dir, Opts) orelse A#ag.dir =:= undefined of
-                true -> Opts;
-                false -> Opts#{dir => filename:join(A#ag.dir, "flight")}
-            end,
-    Exclude = [self() | maps:get(exclude, FOpts, [])],
-    case beamtrace:flight(Spec, FOpts#{exclude => Exclude}) of
-        {ok, F} ->
-            #{dir := TDir} = Info = beamtrace:flight_info(F),
-            {{ok, Info}, A#ag{trace = F, kind = flight, trace_dir = TDir}};
-        Error ->
-            {Error, A}
-    end;
+    start_flight(Spec, Opts, A);
 handle({detach_flight, Spec, Opts}, #ag{dir = Dir} = A) when Dir =/= undefined ->
-    %% record --flight --detach: the flight agent takes the private
-    %% directory and the shipped modules over; this agent, which goes with
-    %% the command, then has nothing to remove.
-    Exclude = [self() | maps:get(exclude, Opts, [])],
-    case beamtrace_flight_agent:start(#{dir => Dir, modules => A#ag.modules, spec => Spec,
-                                        flight => Opts#{exclude => Exclude},
-                                        node => node(A#ag.controller)}) of
-        {ok, Info} -> {{ok, Info}, A#ag{dir = undefined, modules = []}};
-        Error -> {Error, A}
-    end;
+    detach_flight(Spec, Opts, Dir, A);
 handle(progress, #ag{trace = T, kind = flight} = A) when T =/= undefined ->
     case beamtrace:flight_info(T) of
         Info when is_map(Info) -> {{ok, Info}, A};
@@ -274,6 +210,82 @@ handle({read, Which, Rel, Offset, Len}, A) ->
     end;
 handle(Req, A) ->
     {{error, {bad_request, Req}}, A}.
+
+make_nif_dir(Base, Build, A) ->
+    %% Per VM and build (the module doc); a name taken: a random one.
+    Name = "beamtrace-nif-" ++ os:getpid() ++ "-" ++ Build,
+    case make_dir_0700(filename:join(Base, Name)) of
+        ok ->
+            Dir = filename:join(Base, Name),
+            {{ok, Dir}, A#ag{nif_dir = Dir}};
+        {error, eexist} ->
+            case make_private_dir(Base, Name ++ "-", 8) of
+                {ok, Dir} -> {{ok, Dir}, A#ag{nif_dir = Dir}};
+                Error -> {Error, A}
+            end;
+        {error, Why} ->
+            {{error, {Why, Base}}, A}
+    end.
+
+start_trace(Spec, Opts, A) ->
+    %% The trace goes into the private directory, unless it is to stay on
+    %% this node: then where asked, or where start/1 puts it by default. A
+    %% trace streamed to a relayd has no local copy unless asked (local).
+    Local = not is_map_key(relayd, Opts) orelse maps:get(local, Opts, false) =:= true,
+    TraceOpts = case {maps:is_key(dir, Opts), maps:get(remote_dir, Opts, false)} of
+                    {true, _} -> Opts;
+                    {false, true} -> Opts;
+                    {false, false} when A#ag.dir =/= undefined, Local ->
+                        maps:remove(local, Opts#{dir => filename:join(A#ag.dir, "trace")});
+                    {false, false} -> Opts
+                end,
+    %% This agent is beamtrace's own: not traced, and named so in the trace.
+    Own = [{self(), record_agent}],
+    case beamtrace:trace_async(Spec, (maps:without([remote_dir], TraceOpts))#{'$own' => Own}) of
+        {ok, T} ->
+            case beamtrace:trace_info(T) of
+                #{dir := TDir} = Info ->
+                    {{ok, Info}, A#ag{trace = T, trace_dir = TDir,
+                                      remote_dir = maps:get(remote_dir, Opts, false)}};
+                {error, _} ->
+                    %% Over already (a cap at once): its result says why.
+                    Result = receive {beamtrace_trace, T, R} -> R
+                             after 60000 -> timeout
+                             end,
+                    {{error, {ended_at_start, Result}}, A}
+            end;
+        Error ->
+            {Error, A}
+    end.
+
+start_flight(Spec, Opts, A) ->
+    %% A flight recording while the command waits (record --flight): into
+    %% the private directory, as a trace; beamtrace_flight_remote copies
+    %% its captures back.
+    FOpts = case maps:is_key(dir, Opts) orelse A#ag.dir =:= undefined of
+                true -> Opts;
+                false -> Opts#{dir => filename:join(A#ag.dir, "flight")}
+            end,
+    Exclude = [self() | maps:get(exclude, FOpts, [])],
+    case beamtrace:flight(Spec, FOpts#{exclude => Exclude}) of
+        {ok, F} ->
+            #{dir := TDir} = Info = beamtrace:flight_info(F),
+            {{ok, Info}, A#ag{trace = F, kind = flight, trace_dir = TDir}};
+        Error ->
+            {Error, A}
+    end.
+
+detach_flight(Spec, Opts, Dir, A) ->
+    %% record --flight --detach: the flight agent takes the private
+    %% directory and the shipped modules over; this agent, which goes with
+    %% the command, then has nothing to remove.
+    Exclude = [self() | maps:get(exclude, Opts, [])],
+    case beamtrace_flight_agent:start(#{dir => Dir, modules => A#ag.modules, spec => Spec,
+                                        flight => Opts#{exclude => Exclude},
+                                        node => node(A#ag.controller)}) of
+        {ok, Info} -> {{ok, Info}, A#ag{dir = undefined, modules = []}};
+        Error -> {Error, A}
+    end.
 
 %% Only what this agent recorded can be read: the trace and its snapshots.
 dir_of(trace, #ag{trace_dir = Dir}) ->
