@@ -62,11 +62,14 @@
 
 %% What is shipped, in load order: beamtrace last (its on_load loads the
 %% NIF). The agent's modules go first, on their own (?AGENT_MODULES).
+%% Not beamtrace_dyntrace: install_dyntrace/0 needs priv/compat, which is
+%% not shipped.
 -define(MODULES, [beamtrace_elf, beamtrace_remote, beamtrace_label, beamtrace_registry, beamtrace_tracing,
                   beamtrace_trace_spec, beamtrace_trace_options, beamtrace_trace,
                   beamtrace_statedump,
                   beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
-                  beamtrace_flight_agent, beamtrace]).
+                  beamtrace_flight_agent, beamtrace_sessions, beamtrace_probes, beamtrace_tags,
+                  beamtrace]).
 %% What the agent runs: beamtrace_remote, which reads the target's C
 %% library with beamtrace_elf before anything else is shipped.
 -define(AGENT_MODULES, [beamtrace_elf, beamtrace_remote]).
