@@ -29,7 +29,9 @@ run(Op, Dir, N, Cap) ->
                                                    beamtrace_trace_spec,
                                                    beamtrace_trace_options, beamtrace_tracing,
                                                    beamtrace_statedump, beamtrace_sources,
-                                                   beamtrace_sources_io, beamtrace_label, beamtrace_registry]],
+                                                   beamtrace_sources_io, beamtrace_sources_monitor,
+                                                   beamtrace_sources_samples, beamtrace_label,
+                                                   beamtrace_registry]],
     Up0 = uptime(),
     Pids = [spawn(fun ?MODULE:spin/0) || _ <- lists:seq(1, N)],
     %% Let the load settle: every spinner has run once.

@@ -606,6 +606,7 @@ load_nif() ->
 %% missing is skipped.
 -define(PRELOAD, [beamtrace_sessions, beamtrace_probes, beamtrace_tags,
                   beamtrace_label, beamtrace_registry, beamtrace_statedump, beamtrace_sources,
+                  beamtrace_sources_monitor, beamtrace_sources_samples,
                   beamtrace_tracing, beamtrace_trace_spec, beamtrace_trace_options,
                   beamtrace_trace,
                   string, unicode_util, io_lib, io_lib_format, calendar, counters, proc_lib,

@@ -67,7 +67,8 @@
 -define(MODULES, [beamtrace_elf, beamtrace_remote, beamtrace_label, beamtrace_registry, beamtrace_tracing,
                   beamtrace_trace_spec, beamtrace_trace_options, beamtrace_trace,
                   beamtrace_statedump,
-                  beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
+                  beamtrace_sources, beamtrace_sources_io, beamtrace_sources_monitor,
+                  beamtrace_sources_samples, beamtrace_flight,
                   beamtrace_flight_agent, beamtrace_sessions, beamtrace_probes, beamtrace_tags,
                   beamtrace]).
 %% What the agent runs: beamtrace_remote, which reads the target's C
