@@ -25,9 +25,13 @@ run(Op, Dir, N, Cap) ->
     process_flag(priority, high),
     %% Loaded beforehand, as `beamtrace record' loads what it ships: a
     %% module's first load is a request to the code server.
-    [{module, M} = code:ensure_loaded(M) || M <- [beamtrace, beamtrace_trace, beamtrace_tracing,
+    [{module, M} = code:ensure_loaded(M) || M <- [beamtrace, beamtrace_sessions, beamtrace_trace,
+                                                   beamtrace_trace_spec,
+                                                   beamtrace_trace_options, beamtrace_tracing,
                                                    beamtrace_statedump, beamtrace_sources,
-                                                   beamtrace_sources_io, beamtrace_label, beamtrace_registry]],
+                                                   beamtrace_sources_io, beamtrace_sources_monitor,
+                                                   beamtrace_sources_samples, beamtrace_label,
+                                                   beamtrace_registry]],
     Up0 = uptime(),
     Pids = [spawn(fun ?MODULE:spin/0) || _ <- lists:seq(1, N)],
     %% Let the load settle: every spinner has run once.

@@ -93,9 +93,12 @@ flags(N, Dir0) ->
     %% Loaded beforehand, as `beamtrace record' loads them: a module's
     %% first load is a request to the code server, which waits its turn
     %% in the run queue like any normal process.
-    [{module, M} = code:ensure_loaded(M) || M <- [beamtrace, beamtrace_trace, beamtrace_tracing,
+    [{module, M} = code:ensure_loaded(M) || M <- [beamtrace, beamtrace_sessions, beamtrace_trace,
+                                                   beamtrace_trace_spec,
+                                                   beamtrace_trace_options, beamtrace_tracing,
                                                    beamtrace_statedump, beamtrace_sources,
-                                                   beamtrace_sources_io]],
+                                                   beamtrace_sources_io, beamtrace_sources_monitor,
+                                                   beamtrace_sources_samples]],
     Pids = load(N),
     churn(1),
     Probe = probe(),

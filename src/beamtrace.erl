@@ -14,6 +14,12 @@
 %% A session records into a CTF trace directory readable by `beamtrace view',
 %% babeltrace2 and Trace Compass. The recording never blocks a traced
 %% process: when a thread's buffer is full, events are dropped and counted.
+%%
+%% == Structure ==
+%% This module has the API's docs, the NIFs (on_load loads the library) and
+%% the tracer callbacks; each area's work is in a module of its own, which
+%% the API calls: beamtrace_sessions, beamtrace_trace, beamtrace_flight,
+%% beamtrace_tracing, beamtrace_probes, beamtrace_tags, beamtrace_dyntrace.
 -module(beamtrace).
 %% Implements the erl_tracer behaviour (its callbacks are the NIFs below;
 %% erl_tracer.erl ships no behaviour_info in Debian's OTP 25).
@@ -37,6 +43,11 @@
 -export(['$shared_state'/0]).
 %% The trace clock; beamtrace's own events, for beamtrace's modules.
 -export([clock_ns/0, emit_nif/3, priv_dir/0]).
+%% The NIFs of the modules this API delegates to (beamtrace_sessions,
+%% beamtrace_probes): the library is loaded for this module, so they are
+%% this module's functions.
+-export([start_nif/2, stop_nif/1, snapshot_nif/2, user_probe_wanted/2, user_trace_s1_nif/2,
+         user_trace_i4s4_nif/9, user_trace_n_nif/10]).
 
 -nifs([start_nif/2, stop_nif/1, info_nif/1, sessions_nif/0, snapshot_nif/2, sinks_nif/0,
        '$shared_state'/0, emit_nif/3, clock_ns/0,
@@ -105,50 +116,6 @@
                           connections := non_neg_integer(),
                           disconnections := non_neg_integer(),
                           error := binary() | undefined}.
-%% Streaming options, absent from the defaults: relayd (none), live
-%% (false), local (false when streaming), relayd_session ("beamtrace"),
-%% relayd_buffer (4 MiB).
--include("beamtrace_relayd.hrl").
-%% beamtrace's own: a cluster controller's clock estimate that aligns a
-%% streamed trace to its clock from the start (beamtrace_cluster).
--define(OWN_OPTS, [clock]).
-
--define(DEFAULTS, #{events => ["*"],
-                    mode => discard,
-                    buffer_size => 4 bsl 20,
-                    subbuffers => 8,
-                    message_length => 255,
-                    default => false,
-                    file_mode => 8#600,
-                    max_bytes => 1 bsl 30,
-                    max_events => infinity,
-                    duration => infinity,
-                    max_rate => infinity,
-                    tracefile_size => infinity,
-                    tracefile_count => infinity,
-                    flush_interval => 1000,
-                    links => false,
-                    results => false,
-                    args => false,
-                    notify => undefined,
-                    %% Captures (overwrite mode only): see flight/2, which
-                    %% sets it; #{window, after, max_captures, triggers}.
-                    flight => none,
-                    %% Sampling: none, N (1 in N of call, send, receive,
-                    %% running, garbage_collection) or #{Kind => N}; and
-                    %% what passing max_rate does: stop, or sample more.
-                    sample => none,
-                    on_max_rate => stop,
-                    %% Test mode: false makes writers not wake the consumer,
-                    %% which then drains only every 10 ms, so a tiny buffer
-                    %% really overflows and drop accounting can be tested.
-                    '$consumer_wakeups' => true,
-                    %% beamtrace's own processes, [{Pid, Role}] (trace/2's
-                    %% controller): recorded first (beamtrace_statedump).
-                    '$own' => [],
-                    %% trace/2 sets the state dump going itself, once its
-                    %% flags are set (beamtrace_statedump:dump_go/1).
-                    '$dump_go' => true}).
 
 %% The erl_tracer callbacks: exported, declared NIFs, and their stubs.
 -include("beamtrace_tracer.hrl").
@@ -251,93 +218,8 @@ start() ->
 %% `{relayd, Posix, Why}', and the sources' (`{system_monitor, {in_use,
 %% Pid}}', ...).
 -spec start(#{atom() => term()} | [option()]) -> {ok, session()} | {error, term()}.
-start(Opts) when is_list(Opts) ->
-    try maps:from_list(Opts) of
-        Map -> start(Map)
-    catch error:_ -> {error, {badopt, Opts}}
-    end;
-start(Opts) when is_map(Opts) ->
-    case [K || K <- maps:keys(Opts), not is_map_key(K, ?DEFAULTS), K =/= dir,
-               not lists:member(K, [system_monitor, samples, distribution, file_io, ets]),
-               not lists:member(K, ?RELAYD_OPTS), not lists:member(K, ?OWN_OPTS)] of
-        [Bad | _] ->
-            {error, {badopt, Bad}};
-        [] when is_map_key('$own', Opts), not is_list(map_get('$own', Opts)) ->
-            {error, {badopt, '$own'}};
-        [] ->
-            case beamtrace_sources:validate(Opts) of
-                {ok, Sources, Rest} ->
-                    O = live(maps:merge(?DEFAULTS, Rest)),
-                    start_in(O, local_dir(O), Sources);
-                Error ->
-                    Error
-            end
-    end;
-start(_) ->
-    {error, {badopt, options}}.
-
-start_in(_O, {error, _} = Error, _Sources) ->
-    Error;
-start_in(O, {ok, Dir}, Sources) ->
-    case start_nif(Dir, nif_options(O)) of
-        {ok, Session} ->
-            beamtrace_statedump:at_start(Session, maps:get('$own', O)),
-            case beamtrace_sources:start(Session, Dir, Sources) of
-                ok ->
-                    _ = maps:get('$dump_go', O) =:= true andalso
-                        beamtrace_statedump:dump_go(Session),
-                    {ok, Session};
-                {error, _} = Error ->
-                    %% Nothing of a session that could not start stays:
-                    %% its state-dump workers (waiting for dump_go) go too.
-                    _ = beamtrace_statedump:at_stop(Session),
-                    _ = stop_nif(Session),
-                    beamtrace_statedump:after_stop(),
-                    _ = is_binary(Dir) andalso file:del_dir_r(Dir),
-                    Error
-            end;
-        {error, {Taken, _}} when (Taken =:= eexist orelse Taken =:= enotempty),
-                                  is_binary(Dir), not is_map_key(dir, O) ->
-            %% Another start took the same default name first.
-            start_in(O, local_dir(O), Sources);
-        Error ->
-            Error
-    end.
-
-nif_options(O) ->
-    %% Links record the link variants of the message events: the session
-    %% records them when it records the message events at all.
-    %% So do results and arguments: function_result, function_call_args.
-    %% An `events' that is not a proper list is left for the NIF to refuse.
-    Variants = [<<"org_erlang_beamtrace:message_*_link">> || maps:get(links, O) =:= true]
-        ++ [<<"org_erlang_beamtrace:function_result">> || maps:get(results, O) =:= true]
-        ++ [<<"org_erlang_beamtrace:function_call_args">> || maps:get(args, O) =:= true],
-    Given = maps:get(events, O),
-    Events = case Variants =/= [] andalso is_list(Given) andalso proper_length(Given) of
-                 false -> Given;
-                 _ -> Given ++ Variants
-             end,
-    (maps:without(['$consumer_wakeups', '$own', '$dump_go', dir, local], O))#{
-        events => Events,
-        wakeups => maps:get('$consumer_wakeups', O),
-        node => atom_to_binary(node(), utf8),
-        schedulers => {erlang:system_info(schedulers), erlang:system_info(dirty_cpu_schedulers),
-                       erlang:system_info(dirty_io_schedulers)}}.
-
-%% The length of a proper list, or false.
-proper_length(L) ->
-    try length(L) catch error:badarg -> false end.
-
-%% Where a session writes: `{ok, Dir}', `{ok, undefined}' for one that
-%% only streams (relayd, no dir, local not true), or `{error, _}'.
-local_dir(#{relayd := _} = O) when not is_map_key(dir, O) ->
-    case maps:get(local, O, false) of
-        true -> dir(O);
-        false -> {ok, undefined};
-        _ -> {error, {badopt, local}}
-    end;
-local_dir(O) ->
-    dir(O).
+start(Opts) ->
+    beamtrace_sessions:start(Opts).
 
 %% @doc Stops the default session and returns its figures.
 %%
@@ -350,9 +232,7 @@ local_dir(O) ->
 %% removes every flag and pattern it set whenever it stops.
 -spec stop() -> {ok, stats()} | {error, term()}.
 stop() ->
-    beamtrace_sources:stop([]),
-    Missing = beamtrace_statedump:at_stop([]),
-    stopped(stop_nif([]), Missing).
+    beamtrace_sessions:stop().
 
 %% @doc Stops a session: waits for events in flight, writes every buffer
 %% out, closes the trace; or collects a session that stopped by itself.
@@ -370,27 +250,7 @@ stop() ->
 %% `{error, not_running}'.
 -spec stop(session()) -> {ok, stats()} | {error, term()}.
 stop(Session) ->
-    beamtrace_sources:stop(Session),
-    Missing = beamtrace_statedump:at_stop(Session),
-    stopped(stop_session(Session), Missing).
-
-%% A handle of a library since unloaded (its module deleted and purged,
-%% then loaded again) is a reference the NIF no longer knows: it names no
-%% running session, as info/1 says; anything else is a caller's mistake.
-stop_session(Session) ->
-    try stop_nif(Session)
-    catch error:badarg when is_reference(Session) -> {error, not_running}
-    end.
-
-%% names_missing: the processes the state dump did not name before the
-%% stop cut it (beamtrace_statedump).
-stopped(Result, Missing) ->
-    beamtrace_statedump:after_stop(),
-    case Result of
-        {ok, Stats} -> {ok, Stats#{names_missing => Missing}};
-        {error, {Posix, Stats}} when is_map(Stats) -> {error, {Posix, Stats#{names_missing => Missing}}};
-        Error -> Error
-    end.
+    beamtrace_sessions:stop(Session).
 
 %% @doc Writes what a flight recorder (`mode => overwrite') session holds
 %% now into a new trace directory next to its own
@@ -399,29 +259,12 @@ stopped(Result, Missing) ->
 %% snapshot/2 one).
 -spec snapshot(session()) -> {ok, map()} | {error, term()}.
 snapshot(Session) ->
-    case info(Session) of
-        #{dir := undefined} -> {error, no_dir};
-        #{dir := Dir} -> snapshot_to(Session, Dir, 1);
-        Error -> Error
-    end.
+    beamtrace_sessions:snapshot(Session).
 
 %% @doc As snapshot/1, into `Dir' (created; must not hold anything).
 -spec snapshot(session(), file:name_all()) -> {ok, map()} | {error, term()}.
 snapshot(Session, Dir) ->
-    try unicode:characters_to_binary(filename:absname(Dir)) of
-        Path when is_binary(Path) -> snapshot_nif(Session, Path);
-        _ -> erlang:error(badarg, [Session, Dir])
-    catch
-        error:_ -> erlang:error(badarg, [Session, Dir])
-    end.
-
-snapshot_to(Session, Dir, N) ->
-    Path = <<Dir/binary, "-snapshot-", (integer_to_binary(N))/binary>>,
-    case snapshot_nif(Session, Path) of
-        {error, {Taken, _}} when Taken =:= eexist; Taken =:= enotempty ->
-            snapshot_to(Session, Dir, N + 1);
-        Result -> Result
-    end.
+    beamtrace_sessions:snapshot(Session, Dir).
 
 %% @doc Live state of the default session: `#{state := running | stopped,
 %% dir, events, discarded, after_stop, written_bytes, default, reason}'.
@@ -643,274 +486,70 @@ available() ->
 %% @doc Fires user_trace_s1 (OTP's deprecated single-string probe).
 -spec user_trace_s1(iodata()) -> boolean().
 user_trace_s1(Message) ->
-    user_probe_wanted(s1, 0) andalso user_trace_s1_nif(tag_for_probe(), Message).
+    beamtrace_probes:user_trace_s1(Message).
 
 %% @doc Fires user_trace_i4s4 with every slot given (`undef' for absent).
 user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
-    user_probe_wanted(i4s4, 0) andalso
-        user_trace_i4s4_nif(Tag, I1, I2, I3, I4, S1, S2, S3, S4).
+    beamtrace_probes:user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4).
 
-%% OTP's dispatch, clause by clause: up to 4 integers, then up to 4 strings;
-%% any other shape is a function_clause (p("Hello", 1) is not a probe).
-%% Guards in the heads cost next to nothing, so a probe nobody listens to
-%% costs the guards and one cheap NIF call.
--define(I(X), is_integer(X)).
--define(S(X), not is_integer(X)).
+%% OTP's dispatch, clause by clause (beamtrace_probes): up to 4 integers,
+%% then up to 4 strings; any other shape is a function_clause.
 -spec p() -> boolean().
 
-p() ->
-    i4s4([], [], [], [], [], [], [], []).
-
-p(I1) when ?I(I1) ->
-    i4s4(I1, [], [], [], [], [], [], []);
-p(S1) when ?S(S1) ->
-    i4s4([], [], [], [], S1, [], [], []).
-
-p(I1, I2) when ?I(I1), ?I(I2) ->
-    i4s4(I1, I2, [], [], [], [], [], []);
-p(I1, S1) when ?I(I1), ?S(S1) ->
-    i4s4(I1, [], [], [], S1, [], [], []);
-p(S1, S2) when ?S(S1), ?S(S2) ->
-    i4s4([], [], [], [], S1, S2, [], []).
-
-p(I1, I2, I3) when ?I(I1), ?I(I2), ?I(I3) ->
-    i4s4(I1, I2, I3, [], [], [], [], []);
-p(I1, I2, S1) when ?I(I1), ?I(I2), ?S(S1) ->
-    i4s4(I1, I2, [], [], S1, [], [], []);
-p(I1, S1, S2) when ?I(I1), ?S(S1), ?S(S2) ->
-    i4s4(I1, [], [], [], S1, S2, [], []);
-p(S1, S2, S3) when ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4([], [], [], [], S1, S2, S3, []).
-
-p(I1, I2, I3, I4) when ?I(I1), ?I(I2), ?I(I3), ?I(I4) ->
-    i4s4(I1, I2, I3, I4, [], [], [], []);
-p(I1, I2, I3, S1) when ?I(I1), ?I(I2), ?I(I3), ?S(S1) ->
-    i4s4(I1, I2, I3, [], S1, [], [], []);
-p(I1, I2, S1, S2) when ?I(I1), ?I(I2), ?S(S1), ?S(S2) ->
-    i4s4(I1, I2, [], [], S1, S2, [], []);
-p(I1, S1, S2, S3) when ?I(I1), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, [], [], [], S1, S2, S3, []);
-p(S1, S2, S3, S4) when ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4([], [], [], [], S1, S2, S3, S4).
-
-p(I1, I2, I3, I4, S1) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1) ->
-    i4s4(I1, I2, I3, I4, S1, [], [], []);
-p(I1, I2, I3, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2) ->
-    i4s4(I1, I2, I3, [], S1, S2, [], []);
-p(I1, I2, S1, S2, S3) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, I2, [], [], S1, S2, S3, []);
-p(I1, S1, S2, S3, S4) when ?I(I1), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(I1, [], [], [], S1, S2, S3, S4).
-
-p(I1, I2, I3, I4, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2) ->
-    i4s4(I1, I2, I3, I4, S1, S2, [], []);
-p(I1, I2, I3, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, I2, I3, [], S1, S2, S3, []);
-p(I1, I2, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(I1, I2, [], [], S1, S2, S3, S4).
-
-p(I1, I2, I3, I4, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3) ->
-    i4s4(I1, I2, I3, I4, S1, S2, S3, []);
-p(I1, I2, I3, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(I1, I2, I3, [], S1, S2, S3, S4).
-
-p(I1, I2, I3, I4, S1, S2, S3, S4)
-  when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    i4s4(I1, I2, I3, I4, S1, S2, S3, S4).
+p() -> beamtrace_probes:p().
+p(A) -> beamtrace_probes:p(A).
+p(A, B) -> beamtrace_probes:p(A, B).
+p(A, B, C) -> beamtrace_probes:p(A, B, C).
+p(A, B, C, D) -> beamtrace_probes:p(A, B, C, D).
+p(A, B, C, D, E) -> beamtrace_probes:p(A, B, C, D, E).
+p(A, B, C, D, E, F) -> beamtrace_probes:p(A, B, C, D, E, F).
+p(A, B, C, D, E, F, G) -> beamtrace_probes:p(A, B, C, D, E, F, G).
+p(A, B, C, D, E, F, G, H) -> beamtrace_probes:p(A, B, C, D, E, F, G, H).
 
 %% @doc Numbered user probes: Label in 0..1023 fires user_trace_n (and the
 %% USDT probe user_trace-n&lt;Label&gt;).
 
-pn(L) ->
-    n(L, [], [], [], [], [], [], [], []).
+pn(L) -> beamtrace_probes:pn(L).
+pn(L, A) -> beamtrace_probes:pn(L, A).
+pn(L, A, B) -> beamtrace_probes:pn(L, A, B).
+pn(L, A, B, C) -> beamtrace_probes:pn(L, A, B, C).
+pn(L, A, B, C, D) -> beamtrace_probes:pn(L, A, B, C, D).
+pn(L, A, B, C, D, E) -> beamtrace_probes:pn(L, A, B, C, D, E).
+pn(L, A, B, C, D, E, F) -> beamtrace_probes:pn(L, A, B, C, D, E, F).
+pn(L, A, B, C, D, E, F, G) -> beamtrace_probes:pn(L, A, B, C, D, E, F, G).
+pn(L, A, B, C, D, E, F, G, H) -> beamtrace_probes:pn(L, A, B, C, D, E, F, G, H).
 
-pn(L, I1) when ?I(I1) ->
-    n(L, I1, [], [], [], [], [], [], []);
-pn(L, S1) when ?S(S1) ->
-    n(L, [], [], [], [], S1, [], [], []).
-
-pn(L, I1, I2) when ?I(I1), ?I(I2) ->
-    n(L, I1, I2, [], [], [], [], [], []);
-pn(L, I1, S1) when ?I(I1), ?S(S1) ->
-    n(L, I1, [], [], [], S1, [], [], []);
-pn(L, S1, S2) when ?S(S1), ?S(S2) ->
-    n(L, [], [], [], [], S1, S2, [], []).
-
-pn(L, I1, I2, I3) when ?I(I1), ?I(I2), ?I(I3) ->
-    n(L, I1, I2, I3, [], [], [], [], []);
-pn(L, I1, I2, S1) when ?I(I1), ?I(I2), ?S(S1) ->
-    n(L, I1, I2, [], [], S1, [], [], []);
-pn(L, I1, S1, S2) when ?I(I1), ?S(S1), ?S(S2) ->
-    n(L, I1, [], [], [], S1, S2, [], []);
-pn(L, S1, S2, S3) when ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, [], [], [], [], S1, S2, S3, []).
-
-pn(L, I1, I2, I3, I4) when ?I(I1), ?I(I2), ?I(I3), ?I(I4) ->
-    n(L, I1, I2, I3, I4, [], [], [], []);
-pn(L, I1, I2, I3, S1) when ?I(I1), ?I(I2), ?I(I3), ?S(S1) ->
-    n(L, I1, I2, I3, [], S1, [], [], []);
-pn(L, I1, I2, S1, S2) when ?I(I1), ?I(I2), ?S(S1), ?S(S2) ->
-    n(L, I1, I2, [], [], S1, S2, [], []);
-pn(L, I1, S1, S2, S3) when ?I(I1), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, [], [], [], S1, S2, S3, []);
-pn(L, S1, S2, S3, S4) when ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, [], [], [], [], S1, S2, S3, S4).
-
-pn(L, I1, I2, I3, I4, S1) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1) ->
-    n(L, I1, I2, I3, I4, S1, [], [], []);
-pn(L, I1, I2, I3, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2) ->
-    n(L, I1, I2, I3, [], S1, S2, [], []);
-pn(L, I1, I2, S1, S2, S3) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, I2, [], [], S1, S2, S3, []);
-pn(L, I1, S1, S2, S3, S4) when ?I(I1), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, I1, [], [], [], S1, S2, S3, S4).
-
-pn(L, I1, I2, I3, I4, S1, S2) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2) ->
-    n(L, I1, I2, I3, I4, S1, S2, [], []);
-pn(L, I1, I2, I3, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, I2, I3, [], S1, S2, S3, []);
-pn(L, I1, I2, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, I1, I2, [], [], S1, S2, S3, S4).
-
-pn(L, I1, I2, I3, I4, S1, S2, S3) when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3) ->
-    n(L, I1, I2, I3, I4, S1, S2, S3, []);
-pn(L, I1, I2, I3, S1, S2, S3, S4) when ?I(I1), ?I(I2), ?I(I3), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, I1, I2, I3, [], S1, S2, S3, S4).
-
-pn(L, I1, I2, I3, I4, S1, S2, S3, S4)
-  when ?I(I1), ?I(I2), ?I(I3), ?I(I4), ?S(S1), ?S(S2), ?S(S3), ?S(S4) ->
-    n(L, I1, I2, I3, I4, S1, S2, S3, S4).
-
-i4s4(I1, I2, I3, I4, S1, S2, S3, S4) ->
-    user_probe_wanted(i4s4, 0) andalso
-        user_trace_i4s4_nif(tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4).
-
-n(Label, I1, I2, I3, I4, S1, S2, S3, S4) ->
-    user_probe_wanted(n, Label) andalso
-        user_trace_n_nif(Label, tag_for_probe(), I1, I2, I3, I4, S1, S2, S3, S4).
-
-%% Absent slots and tags are [] (the NIF compares its word: no call into
-%% the VM per slot); an atom in a slot is absent too, as OTP took `undef'.
-tag_for_probe() ->
-    case get_tag_data() of
-        undefined -> [];
-        Tag -> Tag
-    end.
-
-%%% User tags: a binary per process that travels with its messages while
-%%% the process is "spreading", as OTP's dt_* BIFs did on VMs built with
-%%% dynamic tracing. The tag a process set itself (permanent) lives in its
-%%% process dictionary; spreading rides in the sequential trace token's
-%%% label, the slot OTP used, so the VM carries it through every message
-%%% and a receiver adopts it. (This shares the token with other seq_trace
-%%% users: setting a label of your own replaces the tag.)
-
--define(TAG_KEY, '$beamtrace_tag').
--define(PERMANENT, 1).
--define(SPREADING, 2).
+%%% User tags (beamtrace_tags): a binary per process that travels with its
+%%% messages while the process is "spreading", as OTP's dt_* BIFs did.
 
 %% @doc Sets this process's tag (chardata, stored as UTF-8) and returns the
 %% previous one; `undefined' clears it.
 -spec put_tag(undefined | unicode:chardata()) -> binary() | undefined.
-put_tag(undefined) ->
-    Old = get_tag_data(),
-    erase(?TAG_KEY),
-    clear_token(),
-    Old;
 put_tag(Data) ->
-    Tag = case unicode:characters_to_binary(Data) of
-              Bin when is_binary(Bin) -> Bin;
-              _ -> erlang:error(badarg, [Data])
-          end,
-    Old = get_tag_data(),
-    Spreading = spreading(),
-    put(?TAG_KEY, {?PERMANENT bor Spreading, Tag}),
-    Spreading =/= 0 andalso set_token(Tag),
-    Old.
+    beamtrace_tags:put_tag(Data).
 
 %% @doc The tag this process set with put_tag/1, or undefined.
 -spec get_tag() -> binary() | undefined.
 get_tag() ->
-    case get(?TAG_KEY) of
-        {Flags, Tag} when Flags band ?PERMANENT =/= 0 -> Tag;
-        _ -> undefined
-    end.
+    beamtrace_tags:get_tag().
 
 %% @doc The tag in effect: set here, or received from a spreading sender.
 -spec get_tag_data() -> binary() | undefined.
 get_tag_data() ->
-    case get(?TAG_KEY) of
-        {_, Tag} -> Tag;
-        undefined -> token_tag()
-    end.
+    beamtrace_tags:get_tag_data().
 
 %% @doc Starts (true) or stops (false) attaching this process's tag to the
 %% messages it sends; returns the previous state for restore_tag/1.
 -spec spread_tag(boolean()) -> {non_neg_integer(), binary() | []}.
-spread_tag(On) when is_boolean(On) ->
-    State = tag_state(),
-    case State of
-        {_, []} ->
-            ok;
-        {Flags, Tag} when On ->
-            put(?TAG_KEY, {Flags bor ?SPREADING, Tag}),
-            set_token(Tag);
-        {Flags, Tag} ->
-            put(?TAG_KEY, {Flags band bnot ?SPREADING, Tag}),
-            clear_token()
-    end,
-    State;
-spread_tag(Other) ->
-    erlang:error(badarg, [Other]).
+spread_tag(On) ->
+    beamtrace_tags:spread_tag(On).
 
 %% @doc Restores a state spread_tag/1 returned (in this or another process).
 -spec restore_tag({non_neg_integer(), binary() | []}) -> true.
-restore_tag({_Flags, []}) ->
-    erase(?TAG_KEY),
-    clear_token(),
-    true;
-restore_tag({Flags, Tag} = State) when is_integer(Flags), Flags >= 0, is_binary(Tag) ->
-    Kept = Flags band (?PERMANENT bor ?SPREADING),
-    put(?TAG_KEY, {Kept, Tag}),
-    case Kept band ?SPREADING of
-        0 -> clear_token();
-        _ -> set_token(Tag)
-    end,
-    State =/= undefined;
-restore_tag(Other) ->
-    erlang:error(badarg, [Other]).
+restore_tag(State) ->
+    beamtrace_tags:restore_tag(State).
 
-tag_state() ->
-    case get(?TAG_KEY) of
-        {Flags, Tag} -> {Flags, Tag};
-        undefined ->
-            case token_tag() of
-                undefined -> {0, []};
-                Tag -> {?SPREADING, Tag}
-            end
-    end.
-
-spreading() ->
-    case tag_state() of
-        {Flags, _} -> Flags band ?SPREADING
-    end.
-
-token_tag() ->
-    case seq_trace:get_token(label) of
-        {label, {?TAG_KEY, Tag}} -> Tag;
-        _ -> undefined
-    end.
-
-set_token(Tag) ->
-    seq_trace:set_token(label, {?TAG_KEY, Tag}).
-
-clear_token() ->
-    case seq_trace:get_token(label) of
-        {label, {?TAG_KEY, _}} -> seq_trace:set_token([]);
-        _ -> ok
-    end.
-
-%%% dyntrace compatibility
+%%% dyntrace compatibility (beamtrace_dyntrace)
 
 %% @doc Loads, into this running node, a `dyntrace' module backed by
 %% beamtrace: existing code calling dyntrace:p/N, put_tag/1, ... and
@@ -923,95 +562,14 @@ clear_token() ->
 %% built without dynamic tracing.
 -spec install_dyntrace() -> ok | {error, term()}.
 install_dyntrace() ->
-    case priv_dir() of
-        {error, _} = Error ->
-            Error;
-        Priv ->
-            Compat = filename:join(Priv, "compat"),
-            case code:add_patha(Compat) of
-                true ->
-                    _ = code:purge(dyntrace),
-                    case code:load_file(dyntrace) of
-                        {module, dyntrace} ->
-                            _ = code:purge(dyntrace),
-                            ok;
-                        {error, Reason} ->
-                            _ = code:del_path(Compat),
-                            {error, Reason}
-                    end;
-                {error, Reason} ->
-                    {error, {Reason, Compat}}
-            end
-    end.
+    beamtrace_dyntrace:install_dyntrace().
 
 %% @doc Unloads beamtrace's `dyntrace' and loads OTP's from the code path
 %% again (if runtime_tools is installed). Tracers named `dyntrace' stop
 %% recording: with OTP's module on a stock VM they trace nothing.
 -spec uninstall_dyntrace() -> ok | {error, term()}.
 uninstall_dyntrace() ->
-    _ = case priv_dir() of
-            {error, _} -> false;
-            Priv -> code:del_path(filename:join(Priv, "compat"))
-        end,
-    case code:which(dyntrace) of
-        non_existing ->
-            restore_otp_dyntrace();
-        _ ->
-            _ = code:purge(dyntrace),
-            _ = code:delete(dyntrace),
-            _ = code:purge(dyntrace),
-            restore_otp_dyntrace()
-    end.
-
-restore_otp_dyntrace() ->
-    case code:where_is_file("dyntrace.beam") of
-        non_existing -> ok;
-        _ ->
-            case code:load_file(dyntrace) of
-                {module, dyntrace} -> ok;
-                {error, Reason} -> {error, Reason}
-            end
-    end.
-
-%%% Internals
-
-%% live => true is LTTng's default live timer, 1 s.
-live(#{live := true} = O) -> O#{live => 1000};
-live(O) -> O.
-
-dir(#{dir := Dir}) ->
-    try {ok, unicode:characters_to_binary(absname(Dir))}
-    catch _:_ -> {error, {badopt, dir}}
-    end;
-dir(#{}) ->
-    {{Y, Mo, D}, {H, Mi, S}} = calendar:local_time(),
-    Base = lists:flatten(io_lib:format("beamtrace-~4..0w~2..0w~2..0w-~2..0w~2..0w~2..0w",
-                                       [Y, Mo, D, H, Mi, S])),
-    Root = absname("beamtrace-traces"),
-    {ok, unicode:characters_to_binary(unique(filename:join(Root, Base), 1))}.
-
-%% The file server answers filename:absname/1's and filelib:is_file/1's
-%% questions, and it is a process of normal priority: on a saturated node
-%% each is a turn of the run queue (seconds at 100,000 busy processes).
-%% prim_file and `raw' ask the OS from the caller.
-absname(Name) ->
-    {ok, Cwd} = prim_file:get_cwd(),
-    filename:absname(Name, Cwd).
-
-taken(Path) ->
-    element(1, file:read_link_info(Path, [raw])) =:= ok.
-
-unique(Path, 1) ->
-    case taken(Path) of
-        false -> Path;
-        true -> unique(Path, 2)
-    end;
-unique(Path, N) ->
-    Candidate = Path ++ "-" ++ integer_to_list(N),
-    case taken(Candidate) of
-        false -> Candidate;
-        true -> unique(Path, N + 1)
-    end.
+    beamtrace_dyntrace:uninstall_dyntrace().
 
 load_nif() ->
     %% The priv directory also holds the optional sink libraries. Thread
@@ -1036,7 +594,8 @@ load_nif() ->
     end.
 
 %% The modules that starting and stopping a session or a trace/2 call,
-%% beamtrace's and OTP's, loaded with beamtrace: a module's first call
+%% beamtrace's and OTP's, and those of the user probes and tags (which
+%% were this module's own), loaded with beamtrace: a module's first call
 %% otherwise loads it through the code server, a process of normal
 %% priority that on a saturated node answers a turn of the run queue
 %% later, and a load takes it several (measured: 115 s before trace/2
@@ -1045,8 +604,11 @@ load_nif() ->
 %% `beamtrace record' ships beamtrace's modules before this one: they are
 %% loaded already then. `trace' (trace sessions) is OTP 27's; a module
 %% missing is skipped.
--define(PRELOAD, [beamtrace_label, beamtrace_registry, beamtrace_statedump, beamtrace_sources,
-                  beamtrace_tracing, beamtrace_trace,
+-define(PRELOAD, [beamtrace_sessions, beamtrace_probes, beamtrace_tags,
+                  beamtrace_label, beamtrace_registry, beamtrace_statedump, beamtrace_sources,
+                  beamtrace_sources_monitor, beamtrace_sources_samples,
+                  beamtrace_tracing, beamtrace_trace_spec, beamtrace_trace_options,
+                  beamtrace_trace,
                   string, unicode_util, io_lib, io_lib_format, calendar, counters, proc_lib,
                   gen_server, gen, filename, trace]).
 
@@ -1077,10 +639,16 @@ priv_dir() ->
 
 %%% NIF stubs: replaced when the library loads.
 
+%% @private Starts a session into Dir (undefined: it only streams).
+-spec start_nif(binary() | undefined, map()) -> {ok, session()} | {error, term()}.
 start_nif(_Dir, _Options) -> erlang:nif_error(nif_not_loaded).
+%% @private Stops a session (`[]': the default one), its figures.
+-spec stop_nif(session() | []) -> {ok, stats()} | {error, term()}.
 stop_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 info_nif(_Session) -> erlang:nif_error(nif_not_loaded).
 sessions_nif() -> erlang:nif_error(nif_not_loaded).
+%% @private Writes what an overwrite-mode session holds into Dir.
+-spec snapshot_nif(session(), binary()) -> {ok, map()} | {error, term()}.
 snapshot_nif(_Session, _Dir) -> erlang:nif_error(nif_not_loaded).
 %% @private Records one org_erlang_beamtrace event (beamtrace's own code:
 %% the state dump, the node table).
@@ -1093,10 +661,16 @@ emit_nif(_Session, _Tracepoint, _Fields) -> erlang:nif_error(nif_not_loaded).
 clock_ns() -> erlang:nif_error(nif_not_loaded).
 sinks_nif() -> erlang:nif_error(nif_not_loaded).
 '$shared_state'() -> erlang:nif_error(nif_not_loaded).
+%% @private Whether a sink listens to a user probe (kind s1, i4s4, or n
+%% and its label); then each kind's probe (beamtrace_probes).
+-spec user_probe_wanted(s1 | i4s4 | n, term()) -> boolean().
 user_probe_wanted(_Kind, _Label) -> erlang:nif_error(nif_not_loaded).
+-spec user_trace_s1_nif(term(), term()) -> boolean().
 user_trace_s1_nif(_Tag, _Message) -> erlang:nif_error(nif_not_loaded).
+-spec user_trace_i4s4_nif(_, _, _, _, _, _, _, _, _) -> boolean().
 user_trace_i4s4_nif(_Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) ->
     erlang:nif_error(nif_not_loaded).
+-spec user_trace_n_nif(_, _, _, _, _, _, _, _, _, _) -> boolean().
 user_trace_n_nif(_Label, _Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) ->
     erlang:nif_error(nif_not_loaded).
 %% @private A trigger decided outside the tracer (a system monitor report,

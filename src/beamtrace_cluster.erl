@@ -460,9 +460,9 @@ steps(Coord, Node, #{out := Out} = Opts, R0, #{epoch := Epoch}) ->
         %% A streamed trace gets the controller's clock now: no one can
         %% rewrite the relayd's copy afterwards.
         Streamed = is_map_key(relayd, trace_opts(Opts)),
-        StreamsOnly = beamtrace_record:streams_only(Opts),
+        StreamsOnly = beamtrace_record_session:streams_only(Opts),
         R = case Streamed of
-                true -> beamtrace_record:with_trace_opts(R0, #{clock => clock_opt(Epoch, Before)});
+                true -> beamtrace_record_session:with_trace_opts(R0, #{clock => clock_opt(Epoch, Before)});
                 false -> R0
             end,
         Coord ! {?MODULE, self(), ready},
@@ -472,15 +472,15 @@ steps(Coord, Node, #{out := Out} = Opts, R0, #{epoch := Epoch}) ->
             {'EXIT', Coord, CoordGone} -> exit(CoordGone);
             {stdin, _} -> throw({fail, 130, "interrupted (Ctrl-C) before recording"})
         end,
-        {R1, T0} = beamtrace_record:start_trace(R),
+        {R1, T0} = beamtrace_record_session:start_trace(R),
         Coord ! {?MODULE, self(), started},
-        Result = beamtrace_record:wait(R1, T0),
+        Result = beamtrace_record_session:wait(R1, T0),
         Stopped = erlang:monotonic_time(millisecond),
         put(trace_stats, stats(Result)),
         %% The clock again while the agent is there (the trace has stopped);
         %% a failure here only loses the drift correction.
         After = try clock(Node, R1) catch throw:_ -> undefined end,
-        R2 = beamtrace_record:collect(R1, Result),
+        R2 = beamtrace_record_session:collect(R1, Result),
         Estimate = case StreamsOnly of
                        true -> (beamtrace_clock:combine(Before, undefined))#{reference => node()};
                        false -> (beamtrace_clock:combine(Before, After))#{reference => node()}
@@ -496,7 +496,7 @@ steps(Coord, Node, #{out := Out} = Opts, R0, #{epoch := Epoch}) ->
                                abs(maps:get(offset_ns, Estimate)), maps:get(error_ns, Estimate)]),
         Summary = get(result_line),
         Ms = erlang:monotonic_time(millisecond) - Stopped,
-        beamtrace_record:finish(R2),
+        beamtrace_record_cleanup:finish(R2),
         beamtrace_record:note("~s: ~s", [Node, Summary]),
         Dir = case StreamsOnly of
                   true -> undefined;
@@ -507,11 +507,11 @@ steps(Coord, Node, #{out := Out} = Opts, R0, #{epoch := Epoch}) ->
         ok
     catch
         throw:{fail, _, _} = F ->
-            beamtrace_record:abandon(F);
+            beamtrace_record_cleanup:abandon(F);
         Class:Why:Stack ->
             %% A defect here: everything on the node still goes, and the
             %% node's line says what happened.
-            beamtrace_record:abandon({fail, 1, io_lib:format("recording ~s failed, please report "
+            beamtrace_record_cleanup:abandon({fail, 1, io_lib:format("recording ~s failed, please report "
                                                              "it: ~0p:~0P ~0P",
                                                              [Node, Class, Why, 20, Stack, 20])})
     end.
@@ -548,7 +548,7 @@ clock(Node, R) ->
 %% The command's workers connect with the cookie; from a shell, the node's
 %% own connections (a hidden one when not connected yet).
 connect(Node, Opts, #{cookie := Cookie}) ->
-    beamtrace_record:connect(Node, Cookie, Opts);
+    beamtrace_record_connect:connect(Node, Cookie, Opts);
 connect(Node, _Opts, #{}) when Node =:= node() ->
     ok;
 connect(Node, _Opts, #{}) ->

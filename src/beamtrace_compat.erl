@@ -1,8 +1,8 @@
 %% @doc Can beamtrace load on a node? The verdicts `beamtrace record' gives
 %% before shipping anything, on what the target said (its OTP release, NIF
 %% API, system architecture, word size, OS) and on its C library
-%% (beamtrace_remote:libc/0, run there), against the ELF of the NIF library
-%% to ship (beamtrace_remote:elf_file/1). Pure functions: each answers ok or
+%% (beamtrace_elf:libc/0, run there), against the ELF of the NIF library
+%% to ship (beamtrace_elf:elf_file/1). Pure functions: each answers ok or
 %% {error, Text}, Text saying what does not fit and how to get a build that
 %% does.
 -module(beamtrace_compat).
@@ -34,7 +34,7 @@ check_facts(F, Elf) ->
                 M when M =/= unknown, M =/= Machine ->
                     {error, io_lib:format("it runs on ~s (~s); the NIF library here is built for "
                                           "~s: build beamtrace on an ~s host",
-                                          [Cpu, Arch, beamtrace_remote:machine_name(Machine), Cpu])};
+                                          [Cpu, Arch, beamtrace_elf:machine_name(Machine), Cpu])};
                 _ ->
                     case {to_int(maps:get(wordsize, F)) * 8, maps:get(class, Elf)} of
                         {Same, Same} -> ok;
@@ -48,7 +48,7 @@ check_facts_os(F, _Elf) ->
     {error, io_lib:format("it runs on ~0p; beamtrace's NIF library is built for Linux",
                           [maps:get(os, F)])}.
 
-%% @doc ok, or {error, Text}: do the target's C library (beamtrace_remote:
+%% @doc ok, or {error, Text}: do the target's C library (beamtrace_elf:
 %% libc/0's map) and the NIF library (elf/1's map) fit?
 -spec check_libc(map(), map()) -> ok | {error, iodata()} | {unknown, term()}.
 check_libc(#{libc := musl, path := P}, _Elf) ->
@@ -62,8 +62,8 @@ check_libc(#{libc := glibc, elf := #{machine := LM, verdef := Defs}}, Elf) ->
     if
         LM =/= Ours ->
             {error, io_lib:format("its C library is built for ~s; the NIF library here for ~s",
-                                  [beamtrace_remote:machine_name(LM),
-                                   beamtrace_remote:machine_name(Ours)])};
+                                  [beamtrace_elf:machine_name(LM),
+                                   beamtrace_elf:machine_name(Ours)])};
         Missing =/= [] ->
             Has = newest_glibc(Defs),
             {error, io_lib:format("the NIF library needs ~s of glibc; the node's glibc provides "

@@ -164,7 +164,7 @@ text_trigger(S, Orig) ->
     end.
 
 call_trigger(MfaText, BoundText) ->
-    case {beamtrace_trace:parse(MfaText), duration_ns(BoundText)} of
+    case {beamtrace_trace_spec:parse(MfaText), duration_ns(BoundText)} of
         {{ok, #{calls := [{M, F, A, _, _}]}}, {ok, Ns}} -> {ok, {call, {M, F, A}, Ns}};
         {{ok, _}, {ok, _}} -> {error, "expected Module:Function/Arity>Bound"};
         {{error, {badspec, _, Why}}, _} -> {error, Why};

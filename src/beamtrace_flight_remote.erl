@@ -84,7 +84,7 @@ stop(T, Opts) ->
                        end,
     [remove_dir(T, D) || #{dir := D} <- Flights, D =/= AgentDir],
     %% The agent's own check: modules gone, no flag, pattern or session.
-    beamtrace_record:verify(T, Mods, case AgentDir of
+    beamtrace_record_cleanup:verify(T, Mods, case AgentDir of
                                          undefined -> undefined;
                                          _ -> unicode:characters_to_list(AgentDir)
                                      end),

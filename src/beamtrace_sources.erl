@@ -67,12 +67,18 @@
 %% someone else turned it on). If the keeper dies first, the helper undoes
 %% and exits. The helper also exits when its session stops by itself (a
 %% cap). Events are stamped when the helper records them, after the VM
-%% reported them (the figures are the VM's).
+%% reported them (the figures are the VM's). What the helper does with the
+%% system monitor's reports is beamtrace_sources_monitor's, the samples
+%% beamtrace_sources_samples', the file and ETS operations
+%% beamtrace_sources_io's.
 -module(beamtrace_sources).
 
 -export([validate/1, start/3, stop/1, helpers/1]).
 %% The processes.
 -export([keeper/1, helper/4]).
+
+-import(beamtrace_sources_monitor, [monitor_list/1, merge/2, wanted/3, forward/4, report/4]).
+-import(beamtrace_sources_samples, [sample/2, scheduler_times/0]).
 
 -export_type([options/0]).
 
@@ -357,61 +363,6 @@ setup_monitor(M, #{keeper := Keeper} = St) ->
             end
     end.
 
-monitor_list(M) ->
-    [case {K, V} of
-         {_, true} -> K;
-         _ -> {K, V}
-     end || {K, V} <- lists:sort(maps:to_list(M)), V =/= false].
-
-merge(Ours, undefined) ->
-    {ok, Ours};
-merge(Ours, {Pid, PrevOpts}) ->
-    case is_helper(Pid) of
-        true ->
-            {error, {system_monitor, {in_use, Pid}}};
-        false ->
-            LmqOurs = lists:keyfind(long_message_queue, 1, Ours),
-            LmqPrev = lists:keyfind(long_message_queue, 1, PrevOpts),
-            case LmqOurs =/= false andalso LmqPrev =/= false andalso LmqOurs =/= LmqPrev of
-                true -> {error, {system_monitor, {conflict, long_message_queue}}};
-                false -> {ok, union(Ours, PrevOpts)}
-            end
-    end.
-
-union(A, B) ->
-    Flags = lists:usort([F || F <- A ++ B, is_atom(F)]),
-    Keys = lists:usort([K || {K, _} <- A ++ B]),
-    Flags ++ [{K, combine(K, [V || {K1, V} <- A ++ B, K1 =:= K])} || K <- Keys].
-
-combine(long_message_queue, [V | _]) -> V;
-combine(_, Vs) -> lists:min(Vs).
-
-is_helper(Pid) ->
-    lists:any(fun(#{helper := H}) -> H =:= Pid end,
-              beamtrace_registry:values(sources)).
-
-%% Whether a monitor message meets the settings `Opts' (an erlang:
-%% system_monitor/2 option list).
-wanted(long_gc, Info, Opts) -> over(long_gc, get(timeout, Info), Opts);
-wanted(long_schedule, Info, Opts) -> over(long_schedule, get(timeout, Info), Opts);
-wanted(large_heap, Info, Opts) ->
-    over(large_heap, get(heap_block_size, Info) + get(old_heap_block_size, Info)
-         + get(mbuf_size, Info), Opts);
-wanted(Kind, _Info, Opts) -> lists:member(Kind, Opts) orelse lists:keymember(Kind, 1, Opts).
-
-over(Key, Value, Opts) ->
-    case lists:keyfind(Key, 1, Opts) of
-        {Key, Threshold} -> Value >= Threshold;
-        false -> false
-    end.
-
-get(Key, Info) when is_list(Info) ->
-    case lists:keyfind(Key, 1, Info) of
-        {Key, V} when is_integer(V) -> V;
-        _ -> 0
-    end;
-get(_, _) -> 0.
-
 loop(#{session := S, keeper := Keeper, keeper_mon := KMon} = St) ->
     receive
         {monitor, Who, Kind, Info} = Msg ->
@@ -534,171 +485,3 @@ drain_io(Ref, S, Io, Deadline) ->
     after max(0, Deadline - erlang:monotonic_time(millisecond)) ->
         ok
     end.
-
-%% Every message the previous monitor's own settings asked for, unchanged.
-forward(Msg, Kind, Info, #{prev := {Pid, Opts}}) ->
-    _ = wanted(Kind, Info, Opts) andalso (Pid ! Msg),
-    ok;
-forward(_, _, _, _) ->
-    ok.
-
-%% A report: its event, then the flight recorder's trigger if the session
-%% has one for it (the NIF compares with the trigger's bound; false for a
-%% session without).
-report(S, Who, Kind, Info) ->
-    monitor_event(S, Who, Kind, Info),
-    offer(S, Who, Kind, Info).
-
-offer(S, Who, long_gc, Info) ->
-    beamtrace:flight_offer_nif(S, long_gc, get(timeout, Info), Who, location(Who));
-offer(S, Who, long_schedule, Info) ->
-    beamtrace:flight_offer_nif(S, long_schedule, get(timeout, Info), Who, where(in, Info));
-offer(S, Who, large_heap, Info) ->
-    Words = get(heap_block_size, Info) + get(old_heap_block_size, Info) + get(mbuf_size, Info),
-    beamtrace:flight_offer_nif(S, large_heap, Words, Who, location(Who));
-offer(S, Who, Busy, Port) when Busy =:= busy_port; Busy =:= busy_dist_port ->
-    beamtrace:flight_offer_nif(S, Busy, 1, Who, name(Port));
-offer(S, Who, long_message_queue, true) ->
-    Len = case is_pid(Who) andalso erlang:process_info(Who, message_queue_len) of
-              {message_queue_len, L} -> L;
-              _ -> 0
-          end,
-    beamtrace:flight_offer_nif(S, long_message_queue, Len, Who, location(Who));
-offer(_, _, _, _) ->
-    false.
-
-monitor_event(S, Who, Kind, Info) when Kind =:= long_gc; Kind =:= large_heap ->
-    Figures = [get(K, Info) || K <- [heap_size, heap_block_size, old_heap_size,
-                                      old_heap_block_size, stack_size, mbuf_size]],
-    Timeout = case Kind of long_gc -> [get(timeout, Info)]; large_heap -> [] end,
-    beamtrace:emit_nif(S, Kind, [Who, name(Who)] ++ Timeout ++ Figures ++ [location(Who)]);
-monitor_event(S, Who, long_schedule, Info) ->
-    beamtrace:emit_nif(S, long_schedule, [Who, name(Who), get(timeout, Info),
-                                          where(in, Info), where(out, Info)]);
-monitor_event(S, Who, busy_port, Port) ->
-    beamtrace:emit_nif(S, busy_port, [Who, name(Who), Port, name(Port)]);
-monitor_event(S, Who, busy_dist_port, Port) ->
-    Remote = case [N || {N, P} <- erlang:system_info(dist_ctrl), P =:= Port] of
-                 [N | _] -> atom_to_binary(N, utf8);
-                 [] -> undefined
-             end,
-    beamtrace:emit_nif(S, busy_dist_port, [atom_to_binary(node(), utf8), Who, name(Who), Port, Remote]);
-monitor_event(S, Who, long_message_queue, Long) ->
-    Len = case is_pid(Who) andalso erlang:process_info(Who, message_queue_len) of
-              {message_queue_len, L} -> L;
-              _ -> 0
-          end,
-    beamtrace:emit_nif(S, long_message_queue, [Who, name(Who), Long, Len]);
-monitor_event(_, _, _, _) ->
-    false.
-
-where(Key, Info) ->
-    case lists:keyfind(Key, 1, Info) of
-        {Key, {M, F, A}} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
-        {Key, Atom} when is_atom(Atom) -> Atom;
-        _ -> undefined
-    end.
-
-name(Pid) when is_pid(Pid) ->
-    case erlang:process_info(Pid, registered_name) of
-        {registered_name, Name} -> Name;
-        _ -> undefined
-    end;
-name(Port) when is_port(Port) ->
-    case erlang:port_info(Port, registered_name) of
-        {registered_name, Name} -> Name;
-        _ ->
-            case erlang:port_info(Port, name) of
-                {name, Command} -> unicode:characters_to_binary(Command);
-                _ -> undefined
-            end
-    end;
-name(_) ->
-    undefined.
-
-location(Pid) when is_pid(Pid) ->
-    case erlang:process_info(Pid, current_function) of
-        {current_function, {M, F, A}} -> {M, F, A};
-        %% undefined while the VM has it between functions (the helper, at
-        %% high priority, can ask right as a collection ends): its stack's
-        %% top then says where it is.
-        {current_function, undefined} ->
-            case erlang:process_info(Pid, current_stacktrace) of
-                {current_stacktrace, [{M, F, A, _} | _]} when is_integer(A) -> {M, F, A};
-                {current_stacktrace, [{M, F, Args, _} | _]} -> {M, F, length(Args)};
-                _ -> undefined
-            end;
-        _ -> undefined
-    end;
-location(_) ->
-    undefined.
-
-%%% Samples
-
-sample(schedulers, #{session := S, swt := Prev} = St) ->
-    Now = scheduler_times(),
-    Deltas = [{Id, A1 - A0, T1 - T0} || {{Id, A1, T1}, {Id, A0, T0}} <- lists:zip(Now, Prev)],
-    _ = [counter(S, scheduler_utilization, Name, ppm(A, T), ppm)
-         || {Name, A, T} <- scheduler_names(Deltas)],
-    {As, Ts} = lists:foldl(fun({_, A, T}, {SA, ST}) -> {SA + A, ST + T} end, {0, 0}, Deltas),
-    counter(S, scheduler_utilization, total, ppm(As, Ts), ppm),
-    St#{swt => Now};
-sample(run_queues, #{session := S} = St) ->
-    Lengths = statistics(run_queue_lengths_all),
-    Normal = erlang:system_info(schedulers),
-    {Ns, Dirty} = lists:split(min(Normal, length(Lengths)), Lengths),
-    _ = [counter(S, run_queue, integer_to_binary(I), L, count)
-         || {I, L} <- lists:zip(lists:seq(1, length(Ns)), Ns)],
-    _ = [counter(S, run_queue, Name, L, count)
-         || {Name, L} <- lists:zip(lists:sublist([dirty_cpu, dirty_io], length(Dirty)), Dirty)],
-    St;
-sample(memory, #{session := S} = St) ->
-    _ = [counter(S, memory, K, V, bytes) || {K, V} <- erlang:memory()],
-    St;
-sample(message_queues, #{session := S, samples := #{message_queues := {_, N}}, top := Top0} = St) ->
-    %% A walk over every process: at normal priority, so that on a node of
-    %% 100,000 processes it takes turns with the node's work instead of
-    %% holding a scheduler ahead of all of it.
-    High = process_flag(priority, normal),
-    Lens = [{L, P} || P <- erlang:processes(), P =/= self(),
-                      {message_queue_len, L} <- [erlang:process_info(P, message_queue_len)],
-                      L > 0],
-    _ = process_flag(priority, High),
-    Top = lists:sublist(lists:reverse(lists:sort(Lens)), N),
-    Shown = [{P, queue_instance(P)} || {_, P} <- Top],
-    _ = [counter(S, message_queue, I, L, messages) || {{L, _}, {_, I}} <- lists:zip(Top, Shown)],
-    %% A process that left the top: its track falls to 0 once.
-    _ = [counter(S, message_queue, I, 0, messages)
-         || {P, I} <- Top0, not lists:keymember(P, 1, Shown)],
-    St#{top => Shown}.
-
-scheduler_times() ->
-    case statistics(scheduler_wall_time_all) of
-        undefined -> [];
-        List -> lists:sort(List)
-    end.
-
-%% Scheduler ids 1..N are normal, then dirty CPU, then dirty I/O.
-scheduler_names(Deltas) ->
-    Normal = erlang:system_info(schedulers),
-    DirtyCpu = erlang:system_info(dirty_cpu_schedulers),
-    [{if Id =< Normal -> integer_to_binary(Id);
-         Id =< Normal + DirtyCpu -> <<"dirty_cpu ", (integer_to_binary(Id - Normal))/binary>>;
-         true -> <<"dirty_io ", (integer_to_binary(Id - Normal - DirtyCpu))/binary>>
-      end, A, T} || {Id, A, T} <- Deltas].
-
-ppm(_, 0) -> 0;
-ppm(Active, Total) -> Active * 1000000 div Total.
-
-queue_instance(P) ->
-    Pid = list_to_binary(pid_to_list(P)),
-    case name(P) of
-        undefined -> Pid;
-        Name -> <<Pid/binary, " ", (atom_to_binary(Name, utf8))/binary>>
-    end.
-
-counter(S, Counter, Instance, Value, Unit) ->
-    beamtrace:emit_nif(S, counter, [atom_to_binary(Counter, utf8), text(Instance), Value, Unit]).
-
-text(A) when is_atom(A) -> atom_to_binary(A, utf8);
-text(B) -> B.

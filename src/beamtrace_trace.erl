@@ -22,7 +22,7 @@
 %% exit. The duration is the controller's so that the flags go before the
 %% session stops: a trace that simply ran its course has no event cut at
 %% its end (a cap tripping cuts, and counts what it cut as discarded). The
-%% session's own duration cap is set ?BACKSTOP_MS later, as a backstop. Stopping closes the handle first (every flag
+%% session's own duration cap is set later (beamtrace_trace_options), as a backstop. Stopping closes the handle first (every flag
 %% and pattern gone), then stops the session (every buffer written) and
 %% answers with the session's figures and why it stopped.
 %%
@@ -43,10 +43,15 @@
 %% beamtrace:sessions/0 until collected.
 -module(beamtrace_trace).
 
--export([trace/2, trace_async/2, stop/1, info/1, snapshot/1, parse/1, monitor/1]).
+-export([trace/2, trace_async/2, stop/1, info/1, snapshot/1, monitor/1]).
 -export([await_start/3]).
 %% The controller process.
 -export([init/3]).
+
+%% The spec is parsed by beamtrace_trace_spec (parse/1), the options
+%% checked by beamtrace_trace_options.
+-import(beamtrace_trace_spec, [parse_for/2]).
+-import(beamtrace_trace_options, [options/1, resolve_procs/1, resolve_exclude/1]).
 
 -export_type([spec/0, options/0, trace/0, result/0]).
 
@@ -63,29 +68,12 @@
                      nodes => [node()], atom() => term()}.
 -type result() :: {ok, map()} | {error, term()}.
 
-%% trace/2's own options; every other key is a beamtrace:start/1 option
-%% (links is both: the recorder's, and the 'receive' pattern set here).
-%% '$own': beamtrace's own processes besides the controller, as {Pid,
-%% Role} (beamtrace record's agent): excluded as `exclude' is, and named
-%% as beamtrace's in the trace (beamtrace_statedump:own/2).
--define(OWN, [procs, return_to, owner, backend, exclude, '$own']).
 %% The 'receive' pattern links need: OTP's head is [Node, Sender, Message];
 %% the result reaches the tracer as match_spec_result: the sender when it
 %% is on this node (OTP gives no remote sender), else its node. Immediates
 %% both: no term is built per message.
 -define(LINKS_RECV_MS, [{['$1', '$2', '_'], [{'==', '$1', {node}}], [{message, '$2'}]},
                         {['$1', '_', '_'], [], [{message, '$1'}]}]).
-%% The recorder options trace/2 sets itself.
--define(RESERVED, [notify, default]).
--define(DEFAULT_DURATION_MS, 15000).
-%% events/s: what a node on a 2-core machine records with no loss is 250k
-%% to 330k events/s, each costing it 2 to 3 us (bench/flight.sh, a loaded
-%% machine); 100k events/s keeps tracing near a tenth of such a machine.
-%% Past it a trace stops (or samples: on_max_rate), and its result says so.
--define(DEFAULT_MAX_RATE, 100000).
-%% The recorder's own duration cap, past the controller's timer.
--define(BACKSTOP_MS, 5000).
--define(KINDS, [procs, send, 'receive', running, garbage_collection, ports, call]).
 
 %%% API
 
@@ -168,280 +156,6 @@ snapshot(_) ->
 -spec monitor(trace()) -> reference().
 monitor(T) ->
     erlang:monitor(process, T).
-
-%%% Spec parsing
-
-%% An empty spec traces nothing, which is fine when a session source
-%% (system_monitor, samples, ...) is what the caller wants recorded.
-parse_for(Spec, Opts) ->
-    case {parse(Spec), is_map(Opts) andalso has_source(Opts)} of
-        {{error, {badspec, [], _}}, true} -> {ok, #{calls => [], kinds => []}};
-        {Parsed, _} -> Parsed
-    end.
-
-has_source(Opts) ->
-    lists:any(fun(K) -> not lists:member(maps:get(K, Opts, false), [false, #{}, []]) end,
-              [system_monitor, samples, distribution, file_io, ets]).
-
-%% @doc Parses a spec: `{ok, #{calls => [{M, F, A, Return, Text}], kinds =>
-%% [Kind]}}' or `{error, {badspec, Item, Why}}'.
--spec parse(spec()) -> {ok, map()} | {error, term()}.
-parse(Spec) ->
-    Items = case Spec of
-                [] -> [];
-                _ when is_list(Spec) ->
-                    case io_lib:printable_unicode_list(Spec) of
-                        true -> [Spec];
-                        false -> Spec
-                    end;
-                _ -> [Spec]
-            end,
-    parse_items(Items, [], []).
-
-parse_items([], [], []) ->
-    {error, {badspec, [], "nothing to trace: give a call spec such as \"my_mod:handle_call/3\" "
-                          "or an event kind (procs, send, 'receive', running, "
-                          "garbage_collection, ports)"}};
-parse_items([], Calls, Kinds) ->
-    {ok, #{calls => lists:reverse(Calls), kinds => lists:usort(Kinds)}};
-parse_items([Kind | Rest], Calls, Kinds) when is_atom(Kind) ->
-    case lists:member(Kind, ?KINDS) of
-        true -> parse_items(Rest, Calls, [Kind | Kinds]);
-        false -> {error, {badspec, Kind, "unknown event kind (procs, send, 'receive', running, "
-                                         "garbage_collection, ports, call)"}}
-    end;
-parse_items([Item | Rest], Calls, Kinds) ->
-    case parse_call(Item) of
-        {ok, Call} -> parse_items(Rest, [Call | Calls], Kinds);
-        {error, Why} -> {error, {badspec, Item, Why}}
-    end;
-parse_items(Other, _, _) ->
-    {error, {badspec, Other, "not a list"}}.
-
-parse_call({M, F, A}) ->
-    parse_call({M, F, A, call});
-parse_call({M, F, A, Action} = T) when is_atom(M), is_atom(F) ->
-    Text = lists:flatten(io_lib:format("~p", [T])),
-    case check_mfa(M, F, A) of
-        ok when Action =:= return -> {ok, {M, F, A, true, Text}};
-        ok when Action =:= call -> {ok, {M, F, A, false, Text}};
-        ok -> {error, "the fourth element may only be return"};
-        Error -> Error
-    end;
-parse_call(Bin) when is_binary(Bin) ->
-    case unicode:characters_to_list(Bin) of
-        L when is_list(L) -> parse_call(L);
-        _ -> {error, "not UTF-8"}
-    end;
-parse_call(S) when is_list(S) ->
-    case io_lib:printable_unicode_list(S) of
-        false -> {error, "not a string, an MFA tuple or an event kind"};
-        true -> parse_call_text(S)
-    end;
-parse_call(_) ->
-    {error, "not a string, an MFA tuple or an event kind"}.
-
-parse_call_text(S) ->
-    {MfaText, Action} = case string:split(S, "->") of
-                            [Mfa, Act] -> {Mfa, string:trim(Act)};
-                            [Mfa] -> {Mfa, none}
-                        end,
-    case {parse_mfa(string:trim(MfaText)), Action} of
-        {{ok, {M, F, A}}, none} -> {ok, {M, F, A, false, S}};
-        {{ok, {M, F, A}}, "return"} -> {ok, {M, F, A, true, S}};
-        {{ok, _}, Other} ->
-            {error, "unknown action \"" ++ Other ++ "\" after '->' (only \"return\"; "
-                    "for timing without return_trace, see the return_to option)"};
-        {Error, _} -> Error
-    end.
-
-%% "m", "m:f", "m:f/3", "m:f/_", "m:'_'/2", quoted atoms anywhere; or
-%% Elixir's spelling (elixir/1).
-parse_mfa([C | _] = S) when C >= $A, C =< $Z; C =:= $: ->
-    elixir(S);
-parse_mfa(S) ->
-    case atom_text(S) of
-        {ok, M, ""} -> mfa(M, '_', '_');
-        {ok, M, ":" ++ R1} ->
-            case atom_text(R1) of
-                {ok, F, ""} -> mfa(M, F, '_');
-                {ok, F, "/" ++ R2} -> arity(M, F, string:trim(R2));
-                {ok, _, _} -> {error, "expected module:function/arity"};
-                Error -> Error
-            end;
-        {ok, _, _} -> {error, "expected module:function/arity"};
-        Error -> Error
-    end.
-
-arity(M, F, A) when A =:= "_"; A =:= "'_'" ->
-    mfa(M, F, '_');
-arity(M, F, A) ->
-    case string:to_integer(A) of
-        {N, ""} when N >= 0, N =< 255 -> mfa(M, F, N);
-        _ -> {error, "the arity must be an integer 0..255 or _"}
-    end.
-
-mfa(M, F, A) ->
-    case check_mfa(M, F, A) of
-        ok -> {ok, {M, F, A}};
-        Error -> Error
-    end.
-
-check_mfa('_', _, _) ->
-    {error, "a module is needed (tracing every module is a tsunami)"};
-check_mfa(M, F, A) when is_atom(M), is_atom(F),
-                        (A =:= '_' orelse (is_integer(A) andalso A >= 0 andalso A =< 255)) ->
-    ok;
-check_mfa(_, _, _) ->
-    {error, "expected {Module, Function, Arity}, '_' allowed for Function and Arity"}.
-
-%% Elixir's spelling: "MyApp.Worker.run/1", "MyApp.Worker.run" (any
-%% arity), "MyApp.Worker" (every function), "MyApp.Worker.valid?/1"; an
-%% Erlang module as Elixir writes it, ":ets.lookup/2". Module segments are
-%% capitalised, the function is the last segment when it is not.
-elixir(S) ->
-    {Path, Arity} = case string:split(S, "/", trailing) of
-                        [P, A] -> {P, {arity, string:trim(A)}};
-                        [P] -> {P, any}
-                    end,
-    {Mod, Fun} =
-        case Path of
-            ":" ++ Erl ->
-                case string:split(Erl, ".") of
-                    [M, F] when M =/= "", F =/= "" -> {{ok, list_to_atom(M)}, {ok, list_to_atom(F)}};
-                    [M] when M =/= "" -> {{ok, list_to_atom(M)}, none};
-                    _ -> {error, error}
-                end;
-            _ ->
-                Segs = string:split(Path, ".", all),
-                {Mods, Funs} = lists:splitwith(fun([C | _]) -> C >= $A andalso C =< $Z;
-                                                  ([]) -> false
-                                               end, Segs),
-                case {Mods, Funs} of
-                    {[_ | _], []} -> {{ok, elixir_module(Mods)}, none};
-                    {[_ | _], [F]} when F =/= "" -> {{ok, elixir_module(Mods)}, {ok, list_to_atom(F)}};
-                    _ -> {error, error}
-                end
-        end,
-    case {Mod, Fun, Arity} of
-        {{ok, M1}, none, any} -> mfa(M1, '_', '_');
-        {{ok, M1}, {ok, F1}, any} -> mfa(M1, F1, '_');
-        {{ok, M1}, {ok, F1}, {arity, A1}} -> arity(M1, F1, A1);
-        _ -> {error, "expected Module.function/arity in Elixir's spelling (MyApp.Worker.run/1, "
-                     ":ets.lookup/2) or module:function/arity"}
-    end.
-
-elixir_module(Segs) ->
-    list_to_atom(lists:flatten(["Elixir." | lists:join(".", Segs)])).
-
-%% A quoted atom ('...' with \ escapes) or a run of characters up to ':',
-%% '/' or white space; "_" is the wildcard.
-atom_text([$' | R]) ->
-    quoted(R, []);
-atom_text(S) ->
-    {Name, Rest} = lists:splitwith(fun(C) -> not lists:member(C, ":/ \t") end, S),
-    case Name of
-        "" -> {error, "expected module:function/arity"};
-        "_" -> {ok, '_', string:trim(Rest, leading)};
-        _ -> {ok, list_to_atom(Name), string:trim(Rest, leading)}
-    end.
-
-quoted([$\\, C | R], Acc) -> quoted(R, [C | Acc]);
-quoted([$' | R], Acc) -> {ok, list_to_atom(lists:reverse(Acc)), string:trim(R, leading)};
-quoted([C | R], Acc) -> quoted(R, [C | Acc]);
-quoted([], _) -> {error, "unterminated quoted atom"}.
-
-%%% Options
-
-%% {ok, Own, RecorderOptions} or {error, {badopt, Key}}.
-options(Opts) when is_list(Opts) ->
-    try maps:from_list(Opts) of
-        Map -> options(Map)
-    catch error:_ -> {error, {badopt, Opts}}
-    end;
-options(Opts) when is_map(Opts) ->
-    Own = maps:with(?OWN, Opts),
-    Rec = maps:without(?OWN, Opts),
-    case [K || K <- maps:keys(Rec), lists:member(K, ?RESERVED)] of
-        [K | _] -> {error, {badopt, K}};
-        [] ->
-            Duration = maps:get(duration, Rec, ?DEFAULT_DURATION_MS),
-            Backstop = case Duration of
-                           D when is_integer(D), D > 0 -> D + ?BACKSTOP_MS;
-                           D -> D    %% infinity, or a bad value start/1 refuses
-                       end,
-            check_own(maps:merge(#{procs => all, return_to => false, owner => self(),
-                                   backend => auto, exclude => [], '$own' => []},
-                                 Own#{duration => Duration}),
-                      maps:merge(rec_defaults(Rec), Rec#{duration => Backstop}))
-    end;
-options(_) ->
-    {error, {badopt, options}}.
-
-%% The caps count whole packets (buffer_size / subbuffers bytes, per
-%% thread): the packet that would cross max_events or max_bytes is left out.
-%% With a cap, smaller packets (64 KiB at the default 4 MiB) keep the trace
-%% close to it.
-rec_defaults(Rec) ->
-    Capped = is_map_key(max_events, Rec) orelse is_map_key(max_bytes, Rec),
-    Sized = is_map_key(buffer_size, Rec) orelse is_map_key(subbuffers, Rec),
-    Packets = case Capped andalso not Sized of
-                  true -> #{subbuffers => 64};
-                  false -> #{}
-              end,
-    Packets#{max_rate => ?DEFAULT_MAX_RATE}.
-
-check_own(#{return_to := R}, _) when not is_boolean(R) -> {error, {badopt, return_to}};
-check_own(#{owner := O}, _) when not is_pid(O) -> {error, {badopt, owner}};
-check_own(#{backend := B}, _) when B =/= auto, B =/= session, B =/= legacy ->
-    {error, {badopt, backend}};
-check_own(#{duration := D}, _) when D =/= infinity, not (is_integer(D) andalso D > 0) ->
-    {error, {badopt, duration}};
-check_own(#{exclude := X}, _) when not is_list(X) -> {error, {badopt, exclude}};
-%% options/1 merged the defaults in: every key is there.
-check_own(#{'$own' := O}, _) when not is_list(O) -> {error, {badopt, '$own'}};
-check_own(#{exclude := X, '$own' := O} = Own, Rec) ->
-    case lists:all(fun(P) -> is_pid(P) orelse is_atom(P) end, X) andalso
-        lists:all(fun({P, R}) -> is_pid(P) andalso is_atom(R); (_) -> false end, O) of
-        true -> {ok, Own, Rec};
-        false -> {error, {badopt, exclude}}
-    end.
-
-%% The processes `exclude' names: pids, and registered names resolved now.
-resolve_exclude(X) ->
-    resolve_exclude(X, []).
-
-resolve_exclude([], Acc) ->
-    {ok, lists:usort(Acc)};
-resolve_exclude([P | Rest], Acc) when is_pid(P) ->
-    resolve_exclude(Rest, [P | Acc]);
-resolve_exclude([Name | Rest], Acc) ->
-    case whereis(Name) of
-        P when is_pid(P) -> resolve_exclude(Rest, [P | Acc]);
-        _ -> {error, {no_process, Name}}
-    end.
-
-%% The processes to set flags on: [all | new | existing | pid()].
-resolve_procs(P) when P =:= all; P =:= new; P =:= existing -> {ok, [P]};
-resolve_procs(P) when is_pid(P); is_atom(P) -> resolve_procs([P]);
-resolve_procs(L) when is_list(L), L =/= [] -> resolve_list(L, []);
-resolve_procs(_) -> {error, {badopt, procs}}.
-
-resolve_list([], Acc) ->
-    {ok, lists:usort(Acc)};
-resolve_list([P | Rest], Acc) when is_pid(P), node(P) =:= node() ->
-    case is_process_alive(P) of
-        true -> resolve_list(Rest, [P | Acc]);
-        false -> {error, {no_process, P}}
-    end;
-resolve_list([Name | Rest], Acc) when is_atom(Name), Name =/= all, Name =/= new,
-                                      Name =/= existing ->
-    case whereis(Name) of
-        P when is_pid(P) -> resolve_list(Rest, [P | Acc]);
-        _ -> {error, {no_process, Name}}
-    end;
-resolve_list(_, _) ->
-    {error, {badopt, procs}}.
 
 %%% Starting
 

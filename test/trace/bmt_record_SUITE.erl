@@ -32,8 +32,10 @@
 
 -define(WORK, "bmt_trace_target:work/1").
 -define(MODS, [beamtrace, beamtrace_label, beamtrace_registry, beamtrace_tracing, beamtrace_trace,
-               beamtrace_remote, beamtrace_statedump, beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
-               beamtrace_flight_agent]).
+               beamtrace_trace_spec, beamtrace_trace_options,
+               beamtrace_elf, beamtrace_remote, beamtrace_statedump, beamtrace_sources, beamtrace_sources_io, beamtrace_flight,
+               beamtrace_flight_agent, beamtrace_sessions, beamtrace_probes, beamtrace_tags,
+               beamtrace_sources_monitor, beamtrace_sources_samples]).
 
 %%% Common Test
 

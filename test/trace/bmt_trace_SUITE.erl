@@ -135,14 +135,14 @@ spec_parse_test(_Config) ->
             {"MyApp.Worker.valid?/2 -> return", [{'Elixir.MyApp.Worker', 'valid?', 2, true}]},
             {":ets.lookup/2", [{ets, lookup, 2, false}]}],
     [begin
-         {ok, #{calls := Calls}} = beamtrace_trace:parse(Spec),
+         {ok, #{calls := Calls}} = beamtrace_trace_spec:parse(Spec),
          assert_eq({parse, Spec}, Expect, [{M, F, A, R} || {M, F, A, R, _} <- Calls])
      end || {Spec, Expect} <- Good],
-    {ok, #{kinds := [procs, 'receive', send]}} = beamtrace_trace:parse([send, procs, 'receive']),
+    {ok, #{kinds := [procs, 'receive', send]}} = beamtrace_trace_spec:parse([send, procs, 'receive']),
     Bad = [[], "", "m:f/x", "m:f/3 -> stack", "_:f/1", "'_'", "m:f:g", "'unterminated",
            "MyApp..x/1", "MyApp.Worker.run/x", ":.f/1", "MyApp.Worker.run.again/1",
            {'_', f, 1}, {m, f, 300}, {m, f, 1, stack}, nosuchkind, [1, 2, 3], 42],
-    [case beamtrace_trace:parse(S) of
+    [case beamtrace_trace_spec:parse(S) of
          {error, {badspec, _, Why}} when is_list(Why) -> ok;
          Other -> fail({bad_spec_accepted, S}, Other)
      end || S <- Bad],
