@@ -217,7 +217,9 @@ const struct bmt_command bmt_cmd_calls = {
         "(inclusive) time, own time (OWN CPU: the part seen on CPU or in GC, never\n"
         "time seen off CPU; OWN WALL when the trace has no scheduling events), and\n"
         "latency\n"
-        "p50/p90/p99/p99.9/max (within 1%), largest total first. Record with\n"
+        "p50/p90/p99/p99.9/max (within 1%), largest total first. With --format json,\n"
+        "each function's waiting time by who ended it (waiting_from: the senders of the\n"
+        "messages that woke it, the top four, the rest in waiting_from_other_ns). Record with\n"
         "erlang:trace_pattern(MFA, [{'_',[],[{return_trace},{exception_trace}]}], [local]).",
     .opts = options, .uses = BMT_USES_ANALYSIS, .size = sizeof(struct calls_opts),
     .run = run,

@@ -371,6 +371,34 @@ static void kinds_json(struct bmt_out *o, const struct bmt_calls *c, const uint6
     bmt_out_str(o, buf);
 }
 
+/* `, "waiting_from": [{"pid": P, "process": NAME, "waiting_ns": N}, ...],
+ * "waiting_from_other_ns": N`: who ended the row's waits (wakers.h), most
+ * first; nothing when no wait's sender is known. */
+static void wakers_json(struct bmt_out *o, const struct bmt_calls *c, const struct bmt_fstat *s)
+{
+    const struct bmt_names *n = &c->cs.scope->names;
+    unsigned order[BMT_WAKERS_MAX];
+    unsigned count = bmt_wakers_order(&s->wakers, order);
+    char buf[80], name[512];
+    if (bmt_wakers_empty(&s->wakers))
+        return;
+    bmt_out_str(o, ", \"waiting_from\": [");
+    for (unsigned i = 0; i < count; i++) {
+        uint32_t pid = s->wakers.pid[order[i]];
+        bmt_out_str(o, i ? ", {\"pid\": " : "{\"pid\": ");
+        bmt_json_string(o, bmt_strtab_str(&n->pids, pid), bmt_strtab_len(&n->pids, pid));
+        bmt_names_name(n, pid, name, sizeof name);
+        bmt_out_str(o, ", \"process\": ");
+        bmt_json_cstr(o, name);
+        snprintf(buf, sizeof buf, ", \"waiting_ns\": %llu}",
+                 (unsigned long long)s->wakers.ns[order[i]]);
+        bmt_out_str(o, buf);
+    }
+    snprintf(buf, sizeof buf, "], \"waiting_from_other_ns\": %llu",
+             (unsigned long long)s->wakers.other_ns);
+    bmt_out_str(o, buf);
+}
+
 static void row_json(struct bmt_out *o, const struct bmt_calls *c, const struct bmt_fstat *s)
 {
     char fn[600], buf[300];
@@ -404,6 +432,7 @@ static void row_json(struct bmt_out *o, const struct bmt_calls *c, const struct 
              bmt_calls_own_is_cpu(c) ? "on_cpu" : "wall", (unsigned long long)own_wall);
     bmt_out_str(o, buf);
     kinds_json(o, c, s->incl);
+    wakers_json(o, c, s);
     for (int k = 0; c->breakdown && k < BMT_K_PREEMPTED; k++) {
         snprintf(buf, sizeof buf, ", \"%s_p50_ns\": %llu, \"%s_p99_ns\": %llu", bmt_kind_names[k],
                  (unsigned long long)bmt_hist_quantile(&s->khist[k], 0.5), bmt_kind_names[k],
