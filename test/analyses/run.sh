@@ -331,6 +331,9 @@ want = "mostly waiting on messages from bmt_an_server (%s), 100%% of the wait" %
 print("# got %r" % got)
 sys.exit(0 if got == want else 1)
 PY
+"$BT" calls --breakdown "$w" >"$w.txt"
+check_cmd "waker (real trace): calls --breakdown says who ended ask/1's waits: 100% from bmt_an_server ($server)" \
+    grep -qE "^ +[0-9.]+ [mu]?s  bmt_an_workload:ask/1  100% from bmt_an_server \($server\)\$" "$w.txt"
 check_cmd "waker (real trace): calls --format json gives ask/1's waiting time all to the server's pid" \
     python3 - "$w.json" "$server" <<'PY'
 import json, sys
@@ -362,6 +365,10 @@ want = "mostly waiting on messages: 40% of the wait from a_one (<0.121.0>), 30% 
 print("# got %r" % got)
 sys.exit(0 if got == want and os.path.getsize(sys.argv[2]) == 0 else 1)
 PY
+"$BT" calls --breakdown "$sc/wakers" >"$sc/wakers.txt"
+check_cmd "wakers: calls --breakdown lists each function's senders, most first, then others" \
+    eval 'grep -qx " *10.000 ms  m:gather/0  40% from a_one (<0.121.0>), 30% from <0.122.0>" "$sc/wakers.txt" &&
+          grep -qx " *5.000 ms  m:fanin/0  20% from <0.130.0>, 20% from <0.131.0>, 20% from <0.132.0>, 20% from <0.133.0>, 20% from others" "$sc/wakers.txt"'
 check_cmd "wakers: calls --format json: four senders of m:fanin/0 named with 1 ms each, the fifth's 1 ms in other" \
     python3 - "$sc/wakers.json" <<'PY'
 import json, sys

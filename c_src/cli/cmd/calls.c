@@ -54,8 +54,8 @@ static int check_group_by(const char *value, char *err, size_t size)
 static const struct bmt_opt options[] = {
     {.name = "breakdown", .type = BMT_OPT_FLAG,
      .help = "where each function's time went: on CPU, runnable (ready, not running), waiting "
-             "for a message, GC; sums, per-call p50/p99, and the slowest calls with their "
-             "process. Needs the running, 'receive' and garbage_collection flags on the callers "
+             "for a message, GC; sums, who sent the messages that ended each function's waits, "
+             "per-call p50/p99, and the slowest calls with their process. Needs the running, 'receive' and garbage_collection flags on the callers "
              "and send on whoever messages them; says what is missing",
      .offset = AT(breakdown, int)},
     {.name = "slowest", .type = BMT_OPT_COUNT, .arg = "N",
