@@ -35,7 +35,7 @@
  * wall time within the window. Who ended a wait is kept too: the sender
  * of the message that ended it (the first sent to the process while it
  * was out, when the caller gives the sender: bmt_pstate_sent), for the
- * calls' tally by waker (wakers.h). ~96 bytes per process. Single-threaded.
+ * calls' tally by waker (wakers.h). ~112 bytes per process. Single-threaded.
  */
 #ifndef BMT_CLI_PROC_STATE_H
 #define BMT_CLI_PROC_STATE_H
