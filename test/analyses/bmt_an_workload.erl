@@ -5,7 +5,9 @@
 -module(bmt_an_workload).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
--export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0, composed/1]).
+-export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0, composed/1, ask/1]).
+-behaviour(gen_server).
+-export([init/1, handle_call/3, handle_cast/2]).
 
 main([Kind, Dir]) ->
     Before = before_start(list_to_atom(Kind)),
@@ -26,6 +28,10 @@ before_start(names) ->
                             worker_loop() end),
     sync(Early), sync(Elixir),
     {Early, Elixir};
+before_start(waker) ->
+    %% Alive at start: the state dump names it, as a node's servers are.
+    {ok, S} = gen_server:start({local, bmt_an_server}, ?MODULE, [], []),
+    S;
 before_start(_) ->
     none.
 
@@ -52,6 +58,24 @@ run(names, {Early, Elixir}) ->
     do(Late, fun() -> [busy() || _ <- lists:seq(1, 4)] end),
     untrace(),
     [{early_pid, pid_text(Early)}, {elixir_pid, pid_text(Elixir)}, {late_pid, pid_text(Late)}];
+%% Who ended the waits (issue 16): a client calls ask/1, a gen_server:call
+%% to the registered server bmt_an_server (started before the recorder, so
+%% the state dump names it), which sleeps 5 ms before it replies (to the
+%% call's alias, OTP 24 on): ask/1 waits on messages, and the reply that
+%% ends each wait is the server's.
+run(waker, S) ->
+    trace_funs([{?MODULE, ask, 1}]),
+    Self = self(),
+    C = spawn(fun() -> receive go -> ok end,
+                       T = [ask(I) || I <- lists:seq(1, 20)],
+                       Self ! {done, T} end),
+    erlang:trace(C, true, [call, send, 'receive', running, {tracer, beamtrace, []}]),
+    erlang:trace(S, true, [send, 'receive', running, {tracer, beamtrace, []}]),
+    C ! go,
+    receive {done, T} -> ok end,
+    untrace(),
+    gen_server:stop(S),
+    [{server_pid, pid_text(S)}, {client_pid, pid_text(C)}, {asks, length(T)}];
 run(Kind, none) ->
     run(Kind).
 
@@ -207,6 +231,15 @@ replier() ->
             replier();
         stop -> ok
     end.
+
+ask(I) ->
+    T0 = now_ns(),
+    {ok, I} = gen_server:call(bmt_an_server, {ask, I}),
+    now_ns() - T0.
+
+init([]) -> {ok, nil}.
+handle_call({ask, I}, _From, S) -> timer:sleep(5), {reply, {ok, I}, S}.
+handle_cast(_, S) -> {noreply, S}.
 
 pingpong(B) ->
     erlang:suspend_process(B),

@@ -14,7 +14,7 @@
  *                               is 1 (the memory tests: 64 2 0 keeps the
  *                               distinct stacks and processes fixed)
  *   make_traces scenarios OUTDIR  OUTDIR/{names,window,overwrite,span34,report,
- *                               stacks,phantom,dangling,own_cpu,saturated,files_before}: traces with known answers for names
+ *                               stacks,phantom,dangling,own_cpu,saturated,wakers,files_before}: traces with known answers for names
  *                               (state dump, spawn, registration, Elixir),
  *                               time windows, flight recorders, an absurd
  *                               time span, the report's layout and the call
@@ -644,6 +644,52 @@ static void saturated(const char *path)
     gen_close(g);
 }
 
+/* Who ended the waits (issue 16). m:gather/0 (G, 1 call of 14 ms, 4 ms
+ * on CPU) waits 4 ms until a_one (A) replies to the call's alias (the
+ * send names "#Ref<...>", the receive carries "[alias|#Ref<...>]"), 3 ms
+ * until the unnamed B sends to it, 3 ms for a receive timeout: 10 ms
+ * waiting, 40% ended by a_one, 30% by B, no sender over half. m:fanin/0
+ * (G, 10 ms) waits 1 ms for each of five unnamed senders F1..F5 in turn:
+ * the fifth folds into other (answers in run.sh). */
+static void wakers(const char *path)
+{
+    struct gen gg, *g = &gg;
+    gen_open_sched(g, path, 1, 1);
+    uint64_t t = 9000 * MS;
+    const char *G = "<0.120.0>", *A = "<0.121.0>", *B = "<0.122.0>";
+    const char *F[5] = {"<0.130.0>", "<0.131.0>", "<0.132.0>", "<0.133.0>", "<0.134.0>"};
+#define SCHED(ts, pid, type) put(g, 0, BMT_TP_process_scheduled, ts, pid, "m:loop/0", type, 0, 0)
+    info(g, t, A, "a_one", "a:init/1", "");
+    SCHED(t, G, "in");
+    CALL(t, G, "m:gather/0");
+    SCHED(t + 1 * MS, G, "out");
+    put(g, 0, BMT_TP_message_send, t + 5 * MS, A, "#Ref<0.1.2.3>", "{[alias|#Ref<0.1.2.3>],ok}",
+        0, 0);
+    SCHED(t + 5 * MS, G, "in");
+    put(g, 0, BMT_TP_message_receive, t + 5 * MS, G, "{[alias|#Ref<0.1.2.3>],ok}", NULL, 0, 0);
+    SCHED(t + 6 * MS, G, "out");
+    put(g, 0, BMT_TP_message_send, t + 9 * MS, B, G, "b", 0, 0);
+    SCHED(t + 9 * MS, G, "in");
+    put(g, 0, BMT_TP_message_receive, t + 9 * MS, G, "b", NULL, 0, 0);
+    SCHED(t + 10 * MS, G, "out");
+    SCHED(t + 13 * MS, G, "in");
+    put(g, 0, BMT_TP_message_receive, t + 13 * MS, G, "timeout", NULL, 0, 0);
+    RET(t + 14 * MS, G, "m:gather/0");
+    uint64_t u = t + 100 * MS;
+    CALL(u, G, "m:fanin/0");
+    for (unsigned i = 0; i < 5; i++) {
+        uint64_t w = u + i * 2 * MS;
+        SCHED(w, G, "out");
+        put(g, 0, BMT_TP_message_send, w + 1 * MS, F[i], G, "f", 0, 0);
+        SCHED(w + 1 * MS, G, "in");
+        put(g, 0, BMT_TP_message_receive, w + 1 * MS, G, "f", NULL, 0, 0);
+    }
+    RET(u + 10 * MS, G, "m:fanin/0");
+    SCHED(u + 10 * MS, G, "out");
+#undef SCHED
+    gen_close(g);
+}
+
 /* One event of `tp` with string fields by index (strs[i] for field i,
  * NULL: empty) and integer fields ints[i]. */
 static void put_fields(struct gen *g, int tp, uint64_t ts, const char *const *strs,
@@ -734,7 +780,7 @@ int main(int argc, char **argv)
         } all[] = {{"names", names}, {"window", window}, {"overwrite", overwrite},
                    {"span34", span34}, {"report", report}, {"stacks", stacks},
                    {"phantom", phantom}, {"dangling", dangling}, {"own_cpu", own_cpu}, {"saturated", saturated},
-                   {"files_before", files_before}};
+                   {"wakers", wakers}, {"files_before", files_before}};
         mkdir(argv[2], 0755);
         for (unsigned i = 0; i < sizeof all / sizeof all[0]; i++) {
             snprintf(path, sizeof path, "%s/%s", argv[2], all[i].name);

@@ -36,7 +36,7 @@ check_cmd "workload module compiles" erlc -o "$out/ebin" test/analyses/bmt_an_wo
 [ -x "$BT" ] && [ -x "$ASAN" ] && [ -x "$out/make_traces" ] || { echo "# cannot continue"; exit 1; }
 
 # ---- workloads on a real node ----
-for k in calls sched procs all names; do
+for k in calls sched procs all names waker; do
     erl -noshell -pa ebin -pa "$out/ebin" -run bmt_an_workload main "$k" "$out/w_$k" \
         >"$out/w_$k.log" 2>&1
     rc=$?
@@ -311,10 +311,75 @@ rc=$?
 check_cmd "flame --on-cpu on a trace without scheduling events: exit 2, one line saying what is missing" \
     eval '[ $rc -eq 2 ] && [ "$(wc -l <"$out/oncpu.err")" -eq 1 ] && grep -q "running flag" "$out/oncpu.err"'
 
+# Who ended the waits (issue 16), on a real node: ask/1 makes a
+# gen_server:call to bmt_an_server, which sleeps 5 ms and replies (to the
+# call's alias). The report's reading names the server as the state dump
+# names it; calls' JSON gives its pid. Before: "mostly unknown" (a reply
+# sent to an alias named no receiver, so the wait was not split).
+w=$out/w_waker
+server=$(expect "$w" server_pid | tr -d '"')
+"$ASAN" report "$w" -o "$w.html" 2>"$w.err"
+"$ASAN" calls --format json "$w" >"$w.json" 2>>"$w.err"
+check_cmd "waker (real trace): no sanitizer report" [ ! -s "$w.err" ]
+check_cmd "waker (real trace): the report reads ask/1 as mostly waiting on messages from bmt_an_server ($server), 100% of the wait" \
+    python3 - "$w.html" "$server" <<'PY'
+import html, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+rows = dict(re.findall(r'<td class="l name">([^<]*)</td>.*?<div class="reading">([^<]*)</div>', page, re.S))
+got = html.unescape(rows.get("bmt_an_workload:ask/1", "(no row)"))
+want = "mostly waiting on messages from bmt_an_server (%s), 100%% of the wait" % sys.argv[2]
+print("# got %r" % got)
+sys.exit(0 if got == want else 1)
+PY
+"$BT" calls --breakdown "$w" >"$w.txt"
+check_cmd "waker (real trace): calls --breakdown says who ended ask/1's waits: 100% from bmt_an_server ($server)" \
+    grep -qE "^ +[0-9.]+ [mu]?s  bmt_an_workload:ask/1  100% from bmt_an_server \($server\)\$" "$w.txt"
+check_cmd "waker (real trace): calls --format json gives ask/1's waiting time all to the server's pid" \
+    python3 - "$w.json" "$server" <<'PY'
+import json, sys
+f = [f for f in json.load(open(sys.argv[1]))["functions"] if f["function"] == "bmt_an_workload:ask/1"][0]
+w = f.get("waiting_from", [])
+print("# %r %r" % (f["waiting_ns"], w))
+sys.exit(0 if f["waiting_ns"] > 0 and [(x["pid"], x["process"], x["waiting_ns"]) for x in w] ==
+         [(sys.argv[2], "bmt_an_server", f["waiting_ns"])] and f["waiting_from_other_ns"] == 0 else 1)
+PY
+
 # ---- scenario traces with known answers ----
 "$out/make_traces" scenarios "$out/sc"
 sc=$out/sc
 check_cmd "scenario traces generated" [ -d "$sc/names" ]
+
+# Who ended the waits, synthetic (make_traces.c wakers): no sender over
+# half of m:gather/0's wait, so the top two with their shares (one reply
+# to an alias, one sender with no name); m:fanin/0's five senders fold the
+# fifth into other (the tally keeps four).
+"$ASAN" report "$sc/wakers" -o "$sc/wakers.html" 2>"$sc/wakers.err"
+"$ASAN" calls --format json "$sc/wakers" >"$sc/wakers.json" 2>>"$sc/wakers.err"
+check_cmd "wakers: the reading names the top two senders with their shares of the wait; no sanitizer report" \
+    python3 - "$sc/wakers.html" "$sc/wakers.err" <<'PY'
+import html, os, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+rows = dict(re.findall(r'<td class="l name">([^<]*)</td>.*?<div class="reading">([^<]*)</div>', page, re.S))
+got = html.unescape(rows.get("m:gather/0", "(no row)"))
+want = "mostly waiting on messages: 40% of the wait from a_one (<0.121.0>), 30% from <0.122.0>"
+print("# got %r" % got)
+sys.exit(0 if got == want and os.path.getsize(sys.argv[2]) == 0 else 1)
+PY
+"$BT" calls --breakdown "$sc/wakers" >"$sc/wakers.txt"
+check_cmd "wakers: calls --breakdown lists each function's senders, most first, then others" \
+    eval 'grep -qx " *10.000 ms  m:gather/0  40% from a_one (<0.121.0>), 30% from <0.122.0>" "$sc/wakers.txt" &&
+          grep -qx " *5.000 ms  m:fanin/0  20% from <0.130.0>, 20% from <0.131.0>, 20% from <0.132.0>, 20% from <0.133.0>, 20% from others" "$sc/wakers.txt"'
+check_cmd "wakers: calls --format json: four senders of m:fanin/0 named with 1 ms each, the fifth's 1 ms in other" \
+    python3 - "$sc/wakers.json" <<'PY'
+import json, sys
+fs = {f["function"]: f for f in json.load(open(sys.argv[1]))["functions"]}
+f, g = fs["m:fanin/0"], fs["m:gather/0"]
+ok = [(x["pid"], x["waiting_ns"]) for x in f["waiting_from"]] == \
+     [("<0.13%d.0>" % i, 1000000) for i in range(4)] and f["waiting_from_other_ns"] == 1000000
+ok = ok and [(x["pid"], x["process"], x["waiting_ns"]) for x in g["waiting_from"]] == \
+     [("<0.121.0>", "a_one", 4000000), ("<0.122.0>", "", 3000000)] and g["waiting_ns"] == 10000000
+sys.exit(0 if ok else 1)
+PY
 
 # Names: state dump, spawn, late registration, Elixir.
 "$ASAN" calls --by pid --format json "$sc/names" >"$sc/names.json" 2>"$sc/names.err"
@@ -686,7 +751,7 @@ want = {"m:mixed/0": ("10.500 ms", {"on-cpu": 4.5 / 10.5, "runnable": 3.5 / 10.5
         "broker:handle_cast/2": ("10.000 ms", {"on-cpu": 0.3, "runnable": 0.7, "waiting": 0},
                                  "mostly runnable: the schedulers were saturated"),
         "m:wait_reply/0": ("10.000 ms", {"on-cpu": 0.2, "runnable": 0.1, "waiting": 0.7},
-                           "mostly waiting on messages"),
+                           "mostly waiting on messages from replier (<0.102.0>), 100% of the wait"),
         "m:inner/0": ("100.000 us", {"on-cpu": 1, "runnable": 0, "waiting": 0},
                       "mostly on CPU: the function's own work")}
 for r in rows if ok else []:

@@ -243,6 +243,18 @@ if check_cmd "test_strtab builds from base/ alone" $CC -std=gnu11 -O1 -g $WARN $
         [ $rc -eq 0 ]
     [ $rc -eq 0 ] || grep -v '^ok' "$out/test_strtab.log" | head -20
 fi
+# Who ended a function's waits (issue 16): the bounded tally by waking
+# sender and the process state that names it (test/cli/test_wakers.c).
+# shellcheck disable=SC2086
+if check_cmd "test_wakers builds from model/wakers.c and model/proc_state.c alone" $CC -std=gnu11 -O1 -g \
+       $WARN $SAN -Ic_src -Ic_src/cli -o "$out/test_wakers" test/cli/test_wakers.c \
+       c_src/cli/model/wakers.c c_src/cli/model/proc_state.c; then
+    "$out/test_wakers" >"$out/test_wakers.log" 2>&1
+    rc=$?
+    check_cmd "wakers: the tally stays bounded, folds into other, never overcounts; a wait is its first sender's ($(tail -1 "$out/test_wakers.log"))" \
+        [ $rc -eq 0 ]
+    [ $rc -eq 0 ] || grep -v '^ok' "$out/test_wakers.log" | head -20
+fi
 # Packetized metadata is text up to its first NUL byte, for babeltrace2 as
 # for view: a NUL inside the opening comment leaves it unclosed.
 rm -rf "$out/layouts/meta-nul" && cp -r "$out/layouts/large" "$out/layouts/meta-nul" &&

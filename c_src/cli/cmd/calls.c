@@ -54,8 +54,8 @@ static int check_group_by(const char *value, char *err, size_t size)
 static const struct bmt_opt options[] = {
     {.name = "breakdown", .type = BMT_OPT_FLAG,
      .help = "where each function's time went: on CPU, runnable (ready, not running), waiting "
-             "for a message, GC; sums, per-call p50/p99, and the slowest calls with their "
-             "process. Needs the running, 'receive' and garbage_collection flags on the callers "
+             "for a message, GC; sums, who sent the messages that ended each function's waits, "
+             "per-call p50/p99, and the slowest calls with their process. Needs the running, 'receive' and garbage_collection flags on the callers "
              "and send on whoever messages them; says what is missing",
      .offset = AT(breakdown, int)},
     {.name = "slowest", .type = BMT_OPT_COUNT, .arg = "N",
@@ -217,7 +217,9 @@ const struct bmt_command bmt_cmd_calls = {
         "(inclusive) time, own time (OWN CPU: the part seen on CPU or in GC, never\n"
         "time seen off CPU; OWN WALL when the trace has no scheduling events), and\n"
         "latency\n"
-        "p50/p90/p99/p99.9/max (within 1%), largest total first. Record with\n"
+        "p50/p90/p99/p99.9/max (within 1%), largest total first. With --format json,\n"
+        "each function's waiting time by who ended it (waiting_from: the senders of the\n"
+        "messages that woke it, the top four, the rest in waiting_from_other_ns). Record with\n"
         "erlang:trace_pattern(MFA, [{'_',[],[{return_trace},{exception_trace}]}], [local]).",
     .opts = options, .uses = BMT_USES_ANALYSIS, .size = sizeof(struct calls_opts),
     .run = run,

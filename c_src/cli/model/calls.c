@@ -153,6 +153,8 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
         total += kinds[k];
     }
     s->total_ns += total;
+    if (!bmt_wakers_empty(&f->wakers))
+        bmt_wakers_merge(&s->wakers, &f->wakers, f->weight);
     if (flags & BMT_CS_EXCEPTION)
         s->exception_count++;
     if (f->weight > 1)

@@ -32,6 +32,8 @@ struct bmt_fstat {
     uint64_t total_ns;          /* inclusive time inside the window */
     uint64_t incl[BMT_K_COUNT]; /* total_ns by kind */
     uint64_t own[BMT_K_COUNT];  /* exclusive of traced callees, by kind */
+    struct bmt_wakers wakers;   /* incl[BMT_K_WAITING] by the sender that ended each wait
+                                 * (wakers.h: bounded; timeouts in none) */
     struct bmt_hist hist;       /* latency of calls inside the window, ns */
     struct bmt_hist khist[BMT_K_COUNT]; /* their time by kind (with breakdown) */
 };

@@ -53,6 +53,47 @@ static const char *meaning(const char *key)
     return key;
 }
 
+void bmt_calls_waker_label(const struct bmt_calls *c, uint32_t pid, char *buf, size_t size)
+{
+    const struct bmt_names *n = &c->cs.scope->names;
+    char name[512];
+    bmt_names_name(n, pid, name, sizeof name);
+    int len = (int)bmt_strtab_len(&n->pids, pid);
+    const char *text = bmt_strtab_str(&n->pids, pid);
+    if (name[0])
+        snprintf(buf, size, "%s (%.*s)", name, len, text);
+    else
+        snprintf(buf, size, "%.*s", len, text);
+}
+
+/* The reading of a function mostly waiting: who ended its waits, when its
+ * tally names anyone; else the plain meaning. */
+static void waiting_reading(const struct bmt_calls *c, const struct bmt_fstat *f, char *buf,
+                            size_t size)
+{
+    unsigned order[BMT_WAKERS_MAX];
+    unsigned n = bmt_wakers_order(&f->wakers, order);
+    uint64_t wait = f->incl[BMT_K_WAITING];
+    if (!n || !wait) {
+        snprintf(buf, size, "%s", meaning("waiting"));
+        return;
+    }
+    char who[2][600];
+    double pct[2];
+    for (unsigned i = 0; i < 2 && i < n; i++) {
+        bmt_calls_waker_label(c, f->wakers.pid[order[i]], who[i], sizeof who[i]);
+        uint64_t ns = f->wakers.ns[order[i]];
+        pct[i] = 100.0 * (double)(ns < wait ? ns : wait) / (double)wait;
+    }
+    if (2 * f->wakers.ns[order[0]] > wait)
+        snprintf(buf, size, "%s from %s, %.0f%% of the wait", meaning("waiting"), who[0], pct[0]);
+    else if (n == 1)
+        snprintf(buf, size, "%s: %.0f%% of the wait from %s", meaning("waiting"), pct[0], who[0]);
+    else
+        snprintf(buf, size, "%s: %.0f%% of the wait from %s, %.0f%% from %s", meaning("waiting"),
+                 pct[0], who[0], pct[1], who[1]);
+}
+
 void bmt_calls_reading(const struct bmt_calls *c, const struct bmt_fstat *f, char *buf,
                        size_t size)
 {
@@ -70,6 +111,8 @@ void bmt_calls_reading(const struct bmt_calls *c, const struct bmt_fstat *f, cha
             b = i;
     if (!total) {
         snprintf(buf, size, "no time inside the window");
+    } else if (2 * s[a].ns > total && strcmp(s[a].key, "waiting") == 0) {
+        waiting_reading(c, f, buf, size);
     } else if (2 * s[a].ns > total) {
         snprintf(buf, size, "%s", meaning(s[a].key));
     } else {

@@ -5,7 +5,9 @@
  * no message_receive events, no GC share without gc events; all unknown
  * without scheduling events), and
  * one plain line reading them ("mostly runnable: the schedulers were
- * saturated"). Pure functions of a finished bmt_calls. Single-threaded.
+ * saturated"; for waiting, who ended the waits when the trace has their
+ * sends: "mostly waiting on messages from rabbit_channel (<0.812.0>), 83%
+ * of the wait"). Pure functions of a finished bmt_calls. Single-threaded.
  */
 #ifndef BMT_CLI_CALLS_READING_H
 #define BMT_CLI_CALLS_READING_H
@@ -31,9 +33,18 @@ unsigned bmt_calls_shares(const struct bmt_calls *c, const struct bmt_fstat *f,
 
 /* The plain line reading `f`'s shares, NUL-terminated into buf (size
  * bytes): the dominant share's meaning when one is over half the time,
- * else the two largest shares with their percentages. */
+ * else the two largest shares with their percentages. Mostly waiting, and
+ * some of the wait ended by a known sender (f->wakers): the one that ended
+ * over half of it with its share, else the two that ended most with
+ * theirs (shares of the function's waiting time). */
 void bmt_calls_reading(const struct bmt_calls *c, const struct bmt_fstat *f, char *buf,
                        size_t size);
+
+/* Who sent the messages that ended waits, as the report names processes:
+ * "NAME (<0.812.0>)", NAME its registered name, else its label or initial
+ * call (names.h); just the pid when the trace names it no way. pid: a pid
+ * id; NUL-terminated into buf (size bytes). */
+void bmt_calls_waker_label(const struct bmt_calls *c, uint32_t pid, char *buf, size_t size);
 
 /* Up to `max` stats indices of functions with calls that ended inside the
  * window, slowest p99 first (ties: larger total first) into order; returns

@@ -128,6 +128,8 @@ static int pop_at(struct bmt_callstack *cs, uint32_t pid, uint64_t end_ns, unsig
         flags |= BMT_CS_UNFINISHED;
     int rc = cs->on_leave ? cs->on_leave(cs->ctx, cs, pid, f, end_ns, flags, incl, kinds) : 0;
     p->depth--;
+    if (p->depth && !bmt_wakers_empty(&f->wakers))
+        bmt_wakers_merge(&p->frames[p->depth - 1].wakers, &f->wakers, 1);
     /* A sampled callee stands for `weight` calls: its caller's own time
      * is what those would leave (clamped at 0 where it is used). */
     uint64_t w = f->weight;
@@ -238,6 +240,7 @@ static int on_call(struct bmt_callstack *cs, uint32_t pid, uint32_t func, uint64
     f->weight = cs->scope->sampled.weight[BMT_TP_function_call];
     bmt_pstate_snapshot(&p->ps, ts, &cs->scope->window, f->snap);
     memset(f->child, 0, sizeof f->child);
+    bmt_wakers_clear(&f->wakers);
     return 0;
 }
 
@@ -319,6 +322,78 @@ static int64_t receiver(struct bmt_callstack *cs, const struct bmt_value *from,
     return pid;
 }
 
+/* The wait process `pid` just had classified, ended by a message from
+ * ps.woke_from: the open frames' time, tallied in the top one's (handed
+ * down as frames end); a top tentatively returned ended before it. */
+static void woken(struct bmt_callstack *cs, uint32_t pid)
+{
+    struct bmt_proc *p = &cs->procs[pid];
+    uint32_t at = p->depth - (p->marked && p->depth);
+    if (at)
+        bmt_wakers_add(&p->frames[at - 1].wakers, p->ps.woke_from, p->ps.woke_ns);
+    p->ps.woke_ns = 0;
+}
+
+/* The hash of alias text s/len ("#Ref<0.1.2.3>"), never 0 (FNV-1a). */
+static uint64_t alias_key(const char *s, size_t len)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h | 1;
+}
+
+/* Process `ps` takes message text `m` after being out: when the message
+ * carries an alias a message was sent to while it was out (a
+ * gen_server:call reply), that send is the one that woke it. */
+static void alias_woke(struct bmt_callstack *cs, struct bmt_pstate *ps, const struct bmt_value *m)
+{
+    const char *s = m->str, *end = m->str + m->len;
+    while ((s = memchr(s, '#', (size_t)(end - s))) && end - s > 5 && memcmp(s, "#Ref<", 5) != 0)
+        s++;
+    if (!s || end - s <= 5)
+        return;
+    const char *close = memchr(s, '>', (size_t)(end - s));
+    if (!close)
+        return;
+    uint64_t key = alias_key(s, (size_t)(close + 1 - s));
+    const struct bmt_alias_send *a = &cs->alias_sends[key % BMT_CS_ALIAS_SLOTS];
+    if (a->key == key)
+        bmt_pstate_sent_before(ps, a->ts_ns, a->from);
+}
+
+/* A message from `from` (pid text) to `to` (pid or name) at ts: the
+ * sender did something; the receiver, when scheduled out, may have been
+ * woken by it (its sender kept: the first such message ends its wait). */
+static int sent(struct bmt_callstack *cs, const struct bmt_value *from,
+                const struct bmt_value *to, uint64_t ts)
+{
+    int64_t sender = tracked(cs, from, ts), pid;
+    if (sender < -1)
+        return (int)sender;
+    if (sender >= 0)
+        state_event(cs, (uint32_t)sender, BMT_PS_ACTIVITY, ts);
+    if (to->len > 5 && to->str[0] == '#') {
+        /* To an alias: its receiver shows when it takes the message. */
+        if (sender < 0 && (sender = bmt_names_pid(&cs->scope->names, from->str, from->len)) < 0)
+            return (int)sender;
+        uint64_t key = alias_key(to->str, to->len);
+        cs->alias_sends[key % BMT_CS_ALIAS_SLOTS] =
+            (struct bmt_alias_send){key, ts, (uint32_t)sender};
+        return 0;
+    }
+    if ((pid = receiver(cs, from, to, ts)) < 0)
+        return pid == -1 ? 0 : (int)pid;
+    struct bmt_pstate *ps = &cs->procs[pid].ps;
+    if (ps->state != BMT_PSS_OUT || ps->sent_ns)
+        return 0; /* nearly every send: nothing to keep */
+    /* A sender the filter drops still woke it: named by its pid id. */
+    if (sender < 0 && (sender = bmt_names_pid(&cs->scope->names, from->str, from->len)) < 0)
+        return (int)sender;
+    bmt_pstate_sent(ps, ts, (uint32_t)sender);
+    return 0;
+}
+
 /* Applies state event `e` to the process of pid text `v`, if kept. */
 static int state_of(struct bmt_callstack *cs, const struct bmt_value *v, enum bmt_pstate_event e,
                     uint64_t ts)
@@ -367,18 +442,17 @@ int bmt_callstack_feed(void *self, const struct bmt_record *rec)
     case BMT_TP_message_receive: {
         const struct bmt_value *m = &v[BMT_F_message_receive_message];
         int timeout = bmt_value_is(m, "timeout");
-        return state_of(cs, &v[BMT_F_message_receive_to], timeout ? BMT_PS_TIMEOUT : BMT_PS_RECEIVE,
-                        ts);
-    }
-    case BMT_TP_message_send: {
-        int rc = state_of(cs, &v[BMT_F_message_send_from], BMT_PS_ACTIVITY, ts);
-        if (rc < 0)
-            return rc;
-        if ((pid = receiver(cs, &v[BMT_F_message_send_from], &v[BMT_F_message_send_to], ts)) < 0)
+        if ((pid = tracked(cs, &v[BMT_F_message_receive_to], ts)) < 0)
             return pid == -1 ? 0 : (int)pid;
-        state_event(cs, (uint32_t)pid, BMT_PS_SENT_TO, ts);
+        if (!timeout && cs->procs[pid].ps.state == BMT_PSS_IN_PENDING)
+            alias_woke(cs, &cs->procs[pid].ps, m);
+        state_event(cs, (uint32_t)pid, timeout ? BMT_PS_TIMEOUT : BMT_PS_RECEIVE, ts);
+        if (cs->procs[pid].ps.woke_ns)
+            woken(cs, (uint32_t)pid);
         return 0;
     }
+    case BMT_TP_message_send:
+        return sent(cs, &v[BMT_F_message_send_from], &v[BMT_F_message_send_to], ts);
     case BMT_TP_gc_minor_start:
     case BMT_TP_gc_major_start:
     case BMT_TP_gc_minor_end:

@@ -28,6 +28,16 @@
  *    E is not on the stack.
  *  - process_exit, or the end of the trace (or window): open frames end
  *    there, flagged unfinished.
+ *  - a message sent to a process alias (a reference: how gen_server:call's
+ *    reply is sent from OTP 24 on) names no process: the send is kept in a
+ *    small table by the alias's text (BMT_CS_ALIAS_SLOTS, direct-mapped, a
+ *    newer send to a colliding alias overwrites it), and the receive whose
+ *    message carries that alias ("[alias|#Ref<...>]") takes it as the
+ *    message that woke the receiver (proc_state.h), as a send to its pid;
+ *  - a wait ended by a message whose send the trace has (proc_state.h):
+ *    its time goes to the top frame's tally by waker, handed to the caller's
+ *    as each frame ends (a tentatively returned top's caller takes it: if
+ *    the mark proves a return_to, the top misses that wait in its tally).
  * Scope (scope.h): processes the filter drops are not tracked; call
  * events before a flight recorder's complete start are ignored; a frame's
  * time counts inside the window only, and a frame that began before the
@@ -51,6 +61,7 @@
 #include "acc.h"
 #include "scope.h"
 #include "proc_state.h"
+#include "wakers.h"
 #include "ctf/reader.h"
 #include "base/strtab.h"
 
@@ -75,6 +86,8 @@ struct bmt_frame {
     uint32_t weight;                 /* calls it stands for: the call ratio in force (sampled.h) */
     uint64_t snap[BMT_K_COUNT];      /* the process's time by kind at the call */
     uint64_t child[BMT_K_COUNT];     /* traced callees' time by kind */
+    struct bmt_wakers wakers;        /* its waiting time by the sender that ended each wait,
+                                      * callees' included (wakers.h) */
 };
 
 struct bmt_proc {
@@ -99,6 +112,15 @@ struct bmt_cs_node {
 };
 
 struct bmt_callstack;
+
+#define BMT_CS_ALIAS_SLOTS 256
+
+/* A message sent to a process alias, until the receive that takes it. */
+struct bmt_alias_send {
+    uint64_t key;                    /* the alias text's hash | 1; 0: an empty slot */
+    uint64_t ts_ns;                  /* reader time of the send */
+    uint32_t from;                   /* pid id of the sender */
+};
 
 /* Called when a frame ends, before it is popped: `f` is the frame, the
  * process's remaining frames are below it; `kinds` its time by kind
@@ -132,6 +154,7 @@ struct bmt_callstack {
      * BMT_CS_NONE: a call's frame takes it, and a return gives it to the
      * frame it returns from (calls --group-by). */
     uint32_t value;
+    struct bmt_alias_send alias_sends[BMT_CS_ALIAS_SLOTS]; /* by key % slots */
 };
 
 /* Prepares `cs` for `scope` (tree off, no callback). */

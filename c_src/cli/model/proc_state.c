@@ -12,6 +12,7 @@ void bmt_pstate_init(struct bmt_pstate *p, uint64_t ts)
     memset(p, 0, sizeof *p);
     p->since_ns = ts;
     p->state = BMT_PSS_UNKNOWN;
+    p->sent_from = BMT_PS_NOBODY;
 }
 
 /* Adds [a, b] clipped to the window to sum `k`: 1 << k when it added
@@ -54,7 +55,12 @@ static void classify(struct bmt_pstate *p, enum bmt_pstate_event why, const stru
         add_p(p, BMT_K_WAITING, p->out_ns, p->in_ns, w);
     } else if (why == BMT_PS_RECEIVE) {
         if (p->sent_ns) {
+            uint64_t before = p->cum[BMT_K_WAITING];
             add_p(p, BMT_K_WAITING, p->out_ns, p->sent_ns - 1, w);
+            if (p->sent_from != BMT_PS_NOBODY) {
+                p->woke_ns = p->cum[BMT_K_WAITING] - before;
+                p->woke_from = p->sent_from;
+            }
             add_p(p, BMT_K_RUNNABLE, p->sent_ns - 1, p->in_ns, w);
         } else {
             add_p(p, BMT_K_OFF_UNKNOWN, p->out_ns, p->in_ns, w);
@@ -106,8 +112,10 @@ void bmt_pstate_apply(struct bmt_pstate *p, enum bmt_pstate_event e, uint64_t ts
         p->sent_ns = 0;
         break;
     case BMT_PS_SENT_TO:
-        if (p->state == BMT_PSS_OUT && !p->sent_ns)
+        if (p->state == BMT_PSS_OUT && !p->sent_ns) {
             p->sent_ns = ts + 1;
+            p->sent_from = BMT_PS_NOBODY;
+        }
         return;
     case BMT_PS_RECEIVE:
     case BMT_PS_TIMEOUT:

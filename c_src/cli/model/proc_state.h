@@ -32,12 +32,17 @@
  * Time is kept as running sums per kind, counted only inside the window
  * [begin, end], so the breakdown of any interval is the difference of two
  * snapshots taken at events of the process, and sums to the interval's
- * wall time within the window. ~80 bytes per process. Single-threaded.
+ * wall time within the window. Who ended a wait is kept too: the sender
+ * of the message that ended it (the first sent to the process while it
+ * was out, when the caller gives the sender: bmt_pstate_sent), for the
+ * calls' tally by waker (wakers.h). ~112 bytes per process. Single-threaded.
  */
 #ifndef BMT_CLI_PROC_STATE_H
 #define BMT_CLI_PROC_STATE_H
 
 #include <stdint.h>
+
+#define BMT_PS_NOBODY UINT32_MAX /* no sender known */
 
 enum bmt_kind {
     BMT_K_ON_CPU,
@@ -86,6 +91,11 @@ struct bmt_pstate {
     uint64_t out_ns;                /* last scheduled out */
     uint64_t in_ns;                 /* scheduled in again (classification pending) */
     uint64_t sent_ns;               /* first message sent to it while out, + 1, or 0 */
+    uint64_t woke_ns;               /* waiting time (inside the window) the last wait
+                                     * classified added, when its ender is known; the
+                                     * caller takes it and sets it to 0 */
+    uint32_t sent_from;             /* pid id of sent_ns's sender, or BMT_PS_NOBODY */
+    uint32_t woke_from;             /* pid id of the sender that ended that wait */
     uint8_t state;                  /* enum bmt_pstate_state */
     uint8_t gc_depth;               /* collections open */
     uint8_t used;                   /* kinds (1 << BMT_K_*) cum may be non-zero in; 0 in the
@@ -118,6 +128,29 @@ static inline void bmt_pstate_event(struct bmt_pstate *p, enum bmt_pstate_event 
     if (e == BMT_PS_SENT_TO && p->state != BMT_PSS_OUT)
         return;
     bmt_pstate_apply(p, e, ts, w);
+}
+
+/* A message from pid id `from` was sent to it at `ts`: BMT_PS_SENT_TO,
+ * the sender kept when it is the first since the process went out (the
+ * message that ends its wait: woke_from when the wait is classified). */
+static inline void bmt_pstate_sent(struct bmt_pstate *p, uint64_t ts, uint32_t from)
+{
+    if (p->state == BMT_PSS_OUT && !p->sent_ns && ts >= p->since_ns) {
+        p->sent_ns = ts + 1;
+        p->sent_from = from;
+    }
+}
+
+/* The same for a message seen sent only when the process takes it (a
+ * send to a process alias, callstack.h): the sender kept when the send
+ * came while it was out and before any other message sent to it. */
+static inline void bmt_pstate_sent_before(struct bmt_pstate *p, uint64_t ts, uint32_t from)
+{
+    if (p->state == BMT_PSS_IN_PENDING && ts >= p->out_ns && ts <= p->in_ns &&
+        (!p->sent_ns || ts + 1 < p->sent_ns)) {
+        p->sent_ns = ts + 1;
+        p->sent_from = from;
+    }
 }
 
 /* The sums at `ts` (>= since) into out[BMT_K_COUNT], the open segment

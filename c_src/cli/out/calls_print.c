@@ -4,6 +4,7 @@
 #include "json.h"
 #include "window.h"
 #include "model/elixir.h"
+#include "model/calls_reading.h"
 #include "groupby_print.h"
 #include "base/timefmt.h"
 
@@ -188,6 +189,43 @@ static void breakdown_sums(struct bmt_out *o, const struct bmt_calls_view *v,
     }
 }
 
+/* Who ended each function's waits (wakers.h), for the functions whose
+ * tally names anyone: the senders' shares of its waiting time, most
+ * first. Nothing when no wait's sender is known. */
+static void breakdown_wakers(struct bmt_out *o, const struct bmt_calls_view *v)
+{
+    char line[800], d[32], who[600];
+    int head = 0;
+    for (uint64_t i = 0; i < v->n; i++) {
+        const struct bmt_fstat *s = &v->c->stats[v->order[i]];
+        uint64_t wait = s->incl[BMT_K_WAITING];
+        unsigned order[BMT_WAKERS_MAX];
+        unsigned n = bmt_wakers_order(&s->wakers, order);
+        if (bmt_wakers_empty(&s->wakers) || !wait)
+            continue;
+        if (!head++)
+            bmt_out_str(o, "\nwho ended the waits (the senders of the messages that woke each "
+                           "function; timeouts and unseen sends in none)\n     WAITING  "
+                           "FUNCTION\n");
+        bmt_duration_text(wait, d);
+        snprintf(line, sizeof line, "%12s  ", d);
+        bmt_out_str(o, line);
+        put_function(o, v->c, s->func);
+        for (unsigned j = 0; j <= n; j++) {
+            uint64_t ns = j < n ? s->wakers.ns[order[j]] : s->wakers.other_ns;
+            if (j == n && !ns)
+                break;
+            if (j < n)
+                bmt_calls_waker_label(v->c, s->wakers.pid[order[j]], who, sizeof who);
+            snprintf(line, sizeof line, "%s%.0f%% from %s", j ? ", " : "  ",
+                     100.0 * (double)(ns < wait ? ns : wait) / (double)wait,
+                     j < n ? who : "others");
+            bmt_out_str(o, line);
+        }
+        bmt_out_char(o, '\n');
+    }
+}
+
 /* p50 / p99 per call of each kind (calls inside the window). */
 static void breakdown_per_call(struct bmt_out *o, const struct bmt_calls_view *v,
                                const struct columns *k)
@@ -282,6 +320,7 @@ static void breakdown_text(struct bmt_out *o, const struct bmt_calls_view *v)
     columns(v->c, unknown > 0, &k);
     breakdown_notes(o, v->c, unknown);
     breakdown_sums(o, v, &k);
+    breakdown_wakers(o, v);
     breakdown_per_call(o, v, &k);
     breakdown_slowest(o, v, &k);
 }
@@ -371,6 +410,34 @@ static void kinds_json(struct bmt_out *o, const struct bmt_calls *c, const uint6
     bmt_out_str(o, buf);
 }
 
+/* `, "waiting_from": [{"pid": P, "process": NAME, "waiting_ns": N}, ...],
+ * "waiting_from_other_ns": N`: who ended the row's waits (wakers.h), most
+ * first; nothing when no wait's sender is known. */
+static void wakers_json(struct bmt_out *o, const struct bmt_calls *c, const struct bmt_fstat *s)
+{
+    const struct bmt_names *n = &c->cs.scope->names;
+    unsigned order[BMT_WAKERS_MAX];
+    unsigned count = bmt_wakers_order(&s->wakers, order);
+    char buf[80], name[512];
+    if (bmt_wakers_empty(&s->wakers))
+        return;
+    bmt_out_str(o, ", \"waiting_from\": [");
+    for (unsigned i = 0; i < count; i++) {
+        uint32_t pid = s->wakers.pid[order[i]];
+        bmt_out_str(o, i ? ", {\"pid\": " : "{\"pid\": ");
+        bmt_json_string(o, bmt_strtab_str(&n->pids, pid), bmt_strtab_len(&n->pids, pid));
+        bmt_names_name(n, pid, name, sizeof name);
+        bmt_out_str(o, ", \"process\": ");
+        bmt_json_cstr(o, name);
+        snprintf(buf, sizeof buf, ", \"waiting_ns\": %llu}",
+                 (unsigned long long)s->wakers.ns[order[i]]);
+        bmt_out_str(o, buf);
+    }
+    snprintf(buf, sizeof buf, "], \"waiting_from_other_ns\": %llu",
+             (unsigned long long)s->wakers.other_ns);
+    bmt_out_str(o, buf);
+}
+
 static void row_json(struct bmt_out *o, const struct bmt_calls *c, const struct bmt_fstat *s)
 {
     char fn[600], buf[300];
@@ -404,6 +471,7 @@ static void row_json(struct bmt_out *o, const struct bmt_calls *c, const struct 
              bmt_calls_own_is_cpu(c) ? "on_cpu" : "wall", (unsigned long long)own_wall);
     bmt_out_str(o, buf);
     kinds_json(o, c, s->incl);
+    wakers_json(o, c, s);
     for (int k = 0; c->breakdown && k < BMT_K_PREEMPTED; k++) {
         snprintf(buf, sizeof buf, ", \"%s_p50_ns\": %llu, \"%s_p99_ns\": %llu", bmt_kind_names[k],
                  (unsigned long long)bmt_hist_quantile(&s->khist[k], 0.5), bmt_kind_names[k],

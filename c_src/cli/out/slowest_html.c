@@ -59,7 +59,7 @@ static void cell_dur(struct bmt_out *o, const char *cls, uint64_t ns)
 /* One function's row: name, calls, p50, p99, the bar and its reading. */
 static void row(struct bmt_out *o, const struct bmt_calls *c, const struct bmt_fstat *f)
 {
-    char fn[600], line[400];
+    char fn[600], line[1400];
     struct bmt_share s[BMT_SHARES_MAX];
     unsigned n = bmt_calls_shares(c, f, s);
     bmt_elixir_mfa(bmt_strtab_str(&c->cs.funcs, f->func), bmt_strtab_len(&c->cs.funcs, f->func),
