@@ -7,7 +7,8 @@
  *            statistics lines overlapping, x-axis labels overlapping each
  *            other, every x-axis label's text, the value axis's texts,
  *            and for counter charts the legend's texts and the number of
- *            lines drawn;
+ *            lines drawn; the rectangles not drawn as tall as their
+ *            height attribute;
  *  lanes:    for every timeline lane, its pid, the share written next to
  *            its name, its data-share, the painted share of its plot area
  *            (sum of bar width x height over plot width x band height), the
@@ -54,6 +55,14 @@
     c.legend = [];
     for (var m = 0; m < legend.length; m++) c.legend.push(legend[m].textContent);
     c.lines = svg.querySelectorAll('g.series polyline, g.series circle').length;
+    /* A bar drawn as tall as its height attribute says (a page-wide CSS
+     * `height` on its class resized every histogram bar to 18 px). */
+    var bars = svg.querySelectorAll('rect'), scale = sb.height / svg.viewBox.baseVal.height;
+    c.bar_height_mismatch = 0;
+    for (var b = 0; b < bars.length; b++) {
+      var want = +bars[b].getAttribute('height') * scale;
+      if (Math.abs(box(bars[b]).height - want) > 0.5) c.bar_height_mismatch++;
+    }
     var full = svg.querySelector('title');
     c.full_title = full ? full.textContent : '';
     out.charts.push(c);

@@ -723,14 +723,14 @@ print(html.unescape(found[-1]) if found else "{}")
 PY
     done
     geo=$out/geo-report.json
-    check_cmd "report (Chromium): every chart text inside its chart, titles clear of the statistics line, no overlapping axis labels" python3 - "$geo" "$out/geo-names.json" <<'PY'
+    check_cmd "report (Chromium): every chart text inside its chart, titles clear of the statistics line, no overlapping axis labels, every bar as tall as its count" python3 - "$geo" "$out/geo-names.json" <<'PY'
 import json, sys
 ok = True
 for path in sys.argv[1:]:
     d = json.load(open(path))
     ok = ok and len(d.get("charts", [])) >= 5
     for c in d.get("charts", []):
-        if c["outside"] or c["title_overlaps"] or c["label_overlaps"]:
+        if c["outside"] or c["title_overlaps"] or c["label_overlaps"] or c.get("bar_height_mismatch", 1):
             print("# %s: %r" % (c["title"], c)); ok = False
 sys.exit(0 if ok else 1)
 PY

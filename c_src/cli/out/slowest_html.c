@@ -11,7 +11,8 @@
 const char bmt_slowest_css[] =
     "table.slowest{width:100%;font-size:13px}table.slowest td{vertical-align:top}"
     "td.where{width:60%;text-align:left}"
-    ".bar{display:flex;height:18px;background:#eee;overflow:hidden}"
+    /* div.bar: a bare .bar also sized the SVG histograms' rect.bar to 18 px. */
+    "div.bar{display:flex;height:18px;background:#eee;overflow:hidden}"
     ".seg{flex:none;box-sizing:border-box;height:100%;overflow:hidden;color:#fff;"
     "font-size:11px;line-height:18px;text-align:center;white-space:nowrap}"
     ".seg.on-cpu{background:#2ca02c}.seg.runnable{background:#d62728}"
