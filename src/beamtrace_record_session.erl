@@ -307,6 +307,13 @@ collect(#r{node = T, opts = Opts} = R, Result) ->
                              maps:get(elapsed_ms, Stats, 0) / 1000,
                              reason_text(maps:get(reason, Stats)), Where]),
     put(result_line, Summary),
+    _ = maps:get(reason, Stats) =:= max_rate andalso
+        note("~s traced more than ~s events a second (--max-rate): raise it, give infinity, or "
+             "keep recording at a lower ratio with --on-max-rate sample",
+             [T, case maps:get(max_rate, Opts, default) of
+                     default -> integer_to_list(beamtrace_trace_options:default_max_rate());
+                     Rate -> io_lib:format("~w", [Rate])
+                 end]),
     case {maps:get(code_loads, Stats, 0), maps:get(not_reapplied, Stats, [])} of
         {0, _} -> ok;
         {Loads, []} ->

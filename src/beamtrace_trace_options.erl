@@ -8,6 +8,8 @@
 -export([options/1]).
 %% For the controller, as it sets the flags.
 -export([resolve_procs/1, resolve_exclude/1]).
+%% For beamtrace record's hint after a session stopped by max_rate.
+-export([default_max_rate/0]).
 
 %% trace/2's own options; every other key is a beamtrace:start/1 option
 %% (links is both: the recorder's, and the 'receive' pattern set here).
@@ -23,6 +25,10 @@
 %% machine); 100k events/s keeps tracing near a tenth of such a machine.
 %% Past it a trace stops (or samples: on_max_rate), and its result says so.
 -define(DEFAULT_MAX_RATE, 100000).
+
+-spec default_max_rate() -> pos_integer().
+default_max_rate() -> ?DEFAULT_MAX_RATE.
+
 %% The recorder's own duration cap, past the controller's timer.
 -define(BACKSTOP_MS, 5000).
 

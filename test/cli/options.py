@@ -168,7 +168,8 @@ def values(c, o):
         return list(o["values"])
     if t == "count":
         lo = max(o["min"], 1)
-        return [str(lo)] + ([str(o["max"])] if o["max"] < UNBOUNDED and o["max"] != lo else [])
+        return ([str(lo)] + ([str(o["max"])] if o["max"] < UNBOUNDED and o["max"] != lo else [])
+                + (["infinity"] if o["infinity"] else []))
     if t == "duration":
         return [o["example"] or "250us"] + (["infinity"] if o["infinity"] else [])
     if t == "size":

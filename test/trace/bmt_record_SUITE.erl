@@ -13,7 +13,7 @@
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
 
--export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
+-export([max_rate_hint_test/1, all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
          end_per_testcase/2]).
 -export([usage_errors_test/1, record_basic_test/1, record_p99_test/1, wrong_cookie_test/1,
          unreachable_test/1, incompatible_otp_test/1, incompatible_cpu_test/1,
@@ -52,7 +52,7 @@ all() ->
      disk_full_local_test, dbg_coexists_test, remote_dir_test,
      keep_test, already_loaded_test, tls_test,
      record_sources_test,
-     nif_unmapped_test, private_dir_mode_test, ets_missing_table_test, knobs_test, knobs_checked_test,
+     max_rate_hint_test, nif_unmapped_test, private_dir_mode_test, ets_missing_table_test, knobs_test, knobs_checked_test,
      knobs_cli_test, knobs_cli_checked_test, record_results_test,
      busy_handshake_test, busy_handshake_fails_test].
 
@@ -636,9 +636,16 @@ dbg_coexists_test(_Config) ->
         assert_ok(record(node_args(T) ++ ["--calls", ?WORK, "--events", "procs",
                                           "--duration", "1s", "-o", tmpdir("with-dbg")])),
         C1 = erpc:call(N, bmt_trace_target, dbg_count, []),
-        timer:sleep(200),
-        C2 = erpc:call(N, bmt_trace_target, dbg_count, []),
-        (C0 > 0 andalso C2 > C1) orelse fail(dbg_stopped, {C0, C1, C2}),
+        (C0 > 0 andalso C1 > C0) orelse fail(dbg_saw_nothing, {C0, C1}),
+        %% After the recording, dbg still traces: every call of a process
+        %% it traces is counted. (Not bmt_load's calls: on OTP 29.1.2 it was
+        %% seen stuck in timer:sleep/1 after a recording, 5 runs in about
+        %% 40, its timer never firing, with dbg's session, pattern and flags
+        %% all in place; see the 2026-12-02 closing note.)
+        case erpc:call(N, bmt_trace_target, dbg_fresh_calls, [20]) of
+            {ok, Counted} when Counted >= 20 -> ok;
+            Other -> fail(dbg_stopped, {C0, C1, Other})
+        end,
         erpc:call(N, bmt_trace_target, dbg_stop, []),
         assert_clean(T)
     end).
@@ -942,6 +949,24 @@ packet_bytes(Dir) ->
 %% "[HH:MM:SS.NNNNNNNNN]" of a babeltrace2 line: compares as text.
 stamp(Line) ->
     binary:part(Line, 0, 20).
+
+%% A recording stopped by --max-rate says so, and how to go on (seen on a
+%% busy broker with the README's recipe: 1.1 s, then "stopped by
+%% max_rate" alone); --max-rate infinity sets no cap.
+max_rate_hint_test(_Config) ->
+    with_target(fun(T) ->
+        {0, [Result], Err} = record(node_args(T) ++ ["--calls", ?WORK, "--max-rate", "1",
+                                                     "--duration", "20s", "-o", tmpdir("rate-1")]),
+        {match, _} = re:run(Result, <<"stopped by max_rate">>),
+        assert_eq({hint, Err}, true,
+                  lists:any(fun(L) -> re:run(L, <<"more than 1 events a second \\(--max-rate\\): "
+                                                  "raise it, give infinity, or .* --on-max-rate "
+                                                  "sample">>) =/= nomatch end, Err)),
+        {0, [Result2], _} = record(node_args(T) ++ ["--calls", ?WORK, "--max-rate", "infinity",
+                                                    "--duration", "500ms", "-o", tmpdir("rate-inf")]),
+        {match, _} = re:run(Result2, <<"stopped by duration">>),
+        assert_clean(T)
+    end).
 
 %% Each recording loads the NIF library into the target, and the cleanup
 %% unloads it: after each of three recordings the node's memory map has no

@@ -6,7 +6,7 @@
 -compile(nowarn_deprecated_catch).
 
 -export([start/1, start_timeout/1, load/0, work/1, tick/0, loop_report/2,
-         dbg_start/0, dbg_count/0, dbg_stop/0, beamtrace_left/0, sources_load/1, own_monitor/1,
+         dbg_start/0, dbg_count/0, dbg_fresh_calls/1, dbg_stop/0, beamtrace_left/0, sources_load/1, own_monitor/1,
          own_monitor_got/0, io_load/1, long_gc/0, lookup/2, lookups/3, suspend/1]).
 
 %% -eval'd at boot: watch the driver, run the load.
@@ -100,6 +100,23 @@ count(N) ->
 dbg_count() ->
     bmt_dbg_counter ! {get, self()},
     receive {count, N} -> N end.
+
+%% N calls of tick/0 from a new process that dbg traces: {ok, Counted}
+%% once the counter has counted at least N more (bmt_load's calls count
+%% too), or {counted, Before, After} when it has not after 5 s.
+dbg_fresh_calls(N) ->
+    C0 = dbg_count(),
+    P = spawn(fun() -> receive go -> [?MODULE:tick() || _ <- lists:seq(1, N)] end end),
+    {ok, _} = dbg:p(P, [c]),
+    P ! go,
+    wait_count(C0 + N, 100, C0).
+
+wait_count(Want, Tries, C0) ->
+    case dbg_count() of
+        C when C >= Want -> {ok, C - C0};
+        C when Tries =:= 0 -> {counted, C0, C};
+        _ -> timer:sleep(50), wait_count(Want, Tries - 1, C0)
+    end.
 
 dbg_stop() ->
     dbg:stop().

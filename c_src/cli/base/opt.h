@@ -39,7 +39,7 @@ enum {
     BMT_OPT_REPEAT = 1,       /* may be given several times (struct bmt_strs) */
     BMT_OPT_REQUIRED = 2,     /* must be given */
     BMT_OPT_OPTIONAL_ARG = 4, /* the value is optional: --opt or --opt=VALUE */
-    BMT_OPT_INFINITY = 8,     /* a DURATION that also takes "infinity" */
+    BMT_OPT_INFINITY = 8,     /* a DURATION or COUNT that also takes "infinity" */
     BMT_OPT_NONZERO = 16,     /* a DURATION or SIZE that must be above 0 */
     BMT_OPT_AS_TERM = 32,     /* record: a TEXT value goes into the controller's term as typed
                                * (its check() admits only an integer or an atom) */

@@ -189,11 +189,16 @@ static int set_value(const struct bmt_command *cmd, const struct bmt_opt *o, con
         *(int *)f = 1;
         return 0;
     case BMT_OPT_COUNT:
+        if ((o->flags & BMT_OPT_INFINITY) && strcmp(v, "infinity") == 0) {
+            *(uint64_t *)f = UINT64_MAX;
+            return 0;
+        }
         if (parse_count(o, v, f) == 0)
             return 0;
         if (!o->max)
-            return bmt_opts_bad_value(cmd, o, v, "expected a whole number, %lld or more",
-                                      (long long)o->min);
+            return bmt_opts_bad_value(cmd, o, v, "expected a whole number, %lld or more%s",
+                                      (long long)o->min,
+                                      o->flags & BMT_OPT_INFINITY ? ", or infinity" : "");
         return bmt_opts_bad_value(cmd, o, v, "expected a whole number from %lld to %lld",
                                   (long long)o->min, (long long)o->max);
     case BMT_OPT_DURATION:

@@ -183,8 +183,9 @@ const struct bmt_opt bmt_record_options[] = {
      .flags = BMT_OPT_NONZERO, .example = "100M", .term = "max_bytes",
      .offset = AT(max_bytes, uint64_t)},
     {.name = "max-rate", .type = BMT_OPT_COUNT, .arg = "N",
-     .help = "stop if more than N events a second are traced", .min = 1, .term = "max_rate",
-     .offset = AT(max_rate, uint64_t)},
+     .help = "past N events a second traced (over 100 ms; default 100000, or infinity), stop "
+             "or sample (--on-max-rate)",
+     .min = 1, .flags = BMT_OPT_INFINITY, .term = "max_rate", .offset = AT(max_rate, uint64_t)},
     {.name = "buffer-size", .type = BMT_OPT_SIZE, .arg = "SIZE",
      .help = "ring buffer per recording thread, 32K to 1G, split into 8 packets (default 4M)",
      .flags = BMT_OPT_NONZERO, .example = "1M", .term = "buffer_size",

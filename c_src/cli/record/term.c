@@ -133,7 +133,10 @@ static void term_option(struct bmt_text *t, const struct bmt_opt *o,
     case BMT_OPT_SIZE:
         if (*(const uint64_t *)f) { /* 0: not given */
             term_key(t, o->term);
-            text_int(t, (int64_t) * (const uint64_t *)f);
+            if (*(const uint64_t *)f == UINT64_MAX) /* "infinity" (BMT_OPT_INFINITY) */
+                text_str(t, "infinity");
+            else
+                text_int(t, (int64_t) * (const uint64_t *)f);
         }
         return;
     case BMT_OPT_ENUM: {
