@@ -221,7 +221,7 @@ def write_types(b, be, k):
         b.string("var %d" % k)
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("beamtrace")
     ap.add_argument("out")
@@ -237,25 +237,23 @@ def main():
     ap.add_argument("--events", type=int, default=3000)
     ap.add_argument("--streams", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
-    a = ap.parse_args()
-    be = a.big_endian
-    cat = json.loads(subprocess.run([a.beamtrace, "list", "--format", "json"], check=True,
-                                    capture_output=True).stdout)["tracepoints"]
-    rng = random.Random(a.seed)
-    events = workload(cat, rng, a.events, a.streams)
-    classes = [(t["name"], t["fields"]) for t in cat]
-    if a.types:
-        classes.append((TYPES_EVENT, None))
-        # Sprinkle the types event in.
-        extra = []
-        for k, e in enumerate(events[::37]):
-            extra.append((e[0], e[1], TYPES_EVENT, {"k": k}))
-        events = sorted(events + extra, key=lambda e: e[0])
-    ids = {name: a.id_base + i for i, (name, _) in enumerate(classes)}
-    trace_uuid = uuidlib.UUID(int=random.Random(a.seed * 3 + 1).getrandbits(128))
-    os.makedirs(a.out, exist_ok=True)
+    return ap.parse_args()
 
-    # ---- metadata ----
+
+def event_header_tsdl(a):
+    """The event header's TSDL for the layout, and its type's name."""
+    if a.layout == "beamtrace":
+        return ("struct event_header {\n\tuint16_t id;\n\tuint64_clock_monotonic_t timestamp;\n} align(%d);\n" % a.header_align,
+                "struct event_header")
+    if a.layout == "compact":
+        return ("struct event_header_compact {\n\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n\tvariant <id> {\n\t\tstruct {\n\t\t\tuint27_clock_monotonic_t timestamp;\n\t\t} compact;\n\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n\t} v;\n} align(%d);\n" % a.header_align,
+                "struct event_header_compact")
+    return ("struct event_header_large {\n\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n\tvariant <id> {\n\t\tstruct {\n\t\t\tuint32_clock_monotonic_t timestamp;\n\t\t} compact;\n\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n\t} v;\n} align(%d);\n" % a.header_align,
+            "struct event_header_large")
+
+
+def metadata_text(a, classes, ids, trace_uuid):
+    be = a.big_endian
     m = ["/* CTF 1.8 */", ""]
     m.append("typealias integer { size = 8; align = 8; signed = false; } := uint8_t;")
     m.append("typealias integer { size = 16; align = 8; signed = false; } := uint16_t;")
@@ -272,15 +270,8 @@ def main():
     for sz in (27, 32, 64):
         m.append("typealias integer {\n\tsize = %d; align = %d; signed = false;\n\tmap = clock.monotonic.value;\n} := uint%d_clock_monotonic_t;\n" % (sz, 1 if sz == 27 else 8, sz))
     m.append("struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n\tuint64_clock_monotonic_t timestamp_end;\n\tuint64_t content_size;\n\tuint64_t packet_size;\n\tuint64_t packet_seq_num;\n\tunsigned long events_discarded;\n\tuint32_t cpu_id;\n};\n")
-    if a.layout == "beamtrace":
-        m.append("struct event_header {\n\tuint16_t id;\n\tuint64_clock_monotonic_t timestamp;\n} align(%d);\n" % a.header_align)
-        hdr = "struct event_header"
-    elif a.layout == "compact":
-        m.append("struct event_header_compact {\n\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n\tvariant <id> {\n\t\tstruct {\n\t\t\tuint27_clock_monotonic_t timestamp;\n\t\t} compact;\n\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n\t} v;\n} align(%d);\n" % a.header_align)
-        hdr = "struct event_header_compact"
-    else:
-        m.append("struct event_header_large {\n\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n\tvariant <id> {\n\t\tstruct {\n\t\t\tuint32_clock_monotonic_t timestamp;\n\t\t} compact;\n\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n\t} v;\n} align(%d);\n" % a.header_align)
-        hdr = "struct event_header_large"
+    header, hdr = event_header_tsdl(a)
+    m.append(header)
     m.append("stream {\n\tid = 0;\n\tevent.header := %s;\n\tpacket.context := struct packet_context;" % hdr)
     if a.contexts:
         m.append("\tevent.context := struct {\n\t\t%s _vpid;\n\t\t%s _vtid;\n\t\t%s _procname[17];\n\t\t%s _ip;\n\t};" % (
@@ -296,92 +287,125 @@ def main():
                      "s64": tsdl_int(64, True)}[f["type"]]
                 m.append("\t\t%s _%s;" % (t, f["name"]))
         m.append("\t};\n};\n")
-    text = "\n".join(m).encode()
+    return "\n".join(m).encode()
+
+
+def write_metadata(a, text, trace_uuid):
+    """Plain text, or (--packetized) in 4 KiB metadata packets."""
     with open(os.path.join(a.out, "metadata"), "wb") as f:
         if not a.packetized:
             f.write(text)
-        else:
-            chunk = 4096 - 37
-            fmt = ">" if be else "<"
-            for off in range(0, len(text), chunk):
-                body = text[off:off + chunk]
-                content = (37 + len(body)) * 8
-                f.write(struct.pack(fmt + "I", 0x75D11D57) + trace_uuid.bytes +
-                        struct.pack(fmt + "IIIBBBBB", 0, content, 4096 * 8, 0, 0, 0, 1, 8))
-                f.write(body + bytes(4096 - 37 - len(body)))
+            return
+        chunk = 4096 - 37
+        fmt = ">" if a.big_endian else "<"
+        for off in range(0, len(text), chunk):
+            body = text[off:off + chunk]
+            content = (37 + len(body)) * 8
+            f.write(struct.pack(fmt + "I", 0x75D11D57) + trace_uuid.bytes +
+                    struct.pack(fmt + "IIIBBBBB", 0, content, 4096 * 8, 0, 0, 0, 1, 8))
+            f.write(body + bytes(4096 - 37 - len(body)))
 
-    fields_of = {name: fields for name, fields in classes}
-    packet_bytes = 2048
-    for s in range(a.streams):
-        mine = [e for e in events if e[1] == s]
-        out = bytearray()
-        seq = 0
-        i = 0
-        prev_ts = None
+
+def put_event(b, a, s, eid, ts, full_ts, fields, f):
+    """One event of stream s: its header in the layout, contexts, fields."""
+    be = a.big_endian
+    b.align(max(8, a.header_align))
+    if a.layout == "beamtrace":
+        b.put(eid, 16, be); b.put(ts, 64, be)
+    elif a.layout == "compact":
+        if eid < 31 and not full_ts:
+            b.put(eid, 5, be); b.put(ts & ((1 << 27) - 1), 27, be)
+        else:
+            b.put(31, 5, be); b.align(8); b.put(eid, 32, be); b.put(ts, 64, be)
+    else:
+        if eid < 65535 and not full_ts:
+            b.put(eid, 16, be); b.put(ts & 0xffffffff, 32, be)
+        else:
+            b.put(65535, 16, be); b.put(eid, 32, be); b.put(ts, 64, be)
+    if a.contexts:
+        b.align(8); b.put(4242, 32, be); b.put(4243 + s, 32, be)
+        pn = b"beam.smp"
+        for k in range(17):
+            b.put(pn[k] if k < len(pn) else 0, 8, be)
+        b.put(0x7f0012345678 + eid, 64, be)
+    if fields is None:
+        write_types(b, be, f["k"])
+        return
+    for fd in fields:
+        v = f[fd["name"]]
+        if fd["type"] == "string":
+            b.string(v)
+        else:
+            b.align(8); b.put(v, 32 if fd["type"] == "u32" else 64, be)
+
+
+def write_stream(a, s, events, ids, fields_of, trace_uuid, packet_bytes=2048):
+    """Stream s's events in packets of about packet_bytes."""
+    be = a.big_endian
+    mine = [e for e in events if e[1] == s]
+    out = bytearray()
+    seq = 0
+    i = 0
+    prev_ts = None
+    limit = 1 << 27 if a.layout == "compact" else 1 << 32
+    while i < len(mine):
+        b = Bits()
+        b.put(MAGIC, 32, be)
+        for c in trace_uuid.bytes:
+            b.put(c, 8, be)
+        b.put(0, 32, be)
+        b.put(s, 64, be)
+        ctx_at = b.pos // 8
+        b.put(0, 64 * 6, be)  # times, sizes, seq, discarded: patched below
+        b.put(s, 32, be)
+        begin = mine[i][0]
+        last = begin
+        first = i
+        # Events until the packet is full (always at least one).
         while i < len(mine):
-            b = Bits()
-            b.put(MAGIC, 32, be)
-            for c in trace_uuid.bytes:
-                b.put(c, 8, be)
-            b.put(0, 32, be)
-            b.put(s, 64, be)
-            ctx_at = b.pos // 8
-            b.put(0, 64 * 6, be)  # times, sizes, seq, discarded: patched below
-            b.put(s, 32, be)
-            begin = mine[i][0]
-            last = begin
-            first = i
-            # Events until the packet is full (always at least one).
-            while i < len(mine):
-                ts, _, name, f = mine[i]
-                save = (bytes(b.buf), b.pos)
-                b.align(max(8, a.header_align))
-                eid = ids[name]
-                limit = 1 << 27 if a.layout == "compact" else 1 << 32
-                full_ts = prev_ts is None or ts - prev_ts >= limit
-                if a.layout == "beamtrace":
-                    b.put(eid, 16, be); b.put(ts, 64, be)
-                elif a.layout == "compact":
-                    if eid < 31 and not full_ts:
-                        b.put(eid, 5, be); b.put(ts & ((1 << 27) - 1), 27, be)
-                    else:
-                        b.put(31, 5, be); b.align(8); b.put(eid, 32, be); b.put(ts, 64, be)
-                else:
-                    if eid < 65535 and not full_ts:
-                        b.put(eid, 16, be); b.put(ts & 0xffffffff, 32, be)
-                    else:
-                        b.put(65535, 16, be); b.put(eid, 32, be); b.put(ts, 64, be)
-                if a.contexts:
-                    b.align(8); b.put(4242, 32, be); b.put(4243 + s, 32, be)
-                    pn = b"beam.smp"
-                    for k in range(17):
-                        b.put(pn[k] if k < len(pn) else 0, 8, be)
-                    b.put(0x7f0012345678 + eid, 64, be)
-                if fields_of[name] is None:
-                    write_types(b, be, f["k"])
-                else:
-                    for fd in fields_of[name]:
-                        v = f[fd["name"]]
-                        if fd["type"] == "string":
-                            b.string(v)
-                        else:
-                            b.align(8); b.put(v, 32 if fd["type"] == "u32" else 64, be)
-                if (b.pos + 7) // 8 > packet_bytes and i > first:
-                    b.buf = bytearray(save[0]); b.pos = save[1]  # full: next packet
-                    break
-                prev_ts = ts
-                last = ts
-                i += 1
-            content = b.pos
-            size_bytes = max(packet_bytes, (content + 7) // 8) if a.padding else (content + 7) // 8
-            del b.buf[(content + 7) // 8:]
-            b.buf.extend(bytes(size_bytes - len(b.buf)))
-            fmt = ">" if be else "<"
-            struct.pack_into(fmt + "QQQQQQ", b.buf, ctx_at, begin, last, content, size_bytes * 8, seq, 0)
-            out += b.buf
-            seq += 1
-        with open(os.path.join(a.out, "channel0_%d" % s), "wb") as f:
-            f.write(out)
+            ts, _, name, f = mine[i]
+            save = (bytes(b.buf), b.pos)
+            put_event(b, a, s, ids[name], ts, prev_ts is None or ts - prev_ts >= limit,
+                      fields_of[name], f)
+            if (b.pos + 7) // 8 > packet_bytes and i > first:
+                b.buf = bytearray(save[0]); b.pos = save[1]  # full: next packet
+                break
+            prev_ts = ts
+            last = ts
+            i += 1
+        content = b.pos
+        size_bytes = max(packet_bytes, (content + 7) // 8) if a.padding else (content + 7) // 8
+        del b.buf[(content + 7) // 8:]
+        b.buf.extend(bytes(size_bytes - len(b.buf)))
+        fmt = ">" if be else "<"
+        struct.pack_into(fmt + "QQQQQQ", b.buf, ctx_at, begin, last, content, size_bytes * 8, seq, 0)
+        out += b.buf
+        seq += 1
+    with open(os.path.join(a.out, "channel0_%d" % s), "wb") as f:
+        f.write(out)
+
+
+def main():
+    a = parse_args()
+    cat = json.loads(subprocess.run([a.beamtrace, "list", "--format", "json"], check=True,
+                                    capture_output=True).stdout)["tracepoints"]
+    rng = random.Random(a.seed)
+    events = workload(cat, rng, a.events, a.streams)
+    classes = [(t["name"], t["fields"]) for t in cat]
+    if a.types:
+        classes.append((TYPES_EVENT, None))
+        # Sprinkle the types event in.
+        extra = []
+        for k, e in enumerate(events[::37]):
+            extra.append((e[0], e[1], TYPES_EVENT, {"k": k}))
+        events = sorted(events + extra, key=lambda e: e[0])
+    ids = {name: a.id_base + i for i, (name, _) in enumerate(classes)}
+    trace_uuid = uuidlib.UUID(int=random.Random(a.seed * 3 + 1).getrandbits(128))
+    os.makedirs(a.out, exist_ok=True)
+    write_metadata(a, metadata_text(a, classes, ids, trace_uuid), trace_uuid)
+    fields_of = {name: fields for name, fields in classes}
+    for s in range(a.streams):
+        write_stream(a, s, events, ids, fields_of, trace_uuid)
 
 
 main()
