@@ -4,7 +4,6 @@
 %% recording.
 -module(beamtrace_record_cleanup).
 
-%%EXPORTS
 -include("beamtrace_record.hrl").
 -import(beamtrace_record, [agent_down/2, note/2, fail/2]).
 

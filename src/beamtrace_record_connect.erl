@@ -5,7 +5,6 @@
 %% handshake that never finished).
 -module(beamtrace_record_connect).
 
-%%EXPORTS
 -include("beamtrace_record.hrl").
 -import(beamtrace_record_text, [plural/1]).
 -import(beamtrace_record, [note/2, fail/1, fail/2]).

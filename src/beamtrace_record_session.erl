@@ -4,7 +4,6 @@
 %% trace back in chunks.
 -module(beamtrace_record_session).
 
-%%EXPORTS
 -include("beamtrace_record.hrl").
 -import(beamtrace_record_text, [explain/1, reason_text/1, posix/1, bytes_text/1, plural/1,
                                 plural_es/1]).

@@ -26,13 +26,15 @@
 %% Past it a trace stops (or samples: on_max_rate), and its result says so.
 -define(DEFAULT_MAX_RATE, 100000).
 
--spec default_max_rate() -> pos_integer().
-default_max_rate() -> ?DEFAULT_MAX_RATE.
-
 %% The recorder's own duration cap, past the controller's timer.
 -define(BACKSTOP_MS, 5000).
 
 %%% Options
+
+%% @doc The events a second past which a trace stops or samples, when
+%% max_rate is not given.
+-spec default_max_rate() -> pos_integer().
+default_max_rate() -> ?DEFAULT_MAX_RATE.
 
 %% {ok, Own, RecorderOptions} or {error, {badopt, Key}}.
 options(Opts) when is_list(Opts) ->
