@@ -574,13 +574,15 @@ uninstall_dyntrace() ->
 load_nif() ->
     %% The priv directory also holds the optional sink libraries. Thread
     %% slots: every scheduler (normal, dirty CPU, dirty I/O) may run a trace
-    %% callback; 16 more for the VM's other threads.
+    %% callback; 16 more for the VM's other threads. The NIF lays the slots
+    %% out by kind, so that a trace says which streams dirty schedulers
+    %% wrote.
     case priv_dir() of
         {error, _} = Error ->
             Error;
         Priv ->
-            Threads = erlang:system_info(schedulers) + erlang:system_info(dirty_cpu_schedulers) +
-                erlang:system_info(dirty_io_schedulers) + 16,
+            Threads = {erlang:system_info(schedulers), erlang:system_info(dirty_cpu_schedulers),
+                       erlang:system_info(dirty_io_schedulers), 16},
             case erlang:load_nif(filename:join(Priv, "beamtrace_nif"), {Priv, Threads}) of
                 ok ->
                     preload();

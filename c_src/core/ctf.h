@@ -72,6 +72,13 @@ struct bmt_ctf_trace_info {
      * most the dirty counts on dirty ones (the command caps what it shows
      * running by them). */
     uint32_t schedulers_count, dirty_cpu_schedulers_count, dirty_io_schedulers_count;
+    /* Which kind of VM thread wrote each stream (0: not said, and left out
+     * of the metadata): streams below first_dirty_cpu_stream are normal
+     * schedulers', then dirty CPU schedulers' up to first_dirty_io_stream,
+     * dirty I/O schedulers' up to first_other_stream, and other threads'
+     * after. The command counts processes running on dirty schedulers
+     * apart from those on normal ones. */
+    uint32_t first_dirty_cpu_stream, first_dirty_io_stream, first_other_stream;
 };
 
 /* Adds `key = "text"` (is_text) or `key = value` to info's env block.

@@ -138,6 +138,10 @@ static void put_env(struct out *o, const struct bmt_ctf_trace_info *info)
                 "\tbeamtrace_dirty_io_schedulers = %u;\n",
             info->schedulers_count, info->dirty_cpu_schedulers_count,
             info->dirty_io_schedulers_count);
+    if (info->schedulers_count && info->first_other_stream)
+        put(o, "\tbeamtrace_first_dirty_cpu_stream = %u;\n\tbeamtrace_first_dirty_io_stream = %u;\n"
+                "\tbeamtrace_first_other_stream = %u;\n",
+            info->first_dirty_cpu_stream, info->first_dirty_io_stream, info->first_other_stream);
     for (unsigned i = 0; i < info->env_extra_count && i < BMT_CTF_ENV_EXTRA_MAX; i++) {
         const struct bmt_ctf_env_extra *e = &info->env_extra[i];
         if (e->is_text) {

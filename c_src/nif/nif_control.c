@@ -341,6 +341,13 @@ static int parse_environment(struct priv *p, ErlNifEnv *env, ERL_NIF_TERM opts,
         cfg->info.dirty_cpu_schedulers_count = n[1];
         cfg->info.dirty_io_schedulers_count = n[2];
     }
+    /* Which kind of thread wrote each stream: its slot's range. */
+    const struct bmt_threads *th = &p->threads;
+    if (th->by_kind && cfg->info.schedulers_count) {
+        cfg->info.first_dirty_cpu_stream = (uint32_t)th->first[BMT_THREAD_DIRTY_CPU];
+        cfg->info.first_dirty_io_stream = (uint32_t)th->first[BMT_THREAD_DIRTY_IO];
+        cfg->info.first_other_stream = (uint32_t)th->first[BMT_THREAD_OTHER];
+    }
     return 0;
 }
 

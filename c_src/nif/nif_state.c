@@ -80,14 +80,40 @@ static void free_priv(struct priv *p)
 }
 
 /* Threads of load_info {PrivDir, Threads}, or 256. */
-static int load_info_threads(ErlNifEnv *env, ERL_NIF_TERM load_info)
+/* The thread slots from load_info's second element: {Schedulers,
+ * DirtyCpu, DirtyIo, Others}, slots laid out by kind; or a total (an
+ * older loader), or nothing: 256 slots of no kind. Sets counts and returns
+ * by_kind (bmt_threads_init). */
+static int load_info_threads(ErlNifEnv *env, ERL_NIF_TERM load_info,
+                             int counts[BMT_THREAD_KINDS])
 {
-    const ERL_NIF_TERM *info;
-    int arity, threads;
-    if (enif_get_tuple(env, load_info, &arity, &info) && arity == 2 &&
-        enif_get_int(env, info[1], &threads) && threads > 0)
-        return threads;
-    return 256;
+    const ERL_NIF_TERM *info, *kinds;
+    int arity, n, total = 0;
+    memset(counts, 0, sizeof(int) * BMT_THREAD_KINDS);
+    counts[BMT_THREAD_OTHER] = 256;
+    if (!enif_get_tuple(env, load_info, &arity, &info) || arity != 2)
+        return 0;
+    if (enif_get_int(env, info[1], &n) && n > 0) {
+        counts[BMT_THREAD_OTHER] = n;
+        return 0;
+    }
+    if (!enif_get_tuple(env, info[1], &arity, &kinds) || arity != BMT_THREAD_KINDS)
+        return 0;
+    int given[BMT_THREAD_KINDS];
+    for (int k = 0; k < BMT_THREAD_KINDS; k++) {
+        if (!enif_get_int(env, kinds[k], &given[k]) || given[k] < 0 ||
+            given[k] > BMT_MAX_THREADS)
+            return 0;
+        total += given[k];
+    }
+    if (given[BMT_THREAD_SCHEDULER] == 0)
+        return 0;
+    if (total > BMT_MAX_THREADS) {
+        counts[BMT_THREAD_OTHER] = BMT_MAX_THREADS; /* a huge VM: slots of no kind */
+        return 0;
+    }
+    memcpy(counts, given, sizeof given);
+    return 1;
 }
 
 /* The optional sinks from PrivDir of load_info. */
@@ -127,7 +153,9 @@ struct priv *bmt_priv_new(ErlNifEnv *env, ERL_NIF_TERM load_info, bmt_rec_notify
         p->instance = bmt_clock_ns() ^ (uintptr_t)p;
     p->instance |= 1; /* never 0, the value of a fresh thread's TLS */
     p->magic = BMT_PRIV_MAGIC;
-    if (bmt_threads_init(&p->threads, p->instance, p->nil, load_info_threads(env, load_info)) != 0) {
+    int counts[BMT_THREAD_KINDS];
+    int by_kind = load_info_threads(env, load_info, counts);
+    if (bmt_threads_init(&p->threads, p->instance, p->nil, counts, by_kind) != 0) {
         bmt_clock_destroy(&p->clock);
         free(p);
         return NULL;

@@ -16,12 +16,23 @@
 __thread uint64_t bmt_tls_instance __attribute__((tls_model("initial-exec")));
 __thread struct thread_ctx *bmt_tls_ctx __attribute__((tls_model("initial-exec")));
 
-int bmt_threads_init(struct bmt_threads *th, uint64_t instance, ERL_NIF_TERM nil, int max_threads)
+int bmt_threads_init(struct bmt_threads *th, uint64_t instance, ERL_NIF_TERM nil,
+                     const int counts[BMT_THREAD_KINDS], int by_kind)
 {
     th->instance = instance;
     th->nil = nil;
-    th->max_threads = max_threads < BMT_MAX_THREADS ? max_threads : BMT_MAX_THREADS;
-    atomic_init(&th->next_thread, 0);
+    th->by_kind = by_kind;
+    int total = 0;
+    for (int k = 0; k < BMT_THREAD_KINDS; k++) {
+        int n = counts[k] > 0 ? counts[k] : 0;
+        if (n > BMT_MAX_THREADS - total)
+            n = BMT_MAX_THREADS - total;
+        th->first[k] = total;
+        total += n;
+        atomic_init(&th->next[k], 0);
+    }
+    th->first[BMT_THREAD_KINDS] = total;
+    th->max_threads = total;
     if (pthread_key_create(&th->slot_key, NULL) != 0)
         return -1;
     th->ctx = mmap(NULL, sizeof(struct thread_ctx) * BMT_MAX_THREADS, PROT_READ | PROT_WRITE,
@@ -43,6 +54,37 @@ void bmt_threads_free(struct bmt_threads *th)
     pthread_key_delete(th->slot_key);
 }
 
+/* The kind of the calling thread (the VM says: enif_thread_type). */
+static enum bmt_thread_kind thread_kind(void)
+{
+    switch (enif_thread_type()) {
+    case ERL_NIF_THR_NORMAL_SCHEDULER:
+        return BMT_THREAD_SCHEDULER;
+    case ERL_NIF_THR_DIRTY_CPU_SCHEDULER:
+        return BMT_THREAD_DIRTY_CPU;
+    case ERL_NIF_THR_DIRTY_IO_SCHEDULER:
+        return BMT_THREAD_DIRTY_IO;
+    default:
+        return BMT_THREAD_OTHER;
+    }
+}
+
+/* A free slot in the range of the calling thread's kind, else in the other
+ * threads' range, else -1. Each range hands its slots out in turn; a
+ * counter past its range stays there (a thread takes a slot once). */
+static int take_slot(struct bmt_threads *th)
+{
+    int kind = th->by_kind ? (int)thread_kind() : BMT_THREAD_OTHER;
+    for (;;) {
+        int i = atomic_fetch_add(&th->next[kind], 1);
+        if (i < th->first[kind + 1] - th->first[kind])
+            return th->first[kind] + i;
+        if (kind == BMT_THREAD_OTHER)
+            return -1;
+        kind = BMT_THREAD_OTHER;
+    }
+}
+
 struct thread_ctx *bmt_thread_ctx_slow(struct bmt_threads *th)
 {
     intptr_t stored = (intptr_t)pthread_getspecific(th->slot_key);
@@ -50,12 +92,10 @@ struct thread_ctx *bmt_thread_ctx_slow(struct bmt_threads *th)
     if (stored > 0) {
         slot = (int)stored - 1;
     } else {
-        slot = atomic_fetch_add(&th->next_thread, 1);
+        slot = take_slot(th);
         /* A thread past the table has no context: its events are counted
          * as dropped, never written into another thread's ring. */
-        if (slot >= th->max_threads)
-            slot = -1;
-        else
+        if (slot >= 0)
             pthread_setspecific(th->slot_key, (void *)(intptr_t)(slot + 1));
     }
     bmt_tls_instance = th->instance;

@@ -68,6 +68,18 @@ struct thread_ctx {
                                 BMT_MSG_MAX_BYTES + 1 + 6 * (BMT_USER_MAX_BYTES + 1)];
 };
 
+/* The kinds of VM thread a slot may belong to (enif_thread_type): the
+ * slots are laid out by kind, so that a stream's number (its slot) says
+ * which kind of thread wrote it, and the command can count processes on
+ * dirty schedulers apart from those on normal ones. */
+enum bmt_thread_kind {
+    BMT_THREAD_SCHEDULER,
+    BMT_THREAD_DIRTY_CPU,
+    BMT_THREAD_DIRTY_IO,
+    BMT_THREAD_OTHER,           /* any other thread, or a kind's range full */
+    BMT_THREAD_KINDS
+};
+
 /* The table of thread contexts, one per slot: part of the library's state
  * (shared by every copy of the library that uses that state). */
 struct bmt_threads {
@@ -76,15 +88,21 @@ struct bmt_threads {
     pthread_key_t slot_key;     /* each thread's slot + 1, shared by every copy
                                  * of the library that uses this state */
     int max_threads;            /* slots: the VM's schedulers and then some */
-    _Atomic int next_thread;    /* next free slot */
+    /* Slots [first[k], first[k + 1]) are kind k's; by_kind is 0 when the
+     * loader gave a total only (every slot is then BMT_THREAD_OTHER's). */
+    int first[BMT_THREAD_KINDS + 1];
+    int by_kind;
+    _Atomic int next[BMT_THREAD_KINDS]; /* next free slot of each kind's, from its first */
     struct thread_ctx *ctx;     /* BMT_MAX_THREADS, mmap'ed */
 };
 
-/* Makes the table for `max_threads` slots (at most BMT_MAX_THREADS): address
- * space for every slot, backed only once its thread traces. Returns 0 or
- * -1 (nothing left behind). */
+/* Makes the table: counts[k] slots for threads of kind k (the VM's
+ * schedulers of each kind, and some for its other threads), at most
+ * BMT_MAX_THREADS in all; by_kind 0 when only the total is known (it is
+ * then counts[BMT_THREAD_OTHER]). Address space for every slot, backed
+ * only once its thread traces. Returns 0 or -1 (nothing left behind). */
 int bmt_threads_init(struct bmt_threads *th, uint64_t instance, ERL_NIF_TERM nil,
-                     int max_threads);
+                     const int counts[BMT_THREAD_KINDS], int by_kind);
 
 /* Frees what bmt_threads_init made (no thread inside a context). */
 void bmt_threads_free(struct bmt_threads *th);

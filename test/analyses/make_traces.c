@@ -14,7 +14,8 @@
  *                               is 1 (the memory tests: 64 2 0 keeps the
  *                               distinct stacks and processes fixed)
  *   make_traces scenarios OUTDIR  OUTDIR/{names,window,overwrite,span34,report,
- *                               stacks,phantom,dangling,own_cpu,saturated,wakers,files_before}: traces with known answers for names
+ *                               stacks,phantom,dangling,dirty,own_cpu,saturated,
+ *                               wakers,files_before}: traces with known answers for names
  *                               (state dump, spawn, registration, Elixir),
  *                               time windows, flight recorders, an absurd
  *                               time span, the report's layout and the call
@@ -55,10 +56,24 @@ static void gen_open(struct gen *g, const char *path, unsigned streams)
     gen_open_sched(g, path, streams, 0);
 }
 
+static void gen_open_info(struct gen *g, const char *path, unsigned streams,
+                          const struct bmt_ctf_trace_info *kinds);
+
 /* As gen_open, the environment saying the node has `schedulers` normal
  * schedulers and no dirty ones (0: not said, as before). */
 static void gen_open_sched(struct gen *g, const char *path, unsigned streams,
                            uint32_t schedulers)
+{
+    struct bmt_ctf_trace_info kinds;
+    memset(&kinds, 0, sizeof kinds);
+    kinds.schedulers_count = schedulers;
+    gen_open_info(g, path, streams, &kinds);
+}
+
+/* As gen_open, the environment saying the schedulers of each kind and
+ * which streams they write, as `kinds` has them. */
+static void gen_open_info(struct gen *g, const char *path, unsigned streams,
+                          const struct bmt_ctf_trace_info *kinds)
 {
     struct bmt_ctf_trace_info info;
     memset(&info, 0, sizeof info);
@@ -68,7 +83,12 @@ static void gen_open_sched(struct gen *g, const char *path, unsigned streams,
     info.clock_offset_s = 1700000000;
     info.vpid = 4242;
     strcpy(info.procname, "beam.smp");
-    info.schedulers_count = schedulers;
+    info.schedulers_count = kinds->schedulers_count;
+    info.dirty_cpu_schedulers_count = kinds->dirty_cpu_schedulers_count;
+    info.dirty_io_schedulers_count = kinds->dirty_io_schedulers_count;
+    info.first_dirty_cpu_stream = kinds->first_dirty_cpu_stream;
+    info.first_dirty_io_stream = kinds->first_dirty_io_stream;
+    info.first_other_stream = kinds->first_other_stream;
     /* Drained every 64 events into 8 x 64 KiB packets: never full. */
     if (bmt_test_gen_open(&g->t, path, &info, streams, SUBBUF, SUBBUFS, BMT_RING_DISCARD, 64) < 0)
         die("cannot create the trace");
@@ -566,6 +586,41 @@ static void dangling(const char *path)
     gen_close(g);
 }
 
+/* Dirty schedulers counted apart (issue 16 item 1): a node with 2 normal,
+ * 1 dirty CPU and 2 dirty I/O schedulers, whose streams are 0-1, 2 and
+ * 3-4. A and B run 10 ms on the normal ones; C runs 6 ms on the dirty CPU
+ * one from 2 ms, D and E 3 ms on the dirty I/O ones from 3 ms: at most 2
+ * processes at once on normal schedulers and 3 on dirty ones, no run
+ * ended early (run.sh). Before, the bound was the sum, 5, and the report
+ * said 5 running at once on a node of 2 schedulers. */
+static void dirty(const char *path)
+{
+    struct gen gg, *g = &gg;
+    struct bmt_ctf_trace_info kinds;
+    memset(&kinds, 0, sizeof kinds);
+    kinds.schedulers_count = 2;
+    kinds.dirty_cpu_schedulers_count = 1;
+    kinds.dirty_io_schedulers_count = 2;
+    kinds.first_dirty_cpu_stream = 2;
+    kinds.first_dirty_io_stream = 3;
+    kinds.first_other_stream = 5;
+    gen_open_info(g, path, 5, &kinds);
+    uint64_t t = 7500 * MS;
+    static const struct {
+        unsigned stream;
+        const char *pid;
+        uint64_t from_ms, to_ms;
+    } runs[] = {{0, "<0.100.0>", 0, 10}, {1, "<0.101.0>", 0, 10}, {2, "<0.102.0>", 2, 8},
+                {3, "<0.103.0>", 3, 6}, {4, "<0.104.0>", 3, 6}};
+    for (unsigned i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        put(g, runs[i].stream, BMT_TP_process_scheduled, t + runs[i].from_ms * MS, runs[i].pid,
+            "m:loop/0", "in", 0, 0);
+        put(g, runs[i].stream, BMT_TP_process_scheduled, t + runs[i].to_ms * MS, runs[i].pid,
+            "m:loop/0", "out", 0, 0);
+    }
+    gen_close(g);
+}
+
 /* OWN CPU against ON-CPU (issue 16 item 8): P calls f/0 while running
  * (1 ms on CPU), is scheduled out for 8 ms and back in to take a message
  * whose send is not in the trace (off CPU, why unknown), runs 1 ms more
@@ -779,7 +834,8 @@ int main(int argc, char **argv)
             void (*make)(const char *);
         } all[] = {{"names", names}, {"window", window}, {"overwrite", overwrite},
                    {"span34", span34}, {"report", report}, {"stacks", stacks},
-                   {"phantom", phantom}, {"dangling", dangling}, {"own_cpu", own_cpu}, {"saturated", saturated},
+                   {"phantom", phantom}, {"dangling", dangling}, {"dirty", dirty}, {"own_cpu", own_cpu},
+                   {"saturated", saturated},
                    {"wakers", wakers}, {"files_before", files_before}};
         mkdir(argv[2], 0755);
         for (unsigned i = 0; i < sizeof all / sizeof all[0]; i++) {

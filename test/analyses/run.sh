@@ -515,6 +515,15 @@ if not most or most.group(1) != "2" or not ended or ended.group(1) != "4":
              % (most and most.group(1), ended and ended.group(1)))
 PY
 
+# Dirty schedulers counted apart (make_traces.c dirty): 2 processes at
+# once on the 2 normal schedulers, 3 on the 3 dirty ones, none ended early.
+# (Before: one bound of 2 + 1 + 2, and "5 running at once".)
+"$BT" report "$sc/dirty" -o "$sc/dirty.html"
+check_cmd "dirty: the report shows 2 running at once on normal schedulers and 3 on dirty ones" \
+    eval 'grep -q "most processes running at once</th><td>2<" "$sc/dirty.html" &&
+          grep -q "most on dirty schedulers at once</th><td>3<" "$sc/dirty.html" &&
+          grep -q "runs ended at the process.s last event</th><td>0<" "$sc/dirty.html"'
+
 # Windows cutting calls, a GC pause and a latency in half.
 "$ASAN" calls --format json --begin +5ms --end +25ms "$sc/window" >"$sc/w.json" 2>"$sc/w.err"
 check_cmd "window: calls cut by either edge count their inside part only, as unfinished; whole ones as samples" python3 - "$sc/w.json" <<'PY'

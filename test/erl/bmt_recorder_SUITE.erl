@@ -15,7 +15,7 @@
          snapshot_test/1, private_test/1, symlink_test/1, caps_test/1, rotation_test/1,
          dir_removed_test/1, default_dirs_test/1, size_only_shared_test/1,
          long_list_message_test/1, nul_in_strings_test/1, state_dump_test/1,
-         clock_test/1, env_schedulers_test/1, traces_reread_test/1]).
+         clock_test/1, env_schedulers_test/1, dirty_streams_test/1, traces_reread_test/1]).
 
 -import(bmt_test_lib, [assert_eq/3, tmpdir/1, babeltrace/1]).
 
@@ -31,7 +31,7 @@ all() ->
      symlink_test, caps_test, rotation_test,
      dir_removed_test, default_dirs_test, size_only_shared_test,
      long_list_message_test, nul_in_strings_test, state_dump_test,
-     clock_test, env_schedulers_test, traces_reread_test].
+     clock_test, env_schedulers_test, dirty_streams_test, traces_reread_test].
 
 %% The traces the cases write are listed for traces_reread_test.
 init_per_suite(Config) -> bmt_test_lib:reread_init(Config).
@@ -148,6 +148,67 @@ env_schedulers_test(_Config) ->
     [assert_eq(K, integer_to_binary(erlang:system_info(K)),
                maps:get(<<"beamtrace_", (atom_to_binary(K))/binary>>, Env, missing))
      || K <- [schedulers, dirty_cpu_schedulers, dirty_io_schedulers]],
+    ok.
+
+%% Which kind of scheduler wrote each stream (issue 16 item 1): the
+%% environment gives each kind its range of streams, and a process that
+%% runs a dirty CPU and a dirty I/O BIF is scheduled in and out on the
+%% streams of those kinds, its other runs on a normal scheduler's; the
+%% report then counts the dirty runs apart (1 at once on normal
+%% schedulers, 1 on dirty ones). Before, streams had no kind, and the
+%% command bounded every run by the sum of all schedulers.
+dirty_streams_test(_Config) ->
+    S = bmt_test_lib:start(#{dir => tmpdir("dirty_streams"),
+                             events => ["org_erlang_dyntrace:process_scheduled"]}),
+    #{dir := Dir} = beamtrace:info(S),
+    Self = self(),
+    P = spawn(fun() ->
+                      receive go -> ok end,
+                      [begin
+                           erts_debug:dirty_cpu(wait, 2),
+                           erts_debug:dirty_io(wait, 2)
+                       end || _ <- lists:seq(1, 5)],
+                      Self ! done
+              end),
+    1 = erlang:trace(P, true, [running, {tracer, beamtrace, []}]),
+    P ! go,
+    receive done -> ok after 10000 -> error(no_done) end,
+    {ok, _} = beamtrace:stop(S),
+    {ok, Env} = beamtrace_clock:read_env(Dir),
+    [N, Cpu, Io] = [erlang:system_info(K)
+                    || K <- [schedulers, dirty_cpu_schedulers, dirty_io_schedulers]],
+    Want = #{<<"beamtrace_first_dirty_cpu_stream">> => N,
+             <<"beamtrace_first_dirty_io_stream">> => N + Cpu,
+             <<"beamtrace_first_other_stream">> => N + Cpu + Io},
+    [assert_eq(K, integer_to_binary(V), maps:get(K, Env, missing))
+     || {K, V} <- maps:to_list(Want)],
+    {0, Lines, _} = babeltrace(Dir),
+    Kind = fun(C) when C < N -> normal;
+              (C) when C < N + Cpu -> dirty_cpu;
+              (C) when C < N + Cpu + Io -> dirty_io;
+              (_) -> other
+           end,
+    %% Each dirty BIF's run: in and out on a dirty stream, its out at
+    %% erts_internal:dirty_bif_result/1.
+    Runs = [{Kind(binary_to_integer(C)), T, E}
+            || L <- Lines,
+               {match, [C, E, T]} <- [re:run(L, <<"cpu_id = ([0-9]+) }.* entry = \"([^\"]*)\", "
+                                                  "type = \"(in|out)\"">>,
+                                             [{capture, all_but_first, binary}])]],
+    Counts = lists:foldl(fun({K, _, _}, A) -> maps:update_with(K, fun(X) -> X + 1 end, 1, A) end,
+                         #{}, Runs),
+    assert_eq(dirty_cpu_events, 10, maps:get(dirty_cpu, Counts, 0)),
+    assert_eq(dirty_io_events, 10, maps:get(dirty_io, Counts, 0)),
+    assert_eq(other_events, 0, maps:get(other, Counts, 0)),
+    assert_eq(dirty_outs_at_result, 10,
+              length([x || {K, <<"out">>, <<"erts_internal:dirty_bif_result/1">>} <- Runs,
+                           K =/= normal])),
+    Html = tmpdir("dirty_streams") ++ ".html",
+    {0, _, _} = bmt_test_lib:cmd(bmt_test_lib:cli(), ["report", Dir, "-o", Html]),
+    {ok, Page} = file:read_file(Html),
+    [assert_eq(Row, {match, [<<"1">>]},
+               re:run(Page, <<Row/binary, "</th><td>([0-9]+)<">>, [{capture, all_but_first, binary}]))
+     || Row <- [<<"most processes running at once">>, <<"most on dirty schedulers at once">>]],
     ok.
 
 symlink_test(_Config) ->

@@ -13,13 +13,13 @@ void bmt_runs_init(struct bmt_runs *r)
 
 void bmt_runs_free(struct bmt_runs *r)
 {
-    for (unsigned t = 0; t < r->trace_count; t++)
-        free(r->traces[t].open);
-    free(r->traces);
+    for (unsigned i = 0; i < r->trace_count * BMT_RUNS_POOLS; i++)
+        free(r->pools[i].open);
+    free(r->pools);
     free(r->last_ns);
     free(r->in_ns);
     free(r->slot);
-    free(r->trace);
+    free(r->pool);
     free(r->mark);
     free(r->stream);
     free(r->on_stream);
@@ -37,19 +37,46 @@ static int64_t env_int(const struct bmt_trace *t, const char *key)
 
 int bmt_runs_open(struct bmt_runs *r, const struct bmt_reader *rd)
 {
-    r->traces = calloc(rd->trace_count ? rd->trace_count : 1, sizeof *r->traces);
-    if (!r->traces)
+    r->pools = calloc((rd->trace_count ? rd->trace_count : 1) * BMT_RUNS_POOLS, sizeof *r->pools);
+    if (!r->pools)
         return -ENOMEM;
     r->trace_count = rd->trace_count;
     for (unsigned t = 0; t < rd->trace_count; t++) {
-        int64_t n = env_int(&rd->traces[t], "beamtrace_schedulers");
-        int64_t cpu = env_int(&rd->traces[t], "beamtrace_dirty_cpu_schedulers");
-        int64_t io = env_int(&rd->traces[t], "beamtrace_dirty_io_schedulers");
+        const struct bmt_trace *tr = &rd->traces[t];
+        struct bmt_runs_pool *pool = &r->pools[t * BMT_RUNS_POOLS];
+        int64_t n = env_int(tr, "beamtrace_schedulers");
+        int64_t cpu = env_int(tr, "beamtrace_dirty_cpu_schedulers");
+        int64_t io = env_int(tr, "beamtrace_dirty_io_schedulers");
         /* The recorder writes each at most 1024; anything else is no bound. */
-        if (n > 0 && n <= 1024 && cpu >= 0 && cpu <= 1024 && io >= 0 && io <= 1024)
-            r->traces[t].cap = (uint32_t)(n + cpu + io);
+        if (!(n > 0 && n <= 1024 && cpu >= 0 && cpu <= 1024 && io >= 0 && io <= 1024))
+            continue;
+        int64_t fc = env_int(tr, "beamtrace_first_dirty_cpu_stream");
+        int64_t fi = env_int(tr, "beamtrace_first_dirty_io_stream");
+        int64_t fo = env_int(tr, "beamtrace_first_other_stream");
+        if (fc > 0 && fc <= fi && fi <= fo && fo <= 1024) {
+            pool[BMT_RUNS_NORMAL].cap = (uint32_t)n;
+            pool[BMT_RUNS_DIRTY_CPU].cap = (uint32_t)cpu;
+            pool[BMT_RUNS_DIRTY_IO].cap = (uint32_t)io;
+            pool->first_dirty_cpu = (uint32_t)fc;
+            pool->first_dirty_io = (uint32_t)fi;
+            pool->first_other = (uint32_t)fo;
+            r->dirty_known = 1;
+        } else {
+            pool[BMT_RUNS_NORMAL].cap = (uint32_t)(n + cpu + io);
+        }
     }
     return 0;
+}
+
+/* The pool of a run starting on the stream whose packets say `cpu_id` (a
+ * beamtrace stream's number) in trace `trace`. */
+static unsigned pool_of(const struct bmt_runs *r, unsigned trace, uint32_t cpu_id)
+{
+    const struct bmt_runs_pool *normal = &r->pools[trace * BMT_RUNS_POOLS];
+    unsigned kind = BMT_RUNS_NORMAL;
+    if (normal->first_other && cpu_id >= normal->first_dirty_cpu && cpu_id < normal->first_other)
+        kind = cpu_id < normal->first_dirty_io ? BMT_RUNS_DIRTY_CPU : BMT_RUNS_DIRTY_IO;
+    return trace * BMT_RUNS_POOLS + kind;
 }
 
 /* The process an event is about: its first process field (kind ID),
@@ -94,10 +121,10 @@ static int grow(struct bmt_runs *r, uint32_t pid)
     if (!slot)
         return -ENOMEM;
     r->slot = slot;
-    uint16_t *trace = bmt_grow(r->trace, &c4, pid, sizeof *trace);
-    if (!trace)
+    uint32_t *pool = bmt_grow(r->pool, &c4, pid, sizeof *pool);
+    if (!pool)
         return -ENOMEM;
-    r->trace = trace;
+    r->pool = pool;
     uint8_t *mark = bmt_grow(r->mark, &c5, pid, sizeof *mark);
     if (!mark)
         return -ENOMEM;
@@ -123,7 +150,7 @@ static void mark_count(struct bmt_runs *r, unsigned m, int add)
 static void unlist(struct bmt_runs *r, uint32_t pid)
 {
     mark_count(r, r->mark[pid], -1);
-    struct bmt_runs_trace *t = &r->traces[r->trace[pid]];
+    struct bmt_runs_pool *t = &r->pools[r->pool[pid]];
     uint32_t i = r->slot[pid], last = t->open[--t->open_count];
     t->open[i] = last;
     r->slot[last] = i;
@@ -162,18 +189,27 @@ static int stream_takes(struct bmt_runs *r, unsigned stream, uint32_t pid, uint6
     return 0;
 }
 
-static int scheduled_in(struct bmt_runs *r, uint32_t pid, unsigned mark, unsigned trace,
-                        unsigned stream, uint64_t ts)
+/* Runs open at once on trace `trace`'s dirty schedulers, both kinds. */
+static uint32_t dirty_open(const struct bmt_runs *r, unsigned trace)
 {
+    const struct bmt_runs_pool *p = &r->pools[trace * BMT_RUNS_POOLS];
+    return p[BMT_RUNS_DIRTY_CPU].open_count + p[BMT_RUNS_DIRTY_IO].open_count;
+}
+
+static int scheduled_in(struct bmt_runs *r, uint32_t pid, unsigned mark, const struct bmt_record *rec)
+{
+    uint64_t ts = rec->ts_ns;
     if (r->in_ns[pid])
         close_early(r, pid, 0, ts); /* in again with no out between: the out was lost */
-    if (trace >= r->trace_count)
+    if (rec->trace >= r->trace_count)
         return 0;
-    struct bmt_runs_trace *t = &r->traces[trace];
-    if (t->cap && stream_takes(r, stream, pid, ts) < 0)
+    unsigned pool = pool_of(r, rec->trace, rec->cpu_id);
+    struct bmt_runs_pool *t = &r->pools[pool];
+    /* The per-stream rule holds where the bound does: beamtrace's traces. */
+    if (r->pools[rec->trace * BMT_RUNS_POOLS].cap && stream_takes(r, rec->stream, pid, ts) < 0)
         return -ENOMEM;
     if (t->cap && t->open_count >= t->cap) {
-        /* One more than the node can run: the run whose process was heard
+        /* One more than the pool can run: the run whose process was heard
          * of longest ago ends, at its last event. */
         uint32_t victim = t->open[0];
         for (uint32_t i = 1; i < t->open_count; i++)
@@ -190,13 +226,17 @@ static int scheduled_in(struct bmt_runs *r, uint32_t pid, unsigned mark, unsigne
         t->open_cap = cap;
     }
     r->slot[pid] = t->open_count;
-    r->trace[pid] = (uint16_t)trace;
+    r->pool[pid] = pool;
     t->open[t->open_count++] = pid;
     r->in_ns[pid] = ts + 1;
     r->mark[pid] = (uint8_t)mark;
     mark_count(r, mark, 1);
-    if (t->open_count > r->max_running)
-        r->max_running = t->open_count;
+    if (pool % BMT_RUNS_POOLS == BMT_RUNS_NORMAL) {
+        if (t->open_count > r->max_running)
+            r->max_running = t->open_count;
+    } else if (dirty_open(r, rec->trace) > r->max_dirty_running) {
+        r->max_dirty_running = dirty_open(r, rec->trace);
+    }
     return 0;
 }
 
@@ -216,7 +256,7 @@ int bmt_runs_take(struct bmt_runs *r, struct bmt_names *names, const struct bmt_
     if (rec->tp == BMT_TP_process_scheduled) {
         const struct bmt_value *type = &rec->values[BMT_F_process_scheduled_type];
         if (type->len >= 2 && memcmp(type->str, "in", 2) == 0)
-            rc = scheduled_in(r, pid, mark, rec->trace, rec->stream, ts);
+            rc = scheduled_in(r, pid, mark, rec);
         else if (r->in_ns[pid])
             unlist(r, pid);
     } else if (rec->tp == BMT_TP_process_exit && r->in_ns[pid]) {
@@ -228,8 +268,8 @@ int bmt_runs_take(struct bmt_runs *r, struct bmt_names *names, const struct bmt_
 
 void bmt_runs_finish(struct bmt_runs *r)
 {
-    for (unsigned t = 0; t < r->trace_count; t++) {
-        r->closed_count += r->traces[t].open_count;
-        r->traces[t].open_count = 0;
+    for (unsigned i = 0; i < r->trace_count * BMT_RUNS_POOLS; i++) {
+        r->closed_count += r->pools[i].open_count;
+        r->pools[i].open_count = 0;
     }
 }

@@ -10,15 +10,20 @@
  *    first) ends at the process's last event: what came after is unknown,
  *    not running. "Its events" are those where it acts (the first process
  *    field of an event: caller, sender, receiver, collector, ...).
- *  - At most as many processes run at once as the node has schedulers,
- *    normal and dirty ones added (the trace's environment:
- *    beamtrace_schedulers, beamtrace_dirty_cpu_schedulers,
- *    beamtrace_dirty_io_schedulers; a process on a dirty scheduler is
- *    scheduled out of its normal one and in on the dirty one, and the
- *    trace does not say which kind a thread is, so the bound is their
- *    sum). An `in` that would make one more ends the open run whose
- *    process's last event is the oldest, at that event. A trace without
- *    those entries (older ones, LTTng's) has no such bound.
+ *  - At most as many processes run at once on a node's normal
+ *    schedulers as it has, and on its dirty CPU and dirty I/O schedulers
+ *    as it has of each (the trace's environment: beamtrace_schedulers,
+ *    beamtrace_dirty_cpu_schedulers, beamtrace_dirty_io_schedulers). A
+ *    process on a dirty scheduler is scheduled out of its normal one and
+ *    in on the dirty one; the stream an `in` is on says which kind of
+ *    thread it was (beamtrace_first_dirty_cpu_stream,
+ *    _first_dirty_io_stream, _first_other_stream: streams below the first
+ *    are normal schedulers', other threads' count with them). Each kind is
+ *    a pool with its own bound. A trace that says the counts but not the
+ *    streams' kinds (beamtrace before 0.9) has one pool bounded by their
+ *    sum. An `in` that would make one more in its pool ends the pool's
+ *    open run whose process's last event is the oldest, at that event. A
+ *    trace without the counts (LTTng's) has no such bound.
  *  - In a trace with those entries (beamtrace's recorder), each stream is
  *    one VM thread's ring, and a thread runs one process at a time: an
  *    `in` on a stream ends the open run of the process last scheduled in
@@ -35,7 +40,7 @@
  * process_scheduled `in` (the runs that event ended, its own process's
  * included when it was still open), and ends what is still open at the
  * pass's end at bmt_runs_last_ns. Pid ids are the scope's names' ids
- * (names.h). Memory: 29 bytes per process, plus the open runs per trace and 4 bytes
+ * (names.h). Memory: 31 bytes per process, plus the open runs per pool and 4 bytes
  * per stream.
  *
  * Only processes with an open run need their last event: the others' is
@@ -63,29 +68,41 @@ struct bmt_runs_closed {
     uint64_t end_ns;           /* the process's last event: where its run ends */
 };
 
-struct bmt_runs_trace {
-    uint32_t cap;              /* schedulers, normal and dirty; 0: unknown, no bound */
+/* The kinds of scheduler a run may be on: each trace's pools are
+ * BMT_RUNS_POOLS entries of bmt_runs.pools, from trace * BMT_RUNS_POOLS. */
+enum { BMT_RUNS_NORMAL, BMT_RUNS_DIRTY_CPU, BMT_RUNS_DIRTY_IO, BMT_RUNS_POOLS };
+
+/* The schedulers of one kind on one node, and the runs open on them. */
+struct bmt_runs_pool {
+    uint32_t cap;              /* schedulers of this kind; 0: unknown, no bound */
     uint32_t *open;            /* pid ids with an open run */
     uint32_t open_count, open_cap;
+    /* Pool BMT_RUNS_NORMAL only: the first stream of each dirty kind and
+     * of the other threads (the trace's environment); 0: not said, every
+     * run is in this pool. */
+    uint32_t first_dirty_cpu, first_dirty_io, first_other;
 };
 
 struct bmt_runs {
     uint64_t *last_ns;         /* per pid id: its last event + 1, or 0 */
     uint64_t *in_ns;           /* per pid id: its open run's start + 1, or 0 */
     uint32_t *slot;            /* per pid id: its index in its trace's open list */
-    uint16_t *trace;           /* per pid id: the trace (node) its open run is on */
+    uint32_t *pool;            /* per pid id: the pool its open run is in */
     uint8_t *mark;             /* per pid id: its text's fingerprint (bmt_strtab_mark) */
     uint32_t *stream;          /* per pid id: the stream its open run began on */
     uint32_t pid_cap;
     uint32_t *on_stream;       /* per stream: pid id + 1 last scheduled in there, or 0 */
     uint32_t stream_cap;
-    struct bmt_runs_trace *traces;
+    struct bmt_runs_pool *pools; /* trace_count * BMT_RUNS_POOLS */
     unsigned trace_count;
     struct bmt_runs_closed closed[BMT_RUNS_CLOSED_MAX]; /* ended by the current event */
     unsigned closed_n;
     uint64_t closed_count;     /* runs ended at their process's last event, in all */
     uint64_t capped_count;     /* of which by the bound */
-    uint32_t max_running;      /* most runs open at once (after the bound) */
+    uint32_t max_running;      /* most runs open at once on one node's normal
+                                * schedulers (after the bound) */
+    uint32_t max_dirty_running; /* and on its dirty ones, both kinds together */
+    int dirty_known;           /* some trace says which streams are dirty schedulers' */
     uint32_t mark_count[256];  /* open runs whose process has each fingerprint */
     uint64_t marks[4];         /* the fingerprints with a count: bit set when count > 0 */
 };

@@ -138,6 +138,12 @@ static void summary(struct bmt_out *o, const char *dir, const struct bmt_reader 
     cell_u64(o, s->runs.closed_count);
     bmt_out_str(o, "</tr><tr><th class=\"l\">most processes running at once</th>");
     cell_u64(o, s->runs.max_running);
+    /* Dirty schedulers are counted apart when the trace says which streams
+     * are theirs (runs.h): a normal scheduler's count never includes them. */
+    if (s->runs.dirty_known) {
+        bmt_out_str(o, "</tr><tr><th class=\"l\">most on dirty schedulers at once</th>");
+        cell_u64(o, s->runs.max_dirty_running);
+    }
     bmt_out_str(o, "</tr></table>");
     if (s->runs.closed_count) {
         char line[400];
