@@ -523,6 +523,20 @@ check_cmd "dirty: the report shows 2 running at once on normal schedulers and 3 
     eval 'grep -q "most processes running at once</th><td>2<" "$sc/dirty.html" &&
           grep -q "most on dirty schedulers at once</th><td>3<" "$sc/dirty.html" &&
           grep -q "runs ended at the process.s last event</th><td>0<" "$sc/dirty.html"'
+"$BT" export "$sc/dirty" -o "$sc/dirty.chrome.json"
+check_cmd "dirty: the export marks the runs on dirty schedulers (C dirty_cpu, D and E dirty_io), the others not" \
+    python3 - "$sc/dirty.chrome.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in d["traceEvents"]
+         if e.get("ph") == "M" and e.get("name") == "thread_name"}
+got = sorted((names[(e["pid"], e["tid"])].split()[0], e.get("args", {}).get("scheduler"))
+             for e in d["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "running")
+want = [("<0.100.0>", None), ("<0.101.0>", None), ("<0.102.0>", "dirty_cpu"),
+        ("<0.103.0>", "dirty_io"), ("<0.104.0>", "dirty_io")]
+if got != want:
+    sys.exit("runs %r, want %r" % (got, want))
+PY
 
 # Windows cutting calls, a GC pause and a latency in half.
 "$ASAN" calls --format json --begin +5ms --end +25ms "$sc/window" >"$sc/w.json" 2>"$sc/w.err"

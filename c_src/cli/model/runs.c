@@ -189,6 +189,11 @@ static int stream_takes(struct bmt_runs *r, unsigned stream, uint32_t pid, uint6
     return 0;
 }
 
+unsigned bmt_runs_kind(const struct bmt_runs *r, unsigned trace, uint32_t cpu_id)
+{
+    return trace < r->trace_count ? pool_of(r, trace, cpu_id) % BMT_RUNS_POOLS : BMT_RUNS_NORMAL;
+}
+
 /* Runs open at once on trace `trace`'s dirty schedulers, both kinds. */
 static uint32_t dirty_open(const struct bmt_runs *r, unsigned trace)
 {

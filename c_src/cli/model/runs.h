@@ -127,6 +127,11 @@ int bmt_runs_take(struct bmt_runs *r, struct bmt_names *names, const struct bmt_
  * or -1 for events of no process (counters, node_info, ports'). */
 int bmt_runs_actor(uint16_t tp);
 
+/* The kind of scheduler (BMT_RUNS_NORMAL, _DIRTY_CPU, _DIRTY_IO) a run
+ * starting on the stream whose packets say `cpu_id` in trace `trace` is
+ * on; BMT_RUNS_NORMAL when the trace does not say. */
+unsigned bmt_runs_kind(const struct bmt_runs *r, unsigned trace, uint32_t cpu_id);
+
 /* The mark bmt_runs_feed takes for an event with no process field, or
  * with it not selected. */
 #define BMT_RUNS_NO_MARK 256u

@@ -25,6 +25,7 @@ void bmt_tracks_free(void *self)
     bmt_flows_free(&t->flows);
     free(t->in_ns);
     free(t->in_entry);
+    free(t->in_kind);
     free(t->gc_ns);
     if (t->links_ready)
         bmt_links_free(&t->links);
@@ -40,7 +41,7 @@ static int64_t grow_to(struct bmt_tracks *t, int64_t id)
 {
     if (id < 0 || (uint32_t)id < t->cap)
         return id;
-    uint32_t in_cap = t->cap, entry_cap = t->cap, gc_cap = t->cap;
+    uint32_t in_cap = t->cap, entry_cap = t->cap, gc_cap = t->cap, kind_cap = t->cap;
     uint64_t *in = bmt_grow(t->in_ns, &in_cap, (uint32_t)id, sizeof *in);
     if (in)
         t->in_ns = in;
@@ -50,7 +51,10 @@ static int64_t grow_to(struct bmt_tracks *t, int64_t id)
     uint64_t(*gc)[2] = bmt_grow(t->gc_ns, &gc_cap, (uint32_t)id, sizeof *gc);
     if (gc)
         t->gc_ns = gc;
-    if (!in || !entry || !gc)
+    uint8_t *kind = bmt_grow(t->in_kind, &kind_cap, (uint32_t)id, sizeof *kind);
+    if (kind)
+        t->in_kind = kind;
+    if (!in || !entry || !gc || !kind)
         return -ENOMEM; /* the ones grown keep their room: the same next time */
     t->cap = in_cap;
     return id;
@@ -79,7 +83,7 @@ static int on_leave(void *ctx, struct bmt_callstack *cs, uint32_t pid, const str
     if (grow_to(t, pid) < 0)
         return -ENOMEM;
     struct bmt_track_event ev = {BMT_TRACK_CALL, 0, pid, start, end_ns - start, f->func, NULL,
-                                 NULL, 0, f->weight};
+                                 NULL, 0, f->weight, NULL};
     if (flags & (BMT_CS_UNFINISHED | BMT_CS_CUT))
         ev.end = flags & BMT_CS_CUT ? "cut" : "unfinished";
     else if (flags & BMT_CS_EXCEPTION)
@@ -100,9 +104,12 @@ static int running_end(struct bmt_tracks *t, uint32_t pid, uint64_t end_ns, cons
     if (end_ns < in)
         end_ns = in;
     /* An in and its out are kept together: the ratio in force now. */
+    static const char *const dirty[BMT_RUNS_POOLS] = {[BMT_RUNS_DIRTY_CPU] = "dirty_cpu",
+                                                      [BMT_RUNS_DIRTY_IO] = "dirty_io"};
     struct bmt_track_event ev = {BMT_TRACK_RUNNING, BMT_TP_process_scheduled, pid, in, end_ns - in,
                                  t->in_entry[pid], end, NULL, 0,
-                                 t->scope->sampled.weight[BMT_TP_process_scheduled]};
+                                 t->scope->sampled.weight[BMT_TP_process_scheduled],
+                                 dirty[t->in_kind[pid] % BMT_RUNS_POOLS]};
     return emit(t, &ev);
 }
 
@@ -111,7 +118,7 @@ static int instant(struct bmt_tracks *t, enum bmt_track_item item, const struct 
                    uint32_t pid, const struct bmt_value *v)
 {
     struct bmt_track_event ev = {item, rec->tp, pid, rec->ts_ns, 0, 0, NULL, v, rec->trace,
-                                 t->scope->sampled.weight[rec->tp]};
+                                 t->scope->sampled.weight[rec->tp], NULL};
     return emit(t, &ev);
 }
 
@@ -143,6 +150,7 @@ static int scheduled(struct bmt_tracks *t, const struct bmt_record *rec)
         return (int)f;
     t->in_ns[pid] = rec->ts_ns + 1;
     t->in_entry[pid] = (uint32_t)f;
+    t->in_kind[pid] = (uint8_t)bmt_runs_kind(&t->scope->runs, rec->trace, rec->cpu_id);
     return 0;
 }
 
@@ -272,7 +280,7 @@ static int gc(struct bmt_tracks *t, const struct bmt_record *rec, int out)
     if (!out || began < t->scope->window.begin_ns)
         return 0;
     struct bmt_track_event ev = {BMT_TRACK_GC, rec->tp, (uint32_t)pid, began, ts - began, 0, NULL,
-                                 v, rec->trace, t->scope->sampled.weight[rec->tp]};
+                                 v, rec->trace, t->scope->sampled.weight[rec->tp], NULL};
     return emit(t, &ev);
 }
 

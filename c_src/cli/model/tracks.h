@@ -53,6 +53,8 @@ struct bmt_track_event {
     uint32_t weight;            /* events it stands for: the ratio in force for its kind
                                  * in a sampled trace (sampled.h; a call's at its start),
                                  * else 1 */
+    const char *scheduler;      /* RUNNING: "dirty_cpu" or "dirty_io" for a run on a
+                                 * dirty scheduler, else NULL */
 };
 
 /* What receives the items. Each returns 0 or -ENOMEM. */
@@ -72,6 +74,7 @@ struct bmt_tracks {
     int started;
     uint64_t *in_ns;                /* per pid: scheduled-in time + 1, or 0 */
     uint32_t *in_entry;             /* per pid: function id when scheduled in */
+    uint8_t *in_kind;               /* per pid: the kind of scheduler it is on (runs.h pools) */
     uint64_t (*gc_ns)[2];           /* per pid: open gc start + 1, minor and major */
     uint64_t gc_open;               /* entries of gc_ns not 0 */
     uint32_t cap;

@@ -133,7 +133,7 @@ static int slice(struct bmt_chrome *c, const struct bmt_track_event *ev)
     bmt_out_us3(c->o, ev->dur_ns);
     bmt_elixir_mfa(bmt_strtab_str(funcs, ev->func), bmt_strtab_len(funcs, ev->func), fn, sizeof fn);
     name_str(c, fn, strlen(fn));
-    if (!ev->end && ev->weight <= 1) {
+    if (!ev->end && !ev->scheduler && ev->weight <= 1) {
         bmt_out_char(c->o, '}');
         return 0;
     }
@@ -143,7 +143,14 @@ static int slice(struct bmt_chrome *c, const struct bmt_track_event *ev)
         bmt_out_str(c->o, ev->end);
         bmt_out_char(c->o, '"');
     }
-    weight_arg(c, !ev->end, ev);
+    /* A run on a dirty scheduler says so: it is not one of the node's
+     * normal schedulers' (runs.h). */
+    if (ev->scheduler) {
+        bmt_out_str(c->o, ev->end ? ",\"scheduler\":\"" : "\"scheduler\":\"");
+        bmt_out_str(c->o, ev->scheduler);
+        bmt_out_char(c->o, '"');
+    }
+    weight_arg(c, !ev->end && !ev->scheduler, ev);
     bmt_out_str(c->o, "}}");
     return 0;
 }
