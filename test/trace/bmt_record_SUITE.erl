@@ -20,6 +20,7 @@
          incompatible_glibc_test/1, incompatible_musl_test/1, node_dies_test/1,
          second_record_test/1, interrupt_shipping_test/1, abandon_test/1, disk_full_target_test/1,
          disk_full_shipping_test/1, disk_full_local_test/1, dbg_coexists_test/1,
+         ship_requests_test/1,
          remote_dir_test/1, keep_test/1, already_loaded_test/1, tls_test/1,
          record_sources_test/1, knobs_cli_test/1, knobs_cli_checked_test/1,
          nif_unmapped_test/1, private_dir_mode_test/1, ets_missing_table_test/1, knobs_test/1, knobs_checked_test/1,
@@ -49,7 +50,7 @@ all() ->
      incompatible_cpu_test, incompatible_glibc_test, incompatible_musl_test,
      node_dies_test, second_record_test, interrupt_shipping_test,
      abandon_test, disk_full_target_test, disk_full_shipping_test,
-     disk_full_local_test, dbg_coexists_test, remote_dir_test,
+     disk_full_local_test, dbg_coexists_test, ship_requests_test, remote_dir_test,
      keep_test, already_loaded_test, tls_test,
      record_sources_test,
      max_rate_hint_test, nif_unmapped_test, private_dir_mode_test, ets_missing_table_test, knobs_test, knobs_checked_test,
@@ -647,6 +648,23 @@ dbg_coexists_test(_Config) ->
             Other -> fail(dbg_stopped, {C0, C1, Other})
         end,
         erpc:call(N, bmt_trace_target, dbg_stop, []),
+        assert_clean(T)
+    end).
+
+%% Shipping asks the target's code server to load modules a few times, not
+%% once per module: on a saturated node each request waits a turn of the
+%% run queue (25,000 busy processes: 72 s for the 17 modules loaded one by
+%% one). The two agent modules go first, then every other module but
+%% beamtrace in one code:atomic_load/1, then beamtrace (its on_load loads
+%% the NIF): at most 4 loading requests, where there were 19.
+ship_requests_test(_Config) ->
+    with_target(fun(#{node := N} = T) ->
+        ok = erpc:call(N, bmt_trace_target, code_requests_start, []),
+        assert_ok(record(node_args(T) ++ ["--calls", ?WORK, "--duration", "300ms",
+                                          "-o", tmpdir("ship-requests")])),
+        Requests = erpc:call(N, bmt_trace_target, code_requests_stop, []),
+        Loads = [R || R <- Requests, R =:= load_binary orelse R =:= finish_loading],
+        (Loads =/= [] andalso length(Loads) =< 4) orelse fail(loading_requests, Requests),
         assert_clean(T)
     end).
 

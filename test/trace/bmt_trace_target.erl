@@ -6,7 +6,8 @@
 -compile(nowarn_deprecated_catch).
 
 -export([start/1, start_timeout/1, load/0, work/1, tick/0, loop_report/2,
-         dbg_start/0, dbg_count/0, dbg_fresh_calls/1, dbg_stop/0, beamtrace_left/0, sources_load/1, own_monitor/1,
+         dbg_start/0, dbg_count/0, dbg_fresh_calls/1, dbg_stop/0,
+         code_requests_start/0, code_requests_stop/0, beamtrace_left/0, sources_load/1, own_monitor/1,
          own_monitor_got/0, io_load/1, long_gc/0, lookup/2, lookups/3, suspend/1]).
 
 %% -eval'd at boot: watch the driver, run the load.
@@ -120,6 +121,33 @@ wait_count(Want, Tries, C0) ->
 
 dbg_stop() ->
     dbg:stop().
+
+%% The requests the code server receives, by their first element
+%% (load_binary, finish_loading, ...), from now to code_requests_stop/0:
+%% traced with a tracer process of this node's own, which beamtrace
+%% leaves alone.
+code_requests_start() ->
+    Collector = spawn(fun() -> collect_requests([]) end),
+    register(bmt_code_requests, Collector),
+    1 = erlang:trace(whereis(code_server), true, ['receive', {tracer, Collector}]),
+    ok.
+
+collect_requests(Acc) ->
+    receive
+        {trace, _, 'receive', {code_call, _, Req}} when is_tuple(Req) ->
+            collect_requests([element(1, Req) | Acc]);
+        {trace, _, 'receive', {code_call, _, Req}} ->
+            collect_requests([Req | Acc]);
+        {get, From} ->
+            From ! {requests, lists:reverse(Acc)};
+        _ ->
+            collect_requests(Acc)
+    end.
+
+code_requests_stop() ->
+    1 = erlang:trace(whereis(code_server), false, ['receive']),
+    bmt_code_requests ! {get, self()},
+    receive {requests, Rs} -> Rs after 5000 -> error(no_requests) end.
 
 %% For the session sources: a system monitor of the node's own (long_gc
 %% 1 ms, as riak_sysmon or lager set one), a named ETS table and a process
