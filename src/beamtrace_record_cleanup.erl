@@ -149,8 +149,14 @@ rpc(T, M, F, A) ->
     catch Class:Why -> {rpc_failed, {Class, Why}}
     end.
 
+%% One call a try, not one a module: each erpc call is a new process of
+%% normal priority on the target, which on a saturated node waits a turn of
+%% the run queue (25,000 busy processes: seconds a turn). code:all_loaded/0
+%% lists the modules code:is_loaded/1 says are loaded (current code: a
+%% deleted module whose old code the purge has yet to remove is not).
 wait_purged(T, Mods, Tries) ->
-    Loaded = [M || M <- Mods, erpc:call(T, code, is_loaded, [M]) =/= false],
+    Current = erpc:call(T, code, all_loaded, []),
+    Loaded = [M || M <- Mods, lists:keymember(M, 1, Current)],
     case {Loaded, Tries} of
         {[], _} -> [];
         {_, 0} -> Loaded;

@@ -261,7 +261,7 @@ check_cmd "workload breakdown recorded without drops" \
     eval '[ "$rc" -eq 0 ] && [ "$(expect "$out/w_breakdown" discarded)" = 0 ]'
 "$BT" calls --breakdown --format json "$out/w_breakdown" >"$out/breakdown.json"
 "$BT" calls --breakdown "$out/w_breakdown" >"$out/breakdown.txt"
-for k in on_cpu waiting runnable; do
+for k in waiting runnable; do
     want=$(expect "$out/w_breakdown" "${k}_p50_ns")
     got=$(jget "$out/breakdown.json" "[f['${k}_p50_ns'] for f in d['functions'] if f['function'] == 'bmt_an_workload:composed/1'][0]")
     # Within 25%: the parts are 2, 5 and 3 ms, so each is still told from
@@ -270,6 +270,16 @@ for k in on_cpu waiting runnable; do
     check_cmd "breakdown: composed/1 ${k} p50 ${got} ns within 25% of the node's ${want} ns" \
         python3 -c "import sys; sys.exit(0 if abs($got - $want) <= 0.25 * $want else 1)"
 done
+# On CPU: the node times its 2 ms spin by the wall clock, which is an upper
+# bound: when the VM schedules the process out mid-spin (seen in CI, OTP 29
+# beside two other runs: the node's p50 3.42 ms, the trace's 1.97 ms on CPU)
+# the wall time grows and the time on CPU does not. So the trace's p50 is
+# within 25% of the node's, or between 75% of the spin's 2 ms and the
+# node's.
+want=$(expect "$out/w_breakdown" on_cpu_p50_ns)
+got=$(jget "$out/breakdown.json" "[f['on_cpu_p50_ns'] for f in d['functions'] if f['function'] == 'bmt_an_workload:composed/1'][0]")
+check_cmd "breakdown: composed/1 on_cpu p50 ${got} ns within 25% of the node's ${want} ns, or between 1.5 ms and it" \
+    python3 -c "import sys; sys.exit(0 if abs($got - $want) <= 0.25 * $want or 1500000 <= $got <= $want else 1)"
 check_cmd "breakdown: per function, on CPU + runnable + waiting + GC + unknown = total; nothing lacking" python3 - "$out/breakdown.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

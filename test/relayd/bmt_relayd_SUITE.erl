@@ -179,8 +179,11 @@ sigstop_no_stall_test(_Config) ->
     {UPing, UPong} = untraced_pair(),
     Baseline = run_probe(fun() -> UPing ! {go, self()}, timer:sleep(3000) end),
     _ = finish_pair(UPing, UPong),
+    %% No byte cap: at full speed the packets the stopped relayd could
+    %% not take passed the default 1 GiB in 11 s (OTP 29 in CI), and the
+    %% session stopped itself by max_bytes before the pair did.
     {ok, S} = beamtrace:start(#{relayd => url(), events => ?EVENTS,
-                                relayd_buffer => 256 * 1024}),
+                                relayd_buffer => 256 * 1024, max_bytes => infinity}),
     {Ping, Pong} = pair(S),
     Ping ! {go, self()},
     Traced = run_probe(fun() ->
@@ -197,7 +200,7 @@ sigstop_no_stall_test(_Config) ->
     end),
     {RoundsDuringStop, #{relayd := MidR}} = get(during_stop),
     Offered = finish_pair(Ping, Pong),
-    {ok, #{events := N, discarded := D, relayd := R} = Stats} = beamtrace:stop(S),
+    {ok, #{events := N, discarded := D, relayd := R, reason := stop} = Stats} = beamtrace:stop(S),
     io:format("# probe, the workload untraced: ~s~n# probe, traced, relayd stopped 10 s: ~s~n",
               [summary(Baseline), summary(Traced)]),
     io:format("# rounds while stopped: ~w; relayd mid-stop: ~p~n# stop: ~p~n",
@@ -231,7 +234,7 @@ restart_test(_Config) ->
     timer:sleep(300),
     Offered = finish_pair(Ping, Pong),
     quiesce_stopped(S, Offered),
-    {ok, #{events := N, discarded := D, relayd := R} = Stats} = beamtrace:stop(S),
+    {ok, #{events := N, discarded := D, relayd := R, reason := stop} = Stats} = beamtrace:stop(S),
     io:format("# restart: ~p~n", [Stats]),
     assert_eq(offered, Offered, N + D),
     #{connections := 2, disconnections := 1, unconfirmed := 0, state := closed} = R,
@@ -268,7 +271,7 @@ outage_test(_Config) ->
                  end),
     Offered = finish_pair(Ping, Pong),
     quiesce_stopped(S, Offered),
-    {ok, #{events := N, discarded := D, relayd := R} = Stats} = beamtrace:stop(S),
+    {ok, #{events := N, discarded := D, relayd := R, reason := stop} = Stats} = beamtrace:stop(S),
     io:format("# outage: said ~s~n# stop: ~p~n", [During, Stats]),
     assert_eq(offered, Offered, N + D),
     #{state := closed, connections := 2, disconnections := 1, unconfirmed := 0,

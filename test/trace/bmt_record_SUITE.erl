@@ -959,10 +959,22 @@ split_forms([T | Rest], Acc) -> split_forms(Rest, [T | Acc]).
 %% The packet size (bytes) of a trace directory's first packet: the
 %% packet context's packet_size (bits) after the 32-byte header and the
 %% two timestamps and content_size.
+%% The largest packet of the trace's streams: a full one, as the ring's
+%% packets are. Not the first packet of one stream: a stream whose thread
+%% wrote little holds only its last packet, closed short at the stop (seen
+%% on OTP 29 when a quiet scheduler's stream was channel0_0: 4096 bytes).
 packet_bytes(Dir) ->
-    {ok, <<_:32/binary, _:24/binary, Bits:64/little, _/binary>>} =
-        file:read_file(filename:join(Dir, "channel0_0")),
-    Bits div 8.
+    {ok, Names} = file:list_dir(Dir),
+    lists:max([largest_packet(Bin, 0)
+               || N <- Names, lists:prefix("channel0_", N),
+                  {ok, Bin} <- [file:read_file(filename:join(Dir, N))]]).
+
+largest_packet(<<_:32/binary, _:24/binary, Bits:64/little, _/binary>> = Bin, Max)
+  when Bits >= 8 * 64, Bits div 8 =< byte_size(Bin) ->
+    <<_:(Bits div 8)/binary, Rest/binary>> = Bin,
+    largest_packet(Rest, max(Max, Bits div 8));
+largest_packet(_, Max) ->
+    Max.
 
 %% "[HH:MM:SS.NNNNNNNNN]" of a babeltrace2 line: compares as text.
 stamp(Line) ->
