@@ -79,7 +79,6 @@ static void free_priv(struct priv *p)
     free(p);
 }
 
-/* Threads of load_info {PrivDir, Threads}, or 256. */
 /* The thread slots from load_info's second element: {Schedulers,
  * DirtyCpu, DirtyIo, Others}, slots laid out by kind; or a total (an
  * older loader), or nothing: 256 slots of no kind. Sets counts and returns

@@ -20,7 +20,7 @@
  *    _first_dirty_io_stream, _first_other_stream: streams below the first
  *    are normal schedulers', other threads' count with them). Each kind is
  *    a pool with its own bound. A trace that says the counts but not the
- *    streams' kinds (beamtrace before 0.9) has one pool bounded by their
+ *    streams' kinds (recorded before those entries) has one pool bounded by their
  *    sum. An `in` that would make one more in its pool ends the pool's
  *    open run whose process's last event is the oldest, at that event. A
  *    trace without the counts (LTTng's) has no such bound.
@@ -86,7 +86,7 @@ struct bmt_runs_pool {
 struct bmt_runs {
     uint64_t *last_ns;         /* per pid id: its last event + 1, or 0 */
     uint64_t *in_ns;           /* per pid id: its open run's start + 1, or 0 */
-    uint32_t *slot;            /* per pid id: its index in its trace's open list */
+    uint32_t *slot;            /* per pid id: its index in its pool's open list */
     uint32_t *pool;            /* per pid id: the pool its open run is in */
     uint8_t *mark;             /* per pid id: its text's fingerprint (bmt_strtab_mark) */
     uint32_t *stream;          /* per pid id: the stream its open run began on */
