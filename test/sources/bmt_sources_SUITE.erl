@@ -166,7 +166,9 @@ long_schedule_with_figures(_) ->
 
 %% A port to `sleep' never reads its stdin: once the pipe is full the
 %% driver queues, and past its limit the port is busy and the sender is
-%% suspended.
+%% suspended. Both stay until the stop has flushed the report: the helper
+%% names the sender and the port when it handles the report, and on a
+%% loaded machine that can come after a kill or a close right here.
 busy_port(_) ->
     S = start(#{system_monitor => #{busy_port => true}}),
     Port = open_port({spawn, "sleep 60"}, [binary]),
@@ -175,9 +177,11 @@ busy_port(_) ->
     erlang:port_connect(Port, Sender),
     unlink(Port),
     wait_suspended(Sender, 2000),
-    catch port_close(Port),
-    exit(Sender, kill),
-    Events = stop(S),
+    Events = try stop(S)
+             after
+                 catch port_close(Port),
+                 exit(Sender, kill)
+             end,
     Busy = select(Events, #{'$name' => busy_port, pid => list_to_binary(pid_to_list(Sender)),
                             port => list_to_binary(erlang:port_to_list(Port)),
                             name => <<"bmt_busy_sender">>, port_name => <<"sleep 60">>}),

@@ -275,11 +275,8 @@ record_p99_test(_Config) ->
         R = finish_record(Port, ErrFile),
         [Result] = assert_ok(R),
         {match, _} = re:run(Result, <<"stopped by Ctrl-C">>),
-        Own = erpc:call(N, my_mod, own_times, []),
-        Calls = bmt_trace_SUITE:calls_json(list_to_binary(Out)),
-        #{<<"count">> := Count, <<"p99_ns">> := P99} =
-            bmt_trace_SUITE:function_row(Calls, <<"my_mod:handle_call/3">>),
-        bmt_trace_SUITE:check_p99(Own, Count, P99),
+        bmt_trace_SUITE:check_p99(erpc:call(N, my_mod, own_times, []), list_to_binary(Out),
+                                  <<"my_mod:handle_call/3">>),
         erpc:call(N, my_mod, stop, []),
         assert_clean(T)
     end).

@@ -36,6 +36,13 @@
 
 -define(WORK, "bmt_trace_target:work/1").
 -define(WORK_MFA, {bmt_trace_target, work, 1}).
+%% check_p99/3: how much shorter than the server's own measurement a traced
+%% call may seem (both clocks are CLOCK_MONOTONIC; the trace's is read from
+%% the TSC where the kernel uses it), and the median a trace may add around
+%% a call (two trace events, and the gen_server's dispatch between the
+%% trace's timestamps and the server's).
+-define(CLOCK_SLACK_NS, 10000).
+-define(MEDIAN_EXTRA_NS, 200000).
 
 %%% Common Test
 
@@ -795,10 +802,7 @@ p99_readme_test(_Config) ->
         {Client, Mon} = spawn_monitor(fun() -> my_mod:load(600, 42) end),
         receive {'DOWN', Mon, process, Client, _} -> ok end,
         {ok, S} = beamtrace:stop_trace(T),
-        Own = my_mod:own_times(),
-        Calls = calls_json(maps:get(dir, S)),
-        #{<<"count">> := Count, <<"p99_ns">> := P99} = function_row(Calls, <<"my_mod:handle_call/3">>),
-        check_p99(Own, Count, P99),
+        check_p99(my_mod:own_times(), maps:get(dir, S), <<"my_mod:handle_call/3">>),
         assert_clean([{my_mod, handle_call, 3}])
     after
         my_mod:stop()
@@ -816,18 +820,65 @@ function_row(#{<<"functions">> := Rows}, Name) ->
         _ -> fail(no_row, {Name, Rows})
     end.
 
-%% The trace's count equals the server's; the p99 agrees within the
-%% analysis' 1% plus what tracing adds around the call (the server measures
-%% inside handle_call: a few microseconds less).
-check_p99(Own, Count, P99) ->
+%% The trace's figures against the server's own, call by call (the server
+%% handles its calls one at a time, so the trace's n-th call is the server's
+%% n-th): the counts are equal; every traced call contains the server's own
+%% measurement of it; tracing adds little around a call (the median
+%% difference); and the analysis' p99 is the p99 of the traced calls within
+%% its 1% precision. The two p99s themselves are not compared: on a loaded
+%% machine the OS can preempt the server between the trace's timestamp and
+%% its own, and with a few hundred calls one preempted slow call moves the
+%% p99 by milliseconds. Each figure that depends on that is printed.
+check_p99(Own, Dir, Function) ->
+    #{<<"count">> := Count, <<"p99_ns">> := P99} = function_row(calls_json(Dir), Function),
+    Traced = traced_durations(Dir, Function),
     assert_eq(calls_vs_own_measurements, length(Own), Count),
-    Sorted = lists:sort(Own),
-    OwnP99 = lists:nth(max(1, ceil(0.99 * length(Sorted))), Sorted),
-    Diff = abs(P99 - OwnP99),
-    io:format("# p99 of my_mod:handle_call/3 over ~b calls: trace ~.3f ms, own ~.3f ms~n",
-              [Count, P99 / 1.0e6, OwnP99 / 1.0e6]),
-    Diff =< 0.02 * OwnP99 + 200000 orelse fail(p99_disagrees, #{trace => P99, own => OwnP99}),
+    assert_eq(calls_vs_traced_pairs, Count, length(Traced)),
+    Extra = [T - O || {T, O} <- lists:zip(Traced, Own)],
+    Shortest = lists:min(Extra),
+    Shortest >= -?CLOCK_SLACK_NS orelse fail(traced_call_shorter_than_own, #{by_ns => -Shortest}),
+    Median = nearest_rank(0.5, Extra),
+    Median =< ?MEDIAN_EXTRA_NS orelse fail(tracing_adds_too_much, #{median_ns => Median}),
+    TracedP99 = nearest_rank(0.99, Traced),
+    abs(P99 - TracedP99) =< 0.01 * TracedP99
+        orelse fail(p99_not_the_traced_calls, #{analysis => P99, traced => TracedP99}),
+    io:format("# p99 of ~s over ~b calls: analysis ~.3f ms, traced calls ~.3f ms, "
+              "server's own ~.3f ms; tracing adds ~.1f us per call (median), ~.3f ms at most~n",
+              [Function, Count, P99 / 1.0e6, TracedP99 / 1.0e6, nearest_rank(0.99, Own) / 1.0e6,
+               Median / 1.0e3, lists:max(Extra) / 1.0e6]),
     ok.
+
+nearest_rank(Q, Values) ->
+    Sorted = lists:sort(Values),
+    lists:nth(max(1, ceil(Q * length(Sorted))), Sorted).
+
+%% Each call of Function in the trace, from its function_call to its
+%% function_return, in ns, in time order (one process calls it, one call at
+%% a time).
+traced_durations(Dir, Function) ->
+    {0, Lines, _} = bmt_test_lib:cmd(bmt_test_lib:cli(),
+                                     ["view", "--no-delta", "--gmt", "-t", "*:function_call",
+                                      "-t", "*:function_return", Dir]),
+    Entry = <<"entry = \"", Function/binary, "\"">>,
+    Events = [{Kind, line_ns(L)} || L <- Lines, binary:match(L, Entry) =/= nomatch,
+                                    {match, [Kind]} <- [re:run(L, <<":function_(call|return):">>,
+                                                               [{capture, all_but_first, binary}])]],
+    pair_calls(Events).
+
+pair_calls([{<<"call">>, T0}, {<<"return">>, T1} | Rest]) ->
+    [day_wrap(T1 - T0) | pair_calls(Rest)];
+pair_calls([]) ->
+    [];
+pair_calls(Other) ->
+    fail(calls_not_paired, lists:sublist(Other, 4)).
+
+%% view prints the time of day: a call across midnight (UTC) wraps.
+day_wrap(D) when D < 0 -> D + 86400 * 1000000000;
+day_wrap(D) -> D.
+
+line_ns(<<"[", H:2/binary, ":", M:2/binary, ":", S:2/binary, ".", Ns:9/binary, "]", _/binary>>) ->
+    ((binary_to_integer(H) * 60 + binary_to_integer(M)) * 60 + binary_to_integer(S)) * 1000000000
+        + binary_to_integer(Ns).
 
 %% A dbg user on the same node keeps getting its messages after beamtrace
 %% traced alongside it and stopped.
