@@ -4,6 +4,13 @@
 
 #include <string.h>
 
+void bmt_default_words_fill(const struct priv *p, struct thread_ctx *t, uint64_t epoch)
+{
+    for (int tp = 0; tp < BMT_TP_COUNT; tp++)
+        t->default_words[tp] = bmt_recorder_word_default(p, tp);
+    t->words_epoch = epoch;
+}
+
 void bmt_dispatch_external(const struct priv *p, struct thread_ctx *t, struct decode *d, int tp,
                            unsigned sinks, const uint8_t *payload, uint64_t ts_ns,
                            uint8_t *spare)

@@ -81,13 +81,13 @@ static inline int bmt_variant_tp(int tp, int variants)
     return tp;
 }
 
-/* The decision word for an event of tracepoint `tp` (>= 0, a tracer
- * tracepoint) of recorder session `s` (index + 1 `index`, `generation`;
- * NULL: none). The sampling bit comes from the mask beside the enable
- * mask bmt_rec_wants reads: the same cache line. */
+/* The recorder's part of the decision word for an event of tracepoint
+ * `tp` (>= 0, a tracer tracepoint) of recorder session `s` (index + 1
+ * `index`, `generation`; NULL: none): everything but the LTTng and USDT
+ * bits. The sampling bit comes from the mask beside the enable mask
+ * bmt_rec_wants reads: the same cache line. */
 static inline __attribute__((always_inline)) uint64_t
-bmt_decision_word(const struct priv *p, struct bmt_session *s, uint64_t index, uint64_t generation,
-                  int tp)
+bmt_recorder_word(struct bmt_session *s, uint64_t index, uint64_t generation, int tp)
 {
     uint64_t sinks = 0;
     int rec_tp = tp;
@@ -100,11 +100,33 @@ bmt_decision_word(const struct priv *p, struct bmt_session *s, uint64_t index, u
             rec_tp = bmt_variant_tp(tp, variants);
         sinks |= (uint64_t)bmt_rec_sampled(s, rec_tp) << 3 | (index - 1) << 16 | generation << 20;
     }
-    if (bmt_lttng_wants(p->lttng, tp))
-        sinks |= BMT_SINK_LTTNG;
-    if (bmt_usdt_wants(tp))
-        sinks |= BMT_SINK_USDT;
     return sinks | (uint64_t)tp << 4 | (uint64_t)rec_tp << 10;
+}
+
+/* The LTTng and USDT bits of the decision word: asked on every event, as
+ * they change with no word to the library (a session enabling a
+ * tracepoint, a probe attached). */
+static inline __attribute__((always_inline)) uint64_t bmt_external_word(const struct priv *p,
+                                                                         int tp)
+{
+    return (bmt_lttng_wants(p->lttng, tp) ? BMT_SINK_LTTNG : 0) |
+           (bmt_usdt_wants(tp) ? BMT_SINK_USDT : 0);
+}
+
+static inline __attribute__((always_inline)) uint64_t
+bmt_decision_word(const struct priv *p, struct bmt_session *s, uint64_t index, uint64_t generation,
+                  int tp)
+{
+    return bmt_recorder_word(s, index, generation, tp) | bmt_external_word(p, tp);
+}
+
+/* The recorder's part for tracer state [], the default session. */
+static inline __attribute__((always_inline)) uint64_t
+bmt_recorder_word_default(const struct priv *p, int tp)
+{
+    uint64_t packed = atomic_load_explicit(&p->rec.default_session, memory_order_acquire);
+    struct bmt_session *s = packed ? &p->rec.sessions[(packed & 0xff) - 1] : NULL;
+    return bmt_recorder_word(s, packed & 0xff, packed >> 8, tp);
 }
 
 /* The decision word for tracer state [], the default session: a few loads,
@@ -112,9 +134,28 @@ bmt_decision_word(const struct priv *p, struct bmt_session *s, uint64_t index, u
 static inline __attribute__((always_inline)) uint64_t bmt_decide_default(const struct priv *p,
                                                                           int tp)
 {
-    uint64_t packed = atomic_load_explicit(&p->rec.default_session, memory_order_acquire);
-    struct bmt_session *s = packed ? &p->rec.sessions[(packed & 0xff) - 1] : NULL;
-    return bmt_decision_word(p, s, packed & 0xff, packed >> 8, tp);
+    return bmt_recorder_word_default(p, tp) | bmt_external_word(p, tp);
+}
+
+/* Fills thread `t`'s cache of the recorder's part for tracer state [] as
+ * of the recorder's epoch `epoch` (out of line: once per change of any
+ * session). */
+void bmt_default_words_fill(const struct priv *p, struct thread_ctx *t, uint64_t epoch);
+
+/* bmt_decide_default through thread `t`'s cache: one load of the epoch,
+ * one of the word, then the external bits. The epoch is read before the
+ * cache is filled from the sessions (acquire: it is bumped after each
+ * change), so a change made meanwhile moves the epoch again and the next
+ * event refills; a word a change made stale is caught where it is used
+ * (bmt_rec_enter checks the session's state and generation, as for any
+ * decision made before a stop). */
+static inline __attribute__((always_inline)) uint64_t
+bmt_decide_default_cached(const struct priv *p, struct thread_ctx *t, int tp)
+{
+    uint64_t epoch = atomic_load_explicit(&p->rec.epoch, memory_order_acquire);
+    if (__builtin_expect(t->words_epoch != epoch, 0))
+        bmt_default_words_fill(p, t, epoch);
+    return t->default_words[tp] | bmt_external_word(p, tp);
 }
 
 /* The decision word for an event of tracepoint `tp` offered to the tracer

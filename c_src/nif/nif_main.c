@@ -20,6 +20,8 @@
 #include "nif_tracer.h"
 #include "nif_user.h"
 
+struct priv *bmt_copy_priv;
+
 static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
 {
     struct priv *p = bmt_priv_new(env, load_info, bmt_on_stopped);
@@ -32,6 +34,7 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
     }
     p->holder_code = bmt_pin_here();
     *priv_data = p;
+    bmt_copy_priv = p;
     return 0;
 }
 
@@ -54,6 +57,7 @@ static int upgrade(ErlNifEnv *env, void **priv_data, void **old_priv_data, ERL_N
     p->refs++;
     p->holder_code = bmt_pin_here();
     *priv_data = p;
+    bmt_copy_priv = p;
     return 0;
 }
 

@@ -13,7 +13,7 @@ const struct bmt_shared_api bmt_shared_api_v1 = {
     bmt_priv_retain,
     bmt_priv_release,
     {
-#define X(name, arity) {#name, arity, bmt_nif_##name},
+#define X(name, arity) {#name, arity, bmt_shared_##name},
 #include "tracer_callbacks.def"
 #undef X
     },

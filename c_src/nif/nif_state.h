@@ -72,9 +72,10 @@ struct bmt_atoms {
 
 /* Layout of the shared state: a library built with another layout must not
  * take this state over (upgrade, dyntrace shim). The sizes catch most
- * changes; bump the version for the rest. */
+ * changes; bump the version for the rest (4: the thread contexts' cached
+ * decision words). */
 #define BMT_PRIV_LAYOUT                                                              \
-    ((UINT64_C(3) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct bmt_session) << 8) + \
+    ((UINT64_C(4) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct bmt_session) << 8) + \
      sizeof(struct bmt_atoms) / 8)
 
 struct priv {
@@ -94,6 +95,14 @@ struct priv {
     struct bmt_flight_calls *flight_calls; /* their slots (nif_flight_slots.h) */
     struct bmt_recorder rec;
 };
+
+/* This copy of the library's state: what enif_priv_data gives every NIF
+ * of the module, set by its load and upgrade (nif_main.c) before the VM
+ * can call any of them, and left as it is at unload (the module's NIFs
+ * are gone then). The tracer callbacks read it instead of calling
+ * enif_priv_data: three calls per traced event. Each copy of the library
+ * has its own. */
+extern struct priv *bmt_copy_priv __attribute__((visibility("hidden")));
 
 /* Makes the state at load: atoms in `env`, the thread slots, the recorder
  * (which calls `notify` when a session stops by itself) and the sinks;

@@ -53,6 +53,12 @@ struct thread_ctx {
     ERL_NIF_TERM decided_tag;   /* 0: none */
     ERL_NIF_TERM decided_state;
     uint64_t decision;
+    /* The recorder's part of the decision word for tracer state [] of every
+     * tracepoint (nif_dispatch.h), as of the recorder's epoch
+     * `words_epoch`: enabled_* reads one word instead of the default
+     * session, its state, masks and options. ~0: never filled. */
+    uint64_t words_epoch;
+    uint64_t default_words[BMT_TP_COUNT];
     struct bmt_sample_thread sample;
     ERL_NIF_TERM flight_pending; /* a flight trigger said `trace` to this pid's call
                                     (nif_flight_call.c): its trace_call is a no-op */

@@ -1,10 +1,12 @@
 /* The erl_tracer callbacks: enabled_<flag>/3 decides, trace_<flag>/5 turns
  * one trace event into one catalogue event for every sink that wants it.
  *
- * One event's path: enabled_* maps the tag to a tracepoint, resolves the
- * tracer state to a recorder session (nif_session.h), asks the sinks
- * (nif_dispatch.h: one mask test, one LTTng state load, USDT semaphore
- * loads) and remembers the answer in the thread's context; trace_*, which
+ * One event's path: enabled_* maps the tag to a tracepoint, takes the
+ * recorder's part of the answer from the thread's cache for tracer state []
+ * (nif_dispatch.h: one word per tracepoint, refilled when the sessions
+ * change; a handle is resolved to its session, nif_session.h), asks LTTng
+ * and USDT (one state load, semaphore loads) and remembers the answer in
+ * the thread's context; trace_*, which
  * the VM calls next on the same thread for the same event, takes that
  * answer instead of asking again. When the recorder wants the event, the
  * clock is read (core/clock.h), the thread's ring entered (recorder.h's
@@ -121,13 +123,16 @@ HOT int sample_keep(struct priv *p, const ERL_NIF_TERM argv[], uint64_t w, struc
                            argv[2], t);
 }
 
-/* enabled_*'s rare paths: a handle as tracer state, or a thread seen for
- * the first time; `tp` >= 0. Out of line, so the common path keeps its
- * registers to itself. */
+/* enabled_*'s rare paths: a handle as tracer state, a thread seen for the
+ * first time, a change in the sessions since the thread's last event, or a
+ * sampled tracepoint; `tp` >= 0. Out of line and reached by a tail call, so
+ * the common path saves no register. */
 static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNifEnv *env,
                                                            const ERL_NIF_TERM argv[], int tp)
 {
-    uint64_t w = bmt_decide(p, env, argv[1], tp);
+    struct thread_ctx *ctx = bmt_thread_ctx(&p->threads);
+    uint64_t w = ctx && argv[1] == p->nil ? bmt_decide_default_cached(p, ctx, tp)
+                                          : bmt_decide(p, env, argv[1], tp);
     if (!BMT_DW_SINKS(w)) {
         /* A state naming no session may be a flight recorder's call
          * trigger (nif_flight_call.h): its own answer. */
@@ -138,7 +143,7 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
         }
         return p->atom.discard;
     }
-    struct thread_ctx *t = bmt_thread_ctx(&p->threads);
+    struct thread_ctx *t = ctx;
     if (!sample_keep(p, argv, w, t))
         return p->atom.discard;
     if (t) {
@@ -149,22 +154,24 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
     return p->atom.trace;
 }
 
-HOT ERL_NIF_TERM enabled_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
+HOT ERL_NIF_TERM enabled_common(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                                tag_map_fn *map)
 {
-    struct priv *p = enif_priv_data(env);
     int tp = map(&p->atom, argv[0]);
     if (tp < 0)
         return p->atom.discard;
-    if (__builtin_expect(argv[1] != p->nil || bmt_tls_instance != p->threads.instance ||
-                             !bmt_tls_ctx,
+    struct thread_ctx *t = bmt_tls_ctx;
+    if (__builtin_expect(argv[1] != p->nil || bmt_tls_instance != p->threads.instance || !t ||
+                             t->words_epoch !=
+                                 atomic_load_explicit(&p->rec.epoch, memory_order_acquire),
                          0))
         return enabled_slow(p, env, argv, tp);
-    uint64_t w = bmt_decide_default(p, tp);
+    /* bmt_decide_default_cached, its cache known to be current. */
+    uint64_t w = t->default_words[tp] | bmt_external_word(p, tp);
     if (!BMT_DW_SINKS(w))
         return p->atom.discard;
-    struct thread_ctx *t = bmt_tls_ctx;
-    if (!sample_keep(p, argv, w, t))
-        return p->atom.discard;
+    if (__builtin_expect(BMT_DW_SAMPLED(w), 0))
+        return enabled_slow(p, env, argv, tp);
     t->decided_tag = argv[0];
     t->decided_state = argv[1];
     t->decision = w;
@@ -281,9 +288,9 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
 
 /* The common case inline: this thread's enabled_* decided for this event
  * and only the recorder wants it. */
-HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)
+HOT ERL_NIF_TERM trace_common(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                              tag_map_fn *map)
 {
-    struct priv *p = enif_priv_data(env);
     struct thread_ctx *t = bmt_tls_ctx;
     if (__builtin_expect(bmt_tls_instance != p->threads.instance || !t ||
                              t->decided_tag != argv[0] || t->decided_state != argv[1] ||
@@ -313,15 +320,10 @@ HOT ERL_NIF_TERM trace_common(ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map
  * beamtrace's sinks as a whole, which stay alive like OTP's dyntrace on an
  * LTTng build: an LTTng session or a USDT tracer may start listening at
  * any time. */
-ERL_NIF_TERM bmt_nif_enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+static __attribute__((noinline)) ERL_NIF_TERM enabled_generic_rest(struct priv *p, ErlNifEnv *env,
+                                                                   const ERL_NIF_TERM argv[])
 {
-    (void)argc;
-    struct priv *p = enif_priv_data(env);
-    /* trace_status is asked on every event of some kinds (calls): [] at
-     * once. */
-    if (__builtin_expect(argv[0] == p->atom.trace_status, 1)) {
-        if (argv[1] == p->nil)
-            return p->atom.trace;
+    if (argv[0] == p->atom.trace_status) {
         uint64_t gen;
         struct bmt_session *s = bmt_resolve_session(&p->handles, env, argv[1], &gen);
         if (!s) {
@@ -331,28 +333,55 @@ ERL_NIF_TERM bmt_nif_enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
         }
         return s && bmt_rec_known(s, gen) ? p->atom.trace : p->atom.remove;
     }
-    return enabled_common(env, argv, tp_generic);
+    return enabled_common(p, env, argv, tp_generic);
+}
+
+/* trace_status is asked on every event of some kinds (calls): [] at once,
+ * with no register saved; the rest out of line. */
+HOT ERL_NIF_TERM enabled_generic(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[])
+{
+    if (__builtin_expect(argv[0] == p->atom.trace_status && argv[1] == p->nil, 1))
+        return p->atom.trace;
+    return enabled_generic_rest(p, env, argv);
 }
 
 /* trace/5: the events of the tags without a callback of their own:
  * seq_trace's (its third argument is the token's label, not a tracee). */
-ERL_NIF_TERM bmt_nif_trace(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+HOT ERL_NIF_TERM trace_generic(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[])
 {
-    (void)argc;
-    return trace_common(env, argv, tp_generic);
+    return trace_common(p, env, argv, tp_generic);
 }
 
-#define TRACER_PAIR(group, map)                                                          \
-    ERL_NIF_TERM bmt_nif_enabled_##group(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) \
+/* Each callback twice: bmt_nif_* for module beamtrace, whose state is this
+ * copy's (bmt_copy_priv: no enif_priv_data call), and bmt_shared_* for the
+ * dyntrace module's trampolines (nif_shared.h), whose state is the one its
+ * env carries. */
+#define TRACER_ENTRY(name, body)                                                         \
+    ERL_NIF_TERM bmt_nif_##name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])     \
     {                                                                                    \
         (void)argc;                                                                      \
-        return enabled_common(env, argv, map);                                           \
+        return body(bmt_copy_priv, env, argv);                                           \
     }                                                                                    \
-    ERL_NIF_TERM bmt_nif_trace_##group(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])   \
+    ERL_NIF_TERM bmt_shared_##name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])  \
     {                                                                                    \
         (void)argc;                                                                      \
-        return trace_common(env, argv, map);                                             \
+        return body(enif_priv_data(env), env, argv);                                     \
     }
+
+TRACER_ENTRY(enabled, enabled_generic)
+TRACER_ENTRY(trace, trace_generic)
+
+#define TRACER_PAIR(group, map)                                                          \
+    HOT ERL_NIF_TERM enabled_##group(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[]) \
+    {                                                                                    \
+        return enabled_common(p, env, argv, map);                                        \
+    }                                                                                    \
+    HOT ERL_NIF_TERM trace_##group(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[])   \
+    {                                                                                    \
+        return trace_common(p, env, argv, map);                                          \
+    }                                                                                    \
+    TRACER_ENTRY(enabled_##group, enabled_##group)                                       \
+    TRACER_ENTRY(trace_##group, trace_##group)
 
 TRACER_PAIR(procs, tp_procs)
 TRACER_PAIR(ports, tp_ports)

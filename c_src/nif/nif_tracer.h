@@ -5,7 +5,9 @@
 
 #include <erl_nif.h>
 
-#define X(name, arity) ERL_NIF_TERM bmt_nif_##name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+#define X(name, arity)                                                                  \
+    ERL_NIF_TERM bmt_nif_##name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);    \
+    ERL_NIF_TERM bmt_shared_##name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 #include "tracer_callbacks.def"
 #undef X
 

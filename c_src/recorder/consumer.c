@@ -412,8 +412,13 @@ static void *consumer_main(void *arg)
         }
         if (stop == BMT_REASON_NONE && s->cfg.duration_ns && now - s->start_ns >= s->cfg.duration_ns)
             stop = BMT_REASON_DURATION;
-        if (stop == BMT_REASON_NONE && s->cfg.max_rate && now - cs.rate_ns >= RATE_WINDOW_NS)
+        if (stop == BMT_REASON_NONE && s->cfg.max_rate && now - cs.rate_ns >= RATE_WINDOW_NS) {
+            uint64_t sampled = atomic_load(&s->sampled_mask);
             stop = rate_window(s, &cs, now);
+            /* The tracer's cached decisions carry the sampled bit. */
+            if (atomic_load(&s->sampled_mask) != sampled)
+                atomic_fetch_add(&rec->epoch, 1);
+        }
         if (stop == BMT_REASON_NONE && bmt_trace_dir_removed(&s->dir))
             stop = BMT_REASON_DIR_REMOVED;
         if (stop == BMT_REASON_NONE) {

@@ -194,7 +194,11 @@ typedef void bmt_rec_notify_fn(void *ctx, int index, uint64_t generation,
 struct bmt_recorder {
     pthread_mutex_t control;
     int max_threads;              /* slots per session, <= BMT_MAX_THREADS */
-    _Atomic uint64_t epoch;       /* bumped on every session state change */
+    /* Bumped (after the change) on every change of what decides whether a
+     * session wants an event: a session's state, masks (sampled_mask
+     * included) and options, and the default session. The tracer caches
+     * its decision for the default session per thread until it moves. */
+    _Atomic uint64_t epoch;
     _Atomic uint64_t recorder_mask; /* OR of the running sessions' masks */
     _Atomic uint16_t tp_sessions[BMT_TP_COUNT]; /* running sessions (bits) per tracepoint */
     _Atomic uint16_t probe_sessions; /* running sessions (bits) armed for beamtrace:trigger/1 */

@@ -232,6 +232,7 @@ int bmt_rec_start(struct bmt_recorder *rec, const struct bmt_rec_config *cfg, in
     if (make_default || atomic_load(&rec->default_session) == 0)
         atomic_store_explicit(&rec->default_session, gen << 8 | (uint64_t)(idx + 1),
                               memory_order_release);
+    atomic_fetch_add(&rec->epoch, 1);
     pthread_mutex_unlock(&rec->control);
     *index = idx;
     *generation = gen;

@@ -121,6 +121,15 @@ default_session_test(_Config) ->
     {error, not_running} = beamtrace:info(C),
     {error, not_running} = beamtrace:info(),
     {error, not_running} = beamtrace:stop(),
+    %% No default now: the [] flags' events go to no session (each thread's
+    %% cached decision for [] follows the change)...
+    do_send(P, 3, none),
+    delivered(),
+    %% ...until a new default, which gets them from its start on.
+    D = start(#{default => true}),
+    do_send(P, 4, d),
+    delivered(),
+    {#{events := 5}, _} = stop_check(D),
     %% the others are still running and got nothing
     #{state := running, default := false} = beamtrace:info(A),
     {#{events := 0}, []} = stop_check(A),
