@@ -122,8 +122,9 @@ long_gc_with_figures(_) ->
     Self = self(),
     W = spawn(fun() -> gc_worker(Self) end),
     receive {W, gc_done, _} -> ok end,
-    W ! stop,
-    Events = stop(S),
+    %% The worker lives until the stop has flushed the reports: the helper
+    %% reads its location when it handles each one (busy_port/1 says why).
+    Events = try stop(S) after W ! stop end,
     Pid = list_to_binary(pid_to_list(W)),
     Gcs = select(Events, #{'$name' => long_gc, pid => Pid}),
     ?EXPECT(Gcs =/= [], {no_long_gc, Events}),
@@ -155,8 +156,8 @@ long_schedule_with_figures(_) ->
               end),
     Took = receive {W, T} -> T end,
     timer:sleep(50),
-    W ! stop,
-    Events = stop(S),
+    %% Registered until the stop has flushed the report (busy_port/1).
+    Events = try stop(S) after W ! stop end,
     Mine = select(Events, #{'$name' => long_schedule, pid => list_to_binary(pid_to_list(W)),
                             name => <<"bmt_long_runner">>}),
     ?EXPECT(Mine =/= [], {no_long_schedule, Took, Events}),
