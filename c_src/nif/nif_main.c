@@ -20,7 +20,7 @@
 #include "nif_tracer.h"
 #include "nif_user.h"
 
-struct priv *bmt_copy_priv;
+struct priv *_Atomic bmt_copy_priv;
 
 static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
 {
@@ -34,7 +34,7 @@ static int load(ErlNifEnv *env, void **priv_data, ERL_NIF_TERM load_info)
     }
     p->holder_code = bmt_pin_here();
     *priv_data = p;
-    bmt_copy_priv = p;
+    atomic_store_explicit(&bmt_copy_priv, p, memory_order_relaxed);
     return 0;
 }
 
@@ -57,7 +57,7 @@ static int upgrade(ErlNifEnv *env, void **priv_data, void **old_priv_data, ERL_N
     p->refs++;
     p->holder_code = bmt_pin_here();
     *priv_data = p;
-    bmt_copy_priv = p;
+    atomic_store_explicit(&bmt_copy_priv, p, memory_order_relaxed);
     return 0;
 }
 

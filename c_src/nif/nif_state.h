@@ -101,8 +101,10 @@ struct priv {
  * can call any of them, and left as it is at unload (the module's NIFs
  * are gone then). The tracer callbacks read it instead of calling
  * enif_priv_data: three calls per traced event. Each copy of the library
- * has its own. */
-extern struct priv *bmt_copy_priv __attribute__((visibility("hidden")));
+ * has its own. Atomic (relaxed: the same machine code) because an upgrade
+ * to the same copy stores it, with the same value, while other schedulers
+ * may be reading it. */
+extern struct priv *_Atomic bmt_copy_priv __attribute__((visibility("hidden")));
 
 /* Makes the state at load: atoms in `env`, the thread slots, the recorder
  * (which calls `notify` when a session stops by itself) and the sinks;

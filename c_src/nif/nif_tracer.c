@@ -130,9 +130,12 @@ HOT int sample_keep(struct priv *p, const ERL_NIF_TERM argv[], uint64_t w, struc
 static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNifEnv *env,
                                                            const ERL_NIF_TERM argv[], int tp)
 {
-    struct thread_ctx *ctx = bmt_thread_ctx(&p->threads);
-    uint64_t w = ctx && argv[1] == p->nil ? bmt_decide_default_cached(p, ctx, tp)
-                                          : bmt_decide(p, env, argv[1], tp);
+    /* The thread's context if it has one already: a slot is given only to
+     * a thread that has an event to record (below), so threads that never
+     * record leave the slots to those that do. */
+    struct thread_ctx *known = bmt_tls_instance == p->threads.instance ? bmt_tls_ctx : NULL;
+    uint64_t w = known && argv[1] == p->nil ? bmt_decide_default_cached(p, known, tp)
+                                            : bmt_decide(p, env, argv[1], tp);
     if (!BMT_DW_SINKS(w)) {
         /* A state naming no session may be a flight recorder's call
          * trigger (nif_flight_call.h): its own answer. */
@@ -143,7 +146,7 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
         }
         return p->atom.discard;
     }
-    struct thread_ctx *t = ctx;
+    struct thread_ctx *t = known ? known : bmt_thread_ctx(&p->threads);
     if (!sample_keep(p, argv, w, t))
         return p->atom.discard;
     if (t) {
@@ -360,7 +363,7 @@ HOT ERL_NIF_TERM trace_generic(struct priv *p, ErlNifEnv *env, const ERL_NIF_TER
     ERL_NIF_TERM bmt_nif_##name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])     \
     {                                                                                    \
         (void)argc;                                                                      \
-        return body(bmt_copy_priv, env, argv);                                           \
+        return body(atomic_load_explicit(&bmt_copy_priv, memory_order_relaxed), env, argv); \
     }                                                                                    \
     ERL_NIF_TERM bmt_shared_##name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])  \
     {                                                                                    \
