@@ -33,6 +33,9 @@
 -import(bmt_test_lib, [tmpdir/1, assert_eq/3, fail/2, cmd/2]).
 
 %% Map keys made in opposite orders on sender and receiver.
+%% How much longer than the workload's own span a traced latency may seem:
+%% the trace's clock and os:system_time/1 are read apart.
+-define(CLOCK_SLACK_NS, 10000).
 -define(MAP_KEYS, ["bmt_key_" ++ integer_to_list(I) || I <- lists:seq(1, 8)]).
 
 %%% Common Test
@@ -289,7 +292,58 @@ latency([A, B | _]) ->
     assert_eq(latency_probe_count, maps:size(Returned), length(Seen)),
     #{count => length(Seen), to => B,
       ns => [T - maps:get(I, Returned) || {I, _, T} <- Seen],
-      from_start_ns => [T - T0 || {_, T0, T} <- Seen]}.
+      from_start_ns => [T - T0 || {_, T0, T} <- Seen],
+      by_message => maps:from_list([{I, T - T0} || {I, T0, T} <- Seen])}.
+
+%% The probe's messages in the trace, one by one (beamtrace view): each
+%% was traced sent and received; each traced latency lies within the
+%% workload's own span of it, from just before its send began to just after
+%% the receiver had taken it (the trace's send is inside that send, its
+%% receipt before the receiver noted it); and the analysis' p50 for the
+%% pair is the p50 of the traced latencies (the announcement {lat_expect,
+%% N} included, as the analysis counts the pair's every message) within its
+%% 1%. The workload's own p50 (from its
+%% send's return) is printed, not compared: on a loaded machine the OS can
+%% preempt either side between the trace's timestamp and the workload's,
+%% and that moves a p50 of 70 us by more than 10%.
+check_probe_latency(Out, P50, FromStart) ->
+    {0, Lines, _} = cmd(cli(), ["view", "--no-delta", "--gmt", "-t", "*:message_send_link",
+                                "-t", "*:message_receive_link", Out]),
+    Times = lists:foldl(
+              fun(L, Acc) ->
+                  case re:run(L, <<":message_(send|receive)_link: .* message = \"(\\{lat(?:_expect)?,[^\"]*)\"">>,
+                              [{capture, all_but_first, binary}]) of
+                      {match, [Kind, Msg]} -> Acc#{{Kind, Msg} => line_ns(L)};
+                      nomatch -> Acc
+                  end
+              end, #{}, Lines),
+    Latency = fun(Msg) ->
+                  case Times of
+                      #{{<<"send">>, Msg} := S, {<<"receive">>, Msg} := R} -> day_wrap(R - S);
+                      _ -> fail(probe_message_not_traced_both_ends, Msg)
+                  end
+              end,
+    Traced = maps:from_list([{Msg, Latency(Msg)} || {<<"send">>, Msg} <- maps:keys(Times)]),
+    Probe = [{I, maps:get(I, FromStart), Lat} || {Msg, Lat} <- maps:to_list(Traced),
+                                               {match, [I0]} <- [re:run(Msg, <<"^\\{lat,([0-9]+),">>,
+                                                                        [{capture, all_but_first, binary}])],
+                                               I <- [binary_to_integer(I0)]],
+    assert_eq(probe_messages_traced, lists:sort(maps:keys(FromStart)), lists:sort([I || {I, _, _} <- Probe])),
+    Outside = [{I, Span, Lat} || {I, Span, Lat} <- Probe, Lat > Span + ?CLOCK_SLACK_NS orelse Lat < 0],
+    assert_eq(traced_latency_outside_the_workloads_span, [], Outside),
+    Sorted = lists:sort(maps:values(Traced)),
+    TracedP50 = lists:nth((length(Sorted) + 1) div 2, Sorted),
+    abs(P50 - TracedP50) =< 0.01 * TracedP50
+        orelse fail(p50_not_the_traced_messages, #{analysis => P50, traced => TracedP50}),
+    ok.
+
+line_ns(<<"[", H:2/binary, ":", M:2/binary, ":", S:2/binary, ".", Ns:9/binary, "]", _/binary>>) ->
+    ((binary_to_integer(H) * 60 + binary_to_integer(M)) * 60 + binary_to_integer(S)) * 1000000000
+        + binary_to_integer(Ns).
+
+%% view prints the time of day: a message across midnight (UTC) wraps.
+day_wrap(D) when D < -43200 * 1000000000 -> D + 86400 * 1000000000;
+day_wrap(D) -> D.
 
 %%% The C command line on a cluster directory
 
@@ -325,7 +379,7 @@ jstr(Key, Bin) ->
 %% chrome export draws the cross-node links between the nodes' groups, and
 %% processes are node-qualified everywhere.
 check_cli(Out, Nodes, Sent, #{count := LatCount, to := LatNode, ns := LatNs,
-                              from_start_ns := LatStartNs}, Ref) ->
+                              from_start_ns := LatStartNs, by_message := FromStart}, Ref) ->
     Dirs = [filename:join(Out, atom_to_list(N)) || N <- Nodes],
     {0, ML, ME, MsgUs} = bt(["messages", "--format", "json", "--top", "5", Out]),
     assert_eq({messages_stderr, ME}, <<>>, ME),
@@ -362,11 +416,11 @@ check_cli(Out, Nodes, Sent, #{count := LatCount, to := LatNode, ns := LatNs,
     P50 = jint(<<"p50_ns">>, Probe),
     Median = fun(L) -> lists:nth((length(L) + 1) div 2, lists:sort(L)) end,
     Own = Median(LatNs),
-    Diff = abs(P50 - Own) / Own,
     io:format("# latency of ~b cross-node messages: the workload's own p50 ~.1f us (~.1f us from "
               "the start of its send), beamtrace messages p50 ~.1f us (~.1f% apart)~n",
-              [LatCount, Own / 1000, Median(LatStartNs) / 1000, P50 / 1000, 100 * Diff]),
-    Diff =< 0.10 orelse fail(latency_p50_not_within_10_percent, {P50, Own}),
+              [LatCount, Own / 1000, Median(LatStartNs) / 1000, P50 / 1000,
+               100 * abs(P50 - Own) / Own]),
+    check_probe_latency(Out, P50, FromStart),
     Linked = jint(<<"linked">>, M),
     ToTraced = jint(<<"sends_to_traced_nodes">>, M),
     io:format("# link coverage (beamtrace messages): ~b of ~b traced sends to traced nodes "
