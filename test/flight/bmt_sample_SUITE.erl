@@ -85,6 +85,15 @@ scaled_calls(Events, Fun, {From, To}) ->
     Cut = length([N || N <- maps:values(Open), N =:= 1]),
     #{scaled => Scaled, calls => Calls, returns => Returns, paired => Paired, cut => Cut}.
 
+%% The largest call ratio in force between trace clock times From and To
+%% (the one set last before From counts; 1 before any), and the largest
+%% the trace ever set: {InWindow, Ever}.
+call_ratios(Events, {From, To}) ->
+    Sets = [{T, R} || {T, sample_ratio, #{kind := <<"call">>, ratio := R}} <- Events],
+    AtFrom = lists:foldl(fun({T, R}, _) when T =< From -> R; (_, Acc) -> Acc end, 1, Sets),
+    {lists:max([AtFrom | [R || {T, R} <- Sets, T > From, T =< To]]),
+     lists:max([1 | [R || {_, R} <- Sets]])}.
+
 %% Until the node made Target gets in all (bounded: 100 ms steps).
 wait_gets(_Target, 0) ->
     ok;
@@ -231,8 +240,12 @@ max_rate_samples_test(_Config) ->
         io:format("# calls: ~b scaled back, ~b kept; ~p~n", [Count, Kept, Sampling]),
         assert_eq({calls_scaled_within_10pct, Count, Made}, true, within(Count, Made, 10)),
         assert_eq({kept_clearly_fewer, Kept, Made}, true, Kept * 10 < Made * 9),
+        %% Its ratio_max is at least the largest ratio in force between
+        %% C0 and C1, and no ratio the trace never had (the session's
+        %% last ratio, Ratio, may have been set after C1).
         #{scaled_back := true, ratio_max := Max} = Sampling,
-        assert_eq(ratio_max, true, Max >= Ratio),
+        {InWindow, Ever} = call_ratios(Events, {C0, C1}),
+        assert_eq({ratio_max, Max, InWindow, Ever}, true, Max >= InWindow andalso Max =< Ever),
         assert_eq({calls_says_scaled, Err}, true,
                   binary:match(Err, <<"counts and totals are scaled back">>) =/= nomatch)
     end).

@@ -385,9 +385,15 @@ message_queue_top(_) ->
     timer:sleep(10),
     [P ! {m, I} || I <- lists:seq(1, 500)],
     S = start(#{samples => #{message_queues => {100, 3}}}),
-    timer:sleep(250),
+    %% A sample handled while P is alive, and one that began after it
+    %% died (not timed: a loaded machine handled none in 250 ms).
+    #{helper := H} = beamtrace_sources:helpers(S),
+    1 = erlang:trace(H, true, ['receive', monotonic_timestamp]),
+    wait_sample_handled(H, message_queues, erlang:monotonic_time(nanosecond)),
     exit(P, kill),
-    timer:sleep(250),
+    bmt_test_lib:wait_dead(P),
+    wait_sample_handled(H, message_queues, erlang:monotonic_time(nanosecond)),
+    1 = erlang:trace(H, false, ['receive', monotonic_timestamp]),
     #{dir := Dir} = beamtrace:info(S),
     Events = stop(S),
     Instance = iolist_to_binary([pid_to_list(P), " bmt_piled_up"]),
@@ -401,6 +407,26 @@ message_queue_top(_) ->
     assert_eq(report_queue_peak, 500, maps:get(peak, Series)),
     assert_eq(report_queue_samples, length(Mine), maps:get(samples, Series)),
     ok.
+
+%% Waits (bounded) until helper H has handled a sample of Kind whose timer
+%% message it received after monotonic time From (ns): H traced by the
+%% caller with 'receive' and monotonic_timestamp. Received, then H waiting
+%% with an empty mailbox: handled.
+wait_sample_handled(H, Kind, From) ->
+    receive
+        {trace_ts, H, 'receive', {timeout, _, {sample, Kind, _, _}}, Ts} when Ts > From ->
+            wait_idle(H, 3000)
+    after 30000 ->
+        fail(no_sample_received, {Kind, process_info(H)})
+    end.
+
+wait_idle(H, 0) ->
+    fail(helper_busy, process_info(H, [status, message_queue_len, current_stacktrace]));
+wait_idle(H, Tries) ->
+    case process_info(H, [status, message_queue_len]) of
+        [{status, waiting}, {message_queue_len, 0}] -> ok;
+        _ -> timer:sleep(10), wait_idle(H, Tries - 1)
+    end.
 
 node_up_down(_) ->
     S = start(#{distribution => true}),
@@ -790,11 +816,11 @@ files_opened_before(_) ->
     Io = list_to_binary(IoPath),
     OsFds = [field(path, E) || E <- select(Events, #{'$name' => file_info, kind => <<"os_fd">>})],
     ?EXPECT(lists:member(Raw, OsFds) andalso lists:member(Io, OsFds), {os_fds, OsFds}),
-    Reads = [field(path, E) || E <- select(Events, #{'$name' => file_op, pid => pid_text(W),
-                                                       op => <<"read">>})],
+    ReadOps = select(Events, #{'$name' => file_op, pid => pid_text(W), op => <<"read">>}),
+    Reads = [field(path, E) || E <- ReadOps],
     case Table of
         true ->
-            assert_eq(io_read_named, [Io, <<>>], Reads),
+            assert_eq({io_read_named, ReadOps}, [Io, <<>>], Reads),
             [_] = select(Events, #{'$name' => file_info, kind => <<"io_server">>, path => Io});
         false ->
             io:format("# no file_io_servers table on this release: the io server's file is "
