@@ -120,21 +120,23 @@ tiny_buffer_test(_Config) ->
 %% counted apart (after_stop) and is no loss: discarded stays 0 and the
 %% trace reports no discarded events (babeltrace2 says none).
 after_stop_test(_Config) ->
-    S = start(#{duration => 100, notify => self(),
+    %% 2 s: the flags go on well inside it, even on a loaded machine; the
+    %% sender paced (a send a millisecond), so the trace stays small.
+    S = start(#{duration => 2000, notify => self(),
                 events => ["org_erlang_dyntrace:message_send"]}),
-    Sender = spawn(fun Loop() -> self() ! tick, receive tick -> ok end, Loop() end),
+    Sender = spawn(fun Loop() -> self() ! tick, receive tick -> ok end, timer:sleep(1), Loop() end),
     1 = erlang:trace(Sender, true, [send, {tracer, beamtrace, S}]),
     receive {beamtrace_stopped, _, duration} -> ok end,
     %% Offered after the end, until the sender has sent some more.
     Mon = monitor(process, Sender),
-    wait_offered_after(S, 1000),
+    wait_offered_after(S, 200),
     exit(Sender, kill),
     receive {'DOWN', Mon, process, Sender, _} -> ok end,
     {#{events := N, discarded := D, after_stop := A, reason := duration}, Ev} = stop_check(S),
     io:format("# after the duration: events=~w discarded=~w after_stop=~w~n", [N, D, A]),
     true = N > 0,
     assert_eq(discarded, 0, D),
-    true = A >= 1000,
+    true = A >= 200,
     assert_eq(babeltrace_count, N, length(Ev)).
 
 %% Until info/1 of the stopped session counts at least Min after_stop.

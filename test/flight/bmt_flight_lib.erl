@@ -17,9 +17,10 @@ with_kv(Opts, Fun) ->
     after bmt_kv:stop()
     end.
 
-%% Waits (bounded: a loaded machine) until the flight has N sealed captures.
+%% Waits (bounded: up to 2 min on a loaded machine) until the flight has N
+%% sealed captures.
 wait_captures(F, N) ->
-    wait_captures(F, N, 600).
+    wait_captures(F, N, 2400).
 
 wait_captures(F, N, 0) ->
     fail(no_capture, {N, beamtrace:flight_info(F)});

@@ -275,7 +275,7 @@ testcase(t_procs) ->
     trace_new([procs]),
     W = spawn_link(?MODULE, waiter, []),
     round_trip(W),
-    timer:sleep(1000),
+    wait_exited([W, child_of(W)]),
     erlang:trace(all, false, [procs]),
     Evs = session_stop_view(S),
     Child = child_of(W),
@@ -314,7 +314,7 @@ testcase(t_running_process) ->
     trace_new([running]),
     W = spawn_link(?MODULE, waiter, []),
     round_trip(W),
-    timer:sleep(1000),
+    wait_exited([W, child_of(W)]),
     Evs = session_stop_view(S),
     Ws = ps(W),
     %% The waiter may never wait (its message is sent at once), so only its
@@ -416,7 +416,7 @@ testcase(t_receive) ->
     round_trip(W1),
     W2 = spawn_link(?MODULE, waiter, []),
     round_trip(W2),
-    timer:sleep(10),
+    wait_exited([W1, child_of(W1), W2, child_of(W2)]),
     Evs = session_stop_view(S),
     Self = ps(self()),
     [begin
@@ -488,11 +488,11 @@ testcase(t_send_message_bound) ->
 call_workload(Flags) ->
     trace_new(Flags),
     erlang:trace_pattern({?MODULE, '_', '_'}, [{'_', [], [{exception_trace}]}], [local]),
-    E = spawn(?MODULE, foo_clause_exception, [nope]),
+    {E, ERef} = spawn_monitor(?MODULE, foo_clause_exception, [nope]),
     W = spawn_link(?MODULE, waiter, []),
     round_trip(W),
-    timer:sleep(10),
-    undefined = erlang:process_info(E),
+    %% E has crashed (waited for: on a loaded machine it may not have run).
+    receive {'DOWN', ERef, process, E, _} -> ok after 60000 -> error({e_never_ran, E}) end,
     erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
     erlang:trace(all, false, [call]),
     {E, W}.
@@ -554,6 +554,15 @@ foo_clause_exception({1, 2}) ->
 round_trip(Pid) ->
     Pid ! {self(), ok},
     receive {Pid, ok} -> ok end.
+
+%% Until every one of Pids has exited (so has run all it does), not for a
+%% time: on a loaded machine a child may not have run yet.
+wait_exited(Pids) ->
+    [begin
+         R = monitor(process, P),
+         receive {'DOWN', R, process, P, _} -> ok after 60000 -> error({still_running, P}) end
+     end || P <- Pids],
+    ok.
 
 child_of(W) ->
     case ets:lookup(?PIDS, W) of

@@ -196,9 +196,11 @@ fuzz_user_probe_nifs(Config) ->
     rand:seed(exsss, {17, 42, 7}),
     {ok, S} = beamtrace:start(#{dir => Dir, events => ["*:user_trace_*"]}),
     Results = [fuzz_one() || _ <- lists:seq(1, 3000)],
-    {ok, #{events := N, discarded := 0}} = beamtrace:stop(S),
+    %% true: recorded, or dropped (and counted) in a full ring: a loaded
+    %% machine's consumer can fall behind 3,000 probes of up to 5 MB.
+    {ok, #{events := N, discarded := D}} = beamtrace:stop(S),
     Trues = length([R || R <- Results, R =:= true]),
-    ?EXPECT(Trues =:= N, {recorded, N, returned_true, Trues}),
+    ?EXPECT(Trues =:= N + D, {recorded, N, discarded, D, returned_true, Trues}),
     ?EXPECT(length(events(Dir)) =:= N, babeltrace2_count),
     ok.
 

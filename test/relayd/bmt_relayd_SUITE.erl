@@ -207,9 +207,10 @@ sigstop_no_stall_test(_Config) ->
               [RoundsDuringStop, MidR, Stats]),
     %% Behaviour, not time: the traced processes ran while the relayd was
     %% stopped, and no probe sleep came anywhere near the 10 s a blocked
-    %% scheduler would cost (2 s is a generous bound on a loaded machine).
+    %% scheduler would cost (5 s: half of it, a bound a loaded machine
+    %% stays under).
     assert_eq(traced_processes_ran, true, RoundsDuringStop > 0),
-    assert_eq(no_stall, true, lists:max(Traced) < 2000),
+    assert_eq(no_stall, true, lists:max(Traced) < 5000),
     assert_eq(offered, Offered, N + D),
     #{state := closed, lost := Lost, disconnections := 0} = R,
     assert_eq(lost_counted, true, Lost > 0 andalso Lost =< D),

@@ -70,8 +70,9 @@ relayd_matches_copy_back_test(_Config) ->
         io:format("# ~b cross-node messages sent; copy-back: ~s~n# relayd:    ~s~n",
                   [Sent, summary(CopyBack), summary(Streamed)]),
         assert_eq(same_counts, counts(CopyBack), counts(Streamed)),
-        [close_enough(K, A, B) || {{K, A}, {K, B}} <- lists:zip(latencies(CopyBack),
-                                                               latencies(Streamed))],
+        Drift = max_drift(Out, Nodes),
+        [close_enough(K, A, B, Drift) || {{K, A}, {K, B}} <- lists:zip(latencies(CopyBack),
+                                                                      latencies(Streamed))],
         assert_eq(workload_linked, true, jint(<<"linked">>, CopyBack) >= Sent),
         ok
     end).
@@ -96,7 +97,11 @@ streams_only_test(_Config) ->
              Offset = binary_to_integer(maps:get(<<"beamtrace_clock_offset_ns">>, Env)),
              assert_eq({clock_reference, P}, atom_to_binary(node()),
                        maps:get(<<"beamtrace_clock_reference">>, Env)),
-             abs(Offset) < 100000 orelse fail({clock_offset_over_100us, P}, Offset)
+             %% One host, one clock: the estimate is off by at most half
+             %% its best round trip, which a loaded machine lengthens.
+             Rtt = binary_to_integer(maps:get(<<"beamtrace_clock_rtt_ns">>, Env)),
+             abs(Offset) =< max(100000, Rtt div 2 + 1000)
+                 orelse fail({clock_offset_over_half_rtt, P}, {Offset, Rtt})
          end || P <- PerProcess],
         M = messages(Relayd),
         io:format("# streamed only: ~b events, ~b cross-node messages sent; ~s~n",
@@ -190,7 +195,8 @@ record_cli_usage_test(_Config) ->
 
 %%% Recording
 
-%% Records the nodes' sends and receipts (with links) for 6 s while the
+%% Records the nodes' sends and receipts (with links) for 12 s (each node's
+%% window starts with its own trace; a loaded machine starts them apart) while the
 %% workload runs; returns trace/2's result and the cross-node messages the
 %% workload sent.
 record(Nodes, Opts) ->
@@ -199,7 +205,7 @@ record(Nodes, Opts) ->
                              Self ! {traced, beamtrace:trace(
                                                [send, 'receive'],
                                                Opts#{nodes => Nodes, links => true,
-                                                     duration => 6000,
+                                                     duration => 12000,
                                                      relayd => os:getenv("BMT_RELAYD_URL")})}
                      end),
     wait_traced(Nodes, 600),
@@ -207,14 +213,14 @@ record(Nodes, Opts) ->
     receive {traced, R} -> {R, Sent} after 90000 -> fail(trace_timeout, Pid) end.
 
 %% `beamtrace record --cluster' of the nodes' sends and receipts (links)
-%% and the workload's calls into bmt_kv, for 6 s, streaming to the relayd,
+%% and the workload's calls into bmt_kv, for 12 s, streaming to the relayd,
 %% with `Extra' arguments; returns the command's {Status, Stdout, Stderr}
 %% and the cross-node messages the workload sent.
 record_cli([A | _] = Nodes, Extra) ->
     Self = self(),
     Args = ["--cluster", "--node", atom_to_list(A), "--cookie-file", bmt_record_cmd:cookie_file(),
             "--events", "send,receive", "--links", "--calls", "bmt_cluster_target:handle_call/3",
-            "--duration", "6s", "--relayd", os:getenv("BMT_RELAYD_URL") | Extra],
+            "--duration", "12s", "--relayd", os:getenv("BMT_RELAYD_URL") | Extra],
     Pid = spawn_link(fun() -> Self ! {recorded, bmt_record_cmd:record(Args)} end),
     wait_traced(Nodes, 600),
     Sent = workload(Nodes, 20),
@@ -290,8 +296,19 @@ is_time(K) -> binary:match(K, <<"_ns">>) =/= nomatch orelse binary:match(K, <<"_
 %% Latencies from the two copies differ by the clock correction only: the
 %% copy-back's offsets are the mean of the estimates before and after the
 %% trace, the streamed one's the estimate before (a few us on one host).
-close_enough(K, A, B) ->
-    abs(A - B) =< max(50000, abs(A) div 20) orelse fail({latency_apart, K}, {A, B}).
+%% The streamed trace's clock estimate is the one taken at its start; the
+%% copy-back's is refined at the stop: a latency can differ by the drift
+%% between the two (each node's, both ends).
+close_enough(K, A, B, Drift) ->
+    abs(A - B) =< max(50000, abs(A) div 20) + 2 * Drift
+        orelse fail({latency_apart, K}, {A, B, Drift}).
+
+%% The largest clock drift (ns) the copy-back's per-node traces state.
+max_drift(Out, Nodes) ->
+    lists:max([0 | [abs(binary_to_integer(D))
+                    || N <- Nodes,
+                       {ok, Env} <- [beamtrace_clock:read_env(filename:join(Out, atom_to_list(N)))],
+                       D <- [maps:get(<<"beamtrace_clock_drift_ns">>, Env, <<"0">>)]]]).
 
 summary(M) ->
     io_lib:format("linked ~b, not received ~b, in flight ~b, unmatched ~b",

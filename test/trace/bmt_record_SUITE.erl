@@ -22,7 +22,7 @@
          disk_full_shipping_test/1, disk_full_local_test/1, dbg_coexists_test/1,
          ship_requests_test/1,
          remote_dir_test/1, keep_test/1, already_loaded_test/1, tls_test/1,
-         record_sources_test/1, knobs_cli_test/1, knobs_cli_checked_test/1,
+         record_sources_test/1, knobs_cli_test/0, knobs_cli_test/1, knobs_cli_checked_test/1,
          nif_unmapped_test/1, private_dir_mode_test/1, ets_missing_table_test/1, knobs_test/1, knobs_checked_test/1,
          record_results_test/1, busy_handshake_test/1, busy_handshake_fails_test/1]).
 
@@ -105,9 +105,12 @@ target(Opts) ->
                       stderr_to_stdout]),
     {ok, Host} = inet:gethostname(),
     Node = list_to_atom(Name ++ "@" ++ Host),
+    %% 60 s: a loaded 2-core machine took 5 s to boot one. A node this
+    %% one cannot reach says it is up on its output: -eval runs once
+    %% distribution is up, and the line comes after the load started.
     case maps:get(connect, Opts, true) of
-        true -> wait_up(Node, Port, 200);
-        false -> timer:sleep(1500)
+        true -> wait_up(Node, Port, 1200);
+        false -> wait_port_text(Port, <<"bmt_target_ready">>)
     end,
     #{node => Node, tmp => Tmp, cwd => Cwd, port => Port}.
 
@@ -527,7 +530,7 @@ abandon_test(_Config) ->
         {match, [TraceDir]} = re:run(ErrText, <<"recording on \\S+ into (\\S+):">>,
                                      [{capture, all_but_first, list}]),
         Private = filename:dirname(TraceDir),
-        wait_kept(T, Private, 100),
+        wait_kept(T, Private, 600),
         true = count(read_back(TraceDir), "function_call") > 0,
         Log = wait_port_text(maps:get(port, T), <<"fetch it with 'scp -r [^:]+:",
                                                   (list_to_binary(TraceDir))/binary, " \\.'">>),
@@ -556,7 +559,7 @@ wait_port_text(Port, Re, Acc) ->
         {match, _} -> Acc;
         nomatch ->
             receive {Port, {data, D}} -> wait_port_text(Port, Re, <<Acc/binary, (iolist_to_binary(D))/binary>>)
-            after 20000 -> fail(no_such_output, {Re, Acc})
+            after 60000 -> fail(no_such_output, {Re, Acc})
             end
     end.
 
@@ -629,7 +632,7 @@ disk_full_local_test(_Config) ->
 dbg_coexists_test(_Config) ->
     with_target(fun(#{node := N} = T) ->
         ok = erpc:call(N, bmt_trace_target, dbg_start, []),
-        timer:sleep(100),
+        bmt_test_lib:wait_until(fun() -> erpc:call(N, bmt_trace_target, dbg_count, []) > 0 end),
         C0 = erpc:call(N, bmt_trace_target, dbg_count, []),
         assert_ok(record(node_args(T) ++ ["--calls", ?WORK, "--events", "procs",
                                           "--duration", "1s", "-o", tmpdir("with-dbg")])),
@@ -835,6 +838,9 @@ knobs_checked_test(_Config) ->
 %% `beamtrace snapshot' (another command) copies what the rings hold while
 %% the record goes on, and the trace brought back at the end holds the
 %% newest events (the snapshot's oldest are overwritten by then).
+%% Its waits are for the load's turns: more time on a loaded machine.
+knobs_cli_test() -> [{timetrap, {seconds, 240}}].
+
 knobs_cli_test(_Config) ->
     with_target(fun(#{node := N} = T) ->
         {Lang, Worker} = worker_beam(),
@@ -852,15 +858,18 @@ knobs_cli_test(_Config) ->
                                             "--message-length", "8", "--exclude", "bmt_load",
                                             "--duration", "60s", "-o", Out]),
         wait_stderr(ErrFile, <<"recording on">>),
-        timer:sleep(1500),
+        %% Turns of the load, not time: a loaded machine makes fewer a
+        %% second (a counter, not a message: a send more would be traced).
+        wait_turns(N, 1000),
         {SS, SOut, SErr} = cmd(cli(), ["snapshot" | node_args(T)] ++ ["-o", Snap]),
         io:format("# snapshot: ~p ~p ~s~n", [SS, SOut, SErr]),
         assert_eq(snapshot_status, 0, SS),
         [SnapLine] = SOut,
         {match, _} = re:run(SnapLine, <<"^snapshot of .*: [0-9]+ events, .*the recording goes on">>),
-        %% 64 KiB hold about half a second of this load: the events the
-        %% snapshot has are overwritten by the end.
-        timer:sleep(2000),
+        %% 64 KiB hold about 1,240 events of this load a ring; 3,000 turns
+        %% more make 6,000 and more: the events the snapshot has are
+        %% overwritten by the end.
+        wait_turns(N, 3000),
         interrupt(Port),
         [_] = assert_ok(finish_record(Port, ErrFile)),
         [assert_eq({packet_bytes, D}, 8192, packet_bytes(D)) || D <- [Out, Snap]],
@@ -934,15 +943,22 @@ worker_beam() ->
 
 %% The load: every ~1 ms, 'Elixir.MyApp.Worker':run/1 and a message to a
 %% registered sink (its text: "{hello_world,N}").
+%% Until the knobs load on Node made More turns past now (its own count).
+wait_turns(Node, More) ->
+    Want = erpc:call(Node, bmt_knobs_load, count, []) + More,
+    bmt_test_lib:wait_until(fun() -> erpc:call(Node, bmt_knobs_load, count, []) >= Want end).
+
 knobs_load_beam() ->
     {ok, _, Bin} = compile:forms(forms(
         "-module(bmt_knobs_load).\n"
-        "-export([start/0, loop/1, sink/0]).\n"
+        "-export([start/0, loop/2, sink/0, count/0]).\n"
         "start() -> register(bmt_knobs_sink, spawn(bmt_knobs_load, sink, [])),\n"
-        "           spawn(bmt_knobs_load, loop, [0]).\n"
+        "           C = counters:new(1, []), persistent_term:put(bmt_knobs_load, C),\n"
+        "           spawn(bmt_knobs_load, loop, [0, C]).\n"
+        "count() -> counters:get(persistent_term:get(bmt_knobs_load), 1).\n"
         "sink() -> receive _ -> sink() end.\n"
-        "loop(N) -> 'Elixir.MyApp.Worker':run(N), bmt_knobs_sink ! {hello_world, N},\n"
-        "           timer:sleep(1), bmt_knobs_load:loop(N + 1).\n"), []),
+        "loop(N, C) -> 'Elixir.MyApp.Worker':run(N), bmt_knobs_sink ! {hello_world, N},\n"
+        "              counters:add(C, 1, 1), timer:sleep(1), bmt_knobs_load:loop(N + 1, C).\n"), []),
     Bin.
 
 forms(Text) ->
@@ -1076,7 +1092,8 @@ tls_test(_Config) ->
             Side = [{certfile, Cert}, {keyfile, Key}, {verify, verify_none}],
             ok = file:write_file(OptFile, io_lib:format("~p.~n", [[{server, Side}, {client, Side}]])),
             Dist = ["-proto_dist", "inet_tls", "-ssl_dist_optfile", OptFile],
-            T = target(#{dist => Dist, eval => "bmt_trace_target:start_timeout(60000)",
+            T = target(#{dist => Dist, eval => "bmt_trace_target:start_timeout(120000), "
+                                               "io:format(\"bmt_target_ready~n\")",
                          connect => false}),
             try
                 R = record(node_args(T) ++ ["--calls", ?WORK, "--duration", "500ms",

@@ -110,7 +110,7 @@ dbg_fresh_calls(N) ->
     P = spawn(fun() -> receive go -> [?MODULE:tick() || _ <- lists:seq(1, N)] end end),
     {ok, _} = dbg:p(P, [c]),
     P ! go,
-    wait_count(C0 + N, 100, C0).
+    wait_count(C0 + N, 600, C0).
 
 wait_count(Want, Tries, C0) ->
     case dbg_count() of

@@ -390,6 +390,8 @@ def t_user_probe(probes):
     try:
         bt = Bpftrace(node, "user-probe.bt", probes)
         res = node.phase(1)
+        # bpftrace prints late on a loaded machine: until its four lines.
+        wait_for(lambda: len(lines(bt.out())) >= 5, 15)
         out = bt.stop()
         p = res["pid"]
         want = ["%s GGOOOAAALL!!!!! 7 8 9 0 'one' 'four' '' ''" % p,
@@ -467,17 +469,24 @@ def t_efile(probes):
 
 
 def t_process_scheduling(probes):
+    def counts(out, res):
+        p = re.escape(res["pid"])
+        return (re.findall(r"^  Schedule pid %s mfa (\S+)$" % p, out, re.M),
+                re.findall(r"^Unschedule pid %s$" % p, out, re.M),
+                re.findall(r"^  Hibernate pid %s resume mfa (\S+)$" % p, out, re.M))
+
+    def complete(out, res):
+        sched, unsched, hib = counts(out, res)
+        return (len(sched) > res["waits"] and len(sched) - 1 <= len(unsched) <= len(sched)
+                and hib == ["bmt_usdt_node:wake/1"])
+
+    # Until the output holds all it should (bpftrace prints late on a
+    # loaded machine), not only the Hibernate line.
     node, res, out = run_script("process_scheduling", "process-scheduling.bt", probes,
-                                until=lambda out, res: "Hibernate pid" in out)
+                                until=complete)
     node.wait()
-    p = res["pid"]
-    sched = re.findall(r"^  Schedule pid %s mfa (\S+)$" % re.escape(p), out, re.M)
-    unsched = re.findall(r"^Unschedule pid %s$" % re.escape(p), out, re.M)
-    hib = re.findall(r"^  Hibernate pid %s resume mfa (\S+)$" % re.escape(p), out, re.M)
     check("process-scheduling.bt: > %d Schedule lines, as many Unschedule, one Hibernate "
-          "resuming in bmt_usdt_node:wake/1" % res["waits"],
-          len(sched) > res["waits"] and len(sched) - 1 <= len(unsched) <= len(sched) and hib == ["bmt_usdt_node:wake/1"],
-          out)
+          "resuming in bmt_usdt_node:wake/1" % res["waits"], complete(out, res), out)
 
 
 def t_detach(probes):
@@ -486,7 +495,9 @@ def t_detach(probes):
     try:
         bt1 = Bpftrace(node, "spawn-exit.bt", probes, tag="bt1", plain=True)
         open(os.path.join(node.dir, "go.1"), "w").close()
-        time.sleep(0.6)
+        # Until bt1 printed a spawn (bpftrace prints late on a loaded
+        # machine), then mid-workload: the node spawns for 10 s.
+        wait_for(lambda: re.search(r"^pid \S+ mfa bmt_usdt_node:child/1$", bt1.out(), re.M), 30)
         out1 = bt1.stop(signal.SIGINT)
         bt2 = Bpftrace(node, "spawn-exit.bt", probes, tag="bt2", plain=True)
         time.sleep(0.4)
