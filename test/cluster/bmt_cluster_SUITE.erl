@@ -316,13 +316,14 @@ check_probe_latency(Out, P50, FromStart) ->
               fun(L, Acc) ->
                   case re:run(L, <<":message_(send|receive)_link: .* message = \"(\\{lat(?:_expect)?,[^\"]*)\"">>,
                               [{capture, all_but_first, binary}]) of
-                      {match, [Kind, Msg]} -> Acc#{{Kind, Msg} => line_ns(L)};
+                      {match, [Kind, Msg]} -> Acc#{{Kind, Msg} => bmt_test_lib:view_line_ns(L)};
                       nomatch -> Acc
                   end
               end, #{}, Lines),
     Latency = fun(Msg) ->
                   case Times of
-                      #{{<<"send">>, Msg} := S, {<<"receive">>, Msg} := R} -> day_wrap(R - S);
+                      #{{<<"send">>, Msg} := S, {<<"receive">>, Msg} := R} ->
+                          bmt_test_lib:view_span_ns(S, R);
                       _ -> fail(probe_message_not_traced_both_ends, Msg)
                   end
               end,
@@ -353,13 +354,6 @@ clock_error_pair(Out) ->
               || D <- Subdirs, {ok, Env} <- [beamtrace_clock:read_env(filename:join(Out, D))]],
     lists:sum(lists:sublist(lists:reverse(lists:sort(Errors)), 2)).
 
-line_ns(<<"[", H:2/binary, ":", M:2/binary, ":", S:2/binary, ".", Ns:9/binary, "]", _/binary>>) ->
-    ((binary_to_integer(H) * 60 + binary_to_integer(M)) * 60 + binary_to_integer(S)) * 1000000000
-        + binary_to_integer(Ns).
-
-%% view prints the time of day: a message across midnight (UTC) wraps.
-day_wrap(D) when D < -43200 * 1000000000 -> D + 86400 * 1000000000;
-day_wrap(D) -> D.
 
 %%% The C command line on a cluster directory
 

@@ -13,6 +13,7 @@
          babeltrace/1, parse_line/1, cmd/2, select/2, field/2,
          assert_eq/3, fail/2, count_by_name/1, cleanup/0, discard_warnings_total/1,
          wait_status/2, wait_dead/1, wait_until/1, traces_list_file/0, flush/0]).
+-export([view_line_ns/1, view_span_ns/2]).
 -export([reread_init/1, reread_traces/0]).
 
 %% The project's top directory: BMT_ROOT, else the one this module's
@@ -342,3 +343,15 @@ wait_until(Done) ->
         true -> ok;
         false -> timer:sleep(5), wait_until(Done)
     end.
+
+%% The time of a `beamtrace view --no-delta --gmt' line: ns since midnight
+%% UTC.
+view_line_ns(<<"[", H:2/binary, ":", M:2/binary, ":", S:2/binary, ".", Ns:9/binary, "]",
+               _/binary>>) ->
+    ((binary_to_integer(H) * 60 + binary_to_integer(M)) * 60 + binary_to_integer(S)) * 1000000000
+        + binary_to_integer(Ns).
+
+%% To - From of two such times: a span across midnight wraps (spans are
+%% under 12 h; a slightly negative one, within a clock's error, stays).
+view_span_ns(From, To) when To - From < -43200 * 1000000000 -> To - From + 86400 * 1000000000;
+view_span_ns(From, To) -> To - From.

@@ -864,25 +864,17 @@ traced_durations(Dir, Function) ->
                                      ["view", "--no-delta", "--gmt", "-t", "*:function_call",
                                       "-t", "*:function_return", Dir]),
     Entry = <<"entry = \"", Function/binary, "\"">>,
-    Events = [{Kind, line_ns(L)} || L <- Lines, binary:match(L, Entry) =/= nomatch,
+    Events = [{Kind, bmt_test_lib:view_line_ns(L)} || L <- Lines, binary:match(L, Entry) =/= nomatch,
                                     {match, [Kind]} <- [re:run(L, <<":function_(call|return):">>,
                                                                [{capture, all_but_first, binary}])]],
     pair_calls(Events).
 
 pair_calls([{<<"call">>, T0}, {<<"return">>, T1} | Rest]) ->
-    [day_wrap(T1 - T0) | pair_calls(Rest)];
+    [bmt_test_lib:view_span_ns(T0, T1) | pair_calls(Rest)];
 pair_calls([]) ->
     [];
 pair_calls(Other) ->
     fail(calls_not_paired, lists:sublist(Other, 4)).
-
-%% view prints the time of day: a call across midnight (UTC) wraps.
-day_wrap(D) when D < 0 -> D + 86400 * 1000000000;
-day_wrap(D) -> D.
-
-line_ns(<<"[", H:2/binary, ":", M:2/binary, ":", S:2/binary, ".", Ns:9/binary, "]", _/binary>>) ->
-    ((binary_to_integer(H) * 60 + binary_to_integer(M)) * 60 + binary_to_integer(S)) * 1000000000
-        + binary_to_integer(Ns).
 
 %% A dbg user on the same node keeps getting its messages after beamtrace
 %% traced alongside it and stopped.
