@@ -5,7 +5,8 @@
 -module(bmt_an_workload).
 %% OTP 29 warns on 'catch Expr' (deprecated); these tests keep it.
 -compile(nowarn_deprecated_catch).
--export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0, composed/1, ask/1]).
+-export([main/1, sleep2/0, busy/0, outer/1, middle/1, ping_loop/0, sched_loop/0, composed/1,
+         ask/1]).
 -behaviour(gen_server).
 -export([init/1, handle_call/3, handle_cast/2]).
 
@@ -107,7 +108,7 @@ run(calls) ->
 %% Ping-pong where the receiver is suspended for ~5 ms after each ping is
 %% sent: send -> scheduled-in latency is that delay.
 run(sched) ->
-    B = spawn(fun ping_loop/0),
+    B = spawn(fun sched_loop/0),
     Self = self(),
     A = spawn(fun() -> receive go -> ok end, Self ! {lat, [pingpong(B) || _ <- lists:seq(1, 20)]} end),
     erlang:trace(A, true, [send, {tracer, beamtrace, []}]),
@@ -115,7 +116,8 @@ run(sched) ->
     A ! go,
     receive {lat, L} -> ok end,
     untrace(),
-    [{sched_p50_ns, median(L)}, {rounds, length(L)}];
+    [{sched_p50_ns, median([Lo || {Lo, _} <- L])},
+     {sched_woken_p50_ns, median([Hi || {_, Hi} <- L])}, {rounds, length(L)}];
 %% N spawns by one traced parent; children inherit the flags and exit.
 run(procs) ->
     N = 500,
@@ -241,6 +243,9 @@ init([]) -> {ok, nil}.
 handle_call({ask, I}, _From, S) -> timer:sleep(5), {reply, {ok, I}, S}.
 handle_cast(_, S) -> {noreply, S}.
 
+%% One round: {T1 - T0, Tb - T0}, from before the send to the resume (B
+%% cannot run before it) and to B's handling of the ping (after it was
+%% scheduled in).
 pingpong(B) ->
     erlang:suspend_process(B),
     T0 = now_ns(),
@@ -248,8 +253,15 @@ pingpong(B) ->
     timer:sleep(5),
     T1 = now_ns(),
     true = erlang:resume_process(B),
-    receive {pong, x} -> ok end,
-    T1 - T0.
+    receive {pong, x, Tb} -> ok end,
+    {T1 - T0, Tb - T0}.
+
+%% ping_loop that says when it handled each ping.
+sched_loop() ->
+    receive
+        {ping, From, I} -> From ! {pong, I, now_ns()}, sched_loop();
+        stop -> ok
+    end.
 
 ping_loop() ->
     receive

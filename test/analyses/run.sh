@@ -136,12 +136,41 @@ check_cmd "calls --by pid: rows carry the pid" \
 
 "$BT" sched --format json "$out/w_sched" >"$out/sched.json"
 want=$(expect "$out/w_sched" sched_p50_ns)
+woken=$(expect "$out/w_sched" sched_woken_p50_ns)
 got=$(jget "$out/sched.json" "d['p50_ns']")
-# Within a factor of 1.5 (the same power-of-two bucket was asked before,
-# which two close figures on either side of a bucket's edge failed: 8.31
-# against 9.45 ms on OTP 29 beside two other runs).
-check_cmd "sched: p50 ${got} ns within a factor of 1.5 of the node's ${want} ns" \
-    python3 -c "import sys; g, w = $got, $want; sys.exit(0 if w / 1.5 <= g <= w * 1.5 else 1)"
+# The p50 is the trace's: each send to a process paired with its next
+# schedule-in, read with view, within 1% (the histogram's 0.4%). The node's
+# own figures are printed, and bound it from above only: each traced
+# latency ends before the receiver handled the ping (Tb), but on a loaded
+# machine the receiver can be scheduled in before its resume (to handle
+# signals) and the sender preempted between T0 and its send, so the resume
+# (T1) is no lower bound (CI saw 53 ms traced against 95 ms to the resume).
+"$BT" view --no-delta --gmt -t '*:message_send' -t '*:process_scheduled' "$out/w_sched" \
+    >"$out/sched_view.txt"
+check_cmd "sched: p50 ${got} ns is the trace's own send-to-schedule-in p50 (within 1%) and at most the node's ${woken} ns to the ping's handling (the resume: ${want} ns)" \
+    python3 - "$out/sched_view.txt" "$got" "$woken" <<'PY'
+import math, re, sys
+lines, got, woken = open(sys.argv[1]).read().splitlines(), int(sys.argv[2]), int(sys.argv[3])
+def ns(l):
+    h, m, s, f = re.match(r"\[(\d\d):(\d\d):(\d\d)\.(\d{9})\]", l).groups()
+    return ((int(h) * 60 + int(m)) * 60 + int(s)) * 10**9 + int(f)
+pending, lat, t0 = {}, [], None
+for l in lines:
+    t = ns(l)
+    t0 = t if t0 is None else t0
+    t += 86400 * 10**9 if t < t0 else 0     # across midnight (UTC)
+    m = re.search(r":message_send: .* to = \"(<[^\"]*>)\"", l)
+    if m:
+        pending.setdefault(m.group(1), t)
+        continue
+    m = re.search(r":process_scheduled: .* pid = \"(<[^\"]*>)\", .* type = \"in\"", l)
+    if m and m.group(1) in pending:
+        lat.append(t - pending.pop(m.group(1)))
+lat.sort()
+exact = lat[math.ceil(0.5 * len(lat)) - 1] if lat else 0
+print("# sched: %d traced latencies, p50 %d ns; the analysis %d ns" % (len(lat), exact, got))
+sys.exit(0 if lat and abs(got - exact) <= exact / 100 and got <= woken * 1.02 else 1)
+PY
 check_cmd "sched: one latency per ping ($(jget "$out/sched.json" "d['count']") of $(expect "$out/w_sched" rounds))" \
     [ "$(jget "$out/sched.json" "d['count']")" -ge "$(expect "$out/w_sched" rounds)" ]
 "$BT" sched "$out/w_sched" >"$out/sched.txt"
