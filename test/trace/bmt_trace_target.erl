@@ -82,11 +82,17 @@ loop_report(N, From) ->
     loop_report(N - 1, From).
 
 %% A dbg user on the same node: counts call messages for tick/0 of the
-%% load process.
+%% load process. dbg sends them straight to the counter (a module tracer,
+%% {erl_tracer, Counter}), not through dbg's tracer process: that one
+%% suspends each local process it gets a call message from until it has
+%% handled the message (suspend_process/2, then resume_process/1), and on
+%% OTP 29.1.2 a process suspended and resumed while it waits in
+%% `receive ... after' can lose its timeout for good: bmt_load was seen
+%% stuck in timer:sleep/1, with dbg alone (docs/otp-versions.md).
 dbg_start() ->
     Counter = spawn(fun() -> count(0) end),
     register(bmt_dbg_counter, Counter),
-    {ok, _} = dbg:tracer(process, {fun(Msg, _) -> Counter ! Msg, 0 end, 0}),
+    {ok, _} = dbg:tracer(module, fun() -> {erl_tracer, Counter} end),
     {ok, _} = dbg:p(whereis(bmt_load), [c]),
     {ok, _} = dbg:tpl(?MODULE, tick, 0, []),
     ok.
