@@ -734,7 +734,6 @@ fingerprint_kinds_test(_Config) ->
         Self = self(),
         %% A window the sends and every receipt fit in, even on a loaded
         %% machine (each node's starts when its own trace does).
-
         spawn_link(fun() ->
                            Self ! {traced, beamtrace:trace([send, 'receive'],
                                                            #{nodes => [A, B], links => true,

@@ -136,7 +136,7 @@ call_trigger_test(_Config) ->
         %% makes fewer gets: up to 60 s more).
         Start = erlang:monotonic_time(nanosecond),
         timer:sleep(8000),
-        wait_slow(Start + 2000000000, 3, 600),
+        bmt_flight_lib:wait_slow(node(), Start + 2000000000, 3, 600),
         Stop = erlang:monotonic_time(nanosecond),
         #{captures := Caps, flight := Fl, call_triggers := [{{bmt_kv, get, 2}, Figures}]} = stop(F),
         Slow = [S || {_, T0, T1} = S <- bmt_kv:slow_calls(), T0 > Start + 2000000000, T1 < Stop],
@@ -181,14 +181,6 @@ wait_reapplied(F, Tries) ->
     case beamtrace:flight_info(F) of
         #{trigger_patterns_reapplied := N} when N >= 1 -> ok;
         _ -> timer:sleep(50), wait_reapplied(F, Tries - 1)
-    end.
-
-wait_slow(_From, _N, 0) ->
-    ok;
-wait_slow(From, N, Tries) ->
-    case length([S || {_, T0, _} = S <- bmt_kv:slow_calls(), T0 > From]) >= N of
-        true -> ok;
-        false -> timer:sleep(100), wait_slow(From, N, Tries - 1)
     end.
 
 %% beamtrace:trigger/1 fires the flight whose probe label it names: one

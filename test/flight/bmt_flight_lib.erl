@@ -4,7 +4,7 @@
 %% measured is in a capture.
 -module(bmt_flight_lib).
 
--export([with_kv/2, wait_captures/2, env/1, env_int/2, env_text/2, capture_events/1,
+-export([with_kv/2, wait_slow/4, wait_captures/2, env/1, env_int/2, env_text/2, capture_events/1,
          clock_offset/1, check_slow_calls/4, vm_has_long_message_queue/0]).
 
 -import(bmt_test_lib, [assert_eq/3, fail/2]).
@@ -15,6 +15,17 @@ with_kv(Opts, Fun) ->
     _ = bmt_kv:start(Opts),
     try Fun()
     after bmt_kv:stop()
+    end.
+
+%% Waits (Tries polls, 100 ms apart) until bmt_kv on Node has made N slow
+%% gets begun after From (its monotonic ns), and returns either way: the
+%% caller's own count check then says what was missing.
+wait_slow(_Node, _From, _N, 0) ->
+    ok;
+wait_slow(Node, From, N, Tries) ->
+    case length([S || {_, T0, _} = S <- erpc:call(Node, bmt_kv, slow_calls, []), T0 > From]) >= N of
+        true -> ok;
+        false -> timer:sleep(100), wait_slow(Node, From, N, Tries - 1)
     end.
 
 %% Waits (bounded: up to 2 min on a loaded machine) until the flight has N

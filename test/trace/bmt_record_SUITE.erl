@@ -940,13 +940,13 @@ worker_beam() ->
             {elixir, Bin}
     end.
 
-%% The load: every ~1 ms, 'Elixir.MyApp.Worker':run/1 and a message to a
-%% registered sink (its text: "{hello_world,N}").
 %% Until the knobs load on Node made More turns past now (its own count).
 wait_turns(Node, More) ->
     Want = erpc:call(Node, bmt_knobs_load, count, []) + More,
     bmt_test_lib:wait_until(fun() -> erpc:call(Node, bmt_knobs_load, count, []) >= Want end).
 
+%% The load: every ~1 ms, 'Elixir.MyApp.Worker':run/1 and a message to a
+%% registered sink (its text: "{hello_world,N}"), counting its turns.
 knobs_load_beam() ->
     {ok, _, Bin} = compile:forms(forms(
         "-module(bmt_knobs_load).\n"
