@@ -142,13 +142,22 @@ static inline unsigned bmt_mfa_slot(ERL_NIF_TERM module, ERL_NIF_TERM function)
 
 /* 1 when an MFA's third element says `arity`: an integer (the `arity'
  * trace flag: the VM copies no arguments) equal to it, or a proper list of
- * that many elements (walked no further than that). */
+ * that many elements (walked no further than that). A call's argument list
+ * (the common case) is walked in place with one trust check for the whole
+ * list, not one per cell. */
 static inline __attribute__((always_inline)) int
 bmt_mfa_arity_is(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM args,
                  unsigned arity)
 {
     int64_t n;
     ERL_NIF_TERM head;
+    if (__builtin_expect((args & 3) == 1 && arity != 0 && bmt_peek_trusted(BMT_PEEK_LIST), 1)) {
+        /* A list cell: its tail is the second word of the cell. */
+        do
+            args = ((const ERL_NIF_TERM *)(args - 1))[1];
+        while (--arity && (args & 3) == 1);
+        return arity == 0 && args == c->nil;
+    }
     if (bmt_small_int(env, args, &n))
         return n == (int64_t)arity;
     if (arity == 0)
@@ -169,7 +178,8 @@ bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, ch
     int size;
     if (__builtin_expect(bmt_peek_tuple(env, term, &size, &mfa) && size == 3, 1)) {
         const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
-        if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] && e->len &&
+        /* An empty entry's module is 0, which no atom is. */
+        if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] &&
                                  bmt_mfa_arity_is(c, env, mfa[2], e->arity),
                              1)) {
             if (e->len < 32)

@@ -92,7 +92,13 @@ static inline int bmt_peek_map_value(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_T
         if (m[0] == bmt_peek_flatmap_header) {
             ERL_NIF_TERM n = m[1];
             const ERL_NIF_TERM *keys = bmt_peek_boxed(m[2]) + 1;
-            for (ERL_NIF_TERM i = 0; i < n; i++)
+            /* A flat map's keys are sorted, and the tracer's options map
+             * holds `extra` first when it holds it: tried before the loop. */
+            if (__builtin_expect(n != 0 && keys[0] == key, 1)) {
+                *value = m[3];
+                return 1;
+            }
+            for (ERL_NIF_TERM i = 1; i < n; i++)
                 if (keys[i] == key) {
                     *value = m[3 + i];
                     return 1;
