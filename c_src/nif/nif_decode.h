@@ -268,7 +268,8 @@ static inline const struct word16 *running_type(struct decode *d)
 /* The values of wordsize, heap_block_size and old_heap_block_size in the
  * GC info list [{Key, Value}, ...] (0 for a key that is absent), looked up
  * by key in one walk (the VM's list has a dozen entries, these three
- * first; the walk stops after 64 whatever it is given). */
+ * first; the walk stops after 64 whatever it is given), read in place
+ * (nif_term_peek.h: no VM call per cell and per tuple). */
 static inline void gc_values(struct decode *d, uint64_t *words, uint64_t *heap,
                              uint64_t *old_heap)
 {
@@ -276,9 +277,9 @@ static inline void gc_values(struct decode *d, uint64_t *words, uint64_t *heap,
     const ERL_NIF_TERM *kv;
     int arity, left = 3;
     *words = *heap = *old_heap = 0;
-    for (int budget = 64; left && budget > 0 && enif_get_list_cell(d->env, list, &head, &list);
+    for (int budget = 64; left && budget > 0 && bmt_peek_list_cell(d->env, list, &head, &list);
          budget--) {
-        if (!enif_get_tuple(d->env, head, &arity, &kv) || arity != 2)
+        if (!bmt_peek_tuple(d->env, head, &arity, &kv) || arity != 2)
             continue;
         uint64_t *dst = kv[0] == d->a->wordsize              ? words
                         : kv[0] == d->a->heap_block_size     ? heap
