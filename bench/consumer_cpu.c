@@ -76,8 +76,9 @@ int main(int argc, char **argv)
     bmt_ctf_trace_info_init(&cfg.info);
     int index;
     uint64_t gen;
-    if (bmt_rec_start(&rec, &cfg, 255, 1, &index, &gen) != 0) {
-        fprintf(stderr, "consumer_cpu: cannot start a session in %s\n", argv[1]);
+    int rc = bmt_rec_start(&rec, &cfg, 255, 1, &index, &gen);
+    if (rc != 0) {
+        fprintf(stderr, "consumer_cpu: cannot start a session in %s: %s\n", argv[1], strerror(-rc));
         return 1;
     }
     struct bmt_session *s = &rec.sessions[index];

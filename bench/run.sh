@@ -107,7 +107,8 @@ $CC -std=gnu11 -O2 -Wall -Wextra -Werror -Ic_src -o "$OUT/consumer_direct" $cons
 $CC -std=gnu11 -O2 -Wall -Wextra -Werror -Ic_src -DBMT_DIRECT_IO=0 -o "$OUT/consumer_buffered" $consumer_src -lpthread
 for kind in direct buffered direct buffered; do
     rm -rf "$OUT/consumer_trace"
-    line=$("$OUT/consumer_$kind" "$OUT/consumer_trace" "${CONSUMER_EVENTS:-5000000}")
+    # An absolute path: the recorder refuses a relative trace directory.
+    line=$("$OUT/consumer_$kind" "$(pwd)/$OUT/consumer_trace" "${CONSUMER_EVENTS:-5000000}")
     echo "$kind: $line"
     ns=$(echo "$line" | sed -n 's/.*consumer_cpu_ns_per_event \([0-9.]*\).*/\1/p')
     echo "SUMMARY|consumer CPU per event, $kind writes|$ns ns|reference|-" >>"$timing_log"
