@@ -319,6 +319,18 @@ static struct capture_read read_capture(const char *dir)
     return cr;
 }
 
+/* Whether writer `w`'s events reach time `end` in capture `cr`: its last
+ * one there is at or after `end`, or the one after it (not in the capture)
+ * is later than `end` (a writer descheduled across the capture's end has
+ * no event right at it). Read once the writers stopped. */
+static int tail_reaches(const struct capture_read *cr, unsigned w, uint64_t end)
+{
+    const struct writer *wr = &writers[w];
+    uint64_t beyond = cr->next_seq[w];
+    return cr->seen[w] && (cr->last_ts[w] >= end || (beyond < wr->written && beyond < TS_KEPT &&
+                                                      wr->ts_of && wr->ts_of[beyond] > end));
+}
+
 /* The capture directory named capture-<n>-* under `session_dir`. */
 static int find_capture(const char *session_dir, unsigned n, char *out, size_t size)
 {
@@ -420,15 +432,13 @@ static void test_one_capture(void)
      * trigger - window has no event right at it); the same at the end. */
     for (unsigned w = 0; w < WRITERS; w++) {
         const struct writer *wr = &writers[w];
-        uint64_t before = cr.first_seq[w] - 1, beyond = cr.next_seq[w];
+        uint64_t before = cr.first_seq[w] - 1;
         CHECKF(cr.seen[w] && (cr.first_ts[w] <= t - window ||
                               (cr.first_seq[w] > 0 && before < TS_KEPT && wr->ts_of &&
                                wr->ts_of[before] < t - window)),
                "writer %u: first event %lld ns after trigger - window", w,
                (long long)(cr.first_ts[w] - (t - window)));
-        CHECKF(cr.seen[w] && (cr.last_ts[w] >= t + after ||
-                              (beyond < wr->written && beyond < TS_KEPT && wr->ts_of &&
-                               wr->ts_of[beyond] > t + after)),
+        CHECKF(tail_reaches(&cr, w, t + after),
                "writer %u: last event %lld ns before trigger + after", w,
                (long long)(t + after - cr.last_ts[w]));
     }
@@ -474,11 +484,14 @@ static void test_extend_and_limits(void)
     CHECK(bmt_capture_fire(&session->capture, &b) == 2);
     CHECK(bmt_capture_fire(&session->capture, &past_cap) == 1);
     CHECK(wait_captures(2));
+    /* Both captures are sealed: the writers' later events are in neither,
+     * and stopped writers' times can be read. */
+    stop_writers();
     char dir[4200];
     CHECK(find_capture(cfg.dir, 1, dir, sizeof dir));
     struct capture_read cr = read_capture(dir);
     for (unsigned w = 0; w < WRITERS; w++)
-        CHECKF(cr.seen[w] && cr.last_ts[w] >= t1 + 200 * MS + after,
+        CHECKF(tail_reaches(&cr, w, t1 + 200 * MS + after),
                "writer %u: the extended tail ends %lld ns early", w,
                (long long)(t1 + 200 * MS + after - cr.last_ts[w]));
     CHECK(cr.discarded == cr.holes);
@@ -491,12 +504,11 @@ static void test_extend_and_limits(void)
     CHECK(file_has(meta, "beamtrace_trigger_value = 13000000;"));
     cr = read_capture(dir);
     for (unsigned w = 0; w < WRITERS; w++)
-        CHECKF(cr.seen[w] && cr.last_ts[w] >= t1 + window + 1 + after,
+        CHECKF(tail_reaches(&cr, w, t1 + window + 1 + after),
                "writer %u: the second capture's tail ends early", w);
     /* Two tokens an hour, both spent. */
     struct bmt_trigger d = trigger_at(bmt_clock_ns(), 15 * MS);
     CHECK(bmt_capture_fire(&session->capture, &d) == 0);
-    stop_writers();
     struct bmt_capture_stats st = stats();
     CHECKF(st.captures == 2 && st.fired == 4 && st.absorbed == 1 && st.skipped_rate == 1 &&
                st.skipped_long == 0,
@@ -595,6 +607,24 @@ static void test_max_bytes(void)
               "session");
 }
 
+/* What session directory `dir`'s incomplete marker says never reached the
+ * disk (its second packet's discard count), or -1 when it cannot be read. */
+static long long marker_says(const char *dir)
+{
+    char marker[4400];
+    snprintf(marker, sizeof marker, "%s/%s", dir, BMT_INCOMPLETE_FILE);
+    int fd = open(marker, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    /* Two packets: nothing discarded, then the count. */
+    uint8_t pkt[2 * BMT_PKT_HEADER_BYTES];
+    ssize_t n = read(fd, pkt, sizeof pkt);
+    close(fd);
+    if (n != (ssize_t)sizeof pkt)
+        return -1;
+    return (long long)bmt_get_u64(pkt + BMT_PKT_HEADER_BYTES + BMT_PKT_EVENTS_DISCARDED);
+}
+
 /* A process killed with SIGKILL while an overwrite session ran: its trace
  * must not read as an empty, complete one. */
 static int crash_child(const char *dir)
@@ -609,8 +639,12 @@ static int crash_child(const char *dir)
     session = &rec.sessions[index];
     for (uint64_t seq = 0; seq < 5000; seq++)
         write_one(0, seq);
-    /* Several flush intervals: the marker is brought up to date. */
-    sleep_us(300 * 1000);
+    /* The marker is brought up to date at the next flush (every 20 ms; up
+     * to 60 s on a loaded machine), then the kill. */
+    char session_dir[4200];
+    snprintf(session_dir, sizeof session_dir, "%s/killed", dir);
+    for (int i = 0; i < 6000 && marker_says(session_dir) != 5000; i++)
+        sleep_us(10000);
     raise(SIGKILL);
     return 4;
 }
@@ -626,19 +660,11 @@ static void test_killed(const char *self)
     waitpid(pid, &status, 0);
     CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the child ended with status %d",
            status);
-    char dir[4200], marker[4400];
+    char dir[4200];
     snprintf(dir, sizeof dir, "%s/killed", base);
-    snprintf(marker, sizeof marker, "%s/%s", dir, BMT_INCOMPLETE_FILE);
-    CHECK(access(marker, F_OK) == 0);
-    int fd = open(marker, O_RDONLY);
-    /* Two packets: nothing discarded, then the count. */
-    uint8_t pkt[2 * BMT_PKT_HEADER_BYTES];
-    CHECK(fd >= 0 && read(fd, pkt, sizeof pkt) == (ssize_t)sizeof pkt);
-    if (fd >= 0)
-        close(fd);
-    uint64_t said = bmt_get_u64(pkt + BMT_PKT_HEADER_BYTES + BMT_PKT_EVENTS_DISCARDED);
-    CHECKF(said == 5000, "the marker says %llu events never reached the disk, 5000 were offered",
-           (unsigned long long)said);
+    long long said = marker_says(dir);
+    CHECKF(said == 5000, "the marker says %lld events never reached the disk (-1: unreadable), "
+           "5000 were offered", said);
     char cmd[4600];
     snprintf(cmd, sizeof cmd, "babeltrace2 '%s' 2>&1 | grep -c 'discarded 5000 events'", dir);
     CHECKF(run_number(cmd) == 1, "babeltrace2 does not report the 5000 events");

@@ -430,11 +430,19 @@ wait_idle(H, Tries) ->
 
 node_up_down(_) ->
     S = start(#{distribution => true}),
+    #{helper := H} = beamtrace_sources:helpers(S),
+    %% Told of the peer's nodeup and nodedown as the helper is (net_kernel
+    %% tells its subscribers together), then until the helper has handled
+    %% them: waited for, not slept (a loaded machine is slow to do either).
+    ok = net_kernel:monitor_nodes(true),
     {ok, Peer, Node} = peer:start_link(#{name => peer:random_name(bmt_src)}),
     pong = net_adm:ping(Node),
-    timer:sleep(100),
+    receive {nodeup, Node} -> ok after 60000 -> fail(no_nodeup, Node) end,
+    wait_idle(H, 3000),
     peer:stop(Peer),
-    timer:sleep(200),
+    receive {nodedown, Node} -> ok after 60000 -> fail(no_nodedown, Node) end,
+    ok = net_kernel:monitor_nodes(false),
+    wait_idle(H, 3000),
     Events = stop(S),
     Name = atom_to_binary(Node),
     Up = select(Events, #{'$name' => dist_monitor, what => <<"nodeup">>, monitored_node => Name,
