@@ -275,6 +275,8 @@ testcase(t_procs) ->
     trace_new([procs]),
     W = spawn_link(?MODULE, waiter, []),
     round_trip(W),
+    %% W returns after replying: its return is traced before it exits.
+    wait_exited([W]),
     wait_exited([W, child_of(W)]),
     erlang:trace(all, false, [procs]),
     Evs = session_stop_view(S),
@@ -314,6 +316,8 @@ testcase(t_running_process) ->
     trace_new([running]),
     W = spawn_link(?MODULE, waiter, []),
     round_trip(W),
+    %% W returns after replying: its return is traced before it exits.
+    wait_exited([W]),
     wait_exited([W, child_of(W)]),
     Evs = session_stop_view(S),
     Ws = ps(W),
@@ -365,7 +369,8 @@ testcase(t_call_return_to) ->
     erlang:trace_pattern({?MODULE, '_', '_'}, true, [local]),
     G = spawn_link(?MODULE, gcfier, [10]),
     round_trip(G),
-    timer:sleep(10),
+    %% G returns after replying: its return is traced before it exits.
+    wait_exited([G]),
     erlang:trace_pattern({lists, '_', '_'}, false, [local]),
     erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
     Evs = session_stop_view(S),
@@ -391,6 +396,8 @@ testcase(t_send) ->
     trace_new([send]),
     W = spawn_link(?MODULE, waiter, []),
     round_trip(W),
+    %% W returns after replying: its return is traced before it exits.
+    wait_exited([W]),
     os:cmd("ls"),
     timer:sleep(10),
     Evs = session_stop_view(S),
@@ -443,6 +450,8 @@ testcase(t_all) ->
     trace_new([all]),
     W = spawn_link(?MODULE, waiter, []),
     round_trip(W),
+    %% W returns after replying: its return is traced before it exits.
+    wait_exited([W]),
     G = spawn_link(?MODULE, gcfier, []),
     round_trip(G),
     os:cmd("ls"),
@@ -491,6 +500,8 @@ call_workload(Flags) ->
     {E, ERef} = spawn_monitor(?MODULE, foo_clause_exception, [nope]),
     W = spawn_link(?MODULE, waiter, []),
     round_trip(W),
+    %% W returns after replying: its return is traced before it exits.
+    wait_exited([W]),
     %% E has crashed (waited for: on a loaded machine it may not have run).
     receive {'DOWN', ERef, process, E, _} -> ok after 60000 -> error({e_never_ran, E}) end,
     erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
@@ -626,6 +637,8 @@ both_sinks() ->
     trace_new([procs, send, 'receive', garbage_collection, ports, running_ports]),
     W = spawn_link(?MODULE, waiter, []),
     round_trip(W),
+    %% W returns after replying: its return is traced before it exits.
+    wait_exited([W]),
     G = spawn_link(?MODULE, gcfier, []),
     round_trip(G),
     os:cmd("ls"),
@@ -671,6 +684,8 @@ body(beamtrace_lttng_0_recorder_works) ->
     trace_new([procs]),
     W = spawn_link(?MODULE, waiter, []),
     round_trip(W),
+    %% W returns after replying: its return is traced before it exits.
+    wait_exited([W]),
     erlang:trace(all, false, [all]),
     {ok, #{events := N}} = beamtrace:stop(Rec),
     Evs = parse_view(os:cmd("babeltrace2 " ++ Dir)),

@@ -311,9 +311,9 @@ stopped_at_stop_test(_Config) ->
     assert_eq(lost_counted, true, Lost >= Offered2),
     assert_eq(said, true, binary:match(Why, <<"could not be delivered">>) =/= nomatch),
     %% What was sent before the give-up may still reach the relayd's copy
-    %% now that it runs again: its copy holds between N and N + Unconfirmed.
-    timer:sleep(500),
-    {0, Lines, _} = bmt_test_lib:babeltrace(copy_dir(Stats)),
+    %% now that it runs again: its copy holds between N and N + Unconfirmed
+    %% (read once babeltrace2 reads it whole: the relayd may still write).
+    Lines = copy_read(copy_dir(Stats), N, 120),
     assert_eq(copy_bounds, true, length(Lines) >= N andalso length(Lines) =< N + Unconfirmed),
     %% The relayd takes sessions again.
     {ok, S2} = beamtrace:start(#{relayd => url(), events => ?EVENTS}),
@@ -536,3 +536,13 @@ summary(L) ->
     P = fun(Q) -> lists:nth(max(1, min(Len, round(Q * Len))), S) end,
     io_lib:format("~w sleeps, overshoot p50 ~.2f ms, p99 ~.2f ms, max ~.2f ms",
                   [Len, P(0.5), P(0.99), lists:max(S)]).
+
+%% The lines of the relayd's copy Dir once babeltrace2 reads it and it holds
+%% at least N events, polled (Tries times, 0.5 s apart), or its last reading.
+copy_read(Dir, N, Tries) ->
+    case bmt_test_lib:babeltrace(Dir) of
+        {0, Lines, _} when length(Lines) >= N -> Lines;
+        {0, Lines, _} when Tries =< 1 -> Lines;
+        Other when Tries =< 1 -> fail(copy_unreadable, Other);
+        _ -> timer:sleep(500), copy_read(Dir, N, Tries - 1)
+    end.

@@ -353,7 +353,7 @@ target(Prefix) ->
                      [{args, Args}, {env, [{"TMPDIR", Tmp}]}, exit_status, stderr_to_stdout]),
     {ok, Host} = inet:gethostname(),
     Node = list_to_atom(Name ++ "@" ++ Host),
-    wait_up(Node, 300),
+    wait_up(Node, 1200), %% 60 s: a loaded machine boots a VM slowly
     #{node => Node, tmp => Tmp, port => Port}.
 
 wait_up(Node, 0) ->
