@@ -137,7 +137,7 @@ generic_env = dict(env, BEAMTRACE_READER="generic")
 def run(cmd, d, run_env=env):
     try:
         p = subprocess.run([a.exe] + cmd + [d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=run_env, timeout=10)
+                           env=run_env, timeout=60)  # a hang, not a slow machine
     except subprocess.TimeoutExpired:
         return None, b"", "timeout (hang?)"
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")

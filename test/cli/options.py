@@ -565,7 +565,7 @@ class Live:
             'file:write_file("bmt_opt_file", integer_to_list(N)), '
             'erlang:garbage_collect(), catch beamtrace:trigger(bmt_opt), '
             'timer:sleep(10), L(N + 1) end)(0) end), '
-            'timer:apply_after(900000, erlang, halt, [])')
+            'timer:apply_after(3600000, erlang, halt, [])')  # a safety net past the cli group's limit
 
     def start(self, name, dist):
         cwd = fresh("target", create=True)

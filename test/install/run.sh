@@ -74,7 +74,7 @@ node=bmtinst$$
 timeout --kill-after=10 120 erl -sname "$node" -noinput \
     -eval 'register(bmt_install_target, self()), receive stop -> ok end' >"$out/target.log" 2>&1 &
 target=$!
-for _ in $(seq 50); do epmd -names 2>/dev/null | grep -q "^name $node at" && break; sleep 0.2; done
+for _ in $(seq 300); do epmd -names 2>/dev/null | grep -q "^name $node at" && break; sleep 0.2; done # up to 60 s: a loaded machine boots a VM slowly
 (cd "$out" && unset BEAMTRACE_ROOT && limit 120 "$installed" record --node "$node" --events procs \
     --duration 2s -o rec) >"$out/record.log" 2>&1
 rc=$?
