@@ -97,7 +97,7 @@ stop(T, Opts) ->
 %% @doc The result line of `record --flight --detach'.
 -spec detached_line(node(), map()) -> iolist().
 detached_line(T, Info) ->
-    io_lib:format("flight recorder left running on ~s (~s), triggers ~s; captures go to ~s "
+    io_lib:format("flight recorder left running on ~s (~s), triggers ~ts; captures go to ~ts "
                   "there: beamtrace flights|fetch|stop --node ~s",
                   [T, until_text(Info), triggers_text(maps:get(triggers, Info, [])),
                    maps:get(flight_dir, Info, <<"?">>), T]).
@@ -198,7 +198,7 @@ describe(T, F) ->
                                         running -> [", ", until_text(F)];
                                         _ -> [", ended by ", reason_text(F)]
                                     end, maps:get(dir, F)]),
-    line("  triggers: ~s", [triggers_text(maps:get(triggers, F, []))]),
+    line("  triggers: ~ts", [triggers_text(maps:get(triggers, F, []))]),
     line("  captures: ~b~s", [length(Caps), figures_text(Figures)]),
     [line("    ~s  ~s", [filename:basename(C), capture_text(T, C)]) || C <- Caps],
     ok.
@@ -264,7 +264,9 @@ env(Text) ->
 triggers_text(Ts) ->
     lists:join(", ", [trigger_text(T) || T <- Ts]).
 
-trigger_text({call, {M, F, A}, Ns}) -> io_lib:format("~s:~s/~b>~s", [M, F, A, ns_text(Ns)]);
+%% A call trigger's function as OTP prints it (yaws_server:'GET'/4), as the
+%% captures' list does.
+trigger_text({call, {M, F, A}, Ns}) -> io_lib:format("~tw:~tw/~b>~s", [M, F, A, ns_text(Ns)]);
 trigger_text({K, Ms}) when K =:= long_gc; K =:= long_schedule -> io_lib:format("~s=~bms", [K, Ms]);
 trigger_text({long_message_queue, {D, E}}) -> io_lib:format("long_message_queue=~b/~b", [D, E]);
 trigger_text({K, V}) when is_integer(V) -> io_lib:format("~s=~b", [K, V]);

@@ -185,15 +185,20 @@ commands_test(_Config) ->
         {0, Rec, _} = bt(["record" | node_args(Node)] ++
                              ["--calls", "bmt_kv:get/2 -> return", "--events", "running",
                               "--flight", "2s",
-                              "--trigger", "bmt_kv:get/2>10ms", "--after", "300ms",
+                              "--trigger", "bmt_kv:get/2>10ms",
+                              "--trigger", "bmt_kv:'Never called'/0>10ms", "--after", "300ms",
                               "--max-captures", "60/h", "--until", "1h", "--detach"]),
         assert_eq(left_running_said, true, has(Rec, <<"flight recorder left running on">>)),
+        %% Each trigger as given, its function as OTP prints it.
+        assert_eq(left_running_names_the_triggers, true,
+                  has(Rec, <<"triggers bmt_kv:get/2>10ms, bmt_kv:'Never called'/0>10ms;">>)),
         %% Wait for two captures (up to 2 min: a loaded machine makes
         %% fewer gets).
         [_, _ | _] = wait_agent_captures(Node, 2, 2400),
         {0, List, _} = bt(["flights" | node_args(Node)]),
         assert_eq(flights_lists_the_recording, true,
-                  has(List, <<" running ">>) andalso has(List, <<"bmt_kv:get/2>10ms">>)),
+                  has(List, <<" running ">>) andalso
+                  has(List, <<"  triggers: bmt_kv:get/2>10ms, bmt_kv:'Never called'/0>10ms">>)),
         assert_eq(flights_lists_a_capture, true,
                   lists:any(fun(L) -> re:run(L, <<"^    capture-1-[0-9TZ]+  call [0-9.]+ ms "
                                                   "bmt_kv:get/2 <[0-9.]+>$">>) =/= nomatch
