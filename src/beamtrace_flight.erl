@@ -484,7 +484,7 @@ with_reloads(R, #st{reloads = N}) -> R#{trigger_patterns_reapplied => N}.
 call_triggers([], St) ->
     {ok, St};
 call_triggers([{call, {M, _, _} = MFA, Ns} | Rest], #st{session = S} = St) ->
-    Text = lists:flatten(io_lib:format("~s:~s/~b", tuple_to_list(MFA))),
+    Text = lists:flatten(io_lib:format("~tw:~tw/~b", tuple_to_list(MFA))),
     Result = case code:ensure_loaded(M) of
                  {module, M} ->
                      case beamtrace:flight_call_trigger_nif(S, MFA, Ns) of
