@@ -499,7 +499,7 @@ call_triggers([{call, {M, _, _} = MFA, Ns} | Rest], #st{session = S} = St) ->
                                          {ok, N} when N > 0 -> {ok, {MFA, Trig, H}};
                                          {ok, 0} ->
                                              beamtrace_tracing:close(H),
-                                             {error, {no_match, Text}};
+                                             {error, {trigger, {no_match, Text}}};
                                          Error ->
                                              beamtrace_tracing:close(H),
                                              Error
@@ -509,7 +509,7 @@ call_triggers([{call, {M, _, _} = MFA, Ns} | Rest], #st{session = S} = St) ->
                          Error -> Error
                      end;
                  _ ->
-                     {error, {not_loaded, M}}
+                     {error, {trigger, {not_loaded, M}}}
              end,
     case Result of
         {ok, Call} ->

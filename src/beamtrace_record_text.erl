@@ -12,6 +12,12 @@ explain({badspec, Item, Why}) ->
 explain({not_loaded, M}) ->
     io_lib:format("module ~s is not loaded and cannot be loaded there (not on its code path): "
                   "check the module name in --calls", [M]);
+explain({trigger, {not_loaded, M}}) ->
+    io_lib:format("a --trigger's module ~ts is not loaded and cannot be loaded there (not on its "
+                  "code path): check the module name in --trigger", [atom_to_list(M)]);
+explain({trigger, {no_match, Spec}}) ->
+    io_lib:format("--trigger on ~ts matches no function there: check the function name and arity",
+                  [Spec]);
 explain({no_match, Spec}) ->
     io_lib:format("--calls '~ts' matches no function there: check the function name and "
                   "arity", [Spec]);

@@ -241,7 +241,8 @@ commands_test(_Config) ->
 
 %% What users get wrong, one line each and a non-zero exit: a trigger the
 %% node's VM cannot watch (long_message_queue: checked on the node as a
-%% feature, not a release), a second detached recording, a node that does
+%% feature, not a release), a call trigger on no function or in a missing
+%% module, a second detached recording, a node that does
 %% not exist; and a flight without a trigger refused before connecting.
 command_errors_test(_Config) ->
     {Peer, Node} = start_target(name(bmt_flight_err)),
@@ -262,6 +263,22 @@ command_errors_test(_Config) ->
                                    ["--trigger", "long_message_queue=10/100"]),
                 {0, _, _} = bt(["stop" | node_args(Node)] ++ ["-o", tmpdir("stopped")])
         end,
+        %% A call trigger on no function, or in a module the node lacks:
+        %% the trigger named, as given (OTP's text).
+        [begin
+             {1, _, ErrT} = bt(["record" | node_args(Node)] ++ Flight ++ ["--trigger", Trigger]),
+             [TLine] = errors(ErrT),
+             assert_eq({says_which_trigger, Trigger}, true,
+                       re:run(TLine, <<"^beamtrace: record: cannot start the flight recording on .*: ",
+                                       Says/binary>>) =/= nomatch),
+             assert_eq({nothing_left_after, Trigger}, [], left(Node))
+         end || {Trigger, Says} <- [{"bmt_kv:'No such'/9>10ms",
+                                     <<"--trigger on bmt_kv:'No such'/9 matches no function there: "
+                                       "check the function name and arity$">>},
+                                    {"bmt_no_such_mod:f/1>10ms",
+                                     <<"a --trigger's module bmt_no_such_mod is not loaded and "
+                                       "cannot be loaded there .*: check the module name in "
+                                       "--trigger$">>}]],
         {0, _, _} = bt(["record" | node_args(Node)] ++ Flight ++ ["--trigger", "probe"]),
         {1, _, Err2} = bt(["record" | node_args(Node)] ++ Flight ++ ["--trigger", "probe"]),
         [Second] = errors(Err2),
