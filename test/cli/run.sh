@@ -608,6 +608,22 @@ check_cmd "export --begin +5: exit 2, one line, nothing on stdout, no -o file le
 echo keep >"$out/keep.json"
 check_cmd "export --begin +5 -o EXISTING: exit 2, the file that was there stays" \
     eval '"$BT" export --begin +5 -o "$out/keep.json" "$basic" 2>/dev/null; [ $? -eq 2 ] && [ -f "$out/keep.json" ]'
+# An output holds the trace's contents: made private, like the trace, and
+# never written through a symlink (one planted in /tmp would redirect it).
+echo victim >"$out/victim.txt"
+ln -sfn "$out/victim.txt" "$out/planted.html"
+check_cmd "report -o SYMLINK: exit 1, one line saying so, the link's target untouched" \
+    eval '"$BT" report -o "$out/planted.html" "$basic" >/dev/null 2>"$out/planted.err"; [ $? -eq 1 ] &&
+          [ "$(wc -l <"$out/planted.err")" -eq 1 ] && grep -q "is a symbolic link" "$out/planted.err" &&
+          [ "$(cat "$out/victim.txt")" = victim ]'
+check_cmd "export -o SYMLINK: exit 1, the link's target untouched" \
+    eval '"$BT" export -o "$out/planted.html" "$basic" >/dev/null 2>&1; [ $? -eq 1 ] &&
+          [ "$(cat "$out/victim.txt")" = victim ]'
+rm -f "$out/private.html" "$out/private.json"
+check_cmd "report -o and export -o make their file 0600, whatever the umask" \
+    eval '(umask 022; "$BT" report -o "$out/private.html" "$basic" >/dev/null 2>&1 &&
+           "$BT" export -o "$out/private.json" "$basic" >/dev/null 2>&1) &&
+          [ "$(stat -c %a "$out/private.html")" = 600 ] && [ "$(stat -c %a "$out/private.json")" = 600 ]'
 check_cmd "record --duration 10 (no unit): exit 2, one line" \
     usage_error record --node x --events procs --duration 10
 check_cmd "a duration with its unit is taken (--slower-than 5ns, --begin +5us)" \

@@ -120,12 +120,21 @@ int bmt_an_out_open(struct bmt_out *o, const char *path)
     int created = 0;
     if (path) {
         /* Made here, or an existing file, fifo or device (-o /dev/null)
-         * opened as it is: bmt_an_out_discard removes only the former. */
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+         * opened as it is: bmt_an_out_discard removes only the former.
+         * Private, as the trace it comes from (it holds the same message
+         * contents and names); never through a symlink, which someone
+         * else may have planted where the output goes (/tmp). */
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd >= 0)
             created = 1;
         else if (errno == EEXIST)
-            fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+            fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 && errno == ELOOP) {
+            bmt_cli_error("%s: is a symbolic link, which beamtrace does not write through; give "
+                          "the path of the file itself",
+                          path);
+            return BMT_EXIT_FAIL;
+        }
         if (fd < 0) {
             bmt_cli_error("%s: cannot create: %s; check the path and permissions", path,
                           strerror(errno));
