@@ -101,15 +101,12 @@ cluster_nodes(First) ->
                                   "--nodes instead", [First, Class, Why])
     end.
 
-%% The cluster directory: new, or empty.
+%% The cluster directory: new, or an empty one of ours, not a link
+%% (beamtrace_local_dir).
 check_out(Out) ->
-    case file:list_dir(Out) of
-        {ok, []} -> ok;
-        {ok, _} -> beamtrace_record:fail("~s already exists and is not empty: give -o a new "
-                                         "directory", [Out]);
-        {error, enoent} -> ok;
-        {error, Why} -> beamtrace_record:fail("cannot use ~s: ~s (give -o DIR where you can "
-                                              "write)", [Out, file:format_error(Why)])
+    case beamtrace_local_dir:check(Out, true) of
+        ok -> ok;
+        {error, Text} -> beamtrace_record:fail("~ts", [Text])
     end.
 
 %% Streaming: one session name on the relayd for every node (the cluster

@@ -341,9 +341,9 @@ copy_capture(T, Remote, Local) ->
     ok = file:rename(Tmp, Local).
 
 make_private(Dir) ->
-    case filelib:ensure_dir(filename:join(Dir, "x")) of
-        ok -> file:change_mode(Dir, 8#700);
-        Error -> beamtrace_record:fail("cannot make ~s: ~0p", [Dir, Error])
+    case beamtrace_local_dir:make(Dir, false) of
+        ok -> ok;
+        {error, Text} -> beamtrace_record:fail("~ts", [Text])
     end.
 
 write_private(Path, Bin) ->

@@ -131,6 +131,7 @@ run() ->
     Cookie = stdin_line(),
     Opts = read_options(),
     check_options(Opts),
+    check_out(Opts),
     Node = node_name(maps:get(node, Opts)),
     R0 = #r{opts = Opts, node = Node, ref = make_ref()},
     connect(Node, Cookie, Opts),
@@ -205,6 +206,18 @@ check_options(Opts) ->
 
 usage(Fmt, Args) ->
     throw({fail, ?EXIT_USAGE, io_lib:format(Fmt, Args)}).
+
+%% -o DIR, checked before connecting: a wrong one said at once, not after
+%% the recording (which would then be lost). A record or snapshot needs it
+%% new or empty; fetch and stop add to it (beamtrace_local_dir).
+check_out(#{out := Out} = Opts) ->
+    Empty = lists:member(maps:get(action, Opts, record), [record, snapshot]),
+    case beamtrace_local_dir:check(Out, Empty) of
+        ok -> ok;
+        {error, Text} -> fail("~ts", [Text])
+    end;
+check_out(#{}) ->
+    ok.
 
 read_options() ->
     Text = read_term_text([]),

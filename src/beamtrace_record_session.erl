@@ -338,24 +338,17 @@ copy_back(#r{opts = Opts} = R) ->
     copy_dir(R, trace, maps:get(out, Opts)).
 
 %% Copies the agent's directory Which (trace: the trace; a snapshot's
-%% directory) into Out, which must be new or empty.
+%% directory) into Out, which must be new or empty, and ours
+%% (beamtrace_local_dir).
 copy_dir(#r{node = T} = R, Which, Out) ->
     Files = case agent_call(R, {list, Which}) of
                 {ok, F} -> F;
                 {error, Why} -> fail("cannot list the trace on ~s: ~0p", [T, Why])
             end,
-    _ = filelib:ensure_dir(Out),
-    case file:make_dir(Out) of
+    case beamtrace_local_dir:make(Out, true) of
         ok -> ok;
-        {error, eexist} ->
-            case file:list_dir(Out) of
-                {ok, []} -> ok;
-                _ -> fail("~s already exists and is not empty: give -o a new directory", [Out])
-            end;
-        {error, Why2} ->
-            fail("cannot make ~s: ~s (give -o DIR where you can write)", [Out, posix(Why2)])
+        {error, Text} -> fail("~ts", [Text])
     end,
-    _ = file:change_mode(Out, 8#700),
     Total = lists:sum([S || {_, S} <- Files]),
     try
         [copy_file(R, Which, Rel, Size, Out) || {Rel, Size} <- Files]

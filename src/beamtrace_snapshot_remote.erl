@@ -73,12 +73,11 @@ out_dir(T, Dir, Opts) ->
               O ->
                   filename:absname(unicode:characters_to_list(O))
           end,
-    case file:list_dir(Out) of
-        {ok, [_ | _]} ->
-            beamtrace_record:fail("~s already exists and is not empty: give -o a new directory",
-                                  [Out]);
-        {ok, []} -> _ = file:del_dir(Out), Out;
-        _ -> Out
+    %% New, or an empty directory of ours, never a link (beamtrace_local_dir);
+    %% removed again, since the copy is renamed into its place when whole.
+    case beamtrace_local_dir:make(Out, true) of
+        ok -> ok = file:del_dir(Out), Out;
+        {error, Text} -> beamtrace_record:fail("~ts", [Text])
     end.
 
 rpc(T, M, F, A) ->

@@ -24,7 +24,9 @@
          remote_dir_test/1, keep_test/1, already_loaded_test/1, tls_test/1,
          record_sources_test/1, knobs_cli_test/0, knobs_cli_test/1, knobs_cli_checked_test/1,
          nif_unmapped_test/1, private_dir_mode_test/1, ets_missing_table_test/1, knobs_test/1, knobs_checked_test/1,
-         record_results_test/1, busy_handshake_test/1, busy_handshake_fails_test/1]).
+         record_results_test/1, out_dir_test/1, busy_handshake_test/1, busy_handshake_fails_test/1]).
+
+-include_lib("kernel/include/file.hrl").
 
 -import(bmt_record_cmd, [root/0, cli/0, cookie_file/0, rand_name/1, record/1, record/2,
                          start_record/1, start_record/2, finish_record/2, os_pid/1,
@@ -54,7 +56,7 @@ all() ->
      keep_test, already_loaded_test, tls_test,
      record_sources_test,
      max_rate_hint_test, nif_unmapped_test, private_dir_mode_test, ets_missing_table_test, knobs_test, knobs_checked_test,
-     knobs_cli_test, knobs_cli_checked_test, record_results_test,
+     knobs_cli_test, knobs_cli_checked_test, record_results_test, out_dir_test,
      busy_handshake_test, busy_handshake_fails_test].
 
 % This node drives: distributed (a random name), with the targets' code
@@ -625,6 +627,64 @@ disk_full_local_test(_Config) ->
                                      ".*the partial copy was removed">>),
                 assert_clean(T)
             end)
+    end.
+
+%% -o DIR: a symlink (which someone may have planted in /tmp), a directory
+%% holding anything or another user's is refused before connecting (so no
+%% recording is lost to it: the node named here does not exist, and the
+%% error is not about it), fetch's -o too; a new one is made 0700 with its
+%% files 0600.
+out_dir_test(_Config) ->
+    Base = tmpdir("out-dir"),
+    ok = filelib:ensure_dir(filename:join(Base, "x")),
+    Victim = filename:join(Base, "victim"),
+    ok = file:make_dir(Victim),
+    Link = filename:join(Base, "planted"),
+    ok = file:make_symlink(Victim, Link),
+    Full = filename:join(Base, "full"),
+    ok = filelib:ensure_dir(filename:join(Full, "x")),
+    ok = file:write_file(filename:join(Full, "something"), <<"x">>),
+    NoNode = ["--node", "bmt_no_such_node", "--cookie-file", cookie_file()],
+    Rec = NoNode ++ ["--events", "procs", "--duration", "1s", "-o"],
+    _ = assert_error(1, record(Rec ++ [Link]),
+                     <<"planted is a symbolic link, which beamtrace does not write through: give -o "
+                       "the directory itself, or a new one$">>),
+    assert_eq(nothing_written_through_the_link, {ok, []}, file:list_dir(Victim)),
+    _ = assert_error(1, record(Rec ++ [Full]),
+                     <<"full already exists and is not empty: give -o a new directory$">>),
+    {1, [], FetchErr} = cmd(cli(), ["fetch" | NoNode] ++ ["-o", Link]),
+    assert_eq(fetch_refuses_the_link, true,
+              re:run(FetchErr, <<"\\Abeamtrace: fetch: [^\n]*planted is a symbolic link[^\n]*\n\\z">>)
+              =/= nomatch),
+    Others = case os:cmd("id -u") of
+                 "0\n" ->
+                     Other = filename:join(Base, "others"),
+                     ok = file:make_dir(Other),
+                     "" = os:cmd("chown nobody " ++ Other),
+                     _ = assert_error(1, record(Rec ++ [Other]),
+                                      <<"others is another user's directory: give -o a directory "
+                                        "of your own, or a new one$">>),
+                     checked;
+                 _ ->
+                     io:format("# another user's directory: not checked (needs root to make one)~n"),
+                     not_checked
+             end,
+    with_target(fun(T) ->
+        New = filename:join(Base, "new"),
+        _ = assert_ok(record(node_args(T) ++ ["--events", "procs", "--duration", "300ms",
+                                              "-o", New])),
+        {ok, #file_info{mode = DirMode}} = file:read_file_info(New),
+        assert_eq(new_dir_private, 8#700, DirMode band 8#777),
+        {ok, Files} = file:list_dir(New),
+        [begin
+             {ok, #file_info{mode = M}} = file:read_file_info(filename:join(New, F)),
+             assert_eq({file_private, F}, 8#600, M band 8#777)
+         end || F <- Files],
+        assert_clean(T)
+    end),
+    case Others of
+        checked -> ok;
+        not_checked -> {comment, "another user's directory not checked: needs root"}
     end.
 
 %% dbg traces tick/0 of the load process on the target; beamtrace records

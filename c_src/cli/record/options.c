@@ -270,7 +270,8 @@ const struct bmt_opt bmt_record_options[] = {
      .help = "with --relayd: also keep a local copy and bring it back into -o DIR",
      .needs = "relayd", .term = "local", .offset = AT(local, int)},
     {.name = "output", .letter = 'o', .type = BMT_OPT_DIR, .arg = "DIR",
-     .help = "where the trace is copied (default ./beamtrace-traces/NAME-YYYYMMDD-HHMMSS)",
+     .help = "where the trace is copied: a new or empty directory of yours, never a symlink, "
+             "made private (default ./beamtrace-traces/NAME-YYYYMMDD-HHMMSS)",
      .excludes = "remote-dir", .offset = AT(out, const char *)},
     {.name = "remote-dir", .type = BMT_OPT_DIR, .arg = "DIR",
      .help = "leave the trace on the target (in DIR) instead", .flags = BMT_OPT_OPTIONAL_ARG,
@@ -325,8 +326,8 @@ const struct bmt_opt bmt_flights_options[] = {
 const struct bmt_opt bmt_fetch_options[] = {
     REACH_ROWS,
     {.name = "output", .letter = 'o', .type = BMT_OPT_DIR, .arg = "DIR",
-     .help = "where the captures are copied, each as DIR/capture-N-TIME (default "
-             "./beamtrace-flights-NODE)",
+     .help = "where the captures are copied, each as DIR/capture-N-TIME: a directory of yours, "
+             "never a symlink, made private (default ./beamtrace-flights-NODE)",
      .offset = AT(out, const char *)},
     {0},
 };
@@ -336,8 +337,8 @@ const struct bmt_opt bmt_snapshot_options[] = {
     NODE_ROWS,
     DIST_ROWS,
     {.name = "output", .letter = 'o', .type = BMT_OPT_DIR, .arg = "DIR",
-     .help = "where the snapshot is copied, a new or empty directory (default "
-             "./beamtrace-snapshot-NODE-N)",
+     .help = "where the snapshot is copied: a new or empty directory of yours, never a "
+             "symlink, made private (default ./beamtrace-snapshot-NODE-N)",
      .offset = AT(out, const char *)},
     {0},
 };
