@@ -226,9 +226,12 @@ describe(#st{flight = F, flight_dir = FD} = St) ->
     Caps = [C || C <- beamtrace_flight:captures(FD), sealed(C)],
     maps:merge(St#st.info, Live#{captures => Caps}).
 
-%% A capture being written still has its incomplete marker.
+%% A capture being written has its incomplete marker from before its
+%% metadata is written until it is sealed (core/trace_dir.c): so the
+%% metadata first, then no marker.
 sealed(Dir) ->
-    not filelib:is_regular(filename:join(Dir, "channel0_incomplete")).
+    filelib:is_regular(filename:join(Dir, "metadata")) andalso
+        not filelib:is_regular(filename:join(Dir, "channel0_incomplete")).
 
 write_info(Dir, Info) ->
     Path = filename:join(Dir, ?INFO_FILE),

@@ -293,9 +293,17 @@ int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path, unsigned fil
     int rc = open_dir(d, dir_mode(d->file_mode));
     if (rc < 0)
         return rc;
+    /* The incomplete marker before the metadata: a reader that finds the
+     * metadata and then no marker knows the trace is complete (a flight
+     * capture is listed once sealed). With the metadata first, a capture
+     * looked sealed for as long as the metadata's fsync took. */
+    char *text = NULL;
+    rc = open_incomplete(d);
+    if (rc < 0)
+        goto fail;
 
     size_t size = 64 * 1024;
-    char *text = malloc(size);
+    text = malloc(size);
     long len = text ? bmt_ctf_metadata(info, text, size) : -ENOMEM;
     if (len < 0) {
         rc = (int)len;
@@ -315,13 +323,9 @@ int bmt_trace_dir_create(struct bmt_trace_dir *d, const char *path, unsigned fil
         goto fail;
     free(text);
     d->bytes_on_disk = d->bytes_written = (uint64_t)len;
-    rc = open_incomplete(d);
-    if (rc < 0)
-        goto fail_marker;
     return 0;
 fail:
     free(text);
-fail_marker:
     bmt_trace_dir_abandon(d);
     return rc;
 }

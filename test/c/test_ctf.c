@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *golden_dir;
@@ -370,6 +372,49 @@ static void test_babeltrace(void)
     tap_group("ctf: babeltrace2 reads the fixed trace as golden/babeltrace.txt");
 }
 
+/* A trace being written says so from before its metadata exists until it
+ * is complete: a reader that finds the metadata, then no incomplete marker,
+ * knows it is complete (a flight capture is listed once sealed; with the
+ * metadata made first, one was listed while still being written). The
+ * order the files appear and go, as inotify saw it. */
+static void test_marker_order(void)
+{
+    char dir[] = "/tmp/bmt-test-ctf-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char trace[128];
+    snprintf(trace, sizeof trace, "%s/trace", dir);
+    CHECK(mkdir(trace, 0700) == 0);
+    int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    CHECK(in >= 0 && inotify_add_watch(in, trace, IN_CREATE | IN_DELETE) >= 0);
+    struct bmt_ctf_trace_info info;
+    fixed_info(&info);
+    struct bmt_trace_dir d;
+    CHECK(bmt_trace_dir_create(&d, trace, 0, &info, 0, 0) == 0);
+    CHECK(bmt_trace_dir_close(&d) == 0);
+    /* "+name" created, "-name" deleted, in order. */
+    char order[256] = "";
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n = in >= 0 ? read(in, buf, sizeof buf) : -1;
+    for (ssize_t off = 0; n > 0 && off < n;) {
+        const struct inotify_event *e = (const struct inotify_event *)(buf + off);
+        if (e->len && strlen(order) + strlen(e->name) + 3 < sizeof order) {
+            strcat(order, e->mask & IN_CREATE ? "+" : "-");
+            strcat(order, e->name);
+            strcat(order, " ");
+        }
+        off += (ssize_t)(sizeof *e + e->len);
+    }
+    CHECKF(strcmp(order, "+" BMT_INCOMPLETE_FILE " +metadata -" BMT_INCOMPLETE_FILE " ") == 0,
+           "files made and removed in the order: %s", order);
+    if (in >= 0)
+        close(in);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    tap_group("trace directory: the incomplete marker is made before the metadata and removed when "
+              "the trace is complete");
+}
+
 /* ---- catalogue ---- */
 
 static void test_catalogue(void)
@@ -573,6 +618,7 @@ int main(int argc, char **argv)
     test_golden_packet();
     test_golden_metadata();
     test_babeltrace();
+    test_marker_order();
     test_catalogue();
     test_event_size();
     test_event_header();
