@@ -19,8 +19,9 @@
  * the stream's final loss count, sacrificing the last packet (counted) if
  * the disk has no room even for that.
  *
- * Incomplete until closed: create also writes `channel0_incomplete`, a
- * stream of two header-only packets (stream instance
+ * Incomplete until closed: create writes `channel0_incomplete` (before the
+ * metadata, so a reader that sees the metadata and then no marker knows
+ * the trace is complete), a stream of two header-only packets (stream instance
  * BMT_INCOMPLETE_STREAM) whose second events_discarded the owner keeps at
  * the number of events offered and not yet on disk
  * (bmt_trace_dir_set_unwritten).
