@@ -69,7 +69,7 @@ relayd_matches_copy_back_test(_Config) ->
         Streamed = messages(Relayd),
         io:format("# ~b cross-node messages sent; copy-back: ~s~n# relayd:    ~s~n",
                   [Sent, summary(CopyBack), summary(Streamed)]),
-        assert_eq(same_counts, counts(CopyBack), counts(Streamed)),
+        same_counts(same_counts, CopyBack, Streamed),
         same_negatives(CopyBack, Streamed),
         Drift = max_drift(Out, Nodes),
         [close_enough(K, A, B, Drift) || {{K, A}, {K, B}} <- lists:zip(latencies(CopyBack),
@@ -131,7 +131,7 @@ record_cli_test(_Config) ->
         Streamed = messages(Relayd),
         io:format("# record --relayd --local: ~b cross-node messages sent; copy-back: ~s~n"
                   "# relayd:    ~s~n", [Sent, summary(CopyBack), summary(Streamed)]),
-        assert_eq(same_message_counts, counts(CopyBack), counts(Streamed)),
+        same_counts(same_message_counts, CopyBack, Streamed),
         same_negatives(CopyBack, Streamed),
         assert_eq(workload_linked, true, jint(<<"linked">>, Streamed) >= Sent),
         %% calls: per-node durations, the same lines but the one naming the
@@ -288,6 +288,21 @@ messages(Dir) ->
 %% compared by same_negatives/2.
 counts(M) ->
     [{K, V} || [K, V] <- pairs(M), not is_time(K), K =/= <<"negative">>].
+
+%% The two copies' counts are equal; when not, the failure names the
+%% entries that differ (by position and key), first, so that a log cut
+%% short still shows them.
+same_counts(What, A, B) ->
+    {CA, CB} = {counts(A), counts(B)},
+    case CA =:= CB of
+        true -> ok;
+        false ->
+            N = max(length(CA), length(CB)),
+            Pad = fun(L) -> L ++ lists:duplicate(N - length(L), missing) end,
+            Diff = [{I, X, Y} || {I, X, Y} <- lists:zip3(lists:seq(1, N), Pad(CA), Pad(CB)),
+                                 X =/= Y],
+            fail(What, #{differ => lists:sublist(Diff, 10), copy_back => A, streamed => B})
+    end.
 
 %% Each pair's negative count in the two copies, apart by at most 2.
 same_negatives(A, B) ->

@@ -492,9 +492,30 @@ static int fold_same_traces(struct bmt_reader *r)
     return 0;
 }
 
+/* What a trace of a cluster is known by: its node (environment
+ * beamtrace_node), or, for a trace that is not beamtrace's, its directory's
+ * name, as the cluster layout names them. */
+static const char *node_key(const struct bmt_trace *t)
+{
+    const char *slash = strrchr(t->dir, '/');
+    return t->node ? t->node : slash ? slash + 1 : t->dir;
+}
+
+static int by_node(const void *a, const void *b)
+{
+    const struct bmt_trace *x = a, *y = b;
+    int c = strverscmp(node_key(x), node_key(y));
+    return c ? c : strverscmp(x->dir, y->dir);
+}
+
 /* The node of each trace (environment beamtrace_node); two traces of one
  * node cannot be merged (their pids would be one process). Sets r->cluster
- * when two or more traces name their nodes. */
+ * when two or more traces name their nodes, and then orders the traces,
+ * so the node ids, by node name: every analysis lists the nodes in that
+ * order, whatever the directories are called (an lttng-relayd names each
+ * node's by its OS pid, which wraps) or the order they were given in, so
+ * two copies of one recording give the same output. Runs before the
+ * streams are listed (they follow the trace order). */
 static int find_nodes(struct bmt_reader *r)
 {
     unsigned named = 0;
@@ -513,15 +534,12 @@ static int find_nodes(struct bmt_reader *r)
     }
     if (named < 2)
         return 0;
+    qsort(r->traces, r->trace_count, sizeof *r->traces, by_node);
     const char **node = calloc(r->trace_count + 1, sizeof *node);
     if (!node)
         return bmt_reader_fail(r, -ENOMEM, "out of memory; free some memory");
-    for (unsigned i = 0; i < r->trace_count; i++) {
-        /* A trace without a node name (not beamtrace's) is known by its
-         * directory's name, as the cluster layout names them. */
-        const char *slash = strrchr(r->traces[i].dir, '/');
-        node[i] = r->traces[i].node ? r->traces[i].node : slash ? slash + 1 : r->traces[i].dir;
-    }
+    for (unsigned i = 0; i < r->trace_count; i++)
+        node[i] = node_key(&r->traces[i]);
     int rc = bmt_nodes_init(&r->nodes, node, r->trace_count);
     free(node);
     if (rc < 0)
@@ -578,6 +596,8 @@ static int open_traces(struct bmt_reader *r, const char *const *paths, unsigned 
             rc = trace_clock(r, &r->traces[i]);
     if (rc == 0)
         rc = fold_same_traces(r);
+    if (rc == 0)
+        rc = find_nodes(r);
     unsigned *first_stream = calloc(r->trace_count + 1, sizeof *first_stream);
     if (rc < 0 || !first_stream) {
         free(first_stream);
@@ -596,8 +616,6 @@ static int open_traces(struct bmt_reader *r, const char *const *paths, unsigned 
             rc = list_streams(r, t->more_dirs[k], &files);
     }
     first_stream[r->trace_count] = files.count;
-    if (rc == 0)
-        rc = find_nodes(r);
     if (rc == 0) {
         r->streams = calloc(files.count ? files.count : 1, sizeof *r->streams);
         r->heap = calloc(files.count ? files.count : 1, sizeof *r->heap);
