@@ -632,6 +632,18 @@ check_cmd "report -o SYMLINK: exit 1, one line saying so, the link's target unto
 check_cmd "export -o SYMLINK: exit 1, the link's target untouched" \
     eval '"$BT" export -o "$out/planted.html" "$basic" >/dev/null 2>&1; [ $? -eq 1 ] &&
           [ "$(cat "$out/victim.txt")" = victim ]'
+# -o - is standard output (/dev/stdout is a symlink, refused as any other:
+# its error line says to give -o - or no -o).
+check_cmd "export -o - and report -o - write to stdout, and make no file named -" \
+    eval '(b=$(realpath "$basic") && cd "$out" && rm -f ./- &&
+           "$BT" export -o - "$b" 2>/dev/null | python3 -c "import json,sys; json.load(sys.stdin)" &&
+           "$BT" report -o - "$b" 2>/dev/null | sed -n 1p | grep -qx "<!DOCTYPE html>" && [ ! -e ./- ])'
+check_cmd "report -o /dev/stdout: exit 1, one line naming -o - for standard output" \
+    eval '"$BT" report -o /dev/stdout "$basic" >/dev/null 2>"$out/devstdout.err"; [ $? -eq 1 ] &&
+          [ "$(wc -l <"$out/devstdout.err")" -eq 1 ] && grep -q "for standard output, -o - or no -o" "$out/devstdout.err"'
+check_cmd "export -o - to a full device: exit 1, one line naming standard output" \
+    eval '"$BT" export -o - "$basic" >/dev/full 2>"$out/full.err"; [ $? -eq 1 ] &&
+          grep -q "^beamtrace: standard output: cannot write the output" "$out/full.err"'
 rm -f "$out/private.html" "$out/private.json"
 check_cmd "report -o and export -o make their file 0600, whatever the umask" \
     eval '(umask 022; "$BT" report -o "$out/private.html" "$basic" >/dev/null 2>&1 &&

@@ -118,7 +118,7 @@ int bmt_an_out_open(struct bmt_out *o, const char *path)
 {
     int fd = 1;
     int created = 0;
-    if (path) {
+    if (path && strcmp(path, "-") != 0) {
         /* Made here, or an existing file, fifo or device (-o /dev/null)
          * opened as it is: bmt_an_out_discard removes only the former.
          * Private, as the trace it comes from (it holds the same message
@@ -131,7 +131,7 @@ int bmt_an_out_open(struct bmt_out *o, const char *path)
             fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0 && errno == ELOOP) {
             bmt_cli_error("%s: is a symbolic link, which beamtrace does not write through; give "
-                          "the path of the file itself",
+                          "the path of the file itself (for standard output, -o - or no -o)",
                           path);
             return BMT_EXIT_FAIL;
         }
@@ -164,8 +164,8 @@ int bmt_an_out_close(struct bmt_out *o, const char *what)
     if (fd > 2 && close(fd) < 0 && rc == 0)
         rc = -errno;
     if (rc < 0) {
-        bmt_cli_error("%s: cannot write the output: %s; check the disk or pipe", what,
-                      strerror(-rc));
+        bmt_cli_error("%s: cannot write the output: %s; check the disk or pipe",
+                      strcmp(what, "-") == 0 ? "standard output" : what, strerror(-rc));
         return BMT_EXIT_FAIL;
     }
     return BMT_EXIT_OK;

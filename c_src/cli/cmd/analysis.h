@@ -64,7 +64,8 @@ void bmt_cmd_scope(const struct bmt_common *c, struct bmt_an_scope *s);
  * exit status. */
 int bmt_an_fail(const char *cmd, const char *dir, const struct bmt_reader *r, int rc);
 
-/* Opens stdout (or `path` when non-NULL, created/truncated) for output.
+/* Opens stdout (when `path` is NULL or "-", else `path`, created or
+ * truncated, never through a symbolic link) for output.
  * Returns 0, or prints the error line and returns BMT_EXIT_FAIL. */
 int bmt_an_out_open(struct bmt_out *o, const char *path);
 
@@ -72,7 +73,8 @@ int bmt_an_out_open(struct bmt_out *o, const char *path);
  * a file, fifo or device that was there before (-o /dev/null). */
 void bmt_an_out_discard(const struct bmt_out *o, const char *path);
 
-/* Closes `o` (and its file); prints the error line and returns
+/* Closes `o` (and its file); prints the error line (naming `what`, "-"
+ * as standard output) and returns
  * BMT_EXIT_FAIL on a write error, else BMT_EXIT_OK. */
 int bmt_an_out_close(struct bmt_out *o, const char *what);
 

@@ -34,7 +34,8 @@ const struct bmt_opt bmt_format_opt[] = {
 
 const struct bmt_opt bmt_output_opt[] = {
     {.name = "output", .letter = 'o', .type = BMT_OPT_FILE, .arg = "FILE",
-     .help = "write to FILE instead of stdout (made private, 0600; never through a symlink)", .offset = COMMON(output, const char *)},
+     .help = "write to FILE instead of stdout (- for stdout; made private, 0600; never through a "
+     "symlink)", .offset = COMMON(output, const char *)},
     {0},
 };
 

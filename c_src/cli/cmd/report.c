@@ -25,7 +25,8 @@ struct report_opts {
 
 static const struct bmt_opt options[] = {
     {.name = "output", .letter = 'o', .type = BMT_OPT_FILE, .arg = "FILE",
-     .help = "the HTML file to write (made private, 0600; never through a symlink)", .flags = BMT_OPT_REQUIRED, .example = "report.html",
+     .help = "the HTML file to write (- for stdout; made private, 0600; never through a "
+     "symlink)", .flags = BMT_OPT_REQUIRED, .example = "report.html",
      .offset = BMT_OPT_AT(struct report_opts, output, const char *)},
     {0},
 };
