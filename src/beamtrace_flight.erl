@@ -27,7 +27,7 @@
 %% this one is killed, it takes the recording down.
 -module(beamtrace_flight).
 
--export([start/2, stop/1, info/1, parse_trigger/1, captures/1]).
+-export([start/2, stop/1, info/1, parse_trigger/1, captures/1, sealed/2]).
 %% The controller process.
 -export([init/3]).
 
@@ -111,6 +111,17 @@ captures(Dir) ->
         {error, _} ->
             []
     end.
+
+%% @doc Whether capture directory Dir is sealed (complete), IsFile telling
+%% whether a file in it is a regular file (here or on another node). A
+%% capture being written has its incomplete marker from before its
+%% metadata is written until it is sealed (core/trace_dir.c), so: the
+%% metadata first, then no marker; in that order, since the marker goes
+%% only once the trace is whole.
+-spec sealed(file:name_all(), fun((file:name_all()) -> boolean())) -> boolean().
+sealed(Dir, IsFile) ->
+    IsFile(filename:join(Dir, "metadata")) andalso
+        not IsFile(filename:join(Dir, "channel0_incomplete")).
 
 capture_number(<<"capture-", Rest/binary>>) ->
     case binary:split(Rest, <<"-">>) of

@@ -223,15 +223,9 @@ describe(#st{flight = F, flight_dir = FD} = St) ->
                        _ -> #{}
                    end
            end,
-    Caps = [C || C <- beamtrace_flight:captures(FD), sealed(C)],
+    Caps = [C || C <- beamtrace_flight:captures(FD),
+                 beamtrace_flight:sealed(C, fun filelib:is_regular/1)],
     maps:merge(St#st.info, Live#{captures => Caps}).
-
-%% A capture being written has its incomplete marker from before its
-%% metadata is written until it is sealed (core/trace_dir.c): so the
-%% metadata first, then no marker.
-sealed(Dir) ->
-    filelib:is_regular(filename:join(Dir, "metadata")) andalso
-        not filelib:is_regular(filename:join(Dir, "channel0_incomplete")).
 
 write_info(Dir, Info) ->
     Path = filename:join(Dir, ?INFO_FILE),

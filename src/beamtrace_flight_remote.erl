@@ -163,10 +163,7 @@ captures(T, FlightDir) ->
             Caps = [{N, C} || C <- Names, N <- [capture_number(C)], N =/= undefined,
                               Path <- [filename:join(FlightDir, C)],
                               is_dir(T, Path),
-                              %% Sealed: the metadata, then no incomplete
-                              %% marker (beamtrace_flight_agent:sealed/1).
-                              is_file(T, filename:join(Path, "metadata")),
-                              not is_file(T, filename:join(Path, "channel0_incomplete"))],
+                              beamtrace_flight:sealed(Path, fun(F) -> is_file(T, F) end)],
             [unicode:characters_to_binary(filename:join(FlightDir, C)) || {_, C} <- lists:sort(Caps)];
         _ -> []
     end.
