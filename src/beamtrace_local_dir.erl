@@ -7,6 +7,8 @@
 %% is never followed), owned by the user running the command, and, where
 %% the caller asks, empty. Only the last component is checked: parents
 %% reached through links (/tmp on some systems) are the user's own choice.
+%% Parents this module makes are made 0700 too: a cluster's -o holds one
+%% directory per node, whose names would otherwise show.
 -module(beamtrace_local_dir).
 
 -export([make/2, check/2]).
@@ -18,7 +20,7 @@
 %% one line saying what to do.
 -spec make(file:filename(), boolean()) -> ok | {error, iolist()}.
 make(Dir, MustBeEmpty) ->
-    _ = filelib:ensure_dir(Dir),
+    _ = make_parents(filename:dirname(filename:absname(Dir))),
     case file:make_dir(Dir) of
         ok -> private(Dir);
         {error, eexist} -> existing(Dir, MustBeEmpty);
@@ -63,6 +65,23 @@ existing(Dir, MustBeEmpty, Take) ->
         _ ->
             {error, io_lib:format("~ts exists and is not a directory: give -o a new directory",
                                   [Dir])}
+    end.
+
+%% The missing parents of a directory, each made 0700; those that exist
+%% are left as they are. An error is left to make/2's own make_dir, which
+%% then says it in one line.
+make_parents(Dir) ->
+    case file:read_link_info(Dir) of
+        {ok, _} -> ok;
+        {error, enoent} ->
+            %% The recursion ends: the root of an absolute name exists.
+            _ = make_parents(filename:dirname(Dir)),
+            case file:make_dir(Dir) of
+                ok -> private(Dir);
+                {error, eexist} -> ok;
+                {error, _} = E -> E
+            end;
+        {error, _} = E -> E
     end.
 
 private(Dir) ->

@@ -633,7 +633,7 @@ disk_full_local_test(_Config) ->
 %% holding anything or another user's is refused before connecting (so no
 %% recording is lost to it: the node named here does not exist, and the
 %% error is not about it), fetch's -o too; a new one is made 0700 with its
-%% files 0600.
+%% files 0600, and so are the parents it had to make.
 out_dir_test(_Config) ->
     Base = tmpdir("out-dir"),
     ok = filelib:ensure_dir(filename:join(Base, "x")),
@@ -670,11 +670,14 @@ out_dir_test(_Config) ->
                      not_checked
              end,
     with_target(fun(T) ->
-        New = filename:join(Base, "new"),
+        Deep = filename:join(Base, "deep"),
+        New = filename:join(Deep, "new"),
         _ = assert_ok(record(node_args(T) ++ ["--events", "procs", "--duration", "300ms",
                                               "-o", New])),
         {ok, #file_info{mode = DirMode}} = file:read_file_info(New),
         assert_eq(new_dir_private, 8#700, DirMode band 8#777),
+        {ok, #file_info{mode = ParentMode}} = file:read_file_info(Deep),
+        assert_eq(new_parent_private, 8#700, ParentMode band 8#777),
         {ok, Files} = file:list_dir(New),
         [begin
              {ok, #file_info{mode = M}} = file:read_file_info(filename:join(New, F)),
