@@ -98,7 +98,7 @@ int main(int argc, char **argv)
         uint8_t *dst = bmt_rec_reserve(s, r, ev.id, ts, &start);
         if (dst)
             bmt_rec_commit(r, start, dst + bmt_event_encode_payload(&ev, dst), ts);
-        bmt_rec_leave(s, 0, ts);
+        bmt_rec_leave(s, r, ts);
         /* About 2 M events/s, a busy node's rate, so the disk keeps up. */
         if (i % 2000 == 1999) {
             struct timespec t = {0, 1000000};

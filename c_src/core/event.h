@@ -97,8 +97,8 @@ static inline void bmt_put_u64(uint8_t *p, uint64_t v)
 static inline size_t bmt_event_header_write(uint8_t *dst, unsigned id, uint64_t ts_ns,
                                             uint64_t prev_ts_ns)
 {
-    if (__builtin_expect(ts_ns >= prev_ts_ns && ts_ns - prev_ts_ns <= UINT32_MAX &&
-                             id < BMT_EVENT_HEADER_EXTENDED,
+    /* ts_ns below prev_ts_ns wraps the difference past UINT32_MAX. */
+    if (__builtin_expect(ts_ns - prev_ts_ns <= UINT32_MAX && id < BMT_EVENT_HEADER_EXTENDED,
                          1)) {
         bmt_put_u16(dst, (uint16_t)id);
         bmt_put_u32(dst + 2, (uint32_t)ts_ns);

@@ -48,5 +48,5 @@ void bmt_dispatch_copy(struct thread_ctx *t, struct bmt_session *s, uint64_t gen
         memcpy(dst, payload, bytes);
         bmt_rec_commit(r, start, dst + bytes, ts_ns);
     }
-    bmt_rec_leave(s, (unsigned)t->slot, ts_ns);
+    bmt_rec_leave(s, r, ts_ns);
 }

@@ -24,6 +24,17 @@
 #include "sinks/sinks.h"
 #include "sinks/usdt_wants.h"
 
+/* LTTng's enabled state of tracepoint `tp` (0 when LTTng is absent). */
+static inline __attribute__((always_inline)) int bmt_lttng_state(const struct priv *p, int tp)
+{
+    return __atomic_load_n(p->lttng_enabled[tp], __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) int bmt_lttng_enabled(const struct priv *p, int tp)
+{
+    return bmt_lttng_state(p, tp) != 0;
+}
+
 /* The sinks (BMT_SINK_* bits) that want tracepoint `tp` now: recorder
  * session `s` with `generation` (s may be NULL: no session asked), LTTng
  * and USDT. `label` is user_trace_n's probe label (each has its own USDT
@@ -35,7 +46,7 @@ bmt_sinks_wanting(const struct priv *p, struct bmt_session *s, uint64_t generati
     unsigned sinks = 0;
     if (s && bmt_rec_wants(s, generation, tp))
         sinks |= BMT_SINK_RECORDER;
-    if (bmt_lttng_wants(p->lttng, tp))
+    if (bmt_lttng_enabled(p, tp))
         sinks |= BMT_SINK_LTTNG;
     if (tp == BMT_TP_user_trace_n ? bmt_usdt_user_n_wants(label) : bmt_usdt_wants(tp))
         sinks |= BMT_SINK_USDT;
@@ -105,12 +116,15 @@ bmt_recorder_word(struct bmt_session *s, uint64_t index, uint64_t generation, in
 
 /* The LTTng and USDT bits of the decision word: asked on every event, as
  * they change with no word to the library (a session enabling a
- * tracepoint, a probe attached). */
+ * tracepoint, a probe attached). Their states are loaded and OR'ed, and
+ * tested once: the common answer, nobody, takes one branch. */
 static inline __attribute__((always_inline)) uint64_t bmt_external_word(const struct priv *p,
                                                                          int tp)
 {
-    return (bmt_lttng_wants(p->lttng, tp) ? BMT_SINK_LTTNG : 0) |
-           (bmt_usdt_wants(tp) ? BMT_SINK_USDT : 0);
+    unsigned lttng = (unsigned)bmt_lttng_state(p, tp), usdt = bmt_usdt_semaphores(tp);
+    if (__builtin_expect((lttng | usdt) == 0, 1))
+        return 0;
+    return (lttng ? BMT_SINK_LTTNG : 0) | (usdt ? BMT_SINK_USDT : 0);
 }
 
 static inline __attribute__((always_inline)) uint64_t

@@ -58,9 +58,10 @@ static inline int bmt_format_message_bytes(int format_option)
 #define MFA_CACHE_TEXT 64
 
 /* Keyed by (module atom, function atom): atoms are immediates, so the key
- * names one function forever; the arity is checked against the term's. */
+ * names one function forever; the arity is checked against the term's.
+ * 128 bytes: an entry's address is a shift of its slot, not a multiply. */
 struct mfa_cache_entry {
-    ERL_NIF_TERM module, function;
+    _Alignas(128) ERL_NIF_TERM module, function;
     uint32_t arity;
     uint8_t len;                 /* 0: empty entry */
     char text[MFA_CACHE_TEXT];   /* NUL-padded */
@@ -175,8 +176,7 @@ bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, ch
                int vm_args)
 {
     const ERL_NIF_TERM *mfa;
-    int size;
-    if (__builtin_expect(bmt_peek_tuple(env, term, &size, &mfa) && size == 3, 1)) {
+    if (__builtin_expect(bmt_peek_tuple_of(env, term, 3, &mfa), 1)) {
         const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
         /* An empty entry's module is 0, which no atom is. */
         if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] &&

@@ -132,6 +132,15 @@ static void load_sinks(ErlNifEnv *env, struct priv *p, ERL_NIF_TERM load_info)
     p->lttng = bmt_lttng_load(priv_dir, p->lttng_why, sizeof p->lttng_why);
 }
 
+/* Never enabled: where p->lttng_enabled points without LTTng. */
+static const int lttng_absent = 0;
+
+static void fill_lttng_enabled(struct priv *p)
+{
+    for (int tp = 0; tp < BMT_TP_COUNT; tp++)
+        p->lttng_enabled[tp] = p->lttng ? p->lttng->state[tp] : &lttng_absent;
+}
+
 /* ---- make and free ---- */
 
 struct priv *bmt_priv_new(ErlNifEnv *env, ERL_NIF_TERM load_info, bmt_rec_notify_fn *notify)
@@ -167,6 +176,7 @@ struct priv *bmt_priv_new(ErlNifEnv *env, ERL_NIF_TERM load_info, bmt_rec_notify
         return NULL;
     }
     load_sinks(env, p, load_info);
+    fill_lttng_enabled(p);
     return p;
 }
 

@@ -85,6 +85,10 @@ struct priv {
     struct bmt_atoms atom;
     ERL_NIF_TERM nil;           /* the word of [], a constant: compared, never called for */
     const struct bmt_lttng_provider *lttng; /* NULL when LTTng-UST is absent */
+    /* Each tracepoint's enabled state in lttng-ust (the provider's
+     * state[tp]), or a constant 0 when LTTng is absent: the tracer's check
+     * is two loads, with no test for the provider (nif_dispatch.h). */
+    const int *lttng_enabled[BMT_TP_COUNT];
     char lttng_why[160];        /* why it is absent */
     struct bmt_clock clock;
     int refs;                   /* load + upgrades not yet unloaded */

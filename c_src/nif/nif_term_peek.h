@@ -67,6 +67,21 @@ static inline int bmt_peek_tuple(ErlNifEnv *env, ERL_NIF_TERM t, int *arity,
     return bmt_peek_tuple_checked(env, t, arity, el);
 }
 
+/* bmt_peek_tuple for a tuple of `arity` elements: 1 with *el when `t` is
+ * one, else 0. Trusted, one compare of the header word says both. */
+static inline __attribute__((always_inline)) int
+bmt_peek_tuple_of(ErlNifEnv *env, ERL_NIF_TERM t, int arity, const ERL_NIF_TERM **el)
+{
+    if (__builtin_expect(bmt_peek_trusted(BMT_PEEK_TUPLE), 1)) {
+        if ((t & 3) != 2 || bmt_peek_boxed(t)[0] != (ERL_NIF_TERM)arity << 6)
+            return 0;
+        *el = bmt_peek_boxed(t) + 1;
+        return 1;
+    }
+    int size;
+    return bmt_peek_tuple_checked(env, t, &size, el) && size == arity;
+}
+
 /* As enif_get_list_cell: 1 with *head and *tail for a list cell, else 0. */
 static inline int bmt_peek_list_cell(ErlNifEnv *env, ERL_NIF_TERM t, ERL_NIF_TERM *head,
                                      ERL_NIF_TERM *tail)

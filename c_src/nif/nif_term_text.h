@@ -214,19 +214,51 @@ static inline __attribute__((always_inline)) char *bmt_u64_digits(uint64_t v, ch
     return end;
 }
 
-/* Decimal digits of v at p (at least 20 bytes of room); returns the end. */
+/* 1 to 4 digits of v (< 10000) at p; returns the end. */
+static inline __attribute__((always_inline)) char *bmt_short_text_at(char *p, unsigned v)
+{
+    if (v < 100) {
+        if (v < 10) {
+            *p = (char)('0' + v);
+            return p + 1;
+        }
+        memcpy(p, bmt_two_digits + v * 2, 2);
+        return p + 2;
+    }
+    unsigned hi = v / 100, lo = v - hi * 100;
+    if (hi < 10)
+        *p++ = (char)('0' + hi);
+    else {
+        memcpy(p, bmt_two_digits + hi * 2, 2);
+        p += 2;
+    }
+    memcpy(p, bmt_two_digits + lo * 2, 2);
+    return p + 2;
+}
+
+/* Decimal digits of v at p (at least 20 bytes of room); returns the end.
+ * Below 10^8 (a message's counters and sizes, nearly always) by length
+ * tests, with no digit count first; above, counted from the bit length. */
 static inline __attribute__((always_inline)) char *bmt_u64_text_at(char *p, uint64_t v)
 {
+    if (__builtin_expect(v < 10000, 1))
+        return bmt_short_text_at(p, (unsigned)v);
+    if (v < 100000000) {
+        unsigned hi = (unsigned)v / 10000, lo = (unsigned)v - hi * 10000;
+        p = bmt_short_text_at(p, hi);
+        memcpy(p, bmt_two_digits + (lo / 100) * 2, 2);
+        memcpy(p + 2, bmt_two_digits + (lo % 100) * 2, 2);
+        return p + 4;
+    }
     static const uint64_t pow10[20] = {
         1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
         100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
         10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
         100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
     /* Digits: from the bit length (log10(2) ~ 1233/4096), one compare. */
-    unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+    unsigned bits = 64u - (unsigned)__builtin_clzll(v);
     unsigned n = (bits * 1233) >> 12;
     n += v >= pow10[n];
-    n += n == 0;
     char *end = p + n;
     bmt_u64_digits(v, end);
     return end;
@@ -271,31 +303,28 @@ bmt_flat_tuple(const struct bmt_text_cache *cache, ErlNifEnv *env, ERL_NIF_TERM 
     for (int i = 0; i < arity; i++) {
         ERL_NIF_TERM w = el[i];
         int64_t v;
-        switch (w & 0xF) {
-        case 0x3: /* local pid */
-        case 0x7: { /* local port */
+        /* A chain of tests rather than a switch's jump table: pids, atoms
+         * and integers, the common elements, in two or three instructions
+         * each. */
+        unsigned tag = (unsigned)w & 0xF;
+        if (tag == 0x3 || tag == 0x7) { /* local pid, local port */
             const struct bmt_id_cache_entry *d = &cache->ids.slot[bmt_term_slot(w, BMT_ID_CACHE_BITS)];
             if (d->key != w)
                 return NULL;
             memcpy(p, d->text, sizeof d->text);
             p += d->len_bytes;
-            break;
-        }
-        case 0xB: { /* atom (or [], which no atom slot holds) */
+        } else if (tag == 0xB) { /* atom (or [], which no atom slot holds) */
             const struct bmt_atom_cache_entry *a = &cache->atoms.slot[bmt_term_slot(w, BMT_ATOM_CACHE_BITS)];
             if (a->key != w)
                 return NULL; /* not cached yet, or [] */
             memcpy(p, a->text, sizeof a->text);
             p += a->len_bytes;
-            break;
-        }
-        case 0xF: /* small integer */
+        } else if (tag == 0xF) { /* small integer */
             if (!bmt_small_int(env, w, &v))
                 return NULL;
             p = bmt_small_text_at(p, v);
-            break;
-        default: /* boxed or a list cell: not this path */
-            return NULL;
+        } else {
+            return NULL; /* boxed or a list cell: not this path */
         }
         *p++ = ',';
     }

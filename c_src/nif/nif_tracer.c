@@ -157,12 +157,9 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
     return p->atom.trace;
 }
 
-HOT ERL_NIF_TERM enabled_common(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
-                                tag_map_fn *map)
+/* enabled_common for tracepoint `tp`, a constant in each copy. */
+HOT ERL_NIF_TERM enabled_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[], int tp)
 {
-    int tp = map(&p->atom, argv[0]);
-    if (tp < 0)
-        return p->atom.discard;
     struct thread_ctx *t = bmt_tls_ctx;
     if (__builtin_expect(argv[1] != p->nil || bmt_tls_instance != p->threads.instance || !t ||
                              t->words_epoch !=
@@ -181,6 +178,21 @@ HOT ERL_NIF_TERM enabled_common(struct priv *p, ErlNifEnv *env, const ERL_NIF_TE
     return p->atom.trace;
 }
 
+/* The switch on the tag map's constants gives each tag its own copy of
+ * enabled_tp, with its tracepoint's loads and semaphores at fixed places,
+ * rather than one copy that tests the tracepoint again. */
+HOT ERL_NIF_TERM enabled_common(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                                tag_map_fn *map)
+{
+    switch (map(&p->atom, argv[0])) {
+#define TRACEPOINT(domain, name, flag, summary, fields) \
+    case BMT_TP_##name: return enabled_tp(p, env, argv, BMT_TP_##name);
+#include "core/catalogue.def"
+#undef TRACEPOINT
+    default: return p->atom.discard;
+    }
+}
+
 /* An event some sink wants that this thread cannot take: no slot, or
  * re-entered from our own formatting (never recurse). The recorder counts
  * it. */
@@ -191,24 +203,49 @@ static __attribute__((noinline, cold)) void refuse(struct priv *p, uint64_t w)
 }
 
 /* Writes an event the recorder takes (if its ring has room) into session
- * `s`'s (the decision word's) ring of thread `t`, stamped `ts`: returns where the event's fields
- * start (NULL when the ring had no room, or the session stopped meanwhile)
- * and leaves the ring entered when `*ring` is set. */
+ * `s`'s (the decision word's) ring of thread `t` as tracepoint `rec_tp`
+ * (the word's), stamped `ts`: returns where the event's fields start (NULL
+ * when the ring had no room, or the session stopped meanwhile) and leaves
+ * the ring entered when `*ring` is set. */
 HOT uint8_t *record_event(struct priv *p, struct bmt_session *s, struct thread_ctx *t, ErlNifEnv *env,
-                    const ERL_NIF_TERM argv[], uint64_t w, uint64_t ts, struct bmt_ring **ring,
-                    struct decode *d)
+                    const ERL_NIF_TERM argv[], uint64_t w, int rec_tp, uint64_t ts,
+                    struct bmt_ring **ring, struct decode *d)
 {
     uint8_t *start;
     *ring = bmt_rec_enter(s, BMT_DW_GENERATION(w), (unsigned)t->slot);
     if (!*ring)
         return NULL;
-    uint8_t *dst = bmt_rec_reserve(s, *ring, BMT_DW_REC_TP(w), ts, &start);
+    uint8_t *dst = bmt_rec_reserve(s, *ring, rec_tp, ts, &start);
     if (!dst)
         return NULL;
-    bmt_decode_init(d, env, p, t, BMT_DW_REC_TP(w), dst, argv, s);
-    bmt_decode_fields(d, BMT_DW_REC_TP(w));
+    bmt_decode_init(d, env, p, t, rec_tp, dst, argv, s);
+    bmt_decode_fields(d, rec_tp);
     bmt_rec_commit(*ring, start, d->cursor, ts);
     return dst;
+}
+
+/* record_event and the leave, for tracepoint `rec_tp` (a constant in each
+ * copy: its fields' writers inline, and the decoder's state in
+ * registers). */
+HOT void record_only(struct priv *p, struct bmt_session *s, struct thread_ctx *t, ErlNifEnv *env,
+                     const ERL_NIF_TERM argv[], uint64_t w, int rec_tp, uint64_t ts)
+{
+    struct bmt_ring *ring;
+    struct decode d;
+    record_event(p, s, t, env, argv, w, rec_tp, ts, &ring, &d);
+    if (ring)
+        bmt_rec_leave(s, ring, ts);
+}
+
+/* record_only for the tracepoint the word names, whichever it is: the
+ * variants a session may record instead of the tracer's own (link
+ * events, results, arguments). Out of line. */
+static __attribute__((noinline)) void record_variant(struct priv *p, struct bmt_session *s,
+                                                     struct thread_ctx *t, ErlNifEnv *env,
+                                                     const ERL_NIF_TERM argv[], uint64_t w,
+                                                     uint64_t ts)
+{
+    record_only(p, s, t, env, argv, w, BMT_DW_REC_TP(w), ts);
 }
 
 /* An event LTTng or USDT wants, with or without the recorder: decoded
@@ -226,7 +263,8 @@ static __attribute__((noinline)) void trace_with_external(struct priv *p, struct
     uint64_t ts = 0;
     if (sinks & BMT_SINK_RECORDER) {
         ts = bmt_clock_event_ns(&p->clock, &t->clock);
-        fields = record_event(p, &p->rec.sessions[BMT_DW_SESSION(w)], t, env, argv, w, ts, &ring, &d);
+        fields = record_event(p, &p->rec.sessions[BMT_DW_SESSION(w)], t, env, argv, w,
+                              BMT_DW_REC_TP(w), ts, &ring, &d);
     }
     if (external) {
         uint8_t *spare = t->scratch;
@@ -243,7 +281,7 @@ static __attribute__((noinline)) void trace_with_external(struct priv *p, struct
         bmt_dispatch_external(p, t, &d, tp, external, fields, ts, spare);
     }
     if (ring)
-        bmt_rec_leave(&p->rec.sessions[BMT_DW_SESSION(w)], (unsigned)t->slot, ts);
+        bmt_rec_leave(&p->rec.sessions[BMT_DW_SESSION(w)], ring, ts);
 }
 
 /* trace_*'s rare paths: no decision of this thread's enabled_* for this
@@ -289,10 +327,11 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
     return p->atom.ok;
 }
 
-/* The common case inline: this thread's enabled_* decided for this event
- * and only the recorder wants it. */
-HOT ERL_NIF_TERM trace_common(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
-                              tag_map_fn *map)
+/* The common case inline: this thread's enabled_* decided for this event,
+ * of tracepoint `tp` (a constant in each copy), and only the recorder
+ * wants it. */
+HOT ERL_NIF_TERM trace_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                          tag_map_fn *map, int tp)
 {
     struct thread_ctx *t = bmt_tls_ctx;
     if (__builtin_expect(bmt_tls_instance != p->threads.instance || !t ||
@@ -305,13 +344,25 @@ HOT ERL_NIF_TERM trace_common(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM
     t->in_use = 1;
     uint64_t ts = bmt_clock_event_ns(&p->clock, &t->clock);
     struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w)];
-    struct bmt_ring *ring;
-    struct decode d;
-    record_event(p, s, t, env, argv, w, ts, &ring, &d);
-    if (ring)
-        bmt_rec_leave(s, (unsigned)t->slot, ts);
+    if (__builtin_expect(BMT_DW_REC_TP(w) == tp, 1))
+        record_only(p, s, t, env, argv, w, tp, ts);
+    else
+        record_variant(p, s, t, env, argv, w, ts);
     t->in_use = 0;
     return p->atom.ok;
+}
+
+/* As enabled_common: a copy of trace_tp per tracepoint of the tag map. */
+HOT ERL_NIF_TERM trace_common(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                              tag_map_fn *map)
+{
+    switch (map(&p->atom, argv[0])) {
+#define TRACEPOINT(domain, name, flag, summary, fields) \
+    case BMT_TP_##name: return trace_tp(p, env, argv, map, BMT_TP_##name);
+#include "core/catalogue.def"
+#undef TRACEPOINT
+    default: return trace_slow(p, env, argv, map);
+    }
 }
 
 /* enabled/3: trace_status, which asks whether the tracer is still alive,

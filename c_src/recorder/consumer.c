@@ -218,7 +218,7 @@ static void emit_ratio(struct bmt_session *s, int kind, uint32_t ratio, const ch
     uint8_t *dst = bmt_rec_reserve(s, r, BMT_TP_sample_ratio, ts_ns, &start);
     if (dst)
         bmt_rec_commit(r, start, dst + bmt_event_encode_payload(&ev, dst), ts_ns);
-    bmt_rec_leave(s, (unsigned)s->control_slot, ts_ns);
+    bmt_rec_leave(s, r, ts_ns);
 }
 
 /* The ratios changed: the tracer's mask, the history, the trace. */

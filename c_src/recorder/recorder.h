@@ -275,7 +275,9 @@ static inline struct bmt_session *bmt_rec_default(struct bmt_recorder *rec, uint
 
 /* 1 when `s` records with `generation` (a finishing or finished session
  * does not, but still counts what it is offered: bmt_rec_counts). */
-static inline int bmt_rec_live(struct bmt_session *s, uint64_t generation)
+/* The writer's bracket (below) is always inline: it runs on every event,
+ * in callers the compiler may judge too large to inline it into. */
+static inline __attribute__((always_inline)) int bmt_rec_live(struct bmt_session *s, uint64_t generation)
 {
     /* Acquire (a plain load on x86): pairs with the release of a start. */
     return atomic_load_explicit(&s->state, memory_order_acquire) == BMT_SESSION_RUNNING &&
@@ -347,7 +349,7 @@ static inline void bmt_rec_rate_exempt(struct bmt_session *s)
 struct bmt_ring *bmt_rec_enter_slow(struct bmt_session *s, uint64_t generation,
                                     struct bmt_slot *sl);
 
-static inline struct bmt_ring *bmt_rec_enter(struct bmt_session *s, uint64_t generation,
+static inline __attribute__((always_inline)) struct bmt_ring *bmt_rec_enter(struct bmt_session *s, uint64_t generation,
                                              unsigned slot)
 {
     struct bmt_slot *sl = &s->slots[slot];
@@ -367,7 +369,7 @@ static inline struct bmt_ring *bmt_rec_enter(struct bmt_session *s, uint64_t gen
  * writes its header. Returns where the fields go (room for the session's
  * largest event of `tp`), or NULL when the ring dropped (and counted) it.
  * *start is the event's first byte, for bmt_rec_commit. */
-static inline uint8_t *bmt_rec_reserve(struct bmt_session *s, struct bmt_ring *r, int tp,
+static inline __attribute__((always_inline)) uint8_t *bmt_rec_reserve(struct bmt_session *s, struct bmt_ring *r, int tp,
                                        uint64_t ts_ns, uint8_t **start)
 {
     uint8_t *dst = bmt_ring_reserve(r, s->max_event_bytes[tp], ts_ns);
@@ -378,7 +380,7 @@ static inline uint8_t *bmt_rec_reserve(struct bmt_session *s, struct bmt_ring *r
 }
 
 /* Publishes the event that starts at `start` and ends at `end`. */
-static inline void bmt_rec_commit(struct bmt_ring *r, const uint8_t *start, const uint8_t *end,
+static inline __attribute__((always_inline)) void bmt_rec_commit(struct bmt_ring *r, const uint8_t *start, const uint8_t *end,
                                   uint64_t ts_ns)
 {
     bmt_ring_commit(r, (size_t)(end - start), ts_ns);
@@ -386,15 +388,26 @@ static inline void bmt_rec_commit(struct bmt_ring *r, const uint8_t *start, cons
 
 void bmt_rec_wake(struct bmt_session *s);
 
-/* Leaves slot `slot`: honours a flush the consumer asked for, wakes the
- * consumer when a packet was published, and lets stop proceed. */
-static inline void bmt_rec_leave(struct bmt_session *s, unsigned slot, uint64_t ts_ns)
+/* The slot whose ring is `r`. */
+static inline __attribute__((always_inline)) struct bmt_slot *bmt_rec_slot_of(struct bmt_ring *r)
 {
-    struct bmt_slot *sl = &s->slots[slot];
-    bmt_ring_flush_if_requested(&sl->ring, ts_ns);
-    if (bmt_ring_take_published(&sl->ring) && s->cfg.wake_on_publish)
-        bmt_rec_wake(s);
-    atomic_store_explicit(&sl->busy, 0, memory_order_release);
+    return (struct bmt_slot *)((char *)r - offsetof(struct bmt_slot, ring));
+}
+
+/* Leaves the slot of ring `r` (what bmt_rec_enter returned): honours a
+ * flush the consumer asked for, wakes the consumer when a packet was
+ * published, and lets stop proceed. Both are rare, and one test covers
+ * the two. */
+static inline __attribute__((always_inline)) void bmt_rec_leave(struct bmt_session *s, struct bmt_ring *r, uint64_t ts_ns)
+{
+    if (__builtin_expect(r->published |
+                             atomic_load_explicit(&r->flush_requested, memory_order_relaxed),
+                         0)) {
+        bmt_ring_flush_if_requested(r, ts_ns);
+        if (bmt_ring_take_published(r) && s->cfg.wake_on_publish)
+            bmt_rec_wake(s);
+    }
+    atomic_store_explicit(&bmt_rec_slot_of(r)->busy, 0, memory_order_release);
 }
 
 /* ---- the other side of the bracket (the recorder's own files) ---- */

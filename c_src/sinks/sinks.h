@@ -7,8 +7,8 @@
  * are not catalogue fields. No sink sees a term or the tracer's state.
  *
  * Both checks must be cheap and safe from any scheduler thread at once:
- *  - LTTng: one load of the tracepoint's enabled state, which lttng-ust
- *    maintains (sessiond enables and disables events at any time; a change
+ *  - LTTng: one load of the tracepoint's enabled state (the NIF keeps a
+ *    pointer to each, nif_state.h), which lttng-ust maintains (sessiond enables and disables events at any time; a change
  *    can be missed for the event in flight, never later ones).
  *  - USDT: loads of the probes' semaphores, which a tracer (bpftrace,
  *    SystemTap) increments when it attaches. A tracer may attach between the

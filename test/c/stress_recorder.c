@@ -98,7 +98,7 @@ static void write_one(struct writer *w, uint64_t seq)
     uint8_t *dst = bmt_rec_reserve(session, r, ev.id, ts, &start);
     if (dst)
         bmt_rec_commit(r, start, dst + bmt_event_encode_payload(&ev, dst), ts);
-    bmt_rec_leave(session, w->slot, ts);
+    bmt_rec_leave(session, r, ts);
 }
 
 static void *writer_main(void *arg)

@@ -88,7 +88,7 @@ static uint64_t write_one(unsigned slot, uint64_t seq)
     uint8_t *dst = bmt_rec_reserve(session, r, ev.id, ts, &start);
     if (dst)
         bmt_rec_commit(r, start, dst + bmt_event_encode_payload(&ev, dst), ts);
-    bmt_rec_leave(session, slot, ts);
+    bmt_rec_leave(session, r, ts);
     return ts;
 }
 
