@@ -58,23 +58,33 @@ static int kernel_offers(const char *name)
 /* One (TSC, CLOCK_MONOTONIC) pair: the TSC read on both sides of the clock
  * read, keeping the tightest of `tries`, so a preemption between the two
  * reads cannot skew it. */
-static void sample_n(uint64_t *tsc, uint64_t *ns, int tries)
+/* The best of `tries` brackets (rdtsc, clock_gettime, rdtsc): the TSC at
+ * the middle of the narrowest, its clock_gettime, and its width in ticks
+ * (the middle is within half of it of the TSC when the clock was read). */
+static void sample_n(const struct bmt_clock *c, uint64_t *tsc, uint64_t *ns, uint64_t *width,
+                     int tries)
 {
     uint64_t best = UINT64_MAX;
     *tsc = *ns = 0;
     for (int i = 0; i < tries; i++) {
-        uint64_t a = __rdtsc(), n = bmt_clock_ns(), b = __rdtsc();
+        uint64_t a = __rdtsc(), n = bmt_clock_ns();
+        /* Tests: about one read in two, as a preemption strikes. */
+        while (c->stretch_ns && (a >> 8 & 1) && bmt_clock_ns() - n < c->stretch_ns)
+            ;
+        uint64_t b = __rdtsc();
         if (b - a < best) {
             best = b - a;
             *tsc = a + (b - a) / 2;
             *ns = n;
         }
     }
+    *width = best;
 }
 
-static void sample(uint64_t *tsc, uint64_t *ns)
+static void sample(const struct bmt_clock *c, uint64_t *tsc, uint64_t *ns)
 {
-    sample_n(tsc, ns, 8);
+    uint64_t width;
+    sample_n(c, tsc, ns, &width, 8);
 }
 
 /* The TSC's time at `tsc` on the line through (tsc0, ns0) with `mult`. */
@@ -103,7 +113,7 @@ static int check_cpus(struct bmt_clock *c, uint64_t tsc0, uint64_t ns0)
             continue;
         sched_yield();
         uint64_t tsc = 0, ns = 0;
-        sample(&tsc, &ns);
+        sample(c, &tsc, &ns);
         int64_t err = tsc_to_ns(tsc, tsc0, ns0, c->mult) - (int64_t)ns;
         checked++;
         if (err > BMT_CLOCK_MAX_ERROR_NS || err < -BMT_CLOCK_MAX_ERROR_NS) {
@@ -143,9 +153,9 @@ static void calibrate(struct bmt_clock *c)
         return;
     }
     uint64_t ns0 = 0, tsc0 = 0, ns1 = 0, tsc1 = 0;
-    sample(&tsc0, &ns0);
+    sample(c, &tsc0, &ns0);
     do
-        sample(&tsc1, &ns1);
+        sample(c, &tsc1, &ns1);
     while (ns1 - ns0 < CALIBRATION_NS);
     if (tsc1 <= tsc0) {
         snprintf(c->why, sizeof c->why, "the TSC did not advance: events read clock_gettime");
@@ -208,6 +218,13 @@ static void give_up(struct bmt_clock *c, int64_t err)
     }
 }
 
+/* 1 when a bracket of `width` ticks is too wide to judge the TSC by (a
+ * width past 2^32 ticks, a paused VM's, would overflow the product). */
+static int bracket_wide(const struct bmt_clock *c, uint64_t width)
+{
+    return width >> 32 || ((width * c->mult) >> 32) > BMT_CLOCK_JUDGE_WIDTH_NS;
+}
+
 uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t)
 {
     uint64_t ns;
@@ -216,10 +233,19 @@ uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t
         /* A new anchor, re-checking the line: where the old one said the
          * TSC now is against clock_gettime (only over a slice of at most a
          * few ms: an idle thread's old anchor says nothing). */
-        uint64_t tsc = 0, now = 0;
-        sample_n(&tsc, &now, 2);
+        uint64_t tsc = 0, now = 0, width;
+        sample_n(c, &tsc, &now, &width, 2);
+        /* A bracket an interrupt or a preemption widened places the clock
+         * read no better than its width: tried again, and if still wide,
+         * taken as the anchor (a loose one) without judging the TSC by it,
+         * and the next re-check does not judge by the loose anchor either.
+         * Judged on it, a thread preempted there would give the TSC up for
+         * good on a loaded machine. */
+        if (bracket_wide(c, width))
+            sample_n(c, &tsc, &now, &width, 4);
+        int loose = bracket_wide(c, width);
         uint64_t dt = tsc - t->tsc_anchor;
-        if (t->ns_anchor && dt <= 4 * c->anchor_ticks) {
+        if (t->ns_anchor && dt <= 4 * c->anchor_ticks && !loose && !t->loose) {
             int64_t err = (int64_t)(t->ns_anchor + ((dt * c->mult) >> 32)) - (int64_t)now;
             uint64_t abs_err = (uint64_t)(err < 0 ? -err : err);
             uint64_t worst = atomic_load_explicit(&c->worst_ns, memory_order_relaxed);
@@ -233,6 +259,7 @@ uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t
         }
         t->ns_anchor = ns = now;
         t->tsc_anchor = tsc;
+        t->loose = loose;
     } else
 #endif
     {

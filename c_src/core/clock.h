@@ -28,7 +28,9 @@
  * How close: between anchors the error is the TSC's rate error against
  * CLOCK_MONOTONIC over at most 1 ms (NTP's slew included: 100 ppm is
  * 100 ns) plus the anchor's read jitter. Each new anchor re-checks: the
- * time the TSC predicted against clock_gettime. Past
+ * time the TSC predicted against clock_gettime, read between two TSC reads
+ * no more than BMT_CLOCK_JUDGE_WIDTH_NS apart (a read an interrupt or a
+ * preemption widened is tried again, and never judged). Past
  * BMT_CLOCK_MAX_ERROR_NS (a migrated VM's new TSC rate, a CPU whose TSC
  * stepped) the TSC is given up for good, and the reason kept. A thread's
  * timestamps never go backwards (a new anchor is clamped), so every
@@ -56,6 +58,10 @@
 /* The largest disagreement between the TSC's time and CLOCK_MONOTONIC's
  * tolerated at calibration and at each re-anchor, ns. */
 #define BMT_CLOCK_MAX_ERROR_NS 1000
+/* The widest bracket (rdtsc, clock_gettime, rdtsc) a re-anchor judges the
+ * TSC by, ns: its middle is then within a quarter of the tolerance of the
+ * clock's read. */
+#define BMT_CLOCK_JUDGE_WIDTH_NS (BMT_CLOCK_MAX_ERROR_NS / 2)
 
 /* The calibrated TSC, shared by every thread. */
 struct bmt_clock {
@@ -68,6 +74,9 @@ struct bmt_clock {
     char why[200];              /* why the TSC does not stand in (under lock) */
     int ignore_kernel;          /* tests only: calibrate even where the kernel
                                  * distrusts the TSC, to measure it there */
+    uint64_t stretch_ns;        /* tests only: about one clock_gettime read in
+                                 * two takes this long, as when the thread is
+                                 * preempted there */
 };
 
 /* One thread's anchor; owned by that thread. Zero-initialised: no anchor. */
@@ -75,6 +84,9 @@ struct bmt_clock_thread {
     uint64_t tsc_anchor;        /* TSC at the last anchor, ticks */
     uint64_t ns_anchor;         /* CLOCK_MONOTONIC at that anchor, ns */
     uint64_t last_ns;           /* last timestamp this thread gave, ns */
+    int loose;                  /* the anchor's read was stretched (by an
+                                 * interrupt or a preemption): the next
+                                 * re-check does not judge the TSC by it */
 };
 
 /* Prepares `c` (not calibrated: events read clock_gettime). */

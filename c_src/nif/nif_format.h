@@ -159,6 +159,9 @@ bmt_mfa_arity_is(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM 
         while (--arity && (args & 3) == 1);
         return arity == 0 && args == c->nil;
     }
+    /* An arity (the `arity' flag, and running's MFA): its word. */
+    if ((args & 0xF) == 0xF && __builtin_expect(bmt_small_trusted(), 1))
+        return args == ((ERL_NIF_TERM)arity << 4 | 0xF);
     if (bmt_small_int(env, args, &n))
         return n == (int64_t)arity;
     if (arity == 0)

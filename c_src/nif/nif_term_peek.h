@@ -39,7 +39,7 @@ int bmt_peek_list_cell_checked(ErlNifEnv *env, ERL_NIF_TERM t, ERL_NIF_TERM *hea
 int bmt_peek_map_value_checked(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM key,
                                ERL_NIF_TERM *value);
 
-static inline int bmt_peek_trusted(enum bmt_peek_kind k)
+static inline __attribute__((always_inline)) int bmt_peek_trusted(enum bmt_peek_kind k)
 {
     return sizeof(ERL_NIF_TERM) == 8 &&
            __atomic_load_n(&bmt_peek_state[k], __ATOMIC_RELAXED) >= BMT_PEEK_CHECKS;

@@ -119,19 +119,32 @@ extern int bmt_small_layout_state __attribute__((visibility("hidden")));
 /* The slow half of bmt_small_int: decodes with the VM and checks. */
 int bmt_small_int_checked(ErlNifEnv *env, ERL_NIF_TERM t, int64_t *v);
 
+/* 1 once the small-integer layout has passed its checks: a small integer
+ * v is then the word v << 4 | 0xF. */
+static inline __attribute__((always_inline)) int bmt_small_trusted(void)
+{
+    return sizeof(ERL_NIF_TERM) == 8 &&
+           __atomic_load_n(&bmt_small_layout_state, __ATOMIC_RELAXED) >= BMT_SMALL_CHECKS;
+}
+
+/* bmt_small_int for a term whose tag (t & 0xF == 0xF) says small integer. */
+static inline __attribute__((always_inline)) int bmt_small_int_tagged(ErlNifEnv *env,
+                                                                      ERL_NIF_TERM t, int64_t *v)
+{
+    if (__builtin_expect(bmt_small_trusted(), 1)) {
+        *v = (int64_t)t >> 4;
+        return 1;
+    }
+    return bmt_small_int_checked(env, t, v);
+}
+
 /* 1 and *v when `t` is a small integer; 0 for anything else (a bignum is
  * not small: enif_get_int64 answers for it). */
 static inline int bmt_small_int(ErlNifEnv *env, ERL_NIF_TERM t, int64_t *v)
 {
     if ((t & 0xF) != 0xF || sizeof(ERL_NIF_TERM) != 8)
         return 0;
-    if (__builtin_expect(__atomic_load_n(&bmt_small_layout_state, __ATOMIC_RELAXED) >=
-                             BMT_SMALL_CHECKS,
-                         1)) {
-        *v = (int64_t)t >> 4;
-        return 1;
-    }
-    return bmt_small_int_checked(env, t, v);
+    return bmt_small_int_tagged(env, t, v);
 }
 
 /* Both caches, as one thread's formatting state. */
@@ -214,6 +227,18 @@ static inline __attribute__((always_inline)) char *bmt_u64_digits(uint64_t v, ch
     return end;
 }
 
+/* x / 100 for x < 10000, and x / 10000 for x < 10^8, as a multiply and a
+ * shift (exact in those ranges): the compiler emits a divide instruction
+ * instead where it judges the code cold, tens of cycles each. */
+static inline unsigned bmt_div100(unsigned x)
+{
+    return (x * 5243u) >> 19;
+}
+static inline unsigned bmt_div10000(uint64_t x)
+{
+    return (unsigned)((x * UINT64_C(109951163)) >> 40);
+}
+
 /* 1 to 4 digits of v (< 10000) at p; returns the end. */
 static inline __attribute__((always_inline)) char *bmt_short_text_at(char *p, unsigned v)
 {
@@ -225,7 +250,7 @@ static inline __attribute__((always_inline)) char *bmt_short_text_at(char *p, un
         memcpy(p, bmt_two_digits + v * 2, 2);
         return p + 2;
     }
-    unsigned hi = v / 100, lo = v - hi * 100;
+    unsigned hi = bmt_div100(v), lo = v - hi * 100;
     if (hi < 10)
         *p++ = (char)('0' + hi);
     else {
@@ -241,13 +266,14 @@ static inline __attribute__((always_inline)) char *bmt_short_text_at(char *p, un
  * tests, with no digit count first; above, counted from the bit length. */
 static inline __attribute__((always_inline)) char *bmt_u64_text_at(char *p, uint64_t v)
 {
-    if (__builtin_expect(v < 10000, 1))
+    if (v < 10000)
         return bmt_short_text_at(p, (unsigned)v);
     if (v < 100000000) {
-        unsigned hi = (unsigned)v / 10000, lo = (unsigned)v - hi * 10000;
+        unsigned hi = bmt_div10000(v), lo = (unsigned)v - hi * 10000;
+        unsigned lo_hi = bmt_div100(lo);
         p = bmt_short_text_at(p, hi);
-        memcpy(p, bmt_two_digits + (lo / 100) * 2, 2);
-        memcpy(p + 2, bmt_two_digits + (lo % 100) * 2, 2);
+        memcpy(p, bmt_two_digits + lo_hi * 2, 2);
+        memcpy(p + 2, bmt_two_digits + (lo - lo_hi * 100) * 2, 2);
         return p + 4;
     }
     static const uint64_t pow10[20] = {
@@ -300,27 +326,30 @@ bmt_flat_tuple(const struct bmt_text_cache *cache, ErlNifEnv *env, ERL_NIF_TERM 
         (size_t)(end - p) < 2 + (size_t)arity * BMT_FLAT_ELEMENT_BYTES)
         return NULL;
     *p++ = '{';
-    for (int i = 0; i < arity; i++) {
-        ERL_NIF_TERM w = el[i];
+    if (arity == 0) {
+        *p++ = '}';
+        return p;
+    }
+    /* A pointer walk (no index or count kept live), and a chain of tests
+     * rather than a switch's jump table: pids, atoms and integers, the
+     * common elements, in two or three instructions each. */
+    for (const ERL_NIF_TERM *e = el, *stop = el + arity; e != stop; e++) {
+        ERL_NIF_TERM w = *e;
         int64_t v;
-        /* A chain of tests rather than a switch's jump table: pids, atoms
-         * and integers, the common elements, in two or three instructions
-         * each. */
-        unsigned tag = (unsigned)w & 0xF;
-        if (tag == 0x3 || tag == 0x7) { /* local pid, local port */
+        if ((w & 0xB) == 0x3) { /* local pid (0x3), local port (0x7) */
             const struct bmt_id_cache_entry *d = &cache->ids.slot[bmt_term_slot(w, BMT_ID_CACHE_BITS)];
             if (d->key != w)
                 return NULL;
             memcpy(p, d->text, sizeof d->text);
             p += d->len_bytes;
-        } else if (tag == 0xB) { /* atom (or [], which no atom slot holds) */
+        } else if ((w & 0xF) == 0xB) { /* atom (or [], which no atom slot holds) */
             const struct bmt_atom_cache_entry *a = &cache->atoms.slot[bmt_term_slot(w, BMT_ATOM_CACHE_BITS)];
             if (a->key != w)
                 return NULL; /* not cached yet, or [] */
             memcpy(p, a->text, sizeof a->text);
             p += a->len_bytes;
-        } else if (tag == 0xF) { /* small integer */
-            if (!bmt_small_int(env, w, &v))
+        } else if ((w & 0xF) == 0xF) { /* small integer */
+            if (!bmt_small_int_tagged(env, w, &v))
                 return NULL;
             p = bmt_small_text_at(p, v);
         } else {
@@ -328,9 +357,9 @@ bmt_flat_tuple(const struct bmt_text_cache *cache, ErlNifEnv *env, ERL_NIF_TERM 
         }
         *p++ = ',';
     }
-    /* The last comma becomes the brace ("{}" for the empty tuple). */
-    p[-(arity > 0)] = '}';
-    return p + (arity == 0);
+    /* The last comma becomes the brace. */
+    p[-1] = '}';
+    return p;
 }
 
 /* What bmt_term_text_flat answers for a term it leaves to the general

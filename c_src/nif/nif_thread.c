@@ -13,8 +13,7 @@
 
 #include <sys/mman.h>
 
-__thread uint64_t bmt_tls_instance __attribute__((tls_model("initial-exec")));
-__thread struct thread_ctx *bmt_tls_ctx __attribute__((tls_model("initial-exec")));
+__thread struct bmt_tls bmt_tls __attribute__((tls_model("initial-exec")));
 
 int bmt_threads_init(struct bmt_threads *th, uint64_t instance, ERL_NIF_TERM nil,
                      const int counts[BMT_THREAD_KINDS], int by_kind)
@@ -98,12 +97,12 @@ struct thread_ctx *bmt_thread_ctx_slow(struct bmt_threads *th)
         if (slot >= 0)
             pthread_setspecific(th->slot_key, (void *)(intptr_t)(slot + 1));
     }
-    bmt_tls_instance = th->instance;
-    bmt_tls_ctx = slot < 0 ? NULL : &th->ctx[slot];
+    bmt_tls.instance = th->instance;
+    bmt_tls.ctx = slot < 0 ? NULL : &th->ctx[slot];
     if (slot >= 0) {
         th->ctx[slot].slot = slot;
         th->ctx[slot].fmt.nil = th->nil;
         th->ctx[slot].words_epoch = ~UINT64_C(0);
     }
-    return bmt_tls_ctx;
+    return bmt_tls.ctx;
 }

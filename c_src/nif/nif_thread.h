@@ -114,9 +114,13 @@ int bmt_threads_init(struct bmt_threads *th, uint64_t instance, ERL_NIF_TERM nil
 void bmt_threads_free(struct bmt_threads *th);
 
 /* This copy of the library's TLS cache of the calling thread's context,
- * tagged with the state's instance id (nif_thread.c says why). */
-extern __thread uint64_t bmt_tls_instance __attribute__((tls_model("initial-exec")));
-extern __thread struct thread_ctx *bmt_tls_ctx __attribute__((tls_model("initial-exec")));
+ * tagged with the state's instance id (nif_thread.c says why). One
+ * variable, so that reaching both costs one look-up of its offset. */
+struct bmt_tls {
+    uint64_t instance;
+    struct thread_ctx *ctx;
+};
+extern __thread struct bmt_tls bmt_tls __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's context the first time (or after a reload): gives
  * the thread a slot. NULL when the slots are all taken. */
@@ -125,8 +129,8 @@ struct thread_ctx *bmt_thread_ctx_slow(struct bmt_threads *th);
 /* The calling thread's context, or NULL when the slots are all taken. */
 static inline struct thread_ctx *bmt_thread_ctx(struct bmt_threads *th)
 {
-    if (__builtin_expect(bmt_tls_instance == th->instance, 1))
-        return bmt_tls_ctx;
+    if (__builtin_expect(bmt_tls.instance == th->instance, 1))
+        return bmt_tls.ctx;
     return bmt_thread_ctx_slow(th);
 }
 

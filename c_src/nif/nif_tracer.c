@@ -133,7 +133,7 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
     /* The thread's context if it has one already: a slot is given only to
      * a thread that has an event to record (below), so threads that never
      * record leave the slots to those that do. */
-    struct thread_ctx *known = bmt_tls_instance == p->threads.instance ? bmt_tls_ctx : NULL;
+    struct thread_ctx *known = bmt_tls.instance == p->threads.instance ? bmt_tls.ctx : NULL;
     uint64_t w = known && argv[1] == p->nil ? bmt_decide_default_cached(p, known, tp)
                                             : bmt_decide(p, env, argv[1], tp);
     if (!BMT_DW_SINKS(w)) {
@@ -160,8 +160,8 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
 /* enabled_common for tracepoint `tp`, a constant in each copy. */
 HOT ERL_NIF_TERM enabled_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[], int tp)
 {
-    struct thread_ctx *t = bmt_tls_ctx;
-    if (__builtin_expect(argv[1] != p->nil || bmt_tls_instance != p->threads.instance || !t ||
+    struct thread_ctx *t = bmt_tls.ctx;
+    if (__builtin_expect(argv[1] != p->nil || bmt_tls.instance != p->threads.instance || !t ||
                              t->words_epoch !=
                                  atomic_load_explicit(&p->rec.epoch, memory_order_acquire),
                          0))
@@ -333,8 +333,8 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
 HOT ERL_NIF_TERM trace_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
                           tag_map_fn *map, int tp)
 {
-    struct thread_ctx *t = bmt_tls_ctx;
-    if (__builtin_expect(bmt_tls_instance != p->threads.instance || !t ||
+    struct thread_ctx *t = bmt_tls.ctx;
+    if (__builtin_expect(bmt_tls.instance != p->threads.instance || !t ||
                              t->decided_tag != argv[0] || t->decided_state != argv[1] ||
                              BMT_DW_SINKS(t->decision) != BMT_SINK_RECORDER || t->in_use,
                          0))
