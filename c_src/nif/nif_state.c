@@ -148,6 +148,7 @@ struct priv *bmt_priv_new(ErlNifEnv *env, ERL_NIF_TERM load_info, bmt_rec_notify
     struct priv *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
+    fill_lttng_enabled(p); /* never NULL, even before the sinks load */
 #define X(name) p->atom.name = enif_make_atom(env, #name);
 #define Y(field, text) p->atom.field = enif_make_atom(env, text);
     BMT_ATOMS(X, Y)
