@@ -55,9 +55,6 @@ static int kernel_offers(const char *name)
     return 0;
 }
 
-/* One (TSC, CLOCK_MONOTONIC) pair: the TSC read on both sides of the clock
- * read, keeping the tightest of `tries`, so a preemption between the two
- * reads cannot skew it. */
 /* The best of `tries` brackets (rdtsc, clock_gettime, rdtsc): the TSC at
  * the middle of the narrowest, its clock_gettime, and its width in ticks
  * (the middle is within half of it of the TSC when the clock was read). */
@@ -218,11 +215,12 @@ static void give_up(struct bmt_clock *c, int64_t err)
     }
 }
 
-/* 1 when a bracket of `width` ticks is too wide to judge the TSC by (a
- * width past 2^32 ticks, a paused VM's, would overflow the product). */
-static int bracket_wide(const struct bmt_clock *c, uint64_t width)
+/* Half a bracket of `width` ticks in ns: how far its middle may be from
+ * the TSC when the clock was read. Saturated (a paused VM's bracket). */
+static uint64_t bracket_slack_ns(const struct bmt_clock *c, uint64_t width)
 {
-    return width >> 32 || ((width * c->mult) >> 32) > BMT_CLOCK_JUDGE_WIDTH_NS;
+    unsigned __int128 ns = ((unsigned __int128)width * c->mult) >> 33;
+    return ns > UINT32_MAX ? UINT32_MAX : (uint64_t)ns;
 }
 
 uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t)
@@ -235,31 +233,41 @@ uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t
          * few ms: an idle thread's old anchor says nothing). */
         uint64_t tsc = 0, now = 0, width;
         sample_n(c, &tsc, &now, &width, 2);
-        /* A bracket an interrupt or a preemption widened places the clock
-         * read no better than its width: tried again, and if still wide,
-         * taken as the anchor (a loose one) without judging the TSC by it,
-         * and the next re-check does not judge by the loose anchor either.
-         * Judged on it, a thread preempted there would give the TSC up for
-         * good on a loaded machine. */
-        if (bracket_wide(c, width))
-            sample_n(c, &tsc, &now, &width, 4);
-        int loose = bracket_wide(c, width);
+        uint64_t slack = bracket_slack_ns(c, width);
+        /* An interrupt or a preemption in both reads widens the bracket
+         * and places the clock read no better than half of it: read again,
+         * the narrower kept. */
+        if (slack > BMT_CLOCK_RETRY_WIDTH_NS / 2) {
+            uint64_t tsc2, now2, width2;
+            sample_n(c, &tsc2, &now2, &width2, 4);
+            if (width2 < width) {
+                tsc = tsc2, now = now2, width = width2;
+                slack = bracket_slack_ns(c, width);
+            }
+        }
         uint64_t dt = tsc - t->tsc_anchor;
-        if (t->ns_anchor && dt <= 4 * c->anchor_ticks && !loose && !t->loose) {
+        if (t->ns_anchor && dt <= 4 * c->anchor_ticks) {
             int64_t err = (int64_t)(t->ns_anchor + ((dt * c->mult) >> 32)) - (int64_t)now;
             uint64_t abs_err = (uint64_t)(err < 0 ? -err : err);
+            /* Either anchor's middle may be off by its slack: only what
+             * lies beyond both is the TSC's own error. Judged whole, one
+             * preempted read gave the TSC up for good on a loaded machine;
+             * skipped instead, a clock always read slowly (hpet, a VM
+             * trapping rdtsc) would never be judged at all. */
+            uint64_t allowed = slack + t->anchor_slack_ns;
+            uint64_t beyond = abs_err > allowed ? abs_err - allowed : 0;
             uint64_t worst = atomic_load_explicit(&c->worst_ns, memory_order_relaxed);
-            while (abs_err > worst &&
-                   !atomic_compare_exchange_weak_explicit(&c->worst_ns, &worst, abs_err,
+            while (beyond > worst &&
+                   !atomic_compare_exchange_weak_explicit(&c->worst_ns, &worst, beyond,
                                                           memory_order_relaxed,
                                                           memory_order_relaxed))
                 ;
-            if (abs_err > BMT_CLOCK_MAX_ERROR_NS)
+            if (beyond > BMT_CLOCK_MAX_ERROR_NS)
                 give_up(c, err);
         }
         t->ns_anchor = ns = now;
         t->tsc_anchor = tsc;
-        t->loose = loose;
+        t->anchor_slack_ns = slack;
     } else
 #endif
     {

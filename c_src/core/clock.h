@@ -29,8 +29,9 @@
  * CLOCK_MONOTONIC over at most 1 ms (NTP's slew included: 100 ppm is
  * 100 ns) plus the anchor's read jitter. Each new anchor re-checks: the
  * time the TSC predicted against clock_gettime, read between two TSC reads
- * no more than BMT_CLOCK_JUDGE_WIDTH_NS apart (a read an interrupt or a
- * preemption widened is tried again, and never judged). Past
+ * (a pair an interrupt or a preemption pushed more than
+ * BMT_CLOCK_RETRY_WIDTH_NS apart is read again), less the uncertainty of
+ * both anchors' reads (half their brackets). Past
  * BMT_CLOCK_MAX_ERROR_NS (a migrated VM's new TSC rate, a CPU whose TSC
  * stepped) the TSC is given up for good, and the reason kept. A thread's
  * timestamps never go backwards (a new anchor is clamped), so every
@@ -58,17 +59,17 @@
 /* The largest disagreement between the TSC's time and CLOCK_MONOTONIC's
  * tolerated at calibration and at each re-anchor, ns. */
 #define BMT_CLOCK_MAX_ERROR_NS 1000
-/* The widest bracket (rdtsc, clock_gettime, rdtsc) a re-anchor judges the
- * TSC by, ns: its middle is then within a quarter of the tolerance of the
- * clock's read. */
-#define BMT_CLOCK_JUDGE_WIDTH_NS (BMT_CLOCK_MAX_ERROR_NS / 2)
+/* A re-anchor's bracket (rdtsc, clock_gettime, rdtsc) wider than this, ns,
+ * is read again (an interrupt or a preemption struck it). */
+#define BMT_CLOCK_RETRY_WIDTH_NS (BMT_CLOCK_MAX_ERROR_NS / 2)
 
 /* The calibrated TSC, shared by every thread. */
 struct bmt_clock {
     _Atomic int usable;         /* the TSC stands in for CLOCK_MONOTONIC */
     uint64_t mult;              /* ns per tick, 32.32 fixed point */
     uint64_t anchor_ticks;      /* ticks between a thread's re-anchors (1 ms) */
-    _Atomic uint64_t worst_ns;  /* largest error a re-anchor measured, ns */
+    _Atomic uint64_t worst_ns;  /* largest error a re-anchor measured beyond its
+                                 * reads' uncertainty, ns */
     pthread_mutex_t lock;       /* calibration and its reason */
     int calibrated;             /* calibration ran (under lock) */
     char why[200];              /* why the TSC does not stand in (under lock) */
@@ -84,9 +85,8 @@ struct bmt_clock_thread {
     uint64_t tsc_anchor;        /* TSC at the last anchor, ticks */
     uint64_t ns_anchor;         /* CLOCK_MONOTONIC at that anchor, ns */
     uint64_t last_ns;           /* last timestamp this thread gave, ns */
-    int loose;                  /* the anchor's read was stretched (by an
-                                 * interrupt or a preemption): the next
-                                 * re-check does not judge the TSC by it */
+    uint64_t anchor_slack_ns;   /* how far the anchor's read may be off (half
+                                 * its bracket): allowed at the next re-check */
 };
 
 /* Prepares `c` (not calibrated: events read clock_gettime). */
