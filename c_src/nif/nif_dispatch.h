@@ -121,7 +121,7 @@ bmt_recorder_word(struct bmt_session *s, uint64_t index, uint64_t generation, in
 static inline __attribute__((always_inline)) uint64_t bmt_external_word(const struct priv *p,
                                                                          int tp)
 {
-    unsigned lttng = (unsigned)bmt_lttng_state(p, tp), usdt = bmt_usdt_semaphores(tp);
+    uint64_t lttng = (unsigned)bmt_lttng_state(p, tp), usdt = bmt_usdt_semaphores(tp);
     if (__builtin_expect((lttng | usdt) == 0, 1))
         return 0;
     return (lttng ? BMT_SINK_LTTNG : 0) | (usdt ? BMT_SINK_USDT : 0);

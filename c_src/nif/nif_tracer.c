@@ -327,27 +327,45 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
     return p->atom.ok;
 }
 
+/* trace_tp's other cases, once its decision is taken (one use) and the
+ * thread entered: the recorder alone, writing a variant of `tp` (link
+ * events, results, arguments); anything else goes to trace_slow's sinks. */
+static __attribute__((noinline)) void trace_tp_other(struct priv *p, struct thread_ctx *t,
+                                                     ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                                                     uint64_t w)
+{
+    if (BMT_DW_SINKS(w) == BMT_SINK_RECORDER)
+        record_variant(p, &p->rec.sessions[BMT_DW_SESSION(w)], t, env, argv, w,
+                       bmt_clock_event_ns(&p->clock, &t->clock));
+    else
+        trace_with_external(p, t, env, argv, w);
+}
+
+/* The bits of a decision word that say "the recorder alone, writing `tp`
+ * itself": one mask and one compare for both. */
+#define FAST_MASK ((uint64_t)7 | (uint64_t)63 << 10)
+#define FAST_WORD(tp) ((uint64_t)BMT_SINK_RECORDER | (uint64_t)(tp) << 10)
+
 /* The common case inline: this thread's enabled_* decided for this event,
  * of tracepoint `tp` (a constant in each copy), and only the recorder
- * wants it. */
+ * wants it, as `tp` itself. */
 HOT ERL_NIF_TERM trace_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
                           tag_map_fn *map, int tp)
 {
     struct thread_ctx *t = bmt_tls.ctx;
     if (__builtin_expect(bmt_tls.instance != p->threads.instance || !t ||
                              t->decided_tag != argv[0] || t->decided_state != argv[1] ||
-                             BMT_DW_SINKS(t->decision) != BMT_SINK_RECORDER || t->in_use,
+                             t->in_use,
                          0))
         return trace_slow(p, env, argv, map);
     uint64_t w = t->decision;
     t->decided_tag = 0; /* one use */
     t->in_use = 1;
-    uint64_t ts = bmt_clock_event_ns(&p->clock, &t->clock);
-    struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w)];
-    if (__builtin_expect(BMT_DW_REC_TP(w) == tp, 1))
-        record_only(p, s, t, env, argv, w, tp, ts);
+    if (__builtin_expect((w & FAST_MASK) == FAST_WORD(tp), 1))
+        record_only(p, &p->rec.sessions[BMT_DW_SESSION(w)], t, env, argv, w, tp,
+                    bmt_clock_event_ns(&p->clock, &t->clock));
     else
-        record_variant(p, s, t, env, argv, w, ts);
+        trace_tp_other(p, t, env, argv, w);
     t->in_use = 0;
     return p->atom.ok;
 }

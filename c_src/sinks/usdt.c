@@ -36,9 +36,25 @@
     D100(X, 8) D100(X, 9) D10(X, 100) D10(X, 101) X(1020) X(1021) X(1022) X(1023)
 
 /* Semaphores: a tracer increments one while attached to its probe.
- * usdt_wants.h declares them for the inline checks. */
-#define SEMAPHORE(name) \
+ * usdt_wants.h declares them for the inline checks. Those it groups
+ * (USDT_IN_WORD_*) are half-words of the words below, named by symbols
+ * the assembler sets at their addresses (the probe notes carry those);
+ * the rest are variables of their own. */
+#define SEMAPHORE(name) USDT_CAT(SEMAPHORE_IN_WORD_, USDT_IN_A_WORD(name))(name)
+#define USDT_CAT(a, b) USDT_CAT_(a, b)
+#define USDT_CAT_(a, b) a##b
+#define SEMAPHORE_IN_WORD_0(name) \
     __extension__ unsigned short erlang_##name##_semaphore __attribute__((unused, section(".probes")));
+#define SEMAPHORE_IN_WORD_1(name) SEMAPHORE_AT_OF(name, USDT_IN_WORD_##name)
+#define SEMAPHORE_AT_OF(name, ...) SEMAPHORE_AT(name, __VA_ARGS__)
+#define SEMAPHORE_AT(name, tilde, one, word, index)                                      \
+    __asm__(".globl erlang_" #name "_semaphore\n"                                        \
+            ".hidden erlang_" #name "_semaphore\n"                                       \
+            ".set erlang_" #name "_semaphore, bmt_usdt_word_" #word " + 2 * " #index); \
+    _Static_assert(index < 4, "a word holds four semaphores");
+union bmt_usdt_word bmt_usdt_word_call __attribute__((section(".probes"), aligned(8)));
+union bmt_usdt_word bmt_usdt_word_scheduled __attribute__((section(".probes"), aligned(8)));
+union bmt_usdt_word bmt_usdt_word_send __attribute__((section(".probes"), aligned(8)));
 #define SEMAPHORE_PROVIDED(symbol) SEMAPHORE(symbol)
 #define SEMAPHORE_APPROX(symbol) SEMAPHORE(symbol)
 #define SEMAPHORE_NONE(symbol)

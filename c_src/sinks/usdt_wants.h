@@ -11,6 +11,8 @@
 
 #include "core/catalogue.h"
 
+#include <stdint.h>
+
 /* Hidden: each is read PC-relative, not through the GOT (the probe notes
  * carry their addresses for the tracers, not their symbols). */
 #define USDT_SEMAPHORE_DECL(symbol) \
@@ -23,30 +25,59 @@
 #include "core/usdt.def"
 #undef USDT
 
-/* One probe's semaphore; a tracepoint's several are OR'ed: one test, no
- * branch per probe. */
+/* One probe's semaphore. */
 #define SEM(name) __atomic_load_n(&erlang_##name##_semaphore, __ATOMIC_RELAXED)
+
+/* The semaphores a hot tracepoint fires several probes for lie side by
+ * side in one aligned 8-byte word, so that its check is one load, not one
+ * per probe: USDT_IN_WORD_<symbol> says which word and which half-word
+ * (usdt.c places them there). process__hibernate, fired from both
+ * function_call and process_scheduled, is the call word's last. The form,
+ * "~, 1, word, index", is what USDT_IN_A_WORD below detects. */
+#define USDT_IN_WORD_global__function__entry ~, 1, call, 0
+#define USDT_IN_WORD_bif__entry ~, 1, call, 1
+#define USDT_IN_WORD_port__control ~, 1, call, 2
+#define USDT_IN_WORD_process__hibernate ~, 1, call, 3
+#define USDT_IN_WORD_process__scheduled ~, 1, scheduled, 0
+#define USDT_IN_WORD_process__unscheduled ~, 1, scheduled, 1
+#define USDT_IN_WORD_message__send ~, 1, send, 0
+#define USDT_IN_WORD_message__send__remote ~, 1, send, 1
+#define USDT_IN_WORD_port__command ~, 1, send, 2
+
+/* 1 when `symbol` has a USDT_IN_WORD_ line above, else 0: the line's
+ * expansion puts its 1 second; an undefined name stays one argument and
+ * the default 0 comes second. */
+#define USDT_SECOND(a, b, ...) b
+#define USDT_SECOND_OF(...) USDT_SECOND(__VA_ARGS__)
+#define USDT_IN_A_WORD(symbol) USDT_SECOND_OF(USDT_IN_WORD_##symbol, 0, ~)
+
+union bmt_usdt_word {
+    uint64_t all;
+    unsigned short sem[4];
+};
+extern union bmt_usdt_word bmt_usdt_word_call, bmt_usdt_word_scheduled, bmt_usdt_word_send
+    __attribute__((visibility("hidden")));
+
+/* A word's semaphores at once: nonzero when a tracer wants one. */
+#define SEM_WORD(word) __atomic_load_n(&bmt_usdt_word_##word.all, __ATOMIC_RELAXED)
 
 /* The semaphores of the USDT probes that tracepoint `tp` fires, OR'ed:
  * nonzero when an attached tracer wants one of them. Raw, so that the
  * tracer can OR it with LTTng's state and test both at once. */
-static inline __attribute__((always_inline)) unsigned bmt_usdt_semaphores(int tp)
+static inline __attribute__((always_inline)) uint64_t bmt_usdt_semaphores(int tp)
 {
     switch (tp) {
     case BMT_TP_process_spawn: return SEM(process__spawn);
     case BMT_TP_process_exit: return SEM(process__exit);
     case BMT_TP_process_scheduled:
-        return SEM(process__scheduled) | SEM(process__unscheduled) | SEM(process__hibernate);
-    case BMT_TP_message_send:
-        return SEM(message__send) | SEM(message__send__remote) | SEM(port__command);
+        return SEM_WORD(scheduled) | SEM(process__hibernate);
+    case BMT_TP_message_send: return SEM_WORD(send);
     case BMT_TP_message_receive: return SEM(message__queued);
     case BMT_TP_gc_major_start: return SEM(gc_major__start);
     case BMT_TP_gc_minor_start: return SEM(gc_minor__start);
     case BMT_TP_gc_major_end: return SEM(gc_major__end);
     case BMT_TP_gc_minor_end: return SEM(gc_minor__end);
-    case BMT_TP_function_call:
-        return SEM(global__function__entry) | SEM(bif__entry) | SEM(process__hibernate) |
-               SEM(port__control);
+    case BMT_TP_function_call: return SEM_WORD(call);
     case BMT_TP_function_return: return SEM(function__return) | SEM(bif__return);
     case BMT_TP_port_open: return SEM(port__open);
     case BMT_TP_port_exit: return SEM(port__exit);
