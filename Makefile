@@ -52,7 +52,7 @@ RECORDER_SRC := c_src/core/fence.c c_src/recorder/recorder.c c_src/recorder/star
                 c_src/recorder/sampling.c c_src/recorder/relayd_proto.c \
                 c_src/recorder/relayd_socket.c c_src/recorder/relayd_control.c \
                 c_src/recorder/relayd_outbox.c c_src/recorder/relayd_client.c
-SINKS_SRC := c_src/sinks/lttng.c c_src/sinks/usdt.c
+SINKS_SRC := c_src/sinks/lttng.c c_src/sinks/usdt.c c_src/sinks/usdt_wants.c
 NIF_SRC := $(CORE_SRC) $(RECORDER_SRC) $(SINKS_SRC) $(sort $(wildcard c_src/nif/*.c))
 # The command checks `record --relayd`'s URL with the recorder's parser,
 # and maps tracepoints to sampling kinds with the recorder's table.

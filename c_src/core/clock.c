@@ -169,6 +169,7 @@ static void calibrate(struct bmt_clock *c)
         return;
     c->why[0] = '\0';
     atomic_store_explicit(&c->usable, 1, memory_order_release);
+    atomic_store_explicit(&c->fast_ticks, c->anchor_ticks, memory_order_release);
 #else
     snprintf(c->why, sizeof c->why, "no TSC on this architecture: events read clock_gettime");
 #endif
@@ -200,6 +201,8 @@ int bmt_clock_describe(struct bmt_clock *c, char *out, size_t size)
 static void give_up(struct bmt_clock *c, int64_t err)
 {
     int expected = 1;
+    /* First: no event takes the TSC's fast path after this store. */
+    atomic_store_explicit(&c->fast_ticks, 0, memory_order_relaxed);
     static const char reason[] = "the TSC drifted %lld ns from CLOCK_MONOTONIC between two of a "
                                  "thread's checks, a few ms apart (more than %d; a migrated VM?): "
                                  "events read clock_gettime";

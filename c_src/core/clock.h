@@ -40,9 +40,9 @@
  * Pure C (no erl_nif.h). Threads: bmt_clock_calibrate and
  * bmt_clock_describe serialise on the clock's lock (session start and
  * beamtrace:sinks(), on dirty schedulers); calibration publishes `usable`
- * last with a release store; bmt_clock_event_ns runs on any thread, each
- * with its own struct bmt_clock_thread, and may clear `usable` (then
- * every thread falls back at its next event).
+ * and then `fast_ticks` with release stores; bmt_clock_event_ns runs on any
+ * thread, each with its own struct bmt_clock_thread, and may clear both
+ * (then every thread falls back at its next event).
  */
 #ifndef BMT_CLOCK_H
 #define BMT_CLOCK_H
@@ -68,6 +68,9 @@ struct bmt_clock {
     _Atomic int usable;         /* the TSC stands in for CLOCK_MONOTONIC */
     uint64_t mult;              /* ns per tick, 32.32 fixed point */
     uint64_t anchor_ticks;      /* ticks between a thread's re-anchors (1 ms) */
+    _Atomic uint64_t fast_ticks;/* anchor_ticks while `usable`, else 0: the
+                                 * event's one test for both (its slow path
+                                 * then reads clock_gettime) */
     _Atomic uint64_t worst_ns;  /* largest error a re-anchor measured beyond its
                                  * reads' uncertainty, ns */
     pthread_mutex_t lock;       /* calibration and its reason */
@@ -106,30 +109,27 @@ void bmt_clock_calibrate(struct bmt_clock *c);
 int bmt_clock_describe(struct bmt_clock *c, char *out, size_t size);
 
 /* bmt_clock_event_ns's slow path: a new anchor (and its re-check), or no
- * TSC. */
+ * TSC (clock_gettime). */
 uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t);
 
 /* CLOCK_MONOTONIC ns for an event on the thread owning `t`: never less than
- * the last value it gave that thread. Inline: one TSC read, a compare, a
- * multiply while the thread's anchor is fresh; without the TSC (a kernel
- * on kvm-clock, or no invariant TSC), clock_gettime straight from here:
- * no call of our own around it. */
+ * the last value it gave that thread. Inline: one TSC read, one compare
+ * (the anchor is fresh, which only a usable TSC's can be: fast_ticks), a
+ * multiply. Without the TSC (a CPU without an invariant one, or one given
+ * up), every event takes the slow path, which reads clock_gettime. */
 static inline uint64_t bmt_clock_event_ns(struct bmt_clock *c, struct bmt_clock_thread *t)
 {
     uint64_t ns;
 #if defined(__x86_64__)
-    if (__builtin_expect(atomic_load_explicit(&c->usable, memory_order_acquire), 1)) {
-        uint64_t dt = __rdtsc() - t->tsc_anchor;
-        if (__builtin_expect(dt > c->anchor_ticks, 0))
-            return bmt_clock_event_ns_slow(c, t);
-        ns = t->ns_anchor + ((dt * c->mult) >> 32);
-    } else
+    uint64_t dt = __rdtsc() - t->tsc_anchor;
+    if (__builtin_expect(dt >= atomic_load_explicit(&c->fast_ticks, memory_order_acquire), 0))
+        return bmt_clock_event_ns_slow(c, t);
+    ns = t->ns_anchor + ((dt * c->mult) >> 32);
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #endif
-    {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    }
     /* A thread moved to a CPU whose TSC reads a little behind. */
     ns = ns < t->last_ns ? t->last_ns : ns;
     t->last_ns = ns;

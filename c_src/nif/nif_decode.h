@@ -158,6 +158,13 @@ DECODE_INLINE void put_id(struct decode *d, const char *name, ERL_NIF_TERM term)
     put_text(d, name, bmt_format_id(d->fmt, d->env, term, (char *)d->cursor));
 }
 
+/* The tracee, a pid or port: as put_id, tried first against the thread's
+ * last tracee (the process running on it, as a rule). */
+DECODE_INLINE void put_tracee(struct decode *d, const char *name)
+{
+    put_text(d, name, bmt_format_tracee(d->fmt, d->env, d_tracee(d), (char *)d->cursor));
+}
+
 /* `vm_args`: see bmt_format_mfa. */
 DECODE_INLINE void put_mfa(struct decode *d, const char *name, ERL_NIF_TERM term, int vm_args)
 {
@@ -321,7 +328,7 @@ static inline void put_gc(struct decode *d, const char *first)
 {
     uint64_t words, heap, old_heap;
     gc_values(d, &words, &heap, &old_heap);
-    put_id(d, "pid", d_tracee(d));
+    put_tracee(d, "pid");
     put_u64(d, first, words);
     put_u64(d, "heap", heap);
     put_u64(d, "old_heap", old_heap);
@@ -377,7 +384,7 @@ DECODE_INLINE void decode_exception(struct decode *d)
     const ERL_NIF_TERM *cv;
     int arity;
     ERL_NIF_TERM x = bmt_decode_extra(d);
-    put_id(d, "pid", d_tracee(d));
+    put_tracee(d, "pid");
     put_mfa(d, "entry", d_term(d), 1);
     if (enif_get_tuple(d->env, x, &arity, &cv) && arity == 2)
         put_term(d, "class", cv[0]);
@@ -387,7 +394,7 @@ DECODE_INLINE void decode_exception(struct decode *d)
 
 DECODE_INLINE void decode_send_link(struct decode *d)
 {
-    put_id(d, "from", d_tracee(d));
+    put_tracee(d, "from");
     put_destination(d, "to", bmt_decode_extra(d));
     put_message(d, "message", d_term(d));
     put_word(d, "type", d_tag(d) == d->a->send_to_non_existing_process
@@ -404,7 +411,7 @@ DECODE_INLINE void decode_receive_link(struct decode *d)
 {
     ERL_NIF_TERM result;
     int found = enif_get_map_value(d->env, d_opts(d), d->a->match_spec_result, &result);
-    put_id(d, "to", d_tracee(d));
+    put_tracee(d, "to");
     put_message(d, "message", d_term(d));
     if (found && (enif_is_pid(d->env, result) || enif_is_port(d->env, result))) {
         put_id(d, "from", result);
@@ -451,7 +458,7 @@ static inline __attribute__((always_inline)) void bmt_decode_fields(struct decod
     switch (tp) {
     case BMT_TP_process_spawn:
         put_id(d, "pid", d_term(d));
-        put_id(d, "parent", d_tracee(d));
+        put_tracee(d, "parent");
         put_mfa(d, "entry", bmt_decode_extra(d), 0);
         break;
     case BMT_TP_process_link:
@@ -461,36 +468,36 @@ static inline __attribute__((always_inline)) void bmt_decode_fields(struct decod
         put_word16(d, "type", link_type(d));
         break;
     case BMT_TP_process_exit:
-        put_id(d, "pid", d_tracee(d));
+        put_tracee(d, "pid");
         put_term(d, "reason", d_term(d));
         break;
     case BMT_TP_port_exit:
-        put_id(d, "port", d_tracee(d));
+        put_tracee(d, "port");
         put_term(d, "reason", d_term(d));
         break;
     case BMT_TP_process_register:
-        put_id(d, "pid", d_tracee(d));
+        put_tracee(d, "pid");
         put_term(d, "name", d_term(d));
         put_word16(d, "type", d_tag(d) == d->a->register_ ? &w_register : &w_unregister);
         break;
     case BMT_TP_process_scheduled:
-        put_id(d, "pid", d_tracee(d));
+        put_tracee(d, "pid");
         put_mfa(d, "entry", d_term(d), 1);
         put_word16(d, "type", running_type(d));
         break;
     case BMT_TP_port_open:
         put_id(d, "pid", d_term(d));
         put_term(d, "driver", bmt_decode_extra(d));
-        put_id(d, "port", d_tracee(d));
+        put_tracee(d, "port");
         break;
     case BMT_TP_port_scheduled:
-        put_id(d, "pid", d_tracee(d));
+        put_tracee(d, "pid");
         put_term(d, "entry", d_term(d));
         put_word16(d, "type", running_type(d));
         break;
     case BMT_TP_function_call:
     case BMT_TP_function_return:
-        put_id(d, "pid", d_tracee(d));
+        put_tracee(d, "pid");
         put_mfa(d, "entry", d_term(d), 1);
         put_u32(d, "depth", 0);
         break;
@@ -498,12 +505,12 @@ static inline __attribute__((always_inline)) void bmt_decode_fields(struct decod
         decode_exception(d);
         break;
     case BMT_TP_message_send:
-        put_id(d, "from", d_tracee(d));
+        put_tracee(d, "from");
         put_destination(d, "to", bmt_decode_extra(d));
         put_message(d, "message", d_term(d));
         break;
     case BMT_TP_message_receive:
-        put_id(d, "to", d_tracee(d));
+        put_tracee(d, "to");
         put_message(d, "message", d_term(d));
         break;
     case BMT_TP_message_send_link:

@@ -43,6 +43,19 @@ static int mfa_arity(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_T
     return enif_get_ulong(env, args, arity);
 }
 
+size_t bmt_format_mfa_checked(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
+                              char *out, int vm_args)
+{
+    const ERL_NIF_TERM *mfa;
+    if (bmt_peek_tuple_of(env, term, 3, &mfa)) {
+        const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
+        if (e->module == mfa[0] && e->function == mfa[1] &&
+            bmt_mfa_arity_is(c, env, mfa[2], e->arity, bmt_peek_trusted(BMT_PEEK_LIST)))
+            return bmt_mfa_copy(e, out);
+    }
+    return bmt_format_mfa_miss(c, env, term, out, vm_args);
+}
+
 size_t bmt_format_mfa_miss(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
                            char *out, int vm_args)
 {

@@ -69,6 +69,10 @@ struct mfa_cache_entry {
 
 struct bmt_format_cache {
     ERL_NIF_TERM nil;           /* the word of [] (the state's, at hand) */
+    /* The id entry of the last tracee bmt_format_tracee found: the process
+     * running on this thread, the next event's too as a rule. Never NULL
+     * once the thread has its context (nif_thread.c points it at slot 0). */
+    const struct bmt_id_cache_entry *last_tracee;
     struct bmt_text_cache text; /* pids, ports and atoms */
     struct mfa_cache_entry mfas[MFA_CACHE_SIZE];
 };
@@ -134,30 +138,51 @@ bmt_format_id(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, cha
     return bmt_format_id_miss(c, env, term, out);
 }
 
+/* An event's tracee: bmt_format_id, tried first against the last tracee's
+ * entry (one compare, no hash), which it then remembers. */
+static inline __attribute__((always_inline)) size_t
+bmt_format_tracee(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
+{
+    const struct bmt_id_cache_entry *e = c->last_tracee;
+    if (__builtin_expect(e->key != term, 0)) {
+        e = bmt_id_cache_hit(&c->text.ids, term);
+        if (!e)
+            return bmt_format_id_miss(c, env, term, out);
+        c->last_tracee = e;
+    }
+    memcpy(out, e->text, sizeof e->text);
+    return e->len_bytes;
+}
+
+/* An MFA's cache entry: the atoms' indices (a term's bits above its 6
+ * tag bits), one times 9 plus the other, so that neither the functions of
+ * one module nor one function name across modules (handle_call) share a
+ * slot among 256 neighbours. */
 static inline unsigned bmt_mfa_slot(ERL_NIF_TERM module, ERL_NIF_TERM function)
 {
-    uint64_t x = (uint64_t)module * UINT64_C(0x9E3779B97F4A7C15) ^
-                 (uint64_t)function * UINT64_C(0xbf58476d1ce4e5b9);
-    return (unsigned)(x >> 56) % MFA_CACHE_SIZE;
+    return (unsigned)((module * 9 + function) >> 6) % MFA_CACHE_SIZE;
 }
 
 /* 1 when an MFA's third element says `arity`: an integer (the `arity'
  * trace flag: the VM copies no arguments) equal to it, or a proper list of
- * that many elements (walked no further than that). A call's argument list
- * (the common case) is walked in place with one trust check for the whole
- * list, not one per cell. */
+ * that many elements (walked no further than that). `list_trusted`: the
+ * list reader is (bmt_peek_trusted): a call's argument list (the common
+ * case) is then walked in place, with no check per cell. */
 static inline __attribute__((always_inline)) int
 bmt_mfa_arity_is(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM args,
-                 unsigned arity)
+                 unsigned arity, int list_trusted)
 {
     int64_t n;
     ERL_NIF_TERM head;
-    if (__builtin_expect((args & 3) == 1 && arity != 0 && bmt_peek_trusted(BMT_PEEK_LIST), 1)) {
-        /* A list cell: its tail is the second word of the cell. */
+    if (__builtin_expect((args & 3) == 1 && arity != 0 && list_trusted, 1)) {
+        /* A list cell: its tail is the second word of the cell. A local
+         * of its own: `args` has its address taken below, and would be
+         * stored to memory at each step. */
+        ERL_NIF_TERM cell = args;
         do
-            args = ((const ERL_NIF_TERM *)(args - 1))[1];
-        while (--arity && (args & 3) == 1);
-        return arity == 0 && args == c->nil;
+            cell = ((const ERL_NIF_TERM *)(cell - 1))[1];
+        while (--arity && (cell & 3) == 1);
+        return arity == 0 && cell == c->nil;
     }
     /* An arity (the `arity' flag, and running's MFA): its word. */
     if ((args & 0xF) == 0xF && __builtin_expect(bmt_small_trusted(), 1))
@@ -173,24 +198,37 @@ bmt_mfa_arity_is(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM 
     return args == c->nil;
 }
 
-/* "m:f/a" of an {M, F, Args | Arity} tuple, or "undefined". */
+/* Copies a hit's text: the whole fixed-size entry (four vector moves, no
+ * test of its length). */
+static inline __attribute__((always_inline)) size_t
+bmt_mfa_copy(const struct mfa_cache_entry *e, char *out)
+{
+    memcpy(out, e->text, sizeof e->text);
+    return e->len;
+}
+
+/* bmt_format_mfa while a term reader it uses is still being checked (or
+ * is off): out of line. */
+size_t bmt_format_mfa_checked(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
+                              char *out, int vm_args);
+
+/* "m:f/a" of an {M, F, Args | Arity} tuple, or "undefined". Once the
+ * tuple and list readers are trusted (one test for both), a hit reads the
+ * tuple and the argument list in place. */
 static inline __attribute__((always_inline)) size_t
 bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
                int vm_args)
 {
-    const ERL_NIF_TERM *mfa;
-    if (__builtin_expect(bmt_peek_tuple_of(env, term, 3, &mfa), 1)) {
+    if (__builtin_expect(!bmt_peek_mfa_trusted(), 0))
+        return bmt_format_mfa_checked(c, env, term, out, vm_args);
+    if (__builtin_expect((term & 3) == 2 && bmt_peek_boxed(term)[0] == (ERL_NIF_TERM)3 << 6, 1)) {
+        const ERL_NIF_TERM *mfa = bmt_peek_boxed(term) + 1;
         const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
         /* An empty entry's module is 0, which no atom is. */
         if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] &&
-                                 bmt_mfa_arity_is(c, env, mfa[2], e->arity),
-                             1)) {
-            if (e->len < 32)
-                memcpy(out, e->text, 32);
-            else
-                memcpy(out, e->text, sizeof e->text);
-            return e->len;
-        }
+                                 bmt_mfa_arity_is(c, env, mfa[2], e->arity, 1),
+                             1))
+            return bmt_mfa_copy(e, out);
     }
     return bmt_format_mfa_miss(c, env, term, out, vm_args);
 }

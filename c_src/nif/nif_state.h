@@ -73,9 +73,10 @@ struct bmt_atoms {
 /* Layout of the shared state: a library built with another layout must not
  * take this state over (upgrade, dyntrace shim). The sizes catch most
  * changes; bump the version for the rest (4: the thread contexts' cached
- * decision words; 5: their 128-byte MFA entries and clock slack). */
+ * decision words; 5: their 128-byte MFA entries and clock slack; 6: the
+ * sessions' live word). */
 #define BMT_PRIV_LAYOUT                                                              \
-    ((UINT64_C(5) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct bmt_session) << 8) + \
+    ((UINT64_C(6) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct bmt_session) << 8) + \
      sizeof(struct bmt_atoms) / 8)
 
 struct priv {

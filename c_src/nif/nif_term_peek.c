@@ -2,15 +2,23 @@
 #include "nif_term_peek.h"
 
 int bmt_peek_state[BMT_PEEK_KINDS];
+int bmt_peek_mfa_state;
 ERL_NIF_TERM bmt_peek_flatmap_header;
 
 /* Counts one agreeing answer of reader `k`, or turns it off. */
 static void check(enum bmt_peek_kind k, int agree)
 {
-    if (!agree)
+    if (!agree) {
         __atomic_store_n(&bmt_peek_state[k], -1, __ATOMIC_RELAXED);
-    else if (__atomic_load_n(&bmt_peek_state[k], __ATOMIC_RELAXED) >= 0)
+        /* Off for good, MFAs included: -1 stays (only 0 becomes 1). */
+        __atomic_store_n(&bmt_peek_mfa_state, -1, __ATOMIC_RELAXED);
+    } else if (__atomic_load_n(&bmt_peek_state[k], __ATOMIC_RELAXED) >= 0) {
         __atomic_fetch_add(&bmt_peek_state[k], 1, __ATOMIC_RELAXED);
+        int before = 0;
+        if (bmt_peek_trusted(BMT_PEEK_TUPLE) && bmt_peek_trusted(BMT_PEEK_LIST))
+            __atomic_compare_exchange_n(&bmt_peek_mfa_state, &before, 1, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED);
+    }
 }
 
 static int checking(enum bmt_peek_kind k)

@@ -409,10 +409,13 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_generic_rest(struct priv *
 }
 
 /* trace_status is asked on every event of some kinds (calls): [] at once,
- * with no register saved; the rest out of line. */
+ * with no register saved; the rest out of line. For [] the answer is
+ * `trace` whatever the tag: to trace_status, always (above); to seq_trace,
+ * the one other tag, it lets trace/5 decide (trace_slow), which it does
+ * for an event nobody wants at the cost of one call, on a rare event. */
 HOT ERL_NIF_TERM enabled_generic(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[])
 {
-    if (__builtin_expect(argv[0] == p->atom.trace_status && argv[1] == p->nil, 1))
+    if (__builtin_expect(argv[1] == p->nil, 1))
         return p->atom.trace;
     return enabled_generic_rest(p, env, argv);
 }

@@ -348,7 +348,7 @@ static void stop_by_itself(struct bmt_recorder *rec, struct bmt_session *s,
         return;
     int index = (int)(s - rec->sessions);
     uint64_t generation = atomic_load(&s->generation);
-    atomic_store(&s->state, BMT_SESSION_FINISHING);
+    bmt_rec_set_state(s, BMT_SESSION_FINISHING);
     bmt_rec_finish(rec, s, stop);
     enum bmt_stop_reason reason = s->final.reason;
     pthread_mutex_unlock(&rec->control);

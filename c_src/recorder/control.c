@@ -34,7 +34,7 @@ static void stop_locked(struct bmt_recorder *rec, struct bmt_session *s,
                         enum bmt_stop_reason reason, struct bmt_rec_stats *stats)
 {
     if (atomic_load(&s->state) == BMT_SESSION_RUNNING) {
-        atomic_store(&s->state, BMT_SESSION_FINISHING);
+        bmt_rec_set_state(s, BMT_SESSION_FINISHING);
         bmt_rec_join_consumer(s);
         bmt_rec_finish(rec, s, reason);
     }
@@ -271,7 +271,7 @@ void bmt_rec_stop_all(struct bmt_recorder *rec, enum bmt_stop_reason reason)
         struct bmt_session *s = &rec->sessions[i];
         if (atomic_load(&s->state) != BMT_SESSION_RUNNING)
             continue;
-        atomic_store(&s->state, BMT_SESSION_FINISHING);
+        bmt_rec_set_state(s, BMT_SESSION_FINISHING);
         bmt_rec_join_consumer(s);
         bmt_rec_finish(rec, s, reason);
         /* Kept FINISHED: a later stop still gets the figures. */

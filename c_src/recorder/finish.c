@@ -183,7 +183,7 @@ void bmt_rec_finish(struct bmt_recorder *rec, struct bmt_session *s, enum bmt_st
     seal_streams(s, st, now, reason);
     settle(s, st, reason);
     free_rings(s, st);
-    atomic_store(&s->state, BMT_SESSION_FINISHED);
+    bmt_rec_set_state(s, BMT_SESSION_FINISHED);
     atomic_fetch_add(&rec->epoch, 1);
 }
 
@@ -234,7 +234,7 @@ void bmt_rec_release_core(struct bmt_recorder *rec, struct bmt_session *s)
     bmt_rec_join_consumer(s);
     uint64_t packed = atomic_load(&s->generation) << 8 | (uint64_t)(s - rec->sessions + 1);
     atomic_compare_exchange_strong(&rec->default_session, &packed, 0);
-    atomic_store(&s->state, BMT_SESSION_FREE);
+    bmt_rec_set_state(s, BMT_SESSION_FREE);
     atomic_fetch_add(&rec->epoch, 1);
 }
 

@@ -152,6 +152,8 @@ struct bmt_session {
     _Atomic int state;            /* enum bmt_session_state */
     _Atomic uint64_t generation;  /* bumped at each start of this core, modulo
                                    * 2^BMT_GENERATION_BITS, never 0 */
+    _Atomic uint64_t live;        /* the generation while RUNNING, else 0: the
+                                   * writer's one load (bmt_rec_set_state) */
     _Atomic uint64_t enable_mask; /* the config's, readable lock-free */
     _Atomic uint64_t sampled_mask;/* sampling.mask, beside enable_mask: the tracer's one load */
     /* The tracer's formatting option (opaque here; the NIF's). Atomic: a
@@ -279,9 +281,22 @@ static inline struct bmt_session *bmt_rec_default(struct bmt_recorder *rec, uint
  * in callers the compiler may judge too large to inline it into. */
 static inline __attribute__((always_inline)) int bmt_rec_live(struct bmt_session *s, uint64_t generation)
 {
-    /* Acquire (a plain load on x86): pairs with the release of a start. */
-    return atomic_load_explicit(&s->state, memory_order_acquire) == BMT_SESSION_RUNNING &&
-           atomic_load_explicit(&s->generation, memory_order_relaxed) == generation;
+    /* Acquire (a plain load on x86): pairs with the release of a start.
+     * One word says both "running" and "this generation". */
+    return atomic_load_explicit(&s->live, memory_order_acquire) == generation;
+}
+
+/* Stores a session's state and, with it, its live word: every change of
+ * state goes through here (control held, or the consumer stopping its own
+ * session), so the two never disagree for long: `live` is cleared before
+ * a running session's state leaves RUNNING, and set after it enters it. */
+static inline void bmt_rec_set_state(struct bmt_session *s, enum bmt_session_state state)
+{
+    if (state != BMT_SESSION_RUNNING)
+        atomic_store(&s->live, 0);
+    atomic_store(&s->state, state);
+    if (state == BMT_SESSION_RUNNING)
+        atomic_store(&s->live, atomic_load(&s->generation));
 }
 
 /* 1 while `s` is the session with `generation`: running, or stopped by

@@ -183,9 +183,9 @@ static uint64_t launch(struct bmt_recorder *rec, struct bmt_session *s)
     if (gen == 0)
         gen = 1;
     atomic_store(&s->generation, gen);
-    atomic_store(&s->state, BMT_SESSION_RUNNING);
+    bmt_rec_set_state(s, BMT_SESSION_RUNNING);
     if (bmt_rec_consumer_start(rec, s) < 0) {
-        atomic_store(&s->state, BMT_SESSION_FREE);
+        bmt_rec_set_state(s, BMT_SESSION_FREE);
         close(s->wake_fd);
         s->wake_fd = -1;
         return 0;

@@ -12,7 +12,8 @@
  * catalogue_fields.h) and struct bmt_usdt_args for what OTP's probes carry
  * beyond the catalogue; never a term.
  *
- * Cost when nothing is attached: the semaphore loads in bmt_usdt_wants.
+ * Cost when nothing is attached: the semaphore loads in bmt_usdt_wants
+ * (the semaphores live in usdt_wants.c).
  * A tracer attaching or detaching changes a semaphore at any time; a probe
  * seen enabled in wants and disabled at the fire (or the reverse) costs one
  * missed or one harmless extra probe hit, never a wrong argument: arguments
@@ -25,45 +26,6 @@
 
 #include <errno.h>
 #include <string.h>
-
-/* Numbers 0..1023 for the numbered user probes: X(0) ... X(1023). */
-#define D10(X, p) X(p##0) X(p##1) X(p##2) X(p##3) X(p##4) X(p##5) X(p##6) X(p##7) X(p##8) X(p##9)
-#define D100(X, p) D10(X, p##0) D10(X, p##1) D10(X, p##2) D10(X, p##3) D10(X, p##4) \
-                   D10(X, p##5) D10(X, p##6) D10(X, p##7) D10(X, p##8) D10(X, p##9)
-#define LABELS(X)                                                                        \
-    D10(X, ) D10(X, 1) D10(X, 2) D10(X, 3) D10(X, 4) D10(X, 5) D10(X, 6) D10(X, 7) D10(X, 8) \
-    D10(X, 9) D100(X, 1) D100(X, 2) D100(X, 3) D100(X, 4) D100(X, 5) D100(X, 6) D100(X, 7) \
-    D100(X, 8) D100(X, 9) D10(X, 100) D10(X, 101) X(1020) X(1021) X(1022) X(1023)
-
-/* Semaphores: a tracer increments one while attached to its probe.
- * usdt_wants.h declares them for the inline checks. Those it groups
- * (USDT_IN_WORD_*) are half-words of the words below, named by symbols
- * the assembler sets at their addresses (the probe notes carry those);
- * the rest are variables of their own. */
-#define SEMAPHORE(name) USDT_CAT(SEMAPHORE_IN_WORD_, USDT_IN_A_WORD(name))(name)
-#define USDT_CAT(a, b) USDT_CAT_(a, b)
-#define USDT_CAT_(a, b) a##b
-#define SEMAPHORE_IN_WORD_0(name) \
-    __extension__ unsigned short erlang_##name##_semaphore __attribute__((unused, section(".probes")));
-#define SEMAPHORE_IN_WORD_1(name) SEMAPHORE_AT_OF(name, USDT_IN_WORD_##name)
-#define SEMAPHORE_AT_OF(name, ...) SEMAPHORE_AT(name, __VA_ARGS__)
-#define SEMAPHORE_AT(name, tilde, one, word, index)                                      \
-    __asm__(".globl erlang_" #name "_semaphore\n"                                        \
-            ".hidden erlang_" #name "_semaphore\n"                                       \
-            ".set erlang_" #name "_semaphore, bmt_usdt_word_" #word " + 2 * " #index); \
-    _Static_assert(index < 4, "a word holds four semaphores");
-union bmt_usdt_word bmt_usdt_word_call __attribute__((section(".probes"), aligned(8)));
-union bmt_usdt_word bmt_usdt_word_scheduled __attribute__((section(".probes"), aligned(8)));
-union bmt_usdt_word bmt_usdt_word_send __attribute__((section(".probes"), aligned(8)));
-#define SEMAPHORE_PROVIDED(symbol) SEMAPHORE(symbol)
-#define SEMAPHORE_APPROX(symbol) SEMAPHORE(symbol)
-#define SEMAPHORE_NONE(symbol)
-#define SEMAPHORE_NUMBERED(symbol)
-#define USDT(symbol, name, status, source, arguments, note) SEMAPHORE_##status(symbol)
-#include "core/usdt.def"
-#undef USDT
-#define USER_N_SEMAPHORE(n) SEMAPHORE(user_trace__n##n)
-LABELS(USER_N_SEMAPHORE)
 
 int bmt_usdt_built(void)
 {

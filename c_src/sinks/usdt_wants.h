@@ -13,6 +13,15 @@
 
 #include <stdint.h>
 
+/* Numbers 0..1023 for the numbered user probes: X(0) ... X(1023). */
+#define D10(X, p) X(p##0) X(p##1) X(p##2) X(p##3) X(p##4) X(p##5) X(p##6) X(p##7) X(p##8) X(p##9)
+#define D100(X, p) D10(X, p##0) D10(X, p##1) D10(X, p##2) D10(X, p##3) D10(X, p##4) \
+                   D10(X, p##5) D10(X, p##6) D10(X, p##7) D10(X, p##8) D10(X, p##9)
+#define LABELS(X)                                                                        \
+    D10(X, ) D10(X, 1) D10(X, 2) D10(X, 3) D10(X, 4) D10(X, 5) D10(X, 6) D10(X, 7) D10(X, 8) \
+    D10(X, 9) D100(X, 1) D100(X, 2) D100(X, 3) D100(X, 4) D100(X, 5) D100(X, 6) D100(X, 7) \
+    D100(X, 8) D100(X, 9) D10(X, 100) D10(X, 101) X(1020) X(1021) X(1022) X(1023)
+
 /* Hidden: each is read PC-relative, not through the GOT (the probe notes
  * carry their addresses for the tracers, not their symbols). */
 #define USDT_SEMAPHORE_DECL(symbol) \
@@ -24,6 +33,8 @@
 #define USDT(symbol, name, status, source, arguments, note) USDT_DECL_##status(symbol)
 #include "core/usdt.def"
 #undef USDT
+#define USDT_DECL_USER_N(n) USDT_SEMAPHORE_DECL(user_trace__n##n)
+LABELS(USDT_DECL_USER_N)
 
 /* One probe's semaphore. */
 #define SEM(name) __atomic_load_n(&erlang_##name##_semaphore, __ATOMIC_RELAXED)

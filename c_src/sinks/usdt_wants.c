@@ -1,0 +1,39 @@
+/* The USDT semaphores (usdt_wants.h reads them, usdt.c's probe sites
+ * fire on them): one per probe of usdt.def's PROVIDED and APPROX rows, and
+ * 1024 for the NUMBERED user_trace-n row. A tracer increments one while
+ * attached to its probe; the probe notes carry their addresses.
+ *
+ * Those usdt_wants.h groups (USDT_IN_WORD_*) are half-words of the words
+ * below, named by symbols the assembler sets at their addresses (in this
+ * file: a symbol can only be set at an address its own file defines); the
+ * rest are variables of their own. All live in the `.probes` section, where
+ * sys/sdt.h puts semaphores.
+ */
+#include "usdt_wants.h"
+
+union bmt_usdt_word bmt_usdt_word_call __attribute__((section(".probes"), aligned(8)));
+union bmt_usdt_word bmt_usdt_word_scheduled __attribute__((section(".probes"), aligned(8)));
+union bmt_usdt_word bmt_usdt_word_send __attribute__((section(".probes"), aligned(8)));
+
+#define USDT_CAT(a, b) USDT_CAT_(a, b)
+#define USDT_CAT_(a, b) a##b
+#define SEMAPHORE(name) USDT_CAT(SEMAPHORE_IN_WORD_, USDT_IN_A_WORD(name))(name)
+#define SEMAPHORE_IN_WORD_0(name) \
+    __extension__ unsigned short erlang_##name##_semaphore __attribute__((section(".probes")));
+#define SEMAPHORE_IN_WORD_1(name) SEMAPHORE_AT_OF(name, USDT_IN_WORD_##name)
+#define SEMAPHORE_AT_OF(name, ...) SEMAPHORE_AT(name, __VA_ARGS__)
+#define SEMAPHORE_AT(name, tilde, one, word, index)                                      \
+    _Static_assert(index < 4, "a word holds four semaphores");                           \
+    __asm__(".globl erlang_" #name "_semaphore\n"                                        \
+            ".hidden erlang_" #name "_semaphore\n"                                       \
+            ".set erlang_" #name "_semaphore, bmt_usdt_word_" #word " + 2 * " #index);
+
+#define SEMAPHORE_PROVIDED(symbol) SEMAPHORE(symbol)
+#define SEMAPHORE_APPROX(symbol) SEMAPHORE(symbol)
+#define SEMAPHORE_NONE(symbol)
+#define SEMAPHORE_NUMBERED(symbol)
+#define USDT(symbol, name, status, source, arguments, note) SEMAPHORE_##status(symbol)
+#include "core/usdt.def"
+#undef USDT
+#define USER_N_SEMAPHORE(n) SEMAPHORE(user_trace__n##n)
+LABELS(USER_N_SEMAPHORE)
