@@ -74,7 +74,8 @@ struct bmt_atoms {
  * take this state over (upgrade, dyntrace shim). The sizes catch most
  * changes; bump the version for the rest (4: the thread contexts' cached
  * decision words; 5: their 128-byte MFA entries and clock slack; 6: the
- * sessions' live word). */
+ * sessions' live word, the clock's fast_ticks and the thread contexts'
+ * last tracee). */
 #define BMT_PRIV_LAYOUT                                                              \
     ((UINT64_C(6) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct bmt_session) << 8) + \
      sizeof(struct bmt_atoms) / 8)
