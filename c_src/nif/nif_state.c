@@ -176,6 +176,11 @@ struct priv *bmt_priv_new(ErlNifEnv *env, ERL_NIF_TERM load_info, bmt_rec_notify
         free_priv(p);
         return NULL;
     }
+    /* The recorder's epoch starts at a value of this state's own, in
+     * [1, 2^63): a thread's TLS tag of another state (a reload) never
+     * matches it, and no number of bumps wraps it to 0, a fresh thread's
+     * tag (nif_thread.h). */
+    atomic_store(&p->rec.epoch, (p->instance >> 1) | 1);
     load_sinks(env, p, load_info);
     fill_lttng_enabled(p);
     return p;

@@ -238,9 +238,10 @@ static void put_pid_or_port(struct bmt_id_cache *ids, struct bmt_text_out *o, ER
         return;
     }
     /* Anything else by the VM. A full tmp may be a cut text (see
-     * put_atom): not cached. */
+     * put_atom), and an entry keeps its NUL (hits copy the whole entry and
+     * the field ends there): either is not cached. */
     n = enif_snprintf(tmp, sizeof tmp, "%T", t);
-    if (n < 0 || (size_t)n >= sizeof tmp - 1) {
+    if (n < 0 || (size_t)n >= sizeof e->text) {
         put_fallback(o, t);
         return;
     }

@@ -57,7 +57,8 @@
 #define BMT_ATOM_CACHE_ENTRIES 256
 #define BMT_ATOM_CACHE_TEXT_BYTES 55  /* longer atom texts are not cached */
 #define BMT_ID_CACHE_ENTRIES 128
-#define BMT_ID_CACHE_TEXT_BYTES 39    /* "#Port<0.18446744073709551615>" fits */
+#define BMT_ID_CACHE_TEXT_BYTES 32    /* "#Port<0.18446744073709551615>" fits (30
+                                       * with its NUL): two vector moves */
 
 /* Rendered atom text (quotes and escapes included) keyed by the atom's term
  * word. Atoms are immediates and the atom table never drops an entry, so a

@@ -99,6 +99,7 @@ struct thread_ctx *bmt_thread_ctx_slow(struct bmt_threads *th)
     }
     bmt_tls.instance = th->instance;
     bmt_tls.ctx = slot < 0 ? NULL : &th->ctx[slot];
+    bmt_tls.words_epoch = 0; /* until enabled_* fills this context's words */
     if (slot >= 0) {
         th->ctx[slot].slot = slot;
         th->ctx[slot].fmt.nil = th->nil;

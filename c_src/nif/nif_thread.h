@@ -115,10 +115,17 @@ void bmt_threads_free(struct bmt_threads *th);
 
 /* This copy of the library's TLS cache of the calling thread's context,
  * tagged with the state's instance id (nif_thread.c says why). One
- * variable, so that reaching both costs one look-up of its offset. */
+ * variable, so that reaching all three costs one look-up of its offset.
+ * `words_epoch` is the recorder's epoch of the context's default words
+ * (thread_ctx.words_epoch) once enabled_* filled them through this very
+ * context, else 0: equal to the state's epoch, it says the context is
+ * this state's, not NULL, and its words current, in one compare. Epochs
+ * start at a random value of the state's (below 2^63, never 0: nif_state.c),
+ * so another state's epoch does not match by chance. */
 struct bmt_tls {
     uint64_t instance;
     struct thread_ctx *ctx;
+    uint64_t words_epoch;
 };
 extern __thread struct bmt_tls bmt_tls __attribute__((tls_model("initial-exec")));
 

@@ -134,8 +134,14 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
      * a thread that has an event to record (below), so threads that never
      * record leave the slots to those that do. */
     struct thread_ctx *known = bmt_tls.instance == p->threads.instance ? bmt_tls.ctx : NULL;
-    uint64_t w = known && argv[1] == p->nil ? bmt_decide_default_cached(p, known, tp)
-                                            : bmt_decide(p, env, argv[1], tp);
+    uint64_t w;
+    if (known && argv[1] == p->nil) {
+        w = bmt_decide_default_cached(p, known, tp);
+        /* The words are this epoch's now: enabled_tp's one test (nif_thread.h). */
+        bmt_tls.words_epoch = known->words_epoch;
+    } else {
+        w = bmt_decide(p, env, argv[1], tp);
+    }
     if (!BMT_DW_SINKS(w)) {
         /* A state naming no session may be a flight recorder's call
          * trigger (nif_flight_call.h): its own answer. */
@@ -160,12 +166,14 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
 /* enabled_common for tracepoint `tp`, a constant in each copy. */
 HOT ERL_NIF_TERM enabled_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[], int tp)
 {
-    struct thread_ctx *t = bmt_tls.ctx;
-    if (__builtin_expect(argv[1] != p->nil || bmt_tls.instance != p->threads.instance || !t ||
-                             t->words_epoch !=
+    /* The TLS's words_epoch says at once that the thread has a context of
+     * this state and that its words are current (nif_thread.h). */
+    if (__builtin_expect(argv[1] != p->nil ||
+                             bmt_tls.words_epoch !=
                                  atomic_load_explicit(&p->rec.epoch, memory_order_acquire),
                          0))
         return enabled_slow(p, env, argv, tp);
+    struct thread_ctx *t = bmt_tls.ctx;
     /* bmt_decide_default_cached, its cache known to be current. */
     uint64_t w = t->default_words[tp] | bmt_external_word(p, tp);
     if (!BMT_DW_SINKS(w))
