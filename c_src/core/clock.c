@@ -168,8 +168,11 @@ static void calibrate(struct bmt_clock *c)
     if (check_cpus(c, tsc1, ns1) != 0)
         return;
     c->why[0] = '\0';
-    atomic_store_explicit(&c->usable, 1, memory_order_release);
+    /* fast_ticks first: a give_up (which needs `usable`) can then only
+     * come after both, and leaves both cleared. Until `usable`, the slow
+     * path an anchor-less thread takes still reads clock_gettime. */
     atomic_store_explicit(&c->fast_ticks, c->anchor_ticks, memory_order_release);
+    atomic_store_explicit(&c->usable, 1, memory_order_release);
 #else
     snprintf(c->why, sizeof c->why, "no TSC on this architecture: events read clock_gettime");
 #endif

@@ -39,8 +39,8 @@
  *
  * Pure C (no erl_nif.h). Threads: bmt_clock_calibrate and
  * bmt_clock_describe serialise on the clock's lock (session start and
- * beamtrace:sinks(), on dirty schedulers); calibration publishes `usable`
- * and then `fast_ticks` with release stores; bmt_clock_event_ns runs on any
+ * beamtrace:sinks(), on dirty schedulers); calibration publishes
+ * `fast_ticks` and then `usable` with release stores; bmt_clock_event_ns runs on any
  * thread, each with its own struct bmt_clock_thread, and may clear both
  * (then every thread falls back at its next event).
  */

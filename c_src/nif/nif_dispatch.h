@@ -161,7 +161,7 @@ void bmt_default_words_fill(const struct priv *p, struct thread_ctx *t, uint64_t
  * cache is filled from the sessions (acquire: it is bumped after each
  * change), so a change made meanwhile moves the epoch again and the next
  * event refills; a word a change made stale is caught where it is used
- * (bmt_rec_enter checks the session's state and generation, as for any
+ * (bmt_rec_enter checks the session's live word, its generation, as for any
  * decision made before a stop). */
 static inline __attribute__((always_inline)) uint64_t
 bmt_decide_default_cached(const struct priv *p, struct thread_ctx *t, int tp)

@@ -207,26 +207,28 @@ bmt_mfa_copy(const struct mfa_cache_entry *e, char *out)
     return e->len;
 }
 
-/* bmt_format_mfa while a term reader it uses is still being checked (or
- * is off): out of line. */
+/* bmt_format_mfa while the tuple reader is still being checked (or is
+ * off): out of line. */
 size_t bmt_format_mfa_checked(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
                               char *out, int vm_args);
 
 /* "m:f/a" of an {M, F, Args | Arity} tuple, or "undefined". Once the
- * tuple and list readers are trusted (one test for both), a hit reads the
- * tuple and the argument list in place. */
+ * tuple reader is trusted, a hit reads the tuple in place, and the
+ * argument list too once the list reader is (one load for both). */
 static inline __attribute__((always_inline)) size_t
 bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out,
                int vm_args)
 {
-    if (__builtin_expect(!bmt_peek_mfa_trusted(), 0))
+    int trust = bmt_peek_trust();
+    if (__builtin_expect(!(trust & 1 << BMT_PEEK_TUPLE), 0))
         return bmt_format_mfa_checked(c, env, term, out, vm_args);
     if (__builtin_expect((term & 3) == 2 && bmt_peek_boxed(term)[0] == (ERL_NIF_TERM)3 << 6, 1)) {
         const ERL_NIF_TERM *mfa = bmt_peek_boxed(term) + 1;
         const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
         /* An empty entry's module is 0, which no atom is. */
         if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] &&
-                                 bmt_mfa_arity_is(c, env, mfa[2], e->arity, 1),
+                                 bmt_mfa_arity_is(c, env, mfa[2], e->arity,
+                                                  trust & 1 << BMT_PEEK_LIST),
                              1))
             return bmt_mfa_copy(e, out);
     }

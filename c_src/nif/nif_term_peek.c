@@ -2,22 +2,33 @@
 #include "nif_term_peek.h"
 
 int bmt_peek_state[BMT_PEEK_KINDS];
-int bmt_peek_mfa_state;
+int bmt_peek_trusted_bits;
 ERL_NIF_TERM bmt_peek_flatmap_header;
 
-/* Counts one agreeing answer of reader `k`, or turns it off. */
+/* Counts one agreeing answer of reader `k`, or turns it off for good.
+ * The count never moves from -1 (compare-and-swap, not an add that could
+ * bring it back to 0), and its bit in bmt_peek_trusted_bits is set only
+ * while it is not -1: a setter that finds it turned off meanwhile clears
+ * the bit again, and the turner-off clears it after storing -1 (both
+ * sequentially consistent), so one of the two clears last. */
 static void check(enum bmt_peek_kind k, int agree)
 {
+    int bit = 1 << k;
     if (!agree) {
-        __atomic_store_n(&bmt_peek_state[k], -1, __ATOMIC_RELAXED);
-        /* Off for good, MFAs included: -1 stays (only 0 becomes 1). */
-        __atomic_store_n(&bmt_peek_mfa_state, -1, __ATOMIC_RELAXED);
-    } else if (__atomic_load_n(&bmt_peek_state[k], __ATOMIC_RELAXED) >= 0) {
-        __atomic_fetch_add(&bmt_peek_state[k], 1, __ATOMIC_RELAXED);
-        int before = 0;
-        if (bmt_peek_trusted(BMT_PEEK_TUPLE) && bmt_peek_trusted(BMT_PEEK_LIST))
-            __atomic_compare_exchange_n(&bmt_peek_mfa_state, &before, 1, 0, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED);
+        __atomic_store_n(&bmt_peek_state[k], -1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_and(&bmt_peek_trusted_bits, ~bit, __ATOMIC_SEQ_CST);
+        return;
+    }
+    int n = __atomic_load_n(&bmt_peek_state[k], __ATOMIC_RELAXED);
+    do
+        if (n < 0)
+            return;
+    while (!__atomic_compare_exchange_n(&bmt_peek_state[k], &n, n + 1, 1, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED));
+    if (n + 1 >= BMT_PEEK_CHECKS) {
+        __atomic_fetch_or(&bmt_peek_trusted_bits, bit, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&bmt_peek_state[k], __ATOMIC_SEQ_CST) < 0)
+            __atomic_fetch_and(&bmt_peek_trusted_bits, ~bit, __ATOMIC_SEQ_CST);
     }
 }
 

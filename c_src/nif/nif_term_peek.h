@@ -26,9 +26,9 @@ enum bmt_peek_kind { BMT_PEEK_TUPLE, BMT_PEEK_LIST, BMT_PEEK_MAP, BMT_PEEK_KINDS
 
 /* Checks passed so far per reader, or -1 when off. */
 extern int bmt_peek_state[BMT_PEEK_KINDS] __attribute__((visibility("hidden")));
-/* 1 once the tuple and the list readers are both trusted (their checks
- * passed), -1 once either is off, else 0: an MFA's one test for both. */
-extern int bmt_peek_mfa_state __attribute__((visibility("hidden")));
+/* Bit k (1 << k) set while reader k is trusted (its checks passed, not
+ * off): one load gives a caller that reads several kinds their trust. */
+extern int bmt_peek_trusted_bits __attribute__((visibility("hidden")));
 /* A flat map's header word (0: unknown, the map reader stays off). */
 extern ERL_NIF_TERM bmt_peek_flatmap_header __attribute__((visibility("hidden")));
 
@@ -48,9 +48,10 @@ static inline __attribute__((always_inline)) int bmt_peek_trusted(enum bmt_peek_
            __atomic_load_n(&bmt_peek_state[k], __ATOMIC_RELAXED) >= BMT_PEEK_CHECKS;
 }
 
-static inline __attribute__((always_inline)) int bmt_peek_mfa_trusted(void)
+static inline __attribute__((always_inline)) int bmt_peek_trust(void)
 {
-    return sizeof(ERL_NIF_TERM) == 8 && __atomic_load_n(&bmt_peek_mfa_state, __ATOMIC_RELAXED) > 0;
+    return sizeof(ERL_NIF_TERM) == 8 ? __atomic_load_n(&bmt_peek_trusted_bits, __ATOMIC_RELAXED)
+                                     : 0;
 }
 
 static inline const ERL_NIF_TERM *bmt_peek_boxed(ERL_NIF_TERM t)

@@ -294,7 +294,7 @@ static __attribute__((noinline)) void trace_with_external(struct priv *p, struct
 
 /* trace_*'s rare paths: no decision of this thread's enabled_* for this
  * event (a thread seen for the first time, or the VM did not ask), no slot,
- * re-entered, or a sink besides the recorder. */
+ * or re-entered. */
 static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifEnv *env,
                                                          const ERL_NIF_TERM argv[],
                                                          tag_map_fn *map)
@@ -353,6 +353,11 @@ static __attribute__((noinline)) void trace_tp_other(struct priv *p, struct thre
  * itself": one mask and one compare for both. */
 #define FAST_MASK ((uint64_t)7 | (uint64_t)63 << 10)
 #define FAST_WORD(tp) ((uint64_t)BMT_SINK_RECORDER | (uint64_t)(tp) << 10)
+_Static_assert(BMT_DW_SINKS(FAST_MASK) == 7 && BMT_DW_REC_TP(FAST_MASK) == 63 &&
+                   BMT_DW_SINKS(FAST_WORD(5)) == BMT_SINK_RECORDER && BMT_DW_REC_TP(FAST_WORD(5)) == 5 &&
+                   !BMT_DW_SAMPLED(FAST_MASK) && BMT_DW_TP(FAST_MASK) == 0 &&
+                   BMT_DW_SESSION(FAST_MASK) == 0 && BMT_DW_GENERATION(FAST_MASK) == 0,
+               "FAST_MASK covers the sinks and the recorded tracepoint, nothing else");
 
 /* The common case inline: this thread's enabled_* decided for this event,
  * of tracepoint `tp` (a constant in each copy), and only the recorder
@@ -417,13 +422,13 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_generic_rest(struct priv *
 }
 
 /* trace_status is asked on every event of some kinds (calls): [] at once,
- * with no register saved; the rest out of line. For [] the answer is
- * `trace` whatever the tag: to trace_status, always (above); to seq_trace,
- * the one other tag, it lets trace/5 decide (trace_slow), which it does
- * for an event nobody wants at the cost of one call, on a rare event. */
+ * with no register saved; the rest out of line. Not `trace` for every tag
+ * of []: the VM asks seq_trace's on each send that carries a token, and
+ * bumps the token's serial only when the answer is `trace`, so the answer
+ * must be the sinks' (enabled_common). */
 HOT ERL_NIF_TERM enabled_generic(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[])
 {
-    if (__builtin_expect(argv[1] == p->nil, 1))
+    if (__builtin_expect(argv[0] == p->atom.trace_status && argv[1] == p->nil, 1))
         return p->atom.trace;
     return enabled_generic_rest(p, env, argv);
 }

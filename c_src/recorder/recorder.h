@@ -13,9 +13,11 @@
  *  - Writer (any thread, its own slot only): bmt_rec_enter, then, if it
  *    returned a ring, bmt_rec_reserve/commit on it and bmt_rec_leave.
  *    Enter stores slot.busy = 1 (relaxed, then bmt_fence_light) and loads the
- *    session state and the slot's `frozen`; leave stores busy = 0 (release).
+ *    session's live word (its generation while it runs) and the slot's
+ *    `frozen`; leave stores busy = 0 (release).
  *  - Other side (stop/finish, the consumer's idle-ring flush, snapshot):
- *    stores the state or `frozen`, then bmt_fence_heavy, then waits for
+ *    stores the state (live word first: bmt_rec_set_state) or `frozen`,
+ *    then bmt_fence_heavy, then waits for
  *    busy == 0 (acquire). After that wait no writer is inside the ring and
  *    every later writer sees the new state or freeze (fence.h has the
  *    argument), so the other side may use the writer-owned ring fields.

@@ -11,9 +11,21 @@
  */
 #include "usdt_wants.h"
 
-union bmt_usdt_word bmt_usdt_word_call __attribute__((section(".probes"), aligned(8)));
-union bmt_usdt_word bmt_usdt_word_scheduled __attribute__((section(".probes"), aligned(8)));
-union bmt_usdt_word bmt_usdt_word_send __attribute__((section(".probes"), aligned(8)));
+/* The words themselves, defined in the same top-level assembly as the
+ * symbols set inside them: a `.set` against a C object breaks when link-time
+ * optimisation puts the two in different partitions. */
+#define USDT_WORD_ASM(word)                                                              \
+    ".globl bmt_usdt_word_" #word "\n"                                                   \
+    ".hidden bmt_usdt_word_" #word "\n"                                                  \
+    ".type bmt_usdt_word_" #word ", @object\n"                                           \
+    ".size bmt_usdt_word_" #word ", 8\n"                                                 \
+    "bmt_usdt_word_" #word ":\n"                                                         \
+    ".zero 8\n"
+__asm__(".pushsection .probes, \"aw\"\n"
+        ".balign 8\n"
+        USDT_WORD_ASM(call) USDT_WORD_ASM(scheduled) USDT_WORD_ASM(send)
+        ".popsection\n");
+_Static_assert(sizeof(union bmt_usdt_word) == 8, "a word is the 8 bytes the assembly makes");
 
 #define USDT_CAT(a, b) USDT_CAT_(a, b)
 #define USDT_CAT_(a, b) a##b
@@ -24,8 +36,13 @@ union bmt_usdt_word bmt_usdt_word_send __attribute__((section(".probes"), aligne
 #define SEMAPHORE_AT_OF(name, ...) SEMAPHORE_AT(name, __VA_ARGS__)
 #define SEMAPHORE_AT(name, tilde, one, word, index)                                      \
     _Static_assert(index < 4, "a word holds four semaphores");                           \
+    /* Two names on one half-word would be one label set twice: the     \
+     * assembler refuses that only for the same name, so this does. */  \
+    enum { USDT_SLOT_##word##_##index = index };                                          \
     __asm__(".globl erlang_" #name "_semaphore\n"                                        \
             ".hidden erlang_" #name "_semaphore\n"                                       \
+            ".type erlang_" #name "_semaphore, @object\n"                                \
+            ".size erlang_" #name "_semaphore, 2\n"                                      \
             ".set erlang_" #name "_semaphore, bmt_usdt_word_" #word " + 2 * " #index);
 
 #define SEMAPHORE_PROVIDED(symbol) SEMAPHORE(symbol)

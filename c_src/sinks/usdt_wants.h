@@ -1,6 +1,6 @@
 /* Whether an attached USDT tracer wants a tracepoint: the semaphore checks,
  * inline in every tracer callback (they run on every event, listened to or
- * not). The semaphores themselves are defined in sinks/usdt.c, from usdt.def;
+ * not). The semaphores themselves are defined in sinks/usdt_wants.c, from usdt.def;
  * they exist (and stay 0) when the probes are compiled out.
  *
  * A tracer may attach between the check and the fire: that one event is
@@ -42,7 +42,7 @@ LABELS(USDT_DECL_USER_N)
 /* The semaphores a hot tracepoint fires several probes for lie side by
  * side in one aligned 8-byte word, so that its check is one load, not one
  * per probe: USDT_IN_WORD_<symbol> says which word and which half-word
- * (usdt.c places them there). process__hibernate, fired from both
+ * (usdt_wants.c places them there). process__hibernate, fired from both
  * function_call and process_scheduled, is the call word's last. The form,
  * "~, 1, word, index", is what USDT_IN_A_WORD below detects. */
 #define USDT_IN_WORD_global__function__entry ~, 1, call, 0

@@ -8,7 +8,7 @@
          end_per_testcase/2]).
 -export([procs_test/1, ports_test/1, running_test/1, call_test/1, return_to_test/1,
          send_receive_test/1, message_length_test/1, gc_test/1, long_ids_test/1,
-         all_tracepoints_seen_test/1, seq_trace_test/1,
+         all_tracepoints_seen_test/1, seq_trace_test/1, seq_trace_unheard_test/1,
          traces_reread_test/1]).
 %% workload functions
 -export([sched_worker/0, call_worker/1, call_a/1, call_exc/1, call_throw/1, call_exit/1,
@@ -29,7 +29,7 @@ all() ->
     [procs_test, ports_test, running_test,
      call_test, return_to_test, send_receive_test,
      message_length_test, gc_test, long_ids_test,
-     all_tracepoints_seen_test, seq_trace_test,
+     all_tracepoints_seen_test, seq_trace_test, seq_trace_unheard_test,
      traces_reread_test].
 
 %% A fresh record of the tracepoints seen and the cases passed.
@@ -428,7 +428,8 @@ all_tracepoints_seen_test(_Config) ->
                 {ok, Bin} -> [binary:split(L, <<" ">>) || L <- binary:split(Bin, <<"\n">>, [global, trim_all])];
                 {error, enoent} -> []
             end,
-    Others = all() -- [all_tracepoints_seen_test, seq_trace_test, traces_reread_test],
+    Others = all() -- [all_tracepoints_seen_test, seq_trace_test, seq_trace_unheard_test,
+                       traces_reread_test],
     case Others -- [binary_to_atom(C) || [<<"passed">>, C] <- Lines] of
         [] ->
             Seen = lists:usort([binary_to_atom(N) || [<<"seen">>, N] <- Lines]),
@@ -492,6 +493,29 @@ seq_trace_test(_Config) ->
     assert_eq(seq_trace_print, #{label => <<"17">>, from => t(P), message => <<"hello">>},
               maps:with([label, from, message], Print)),
     assert_eq(total, 5, length(Ev)).
+
+%% beamtrace as the system tracer for [] (its sinks as a whole) with no
+%% sink listening: the VM asks enabled(seq_trace, ...) on each send that
+%% carries a token and moves the token's serial only when the answer is
+%% `trace', so ten round trips leave it where set_token put it, {0, 0}.
+%% (Answering `trace' to every tag of [] moved it to {57, 58}.)
+seq_trace_unheard_test(_Config) ->
+    {module, beamtrace} = code:ensure_loaded(beamtrace),
+    Old = seq_trace:set_system_tracer({beamtrace, []}),
+    Ctl = self(),
+    Q = spawn(fun Echo() -> receive {ping, From} -> From ! pong, Echo(); stop -> ok end end),
+    P = spawn(fun() ->
+                      seq_trace:set_token(label, 17),
+                      [begin Q ! {ping, self()}, receive pong -> ok end end
+                       || _ <- lists:seq(1, 10)],
+                      Serial = seq_trace:get_token(serial),
+                      seq_trace:set_token([]),
+                      Ctl ! {self(), Serial}
+              end),
+    Serial = receive {P, S} -> S after 10000 -> timeout end,
+    seq_trace:set_system_tracer(Old),
+    Q ! stop,
+    assert_eq(serial_with_nobody_listening, {serial, {0, 0}}, Serial).
 
 %% Last: every trace the cases above wrote reads back the same later.
 traces_reread_test(_Config) ->
