@@ -197,6 +197,7 @@ int bmt_clock_describe(struct bmt_clock *c, char *out, size_t size)
     return tsc;
 }
 
+#if defined(__x86_64__)
 /* Gives the TSC up for every thread (a re-anchor found it off). The
  * reason is written by the first thread to give up, without the lock
  * (a writer may not wait): c->why is read only under the lock once usable
@@ -228,6 +229,8 @@ static uint64_t bracket_slack_ns(const struct bmt_clock *c, uint64_t width)
     unsigned __int128 ns = ((unsigned __int128)width * c->mult) >> 33;
     return ns > UINT32_MAX ? UINT32_MAX : (uint64_t)ns;
 }
+
+#endif
 
 uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t)
 {
@@ -275,6 +278,8 @@ uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t
         t->tsc_anchor = tsc;
         t->anchor_slack_ns = slack;
     } else
+#else
+    (void)c; /* no TSC here: the clock is not consulted */
 #endif
     {
         ns = bmt_clock_ns();

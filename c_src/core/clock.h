@@ -127,6 +127,7 @@ static inline uint64_t bmt_clock_event_ns(struct bmt_clock *c, struct bmt_clock_
     ns = t->ns_anchor + ((dt * c->mult) >> 32);
 #else
     struct timespec ts;
+    (void)c; /* no TSC here */
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #endif

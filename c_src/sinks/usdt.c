@@ -144,8 +144,11 @@ static void fire_file(const struct bmt_event *ev)
                      "");
     if (ON(efile_drv__return)) {
         int success = strcmp(S(file_op, result), "error") != 0;
-        STAP_PROBE6(erlang, efile_drv__return, 0, 0, tag, command, success,
-                    success ? 0 : errno_of(S(file_op, error)));
+        /* Computed here, not inside the probe's arguments: compiled out
+         * (USDT=0) those are never evaluated, and clang would then call
+         * errno_of unused. */
+        int err = success ? 0 : errno_of(S(file_op, error));
+        STAP_PROBE6(erlang, efile_drv__return, 0, 0, tag, command, success, err);
     }
 }
 
