@@ -52,6 +52,19 @@ check "USDT=0: no probe note in the NIF; list --usdt and --format json say compi
 check "USDT=0: sinks() says usdt is unavailable, compiled out" \
     'erl -noshell -pa "$out/no-usdt/ebin" -eval "io:format(\"~p~n\", [maps:get(usdt, beamtrace:sinks())]), halt()." |
      grep -q "{unavailable,<<\"compiled out"'
+# clang and no sys/sdt.h (Alpine, slim images): clang also reports a
+# function only a compiled-out probe's arguments name. The sinks and the
+# clock, syntax only, with the build's own warnings as errors.
+if command -v clang >/dev/null; then
+    check "CC=clang USDT=0: the sinks and the clock compile with warnings as errors" \
+        '(for f in c_src/sinks/usdt.c c_src/sinks/usdt_wants.c c_src/sinks/lttng.c c_src/core/clock.c; do
+             clang -std=gnu11 -fsyntax-only -Wall -Wextra -Wshadow -Wstrict-prototypes \
+                 -Wmissing-prototypes -Werror -DBMT_USDT=0 -I"$out/no-usdt/c_src" \
+                 "$out/no-usdt/$f" || exit 1
+         done)'
+else
+    echo "ok - build: CC=clang USDT=0 compiles warning-free # SKIP clang not installed (apt-get install clang)"
+fi
 check "default build: list --usdt --format json says compiled in where sys/sdt.h is" \
     '! printf "#include <sys/sdt.h>\n" | ${CC:-cc} -E -x c - >/dev/null 2>&1 ||
      "$root/priv/beamtrace" list --usdt --format json | grep -q "\"compiled_in\": true"'
