@@ -113,24 +113,31 @@ int bmt_clock_describe(struct bmt_clock *c, char *out, size_t size);
 uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t);
 
 /* CLOCK_MONOTONIC ns for an event on the thread owning `t`: never less than
- * the last value it gave that thread. Inline: one TSC read, one compare
- * (the anchor is fresh, which only a usable TSC's can be: fast_ticks), a
- * multiply. Without the TSC (a CPU without an invariant one, or one given
- * up), every event takes the slow path, which reads clock_gettime. */
+ * the last value it gave that thread. Inline: one load that says both
+ * "the TSC stands in" and how long an anchor lasts (fast_ticks), one TSC
+ * read, a compare, a multiply. Without the TSC (a CPU without an
+ * invariant one, or one given up), clock_gettime straight from here. */
 static inline uint64_t bmt_clock_event_ns(struct bmt_clock *c, struct bmt_clock_thread *t)
 {
     uint64_t ns;
 #if defined(__x86_64__)
-    uint64_t dt = __rdtsc() - t->tsc_anchor;
-    if (__builtin_expect(dt >= atomic_load_explicit(&c->fast_ticks, memory_order_acquire), 0))
-        return bmt_clock_event_ns_slow(c, t);
-    ns = t->ns_anchor + ((dt * c->mult) >> 32);
+    uint64_t fast_ticks = atomic_load_explicit(&c->fast_ticks, memory_order_acquire);
+    if (__builtin_expect(fast_ticks != 0, 1)) {
+        uint64_t dt = __rdtsc() - t->tsc_anchor;
+        if (__builtin_expect(dt >= fast_ticks, 0))
+            return bmt_clock_event_ns_slow(c, t);
+        ns = t->ns_anchor + ((dt * c->mult) >> 32);
+    } else
 #else
-    struct timespec ts;
     (void)c; /* no TSC here */
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #endif
+    {
+        /* No rdtsc here: where the TSC does not stand in, a hypervisor
+         * may trap it. */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    }
     /* A thread moved to a CPU whose TSC reads a little behind. */
     ns = ns < t->last_ns ? t->last_ns : ns;
     t->last_ns = ns;

@@ -1,7 +1,9 @@
 /* The checked halves of the term readers (contract in nif_term_peek.h). */
 #include "nif_term_peek.h"
 
-int bmt_peek_state[BMT_PEEK_KINDS];
+/* Checks passed so far per reader, or -1 when off; the readers test the
+ * bits of bmt_peek_trusted_bits, set from these. */
+static int bmt_peek_state[BMT_PEEK_KINDS];
 int bmt_peek_trusted_bits;
 ERL_NIF_TERM bmt_peek_flatmap_header;
 

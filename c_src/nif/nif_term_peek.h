@@ -24,8 +24,6 @@
 
 enum bmt_peek_kind { BMT_PEEK_TUPLE, BMT_PEEK_LIST, BMT_PEEK_MAP, BMT_PEEK_KINDS };
 
-/* Checks passed so far per reader, or -1 when off. */
-extern int bmt_peek_state[BMT_PEEK_KINDS] __attribute__((visibility("hidden")));
 /* Bit k (1 << k) set while reader k is trusted (its checks passed, not
  * off): one load gives a caller that reads several kinds their trust. */
 extern int bmt_peek_trusted_bits __attribute__((visibility("hidden")));
@@ -42,16 +40,17 @@ int bmt_peek_list_cell_checked(ErlNifEnv *env, ERL_NIF_TERM t, ERL_NIF_TERM *hea
 int bmt_peek_map_value_checked(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM key,
                                ERL_NIF_TERM *value);
 
-static inline __attribute__((always_inline)) int bmt_peek_trusted(enum bmt_peek_kind k)
-{
-    return sizeof(ERL_NIF_TERM) == 8 &&
-           __atomic_load_n(&bmt_peek_state[k], __ATOMIC_RELAXED) >= BMT_PEEK_CHECKS;
-}
-
+/* The trust bits (bmt_peek_trusted_bits), at once. */
 static inline __attribute__((always_inline)) int bmt_peek_trust(void)
 {
     return sizeof(ERL_NIF_TERM) == 8 ? __atomic_load_n(&bmt_peek_trusted_bits, __ATOMIC_RELAXED)
                                      : 0;
+}
+
+/* Whether reader `k` is trusted: its bit. */
+static inline __attribute__((always_inline)) int bmt_peek_trusted(enum bmt_peek_kind k)
+{
+    return bmt_peek_trust() >> k & 1;
 }
 
 static inline const ERL_NIF_TERM *bmt_peek_boxed(ERL_NIF_TERM t)

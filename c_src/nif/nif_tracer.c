@@ -337,7 +337,8 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
 
 /* trace_tp's other cases, once its decision is taken (one use) and the
  * thread entered: the recorder alone, writing a variant of `tp` (link
- * events, results, arguments); anything else goes to trace_slow's sinks. */
+ * events, results, arguments), or LTTng or USDT (with or without the
+ * recorder), as trace_slow hands them on. */
 static __attribute__((noinline)) void trace_tp_other(struct priv *p, struct thread_ctx *t,
                                                      ErlNifEnv *env, const ERL_NIF_TERM argv[],
                                                      uint64_t w)
