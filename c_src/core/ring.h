@@ -128,12 +128,22 @@ static inline void bmt_ring_count(_Atomic uint64_t *counter, uint64_t n)
  * stream's previous timestamp (the packet's begin time in a new packet),
  * which the event header is relative to. */
 uint8_t *bmt_ring_reserve_slow(struct bmt_ring *r, size_t bytes, uint64_t ts_ns);
-static inline uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
+
+/* The common case of bmt_ring_reserve, inline: room left in the open
+ * packet (a closed ring's limit is 0). NULL otherwise, with nothing
+ * changed or counted. */
+static inline uint8_t *bmt_ring_reserve_open(struct bmt_ring *r, size_t bytes)
 {
-    /* The common case, inline: room left in the open packet (a closed
-     * ring's limit is 0, so it always takes the slow path). */
     if (__builtin_expect(r->offset_bytes + bytes <= r->open_limit, 1))
         return r->open_base + r->offset_bytes;
+    return NULL;
+}
+
+static inline uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
+{
+    uint8_t *dst = bmt_ring_reserve_open(r, bytes);
+    if (__builtin_expect(dst != NULL, 1))
+        return dst;
     return bmt_ring_reserve_slow(r, bytes, ts_ns);
 }
 

@@ -36,6 +36,11 @@ struct decode {
                                  and node name), or NULL: OTP's choices */
     ERL_NIF_TERM extra;       /* Opts' extra once looked up (0: not yet) */
     int tp;                   /* the tracepoint being written */
+    /* The cache entries of the tracee and of the event's MFA (argv[3]),
+     * when the caller found both before it entered the ring (the tracer's
+     * fastest path: nif_tracer.c's trace_cached); NULL otherwise. */
+    const struct bmt_id_cache_entry *tracee_hit;
+    const struct mfa_cache_entry *mfa_hit;
 #ifdef BMT_DEBUG
     unsigned field;           /* index of the next field (the checks') */
 #endif
@@ -68,7 +73,8 @@ static inline void bmt_decode_init(struct decode *d, ErlNifEnv *env, const struc
 static inline __attribute__((always_inline)) struct decode bmt_decode_copy(const struct decode *d)
 {
     struct decode v = {.env = d->env, .a = d->a, .t = d->t, .fmt = d->fmt, .argv = d->argv,
-                       .cursor = d->cursor, .s = d->s, .extra = d->extra, .tp = d->tp};
+                       .cursor = d->cursor, .s = d->s, .extra = d->extra, .tp = d->tp,
+                       .tracee_hit = d->tracee_hit, .mfa_hit = d->mfa_hit};
 #ifdef BMT_DEBUG
     v.field = d->field;
 #endif
@@ -162,13 +168,19 @@ DECODE_INLINE void put_id(struct decode *d, const char *name, ERL_NIF_TERM term)
  * last tracee (the process running on it, as a rule). */
 DECODE_INLINE void put_tracee(struct decode *d, const char *name)
 {
-    put_text(d, name, bmt_format_tracee(d->fmt, d->env, d_tracee(d), (char *)d->cursor));
+    if (d->tracee_hit)
+        put_text(d, name, bmt_id_copy(d->tracee_hit, (char *)d->cursor));
+    else
+        put_text(d, name, bmt_format_tracee(d->fmt, d->env, d_tracee(d), (char *)d->cursor));
 }
 
 /* `vm_args`: see bmt_format_mfa. */
 DECODE_INLINE void put_mfa(struct decode *d, const char *name, ERL_NIF_TERM term, int vm_args)
 {
-    put_text(d, name, bmt_format_mfa(d->fmt, d->env, term, (char *)d->cursor, vm_args));
+    if (d->mfa_hit && term == d_term(d))
+        put_text(d, name, bmt_mfa_copy(d->mfa_hit, (char *)d->cursor));
+    else
+        put_text(d, name, bmt_format_mfa(d->fmt, d->env, term, (char *)d->cursor, vm_args));
 }
 
 DECODE_INLINE void put_term(struct decode *d, const char *name, ERL_NIF_TERM term)

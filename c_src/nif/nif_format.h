@@ -138,20 +138,37 @@ bmt_format_id(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, cha
     return bmt_format_id_miss(c, env, term, out);
 }
 
-/* An event's tracee: bmt_format_id, tried first against the last tracee's
- * entry (one compare, no hash), which it then remembers. */
-static inline __attribute__((always_inline)) size_t
-bmt_format_tracee(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
+/* An event's tracee's id entry, or NULL when it is not cached: tried
+ * first against the last tracee's entry (one compare, no hash), which it
+ * then remembers. No call. */
+static inline __attribute__((always_inline)) const struct bmt_id_cache_entry *
+bmt_tracee_hit(struct bmt_format_cache *c, ERL_NIF_TERM term)
 {
     const struct bmt_id_cache_entry *e = c->last_tracee;
     if (__builtin_expect(e->key != term, 0)) {
         e = bmt_id_cache_hit(&c->text.ids, term);
-        if (!e)
-            return bmt_format_id_miss(c, env, term, out);
-        c->last_tracee = e;
+        if (e)
+            c->last_tracee = e;
     }
+    return e;
+}
+
+/* Copies an id entry's text: the whole fixed-size entry. */
+static inline __attribute__((always_inline)) size_t
+bmt_id_copy(const struct bmt_id_cache_entry *e, char *out)
+{
     memcpy(out, e->text, sizeof e->text);
     return e->len_bytes;
+}
+
+/* An event's tracee: bmt_format_id through bmt_tracee_hit. */
+static inline __attribute__((always_inline)) size_t
+bmt_format_tracee(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, char *out)
+{
+    const struct bmt_id_cache_entry *e = bmt_tracee_hit(c, term);
+    if (__builtin_expect(!e, 0))
+        return bmt_format_id_miss(c, env, term, out);
+    return bmt_id_copy(e, out);
 }
 
 /* An MFA's cache entry: the atoms' indices (a term's bits above its 6
@@ -168,16 +185,15 @@ static inline unsigned bmt_mfa_slot(ERL_NIF_TERM module, ERL_NIF_TERM function)
  * that many elements (walked no further than that). `list_trusted`: the
  * list reader is (bmt_peek_trusted): a call's argument list (the common
  * case) is then walked in place, with no check per cell. */
+/* bmt_mfa_arity_is's answer without a call into the VM: 1 or 0, or -1
+ * when only the VM's readers can tell (a reader not trusted, or an odd
+ * term). */
 static inline __attribute__((always_inline)) int
-bmt_mfa_arity_is(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM args,
-                 unsigned arity, int list_trusted)
+bmt_mfa_arity_inline(const struct bmt_format_cache *c, ERL_NIF_TERM args, unsigned arity,
+                     int list_trusted)
 {
-    int64_t n;
-    ERL_NIF_TERM head;
     if (__builtin_expect((args & 3) == 1 && arity != 0 && list_trusted, 1)) {
-        /* A list cell: its tail is the second word of the cell. A local
-         * of its own: `args` has its address taken below, and would be
-         * stored to memory at each step. */
+        /* A list cell: its tail is the second word of the cell. */
         ERL_NIF_TERM cell = args;
         do
             cell = ((const ERL_NIF_TERM *)(cell - 1))[1];
@@ -187,6 +203,21 @@ bmt_mfa_arity_is(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM 
     /* An arity (the `arity' flag, and running's MFA): its word. */
     if ((args & 0xF) == 0xF && __builtin_expect(bmt_small_trusted(), 1))
         return args == ((ERL_NIF_TERM)arity << 4 | 0xF);
+    /* No arguments: [] is neither a cell nor an integer. */
+    if (args == c->nil)
+        return arity == 0;
+    return -1;
+}
+
+static inline __attribute__((always_inline)) int
+bmt_mfa_arity_is(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM args,
+                 unsigned arity, int list_trusted)
+{
+    int64_t n;
+    ERL_NIF_TERM head;
+    int inline_answer = bmt_mfa_arity_inline(c, args, arity, list_trusted);
+    if (__builtin_expect(inline_answer >= 0, 1))
+        return inline_answer;
     if (bmt_small_int(env, args, &n))
         return n == (int64_t)arity;
     if (arity == 0)
@@ -233,6 +264,27 @@ bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, ch
             return bmt_mfa_copy(e, out);
     }
     return bmt_format_mfa_miss(c, env, term, out, vm_args);
+}
+
+/* The cache entry of the MFA tuple `term` when both its tuple and its
+ * arity are read in place, with no call (bmt_format_mfa's hit, once its
+ * readers are trusted), else NULL: then bmt_format_mfa. */
+static inline __attribute__((always_inline)) const struct mfa_cache_entry *
+bmt_mfa_hit(const struct bmt_format_cache *c, ERL_NIF_TERM term)
+{
+    int trust = bmt_peek_trust();
+    if (__builtin_expect(!(trust & 1 << BMT_PEEK_TUPLE) || (term & 3) != 2 ||
+                             bmt_peek_boxed(term)[0] != (ERL_NIF_TERM)3 << 6,
+                         0))
+        return NULL;
+    const ERL_NIF_TERM *mfa = bmt_peek_boxed(term) + 1;
+    const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
+    if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] &&
+                             bmt_mfa_arity_inline(c, mfa[2], e->arity,
+                                                  trust & 1 << BMT_PEEK_LIST) == 1,
+                         1))
+        return e;
+    return NULL;
 }
 
 #endif

@@ -102,6 +102,7 @@ struct thread_ctx *bmt_thread_ctx_slow(struct bmt_threads *th)
     bmt_tls.words_epoch = 0; /* until enabled_* fills this context's words */
     if (slot >= 0) {
         th->ctx[slot].slot = slot;
+        th->ctx[slot].rec_slot_offset = bmt_rec_slot_offset((unsigned)slot);
         th->ctx[slot].fmt.nil = th->nil;
         th->ctx[slot].fmt.last_tracee = &th->ctx[slot].fmt.text.ids.slot[0];
         th->ctx[slot].words_epoch = ~UINT64_C(0);

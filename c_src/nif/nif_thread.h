@@ -46,6 +46,7 @@ struct bmt_hibernation {
 struct thread_ctx {
     int slot;                   /* this thread's ring in every session */
     int in_use;                 /* re-entry guard: inside an event */
+    size_t rec_slot_offset;     /* bmt_rec_slot_offset(slot) */
     /* What enabled_<flag>/3 decided (nif_dispatch.h's decision word), for
      * the trace_<flag>/5 call the VM makes next on this thread for the same
      * event: the same tag and tracer state words. Every sink checks again

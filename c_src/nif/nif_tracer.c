@@ -360,17 +360,28 @@ _Static_assert(BMT_DW_SINKS(FAST_MASK) == 7 && BMT_DW_REC_TP(FAST_MASK) == 63 &&
                    BMT_DW_SESSION(FAST_MASK) == 0 && BMT_DW_GENERATION(FAST_MASK) == 0,
                "FAST_MASK covers the sinks and the recorded tracepoint, nothing else");
 
-/* The common case inline: this thread's enabled_* decided for this event,
- * of tracepoint `tp` (a constant in each copy), and only the recorder
- * wants it, as `tp` itself. */
-HOT ERL_NIF_TERM trace_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
-                          tag_map_fn *map, int tp)
+/* The thread's context when its enabled_* decided for this event (the
+ * same tag and tracer state) and it is not inside another event; else
+ * NULL, for trace_slow. */
+HOT struct thread_ctx *decided_ctx(struct priv *p, const ERL_NIF_TERM argv[])
 {
     struct thread_ctx *t = bmt_tls.ctx;
     if (__builtin_expect(bmt_tls.instance != p->threads.instance || !t ||
                              t->decided_tag != argv[0] || t->decided_state != argv[1] ||
                              t->in_use,
                          0))
+        return NULL;
+    return t;
+}
+
+/* The common case inline: this thread's enabled_* decided for this event,
+ * of tracepoint `tp` (a constant in each copy), and only the recorder
+ * wants it, as `tp` itself. */
+HOT ERL_NIF_TERM trace_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                          tag_map_fn *map, int tp)
+{
+    struct thread_ctx *t = decided_ctx(p, argv);
+    if (__builtin_expect(!t, 0))
         return trace_slow(p, env, argv, map);
     uint64_t w = t->decision;
     t->decided_tag = 0; /* one use */
@@ -384,13 +395,105 @@ HOT ERL_NIF_TERM trace_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM arg
     return p->atom.ok;
 }
 
-/* As enabled_common: a copy of trace_tp per tracepoint of the tag map. */
+/* trace_cached's way out, for whatever it could not do without a call:
+ * the event as trace_tp's other cases take it (its decision still
+ * unused, the ring not entered). */
+static __attribute__((noinline)) ERL_NIF_TERM trace_decided(struct priv *p, ErlNifEnv *env,
+                                                            const ERL_NIF_TERM argv[])
+{
+    struct thread_ctx *t = bmt_tls.ctx;
+    uint64_t w = t->decision;
+    t->decided_tag = 0; /* one use */
+    t->in_use = 1;
+    trace_tp_other(p, t, env, argv, w);
+    t->in_use = 0;
+    return p->atom.ok;
+}
+
+/* trace_cached's leave when it has work (a flush asked for, a packet to
+ * wake the consumer for). */
+static __attribute__((noinline)) ERL_NIF_TERM trace_leave_work(struct priv *p,
+                                                               struct bmt_session *s,
+                                                               struct bmt_ring *ring, uint64_t ts)
+{
+    bmt_rec_leave(s, ring, ts);
+    return p->atom.ok;
+}
+
+/* The tracepoints whose fields are all cache entries and constants: the
+ * tracee's id, the event's MFA, and a depth or a type (calls, returns,
+ * scheduling). */
+static inline int cached_fields_tp(int tp)
+{
+    return tp == BMT_TP_function_call || tp == BMT_TP_function_return ||
+           tp == BMT_TP_process_scheduled;
+}
+
+/* trace_tp's common case for a cached_fields_tp, written with no call at
+ * all, so that it saves no register and keeps everything in registers:
+ * what it needs is checked first (the decision, both cache entries, the
+ * clock's anchor, the ring, room in its open packet), and anything else
+ * starts over in trace_decided, a tail call, before the event is written.
+ * The fields are bmt_decode_fields' own, from the entries found. */
+HOT ERL_NIF_TERM trace_cached(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                              tag_map_fn *map, int tp)
+{
+    struct thread_ctx *t = decided_ctx(p, argv);
+    if (__builtin_expect(!t, 0))
+        return trace_slow(p, env, argv, map);
+    uint64_t w = t->decision;
+    const struct bmt_id_cache_entry *tracee = bmt_tracee_hit(&t->fmt, argv[2]);
+    const struct mfa_cache_entry *mfa = bmt_mfa_hit(&t->fmt, argv[3]);
+    if (__builtin_expect((w & FAST_MASK) != FAST_WORD(tp) || !tracee || !mfa, 0))
+        return trace_decided(p, env, argv);
+    uint64_t ts;
+    if (__builtin_expect(!bmt_clock_event_ns_inline(&p->clock, &t->clock, &ts), 0))
+        return trace_decided(p, env, argv);
+    struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w)];
+    struct bmt_ring *ring = bmt_rec_try_enter(s, BMT_DW_GENERATION(w), t->rec_slot_offset);
+    if (__builtin_expect(!ring, 0))
+        return trace_decided(p, env, argv);
+    uint8_t *start, *dst = bmt_rec_reserve_open(s, ring, tp, ts, &start);
+    if (__builtin_expect(!dst, 0)) {
+        bmt_rec_leave_quiet(ring);
+        return trace_decided(p, env, argv);
+    }
+    struct decode d;
+    bmt_decode_init(&d, env, p, t, tp, dst, argv, s);
+    d.tracee_hit = tracee;
+    d.mfa_hit = mfa;
+    bmt_decode_fields(&d, tp);
+    bmt_rec_commit(ring, start, d.cursor, ts);
+    t->decided_tag = 0; /* one use */
+    if (bmt_rec_leave_has_work(ring))
+        return trace_leave_work(p, s, ring, ts);
+    bmt_rec_leave_quiet(ring);
+    return p->atom.ok;
+}
+
+/* One function per tracepoint, out of line: trace_cached for those of
+ * cached_fields_tp, else trace_tp. The callback's switch reaches it by a
+ * tail call, so the callback itself saves no register, and each
+ * tracepoint's path saves only what its own code needs. */
+#define TRACEPOINT(domain, name, flag, summary, fields)                                  \
+    static __attribute__((noinline, unused)) ERL_NIF_TERM trace_tp_##name(                \
+        struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)       \
+    {                                                                                    \
+        return cached_fields_tp(BMT_TP_##name)                                           \
+                   ? trace_cached(p, env, argv, map, BMT_TP_##name)                      \
+                   : trace_tp(p, env, argv, map, BMT_TP_##name);                         \
+    }
+#include "core/catalogue.def"
+#undef TRACEPOINT
+
+/* As enabled_common, with trace_tp_<tracepoint> for each tracepoint of
+ * the tag map. */
 HOT ERL_NIF_TERM trace_common(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
                               tag_map_fn *map)
 {
     switch (map(&p->atom, argv[0])) {
 #define TRACEPOINT(domain, name, flag, summary, fields) \
-    case BMT_TP_##name: return trace_tp(p, env, argv, map, BMT_TP_##name);
+    case BMT_TP_##name: return trace_tp_##name(p, env, argv, map);
 #include "core/catalogue.def"
 #undef TRACEPOINT
     default: return trace_slow(p, env, argv, map);

@@ -366,20 +366,51 @@ static inline void bmt_rec_rate_exempt(struct bmt_session *s)
 struct bmt_ring *bmt_rec_enter_slow(struct bmt_session *s, uint64_t generation,
                                     struct bmt_slot *sl);
 
-static inline __attribute__((always_inline)) struct bmt_ring *bmt_rec_enter(struct bmt_session *s, uint64_t generation,
-                                             unsigned slot)
+/* The common case of bmt_rec_enter: marks slot `sl` busy and says whether
+ * its ring may be written (the session records with `generation`, the
+ * ring is not frozen, no drop on a frozen ring waits to be counted). */
+static inline __attribute__((always_inline)) int bmt_rec_enter_open(struct bmt_session *s,
+                                                                   uint64_t generation,
+                                                                   struct bmt_slot *sl)
 {
-    struct bmt_slot *sl = &s->slots[slot];
     atomic_store_explicit(&sl->busy, 1, memory_order_relaxed);
     bmt_fence_light();
     /* frozen with acquire: a thaw's release hands the ring back with
      * whatever the freezer wrote in it. */
-    if (__builtin_expect(bmt_rec_live(s, generation) &&
-                             !atomic_load_explicit(&sl->frozen, memory_order_acquire) &&
-                             sl->frozen_drops == 0,
-                         1))
+    return __builtin_expect(bmt_rec_live(s, generation) &&
+                                !atomic_load_explicit(&sl->frozen, memory_order_acquire) &&
+                                sl->frozen_drops == 0,
+                            1);
+}
+
+static inline __attribute__((always_inline)) struct bmt_ring *bmt_rec_enter(struct bmt_session *s, uint64_t generation,
+                                             unsigned slot)
+{
+    struct bmt_slot *sl = &s->slots[slot];
+    if (bmt_rec_enter_open(s, generation, sl))
         return &sl->ring;
     return bmt_rec_enter_slow(s, generation, sl);
+}
+
+/* Where slot `slot` lies in every session, in bytes from the session's
+ * start: a writer that keeps it finds its slot with one add. */
+static inline size_t bmt_rec_slot_offset(unsigned slot)
+{
+    return offsetof(struct bmt_session, slots) + slot * sizeof(struct bmt_slot);
+}
+
+/* bmt_rec_enter for a writer that can start over with bmt_rec_enter (the
+ * tracer's fastest path, which calls nothing), of the slot at
+ * `slot_offset` (bmt_rec_slot_offset): the ring, or NULL with the slot
+ * left as it was, nothing counted. */
+static inline __attribute__((always_inline)) struct bmt_ring *
+bmt_rec_try_enter(struct bmt_session *s, uint64_t generation, size_t slot_offset)
+{
+    struct bmt_slot *sl = (struct bmt_slot *)((char *)s + slot_offset);
+    if (bmt_rec_enter_open(s, generation, sl))
+        return &sl->ring;
+    atomic_store_explicit(&sl->busy, 0, memory_order_release);
+    return NULL;
 }
 
 /* Reserves room for an event of tracepoint `tp` stamped `ts_ns` in `r` and
@@ -390,6 +421,20 @@ static inline __attribute__((always_inline)) uint8_t *bmt_rec_reserve(struct bmt
                                        uint64_t ts_ns, uint8_t **start)
 {
     uint8_t *dst = bmt_ring_reserve(r, s->max_event_bytes[tp], ts_ns);
+    if (!dst)
+        return NULL;
+    *start = dst;
+    return dst + bmt_event_header_write(dst, (unsigned)tp, ts_ns, r->last_ts_ns);
+}
+
+/* bmt_rec_reserve when the open packet has room (no call); NULL otherwise,
+ * nothing changed or counted: the caller leaves (bmt_rec_leave_quiet) and
+ * starts over with bmt_rec_enter and bmt_rec_reserve. */
+static inline __attribute__((always_inline)) uint8_t *
+bmt_rec_reserve_open(struct bmt_session *s, struct bmt_ring *r, int tp, uint64_t ts_ns,
+                     uint8_t **start)
+{
+    uint8_t *dst = bmt_ring_reserve_open(r, s->max_event_bytes[tp]);
     if (!dst)
         return NULL;
     *start = dst;
@@ -415,16 +460,30 @@ static inline __attribute__((always_inline)) struct bmt_slot *bmt_rec_slot_of(st
  * flush the consumer asked for, wakes the consumer when a packet was
  * published, and lets stop proceed. Both are rare, and one test covers
  * the two. */
+/* 1 when leaving ring `r` has work beyond bmt_rec_leave_quiet: a flush
+ * the consumer asked for, or a published packet to wake it for. */
+static inline __attribute__((always_inline)) int bmt_rec_leave_has_work(struct bmt_ring *r)
+{
+    return __builtin_expect(r->published |
+                                atomic_load_explicit(&r->flush_requested, memory_order_relaxed),
+                            0);
+}
+
+/* Leaves the slot of ring `r` when bmt_rec_leave_has_work says no (or
+ * after a failed bmt_rec_reserve_open): lets stop proceed. */
+static inline __attribute__((always_inline)) void bmt_rec_leave_quiet(struct bmt_ring *r)
+{
+    atomic_store_explicit(&bmt_rec_slot_of(r)->busy, 0, memory_order_release);
+}
+
 static inline __attribute__((always_inline)) void bmt_rec_leave(struct bmt_session *s, struct bmt_ring *r, uint64_t ts_ns)
 {
-    if (__builtin_expect(r->published |
-                             atomic_load_explicit(&r->flush_requested, memory_order_relaxed),
-                         0)) {
+    if (bmt_rec_leave_has_work(r)) {
         bmt_ring_flush_if_requested(r, ts_ns);
         if (bmt_ring_take_published(r) && s->cfg.wake_on_publish)
             bmt_rec_wake(s);
     }
-    atomic_store_explicit(&bmt_rec_slot_of(r)->busy, 0, memory_order_release);
+    bmt_rec_leave_quiet(r);
 }
 
 /* ---- the other side of the bracket (the recorder's own files) ---- */
