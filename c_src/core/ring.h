@@ -129,22 +129,25 @@ static inline void bmt_ring_count(_Atomic uint64_t *counter, uint64_t n)
  * which the event header is relative to. */
 uint8_t *bmt_ring_reserve_slow(struct bmt_ring *r, size_t bytes, uint64_t ts_ns);
 
-/* The common case of bmt_ring_reserve, inline: room left in the open
- * packet (a closed ring's limit is 0). NULL otherwise, with nothing
- * changed or counted. */
-static inline uint8_t *bmt_ring_reserve_open(struct bmt_ring *r, size_t bytes)
+/* 1 when the open packet has room for `bytes` more (a closed ring's
+ * limit is 0): bmt_ring_reserve's common case. */
+static inline int bmt_ring_open_has_room(const struct bmt_ring *r, size_t bytes)
 {
-    if (__builtin_expect(r->offset_bytes + bytes <= r->open_limit, 1))
-        return r->open_base + r->offset_bytes;
-    return NULL;
+    return r->offset_bytes + bytes <= r->open_limit;
 }
 
 static inline uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)
 {
-    uint8_t *dst = bmt_ring_reserve_open(r, bytes);
-    if (__builtin_expect(dst != NULL, 1))
-        return dst;
+    if (__builtin_expect(bmt_ring_open_has_room(r, bytes), 1))
+        return r->open_base + r->offset_bytes;
     return bmt_ring_reserve_slow(r, bytes, ts_ns);
+}
+
+/* bmt_ring_reserve's common case alone: NULL when the open packet has no
+ * room, with nothing changed or counted. */
+static inline uint8_t *bmt_ring_reserve_open(struct bmt_ring *r, size_t bytes)
+{
+    return bmt_ring_open_has_room(r, bytes) ? r->open_base + r->offset_bytes : NULL;
 }
 
 /* Writer: publishes the `bytes` (at most what reserve granted) just written

@@ -50,7 +50,7 @@ size_t bmt_format_mfa_checked(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NI
     if (bmt_peek_tuple_of(env, term, 3, &mfa)) {
         const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
         if (e->module == mfa[0] && e->function == mfa[1] &&
-            bmt_mfa_arity_is(c, env, mfa[2], e->arity, bmt_peek_trusted(BMT_PEEK_LIST)))
+            bmt_mfa_arity_is(c, env, mfa[2], e->arity, bmt_peek_trust()))
             return bmt_mfa_copy(e, out);
     }
     return bmt_format_mfa_miss(c, env, term, out, vm_args);
@@ -79,6 +79,7 @@ size_t bmt_format_mfa_miss(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_T
         e->module = mfa[0];
         e->function = mfa[1];
         e->arity = (uint32_t)arity;
+        e->arity_word = (ERL_NIF_TERM)arity << 4 | 0xF;
         e->len = (uint8_t)len;
         memset(e->text, 0, sizeof e->text);
         memcpy(e->text, out, len + 1);

@@ -59,13 +59,18 @@ static inline int bmt_format_message_bytes(int format_option)
 
 /* Keyed by (module atom, function atom): atoms are immediates, so the key
  * names one function forever; the arity is checked against the term's.
- * 128 bytes: an entry's address is a shift of its slot, not a multiply. */
+ * 128 bytes: an entry's address is a shift of its slot, not a multiply
+ * (the alignment is the first member's alone: on a declarator list it
+ * would align each of them). */
 struct mfa_cache_entry {
-    _Alignas(128) ERL_NIF_TERM module, function;
+    _Alignas(128) ERL_NIF_TERM module;
+    ERL_NIF_TERM function;
+    ERL_NIF_TERM arity_word;     /* the arity as a small integer's word */
     uint32_t arity;
     uint8_t len;                 /* 0: empty entry */
     char text[MFA_CACHE_TEXT];   /* NUL-padded */
 };
+_Static_assert(sizeof(struct mfa_cache_entry) == 128, "an MFA entry is 128 bytes");
 
 struct bmt_format_cache {
     ERL_NIF_TERM nil;           /* the word of [] (the state's, at hand) */
@@ -180,18 +185,14 @@ static inline unsigned bmt_mfa_slot(ERL_NIF_TERM module, ERL_NIF_TERM function)
     return (unsigned)((module * 9 + function) >> 6) % MFA_CACHE_SIZE;
 }
 
-/* 1 when an MFA's third element says `arity`: an integer (the `arity'
- * trace flag: the VM copies no arguments) equal to it, or a proper list of
- * that many elements (walked no further than that). `list_trusted`: the
- * list reader is (bmt_peek_trusted): a call's argument list (the common
- * case) is then walked in place, with no check per cell. */
 /* bmt_mfa_arity_is's answer without a call into the VM: 1 or 0, or -1
  * when only the VM's readers can tell (a reader not trusted, or an odd
- * term). */
+ * term). `trust`: bmt_peek_trust()'s bits. */
 static inline __attribute__((always_inline)) int
 bmt_mfa_arity_inline(const struct bmt_format_cache *c, ERL_NIF_TERM args, unsigned arity,
-                     int list_trusted)
+                     int trust)
 {
+    int list_trusted = trust & 1 << BMT_PEEK_LIST;
     if (__builtin_expect((args & 3) == 1 && arity != 0 && list_trusted, 1)) {
         /* A list cell: its tail is the second word of the cell. */
         ERL_NIF_TERM cell = args;
@@ -201,7 +202,7 @@ bmt_mfa_arity_inline(const struct bmt_format_cache *c, ERL_NIF_TERM args, unsign
         return arity == 0 && cell == c->nil;
     }
     /* An arity (the `arity' flag, and running's MFA): its word. */
-    if ((args & 0xF) == 0xF && __builtin_expect(bmt_small_trusted(), 1))
+    if ((args & 0xF) == 0xF && __builtin_expect(trust & 1 << BMT_PEEK_SMALL, 1))
         return args == ((ERL_NIF_TERM)arity << 4 | 0xF);
     /* No arguments: [] is neither a cell nor an integer. */
     if (args == c->nil)
@@ -209,13 +210,19 @@ bmt_mfa_arity_inline(const struct bmt_format_cache *c, ERL_NIF_TERM args, unsign
     return -1;
 }
 
+/* 1 when an MFA's third element says `arity`: an integer (the `arity'
+ * trace flag: the VM copies no arguments) equal to it, or a proper list of
+ * that many elements (walked no further than that). `trust`: the term
+ * readers' bits (bmt_peek_trust): with the list reader's, a call's
+ * argument list (the common case) is walked in place, with no check per
+ * cell. */
 static inline __attribute__((always_inline)) int
 bmt_mfa_arity_is(const struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM args,
-                 unsigned arity, int list_trusted)
+                 unsigned arity, int trust)
 {
     int64_t n;
     ERL_NIF_TERM head;
-    int inline_answer = bmt_mfa_arity_inline(c, args, arity, list_trusted);
+    int inline_answer = bmt_mfa_arity_inline(c, args, arity, trust);
     if (__builtin_expect(inline_answer >= 0, 1))
         return inline_answer;
     if (bmt_small_int(env, args, &n))
@@ -258,8 +265,7 @@ bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, ch
         const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
         /* An empty entry's module is 0, which no atom is. */
         if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] &&
-                                 bmt_mfa_arity_is(c, env, mfa[2], e->arity,
-                                                  trust & 1 << BMT_PEEK_LIST),
+                                 bmt_mfa_arity_is(c, env, mfa[2], e->arity, trust),
                              1))
             return bmt_mfa_copy(e, out);
     }
@@ -268,9 +274,10 @@ bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, ch
 
 /* The cache entry of the MFA tuple `term` when both its tuple and its
  * arity are read in place, with no call (bmt_format_mfa's hit, once its
- * readers are trusted), else NULL: then bmt_format_mfa. */
+ * readers are trusted), else NULL: then bmt_format_mfa. `arity_first`
+ * (a constant): the third element is an arity as a rule, not a list. */
 static inline __attribute__((always_inline)) const struct mfa_cache_entry *
-bmt_mfa_hit(const struct bmt_format_cache *c, ERL_NIF_TERM term)
+bmt_mfa_hit(const struct bmt_format_cache *c, ERL_NIF_TERM term, int arity_first)
 {
     int trust = bmt_peek_trust();
     if (__builtin_expect(!(trust & 1 << BMT_PEEK_TUPLE) || (term & 3) != 2 ||
@@ -279,12 +286,13 @@ bmt_mfa_hit(const struct bmt_format_cache *c, ERL_NIF_TERM term)
         return NULL;
     const ERL_NIF_TERM *mfa = bmt_peek_boxed(term) + 1;
     const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
-    if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] &&
-                             bmt_mfa_arity_inline(c, mfa[2], e->arity,
-                                                  trust & 1 << BMT_PEEK_LIST) == 1,
-                         1))
+    if (__builtin_expect(e->module != mfa[0] || e->function != mfa[1], 0))
+        return NULL;
+    /* An integer arity (running's MFA), when `arity_first` says to expect
+     * one: one compare with the entry's word. */
+    if (arity_first && mfa[2] == e->arity_word && (trust & 1 << BMT_PEEK_SMALL))
         return e;
-    return NULL;
+    return bmt_mfa_arity_inline(c, mfa[2], e->arity, trust) == 1 ? e : NULL;
 }
 
 #endif

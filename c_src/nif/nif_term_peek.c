@@ -13,7 +13,7 @@ ERL_NIF_TERM bmt_peek_flatmap_header;
  * while it is not -1: a setter that finds it turned off meanwhile clears
  * the bit again, and the turner-off clears it after storing -1 (both
  * sequentially consistent), so one of the two clears last. */
-static void check(enum bmt_peek_kind k, int agree)
+void bmt_peek_count(enum bmt_peek_kind k, int agree)
 {
     int bit = 1 << k;
     if (!agree) {
@@ -34,7 +34,7 @@ static void check(enum bmt_peek_kind k, int agree)
     }
 }
 
-static int checking(enum bmt_peek_kind k)
+int bmt_peek_checking(enum bmt_peek_kind k)
 {
     return sizeof(ERL_NIF_TERM) == 8 && __atomic_load_n(&bmt_peek_state[k], __ATOMIC_RELAXED) >= 0;
 }
@@ -53,10 +53,10 @@ void bmt_peek_init(ErlNifEnv *env)
 int bmt_peek_tuple_checked(ErlNifEnv *env, ERL_NIF_TERM t, int *arity, const ERL_NIF_TERM **el)
 {
     int r = enif_get_tuple(env, t, arity, el);
-    if (checking(BMT_PEEK_TUPLE)) {
+    if (bmt_peek_checking(BMT_PEEK_TUPLE)) {
         const ERL_NIF_TERM *b = bmt_peek_boxed(t);
         int mine = (t & 3) == 2 && (b[0] & 0x3F) == 0;
-        check(BMT_PEEK_TUPLE, mine == r && (!r || ((int)(b[0] >> 6) == *arity && b + 1 == *el)));
+        bmt_peek_count(BMT_PEEK_TUPLE, mine == r && (!r || ((int)(b[0] >> 6) == *arity && b + 1 == *el)));
     }
     return r;
 }
@@ -65,10 +65,10 @@ int bmt_peek_list_cell_checked(ErlNifEnv *env, ERL_NIF_TERM t, ERL_NIF_TERM *hea
                                ERL_NIF_TERM *tail)
 {
     int r = enif_get_list_cell(env, t, head, tail);
-    if (checking(BMT_PEEK_LIST)) {
+    if (bmt_peek_checking(BMT_PEEK_LIST)) {
         const ERL_NIF_TERM *c = (const ERL_NIF_TERM *)(t - 1);
         int mine = (t & 3) == 1;
-        check(BMT_PEEK_LIST, mine == r && (!r || (c[0] == *head && c[1] == *tail)));
+        bmt_peek_count(BMT_PEEK_LIST, mine == r && (!r || (c[0] == *head && c[1] == *tail)));
     }
     return r;
 }
@@ -78,12 +78,12 @@ int bmt_peek_map_value_checked(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM ke
 {
     int r = enif_get_map_value(env, map, key, value);
     const ERL_NIF_TERM *m = bmt_peek_boxed(map);
-    if (checking(BMT_PEEK_MAP) && (map & 3) == 2 && bmt_peek_flatmap_header &&
+    if (bmt_peek_checking(BMT_PEEK_MAP) && (map & 3) == 2 && bmt_peek_flatmap_header &&
         m[0] == bmt_peek_flatmap_header) {
         /* The key tuple's header must say the map's size, or the layout
          * is not the one assumed. */
         if ((m[2] & 3) != 2 || bmt_peek_boxed(m[2])[0] != m[1] << 6) {
-            check(BMT_PEEK_MAP, 0);
+            bmt_peek_count(BMT_PEEK_MAP, 0);
             return r;
         }
         const ERL_NIF_TERM *keys = bmt_peek_boxed(m[2]) + 1;
@@ -94,7 +94,7 @@ int bmt_peek_map_value_checked(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM ke
                 mine = 1;
                 v = m[3 + i];
             }
-        check(BMT_PEEK_MAP, mine == r && (!r || v == *value));
+        bmt_peek_count(BMT_PEEK_MAP, mine == r && (!r || v == *value));
     }
     return r;
 }

@@ -22,13 +22,22 @@
 
 #define BMT_PEEK_CHECKS 256
 
-enum bmt_peek_kind { BMT_PEEK_TUPLE, BMT_PEEK_LIST, BMT_PEEK_MAP, BMT_PEEK_KINDS };
+/* The readers: tuples, list cells, flat maps, and small integers (read
+ * as the word value << 4 | 0xF: nif_term_text.h's bmt_small_int). */
+enum bmt_peek_kind { BMT_PEEK_TUPLE, BMT_PEEK_LIST, BMT_PEEK_MAP, BMT_PEEK_SMALL, BMT_PEEK_KINDS };
 
 /* Bit k (1 << k) set while reader k is trusted (its checks passed, not
  * off): one load gives a caller that reads several kinds their trust. */
 extern int bmt_peek_trusted_bits __attribute__((visibility("hidden")));
 /* A flat map's header word (0: unknown, the map reader stays off). */
 extern ERL_NIF_TERM bmt_peek_flatmap_header __attribute__((visibility("hidden")));
+
+/* 1 while reader `k` is still being checked (not off); its checked half
+ * then compares its answer with the VM's and tells bmt_peek_count. */
+int bmt_peek_checking(enum bmt_peek_kind k);
+/* Counts one answer of reader `k` that agreed with the VM's (`agree`), or
+ * turns the reader off for good. */
+void bmt_peek_count(enum bmt_peek_kind k, int agree);
 
 /* Learns the flat map header from `env` (load, any env). */
 void bmt_peek_init(ErlNifEnv *env);

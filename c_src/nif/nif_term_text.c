@@ -128,18 +128,14 @@ static void put_atom(const struct ctx *c, struct bmt_text_out *o, ERL_NIF_TERM t
 
 /* ---- small integers --------------------------------------------------- */
 
-int bmt_small_layout_state;
-
 int bmt_small_int_checked(ErlNifEnv *env, ERL_NIF_TERM t, int64_t *v)
 {
     ErlNifSInt64 vm;
-    int state = __atomic_load_n(&bmt_small_layout_state, __ATOMIC_RELAXED);
-    if (state >= 0 && state < BMT_SMALL_CHECKS && (t & 0xF) == 0xF) {
+    if ((t & 0xF) == 0xF && bmt_peek_checking(BMT_PEEK_SMALL)) {
         int64_t mine = (int64_t)t >> 4;
-        if (!enif_get_int64(env, t, &vm) || vm != mine) {
-            __atomic_store_n(&bmt_small_layout_state, -1, __ATOMIC_RELAXED);
-        } else {
-            __atomic_fetch_add(&bmt_small_layout_state, 1, __ATOMIC_RELAXED);
+        int agree = enif_get_int64(env, t, &vm) && vm == mine;
+        bmt_peek_count(BMT_PEEK_SMALL, agree);
+        if (agree) {
             *v = mine;
             return 1;
         }

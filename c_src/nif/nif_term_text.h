@@ -109,13 +109,10 @@ static inline const struct bmt_id_cache_entry *bmt_id_cache_hit(const struct bmt
 
 /* Small integers without a call into the VM. On 64-bit OTP (every release
  * since R7) a small integer is the immediate (value << 4 | 0xF). That is
- * not public API, so the first BMT_SMALL_CHECKS decodes are also asked of
- * enif_get_int64 and compared: one difference turns the shortcut off for
- * the rest of the VM's life (a property of the running VM binary, shared by
- * every thread: one process-wide word, as the pid shortcut's in
- * nif_term_text.c). Checks passed so far, or -1 when off. */
-#define BMT_SMALL_CHECKS 256
-extern int bmt_small_layout_state __attribute__((visibility("hidden")));
+ * not public API, so it is one of nif_term_peek.h's readers
+ * (BMT_PEEK_SMALL): its first BMT_PEEK_CHECKS decodes are also asked of
+ * enif_get_int64 and compared, and one difference turns the shortcut off
+ * for the rest of the VM's life. */
 
 /* The slow half of bmt_small_int: decodes with the VM and checks. */
 int bmt_small_int_checked(ErlNifEnv *env, ERL_NIF_TERM t, int64_t *v);
@@ -124,8 +121,7 @@ int bmt_small_int_checked(ErlNifEnv *env, ERL_NIF_TERM t, int64_t *v);
  * v is then the word v << 4 | 0xF. */
 static inline __attribute__((always_inline)) int bmt_small_trusted(void)
 {
-    return sizeof(ERL_NIF_TERM) == 8 &&
-           __atomic_load_n(&bmt_small_layout_state, __ATOMIC_RELAXED) >= BMT_SMALL_CHECKS;
+    return bmt_peek_trusted(BMT_PEEK_SMALL);
 }
 
 /* bmt_small_int for a term whose tag (t & 0xF == 0xF) says small integer. */

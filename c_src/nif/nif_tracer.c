@@ -443,7 +443,8 @@ HOT ERL_NIF_TERM trace_cached(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM
         return trace_slow(p, env, argv, map);
     uint64_t w = t->decision;
     const struct bmt_id_cache_entry *tracee = bmt_tracee_hit(&t->fmt, argv[2]);
-    const struct mfa_cache_entry *mfa = bmt_mfa_hit(&t->fmt, argv[3]);
+    const struct mfa_cache_entry *mfa =
+        bmt_mfa_hit(&t->fmt, argv[3], tp == BMT_TP_process_scheduled);
     if (__builtin_expect((w & FAST_MASK) != FAST_WORD(tp) || !tracee || !mfa, 0))
         return trace_decided(p, env, argv);
     uint64_t ts;
@@ -471,10 +472,20 @@ HOT ERL_NIF_TERM trace_cached(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM
     return p->atom.ok;
 }
 
+/* The tracepoints whose trace path is a function of its own (below),
+ * reached from the callback by a tail call: those of cached_fields_tp, so
+ * that the callback saves no register on their way, and the call
+ * callback's third (function_exception), which would otherwise make the
+ * call callback save them. The others stay inline in their callbacks, as
+ * one copy each with the callback's own registers. */
+static inline int out_of_line_tp(int tp)
+{
+    return cached_fields_tp(tp) || is_call_tp(tp);
+}
+
 /* One function per tracepoint, out of line: trace_cached for those of
- * cached_fields_tp, else trace_tp. The callback's switch reaches it by a
- * tail call, so the callback itself saves no register, and each
- * tracepoint's path saves only what its own code needs. */
+ * cached_fields_tp, else trace_tp (only those of out_of_line_tp are
+ * called). */
 #define TRACEPOINT(domain, name, flag, summary, fields)                                  \
     static __attribute__((noinline, unused)) ERL_NIF_TERM trace_tp_##name(                \
         struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[], tag_map_fn *map)       \
@@ -486,14 +497,16 @@ HOT ERL_NIF_TERM trace_cached(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM
 #include "core/catalogue.def"
 #undef TRACEPOINT
 
-/* As enabled_common, with trace_tp_<tracepoint> for each tracepoint of
- * the tag map. */
+/* As enabled_common: a copy of trace_tp per tracepoint of the tag map,
+ * or a tail call to its own function (out_of_line_tp). */
 HOT ERL_NIF_TERM trace_common(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
                               tag_map_fn *map)
 {
     switch (map(&p->atom, argv[0])) {
 #define TRACEPOINT(domain, name, flag, summary, fields) \
-    case BMT_TP_##name: return trace_tp_##name(p, env, argv, map);
+    case BMT_TP_##name:                                                      \
+        return out_of_line_tp(BMT_TP_##name) ? trace_tp_##name(p, env, argv, map) \
+                                             : trace_tp(p, env, argv, map, BMT_TP_##name);
 #include "core/catalogue.def"
 #undef TRACEPOINT
     default: return trace_slow(p, env, argv, map);
