@@ -143,13 +143,6 @@ static inline uint8_t *bmt_ring_reserve(struct bmt_ring *r, size_t bytes, uint64
     return bmt_ring_reserve_slow(r, bytes, ts_ns);
 }
 
-/* bmt_ring_reserve's common case alone: NULL when the open packet has no
- * room, with nothing changed or counted. */
-static inline uint8_t *bmt_ring_reserve_open(struct bmt_ring *r, size_t bytes)
-{
-    return bmt_ring_open_has_room(r, bytes) ? r->open_base + r->offset_bytes : NULL;
-}
-
 /* Writer: publishes the `bytes` (at most what reserve granted) just written
  * at the pointer reserve gave. */
 static inline void bmt_ring_commit(struct bmt_ring *r, size_t bytes, uint64_t ts_ns)

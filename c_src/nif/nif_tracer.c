@@ -451,11 +451,12 @@ HOT ERL_NIF_TERM trace_cached(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM
     if (__builtin_expect(!bmt_clock_event_ns_inline(&p->clock, &t->clock, &ts), 0))
         return trace_decided(p, env, argv);
     struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w)];
-    struct bmt_ring *ring = bmt_rec_try_enter(s, BMT_DW_GENERATION(w), t->rec_slot_offset);
-    if (__builtin_expect(!ring, 0))
+    struct bmt_slot *sl = bmt_rec_slot_at(s, t->rec_slot_offset);
+    if (__builtin_expect(!bmt_rec_try_enter(s, BMT_DW_GENERATION(w), sl), 0))
         return trace_decided(p, env, argv);
-    uint8_t *start, *dst = bmt_rec_reserve_open(s, ring, tp, ts, &start);
-    if (__builtin_expect(!dst, 0)) {
+    struct bmt_ring *ring = &sl->ring;
+    uint8_t *start, *dst;
+    if (__builtin_expect(!bmt_rec_reserve_open(s, ring, tp, ts, &start, &dst), 0)) {
         bmt_rec_leave_quiet(ring);
         return trace_decided(p, env, argv);
     }

@@ -69,7 +69,7 @@ static void flush_requested(struct bmt_session *s, uint64_t now)
         if (!atomic_load_explicit(&s->slots[i].ring.flush_requested, memory_order_relaxed))
             continue;
         idle[n++] = i;
-        atomic_store_explicit(&s->slots[i].frozen, 1, memory_order_relaxed);
+        atomic_fetch_or_explicit(&s->slots[i].frozen, BMT_SLOT_FROZEN, memory_order_relaxed);
     }
     if (n == 0)
         return;
@@ -111,7 +111,7 @@ static void flush_tick(struct bmt_session *s, struct consumer_state *cs, uint64_
             bmt_ring_request_flush(r);
         } else if (cs->unflushed[i]) {
             quiet[n++] = i;
-            atomic_store_explicit(&s->slots[i].frozen, 1, memory_order_relaxed);
+            atomic_fetch_or_explicit(&s->slots[i].frozen, BMT_SLOT_FROZEN, memory_order_relaxed);
         }
     }
     if (n == 0)

@@ -159,7 +159,7 @@ int bmt_rec_snapshot(struct bmt_recorder *rec, int index, uint64_t generation, c
         struct bmt_slot *sl = &s->slots[i];
         if (atomic_load(&sl->ring.written_count) == 0 && atomic_load(&sl->ring.discarded_count) == 0)
             continue;
-        atomic_store_explicit(&sl->frozen, 1, memory_order_relaxed);
+        atomic_fetch_or_explicit(&sl->frozen, BMT_SLOT_FROZEN, memory_order_relaxed);
         bmt_fence_heavy();
         bmt_rec_wait_writer_out(sl);
         struct bmt_ring *r = &sl->ring;

@@ -66,6 +66,7 @@ static void capture_tail(struct bmt_session *s, uint64_t now)
         if (sl->frozen_drops) {
             bmt_ring_drop(&sl->ring, sl->frozen_drops);
             sl->frozen_drops = 0;
+            atomic_fetch_and(&sl->frozen, ~BMT_SLOT_DROPS);
         }
         bmt_ring_flush(&sl->ring, now);
     }
@@ -81,6 +82,7 @@ static void drain_all(struct bmt_session *s, struct bmt_rec_stats *st, int cappe
         if (sl->frozen_drops) {
             bmt_ring_drop(r, sl->frozen_drops);
             sl->frozen_drops = 0;
+            atomic_fetch_and(&sl->frozen, ~BMT_SLOT_DROPS);
         }
         if (atomic_load(&r->written_count) == 0 && atomic_load(&r->discarded_count) == 0)
             continue;

@@ -55,24 +55,30 @@ struct bmt_ring *bmt_rec_enter_slow(struct bmt_session *s, uint64_t generation,
         if (atomic_load_explicit(&s->generation, memory_order_relaxed) != generation)
             break;
         if (state == BMT_SESSION_RUNNING) {
-            if (!atomic_load_explicit(&sl->frozen, memory_order_acquire)) {
+            if (!(atomic_load_explicit(&sl->frozen, memory_order_acquire) & BMT_SLOT_FROZEN)) {
                 if (sl->frozen_drops) {
                     bmt_ring_drop(&sl->ring, sl->frozen_drops);
                     sl->frozen_drops = 0;
+                    atomic_fetch_and_explicit(&sl->frozen, ~BMT_SLOT_DROPS, memory_order_relaxed);
                 }
                 return &sl->ring;
             }
             if (attempt > 0) {
                 /* Still frozen after the wait: drop, counted (with busy
-                 * held, so a finisher reads the count after us). */
+                 * held, so a finisher reads the count after us), and
+                 * flagged, so the next entry takes this path to fold it
+                 * into the ring. */
                 sl->frozen_drops++;
+                atomic_fetch_or_explicit(&sl->frozen, BMT_SLOT_DROPS, memory_order_relaxed);
                 break;
             }
             /* Step out while waiting, so the freezer is never held up by
              * us, then announce ourselves again. */
             atomic_store_explicit(&sl->busy, 0, memory_order_release);
-            for (int i = 0; i < FROZEN_SPIN && atomic_load_explicit(&sl->frozen,
-                                                                   memory_order_acquire); i++)
+            for (int i = 0; i < FROZEN_SPIN && (atomic_load_explicit(&sl->frozen,
+                                                                    memory_order_acquire) &
+                                                BMT_SLOT_FROZEN);
+                 i++)
                 cpu_relax();
             atomic_store_explicit(&sl->busy, 1, memory_order_relaxed);
             bmt_fence_light();
@@ -108,7 +114,7 @@ void bmt_rec_wait_writer_out(struct bmt_slot *sl)
 
 void bmt_rec_thaw(struct bmt_slot *sl)
 {
-    atomic_store_explicit(&sl->frozen, 0, memory_order_release);
+    atomic_fetch_and_explicit(&sl->frozen, ~BMT_SLOT_FROZEN, memory_order_release);
 }
 
 /* ---- session masks ---- */

@@ -142,10 +142,18 @@ struct bmt_rec_stats {
 };
 
 /* One thread's ring in one session. */
+/* The bits of a slot's `frozen`: the other side's (set and cleared with
+ * atomic or/and), and the writer's. */
+#define BMT_SLOT_FROZEN 1
+#define BMT_SLOT_DROPS 2
+
 struct bmt_slot {
     struct bmt_ring ring;
     _Alignas(BMT_CACHE_LINE) _Atomic int busy; /* the writer is inside the ring */
-    _Atomic int frozen;           /* another thread owns the ring for a moment */
+    /* BMT_SLOT_FROZEN: another thread owns the ring for a moment;
+     * BMT_SLOT_DROPS: the writer's frozen_drops wait to reach the ring.
+     * Either keeps the writer's one test off its common path. */
+    _Atomic int frozen;
     uint64_t frozen_drops;        /* writer: events dropped on a frozen ring, not yet in the ring */
     _Atomic uint64_t late_drops;  /* writer: events offered after the session finished */
 };
@@ -376,10 +384,10 @@ static inline __attribute__((always_inline)) int bmt_rec_enter_open(struct bmt_s
     atomic_store_explicit(&sl->busy, 1, memory_order_relaxed);
     bmt_fence_light();
     /* frozen with acquire: a thaw's release hands the ring back with
-     * whatever the freezer wrote in it. */
+     * whatever the freezer wrote in it. One test for a freeze and for drops
+     * on a frozen ring still to count (BMT_SLOT_DROPS). */
     return __builtin_expect(bmt_rec_live(s, generation) &&
-                                !atomic_load_explicit(&sl->frozen, memory_order_acquire) &&
-                                sl->frozen_drops == 0,
+                                !atomic_load_explicit(&sl->frozen, memory_order_acquire),
                             1);
 }
 
@@ -399,18 +407,25 @@ static inline size_t bmt_rec_slot_offset(unsigned slot)
     return offsetof(struct bmt_session, slots) + slot * sizeof(struct bmt_slot);
 }
 
-/* bmt_rec_enter for a writer that can start over with bmt_rec_enter (the
- * tracer's fastest path, which calls nothing), of the slot at
- * `slot_offset` (bmt_rec_slot_offset): the ring, or NULL with the slot
- * left as it was, nothing counted. */
-static inline __attribute__((always_inline)) struct bmt_ring *
-bmt_rec_try_enter(struct bmt_session *s, uint64_t generation, size_t slot_offset)
+/* The slot at `slot_offset` (bmt_rec_slot_offset) of `s`. */
+static inline __attribute__((always_inline)) struct bmt_slot *bmt_rec_slot_at(struct bmt_session *s,
+                                                                             size_t slot_offset)
 {
-    struct bmt_slot *sl = (struct bmt_slot *)((char *)s + slot_offset);
+    return (struct bmt_slot *)((char *)s + slot_offset);
+}
+
+/* bmt_rec_enter for a writer that can start over with bmt_rec_enter (the
+ * tracer's fastest path, which calls nothing): 1 when slot `sl`'s ring
+ * may be written (then left with bmt_rec_leave), else 0 with the slot
+ * left as it was, nothing counted. A flag rather than the ring, so that
+ * the caller tests no pointer. */
+static inline __attribute__((always_inline)) int
+bmt_rec_try_enter(struct bmt_session *s, uint64_t generation, struct bmt_slot *sl)
+{
     if (bmt_rec_enter_open(s, generation, sl))
-        return &sl->ring;
+        return 1;
     atomic_store_explicit(&sl->busy, 0, memory_order_release);
-    return NULL;
+    return 0;
 }
 
 /* Reserves room for an event of tracepoint `tp` stamped `ts_ns` in `r` and
@@ -427,18 +442,20 @@ static inline __attribute__((always_inline)) uint8_t *bmt_rec_reserve(struct bmt
     return dst + bmt_event_header_write(dst, (unsigned)tp, ts_ns, r->last_ts_ns);
 }
 
-/* bmt_rec_reserve when the open packet has room (no call); NULL otherwise,
- * nothing changed or counted: the caller leaves (bmt_rec_leave_quiet) and
- * starts over with bmt_rec_enter and bmt_rec_reserve. */
-static inline __attribute__((always_inline)) uint8_t *
+/* bmt_rec_reserve when the open packet has room (no call): 1, with *start
+ * and *fields set as bmt_rec_reserve's; else 0, nothing changed or
+ * counted: the caller leaves (bmt_rec_leave_quiet) and starts over with
+ * bmt_rec_enter and bmt_rec_reserve. */
+static inline __attribute__((always_inline)) int
 bmt_rec_reserve_open(struct bmt_session *s, struct bmt_ring *r, int tp, uint64_t ts_ns,
-                     uint8_t **start)
+                     uint8_t **start, uint8_t **fields)
 {
-    uint8_t *dst = bmt_ring_reserve_open(r, s->max_event_bytes[tp]);
-    if (!dst)
-        return NULL;
+    if (!bmt_ring_open_has_room(r, s->max_event_bytes[tp]))
+        return 0;
+    uint8_t *dst = r->open_base + r->offset_bytes;
     *start = dst;
-    return dst + bmt_event_header_write(dst, (unsigned)tp, ts_ns, r->last_ts_ns);
+    *fields = dst + bmt_event_header_write(dst, (unsigned)tp, ts_ns, r->last_ts_ns);
+    return 1;
 }
 
 /* Publishes the event that starts at `start` and ends at `end`. */
