@@ -48,7 +48,7 @@ size_t bmt_format_mfa_checked(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NI
 {
     const ERL_NIF_TERM *mfa;
     if (bmt_peek_tuple_of(env, term, 3, &mfa)) {
-        const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
+        const struct mfa_cache_entry *e = bmt_mfa_entry(c, mfa[0], mfa[1]);
         if (e->module == mfa[0] && e->function == mfa[1] &&
             bmt_mfa_arity_is(c, env, mfa[2], e->arity, bmt_peek_trust()))
             return bmt_mfa_copy(e, out);
@@ -75,7 +75,7 @@ size_t bmt_format_mfa_miss(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_T
     if (len > 0 && len < MFA_CACHE_TEXT && arity <= 255) {
         /* Only atom keys are ever stored, and a term word names one term,
          * so a later hit needs no type checks. */
-        struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
+        struct mfa_cache_entry *e = bmt_mfa_entry(c, mfa[0], mfa[1]);
         e->module = mfa[0];
         e->function = mfa[1];
         e->arity = (uint32_t)arity;

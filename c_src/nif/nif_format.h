@@ -179,10 +179,15 @@ bmt_format_tracee(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term,
 /* An MFA's cache entry: the atoms' indices (a term's bits above its 6
  * tag bits), one times 9 plus the other, so that neither the functions of
  * one module nor one function name across modules (handle_call) share a
- * slot among 256 neighbours. */
-static inline unsigned bmt_mfa_slot(ERL_NIF_TERM module, ERL_NIF_TERM function)
+ * slot among 256 neighbours. The entry's byte offset comes straight from
+ * the sum: (h >> 6) % 256 * 128 is (h << 1) & (255 << 7). */
+static inline __attribute__((always_inline)) struct mfa_cache_entry *
+bmt_mfa_entry(const struct bmt_format_cache *c, ERL_NIF_TERM module, ERL_NIF_TERM function)
 {
-    return (unsigned)((module * 9 + function) >> 6) % MFA_CACHE_SIZE;
+    _Static_assert(MFA_CACHE_SIZE == 256 && sizeof(struct mfa_cache_entry) == 128,
+                   "the offset below is the slot's");
+    size_t offset = (size_t)((module * 9 + function) << 1) & (size_t)(255 << 7);
+    return (struct mfa_cache_entry *)((char *)c->mfas + offset);
 }
 
 /* bmt_mfa_arity_is's answer without a call into the VM: 1 or 0, or -1
@@ -262,7 +267,7 @@ bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, ch
         return bmt_format_mfa_checked(c, env, term, out, vm_args);
     if (__builtin_expect((term & 3) == 2 && bmt_peek_boxed(term)[0] == (ERL_NIF_TERM)3 << 6, 1)) {
         const ERL_NIF_TERM *mfa = bmt_peek_boxed(term) + 1;
-        const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
+        const struct mfa_cache_entry *e = bmt_mfa_entry(c, mfa[0], mfa[1]);
         /* An empty entry's module is 0, which no atom is. */
         if (__builtin_expect(e->module == mfa[0] && e->function == mfa[1] &&
                                  bmt_mfa_arity_is(c, env, mfa[2], e->arity, trust),
@@ -274,25 +279,39 @@ bmt_format_mfa(struct bmt_format_cache *c, ErlNifEnv *env, ERL_NIF_TERM term, ch
 
 /* The cache entry of the MFA tuple `term` when both its tuple and its
  * arity are read in place, with no call (bmt_format_mfa's hit, once its
- * readers are trusted), else NULL: then bmt_format_mfa. `arity_first`
- * (a constant): the third element is an arity as a rule, not a list. */
+ * readers are trusted), else NULL: then bmt_format_mfa. For the VM's own
+ * MFAs (a trace event's: an argument list has at most 255 cells).
+ * `arity_first` (a constant): the third element is an arity as a rule
+ * (running's), else an argument list (a call's). */
 static inline __attribute__((always_inline)) const struct mfa_cache_entry *
 bmt_mfa_hit(const struct bmt_format_cache *c, ERL_NIF_TERM term, int arity_first)
 {
+    /* The readers it needs: the tuple's, and the third element's. */
+    int need = 1 << BMT_PEEK_TUPLE | 1 << (arity_first ? BMT_PEEK_SMALL : BMT_PEEK_LIST);
     int trust = bmt_peek_trust();
-    if (__builtin_expect(!(trust & 1 << BMT_PEEK_TUPLE) || (term & 3) != 2 ||
+    if (__builtin_expect((trust & need) != need || (term & 3) != 2 ||
                              bmt_peek_boxed(term)[0] != (ERL_NIF_TERM)3 << 6,
                          0))
         return NULL;
     const ERL_NIF_TERM *mfa = bmt_peek_boxed(term) + 1;
-    const struct mfa_cache_entry *e = &c->mfas[bmt_mfa_slot(mfa[0], mfa[1])];
+    const struct mfa_cache_entry *e = bmt_mfa_entry(c, mfa[0], mfa[1]);
     if (__builtin_expect(e->module != mfa[0] || e->function != mfa[1], 0))
         return NULL;
-    /* An integer arity (running's MFA), when `arity_first` says to expect
-     * one: one compare with the entry's word. */
-    if (arity_first && mfa[2] == e->arity_word && (trust & 1 << BMT_PEEK_SMALL))
+    ERL_NIF_TERM args = mfa[2];
+    /* An arity: one compare with the entry's word. */
+    if (arity_first && args == e->arity_word)
         return e;
-    return bmt_mfa_arity_inline(c, mfa[2], e->arity, trust) == 1 ? e : NULL;
+    /* An argument list, walked as far as the entry's arity; an entry of
+     * arity 0 walks it to its end (255 cells at most) and says no. */
+    if (!arity_first && (args & 3) == 1) {
+        ERL_NIF_TERM cell = args;
+        unsigned n = e->arity;
+        do
+            cell = ((const ERL_NIF_TERM *)(cell - 1))[1];
+        while (--n && (cell & 3) == 1);
+        return n == 0 && cell == c->nil ? e : NULL;
+    }
+    return bmt_mfa_arity_inline(c, args, e->arity, trust) == 1 ? e : NULL;
 }
 
 #endif
