@@ -292,6 +292,10 @@ static __attribute__((noinline)) void trace_with_external(struct priv *p, struct
         bmt_rec_leave(&p->rec.sessions[BMT_DW_SESSION(w)], ring, ts);
 }
 
+static ERL_NIF_TERM trace_cached_by_number(struct priv *p, ErlNifEnv *env,
+                                           const ERL_NIF_TERM argv[], tag_map_fn *map, int tp);
+static inline int cached_fields_tp(int tp);
+
 /* trace_*'s rare paths: no decision of this thread's enabled_* for this
  * event (a thread seen for the first time, or the VM did not ask), no slot,
  * or re-entered. */
@@ -322,6 +326,19 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
             ERL_NIF_TERM r = bmt_flight_call_trace(p, env, argv, tp);
             if (r)
                 return r;
+        }
+        /* Decided here, the event may still take trace_cached: the VM
+         * calls trace_call for a return_from with no enabled_call first,
+         * and, when a match spec runs (return_trace), hands trace_call a
+         * copy of a boxed tracer state (a session handle), not the word
+         * enabled_call got. The decision is stored as enabled_* would,
+         * for the thread's own context (so trace_cached takes it). */
+        if (cached_fields_tp(tp) && t && bmt_tls.instance == p->threads.instance &&
+            bmt_tls.ctx == t && !t->in_use && BMT_DW_SINKS(w) == BMT_SINK_RECORDER) {
+            t->decided_tag = argv[0];
+            t->decided_state = argv[1];
+            t->decision = w;
+            return trace_cached_by_number(p, env, argv, map, tp);
         }
     }
     if (!BMT_DW_SINKS(w))
@@ -497,6 +514,23 @@ static inline int out_of_line_tp(int tp)
     }
 #include "core/catalogue.def"
 #undef TRACEPOINT
+
+/* trace_tp_<tracepoint> of tracepoint `tp`, one of cached_fields_tp, for
+ * trace_slow once it decided: a tail call. */
+static ERL_NIF_TERM trace_cached_by_number(struct priv *p, ErlNifEnv *env,
+                                           const ERL_NIF_TERM argv[], tag_map_fn *map, int tp)
+{
+    switch (tp) {
+#define TRACEPOINT(domain, name, flag, summary, fields) \
+    case BMT_TP_##name:                                 \
+        if (cached_fields_tp(BMT_TP_##name))            \
+            return trace_tp_##name(p, env, argv, map);  \
+        break;
+#include "core/catalogue.def"
+#undef TRACEPOINT
+    }
+    return p->atom.ok; /* not one of them: trace_slow never asks */
+}
 
 /* As enabled_common: a copy of trace_tp per tracepoint of the tag map,
  * or a tail call to its own function (out_of_line_tp). */

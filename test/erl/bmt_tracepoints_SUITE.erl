@@ -9,10 +9,11 @@
 -export([procs_test/1, ports_test/1, running_test/1, call_test/1, return_to_test/1,
          send_receive_test/1, message_length_test/1, gc_test/1, long_ids_test/1,
          all_tracepoints_seen_test/1, seq_trace_test/1, seq_trace_unheard_test/1,
-         traces_reread_test/1]).
+         traces_reread_test/1, repeated_test/1]).
 %% workload functions
 -export([sched_worker/0, call_worker/1, call_a/1, call_exc/1, call_throw/1, call_exit/1,
-         call_mid/0, call_leaf/1, gcfier/1, sender/1]).
+         call_mid/0, call_leaf/1, gcfier/1, sender/1, rep_worker/1, rep_f0/0, rep_f1/1,
+         rep_f3/3]).
 
 -import(bmt_test_lib, [start/1, stop_check/1, select/2, assert_eq/3, fail/2]).
 -import(bmt_workload, [cmd/2, cmd_noreply/2, wait_waiting/1]).
@@ -27,7 +28,7 @@ suite() -> [{timetrap, {seconds, 90}}].
 
 all() ->
     [procs_test, ports_test, running_test,
-     call_test, return_to_test, send_receive_test,
+     call_test, return_to_test, repeated_test, send_receive_test,
      message_length_test, gc_test, long_ids_test,
      all_tracepoints_seen_test, seq_trace_test, seq_trace_unheard_test,
      traces_reread_test].
@@ -273,6 +274,76 @@ return_to_test(_Config) ->
               [{Map(Tag), #{pid => t(P), entry => Text, depth => 0}} || {Tag, Text} <- Exp], Ev),
     [_ | _] = select(Ev, #{'$name' => function_return, entry => <<"bmt_tracepoints_SUITE:call_mid/0">>}),
     ok.
+
+%% ---- many calls, returns and schedulings: both of the tracer's paths ----
+
+%% A function's first event misses the thread's caches and takes the
+%% tracer's general path; the next ones take its path that calls nothing
+%% (nif_tracer.c's trace_cached), once the term readers are trusted (256
+%% checks). Both must print what the pid tracer gets, event for event:
+%% arities 0, 1 and 3, the arguments as a list and as an arity (the
+%% `arity' flag), returns, and the worker scheduled in and out.
+
+rep_worker(N) ->
+    receive go -> ok end,
+    rep_loop(N),
+    receive stop -> ok end.
+
+rep_loop(0) -> ok;
+rep_loop(N) ->
+    ok = rep_f0(),
+    N = rep_f1(N),
+    N = rep_f3(N, a, [b]),
+    erlang:yield(),
+    rep_loop(N - 1).
+
+rep_f0() -> ok.
+rep_f1(X) -> X.
+rep_f3(X, _, _) -> X.
+
+repeated_test(_Config) ->
+    MS = [{'_', [], [{return_trace}]}],
+    [1 = erlang:trace_pattern({?MODULE, F, A}, MS, [local])
+     || {F, A} <- [{rep_f0, 0}, {rep_f1, 1}, {rep_f3, 3}]],
+    Run = fun(Tracer, Flags) ->
+                  P = spawn(?MODULE, rep_worker, [300]),
+                  wait_waiting(P),
+                  1 = erlang:trace(P, true, [Tracer | Flags]),
+                  P ! go,
+                  wait_waiting(P),
+                  P ! stop,
+                  finish([P]),
+                  P
+          end,
+    Case = fun(Flags) ->
+                   T = bmt_workload:collector(),
+                   PT = Run({tracer, T}, Flags),
+                   Exp = lists:sort([E || M <- bmt_workload:collected(T), E <- pid_event(M, PT)]),
+                   S = start(#{events => ["org_erlang_dyntrace:function_*",
+                                          "org_erlang_dyntrace:process_scheduled"]}),
+                   P = Run({tracer, beamtrace, S}, Flags),
+                   {_, Ev} = stop_check(S),
+                   seen(Ev),
+                   Got = lists:sort([E || {Name, #{pid := Pid} = F} <- Ev, Pid =:= t(P),
+                                          E <- [bt_event(Name, F)]]),
+                   %% 300 times: three calls, three returns, and at least
+                   %% one scheduling in and out.
+                   true = length([x || {call, _} <- Exp]) =:= 900,
+                   true = length([x || {in, _} <- Exp]) >= 300,
+                   assert_eq({same_as_pid_tracer, Flags}, Exp, Got)
+           end,
+    Case([call, running]),
+    Case([call, arity, running]),
+    erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
+    ok.
+
+pid_event({trace, P, return_from, MFA, _}, P) -> [{return_from, mfa_text(MFA)}];
+pid_event({trace, P, Tag, MFA}, P) -> [{Tag, mfa_text(MFA)}];
+pid_event(_, _) -> [].
+
+bt_event(function_call, #{entry := E, depth := 0}) -> {call, E};
+bt_event(function_return, #{entry := E, depth := 0}) -> {return_from, E};
+bt_event(process_scheduled, #{entry := E, type := T}) -> {binary_to_atom(T), E}.
 
 %% ---- send / receive ----
 
