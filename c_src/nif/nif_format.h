@@ -59,9 +59,9 @@ static inline int bmt_format_message_bytes(int format_option)
 
 /* Keyed by (module atom, function atom): atoms are immediates, so the key
  * names one function forever; the arity is checked against the term's.
- * 128 bytes: an entry's address is a shift of its slot, not a multiply
- * (the alignment is the first member's alone: on a declarator list it
- * would align each of them). */
+ * 128 bytes, so an entry's address is a mask of the hash (bmt_mfa_entry),
+ * not a multiply (the alignment is the first member's alone: on a
+ * declarator list it would align each of them). */
 struct mfa_cache_entry {
     _Alignas(128) ERL_NIF_TERM module;
     ERL_NIF_TERM function;

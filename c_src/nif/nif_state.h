@@ -75,8 +75,9 @@ struct bmt_atoms {
  * changes; bump the version for the rest (4: the thread contexts' cached
  * decision words; 5: their 128-byte MFA entries and clock slack; 6: the
  * sessions' live word, the clock's fast_ticks and the thread contexts'
- * last tracee; 7: the thread contexts' slot offset, and MFA entries of
- * 128 bytes indeed, with the arity's word). */
+ * last tracee; 7: the thread contexts' slot offset, MFA entries of 128
+ * bytes indeed, with the arity's word, and the slots' frozen word's two
+ * bits). */
 #define BMT_PRIV_LAYOUT                                                              \
     ((UINT64_C(7) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct bmt_session) << 8) + \
      sizeof(struct bmt_atoms) / 8)

@@ -104,7 +104,9 @@ typedef int tag_map_fn(const struct bmt_atoms *a, ERL_NIF_TERM tag);
 /* Every callback below gets its own copy of the two common bodies
  * (always_inline), with its tag map inlined: one function per callback,
  * whose common case (the recorder alone wants the event) calls nothing but
- * the VM's enif_* and misses in the caches; the rest is out of line. */
+ * the VM's enif_* and misses in the caches; the rest is out of line. The
+ * call and running callbacks leave by a tail call to a function per
+ * tracepoint instead (out_of_line_tp, trace_cached). */
 #define HOT static inline __attribute__((always_inline))
 
 static inline int is_call_tp(int tp)
@@ -355,7 +357,7 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
 /* trace_tp's other cases, once its decision is taken (one use) and the
  * thread entered: the recorder alone, writing a variant of `tp` (link
  * events, results, arguments), or LTTng or USDT (with or without the
- * recorder), as trace_slow hands them on. */
+ * recorder). */
 static __attribute__((noinline)) void trace_tp_other(struct priv *p, struct thread_ctx *t,
                                                      ErlNifEnv *env, const ERL_NIF_TERM argv[],
                                                      uint64_t w)
@@ -394,12 +396,10 @@ HOT struct thread_ctx *decided_ctx(struct priv *p, const ERL_NIF_TERM argv[])
 /* The common case inline: this thread's enabled_* decided for this event,
  * of tracepoint `tp` (a constant in each copy), and only the recorder
  * wants it, as `tp` itself. */
-HOT ERL_NIF_TERM trace_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
-                          tag_map_fn *map, int tp)
+/* trace_tp once decided_ctx gave this thread's context `t`. */
+HOT ERL_NIF_TERM trace_decided_tp(struct priv *p, struct thread_ctx *t, ErlNifEnv *env,
+                                  const ERL_NIF_TERM argv[], int tp)
 {
-    struct thread_ctx *t = decided_ctx(p, argv);
-    if (__builtin_expect(!t, 0))
-        return trace_slow(p, env, argv, map);
     uint64_t w = t->decision;
     t->decided_tag = 0; /* one use */
     t->in_use = 1;
@@ -412,18 +412,38 @@ HOT ERL_NIF_TERM trace_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM arg
     return p->atom.ok;
 }
 
-/* trace_cached's way out, for whatever it could not do without a call:
- * the event as trace_tp's other cases take it (its decision still
- * unused, the ring not entered). */
-static __attribute__((noinline)) ERL_NIF_TERM trace_decided(struct priv *p, ErlNifEnv *env,
-                                                            const ERL_NIF_TERM argv[])
+HOT ERL_NIF_TERM trace_tp(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                          tag_map_fn *map, int tp)
 {
-    struct thread_ctx *t = bmt_tls.ctx;
-    uint64_t w = t->decision;
-    t->decided_tag = 0; /* one use */
-    t->in_use = 1;
-    trace_tp_other(p, t, env, argv, w);
-    t->in_use = 0;
+    struct thread_ctx *t = decided_ctx(p, argv);
+    if (__builtin_expect(!t, 0))
+        return trace_slow(p, env, argv, map);
+    return trace_decided_tp(p, t, env, argv, tp);
+}
+
+/* trace_decided_tp out of line, one function per tracepoint (those of
+ * cached_fields_tp are called): trace_cached's way out for whatever it
+ * could not do without a call (decided_ctx passed, the decision still
+ * unused, the ring not entered), with the tracepoint still a constant, so
+ * the event is written inline as before trace_cached existed. */
+#define TRACEPOINT(domain, name, flag, summary, fields)                                  \
+    static __attribute__((noinline, unused)) ERL_NIF_TERM trace_general_##name(           \
+        struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[])                        \
+    {                                                                                    \
+        return trace_decided_tp(p, bmt_tls.ctx, env, argv, BMT_TP_##name);               \
+    }
+#include "core/catalogue.def"
+#undef TRACEPOINT
+
+/* trace_general_<tracepoint> of `tp`, a constant: one tail call. */
+HOT ERL_NIF_TERM trace_general(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[], int tp)
+{
+    switch (tp) {
+#define TRACEPOINT(domain, name, flag, summary, fields) \
+    case BMT_TP_##name: return trace_general_##name(p, env, argv);
+#include "core/catalogue.def"
+#undef TRACEPOINT
+    }
     return p->atom.ok;
 }
 
@@ -439,18 +459,24 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_leave_work(struct priv *p,
 
 /* The tracepoints whose fields are all cache entries and constants: the
  * tracee's id, the event's MFA, and a depth or a type (calls, returns,
- * scheduling). */
+ * scheduling). None where the clock has no inline read (no TSC off
+ * x86-64): trace_cached would give every event up to the general path. */
 static inline int cached_fields_tp(int tp)
 {
+#if defined(__x86_64__)
     return tp == BMT_TP_function_call || tp == BMT_TP_function_return ||
            tp == BMT_TP_process_scheduled;
+#else
+    (void)tp;
+    return 0;
+#endif
 }
 
 /* trace_tp's common case for a cached_fields_tp, written with no call at
  * all, so that it saves no register and keeps everything in registers:
  * what it needs is checked first (the decision, both cache entries, the
  * clock's anchor, the ring, room in its open packet), and anything else
- * starts over in trace_decided, a tail call, before the event is written.
+ * starts over in trace_general, a tail call, before the event is written.
  * The fields are bmt_decode_fields' own, from the entries found. */
 HOT ERL_NIF_TERM trace_cached(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM argv[],
                               tag_map_fn *map, int tp)
@@ -461,21 +487,21 @@ HOT ERL_NIF_TERM trace_cached(struct priv *p, ErlNifEnv *env, const ERL_NIF_TERM
     uint64_t w = t->decision;
     const struct bmt_id_cache_entry *tracee = bmt_tracee_hit(&t->fmt, argv[2]);
     const struct mfa_cache_entry *mfa =
-        bmt_mfa_hit(&t->fmt, argv[3], tp == BMT_TP_process_scheduled);
+        bmt_mfa_hit(&t->fmt, argv[3], tp != BMT_TP_function_call);
     if (__builtin_expect((w & FAST_MASK) != FAST_WORD(tp) || !tracee || !mfa, 0))
-        return trace_decided(p, env, argv);
+        return trace_general(p, env, argv, tp);
     uint64_t ts;
     if (__builtin_expect(!bmt_clock_event_ns_inline(&p->clock, &t->clock, &ts), 0))
-        return trace_decided(p, env, argv);
+        return trace_general(p, env, argv, tp);
     struct bmt_session *s = &p->rec.sessions[BMT_DW_SESSION(w)];
     struct bmt_slot *sl = bmt_rec_slot_at(s, t->rec_slot_offset);
     if (__builtin_expect(!bmt_rec_try_enter(s, BMT_DW_GENERATION(w), sl), 0))
-        return trace_decided(p, env, argv);
+        return trace_general(p, env, argv, tp);
     struct bmt_ring *ring = &sl->ring;
     uint8_t *start, *dst;
     if (__builtin_expect(!bmt_rec_reserve_open(s, ring, tp, ts, &start, &dst), 0)) {
         bmt_rec_leave_quiet(ring);
-        return trace_decided(p, env, argv);
+        return trace_general(p, env, argv, tp);
     }
     struct decode d;
     bmt_decode_init(&d, env, p, t, tp, dst, argv, s);

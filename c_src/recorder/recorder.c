@@ -55,9 +55,11 @@ struct bmt_ring *bmt_rec_enter_slow(struct bmt_session *s, uint64_t generation,
         if (atomic_load_explicit(&s->generation, memory_order_relaxed) != generation)
             break;
         if (state == BMT_SESSION_RUNNING) {
-            if (!(atomic_load_explicit(&sl->frozen, memory_order_acquire) & BMT_SLOT_FROZEN)) {
-                if (sl->frozen_drops) {
-                    bmt_ring_drop(&sl->ring, sl->frozen_drops);
+            int frozen = atomic_load_explicit(&sl->frozen, memory_order_acquire);
+            if (!(frozen & BMT_SLOT_FROZEN)) {
+                if (frozen & BMT_SLOT_DROPS) {
+                    if (sl->frozen_drops)
+                        bmt_ring_drop(&sl->ring, sl->frozen_drops);
                     sl->frozen_drops = 0;
                     atomic_fetch_and_explicit(&sl->frozen, ~BMT_SLOT_DROPS, memory_order_relaxed);
                 }

@@ -14,10 +14,14 @@
  *    returned a ring, bmt_rec_reserve/commit on it and bmt_rec_leave.
  *    Enter stores slot.busy = 1 (relaxed, then bmt_fence_light) and loads the
  *    session's live word (its generation while it runs) and the slot's
- *    `frozen`; leave stores busy = 0 (release).
+ *    `frozen`; leave stores busy = 0 (release). A writer that must call
+ *    nothing (the tracer's fastest path) uses bmt_rec_try_enter and
+ *    bmt_rec_reserve_open instead, which change nothing and count nothing
+ *    when they say no, and leaves with bmt_rec_leave_quiet when it wrote
+ *    nothing or its leave has no work (bmt_rec_leave_has_work).
  *  - Other side (stop/finish, the consumer's idle-ring flush, snapshot):
- *    stores the state (live word first: bmt_rec_set_state) or `frozen`,
- *    then bmt_fence_heavy, then waits for
+ *    stores the state (live word first: bmt_rec_set_state) or sets its bit
+ *    of `frozen` (atomic or), then bmt_fence_heavy, then waits for
  *    busy == 0 (acquire). After that wait no writer is inside the ring and
  *    every later writer sees the new state or freeze (fence.h has the
  *    argument), so the other side may use the writer-owned ring fields.
@@ -141,12 +145,12 @@ struct bmt_rec_stats {
     uint32_t sample_reactions; /* ratio changes made for max_rate */
 };
 
-/* One thread's ring in one session. */
 /* The bits of a slot's `frozen`: the other side's (set and cleared with
  * atomic or/and), and the writer's. */
 #define BMT_SLOT_FROZEN 1
 #define BMT_SLOT_DROPS 2
 
+/* One thread's ring in one session. */
 struct bmt_slot {
     struct bmt_ring ring;
     _Alignas(BMT_CACHE_LINE) _Atomic int busy; /* the writer is inside the ring */
@@ -473,10 +477,6 @@ static inline __attribute__((always_inline)) struct bmt_slot *bmt_rec_slot_of(st
     return (struct bmt_slot *)((char *)r - offsetof(struct bmt_slot, ring));
 }
 
-/* Leaves the slot of ring `r` (what bmt_rec_enter returned): honours a
- * flush the consumer asked for, wakes the consumer when a packet was
- * published, and lets stop proceed. Both are rare, and one test covers
- * the two. */
 /* 1 when leaving ring `r` has work beyond bmt_rec_leave_quiet: a flush
  * the consumer asked for, or a published packet to wake it for. */
 static inline __attribute__((always_inline)) int bmt_rec_leave_has_work(struct bmt_ring *r)
@@ -493,6 +493,10 @@ static inline __attribute__((always_inline)) void bmt_rec_leave_quiet(struct bmt
     atomic_store_explicit(&bmt_rec_slot_of(r)->busy, 0, memory_order_release);
 }
 
+/* Leaves the slot of ring `r` (what bmt_rec_enter returned): honours a
+ * flush the consumer asked for, wakes the consumer when a packet was
+ * published, and lets stop proceed. Both are rare, and one test covers
+ * the two. */
 static inline __attribute__((always_inline)) void bmt_rec_leave(struct bmt_session *s, struct bmt_ring *r, uint64_t ts_ns)
 {
     if (bmt_rec_leave_has_work(r)) {
