@@ -177,19 +177,26 @@ running_test(_Config) ->
     ok.
 
 run_sched(Tracer, Flags) ->
-    P = spawn(?MODULE, sched_worker, []),
-    wait_waiting(P),
-    1 = erlang:trace(P, true, [Tracer | Flags]),
-    P ! go,
-    wait_waiting(P),
-    P ! stop,
-    finish([P]),
+    P = run_worker(sched_worker, [], Tracer, Flags),
     case Tracer of
         {tracer, T} when is_pid(T) ->
             {[{atom_to_binary(Tag), mfa_text(MFA)} || {trace, Pid, Tag, MFA} <- bmt_workload:collected(T), Pid =:= P], P};
         _ ->
             {none, P}
     end.
+
+%% Spawns ?MODULE:F(Args), which waits for `go`, traces it with `Tracer`
+%% and `Flags`, lets it run until it waits again, then stops it and waits
+%% for its exit.
+run_worker(F, Args, Tracer, Flags) ->
+    P = spawn(?MODULE, F, Args),
+    wait_waiting(P),
+    1 = erlang:trace(P, true, [Tracer | Flags]),
+    P ! go,
+    wait_waiting(P),
+    P ! stop,
+    finish([P]),
+    P.
 
 mfa_text({M, F, As}) when is_list(As) -> mfa_text({M, F, length(As)});
 mfa_text({M, F, A}) -> iolist_to_binary(io_lib:format("~w:~w/~w", [M, F, A]));
@@ -305,16 +312,7 @@ repeated_test(_Config) ->
     MS = [{'_', [], [{return_trace}]}],
     [1 = erlang:trace_pattern({?MODULE, F, A}, MS, [local])
      || {F, A} <- [{rep_f0, 0}, {rep_f1, 1}, {rep_f3, 3}]],
-    Run = fun(Tracer, Flags) ->
-                  P = spawn(?MODULE, rep_worker, [300]),
-                  wait_waiting(P),
-                  1 = erlang:trace(P, true, [Tracer | Flags]),
-                  P ! go,
-                  wait_waiting(P),
-                  P ! stop,
-                  finish([P]),
-                  P
-          end,
+    Run = fun(Tracer, Flags) -> run_worker(rep_worker, [300], Tracer, Flags) end,
     Case = fun(Flags) ->
                    T = bmt_workload:collector(),
                    PT = Run({tracer, T}, Flags),
