@@ -333,10 +333,11 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
          * calls trace_call for a return_from with no enabled_call first,
          * and, when a match spec runs (return_trace), hands trace_call a
          * copy of a boxed tracer state (a session handle), not the word
-         * enabled_call got. The decision is stored as enabled_* would,
-         * for the thread's own context (so trace_cached takes it). */
-        if (cached_fields_tp(tp) && t && bmt_tls.instance == p->threads.instance &&
-            bmt_tls.ctx == t && !t->in_use && BMT_DW_SINKS(w) == BMT_SINK_RECORDER) {
+         * enabled_call got. The decision is stored as enabled_* would;
+         * `t` is bmt_thread_ctx's, so the TLS names it for this state and
+         * trace_cached's decided_ctx takes it. */
+        if (cached_fields_tp(tp) && t && !t->in_use &&
+            BMT_DW_SINKS(w) == BMT_SINK_RECORDER) {
             t->decided_tag = argv[0];
             t->decided_state = argv[1];
             t->decision = w;
@@ -393,10 +394,9 @@ HOT struct thread_ctx *decided_ctx(struct priv *p, const ERL_NIF_TERM argv[])
     return t;
 }
 
-/* The common case inline: this thread's enabled_* decided for this event,
- * of tracepoint `tp` (a constant in each copy), and only the recorder
- * wants it, as `tp` itself. */
-/* trace_tp once decided_ctx gave this thread's context `t`. */
+/* trace_tp once decided_ctx gave this thread's context `t`: the common
+ * case inline (only the recorder wants the event, as `tp` itself, a
+ * constant in each copy), the others out of line. */
 HOT ERL_NIF_TERM trace_decided_tp(struct priv *p, struct thread_ctx *t, ErlNifEnv *env,
                                   const ERL_NIF_TERM argv[], int tp)
 {
