@@ -60,7 +60,9 @@ static void request_flush_all(struct bmt_session *s)
 
 /* Second step, a tick later: closes the open packet of the rings whose
  * writer has not come back since (idle: freezing them costs no writer
- * anything), all with one heavy fence. */
+ * anything), all with one heavy fence. The caller holds `control`: a
+ * snapshot freezes the same rings, and two freezes of one ring at once
+ * would flush it twice over, the first thaw ending both. */
 static void flush_requested(struct bmt_session *s, uint64_t now)
 {
     int idle[BMT_MAX_THREADS];
@@ -326,13 +328,19 @@ static enum bmt_stop_reason rate_window(struct bmt_session *s, struct consumer_s
 
 /* A flight recorder's step this pass (capture.h): a capture's tail is
  * flushed in two steps, a tick apart. Returns BMT_REASON_MAX_BYTES or NONE. */
-static enum bmt_stop_reason capture_tick(struct bmt_session *s, uint64_t now)
+static enum bmt_stop_reason capture_tick(struct bmt_recorder *rec, struct bmt_session *s,
+                                         uint64_t now)
 {
     enum bmt_capture_step step = bmt_capture_tick(&s->capture, now, s->dir.bytes_on_disk);
     if (step == BMT_CAPTURE_REQUEST_FLUSH) {
         request_flush_all(s);
     } else if (step == BMT_CAPTURE_FLUSH) {
+        /* Refused only when the session is stopping: its finish closes
+         * the capture with every packet. */
+        if (!lock_or_stop(rec, s))
+            return BMT_REASON_NONE;
         flush_requested(s, now);
+        pthread_mutex_unlock(&rec->control);
         step = bmt_capture_tick(&s->capture, now, s->dir.bytes_on_disk);
     }
     return step == BMT_CAPTURE_MAX_BYTES ? BMT_REASON_MAX_BYTES : BMT_REASON_NONE;
@@ -404,7 +412,7 @@ static void *consumer_main(void *arg)
         if (s->cfg.relayd)
             relayd_tick(s, &cs, now);
         if (stop == BMT_REASON_NONE && bmt_capture_on(&s->capture))
-            stop = capture_tick(s, now);
+            stop = capture_tick(rec, s, now);
         if (stop == BMT_REASON_NONE && now - cs.last_mark_ns >= s->cfg.flush_interval_ns) {
             /* What a crash now would lose, said in the trace. */
             cs.last_mark_ns = now;

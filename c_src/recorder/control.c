@@ -148,8 +148,18 @@ int bmt_rec_snapshot(struct bmt_recorder *rec, int index, uint64_t generation, c
         rc = -ENOMEM;
         goto out;
     }
+    /* Packets are written from a copy: the directory renumbers them in
+     * place, and the ring's stay as they are for the flight capture the
+     * consumer may be copying at the same time, and for the final trace. */
+    uint8_t *copy = NULL;
+    if (posix_memalign((void **)&copy, BMT_DIRECT_BLOCK, s->cfg.subbuf_bytes) != 0) {
+        free(snap);
+        rc = -ENOMEM;
+        goto out;
+    }
     rc = bmt_trace_dir_create(snap, dir, s->cfg.file_mode, &s->cfg.info, 0, 0);
     if (rc < 0) {
+        free(copy);
         free(snap);
         goto out;
     }
@@ -169,14 +179,9 @@ int bmt_rec_snapshot(struct bmt_recorder *rec, int index, uint64_t generation, c
         uint64_t committed = atomic_load(&r->committed), consumed = atomic_load(&r->consumed);
         for (uint64_t seq = consumed; seq < committed; seq++) {
             uint32_t k = (uint32_t)(seq % r->subbuf_count);
-            uint8_t *pkt = r->mem + (size_t)k * r->subbuf_bytes;
-            /* The directory renumbers packets in place: keep the ring's. */
-            uint64_t seq_num = bmt_get_u64(pkt + BMT_PKT_SEQ_NUM);
-            uint64_t discarded = bmt_get_u64(pkt + BMT_PKT_EVENTS_DISCARDED);
-            (void)bmt_trace_dir_write_packet(snap, (unsigned)i, pkt, r->packet_bytes[k],
+            memcpy(copy, r->mem + (size_t)k * r->subbuf_bytes, r->packet_bytes[k]);
+            (void)bmt_trace_dir_write_packet(snap, (unsigned)i, copy, r->packet_bytes[k],
                                              r->subbuf_bytes, r->packet_events[k]);
-            bmt_put_u64(pkt + BMT_PKT_SEQ_NUM, seq_num);
-            bmt_put_u64(pkt + BMT_PKT_EVENTS_DISCARDED, discarded);
         }
         /* Drops the freeze itself causes are the writer's to fold in later
          * (frozen_drops is its own): they belong to events after this. */
@@ -186,6 +191,7 @@ int bmt_rec_snapshot(struct bmt_recorder *rec, int index, uint64_t generation, c
         stats->discarded += ring_discarded + snap->streams[i].lost_events;
         stats->events += snap->streams[i].events;
     }
+    free(copy);
     rc = bmt_trace_dir_close(snap);
     stats->bytes = snap->bytes_on_disk;
     stats->error = -rc;

@@ -11,7 +11,8 @@
  * overwrote packets all along; babeltrace2 reads it; its metadata names
  * the trigger. Then: extension, the rate limit, the cap on a capture's
  * length, max_bytes, and the incomplete marker of a trace whose process
- * was killed (a child process, killed with SIGKILL).
+ * was killed (a child process, killed with SIGKILL). Last, snapshots taken
+ * while captures close their tails: both freeze the same idle rings.
  *
  * Usage: test_capture DIR
  *        test_capture --crash-child DIR   (the child of the kill test)
@@ -19,6 +20,7 @@
 #include "recorder/recorder.h"
 #include "tap.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -385,6 +387,20 @@ static int exists(const char *dir, const char *name)
     return access(path, F_OK) == 0;
 }
 
+/* Removes directory `dir` and the files in it (a snapshot: no subfolders). */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+    (void)rmdir(dir);
+}
+
 /* ---- scenarios ---- */
 
 /* One trigger: the capture holds the window before and the tail after,
@@ -724,6 +740,89 @@ static void test_sampling(void)
               "thresholds, the ratios in force at a time");
 }
 
+/* The snapshot thread of test_snapshots_during_captures: snapshots the
+ * session until told to stop, reading each back whole, then removing it. */
+static _Atomic int snapshots_run;
+static _Atomic long snapshots_taken, snapshots_bad;
+static char snapshot_base[4200];
+
+static void *snapshot_main(void *arg)
+{
+    (void)arg;
+    for (long k = 0; atomic_load(&snapshots_run); k++) {
+        char dir[4300];
+        snprintf(dir, sizeof dir, "%s-%ld", snapshot_base, k);
+        struct bmt_rec_stats st;
+        int rc = bmt_rec_snapshot(&rec, (int)(session - rec.sessions), generation, dir, &st);
+        struct capture_read cr = read_capture(dir);
+        if (rc != 0 || !cr.well_formed || cr.events != st.events) {
+            printf("# snapshot %ld: rc %d, well formed %d, %llu events read of %llu\n", k, rc,
+                   cr.well_formed, (unsigned long long)cr.events, (unsigned long long)st.events);
+            atomic_fetch_add(&snapshots_bad, 1);
+        }
+        atomic_fetch_add(&snapshots_taken, 1);
+        remove_dir(dir);
+        sleep_us(300);
+    }
+    return NULL;
+}
+
+/* Snapshots while captures close their tails. A capture's end freezes the
+ * rings whose writer stayed away (the consumer) and a snapshot freezes
+ * every ring (its caller's thread): the control lock keeps the two apart,
+ * since either one's thaw would end both freezes; and a snapshot writes
+ * from a copy, never renumbering the packets a capture is copying. Under
+ * ThreadSanitizer, any overlap is a reported race. Each capture and each
+ * snapshot reads whole, and a capture counts every event missing in it:
+ * it may count more, since a writer that finds its ring frozen by a
+ * snapshot drops the event and counts it in its next packet, whose first
+ * event may be the capture's first. The writers pace slower than the
+ * consumer's tick, so every capture's end finds idle rings to freeze. */
+static void test_snapshots_during_captures(void)
+{
+    struct bmt_rec_config cfg = config("snapshots", 30 * MS, 5 * MS);
+    if (start(&cfg) != 0)
+        return;
+    start_writers(0, 25 * 1000);
+    snprintf(snapshot_base, sizeof snapshot_base, "%s-snapshot", cfg.dir);
+    atomic_store(&snapshots_run, 1);
+    pthread_t snapper;
+    pthread_create(&snapper, NULL, snapshot_main, NULL);
+    const unsigned captures = 20;
+    for (unsigned k = 1; k <= captures; k++) {
+        struct bmt_trigger t = trigger_at(bmt_clock_ns(), 11 * MS);
+        CHECK(bmt_capture_fire(&session->capture, &t) == 1);
+        CHECKF(wait_captures(k), "capture %u not sealed", k);
+    }
+    atomic_store(&snapshots_run, 0);
+    pthread_join(snapper, NULL);
+    stop_writers();
+    struct bmt_capture_stats st = stats();
+    CHECKF(st.captures == captures && st.lost_packets == 0 && st.error == 0,
+           "captures %llu, lost packets %llu, error %d", (unsigned long long)st.captures,
+           (unsigned long long)st.lost_packets, st.error);
+    for (unsigned k = 1; k <= captures; k++) {
+        char dir[4200];
+        CHECKF(find_capture(cfg.dir, k, dir, sizeof dir), "capture %u missing", k);
+        struct capture_read cr = read_capture(dir);
+        CHECKF(cr.well_formed && cr.events > 0 && cr.discarded >= cr.holes &&
+                   cr.lost_packets == 0,
+               "capture %u: well formed %d, %llu events, %llu discarded, %llu missing, %llu "
+               "lost packets",
+               k, cr.well_formed, (unsigned long long)cr.events,
+               (unsigned long long)cr.discarded, (unsigned long long)cr.holes,
+               (unsigned long long)cr.lost_packets);
+    }
+    CHECKF(atomic_load(&snapshots_taken) > 0 && atomic_load(&snapshots_bad) == 0,
+           "%ld snapshots, %ld unreadable", atomic_load(&snapshots_taken),
+           atomic_load(&snapshots_bad));
+    struct bmt_rec_stats rs;
+    CHECK(bmt_rec_stop(&rec, (int)(session - rec.sessions), generation, &rs) == 0);
+    printf("# %u captures beside %ld snapshots\n", captures, atomic_load(&snapshots_taken));
+    tap_group("capture: snapshots taken while captures close their tails (both freeze the same "
+              "idle rings) leave every capture and snapshot whole, every loss counted");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--crash-child") == 0)
@@ -745,6 +844,7 @@ int main(int argc, char **argv)
     test_extend_and_limits();
     test_offer_bounds();
     test_max_bytes();
+    test_snapshots_during_captures();
     bmt_rec_destroy(&rec);
     return tap_exit();
 }
