@@ -12,12 +12,13 @@
 # least of CG_REPS beamtrace runs less the least of CG_REPS floor runs (the
 # VM's own share, its garbage collections and timers, moves by up to ~100
 # instructions per event between runs of either), over CG_N operations, divided by the events per operation (2 for spawn: a spawn and
-# an exit; 2 for running: out and in; 2 for gc: start and end).
+# an exit; 2 for running: out and in; 2 for gc: start and end; 2 for
+# handle: a call and its return).
 # Instruction counts do not move with the machine's load (beamtrace's own
 # by up to ~5% from run to run, hence the least of several), so these are
 # the figures to compare before and after a change.
 #
-# Usage: bash bench/callgrind.sh [call send spawn receive running gc]
+# Usage: bash bench/callgrind.sh [call send spawn receive running gc handle]
 # Knobs: CG_N (100000), CG_REPS (3), CG_KEEP=DIR (keep each kind's best
 # callgrind files there as KIND-TRACER.cg, for callgrind_annotate), CG_EVENTS=1 (also count
 # the events per operation in the beamtrace trace, with priv/beamtrace
@@ -46,7 +47,7 @@ REPS=${CG_REPS:-3}
 
 # Targets, instructions per event above the floor (issue 19).
 target() { case $1 in call) echo 200;; send) echo 400;; spawn) echo 300;; running) echo 200;; *) echo -;; esac; }
-per_op() { case $1 in spawn|running|gc) echo 2;; *) echo 1;; esac; }
+per_op() { case $1 in spawn|running|gc|handle) echo 2;; *) echo 1;; esac; }
 
 # ir KIND TRACER: "TOTAL OWN" for one run: the instructions counted while
 # the workload ran, and the part in the tracer's own library and the VM's
@@ -86,7 +87,7 @@ best() {
 }
 
 kinds=("$@")
-[ $# -gt 0 ] || kinds=(call send spawn receive running gc)
+[ $# -gt 0 ] || kinds=(call send spawn receive running gc handle)
 echo "== callgrind: instructions per event above the null tracer ($N ops, least of $REPS; $(date -u +%FT%TZ)) =="
 status=0
 for k in "${kinds[@]}"; do

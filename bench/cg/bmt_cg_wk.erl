@@ -13,8 +13,14 @@
 %%            is scheduled out (waiting) and in again        [running]
 %%   gc       N erlang:garbage_collect() calls: a major GC start and end
 %%                                                    [garbage_collection]
+%%   handle   N calls of the traced function under a match spec with
+%%            return_trace, a call and a return each, traced with the
+%%            session's handle as tracer state: `beamtrace record --calls
+%%            "M:F/A -> return"`'s path (the null tracer gets a reference,
+%%            a boxed state as well)                                [call]
 %% Tracer: beamtrace (beamtrace:start/1 with the defaults and dir CG_DIR,
-%% tracer state []) or null (bench/null_tracer.c, the dispatch floor).
+%% tracer state [], or the session for handle) or null
+%% (bench/null_tracer.c, the dispatch floor).
 %% The beamtrace run's trace stays in CG_DIR, for the caller to count the
 %% events per operation.
 -module(bmt_cg_wk).
@@ -48,6 +54,7 @@ counting_sink(Driver, N) -> receive _ -> counting_sink(Driver, N - 1) end.
 echo() -> receive {P, N} -> P ! N, echo() end.
 
 flags(call) -> [call];
+flags(handle) -> [call];
 flags(send) -> [send];
 flags(spawn) -> [procs];
 flags(receive_) -> ['receive'];
@@ -58,13 +65,17 @@ main([Kind0, Tracer0, N0]) ->
     Kind = case list_to_atom(Kind0) of 'receive' -> receive_; K -> K end,
     Tracer = list_to_atom(Tracer0),
     N = list_to_integer(N0),
-    erlang:trace_pattern({?MODULE, f, 1}, true, [local]),
+    Pattern = case Kind of
+                  handle -> [{'_', [], [{return_trace}]}];
+                  _ -> true
+              end,
+    erlang:trace_pattern({?MODULE, f, 1}, Pattern, [local]),
     Tr = case Tracer of
              beamtrace ->
-                 {ok, _} = beamtrace:start(#{dir => os:getenv("CG_DIR")}),
-                 {tracer, beamtrace, []};
+                 {ok, Session} = beamtrace:start(#{dir => os:getenv("CG_DIR")}),
+                 {tracer, beamtrace, case Kind of handle -> Session; _ -> [] end};
              null ->
-                 {tracer, bmt_null_tracer, []}
+                 {tracer, bmt_null_tracer, case Kind of handle -> make_ref(); _ -> [] end}
          end,
     Self = self(),
     Sink = spawn(fun sink/0),
@@ -86,6 +97,7 @@ main([Kind0, Tracer0, N0]) ->
             _ ->
                 W = case Kind of
                         call -> fun() -> call_loop(N) end;
+                        handle -> fun() -> call_loop(N) end;
                         send -> fun() -> send_loop(Sink, N) end;
                         spawn -> fun() -> spawn_loop(N) end;
                         running -> fun() -> echo_loop(Echo, N) end;

@@ -2,11 +2,13 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_* */
 #include "clock.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -53,6 +55,89 @@ static int kernel_offers(const char *name)
         if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
             return 1;
     return 0;
+}
+
+/* The start of the mapping /proc/self/maps names `name` (as "[vvar]"),
+ * and its length; 0 when there is none. */
+static uintptr_t mapping(const char *name, size_t *length)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    char line[512];
+    uintptr_t start = 0;
+    *length = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long a, b;
+        char *tail = strrchr(line, ' ');
+        if (tail && strncmp(tail + 1, name, strlen(name)) == 0 &&
+            tail[1 + strlen(name)] == '\n' && sscanf(line, "%lx-%lx", &a, &b) == 2 && b > a) {
+            start = a;
+            *length = b - a;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return start;
+}
+
+/* KVM's pvclock_vcpu_time_info: what the host publishes for kvm-clock. */
+struct pvclock_info {
+    uint32_t version;           /* odd while the host updates it */
+    uint32_t pad0;
+    uint64_t tsc_timestamp;
+    uint64_t system_time;
+    uint32_t tsc_to_system_mul;
+    int8_t tsc_shift;
+    uint8_t flags;
+    uint8_t pad[2];
+};
+#define PVCLOCK_TSC_STABLE_BIT 1u
+
+/* 1 when the kernel keeps time with kvm-clock and its host says the TSC
+ * is stable: synchronised across virtual CPUs and steady, the promise the
+ * vDSO relies on to read kvm-clock without a system call (as
+ * PVCLOCK_TSC_STABLE_BIT in the pvclock page it reads). Such guests are
+ * often booted with tsc=unstable, so that the kernel keeps kvm-clock,
+ * which also follows a host migration or a snapshot's restore: the
+ * re-anchors below catch those. The page is the first of [vvar_vclock]
+ * (Linux 6.13 and later) or the second of [vvar] (before). It is read
+ * through a pipe: where the kernel has not mapped it, the write fails
+ * with EFAULT, where a load would raise SIGBUS in the VM. */
+static int pvclock_tsc_stable(void)
+{
+    char current[64] = "";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+    if (!f)
+        return 0;
+    if (!fgets(current, sizeof current, f))
+        current[0] = '\0';
+    fclose(f);
+    if (strcmp(current, "kvm-clock\n") != 0)
+        return 0;
+    size_t length;
+    uintptr_t page = mapping("[vvar_vclock]", &length);
+    if (!page) {
+        page = mapping("[vvar]", &length);
+        if (length < 2 * 4096)
+            return 0;
+        page += 4096;
+    }
+    int fds[2];
+    if (!page || pipe(fds) != 0)
+        return 0;
+    struct pvclock_info info;
+    ssize_t n;
+    do
+        n = write(fds[1], (const void *)page, sizeof info);
+    while (n < 0 && errno == EINTR);
+    int ok = n == (ssize_t)sizeof info && read(fds[0], &info, sizeof info) == (ssize_t)sizeof info;
+    close(fds[0]);
+    close(fds[1]);
+    /* What a pvclock page holds: a settled version, a scale, a shift that
+     * keeps 64 bits, and a TSC reading of the past. */
+    return ok && (info.flags & PVCLOCK_TSC_STABLE_BIT) && info.version % 2 == 0 &&
+           info.tsc_to_system_mul != 0 && info.tsc_shift > -32 && info.tsc_shift < 32 &&
+           info.tsc_timestamp != 0 && info.tsc_timestamp <= __rdtsc();
 }
 
 /* The best of `tries` brackets (rdtsc, clock_gettime, rdtsc): the TSC at
@@ -143,9 +228,16 @@ static void calibrate(struct bmt_clock *c)
                  "events read clock_gettime");
         return;
     }
-    if (!c->ignore_kernel && !kernel_offers("tsc")) {
+    if (kernel_offers("tsc")) {
+        snprintf(c->basis, sizeof c->basis, "the kernel offers it as a clocksource");
+    } else if (pvclock_tsc_stable()) {
+        snprintf(c->basis, sizeof c->basis, "kvm-clock's host marks it stable");
+    } else if (c->ignore_kernel) {
+        snprintf(c->basis, sizeof c->basis, "the kernel's verdict ignored (a test)");
+    } else {
         snprintf(c->why, sizeof c->why,
-                 "the kernel does not offer the TSC as a clocksource (it found it unstable): "
+                 "the kernel does not offer the TSC as a clocksource (it found it unstable, or "
+                 "was booted with tsc=unstable) and no kvm-clock host marks it stable: "
                  "events read clock_gettime");
         return;
     }

@@ -16,7 +16,9 @@
  *  - the kernel has not found it unstable: "tsc" is among its available
  *    clocksources. It need not be the current one: on a KVM guest the
  *    kernel prefers kvm-clock (itself the host's TSC scaled) even when the
- *    TSC is invariant;
+ *    TSC is invariant. Or the kernel keeps time with kvm-clock and its
+ *    host marks the TSC stable (PVCLOCK_TSC_STABLE_BIT, what lets the vDSO
+ *    read kvm-clock itself), as on guests booted with tsc=unstable;
  *  - every CPU this process may run on reads a TSC that agrees with the
  *    calibration's line within BMT_CLOCK_MAX_ERROR_NS (checked by running
  *    on each in turn);
@@ -76,6 +78,8 @@ struct bmt_clock {
     pthread_mutex_t lock;       /* calibration and its reason */
     int calibrated;             /* calibration ran (under lock) */
     char why[200];              /* why the TSC does not stand in (under lock) */
+    char basis[64];             /* why it may: the kernel's or the host's word
+                                 * (set by calibration, under lock) */
     int ignore_kernel;          /* tests only: calibrate even where the kernel
                                  * distrusts the TSC, to measure it there */
     uint64_t stretch_ns;        /* tests only: about one clock_gettime read in

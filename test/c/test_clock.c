@@ -106,7 +106,7 @@ int main(void)
     bmt_clock_init(&c);
     bmt_clock_calibrate(&c);
     int tsc = bmt_clock_describe(&c, why, sizeof why);
-    printf("# clock: %s\n", why);
+    printf("# clock: %s%s%s%s\n", why, tsc ? " (" : "", tsc ? c.basis : "", tsc ? ")" : "");
     run_threads(&c, seconds, tsc ? "TSC" : "clock_gettime", 1);
     CHECKF(atomic_load(&c.usable) == tsc, "the TSC was given up on the way: %s",
            (bmt_clock_describe(&c, why, sizeof why), why));
@@ -144,8 +144,8 @@ int main(void)
     }
     bmt_clock_destroy(&c);
 
-    /* Where the kernel distrusts an invariant TSC (this project's CI
-     * machines boot with tsc=unstable under kvm-clock), the same run with
+    /* Where the kernel distrusts an invariant TSC and no kvm-clock host
+     * marks it stable, the same run with
      * the kernel's verdict ignored measures what the TSC would have done:
      * its times within 1 us for as long as it stands in, and given up with
      * the reason kept as soon as a re-anchor sees it drift. Either way the
