@@ -50,3 +50,29 @@ void bmt_dispatch_copy(struct thread_ctx *t, struct bmt_session *s, uint64_t gen
     }
     bmt_rec_leave(s, r, ts_ns);
 }
+
+struct bmt_session *bmt_resolve_handle_miss(const struct priv *p, struct thread_ctx *t,
+                                            ErlNifEnv *env, ERL_NIF_TERM state,
+                                            ERL_NIF_TERM identity, uint64_t epoch,
+                                            uint64_t *generation)
+{
+    struct bmt_session *s = bmt_resolve_handle(&p->handles, env, state, generation);
+    if (!identity)
+        return s;
+    if (identity == t->handle_identity && epoch == t->handle_epoch) {
+        /* A hit the cache may not answer yet (or no longer): checked. */
+        if (bmt_peek_checking(BMT_PEEK_HANDLE))
+            bmt_peek_count(BMT_PEEK_HANDLE, s == t->handle_session &&
+                                                (!s || *generation == t->handle_generation));
+        return s;
+    }
+    /* The epoch was read first: a session collected since is unknown
+     * here, or its forgetting moved the epoch past this entry's. */
+    if (s && bmt_rec_known(s, *generation)) {
+        t->handle_identity = identity;
+        t->handle_epoch = epoch;
+        t->handle_session = s;
+        t->handle_generation = *generation;
+    }
+    return s;
+}

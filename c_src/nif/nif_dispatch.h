@@ -20,6 +20,7 @@
 #include "nif_format.h"
 #include "nif_session.h"
 #include "nif_state.h"
+#include "nif_term_peek.h"
 #include "nif_thread.h"
 #include "sinks/sinks.h"
 #include "sinks/usdt_wants.h"
@@ -172,6 +173,46 @@ bmt_decide_default_cached(const struct priv *p, struct thread_ctx *t, int tp)
     return t->default_words[tp] | bmt_external_word(p, tp);
 }
 
+/* bmt_resolve_handle_cached's miss: asks the VM, and keeps the answer in
+ * `t` when it names a known session (whose handle the table keeps alive,
+ * so the identity stays its own until the epoch moves); while the cache
+ * is being checked, compares a hit with the VM's answer instead. */
+struct bmt_session *bmt_resolve_handle_miss(const struct priv *p, struct thread_ctx *t,
+                                            ErlNifEnv *env, ERL_NIF_TERM state,
+                                            ERL_NIF_TERM identity, uint64_t epoch,
+                                            uint64_t *generation);
+
+/* bmt_resolve_handle through thread `t`'s one-entry cache: the same
+ * handle as the thread's last one, in the same epoch, is a few compares
+ * and no call into the VM (once BMT_PEEK_HANDLE is trusted). */
+static inline struct bmt_session *bmt_resolve_handle_cached(const struct priv *p,
+                                                            struct thread_ctx *t,
+                                                            ErlNifEnv *env, ERL_NIF_TERM state,
+                                                            uint64_t *generation)
+{
+    uint64_t epoch = atomic_load_explicit(&p->rec.epoch, memory_order_acquire);
+    ERL_NIF_TERM identity = bmt_handle_identity(&p->handles, state);
+    if (__builtin_expect(identity != 0 && identity == t->handle_identity &&
+                             epoch == t->handle_epoch && bmt_peek_trusted(BMT_PEEK_HANDLE),
+                         1)) {
+        *generation = t->handle_generation;
+        return t->handle_session;
+    }
+    return bmt_resolve_handle_miss(p, t, env, state, identity, epoch, generation);
+}
+
+/* bmt_resolve_session, through thread `t`'s cache (NULL: no context yet,
+ * the VM is asked). */
+static inline struct bmt_session *bmt_resolve_session_cached(const struct priv *p,
+                                                             struct thread_ctx *t,
+                                                             ErlNifEnv *env, ERL_NIF_TERM state,
+                                                             uint64_t *generation)
+{
+    if (state == p->nil || !t)
+        return bmt_resolve_session(&p->handles, env, state, generation);
+    return bmt_resolve_handle_cached(p, t, env, state, generation);
+}
+
 /* The decision word for an event of tracepoint `tp` offered to the tracer
  * with state `state` ([] = the default session, or a handle). */
 static inline __attribute__((always_inline)) uint64_t
@@ -181,6 +222,19 @@ bmt_decide(const struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state, int tp)
         return bmt_decide_default(p, tp);
     uint64_t generation = 0;
     struct bmt_session *s = bmt_resolve_handle(&p->handles, env, state, &generation);
+    return bmt_decision_word(p, s, s ? (uint64_t)(s - p->rec.sessions) + 1 : 0, generation, tp);
+}
+
+/* bmt_decide, a handle resolved through thread `t`'s cache (NULL: asked
+ * of the VM). */
+static inline __attribute__((always_inline)) uint64_t
+bmt_decide_ctx(const struct priv *p, struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM state,
+               int tp)
+{
+    if (__builtin_expect(state == p->nil, 1) || !t)
+        return bmt_decide(p, env, state, tp);
+    uint64_t generation = 0;
+    struct bmt_session *s = bmt_resolve_handle_cached(p, t, env, state, &generation);
     return bmt_decision_word(p, s, s ? (uint64_t)(s - p->rec.sessions) + 1 : 0, generation, tp);
 }
 

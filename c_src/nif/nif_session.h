@@ -6,8 +6,20 @@
  * tracer state naming a stopped session, is recognised without any lock,
  * and a handle from an earlier load of the library names nothing. The
  * tracer resolves its state on every event (inline below, [] without a
- * call); making and forgetting handles (nif_session.c) is control work,
- * under the table's lock.
+ * call; a handle through its thread's cache, nif_dispatch.h); making and
+ * forgetting handles (nif_session.c) is control work, under the table's
+ * lock, and moves the recorder's epoch, which empties those caches.
+ *
+ * A handle's identity: a resource term is a magic reference, whose words
+ * are a header and the address of the resource's magic binary, the same in
+ * every copy of the term (the VM copies a tracer state into the traced
+ * process's heap when a match spec runs). So the words say which resource
+ * a term is without asking the VM, while that resource lives: the caches
+ * keep only handles of known sessions, which the table keeps alive until
+ * it forgets them, moving the epoch. That layout is OTP's, not API: it is
+ * learnt and proven at load (a copy keeps both words, another resource
+ * differs), and the caches' first BMT_PEEK_CHECKS answers are compared with
+ * enif_get_resource's (nif_term_peek.h, BMT_PEEK_HANDLE).
  */
 #ifndef BMT_NIF_SESSION_H
 #define BMT_NIF_SESSION_H
@@ -35,6 +47,9 @@ struct bmt_handles {
      * start's, sessions()', the stop notification's. */
     ErlNifMutex *lock;
     struct session_handle *kept[BMT_MAX_SESSIONS];
+    /* A resource term's header word (learnt at load), 0 when the layout
+     * did not prove out: bmt_handle_identity then always says 0. */
+    ERL_NIF_TERM ref_header;
 };
 
 /* Prepares `h` (the lock; the resource type is opened apart, at every
@@ -45,9 +60,24 @@ int bmt_handles_init(struct bmt_handles *h, uint64_t instance, ERL_NIF_TERM nil,
 /* Releases every kept handle and the lock. */
 void bmt_handles_free(struct bmt_handles *h);
 
-/* Opens (`flags`: create or take over) the handle resource type. Returns 0
- * or -1. */
+/* Opens (`flags`: create or take over) the handle resource type, and
+ * learns a handle term's layout (ref_header). Returns 0 or -1. */
 int bmt_handles_open_type(struct bmt_handles *h, ErlNifEnv *env, ErlNifResourceFlags flags);
+
+/* The identity of tracer state `state` if it is a resource term: its
+ * magic binary's address, equal in every copy of the term; else 0. No
+ * call, no allocation: the boxed term's header word, then the next. */
+static inline ERL_NIF_TERM bmt_handle_identity(const struct bmt_handles *h, ERL_NIF_TERM state)
+{
+    if ((state & 3) != 2 || h->ref_header == 0)
+        return 0;
+    const ERL_NIF_TERM *b = (const ERL_NIF_TERM *)(state - 2);
+    /* An ordinary reference shares the header; its next word's low half
+     * is all ones (a marker), never an aligned address. */
+    if (b[0] != h->ref_header || (b[1] & 7) != 0)
+        return 0;
+    return b[1];
+}
 
 /* The session a handle term names, and the generation it must still have;
  * NULL when `state` is not a handle of this state. */

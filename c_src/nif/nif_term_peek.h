@@ -22,9 +22,18 @@
 
 #define BMT_PEEK_CHECKS 256
 
-/* The readers: tuples, list cells, flat maps, and small integers (read
- * as the word value << 4 | 0xF: nif_term_text.h's bmt_small_int). */
-enum bmt_peek_kind { BMT_PEEK_TUPLE, BMT_PEEK_LIST, BMT_PEEK_MAP, BMT_PEEK_SMALL, BMT_PEEK_KINDS };
+/* The readers: tuples, list cells, flat maps, small integers (read as
+ * the word value << 4 | 0xF: nif_term_text.h's bmt_small_int), and a
+ * resource term's identity (nif_session.h's bmt_handle_identity: the
+ * session a handle names, from a thread's cache). */
+enum bmt_peek_kind {
+    BMT_PEEK_TUPLE,
+    BMT_PEEK_LIST,
+    BMT_PEEK_MAP,
+    BMT_PEEK_SMALL,
+    BMT_PEEK_HANDLE,
+    BMT_PEEK_KINDS
+};
 
 /* Bit k (1 << k) set while reader k is trusted (its checks passed, not
  * off): one load gives a caller that reads several kinds their trust. */

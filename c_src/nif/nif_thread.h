@@ -60,6 +60,14 @@ struct thread_ctx {
      * session, its state, masks and options. ~0: never filled. */
     uint64_t words_epoch;
     uint64_t default_words[BMT_TP_COUNT];
+    /* The session handle last resolved on this thread (a tracer state
+     * other than []; nif_dispatch.h's bmt_resolve_handle_cached): its
+     * identity (nif_session.h; 0: none), the session it names and that
+     * session's generation, as of the recorder's epoch `handle_epoch`. */
+    ERL_NIF_TERM handle_identity;
+    uint64_t handle_epoch;
+    struct bmt_session *handle_session;
+    uint64_t handle_generation;
     struct bmt_sample_thread sample;
     ERL_NIF_TERM flight_pending; /* a flight trigger said `trace` to this pid's call
                                     (nif_flight_call.c): its trace_call is a no-op */

@@ -142,7 +142,7 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
         /* The words are this epoch's now: enabled_tp's one test (nif_thread.h). */
         bmt_tls.words_epoch = known->words_epoch;
     } else {
-        w = bmt_decide(p, env, argv[1], tp);
+        w = bmt_decide_ctx(p, known, env, argv[1], tp);
     }
     if (!BMT_DW_SINKS(w)) {
         /* A state naming no session may be a flight recorder's call
@@ -321,7 +321,7 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
             t->flight_pending = 0;
             return p->atom.ok;
         }
-        w = bmt_decide(p, env, argv[1], tp);
+        w = bmt_decide_ctx(p, t, env, argv[1], tp);
         /* A flight recorder's call trigger (nif_flight_call.h): OTP 25
          * asks it through trace_call. Nothing past argv[2] is read. */
         if (!BMT_DW_SINKS(w) && is_call_tp(tp) && argv[1] != p->nil) {
@@ -588,7 +588,9 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_generic_rest(struct priv *
 {
     if (argv[0] == p->atom.trace_status) {
         uint64_t gen;
-        struct bmt_session *s = bmt_resolve_session(&p->handles, env, argv[1], &gen);
+        struct thread_ctx *known =
+            bmt_tls.instance == p->threads.instance ? bmt_tls.ctx : NULL;
+        struct bmt_session *s = bmt_resolve_session_cached(p, known, env, argv[1], &gen);
         if (!s) {
             ERL_NIF_TERM r = bmt_flight_call_status(p, env, argv[1]);
             if (r)

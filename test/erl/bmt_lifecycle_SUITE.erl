@@ -7,11 +7,11 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, init_per_testcase/2,
          end_per_testcase/2]).
--export([two_sessions_test/1, default_session_test/1, trace_status_remove_test/1,
+-export([two_sessions_test/1, alternating_handles_test/1, default_session_test/1, trace_status_remove_test/1,
          stale_handle_test/1, overwrite_test/1, reload_purge_test/1, reload_other_file_test/1,
          nothing_sent_to_tracee_test/1, delete_purge_test/1,
          traces_reread_test/1]).
--export([sender/0]).
+-export([sender/0, pong/1]).
 
 %% OTP 25's spec of erlang:trace_info/2 gives a tracer module as
 %% {tracer, Module, State}; the VM answers {tracer, {Module, State}} (dialyzer).
@@ -27,7 +27,7 @@
 suite() -> [{timetrap, {seconds, 90}}].
 
 all() ->
-    [two_sessions_test, default_session_test, trace_status_remove_test,
+    [two_sessions_test, alternating_handles_test, default_session_test, trace_status_remove_test,
      stale_handle_test, overwrite_test, reload_purge_test, reload_other_file_test,
      nothing_sent_to_tracee_test, delete_purge_test,
      traces_reread_test].
@@ -95,6 +95,61 @@ two_sessions_test(_Config) ->
     10 = length(select(E1, #{'$name' => message_send, to => t(P1)})),
     20 = length(select(E2, #{'$name' => message_send, to => t(P2)})),
     stop_proc(P1), stop_proc(P2).
+
+%% Two sessions' handles on two processes that take turns (a ping-pong,
+%% mostly on one scheduler thread, whose cache of the last handle then
+%% changes hands at every event), under return_trace, where the VM hands
+%% the tracer a copy of the handle: each session gets exactly its own
+%% process's calls and returns, well past the cache's first checked
+%% answers (nif_session.h).
+alternating_handles_test(_Config) ->
+    N = 400,
+    1 = erlang:trace_pattern({?MODULE, pong, 1}, [{'_', [], [{return_trace}]}], [local]),
+    S1 = start(#{}),
+    S2 = start(#{}),
+    P2 = spawn(fun pong_loop/0),
+    P1 = spawn(fun() -> receive go -> ping(P2, N) end end),
+    1 = erlang:trace(P1, true, [call, {tracer, beamtrace, S1}]),
+    1 = erlang:trace(P2, true, [call, {tracer, beamtrace, S2}]),
+    R = erlang:monitor(process, P1),
+    P1 ! go,
+    receive {'DOWN', R, _, _, _} -> ok end,
+    erlang:trace_pattern({?MODULE, pong, 1}, false, [local]),
+    delivered(),
+    {_, E1} = stop_check(S1),
+    {_, E2} = stop_check(S2),
+    Entry = <<"bmt_lifecycle_SUITE:pong/1">>,
+    [begin
+         Calls = [x || {function_call, #{pid := Pid, entry := En}} <- Es, Pid =:= t(P),
+                       En =:= Entry],
+         Returns = [x || {function_return, #{pid := Pid, entry := En}} <- Es, Pid =:= t(P),
+                         En =:= Entry],
+         Others = [E || {Name, #{pid := Pid}} = E <- Es, Pid =/= t(P),
+                        Name =:= function_call orelse Name =:= function_return],
+         assert_eq({calls, Which}, N, length(Calls)),
+         assert_eq({returns, Which}, N, length(Returns)),
+         assert_eq({others, Which}, [], Others)
+     end || {Which, P, Es} <- [{s1, P1, E1}, {s2, P2, E2}]],
+    ok.
+
+ping(Q, 0) ->
+    Q ! stop;
+ping(Q, K) ->
+    K = ?MODULE:pong(K),
+    Q ! {self(), K},
+    receive K -> ping(Q, K - 1) end.
+
+pong_loop() ->
+    receive
+        {From, K} ->
+            K = ?MODULE:pong(K),
+            From ! K,
+            pong_loop();
+        stop ->
+            ok
+    end.
+
+pong(K) -> K.
 
 default_session_test(_Config) ->
     [] = beamtrace:sessions(),
