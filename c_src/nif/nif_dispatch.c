@@ -73,6 +73,16 @@ struct bmt_session *bmt_resolve_handle_miss(const struct priv *p, struct thread_
         t->handle_epoch = epoch;
         t->handle_session = s;
         t->handle_generation = *generation;
+        t->handle_words_valid = 0;
     }
     return s;
+}
+
+uint64_t bmt_handle_word_fill(const struct priv *p, struct thread_ctx *t, int tp)
+{
+    struct bmt_session *s = t->handle_session;
+    uint64_t w = bmt_recorder_word(s, (uint64_t)(s - p->rec.sessions) + 1, t->handle_generation, tp);
+    t->handle_words[tp] = w;
+    t->handle_words_valid |= UINT64_C(1) << tp;
+    return w;
 }

@@ -225,16 +225,33 @@ bmt_decide(const struct priv *p, ErlNifEnv *env, ERL_NIF_TERM state, int tp)
     return bmt_decision_word(p, s, s ? (uint64_t)(s - p->rec.sessions) + 1 : 0, generation, tp);
 }
 
+/* The recorder's part of the decision word of tracepoint `tp` for the
+ * session of thread `t`'s handle entry, kept in its words (out of line:
+ * once per tracepoint per entry). */
+uint64_t bmt_handle_word_fill(const struct priv *p, struct thread_ctx *t, int tp);
+
 /* bmt_decide, a handle resolved through thread `t`'s cache (NULL: asked
- * of the VM). */
+ * of the VM): on a hit, the entry's word for `tp` and the external bits,
+ * as for [] (bmt_decide_default_cached). */
 static inline __attribute__((always_inline)) uint64_t
 bmt_decide_ctx(const struct priv *p, struct thread_ctx *t, ErlNifEnv *env, ERL_NIF_TERM state,
                int tp)
 {
     if (__builtin_expect(state == p->nil, 1) || !t)
         return bmt_decide(p, env, state, tp);
+    uint64_t epoch = atomic_load_explicit(&p->rec.epoch, memory_order_acquire);
+    ERL_NIF_TERM identity = bmt_handle_identity(&p->handles, state);
+    if (__builtin_expect(identity != 0 && identity == t->handle_identity &&
+                             epoch == t->handle_epoch && bmt_peek_trusted(BMT_PEEK_HANDLE),
+                         1)) {
+        uint64_t w = __builtin_expect(t->handle_words_valid >> tp & 1, 1)
+                         ? t->handle_words[tp]
+                         : bmt_handle_word_fill(p, t, tp);
+        return w | bmt_external_word(p, tp);
+    }
     uint64_t generation = 0;
-    struct bmt_session *s = bmt_resolve_handle_cached(p, t, env, state, &generation);
+    struct bmt_session *s =
+        bmt_resolve_handle_miss(p, t, env, state, identity, epoch, &generation);
     return bmt_decision_word(p, s, s ? (uint64_t)(s - p->rec.sessions) + 1 : 0, generation, tp);
 }
 

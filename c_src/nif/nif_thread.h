@@ -53,6 +53,10 @@ struct thread_ctx {
      * when it writes, so reusing it is safe. */
     ERL_NIF_TERM decided_tag;   /* 0: none */
     ERL_NIF_TERM decided_state;
+    /* For a decided_state other than []: its handle identity
+     * (nif_session.h), which the copy of it the VM hands trace_* when a
+     * match spec runs shares; 0 for other states. */
+    ERL_NIF_TERM decided_identity;
     uint64_t decision;
     /* The recorder's part of the decision word for tracer state [] of every
      * tracepoint (nif_dispatch.h), as of the recorder's epoch
@@ -68,6 +72,11 @@ struct thread_ctx {
     uint64_t handle_epoch;
     struct bmt_session *handle_session;
     uint64_t handle_generation;
+    /* The recorder's part of the decision word for that session, of each
+     * tracepoint whose bit is set in handle_words_valid (filled as asked,
+     * emptied with the entry). */
+    uint64_t handle_words_valid;
+    uint64_t handle_words[BMT_TP_COUNT];
     struct bmt_sample_thread sample;
     ERL_NIF_TERM flight_pending; /* a flight trigger said `trace` to this pid's call
                                     (nif_flight_call.c): its trace_call is a no-op */

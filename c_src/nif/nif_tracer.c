@@ -160,6 +160,7 @@ static __attribute__((noinline)) ERL_NIF_TERM enabled_slow(struct priv *p, ErlNi
     if (t) {
         t->decided_tag = argv[0];
         t->decided_state = argv[1];
+        t->decided_identity = bmt_handle_identity(&p->handles, argv[1]);
         t->decision = w;
     }
     return p->atom.trace;
@@ -307,6 +308,18 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
 {
     struct thread_ctx *t = bmt_thread_ctx(&p->threads);
     uint64_t w;
+    if (t && t->decided_tag == argv[0] && t->decided_state != argv[1] &&
+        t->decided_state != p->nil && t->decided_identity != 0 &&
+        t->decided_identity == bmt_handle_identity(&p->handles, argv[1]) &&
+        bmt_peek_trusted(BMT_PEEK_HANDLE) && !t->in_use) {
+        /* enabled_* decided for this handle, and the VM hands trace_* a
+         * copy of it (a match spec ran): the same resource, the same
+         * decision, taken as decided_ctx would have. */
+        t->decided_state = argv[1];
+        int tp = map(&p->atom, argv[0]);
+        if (cached_fields_tp(tp) && BMT_DW_SINKS(t->decision) == BMT_SINK_RECORDER)
+            return trace_cached_by_number(p, env, argv, map, tp);
+    }
     if (t && t->decided_tag == argv[0] && t->decided_state == argv[1]) {
         w = t->decision;
         t->decided_tag = 0; /* one use */
@@ -340,6 +353,7 @@ static __attribute__((noinline)) ERL_NIF_TERM trace_slow(struct priv *p, ErlNifE
             BMT_DW_SINKS(w) == BMT_SINK_RECORDER) {
             t->decided_tag = argv[0];
             t->decided_state = argv[1];
+            t->decided_identity = 0; /* unused: decided_ctx compares the word */
             t->decision = w;
             return trace_cached_by_number(p, env, argv, map, tp);
         }
