@@ -3,6 +3,7 @@
 #include "clock.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,51 +94,80 @@ struct pvclock_info {
 };
 #define PVCLOCK_TSC_STABLE_BIT 1u
 
-/* 1 when the kernel keeps time with kvm-clock and its host says the TSC
- * is stable: synchronised across virtual CPUs and steady, the promise the
- * vDSO relies on to read kvm-clock without a system call (as
- * PVCLOCK_TSC_STABLE_BIT in the pvclock page it reads). Such guests are
- * often booted with tsc=unstable, so that the kernel keeps kvm-clock,
- * which also follows a host migration or a snapshot's restore: the
- * re-anchors below catch those. The page is the first of [vvar_vclock]
- * (Linux 6.13 and later) or the second of [vvar] (before). It is read
- * through a pipe: where the kernel has not mapped it, the write fails
- * with EFAULT, where a load would raise SIGBUS in the VM. */
-static int pvclock_tsc_stable(void)
+/* Copies `sizeof *out` bytes at `addr` through pipe `fds`: 0 when the
+ * kernel cannot read them (EFAULT: an unmapped page), without a signal. */
+static int pipe_read(const int fds[2], uintptr_t addr, struct pvclock_info *out)
+{
+    ssize_t n;
+    do
+        n = write(fds[1], (const void *)addr, sizeof *out);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof *out && read(fds[0], out, sizeof *out) == (ssize_t)sizeof *out;
+}
+
+/* The pvclock page KVM publishes for kvm-clock, if the kernel keeps time
+ * with kvm-clock and has mapped the page for the vDSO (which it does when
+ * the host says the TSC is stable); else NULL. The page is the first of
+ * [vvar_vclock] (Linux 6.13 and later) or the second of [vvar] (4.7 to
+ * 6.12). It is read through a pipe: where the kernel has not mapped it,
+ * the write fails with EFAULT, where a load would raise SIGBUS in the VM.
+ * Once read, it stays mapped (the kernel maps it for good), so later reads
+ * load it directly. *info gets a settled copy (even version, read twice
+ * the same). */
+static const volatile struct pvclock_info *pvclock_page(struct pvclock_info *info)
 {
     char current[64] = "";
     FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
     if (!f)
-        return 0;
+        return NULL;
     if (!fgets(current, sizeof current, f))
         current[0] = '\0';
     fclose(f);
     if (strcmp(current, "kvm-clock\n") != 0)
-        return 0;
+        return NULL;
     size_t length;
     uintptr_t page = mapping("[vvar_vclock]", &length);
     if (!page) {
         page = mapping("[vvar]", &length);
         if (length < 2 * 4096)
-            return 0;
+            return NULL;
         page += 4096;
     }
     int fds[2];
-    if (!page || pipe(fds) != 0)
-        return 0;
-    struct pvclock_info info;
-    ssize_t n;
-    do
-        n = write(fds[1], (const void *)page, sizeof info);
-    while (n < 0 && errno == EINTR);
-    int ok = n == (ssize_t)sizeof info && read(fds[0], &info, sizeof info) == (ssize_t)sizeof info;
+    if (!page || pipe2(fds, O_CLOEXEC) != 0)
+        return NULL;
+    int settled = 0;
+    /* The host updates the page now and then (odd version meanwhile). */
+    for (int tries = 0; tries < 100 && !settled; tries++) {
+        struct pvclock_info a, b;
+        settled = pipe_read(fds, page, &a) && pipe_read(fds, page, &b) && a.version % 2 == 0 &&
+                  memcmp(&a, &b, sizeof a) == 0;
+        *info = a;
+    }
     close(fds[0]);
     close(fds[1]);
-    /* What a pvclock page holds: a settled version, a scale, a shift that
-     * keeps 64 bits, and a TSC reading of the past. */
-    return ok && (info.flags & PVCLOCK_TSC_STABLE_BIT) && info.version % 2 == 0 &&
-           info.tsc_to_system_mul != 0 && info.tsc_shift > -32 && info.tsc_shift < 32 &&
-           info.tsc_timestamp != 0 && info.tsc_timestamp <= __rdtsc();
+    return settled ? (const volatile struct pvclock_info *)page : NULL;
+}
+
+/* 1 when the kernel keeps time with kvm-clock and its host says the TSC
+ * is stable: synchronised across virtual CPUs and steady, the promise the
+ * vDSO relies on to read kvm-clock without a system call (as
+ * PVCLOCK_TSC_STABLE_BIT in the pvclock page it reads). Such guests are
+ * often booted with tsc=unstable, so that the kernel keeps kvm-clock.
+ * The host clears the bit when it can no longer keep the promise: the
+ * re-anchors read it again (c->pvclock). */
+static int pvclock_tsc_stable(struct bmt_clock *c)
+{
+    struct pvclock_info info;
+    const volatile struct pvclock_info *page = pvclock_page(&info);
+    /* What a pvclock page holds: a scale, a shift that keeps 64 bits, and
+     * a TSC reading of the past. */
+    if (!page || !(info.flags & PVCLOCK_TSC_STABLE_BIT) || info.tsc_to_system_mul == 0 ||
+        info.tsc_shift <= -32 || info.tsc_shift >= 32 || info.tsc_timestamp == 0 ||
+        info.tsc_timestamp > __rdtsc())
+        return 0;
+    c->pvclock = (const volatile void *)page;
+    return 1;
 }
 
 /* The best of `tries` brackets (rdtsc, clock_gettime, rdtsc): the TSC at
@@ -230,7 +260,7 @@ static void calibrate(struct bmt_clock *c)
     }
     if (kernel_offers("tsc")) {
         snprintf(c->basis, sizeof c->basis, "the kernel offers it as a clocksource");
-    } else if (pvclock_tsc_stable()) {
+    } else if (pvclock_tsc_stable(c)) {
         snprintf(c->basis, sizeof c->basis, "kvm-clock's host marks it stable");
     } else if (c->ignore_kernel) {
         snprintf(c->basis, sizeof c->basis, "the kernel's verdict ignored (a test)");
@@ -290,21 +320,18 @@ int bmt_clock_describe(struct bmt_clock *c, char *out, size_t size)
 }
 
 #if defined(__x86_64__)
-/* Gives the TSC up for every thread (a re-anchor found it off). The
- * reason is written by the first thread to give up, without the lock
- * (a writer may not wait): c->why is read only under the lock once usable
- * is 0, so it is written before the release store. */
-static void give_up(struct bmt_clock *c, int64_t err)
+/* Gives the TSC up for every thread, with reason `why`. The reason is
+ * written by the first thread to give up, without the lock (a writer may
+ * not wait): c->why is read only under the lock once usable is 0, so it is
+ * written before the release store. */
+static void give_up_because(struct bmt_clock *c, const char *why)
 {
     int expected = 1;
     /* First: no event takes the TSC's fast path after this store. */
     atomic_store_explicit(&c->fast_ticks, 0, memory_order_relaxed);
-    static const char reason[] = "the TSC drifted %lld ns from CLOCK_MONOTONIC between two of a "
-                                 "thread's checks, a few ms apart (more than %d; a migrated VM?): "
-                                 "events read clock_gettime";
     if (pthread_mutex_trylock(&c->lock) == 0) {
         if (atomic_load(&c->usable))
-            snprintf(c->why, sizeof c->why, reason, (long long)err, BMT_CLOCK_MAX_ERROR_NS);
+            snprintf(c->why, sizeof c->why, "%s", why);
         atomic_compare_exchange_strong(&c->usable, &expected, 0);
         pthread_mutex_unlock(&c->lock);
     } else {
@@ -312,6 +339,17 @@ static void give_up(struct bmt_clock *c, int64_t err)
          * the reason may stay the old one; the fallback is what matters. */
         atomic_compare_exchange_strong(&c->usable, &expected, 0);
     }
+}
+
+/* A re-anchor found the TSC `err` ns off CLOCK_MONOTONIC. */
+static void give_up(struct bmt_clock *c, int64_t err)
+{
+    char why[sizeof c->why];
+    snprintf(why, sizeof why,
+             "the TSC drifted %lld ns from CLOCK_MONOTONIC between two of a thread's checks, a "
+             "few ms apart (more than %d; a migrated VM?): events read clock_gettime",
+             (long long)err, BMT_CLOCK_MAX_ERROR_NS);
+    give_up_because(c, why);
 }
 
 /* Half a bracket of `width` ticks in ns: how far its middle may be from
@@ -366,6 +404,13 @@ uint64_t bmt_clock_event_ns_slow(struct bmt_clock *c, struct bmt_clock_thread *t
             if (beyond > BMT_CLOCK_MAX_ERROR_NS)
                 give_up(c, err);
         }
+        /* Where the TSC stands in on kvm-clock's host's word: that word
+         * still given (the host clears it when its virtual CPUs' TSCs stop
+         * agreeing). */
+        if (c->pvclock && !(((const volatile struct pvclock_info *)c->pvclock)->flags &
+                            PVCLOCK_TSC_STABLE_BIT))
+            give_up_because(c, "kvm-clock's host no longer marks the TSC stable: "
+                               "events read clock_gettime");
         t->ns_anchor = ns = now;
         t->tsc_anchor = tsc;
         t->anchor_slack_ns = slack;

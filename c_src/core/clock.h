@@ -35,7 +35,11 @@
  * BMT_CLOCK_RETRY_WIDTH_NS apart is read again), less the uncertainty of
  * both anchors' reads (half their brackets). Past
  * BMT_CLOCK_MAX_ERROR_NS (a migrated VM's new TSC rate, a CPU whose TSC
- * stepped) the TSC is given up for good, and the reason kept. A thread's
+ * stepped by less than a few ms) the TSC is given up for good, and the
+ * reason kept; so it is where the TSC stands in on kvm-clock's host's word
+ * and the host withdraws it. A larger step (a snapshot restored, a VM
+ * moved) is not judged: the thread re-anchors, and its events of the
+ * millisecond before may be off by the step, clamped to stay ordered. A thread's
  * timestamps never go backwards (a new anchor is clamped), so every
  * stream stays ordered as CTF readers require.
  *
@@ -80,6 +84,8 @@ struct bmt_clock {
     char why[200];              /* why the TSC does not stand in (under lock) */
     char basis[64];             /* why it may: the kernel's or the host's word
                                  * (set by calibration, under lock) */
+    const volatile void *pvclock; /* when on the host's word: its pvclock page,
+                                   * whose stable bit each re-anchor reads */
     int ignore_kernel;          /* tests only: calibrate even where the kernel
                                  * distrusts the TSC, to measure it there */
     uint64_t stretch_ns;        /* tests only: about one clock_gettime read in

@@ -24,36 +24,34 @@ void bmt_handles_free(struct bmt_handles *h)
     h->lock = NULL;
 }
 
-/* Learns a handle term's header word from two resources of this type,
- * proving what bmt_handle_identity assumes: a boxed term whose next word
- * is an aligned address, kept by a copy into another env, and different
- * for another resource. Anything else leaves ref_header 0 (no identity:
- * every handle asks the VM). */
-static void learn_layout(struct bmt_handles *h, ErlNifEnv *env)
+/* Learns a handle term's header word from handle term `term` (made in
+ * `env`) and a resource made for the purpose, proving what
+ * bmt_handle_identity assumes: a boxed term whose next word is an aligned
+ * address, kept by a copy into another env, and different for another
+ * resource. Else ref_header stays 0 (no identity: every handle asks the
+ * VM). Not at load, where OTP does not allow making resources: at the
+ * first handle, h->lock held; published with one release store. */
+static void learn_layout(struct bmt_handles *h, ERL_NIF_TERM term)
 {
-    h->ref_header = 0;
-    if (sizeof(ERL_NIF_TERM) != 8)
+    if (sizeof(ERL_NIF_TERM) != 8 || h->layout_learnt)
         return;
-    struct session_handle *a = enif_alloc_resource(h->type, sizeof *a);
+    h->layout_learnt = 1;
     struct session_handle *b = enif_alloc_resource(h->type, sizeof *b);
     ErlNifEnv *other = enif_alloc_env();
-    if (a && b && other) {
-        memset(a, 0, sizeof *a);
+    if (b && other) {
         memset(b, 0, sizeof *b);
-        ERL_NIF_TERM ta = enif_make_resource(env, a), tb = enif_make_resource(env, b);
-        ERL_NIF_TERM copy = enif_make_copy(other, ta);
-        const ERL_NIF_TERM *wa = (const ERL_NIF_TERM *)(ta - 2);
+        ERL_NIF_TERM tb = enif_make_resource(other, b);
+        ERL_NIF_TERM copy = enif_make_copy(other, term);
+        const ERL_NIF_TERM *wa = (const ERL_NIF_TERM *)(term - 2);
         const ERL_NIF_TERM *wb = (const ERL_NIF_TERM *)(tb - 2);
         const ERL_NIF_TERM *wc = (const ERL_NIF_TERM *)(copy - 2);
-        if ((ta & 3) == 2 && (tb & 3) == 2 && (copy & 3) == 2 && copy != ta &&
+        if ((term & 3) == 2 && (tb & 3) == 2 && (copy & 3) == 2 && copy != term &&
             wa[0] == wb[0] && wa[0] == wc[0] && wa[1] == wc[1] && wa[1] != wb[1] &&
             (wa[1] & 7) == 0 && (wb[1] & 7) == 0 && wa[1] != 0)
-            h->ref_header = wa[0];
+            __atomic_store_n(&h->ref_header, wa[0], __ATOMIC_RELEASE);
     }
     if (other)
         enif_free_env(other);
-    if (a)
-        enif_release_resource(a);
     if (b)
         enif_release_resource(b);
 }
@@ -61,10 +59,7 @@ static void learn_layout(struct bmt_handles *h, ErlNifEnv *env)
 int bmt_handles_open_type(struct bmt_handles *h, ErlNifEnv *env, ErlNifResourceFlags flags)
 {
     h->type = enif_open_resource_type(env, NULL, "beamtrace_session", NULL, flags, NULL);
-    if (!h->type)
-        return -1;
-    learn_layout(h, env);
-    return 0;
+    return h->type ? 0 : -1;
 }
 
 /* A handle made or let go: the threads' handle caches (nif_dispatch.h)
@@ -91,19 +86,34 @@ ERL_NIF_TERM bmt_make_handle(struct bmt_handles *h, ErlNifEnv *env, int index,
 {
     enif_mutex_lock(h->lock);
     struct session_handle *sh = h->kept[index];
+    int keep = 1;
     if (!sh || sh->generation != generation) {
-        if (sh)
-            enif_release_resource(sh);
-        sh = enif_alloc_resource(h->type, sizeof *sh);
-        if (sh) {
-            sh->instance = h->instance;
-            sh->index = index;
-            sh->generation = generation;
+        /* A caller that read (index, generation) before that session was
+         * collected gets a handle naming it (it names nothing now), not
+         * kept: the kept one stays the running session's, and the threads'
+         * caches only ever hold handles the table keeps alive. Forgetting
+         * takes this lock after the collection, so a known session here is
+         * forgotten after this. */
+        keep = bmt_rec_known(&h->rec->sessions[index], generation);
+        struct session_handle *made = enif_alloc_resource(h->type, sizeof *made);
+        if (made) {
+            made->instance = h->instance;
+            made->index = index;
+            made->generation = generation;
         }
-        h->kept[index] = sh;
-        handles_changed(h);
+        if (keep) {
+            if (sh)
+                enif_release_resource(sh);
+            h->kept[index] = made;
+            handles_changed(h);
+        }
+        sh = made;
     }
     ERL_NIF_TERM term = sh ? enif_make_resource(env, sh) : h->undefined;
+    if (sh && !keep)
+        enif_release_resource(sh); /* the term holds it now */
+    if (sh && keep)
+        learn_layout(h, term);
     enif_mutex_unlock(h->lock);
     return term;
 }

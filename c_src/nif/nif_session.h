@@ -17,9 +17,9 @@
  * a term is without asking the VM, while that resource lives: the caches
  * keep only handles of known sessions, which the table keeps alive until
  * it forgets them, moving the epoch. That layout is OTP's, not API: it is
- * learnt and proven at load (a copy keeps both words, another resource
- * differs), and the caches' first BMT_PEEK_CHECKS answers are compared with
- * enif_get_resource's (nif_term_peek.h, BMT_PEEK_HANDLE).
+ * learnt and proven at the first handle made (a copy keeps both words,
+ * another resource differs), and the caches' first BMT_PEEK_CHECKS answers
+ * are compared with enif_get_resource's (nif_term_peek.h, BMT_PEEK_HANDLE).
  */
 #ifndef BMT_NIF_SESSION_H
 #define BMT_NIF_SESSION_H
@@ -47,9 +47,11 @@ struct bmt_handles {
      * start's, sessions()', the stop notification's. */
     ErlNifMutex *lock;
     struct session_handle *kept[BMT_MAX_SESSIONS];
-    /* A resource term's header word (learnt at load), 0 when the layout
+    /* A resource term's header word (learnt at the first handle made,
+     * under the lock; read with no lock), 0 until then or when the layout
      * did not prove out: bmt_handle_identity then always says 0. */
     ERL_NIF_TERM ref_header;
+    int layout_learnt;          /* tried (under the lock) */
 };
 
 /* Prepares `h` (the lock; the resource type is opened apart, at every
@@ -60,8 +62,8 @@ int bmt_handles_init(struct bmt_handles *h, uint64_t instance, ERL_NIF_TERM nil,
 /* Releases every kept handle and the lock. */
 void bmt_handles_free(struct bmt_handles *h);
 
-/* Opens (`flags`: create or take over) the handle resource type, and
- * learns a handle term's layout (ref_header). Returns 0 or -1. */
+/* Opens (`flags`: create or take over) the handle resource type. Returns 0
+ * or -1. */
 int bmt_handles_open_type(struct bmt_handles *h, ErlNifEnv *env, ErlNifResourceFlags flags);
 
 /* The identity of tracer state `state` if it is a resource term: its
@@ -69,12 +71,13 @@ int bmt_handles_open_type(struct bmt_handles *h, ErlNifEnv *env, ErlNifResourceF
  * call, no allocation: the boxed term's header word, then the next. */
 static inline ERL_NIF_TERM bmt_handle_identity(const struct bmt_handles *h, ERL_NIF_TERM state)
 {
-    if ((state & 3) != 2 || h->ref_header == 0)
+    ERL_NIF_TERM header = __atomic_load_n(&h->ref_header, __ATOMIC_RELAXED);
+    if ((state & 3) != 2 || header == 0)
         return 0;
     const ERL_NIF_TERM *b = (const ERL_NIF_TERM *)(state - 2);
     /* An ordinary reference shares the header; its next word's low half
      * is all ones (a marker), never an aligned address. */
-    if (b[0] != h->ref_header || (b[1] & 7) != 0)
+    if (b[0] != header || (b[1] & 7) != 0)
         return 0;
     return b[1];
 }

@@ -77,9 +77,10 @@ struct bmt_atoms {
  * sessions' live word, the clock's fast_ticks and the thread contexts'
  * last tracee; 7: the thread contexts' slot offset, MFA entries of 128
  * bytes indeed, with the arity's word, and the slots' frozen word's two
- * bits; 8: the thread contexts' handle cache, the handles' learnt header). */
+ * bits; 9: the thread contexts' handle cache (identity, session, words)
+ * and decided identity, the handles' learnt header). */
 #define BMT_PRIV_LAYOUT                                                              \
-    ((UINT64_C(8) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct bmt_session) << 8) + \
+    ((UINT64_C(9) << 48) + (sizeof(struct priv) << 24) + (sizeof(struct bmt_session) << 8) + \
      sizeof(struct bmt_atoms) / 8)
 
 struct priv {

@@ -336,7 +336,11 @@ static enum bmt_stop_reason capture_tick(struct bmt_recorder *rec, struct bmt_se
         request_flush_all(s);
     } else if (step == BMT_CAPTURE_FLUSH) {
         /* Refused only when the session is stopping: its finish closes
-         * the capture with every packet. */
+         * the capture with every packet. Waits out a snapshot in progress
+         * (it writes whole rings): the consumer's other duties (the
+         * duration, the directory check, the incomplete marker) wait with
+         * it, and a writer reusing a packet meanwhile costs the capture
+         * that packet, counted in lost_packets. */
         if (!lock_or_stop(rec, s))
             return BMT_REASON_NONE;
         flush_requested(s, now);
